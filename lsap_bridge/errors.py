@@ -1,0 +1,57 @@
+"""Error classes with stable codes (DESIGN §5): every failure is a report, never a traceback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class ErrorCode(str, Enum):
+    INVALID_REQUEST = "invalid_request"
+    NOT_FOUND = "not_found"
+    AMBIGUOUS = "ambiguous"
+    UNSUPPORTED = "unsupported"
+    OUTSIDE_WORKSPACE = "outside_workspace"
+    TIMEOUT = "timeout"
+    SERVER_ERROR = "server_error"
+    CONFLICT = "conflict"
+    DENIED = "denied"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One place an anchor could mean: shown in `ambiguous` and `not_found` errors."""
+
+    line: int  # 1-based
+    text: str
+    symbol: str | None = None
+    score: float | None = None
+    file_path: str | None = None
+
+
+@dataclass
+class LsapError(Exception):
+    """A failure the caller can act on: what failed, why, and what to try next."""
+
+    code: ErrorCode
+    message: str
+    hint: str | None = None
+    candidates: list[Candidate] = field(default_factory=list)
+    suggestions: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code.value,
+            "message": self.message,
+            "hint": self.hint,
+            "candidates": [c.__dict__ for c in self.candidates],
+            "suggestions": self.suggestions,
+        }
+
+
+def invalid(message: str, hint: str | None = None) -> LsapError:
+    return LsapError(ErrorCode.INVALID_REQUEST, message, hint=hint)
