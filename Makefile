@@ -1,0 +1,32 @@
+# Two commands do everything on a fresh machine: `make demo` and `make test`.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+
+.PHONY: setup demo test check clean
+
+setup: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+node_modules/.installed: package.json
+	npm install --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The main job: a references report on the example project, through the embedded Neovim.
+demo: setup
+	cd examples/shop && ../../$(BIN)/lsap references 'shop/models.py:Product'
+
+check: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: check
+	PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
+
+clean:
+	rm -rf $(VENV) node_modules

@@ -1,0 +1,149 @@
+"""What every capability shares: the request base, the report, the registry, paging."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, TypeVar
+
+from pydantic import Field
+
+from ..gateway import Document
+from ..locate.resolve import Resolved
+from ..models import Format, Locate, StrictModel
+from ..session import Session
+from ..workspace import language_of
+
+MAX_ITEMS_LIMIT = 1000
+
+
+class Request(StrictModel):
+    """Fields every mode accepts (DESIGN §4)."""
+
+    mode: str
+    format: Format = "markdown"
+    max_items: Annotated[int, Field(ge=1, le=MAX_ITEMS_LIMIT)] = 50
+    start_index: Annotated[int, Field(ge=0)] = 0
+    pagination_id: str | None = None
+    context_lines: Annotated[int, Field(ge=0, le=50)] = 0
+
+
+class LocateRequest(Request):
+    locate: Locate
+
+
+@dataclass
+class Report:
+    """A capability's answer: a template and its data, plus locations for the editor."""
+
+    template: str
+    data: dict[str, Any]
+    locations: list[dict[str, Any]] = field(default_factory=list)
+
+
+RequestT = TypeVar("RequestT", bound=Request)
+Runner = Callable[[Session, Any], Awaitable[Report]]
+
+
+@dataclass(frozen=True)
+class Capability:
+    mode: str
+    model: type[Request]
+    run: Runner
+    summary: str
+
+
+REGISTRY: dict[str, Capability] = {}
+
+
+def capability(mode: str, model: type[RequestT], summary: str) -> Callable[[Runner], Runner]:
+    """Register a mode: its request model and the coroutine that answers it."""
+
+    def register(run: Runner) -> Runner:
+        REGISTRY[mode] = Capability(mode, model, run, summary)
+        return run
+
+    return register
+
+
+# -- shared report pieces -------------------------------------------------------------
+
+
+def anchor_data(resolved: Resolved, session: Session) -> dict[str, Any]:
+    """How the anchor resolved, including the approximate-match note (DESIGN §3)."""
+    data: dict[str, Any] = {
+        "anchor": resolved.anchor,
+        "path": session.workspace.display(resolved.path),
+        "line": resolved.line + 1,
+        "column": resolved.column + 1,
+        "symbol": resolved.symbol_path,
+        "text": resolved.line_text.strip(),
+        "server": resolved.target.client.name,
+        "partial": resolved.target.partial,
+    }
+    if resolved.approximate and resolved.match is not None:
+        data["approximate"] = {
+            "tier": resolved.match.tier.name.lower(),
+            "matched": resolved.match.matched_text,
+            "score": round(resolved.match.score, 1),
+        }
+    return data
+
+
+def excerpt(doc: Document, first: int, last: int, context: int = 0) -> list[dict[str, Any]]:
+    """Numbered lines `first..last` (0-based, inclusive) widened by `context` lines."""
+    start = max(0, first - context)
+    stop = min(len(doc.lines), last + context + 1)
+    return [{"number": i + 1, "text": doc.lines[i]} for i in range(start, stop)]
+
+
+def word_at(text: str, column: int) -> str:
+    """The identifier at a column: what a report calls the symbol it is about."""
+    match = re.match(r"[\w$]+", text[column:])
+    return match.group(0) if match else text[column:column + 20].strip()
+
+
+def fence_language(doc: Document) -> str:
+    return language_of(doc.path)
+
+
+class Pages:
+    """Full result lists kept by id, so that paging is consistent and costs no new LSP call."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._store: OrderedDict[str, list[Any]] = OrderedDict()
+        self._size = size
+
+    def keep(self, request: Request, items: list[Any]) -> str:
+        key = request.model_dump(exclude={"start_index", "pagination_id", "max_items", "format"})
+        page_id = hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:10]
+        self._store[page_id] = items
+        self._store.move_to_end(page_id)
+        while len(self._store) > self._size:
+            self._store.popitem(last=False)
+        return page_id
+
+    def get(self, page_id: str | None) -> list[Any] | None:
+        return self._store.get(page_id) if page_id else None
+
+
+PAGES = Pages()
+
+
+def page(request: Request, items: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
+    """The slice to show and the paging facts; `next` is the exact request for the next page."""
+    start = request.start_index
+    shown = list(items[start:start + request.max_items])
+    end = start + len(shown)
+    info: dict[str, Any] = {"total": len(items), "start": start + 1 if shown else start, "end": end}
+    if end < len(items):
+        page_id = PAGES.keep(request, list(items))
+        info["pagination_id"] = page_id
+        next_request = request.model_dump(exclude_defaults=True, exclude_none=True)
+        next_request.update(mode=request.mode, start_index=end, pagination_id=page_id)
+        info["next"] = json.dumps(next_request, separators=(",", ":"), ensure_ascii=False)
+    return shown, info

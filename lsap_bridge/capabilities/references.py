@@ -1,0 +1,75 @@
+"""`references`: every use of a symbol, grouped by file and enclosing symbol."""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Any, Literal
+
+from ..locate.resolve import resolve
+from ..session import Location, Session
+from .base import (
+    PAGES,
+    LocateRequest,
+    Report,
+    anchor_data,
+    capability,
+    excerpt,
+    fence_language,
+    page,
+    word_at,
+)
+
+METHOD = "textDocument/references"
+
+
+class ReferencesRequest(LocateRequest):
+    mode: Literal["references"] = "references"
+    include_declaration: bool = True
+
+
+@capability("references", ReferencesRequest, "all uses of a symbol, grouped by file and enclosing symbol")
+async def references(session: Session, request: ReferencesRequest) -> Report:
+    resolved = await resolve(session, request.locate, METHOD)
+    target = resolved.target
+    items: list[Location] | None = PAGES.get(request.pagination_id)
+    if items is None:
+        params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
+        params["context"] = {"includeDeclaration": request.include_declaration}
+        raw = await session.call(target, METHOD, params)
+        found = await session.locations(raw, target.client)
+        unique = {(loc.path, loc.line, loc.col): loc for loc in found}
+        items = sorted(unique.values(), key=lambda loc: (str(loc.path), loc.line, loc.col))
+    inside = [loc for loc in items if session.workspace.contains(loc.path)]
+    external = len(items) - len(inside)
+    shown, paging = page(request, inside)
+
+    # Per-item work only for the page shown: one read and one symbol call per file.
+    paths = [loc.path for loc in shown]
+    docs = await session.documents(paths)
+    trees = await session.symbols(paths, target.client, docs) if target.client.supports(
+        "textDocument/documentSymbol") else {}
+    groups: list[dict[str, Any]] = []
+    locations: list[dict[str, Any]] = []
+    for path, in_file in groupby(shown, key=lambda loc: loc.path):
+        doc = docs[path]
+        tree = trees.get(path)
+        display = session.workspace.display(path)
+        for symbol, uses in groupby(in_file, key=lambda loc, t=tree: t.enclosing_path(loc.line, loc.col) if t else None):
+            lines: list[dict[str, Any]] = []
+            for loc in uses:
+                for line in excerpt(doc, loc.line, loc.line, request.context_lines):
+                    if not lines or line["number"] > lines[-1]["number"]:
+                        lines.append(line)
+                locations.append({"path": display, "line": loc.line + 1, "col": loc.col,
+                                  "text": doc.lines[loc.line].strip() if loc.line < len(doc.lines) else ""})
+            groups.append({"path": display, "symbol": symbol, "language": fence_language(doc), "lines": lines})
+
+    data = {
+        **anchor_data(resolved, session),
+        "name": word_at(resolved.line_text, resolved.column),
+        "files": len({loc.path for loc in inside}),
+        "external": external,
+        "groups": groups,
+        **paging,
+    }
+    return Report("references", data, locations)

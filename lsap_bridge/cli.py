@@ -1,0 +1,121 @@
+"""`lsap`: the agent's command line (DESIGN §8).
+
+    lsap <mode> <anchor> [--max-items N] [--format json] …
+    lsap query '<json>' | lsap query -
+    lsap schema | lsap sessions | lsap daemon status|stop
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .client import ClientError, Connection, env_servers, find_session
+from .discovery import sessions
+
+OPTIONS = ("max_items", "start_index", "pagination_id", "context_lines", "format")
+COMMANDS = ("query", "schema", "sessions", "daemon")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lsap",
+        description="Ask the language servers of a Neovim (yours, or an embedded one) with text anchors.",
+        epilog="Anchors: path:Symbol.path@text with <|> marking the spot, e.g. "
+        "'shop/models.py:Order.total@return <|>result'. Modes: lsap schema lists them.",
+    )
+    parser.add_argument("--root", type=Path, help="workspace root (default: nearest project root)")
+    parser.add_argument("--session", help="session name or pid (see `lsap sessions`)")
+    parser.add_argument("--servers", default=None,
+                        help="embedded mode: comma-separated servers (basedpyright,pylsp,ts_ls,…)")
+    parser.add_argument("--idle-timeout", type=float, default=900.0,
+                        help="embedded mode: seconds the daemon stays warm (default 900)")
+    parser.add_argument("words", nargs="*", help="<mode> <anchor>, or query/schema/sessions/daemon")
+    parser.add_argument("--max-items", type=int)
+    parser.add_argument("--start-index", type=int)
+    parser.add_argument("--pagination-id")
+    parser.add_argument("--context-lines", type=int)
+    parser.add_argument("--format", choices=("markdown", "json"))
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+                        help="any other request field, e.g. --set include_declaration=false")
+    return parser
+
+
+def mode_request(args: argparse.Namespace) -> dict[str, Any]:
+    mode, *rest = args.words
+    request: dict[str, Any] = {"mode": mode}
+    if rest:
+        request["locate"] = " ".join(rest)
+    for key in OPTIONS:
+        value = getattr(args, key)
+        if value is not None:
+            request[key] = value
+    for item in args.set:
+        key, _, raw = item.partition("=")
+        try:
+            request[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            request[key] = raw
+    return request
+
+
+def connect(args: argparse.Namespace) -> Connection:
+    servers = args.servers.split(",") if args.servers else env_servers()
+    info = find_session(Path.cwd(), args.root, args.session, servers, args.idle_timeout)
+    assert info is not None
+    return Connection(info.socket)
+
+
+def run(args: argparse.Namespace) -> int:
+    command = args.words[0]
+    if command == "sessions":
+        for info in sessions():
+            print(f"{info.name}\t{info.kind}\tpid {info.pid}\t{', '.join(info.roots)}")
+        return 0
+    if command == "daemon":
+        action = args.words[1] if len(args.words) > 1 else "status"
+        info = find_session(Path.cwd(), args.root, args.session, start=action == "start")
+        if info is None or info.kind != "daemon":
+            print("no embedded daemon for this directory")
+            return 0 if action in ("status", "stop") else 1
+        if action == "stop":
+            Connection(info.socket).call("shutdown")
+            print(f"stopped {info.name}")
+        else:
+            print(f"{info.name}\tpid {info.pid}\tneovim pid {info.nvim_pid}\t{', '.join(info.roots)}")
+        return 0
+    conn = connect(args)
+    try:
+        if command == "schema":
+            print(json.dumps(conn.call("schema"), indent=1))
+            return 0
+        if command == "query":
+            raw = sys.stdin.read() if len(args.words) < 2 or args.words[1] == "-" else args.words[1]
+            try:
+                request = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                print(f"# Error: invalid_request\n\nthe query is not JSON: {exc}", file=sys.stderr)
+                return 2
+        else:
+            request = mode_request(args)
+        result = conn.call("request", request)
+    finally:
+        conn.close()
+    sys.stdout.write(result["text"])
+    return 0 if result["ok"] else 1
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.words:
+        parser.print_help()
+        raise SystemExit(2)
+    try:
+        raise SystemExit(run(args))
+    except ClientError as exc:
+        print(f"lsap: {exc}", file=sys.stderr)
+        raise SystemExit(3) from None

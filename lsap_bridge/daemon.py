@@ -1,0 +1,79 @@
+"""The embedded daemon: a warm headless Neovim serving the agent socket for one root.
+
+`lsap` starts it when no editor session covers the current directory; it exits after
+`--idle-timeout` seconds without a request, or on `lsap daemon stop`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from .discovery import SessionInfo, runtime_dir
+from .embedded import start_embedded
+from .server import SocketServer
+from .service import Service
+from .workspace import Workspace
+
+
+def daemon_name(root: Path) -> str:
+    return "daemon-" + hashlib.sha1(str(root).encode()).hexdigest()[:12]
+
+
+async def serve(root: Path, servers: list[str], idle_timeout: float) -> None:
+    embedded = await start_embedded(root, servers)
+    service = Service(embedded.gateway, Workspace.of(root))
+    stop = asyncio.Event()
+    last = time.monotonic()
+
+    def touch() -> None:
+        nonlocal last
+        last = time.monotonic()
+
+    async def shutdown(_params: Any) -> str:
+        asyncio.get_running_loop().call_soon(stop.set)
+        return "stopping"
+
+    name = daemon_name(root)
+    socket_path = runtime_dir() / f"{name}.sock"
+    server = SocketServer(service, socket_path, on_activity=touch, extra_methods={"shutdown": shutdown})
+    await server.start()
+    info = SessionInfo(name, "daemon", os.getpid(), str(socket_path), [str(root)],
+                       nvim_pid=embedded.gateway.nvim_pid)
+    info.publish()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        while not stop.is_set() and not embedded.conn.closed:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), 1.0)
+            if time.monotonic() - last > idle_timeout:
+                break
+    finally:
+        info.withdraw()
+        await server.close()
+        with contextlib.suppress(Exception):
+            await embedded.gateway.exec_lua("vim.schedule(function() vim.cmd('qall!') end)")
+        await embedded.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="lsap-daemon")
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--servers", default="")
+    parser.add_argument("--idle-timeout", type=float, default=900.0)
+    args = parser.parse_args(argv)
+    servers = [s for s in args.servers.split(",") if s]
+    asyncio.run(serve(Path(args.root).resolve(), servers, args.idle_timeout))
+
+
+if __name__ == "__main__":
+    main()

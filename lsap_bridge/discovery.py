@@ -1,0 +1,92 @@
+"""Where sessions announce themselves: a per-user directory of sockets and discovery files."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import __version__
+
+
+def runtime_dir() -> Path:
+    """`$XDG_RUNTIME_DIR/lsap`, else `/tmp/lsap-<uid>`; created 0700 and checked to be ours."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    directory = Path(base) / "lsap" if base else Path(f"/tmp/lsap-{os.getuid()}")
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = directory.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise PermissionError(f"{directory} is not a directory owned by this user")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        directory.chmod(0o700)
+    return directory
+
+
+@dataclass
+class SessionInfo:
+    name: str
+    kind: str  # "editor" or "daemon"
+    pid: int
+    socket: str
+    roots: list[str]
+    version: str = __version__
+    nvim_pid: int = 0
+
+    @property
+    def file(self) -> Path:
+        return runtime_dir() / f"{self.name}.json"
+
+    def publish(self) -> None:
+        tmp = self.file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self)))
+        tmp.chmod(0o600)
+        tmp.replace(self.file)
+
+    def withdraw(self) -> None:
+        for path in (self.file, Path(self.socket)):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sessions() -> list[SessionInfo]:
+    """Live sessions; files of dead ones are removed on the way."""
+    out = []
+    for file in sorted(runtime_dir().glob("*.json")):
+        try:
+            info = SessionInfo(**json.loads(file.read_text()))
+        except (OSError, ValueError, TypeError):
+            continue
+        if alive(info.pid) and Path(info.socket).exists():
+            out.append(info)
+        else:
+            info.withdraw()
+            with contextlib.suppress(FileNotFoundError):
+                file.unlink()
+    return out
+
+
+def session_for(directory: Path) -> SessionInfo | None:
+    """The live session whose root contains `directory`, the nearest root winning."""
+    directory = directory.resolve()
+    best: tuple[int, SessionInfo] | None = None
+    for info in sessions():
+        for root in info.roots:
+            root_path = Path(root)
+            if directory == root_path or directory.is_relative_to(root_path):
+                depth = len(root_path.parts)
+                if best is None or depth > best[0] or (depth == best[0] and info.kind == "editor"):
+                    best = (depth, info)
+    return best[1] if best else None

@@ -1,0 +1,235 @@
+"""The editor gateway: the only Python module that talks to Neovim.
+
+Capabilities ask it for text, clients and LSP answers; it turns those into calls of
+`lua/lsap/transport.lua`, which answers asynchronously through `vim.rpcnotify`, so that
+Neovim's main loop is never held while a language server thinks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ErrorCode, LsapError
+from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
+
+CommandHandler = Callable[[list[Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Client:
+    """A language server attached to a buffer, as Neovim sees it."""
+
+    id: int
+    name: str
+    offset_encoding: str
+    methods: frozenset[str]
+    root_dir: str | None = None
+
+    def supports(self, method: str) -> bool:
+        return method in self.methods
+
+
+@dataclass(frozen=True)
+class Document:
+    """A file's text: from the loaded buffer when there is one, else from disk."""
+
+    path: Path
+    lines: list[str]
+    version: str  # changedtick for buffers, mtime for disk files: a cache key
+    bufnr: int | None = None
+    modified: bool = False
+
+
+@dataclass(frozen=True)
+class LspCall:
+    client_id: int
+    method: str
+    params: dict[str, Any]
+    bufnr: int | None = None
+
+
+@dataclass
+class LspAnswer:
+    result: Any = None
+    error: dict[str, Any] | None = None
+
+
+@dataclass
+class Timeouts:
+    request: float = 30.0
+    attach: float = 20.0
+    index: float = 60.0
+    settle: float = 0.3
+
+
+@dataclass
+class EditorGateway:
+    conn: NvimConnection
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    channel: int = 0
+    nvim_pid: int = 0
+    _tokens: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _waiting: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
+    _command_handler: CommandHandler | None = None
+
+    async def start(self) -> None:
+        """Register this channel with the Lua transport so replies find their way back."""
+        self.conn.on_notification(self._on_notification)
+        self.channel = (await self.conn.request("nvim_get_api_info"))[0]
+        self.nvim_pid = await self._lua("return require('lsap.transport').register(...)", self.channel)
+
+    def on_command(self, handler: CommandHandler) -> None:
+        """Commands typed by the human (`:Lsap …`) arrive as `lsap_command` notifications."""
+        self._command_handler = handler
+
+    def _on_notification(self, method: str, params: list[Any]) -> None:
+        if method == "lsap_reply" and len(params) == 2:
+            future = self._waiting.pop(int(params[0]), None)
+            if future is not None and not future.done():
+                future.set_result(params[1])
+        elif method == "lsap_command" and self._command_handler is not None:
+            asyncio.get_running_loop().create_task(self._command_handler(params))
+
+    async def _lua(self, code: str, *args: Any) -> Any:
+        try:
+            return await self.conn.request("nvim_exec_lua", code, list(args))
+        except NvimDisconnected as exc:
+            raise LsapError(ErrorCode.SERVER_ERROR, "Neovim is gone: " + str(exc)) from exc
+        except NvimRpcError as exc:
+            raise LsapError(ErrorCode.SERVER_ERROR, f"Neovim refused a call: {exc}") from exc
+
+    async def _ask(self, function: str, *args: Any, timeout: float, on_timeout: Any = None) -> Any:
+        """Call a transport function that answers later with `lsap_reply`."""
+        token = next(self._tokens)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[token] = future
+        try:
+            await self._lua(f"require('lsap.transport').{function}(...)", token, *args)
+            return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            if on_timeout is not None:
+                return on_timeout
+            await self._lua("require('lsap.transport').cancel(...)", token)
+            raise LsapError(
+                ErrorCode.TIMEOUT,
+                f"the language server did not answer within {timeout:g} s",
+                hint="try again once the server has finished indexing, or raise the timeout",
+            ) from None
+        finally:
+            self._waiting.pop(token, None)
+
+    # -- text -------------------------------------------------------------------------
+
+    async def read(self, paths: list[Path]) -> dict[Path, Document]:
+        """Read many files in one round trip: buffers where loaded, the disk otherwise."""
+        loaded = await self._lua("return require('lsap.transport').read(...)", [str(p) for p in paths])
+        loaded = loaded or {}
+        out: dict[Path, Document] = {}
+        for path in paths:
+            entry = loaded.get(str(path))
+            if entry:
+                out[path] = Document(
+                    path,
+                    list(entry["lines"]),
+                    f"tick:{entry['changedtick']}",
+                    bufnr=entry["bufnr"],
+                    modified=bool(entry["modified"]),
+                )
+            else:
+                out[path] = read_disk(path)
+        return out
+
+    # -- buffers and clients ---------------------------------------------------------
+
+    async def open(self, path: Path) -> int:
+        """A hidden buffer for a file, loaded so that servers attach; no window changes."""
+        bufnr: int = await self._lua("return require('lsap.transport').open(...)", str(path))
+        return bufnr
+
+    async def clients(self, bufnr: int) -> list[Client]:
+        raw = await self._lua("return require('lsap.transport').clients(...)", bufnr)
+        return [_client(c) for c in raw or []]
+
+    async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]:
+        """Clients on the buffer, waiting (bounded) for one that supports `method`."""
+        raw = await self._ask(
+            "when_attached", bufnr, method, int(self.timeouts.attach * 1000),
+            timeout=self.timeouts.attach + 5,
+        )
+        return [_client(c) for c in raw or []]
+
+    async def wait_until_idle(self, client_ids: list[int]) -> bool:
+        """Wait (bounded) until the servers report no indexing work; False if they still do."""
+        index_ms = int(self.timeouts.index * 1000)
+        settle_ms = int(self.timeouts.settle * 1000)
+        result = await self._ask(
+            "when_idle", client_ids, settle_ms, index_ms,
+            timeout=self.timeouts.index + 5, on_timeout=False,
+        )
+        return bool(result)
+
+    # -- language servers -------------------------------------------------------------
+
+    async def lsp(self, calls: list[LspCall], timeout: float | None = None) -> list[LspAnswer]:
+        """Send several LSP requests in one round trip; answers come back in order."""
+        payload = [
+            {"client_id": c.client_id, "method": c.method, "params": c.params, "bufnr": c.bufnr}
+            for c in calls
+        ]
+        raw = await self._ask("request", payload, timeout=timeout or self.timeouts.request)
+        answers = []
+        for item in raw or [{} for _ in calls]:
+            item = item or {}
+            error = item.get("error")
+            answers.append(LspAnswer(item.get("result"), error if isinstance(error, dict) else None))
+        while len(answers) < len(calls):
+            answers.append(LspAnswer())
+        return answers
+
+    # -- the human's editor -----------------------------------------------------------
+
+    async def cursor(self) -> dict[str, Any]:
+        result: dict[str, Any] = await self._lua("return require('lsap.transport').cursor()")
+        return result
+
+    async def show_report(self, text: str, locations: list[dict[str, Any]], options: dict[str, Any]) -> None:
+        await self._lua("require('lsap.report').show(...)", text, locations, options)
+
+    async def notify(self, message: str, level: str = "error") -> None:
+        await self._lua("require('lsap.report').notify(...)", message, level)
+
+    async def exec_lua(self, code: str, *args: Any) -> Any:
+        """Escape hatch for setup code (embedded mode): configure servers, change directory."""
+        return await self._lua(code, *args)
+
+
+def _client(raw: dict[str, Any]) -> Client:
+    return Client(
+        id=int(raw["id"]),
+        name=str(raw["name"]),
+        offset_encoding=str(raw.get("offset_encoding") or "utf-16"),
+        methods=frozenset(raw.get("methods") or []),
+        root_dir=raw.get("root_dir") or None,
+    )
+
+
+def read_disk(path: Path) -> Document:
+    try:
+        data = path.read_bytes()
+        stat = os.stat(path)
+    except FileNotFoundError:
+        raise LsapError(
+            ErrorCode.NOT_FOUND,
+            f"no such file: {path}",
+            hint="check the path: it is relative to the workspace root",
+        ) from None
+    except IsADirectoryError:
+        raise LsapError(ErrorCode.INVALID_REQUEST, f"{path} is a directory, not a file") from None
+    text = data.decode("utf-8", errors="replace")
+    return Document(path, text.splitlines() or [""], f"mtime:{stat.st_mtime_ns}:{stat.st_size}")

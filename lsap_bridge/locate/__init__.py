@@ -1,0 +1,1 @@
+"""Locate: semantic anchors (DESIGN §3) resolved to positions."""

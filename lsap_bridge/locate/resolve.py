@@ -1,0 +1,154 @@
+"""Resolve a `Locate` anchor to one position in a file, or say precisely why not."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import Candidate, ErrorCode, LsapError
+from ..gateway import Document
+from ..models import LineScope, Locate, SymbolScope
+from ..session import Session, Target
+from ..symbols import Symbol, SymbolTree
+from .anchor import format_anchor
+from .matcher import Match, MatchResult, Tier, find_matches, parse_find
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Where an anchor points, with what the report needs to say about it."""
+
+    target: Target
+    doc: Document
+    line: int  # 0-based
+    column: int  # code points
+    symbol_path: str | None  # enclosing symbol, dotted
+    match: Match | None
+    anchor: str  # the string form of what was asked
+
+    @property
+    def path(self) -> Path:
+        return self.target.path
+
+    @property
+    def line_text(self) -> str:
+        return self.doc.lines[self.line] if self.line < len(self.doc.lines) else ""
+
+    @property
+    def approximate(self) -> bool:
+        return self.match is not None and self.match.tier is not Tier.EXACT
+
+
+async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
+    """Find the anchor's position; the file is opened for a server that supports `method`."""
+    path = session.workspace.resolve(locate.file_path)
+    target = await session.target(path, method)
+    doc = await session.document(path)
+    tree = await _tree(session, target, doc)
+    regions = _regions(locate, tree, doc, session.workspace.display(path))
+
+    if locate.find is None:
+        if len(regions) > 1:
+            raise _ambiguous_symbols(locate, [sym for _, _, sym in regions if sym], doc, tree)
+        start, _end, symbol = regions[0]
+        if symbol is not None:
+            line, col = symbol.selection.start_line, symbol.selection.start_col
+        else:
+            text = doc.lines[start] if start < len(doc.lines) else ""
+            line, col = start, len(text) - len(text.lstrip())
+        return Resolved(target, doc, line, col, tree.enclosing_path(line, col), None, format_anchor(locate))
+
+    needle = parse_find(locate.find)
+    results = [find_matches(doc.lines, needle, start, end) for start, end, _ in regions]
+    match = _decide(locate, results, doc, tree, session.workspace.display(path))
+    return Resolved(
+        target, doc, match.line, match.column, tree.enclosing_path(match.line, match.column),
+        match, format_anchor(locate),
+    )
+
+
+async def _tree(session: Session, target: Target, doc: Document) -> SymbolTree:
+    if not target.client.supports("textDocument/documentSymbol"):
+        return SymbolTree([])
+    return await session.symbol_tree(target, doc)
+
+
+def _regions(locate: Locate, tree: SymbolTree, doc: Document, name: str) -> list[tuple[int, int, Symbol | None]]:
+    """The 0-based line ranges [start, end) the find is searched in."""
+    scope = locate.scope
+    total = len(doc.lines)
+    if isinstance(scope, SymbolScope):
+        symbols = tree.find(scope.symbol_path)
+        if not symbols:
+            wanted = ".".join(scope.symbol_path)
+            suggestions = tree.suggest(scope.symbol_path)
+            raise LsapError(
+                ErrorCode.NOT_FOUND,
+                f"no symbol {wanted} in {name}",
+                hint=("did you mean " + ", ".join(f"`{s}`" for s in suggestions) + "?")
+                if suggestions else "run the `outline` mode to see the file's symbols",
+                suggestions=suggestions,
+            )
+        return [(s.span.start_line, s.span.end_line + 1, s) for s in symbols]
+    if isinstance(scope, LineScope):
+        if scope.start_line > total:
+            raise LsapError(
+                ErrorCode.NOT_FOUND,
+                f"line {scope.start_line} is past the end of {name} ({total} lines)",
+            )
+        end = total if scope.end_line == 0 else min(scope.end_line - 1, total)
+        return [(scope.start_line - 1, end, None)]
+    return [(0, total, None)]
+
+
+def _decide(locate: Locate, results: list[MatchResult], doc: Document, tree: SymbolTree, name: str) -> Match:
+    order = list(Tier)
+    tiers = [r.tier for r in results if r.tier is not None and r.matches]
+    if not tiers:
+        closest = sorted((m for r in results for m in r.closest), key=lambda m: -m.score)[:3]
+        raise LsapError(
+            ErrorCode.NOT_FOUND,
+            f"{locate.find!r} is not in {name}" + (" within the scope" if locate.scope else ""),
+            hint="the closest lines are listed; copy the text exactly, or widen the scope"
+            if closest else "check the text: nothing close to it was found",
+            candidates=[_candidate(m, doc, tree) for m in closest],
+        )
+    best = min(tiers, key=order.index)
+    matches = [m for r in results if r.tier is best for m in r.matches]
+    unique = list({(m.line, m.column): m for m in matches}.values())
+    if len(unique) > 1:
+        raise LsapError(
+            ErrorCode.AMBIGUOUS,
+            f"{locate.find!r} matches {len(unique)} places in {name}"
+            + ("" if best is Tier.EXACT else f" ({best.name.lower()} match)"),
+            hint="narrow it: add a `scope` (a symbol path like `Class.method`, or lines "
+            "`start,end`), or put more of the line in `find`",
+            candidates=[_candidate(m, doc, tree) for m in unique],
+        )
+    return unique[0]
+
+
+def _candidate(match: Match, doc: Document, tree: SymbolTree) -> Candidate:
+    text = doc.lines[match.line] if match.line < len(doc.lines) else ""
+    return Candidate(
+        line=match.line + 1,
+        text=text.strip(),
+        symbol=tree.enclosing_path(match.line, match.column),
+        score=round(match.score, 1) if match.tier is Tier.FUZZY else None,
+    )
+
+
+def _ambiguous_symbols(locate: Locate, symbols: list[Symbol], doc: Document, tree: SymbolTree) -> LsapError:
+    return LsapError(
+        ErrorCode.AMBIGUOUS,
+        f"{len(symbols)} symbols match {format_anchor(locate)}",
+        hint="add a `find` with text from the one you mean",
+        candidates=[
+            Candidate(
+                line=s.selection.start_line + 1,
+                text=doc.lines[s.selection.start_line].strip() if s.selection.start_line < len(doc.lines) else "",
+                symbol=tree.enclosing_path(s.selection.start_line, s.selection.start_col),
+            )
+            for s in symbols
+        ],
+    )

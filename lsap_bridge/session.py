@@ -1,0 +1,196 @@
+"""What every capability needs: text, servers, symbols and positions over the gateway.
+
+It keeps the caches that make reports cheap (DESIGN §10): symbol trees per file version,
+readiness per server, so that per-item work happens once and only for items shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from .errors import ErrorCode, LsapError
+from .gateway import Client, Document, EditorGateway, LspCall
+from .position import Encoding, from_lsp_character, to_lsp_character
+from .symbols import SymbolTree, build_tree
+from .workspace import Workspace, path_of, uri_of
+
+FALLBACKS = {
+    "textDocument/references": "search",
+    "textDocument/definition": "search",
+    "textDocument/hover": "definition",
+    "textDocument/documentSymbol": "locate with a line scope",
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file with its buffer and the server chosen to answer about it."""
+
+    path: Path
+    bufnr: int
+    client: Client
+    clients: tuple[Client, ...]
+    partial: bool  # the server was still indexing when we gave up waiting
+
+
+@dataclass(frozen=True)
+class Location:
+    path: Path
+    line: int  # 0-based
+    col: int  # code points
+    end_line: int
+    end_col: int
+
+
+@dataclass
+class Session:
+    gateway: EditorGateway
+    workspace: Workspace
+    _symbols: dict[Path, tuple[str, SymbolTree]] = field(default_factory=dict)
+    _ready: set[int] = field(default_factory=set)
+
+    # -- text ---------------------------------------------------------------------
+
+    async def documents(self, paths: Sequence[Path]) -> dict[Path, Document]:
+        unique = list(dict.fromkeys(paths))
+        return await self.gateway.read(unique) if unique else {}
+
+    async def document(self, path: Path) -> Document:
+        return (await self.documents([path]))[path]
+
+    # -- servers --------------------------------------------------------------------
+
+    async def target(self, path: Path, method: str) -> Target:
+        """Open the file for the servers (hidden buffer) and pick a server that has `method`."""
+        if not path.is_file():
+            raise LsapError(
+                ErrorCode.NOT_FOUND,
+                f"no such file: {self.workspace.display(path)}",
+                hint="paths are relative to the workspace root " + str(self.workspace.root),
+            )
+        bufnr = await self.gateway.open(path)
+        clients = await self.gateway.wait_for_clients(bufnr, method)
+        able = [c for c in clients if c.supports(method)]
+        if not able:
+            raise self.unsupported(method, clients, path)
+        client = able[0]
+        partial = False
+        if client.id not in self._ready:
+            partial = not await self.gateway.wait_until_idle([client.id])
+            if not partial:
+                self._ready.add(client.id)
+        return Target(path, bufnr, client, tuple(clients), partial)
+
+    def unsupported(self, method: str, clients: Sequence[Client], path: Path) -> LsapError:
+        name = self.workspace.display(path)
+        if not clients:
+            return LsapError(
+                ErrorCode.UNSUPPORTED,
+                f"no language server is attached to {name}",
+                hint="start a server for this file type (`:checkhealth lsap` lists what is attached)",
+            )
+        lacking = ", ".join(f"{c.name} lacks {method}" for c in clients)
+        return LsapError(
+            ErrorCode.UNSUPPORTED,
+            f"no attached server supports {method} for {name}: {lacking}",
+            hint=f"try the `{FALLBACKS.get(method, 'locate')}` mode instead",
+        )
+
+    async def call(self, target: Target, method: str, params: dict[str, Any]) -> Any:
+        answer = (await self.gateway.lsp([LspCall(target.client.id, method, params, target.bufnr)]))[0]
+        if answer.error:
+            raise LsapError(
+                ErrorCode.SERVER_ERROR,
+                f"{target.client.name} failed {method}: {answer.error.get('message', answer.error)}",
+            )
+        return answer.result
+
+    # -- positions ------------------------------------------------------------------
+
+    @staticmethod
+    def encoding(client: Client) -> Encoding:
+        return cast(Encoding, client.offset_encoding if client.offset_encoding in
+                    ("utf-8", "utf-16", "utf-32") else "utf-16")
+
+    def position_params(self, target: Target, doc: Document, line: int, col: int) -> dict[str, Any]:
+        text = doc.lines[line] if line < len(doc.lines) else ""
+        character = to_lsp_character(text, col, self.encoding(target.client))
+        return {
+            "textDocument": {"uri": uri_of(target.path)},
+            "position": {"line": line, "character": character},
+        }
+
+    async def locations(self, raw: Any, client: Client) -> list[Location]:
+        """Location | Location[] | LocationLink[] -> Locations with code-point columns."""
+        if not raw:
+            return []
+        items = raw if isinstance(raw, list) else [raw]
+        spans: list[tuple[Path, dict[str, Any]]] = []
+        for item in items:
+            uri = item.get("targetUri") or item.get("uri")
+            rng = item.get("targetSelectionRange") or item.get("range")
+            if uri and rng:
+                spans.append((path_of(uri), rng))
+        docs = await self.documents([p for p, _ in spans if self.workspace.contains(p)])
+        encoding = self.encoding(client)
+        out = []
+        for path, rng in spans:
+            start, end = rng["start"], rng["end"]
+            doc = docs.get(path)
+            lines = doc.lines if doc else []
+
+            def col(line: int, character: int, lines: list[str] = lines) -> int:
+                return from_lsp_character(lines[line] if line < len(lines) else "", character, encoding)
+
+            out.append(Location(
+                path, start["line"], col(start["line"], start["character"]),
+                end["line"], col(end["line"], end["character"]),
+            ))
+        return out
+
+    # -- symbols --------------------------------------------------------------------
+
+    async def symbols(self, paths: Sequence[Path], client: Client, docs: dict[Path, Document]) -> dict[Path, SymbolTree]:
+        """Symbol trees of many files in one round trip, cached per file version."""
+        out: dict[Path, SymbolTree] = {}
+        missing = []
+        for path in dict.fromkeys(paths):
+            cached = self._symbols.get(path)
+            if cached and cached[0] == docs[path].version:
+                out[path] = cached[1]
+            else:
+                missing.append(path)
+        if not missing:
+            return out
+        calls = [
+            LspCall(client.id, "textDocument/documentSymbol",
+                    {"textDocument": {"uri": uri_of(p)}}, docs[p].bufnr)
+            for p in missing
+        ]
+        answers = await self.gateway.lsp(calls)
+        retry = []
+        for path, answer in zip(missing, answers):
+            if answer.error:
+                retry.append(path)
+                continue
+            out[path] = self._cache(path, docs[path], answer.result, client)
+        # A server that needs the file open (didOpen) gets it as a hidden buffer.
+        for path in retry:
+            bufnr = await self.gateway.open(path)
+            doc = await self.document(path)
+            answer = (await self.gateway.lsp([LspCall(
+                client.id, "textDocument/documentSymbol", {"textDocument": {"uri": uri_of(path)}}, bufnr,
+            )]))[0]
+            out[path] = self._cache(path, doc, None if answer.error else answer.result, client)
+        return out
+
+    def _cache(self, path: Path, doc: Document, result: Any, client: Client) -> SymbolTree:
+        tree = build_tree(result, doc.lines, self.encoding(client))
+        self._symbols[path] = (doc.version, tree)
+        return tree
+
+    async def symbol_tree(self, target: Target, doc: Document) -> SymbolTree:
+        return (await self.symbols([target.path], target.client, {target.path: doc}))[target.path]

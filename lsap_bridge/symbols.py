@@ -1,0 +1,197 @@
+"""Document symbols as one tree, whatever shape the server sends.
+
+Servers answer `textDocument/documentSymbol` with nested `DocumentSymbol`s (basedpyright,
+typescript-language-server) or flat `SymbolInformation`s (pylsp); both become `Symbol`
+trees with code-point columns, so Locate and reports never care which server answered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from .position import Encoding, from_lsp_character
+
+# LSP SymbolKind values that hold code worth naming as "where a use is".
+_SCOPES = {2, 3, 4, 5, 6, 9, 10, 11, 12, 23}
+_CONTAINERS = {2, 3, 4}  # module, namespace, package: a server may wrap a file in one
+KIND_NAMES = {
+    1: "file", 2: "module", 3: "namespace", 4: "package", 5: "class", 6: "method",
+    7: "property", 8: "field", 9: "constructor", 10: "enum", 11: "interface", 12: "function",
+    13: "variable", 14: "constant", 15: "string", 16: "number", 17: "boolean", 18: "array",
+    19: "object", 20: "key", 21: "null", 22: "enum_member", 23: "struct", 24: "event",
+    25: "operator", 26: "type_parameter",
+}
+
+
+@dataclass(frozen=True)
+class Span:
+    """0-based lines, code-point columns, end exclusive."""
+
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+
+    def contains(self, line: int, col: int) -> bool:
+        if line < self.start_line or line > self.end_line:
+            return False
+        if line == self.start_line and col < self.start_col:
+            return False
+        return not (line == self.end_line and col > self.end_col)
+
+
+@dataclass
+class Symbol:
+    name: str
+    kind: int
+    span: Span
+    selection: Span
+    detail: str = ""
+    children: list[Symbol] = field(default_factory=list)
+
+    @property
+    def bare_name(self) -> str:
+        return bare_name(self.name)
+
+    @property
+    def kind_name(self) -> str:
+        return KIND_NAMES.get(self.kind, "symbol")
+
+
+def bare_name(name: str) -> str:
+    """`validate(self)` -> `validate`, `(*T).M` -> `M`: the name an agent would write."""
+    receiver = re.match(r"^\(\*?[\w.]+\)\.(\w+)", name)
+    if receiver:
+        return receiver.group(1)
+    return re.sub(r"\s*\(.*\)\s*$", "", name).strip()
+
+
+@dataclass
+class SymbolTree:
+    roots: list[Symbol]
+
+    def walk(self) -> Iterator[tuple[tuple[str, ...], Symbol]]:
+        def visit(nodes: list[Symbol], prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Symbol]]:
+            for node in nodes:
+                path = (*prefix, node.bare_name)
+                yield path, node
+                yield from visit(node.children, path)
+
+        yield from visit(self.roots, ())
+
+    def find(self, names: Sequence[str]) -> list[Symbol]:
+        """Symbols at a path from the root, tolerating a module container around the file."""
+        parts = [p for name in names for p in name.split(".") if p]
+
+        def match(nodes: list[Symbol], rest: list[str]) -> list[Symbol]:
+            found: list[Symbol] = []
+            for node in nodes:
+                if node.bare_name == rest[0] or node.name == rest[0]:
+                    found.extend([node] if len(rest) == 1 else match(node.children, rest[1:]))
+            return found
+
+        found = match(self.roots, parts)
+        if not found:
+            for root in self.roots:
+                if root.kind in _CONTAINERS:
+                    found.extend(match(root.children, parts))
+        return found
+
+    def suggest(self, names: Sequence[str], limit: int = 3) -> list[str]:
+        """Did-you-mean: the existing symbol paths closest to what was asked."""
+        paths = sorted({".".join(path) for path, _ in self.walk()})
+        wanted = ".".join(names)
+        scored = process.extract(wanted, paths, scorer=fuzz.WRatio, limit=limit, score_cutoff=50)
+        return [choice for choice, _score, _index in scored]
+
+    def enclosing(self, line: int, col: int = 0) -> list[Symbol]:
+        """The chain of scopes (classes, functions, …) that contain a position, outermost first."""
+        chain: list[Symbol] = []
+        nodes = self.roots
+        depth = 0
+        while True:
+            inner = [
+                n for n in nodes
+                if n.span.contains(line, col) and (n.kind in _SCOPES or depth == 0)
+            ]
+            if not inner:
+                return chain
+            # The tightest one, should siblings overlap (flat servers sometimes do).
+            node = min(inner, key=lambda n: (n.span.end_line - n.span.start_line, n.span.end_col))
+            chain.append(node)
+            nodes = node.children
+            depth += 1
+
+    def enclosing_path(self, line: int, col: int = 0) -> str | None:
+        chain = self.enclosing(line, col)
+        return ".".join(s.bare_name for s in chain) or None
+
+
+def _span(raw: dict[str, Any], lines: Sequence[str], encoding: Encoding) -> Span:
+    start, end = raw["start"], raw["end"]
+
+    def col(line: int, character: int) -> int:
+        text = lines[line] if 0 <= line < len(lines) else ""
+        return from_lsp_character(text, character, encoding)
+
+    return Span(
+        start["line"], col(start["line"], start["character"]),
+        end["line"], col(end["line"], end["character"]),
+    )
+
+
+def build_tree(result: Any, lines: Sequence[str], encoding: Encoding) -> SymbolTree:
+    """A `SymbolTree` from either answer shape of `textDocument/documentSymbol`."""
+    if not result:
+        return SymbolTree([])
+    if "location" in result[0]:
+        return _tree_from_flat(result, lines, encoding)
+
+    def convert(raw: dict[str, Any]) -> Symbol:
+        return Symbol(
+            name=raw["name"],
+            kind=int(raw.get("kind", 0)),
+            span=_span(raw["range"], lines, encoding),
+            selection=_span(raw.get("selectionRange") or raw["range"], lines, encoding),
+            detail=raw.get("detail") or "",
+            children=[convert(c) for c in raw.get("children") or []],
+        )
+
+    return SymbolTree([convert(r) for r in result])
+
+
+def _tree_from_flat(result: list[dict[str, Any]], lines: Sequence[str], encoding: Encoding) -> SymbolTree:
+    """Nest flat `SymbolInformation`s by range containment."""
+    flat = []
+    for raw in result:
+        span = _span(raw["location"]["range"], lines, encoding)
+        selection = _name_span(raw["name"], span, lines)
+        flat.append(Symbol(raw["name"], int(raw.get("kind", 0)), span, selection))
+    flat.sort(key=lambda s: (s.span.start_line, s.span.start_col, -s.span.end_line, -s.span.end_col))
+    roots: list[Symbol] = []
+    stack: list[Symbol] = []
+    for sym in flat:
+        while stack and not _encloses(stack[-1].span, sym.span):
+            stack.pop()
+        (stack[-1].children if stack else roots).append(sym)
+        stack.append(sym)
+    return SymbolTree(roots)
+
+
+def _encloses(outer: Span, inner: Span) -> bool:
+    return (outer.start_line, outer.start_col) <= (inner.start_line, inner.start_col) and (
+        inner.end_line, inner.end_col) <= (outer.end_line, outer.end_col) and outer != inner
+
+
+def _name_span(name: str, span: Span, lines: Sequence[str]) -> Span:
+    """Flat symbols carry no selection range: find the name in the symbol's first line."""
+    text = lines[span.start_line] if span.start_line < len(lines) else ""
+    at = text.find(bare_name(name), span.start_col)
+    if at < 0:
+        return Span(span.start_line, span.start_col, span.start_line, span.start_col)
+    return Span(span.start_line, at, span.start_line, at + len(bare_name(name)))

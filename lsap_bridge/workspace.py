@@ -1,0 +1,78 @@
+"""Workspace roots: path resolution, confinement and display paths."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, unquote, urlparse
+
+from .errors import ErrorCode, LsapError
+
+LANGUAGES = {
+    ".py": "python", ".pyi": "python", ".ts": "typescript", ".tsx": "tsx", ".js": "javascript",
+    ".jsx": "jsx", ".mjs": "javascript", ".cjs": "javascript", ".c": "c", ".h": "c",
+    ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".go": "go", ".rs": "rust", ".lua": "lua",
+    ".java": "java", ".rb": "ruby", ".json": "json", ".toml": "toml", ".md": "markdown",
+}
+
+
+def language_of(path: Path | str) -> str:
+    """The code fence language for a file (DESIGN §5: every fence names its language)."""
+    return LANGUAGES.get(Path(path).suffix.lower(), "text")
+
+
+def uri_of(path: Path) -> str:
+    return "file://" + quote(str(path))
+
+
+def path_of(uri: str) -> Path:
+    parsed = urlparse(uri)
+    return Path(unquote(parsed.path))
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The roots a session may read and write; everything else is refused."""
+
+    roots: tuple[Path, ...]
+
+    @classmethod
+    def of(cls, *roots: str | Path) -> Workspace:
+        return cls(tuple(Path(r).resolve() for r in roots))
+
+    @property
+    def root(self) -> Path:
+        return self.roots[0]
+
+    def contains(self, path: Path) -> bool:
+        return any(path == root or path.is_relative_to(root) for root in self.roots)
+
+    def resolve(self, file_path: str) -> Path:
+        """An absolute, symlink-free path inside a root, or an `outside_workspace` error."""
+        if "\x00" in file_path:
+            raise LsapError(ErrorCode.INVALID_REQUEST, "file_path contains a NUL character")
+        candidate = Path(file_path).expanduser()
+        if not candidate.is_absolute():
+            candidate = self.root / candidate
+        resolved = candidate.resolve()
+        if not self.contains(resolved):
+            raise LsapError(
+                ErrorCode.OUTSIDE_WORKSPACE,
+                f"{file_path} resolves to {resolved}, outside the workspace",
+                hint="use a path inside " + ", ".join(str(r) for r in self.roots),
+            )
+        return resolved
+
+    def is_file(self, file_path: str) -> bool:
+        """Whether a path names a file inside the workspace (for splitting anchor strings)."""
+        try:
+            return self.resolve(file_path).is_file()
+        except (LsapError, OSError, ValueError):
+            return False
+
+    def display(self, path: Path) -> str:
+        """Paths relative to the root they are in; external ones stay absolute."""
+        for root in self.roots:
+            if path.is_relative_to(root):
+                return path.relative_to(root).as_posix()
+        return str(path)

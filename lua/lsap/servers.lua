@@ -1,0 +1,83 @@
+-- Default language-server configs for the embedded mode (`lsap` with no editor to share).
+-- In the human's own Neovim the bridge uses whatever servers the human configured.
+local M = {}
+
+local python_roots = { 'pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt', 'pyrightconfig.json', '.git' }
+
+M.configs = {
+  basedpyright = {
+    cmd = { 'basedpyright-langserver', '--stdio' },
+    filetypes = { 'python' },
+    root_markers = python_roots,
+    settings = { basedpyright = { analysis = { autoSearchPaths = true, diagnosticMode = 'openFilesOnly' } } },
+  },
+  pyright = {
+    cmd = { 'pyright-langserver', '--stdio' },
+    filetypes = { 'python' },
+    root_markers = python_roots,
+    settings = { python = { analysis = { autoSearchPaths = true, diagnosticMode = 'openFilesOnly' } } },
+  },
+  pylsp = {
+    cmd = { 'pylsp' },
+    filetypes = { 'python' },
+    root_markers = python_roots,
+  },
+  ts_ls = {
+    cmd = { 'typescript-language-server', '--stdio' },
+    filetypes = { 'javascript', 'javascriptreact', 'typescript', 'typescriptreact' },
+    root_markers = { 'tsconfig.json', 'jsconfig.json', 'package.json', '.git' },
+    init_options = {
+      hostInfo = 'lsap',
+      preferences = {
+        includeInlayParameterNameHints = 'all',
+        includeInlayParameterNameHintsWhenArgumentMatchesName = false,
+        includeInlayFunctionParameterTypeHints = true,
+        includeInlayVariableTypeHints = true,
+        includeInlayPropertyDeclarationTypeHints = true,
+        includeInlayFunctionLikeReturnTypeHints = true,
+        includeInlayEnumMemberValueHints = true,
+      },
+    },
+  },
+  clangd = {
+    cmd = { 'clangd' },
+    filetypes = { 'c', 'cpp', 'objc', 'objcpp' },
+    root_markers = { 'compile_commands.json', '.clangd', '.git' },
+  },
+}
+
+-- One server per language unless asked otherwise: the first found on PATH wins.
+M.preference = { { 'basedpyright', 'pyright', 'pylsp' }, { 'ts_ls' }, { 'clangd' } }
+
+--- Configure and enable servers. `names`: explicit server names, or nil to pick the
+--- preferred server of each language that is on PATH. `root`: the session's root.
+--- Returns the names enabled.
+function M.enable(names, root)
+  if names == nil or names == vim.NIL or #names == 0 then
+    names = {}
+    for _, group in ipairs(M.preference) do
+      for _, name in ipairs(group) do
+        if vim.fn.executable(M.configs[name].cmd[1]) == 1 then
+          names[#names + 1] = name
+          break
+        end
+      end
+    end
+  end
+  local enabled = {}
+  for _, name in ipairs(names) do
+    local config = M.configs[name]
+    if config and vim.fn.executable(config.cmd[1]) == 1 then
+      config = vim.deepcopy(config)
+      if root and root ~= vim.NIL then
+        config.root_dir = function(_, on_dir) on_dir(root) end
+      end
+      vim.lsp.config(name, config)
+      vim.lsp.enable(name)
+      enabled[#enabled + 1] = name
+    end
+  end
+  return enabled
+end
+
+return M

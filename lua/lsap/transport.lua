@@ -1,0 +1,229 @@
+-- The LSP transport between the lsap_bridge service (Python) and Neovim's LSP clients.
+--
+-- Every function here returns at once: language-server requests go out with the
+-- asynchronous `client:request`, and answers travel back to the service with
+-- `vim.rpcnotify(<service channel>, 'lsap_reply', token, payload)`. Nothing here waits on
+-- the main loop, so the human's editor never freezes while an agent asks.
+local M = {}
+
+---@type integer? channel of the lsap_bridge service
+M.chan = nil
+local inflight = {} ---@type table<integer, {client_id: integer, request_id: integer}[]>
+local progress = {} ---@type table<integer, {active: table<string, true>, last: integer}>
+
+local function now_ms() return vim.uv.now() end
+
+local function reply(token, payload)
+  inflight[token] = nil
+  if M.chan then vim.rpcnotify(M.chan, 'lsap_reply', token, payload) end
+end
+
+--- Called once by the service after it connects.
+function M.register(chan)
+  M.chan = chan
+  local group = vim.api.nvim_create_augroup('lsap.transport', { clear = true })
+  vim.api.nvim_create_autocmd('LspProgress', {
+    group = group,
+    callback = function(ev)
+      local id = ev.data.client_id
+      local value = ev.data.params and ev.data.params.value or {}
+      local key = tostring(ev.data.params and ev.data.params.token)
+      local state = progress[id] or { active = {}, last = now_ms() }
+      progress[id] = state
+      state.last = now_ms()
+      if value.kind == 'begin' then
+        state.active[key] = true
+      elseif value.kind == 'end' then
+        state.active[key] = nil
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('LspAttach', {
+    group = group,
+    callback = function(ev)
+      progress[ev.data.client_id] = progress[ev.data.client_id] or { active = {}, last = now_ms() }
+    end,
+  })
+  vim.schedule(function() require('lsap').flush() end)
+  return vim.fn.getpid()
+end
+
+local function client_info(client)
+  local methods = {}
+  for _, method in ipairs({
+    'textDocument/references', 'textDocument/definition', 'textDocument/declaration',
+    'textDocument/typeDefinition', 'textDocument/implementation', 'textDocument/hover',
+    'textDocument/documentSymbol', 'workspace/symbol', 'textDocument/prepareCallHierarchy',
+    'textDocument/prepareTypeHierarchy', 'textDocument/inlayHint', 'textDocument/signatureHelp',
+    'textDocument/completion', 'textDocument/rename', 'textDocument/prepareRename',
+    'textDocument/codeAction', 'textDocument/diagnostic',
+  }) do
+    if client:supports_method(method) then methods[#methods + 1] = method end
+  end
+  return {
+    id = client.id,
+    name = client.name,
+    offset_encoding = client.offset_encoding,
+    root_dir = client.root_dir,
+    methods = methods,
+  }
+end
+
+--- Clients attached to a buffer, with what each supports.
+function M.clients(bufnr)
+  local out = {}
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    out[#out + 1] = client_info(client)
+  end
+  return out
+end
+
+--- Send several LSP requests at once; one `lsap_reply` carries every answer, in order.
+--- calls: { {client_id=, method=, params=, bufnr=?}, ... }
+function M.request(token, calls)
+  local results, pending = {}, #calls
+  if pending == 0 then
+    reply(token, results)
+    return
+  end
+  inflight[token] = {}
+  local function finish(i, answer)
+    results[i] = answer
+    pending = pending - 1
+    if pending == 0 then reply(token, results) end
+  end
+  for i, call in ipairs(calls) do
+    local client = vim.lsp.get_client_by_id(call.client_id)
+    if not client then
+      finish(i, { error = { code = -32803, message = 'language server is not running' } })
+    else
+      local bufnr = call.bufnr
+      if bufnr == nil or bufnr == vim.NIL or not vim.api.nvim_buf_is_loaded(bufnr) then bufnr = 0 end
+      local ok, request_id = client:request(call.method, call.params, function(err, result)
+        finish(i, { error = err, result = result })
+      end, bufnr)
+      if ok then
+        table.insert(inflight[token], { client_id = call.client_id, request_id = request_id })
+      else
+        finish(i, { error = { code = -32803, message = 'language server refused the request' } })
+      end
+    end
+  end
+end
+
+--- Cancel what is still in flight for a token (the service gave up waiting).
+function M.cancel(token)
+  for _, req in ipairs(inflight[token] or {}) do
+    local client = vim.lsp.get_client_by_id(req.client_id)
+    if client then pcall(client.cancel_request, client, req.request_id) end
+  end
+  inflight[token] = nil
+end
+
+--- Text of files: the buffer when one is loaded (unsaved edits included), else nothing
+--- (the service reads the disk itself). Returns { [path] = {bufnr=, changedtick=, lines=} }.
+function M.read(paths)
+  local out = {}
+  for _, path in ipairs(paths) do
+    local bufnr = vim.fn.bufnr(path)
+    if bufnr > 0 and vim.api.nvim_buf_is_loaded(bufnr) then
+      out[path] = {
+        bufnr = bufnr,
+        changedtick = vim.b[bufnr].changedtick,
+        modified = vim.bo[bufnr].modified,
+        lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false),
+      }
+    end
+  end
+  return out
+end
+
+--- Load a file into a hidden buffer (no window, no cursor touched) so servers can attach.
+function M.open(path)
+  local bufnr = vim.fn.bufadd(path)
+  if not vim.api.nvim_buf_is_loaded(bufnr) then
+    local listed = vim.bo[bufnr].buflisted
+    vim.bo[bufnr].swapfile = false
+    vim.fn.bufload(bufnr)
+    vim.bo[bufnr].buflisted = listed
+    if vim.bo[bufnr].filetype == '' then
+      vim.api.nvim_buf_call(bufnr, function() vim.cmd('silent! filetype detect') end)
+    end
+  end
+  return bufnr
+end
+
+local function supporting(bufnr, method)
+  local out = {}
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    if method == nil or method == vim.NIL or client:supports_method(method, bufnr) then
+      out[#out + 1] = client_info(client)
+    end
+  end
+  return out
+end
+
+--- Reply with the clients on a buffer once one supporting `method` is attached, or with
+--- what is there when `timeout_ms` runs out.
+function M.when_attached(token, bufnr, method, timeout_ms)
+  local found = supporting(bufnr, method)
+  if #found > 0 then return reply(token, found) end
+  local done = false
+  local autocmd
+  local function finish()
+    if done then return end
+    done = true
+    pcall(vim.api.nvim_del_autocmd, autocmd)
+    reply(token, supporting(bufnr, method))
+  end
+  autocmd = vim.api.nvim_create_autocmd('LspAttach', {
+    buffer = bufnr,
+    callback = function()
+      -- Capabilities registered dynamically arrive just after attach: look again shortly.
+      vim.defer_fn(function()
+        if #supporting(bufnr, method) > 0 then finish() end
+      end, 10)
+    end,
+  })
+  vim.defer_fn(finish, timeout_ms)
+end
+
+local function busy(client_id, settle_ms)
+  local state = progress[client_id]
+  if not state then return false end
+  return next(state.active) ~= nil or now_ms() - state.last < settle_ms
+end
+
+--- Reply `true` once none of the clients reports work in progress (`$/progress`) and
+--- all have been quiet for `settle_ms`; reply `false` when `timeout_ms` runs out first.
+function M.when_idle(token, client_ids, settle_ms, timeout_ms)
+  local deadline = now_ms() + timeout_ms
+  local timer = assert(vim.uv.new_timer())
+  local function check()
+    local any_busy = false
+    for _, id in ipairs(client_ids) do
+      if busy(id, settle_ms) then any_busy = true end
+    end
+    if not any_busy or now_ms() >= deadline then
+      timer:stop()
+      timer:close()
+      vim.schedule(function() reply(token, not any_busy) end)
+    end
+  end
+  timer:start(0, 25, check)
+end
+
+--- Where the human is: file, cursor (0-based line, byte column) and the visual selection.
+function M.cursor()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local pos = vim.api.nvim_win_get_cursor(0)
+  return {
+    path = vim.api.nvim_buf_get_name(bufnr),
+    bufnr = bufnr,
+    line = pos[1] - 1,
+    col = pos[2],
+    text = vim.api.nvim_get_current_line(),
+  }
+end
+
+return M

@@ -1,0 +1,57 @@
+"""A real headless Neovim with real language servers, driven from synchronous tests."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsap_bridge.embedded import Embedded, start_embedded
+from lsap_bridge.gateway import Timeouts
+from lsap_bridge.service import Response, Service
+from lsap_bridge.workspace import Workspace
+
+T = TypeVar("T")
+
+
+class Loop:
+    """An asyncio loop in a thread, so fixtures can outlive a single test."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 120) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+class Bridge:
+    """The embedded Neovim + service over one project root."""
+
+    def __init__(self, root: Path, servers: list[str]) -> None:
+        self.root = root
+        self.loop = Loop()
+        self.embedded: Embedded = self.loop.run(start_embedded(root, servers, Timeouts(request=60, attach=30)))
+        self.service = Service(self.embedded.gateway, Workspace.of(root))
+        self.embedded.gateway.on_command(self.service.handle_command)
+
+    @property
+    def servers(self) -> list[str]:
+        return self.embedded.servers
+
+    def request(self, payload: dict[str, Any]) -> Response:
+        return self.loop.run(self.service.handle(payload))
+
+    def lua(self, code: str, *args: Any) -> Any:
+        return self.loop.run(self.embedded.gateway.exec_lua(code, *args))
+
+    def close(self) -> None:
+        self.loop.run(self.embedded.close())
+        self.loop.close()
