@@ -6,7 +6,7 @@ readiness per server, so that per-item work happens once and only for items show
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -45,10 +45,19 @@ class Location:
     end_col: int
 
 
+EditApproval = Callable[[str, str], Awaitable[bool]]
+
+
+async def allow_all(_summary: str, _preview: str) -> bool:
+    return True
+
+
 @dataclass
 class Session:
     gateway: EditorGateway
     workspace: Workspace
+    # Asked before an agent's edit is applied (summary, preview); the edit policy lives behind it.
+    approve_edit: EditApproval = allow_all
     _symbols: dict[Path, tuple[str, SymbolTree]] = field(default_factory=dict)
     _ready: set[int] = field(default_factory=set)
 
