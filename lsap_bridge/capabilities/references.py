@@ -56,13 +56,16 @@ async def references(session: Session, request: ReferencesRequest) -> Report:
         display = session.workspace.display(path)
         for symbol, uses in groupby(in_file, key=lambda loc, t=tree: t.enclosing_path(loc.line, loc.col) if t else None):
             lines: list[dict[str, Any]] = []
+            positions: list[dict[str, int]] = []
             for loc in uses:
+                positions.append({"line": loc.line + 1, "column": loc.col + 1})
                 for line in excerpt(doc, loc.line, loc.line, request.context_lines):
                     if not lines or line["number"] > lines[-1]["number"]:
                         lines.append(line)
                 locations.append({"path": display, "line": loc.line + 1, "col": loc.col,
                                   "text": doc.lines[loc.line].strip() if loc.line < len(doc.lines) else ""})
-            groups.append({"path": display, "symbol": symbol, "language": fence_language(doc), "lines": lines})
+            groups.append({"path": display, "symbol": symbol, "language": fence_language(doc),
+                           "lines": lines, "uses": positions})
 
     data = {
         **anchor_data(resolved, session),

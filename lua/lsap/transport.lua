@@ -87,6 +87,16 @@ function M.request(token, calls)
     return
   end
   inflight[token] = {}
+  -- Servers answer about every file, not just the one asked about: send the pending
+  -- didChange of all buffers first (Neovim only flushes the request's own buffer).
+  local flushed = {}
+  for _, call in ipairs(calls) do
+    local client = vim.lsp.get_client_by_id(call.client_id)
+    if client and not flushed[client.id] and vim.lsp._changetracking then
+      flushed[client.id] = true
+      pcall(vim.lsp._changetracking.flush, client)
+    end
+  end
   local function finish(i, answer)
     results[i] = answer
     pending = pending - 1
