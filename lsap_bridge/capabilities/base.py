@@ -101,6 +101,13 @@ def excerpt(doc: Document, first: int, last: int, context: int = 0) -> list[dict
     return [{"number": i + 1, "text": doc.lines[i]} for i in range(start, stop)]
 
 
+def editor_location(display: str, doc: Document, line: int, column: int) -> dict[str, Any]:
+    """A location for the editor (report jumps, quickfix): 1-based line, byte column."""
+    text = doc.lines[line] if line < len(doc.lines) else ""
+    return {"path": display, "line": line + 1, "col": len(text[:column].encode("utf-8")),
+            "text": text.strip()}
+
+
 def word_at(text: str, column: int) -> str:
     """The identifier at a column: what a report calls the symbol it is about."""
     match = re.match(r"[\w$]+", text[column:])

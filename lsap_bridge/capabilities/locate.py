@@ -6,7 +6,15 @@ from typing import Literal
 
 from ..locate.resolve import resolve
 from ..session import Session
-from .base import LocateRequest, Report, anchor_data, capability, excerpt, fence_language
+from .base import (
+    LocateRequest,
+    Report,
+    anchor_data,
+    capability,
+    editor_location,
+    excerpt,
+    fence_language,
+)
 
 
 class LocateModeRequest(LocateRequest):
@@ -22,5 +30,4 @@ async def locate(session: Session, request: LocateModeRequest) -> Report:
         "lines": excerpt(resolved.doc, resolved.line, resolved.line, request.context_lines),
     }
     display = session.workspace.display(resolved.path)
-    return Report("locate", data, [{"path": display, "line": resolved.line + 1,
-                                    "col": resolved.column, "text": resolved.line_text.strip()}])
+    return Report("locate", data, [editor_location(display, resolved.doc, resolved.line, resolved.column)])

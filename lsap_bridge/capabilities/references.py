@@ -13,6 +13,7 @@ from .base import (
     Report,
     anchor_data,
     capability,
+    editor_location,
     excerpt,
     fence_language,
     page,
@@ -62,8 +63,7 @@ async def references(session: Session, request: ReferencesRequest) -> Report:
                 for line in excerpt(doc, loc.line, loc.line, request.context_lines):
                     if not lines or line["number"] > lines[-1]["number"]:
                         lines.append(line)
-                locations.append({"path": display, "line": loc.line + 1, "col": loc.col,
-                                  "text": doc.lines[loc.line].strip() if loc.line < len(doc.lines) else ""})
+                locations.append(editor_location(display, doc, loc.line, loc.col))
             groups.append({"path": display, "symbol": symbol, "language": fence_language(doc),
                            "lines": lines, "uses": positions})
 

@@ -33,7 +33,10 @@ function M.location_at(bufnr, row)
       lnum = tonumber(lnum)
       local col = 0
       for _, loc in ipairs(state.locations) do
-        if loc.path == path and loc.line == lnum then col = loc.col or 0 end
+        if loc.path == path and loc.line == lnum then
+          col = loc.col or 0
+          break
+        end
       end
       return { path = path, line = lnum, col = col }
     end

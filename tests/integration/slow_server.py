@@ -1,0 +1,63 @@
+"""A deliberately slow language server: hover answers after SLOW_SECONDS.
+
+It stands in for a server busy indexing, to show the editor keeps answering meanwhile.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from typing import Any
+
+SLOW_SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
+lock = threading.Lock()
+
+
+def send(message: dict[str, Any]) -> None:
+    body = json.dumps(message).encode()
+    with lock:
+        sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        sys.stdout.buffer.flush()
+
+
+def read() -> dict[str, Any] | None:
+    length = 0
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            return None
+        if line in (b"\r\n", b"\n"):
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    message: dict[str, Any] = json.loads(sys.stdin.buffer.read(length))
+    return message
+
+
+def slow_hover(msg_id: Any) -> None:
+    time.sleep(SLOW_SECONDS)
+    send({"jsonrpc": "2.0", "id": msg_id, "result": {"contents": {"kind": "markdown", "value": "slow answer"}}})
+
+
+def main() -> None:
+    while (message := read()) is not None:
+        method, msg_id = message.get("method"), message.get("id")
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": msg_id, "result": {"capabilities": {
+                "hoverProvider": True, "documentSymbolProvider": True, "textDocumentSync": 1}}})
+        elif method == "textDocument/hover":
+            threading.Thread(target=slow_hover, args=(msg_id,), daemon=True).start()
+        elif method == "textDocument/documentSymbol":
+            send({"jsonrpc": "2.0", "id": msg_id, "result": []})
+        elif method == "shutdown":
+            send({"jsonrpc": "2.0", "id": msg_id, "result": None})
+        elif method == "exit":
+            return
+        elif msg_id is not None:
+            send({"jsonrpc": "2.0", "id": msg_id, "result": None})
+
+
+if __name__ == "__main__":
+    main()
