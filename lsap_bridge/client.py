@@ -12,8 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .daemon import daemon_name
-from .discovery import SessionInfo, runtime_dir, session_for, sessions
+from .discovery import SessionInfo, daemon_name, runtime_dir, session_for, sessions
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "package.json", "tsconfig.json",
                 "Cargo.toml", "go.mod", ".git")

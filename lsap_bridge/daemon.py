@@ -9,22 +9,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import hashlib
 import os
 import signal
 import time
 from pathlib import Path
 from typing import Any
 
-from .discovery import SessionInfo, runtime_dir
+from .discovery import SessionInfo, daemon_name, runtime_dir
 from .embedded import start_embedded
 from .server import SocketServer
 from .service import Service
 from .workspace import Workspace
-
-
-def daemon_name(root: Path) -> str:
-    return "daemon-" + hashlib.sha1(str(root).encode()).hexdigest()[:12]
 
 
 async def serve(root: Path, servers: list[str], idle_timeout: float) -> None:

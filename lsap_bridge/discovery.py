@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import stat
@@ -49,6 +50,10 @@ class SessionInfo:
         for path in (self.file, Path(self.socket)):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+
+
+def daemon_name(root: Path) -> str:
+    return "daemon-" + hashlib.sha1(str(root).encode()).hexdigest()[:12]
 
 
 def alive(pid: int) -> bool:
