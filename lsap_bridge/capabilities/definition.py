@@ -14,14 +14,30 @@ from ..gateway import Document
 from ..locate.resolve import resolve
 from ..session import Location, Session
 from ..symbols import Symbol, SymbolTree
-from .base import LocateRequest, Report, anchor_data, capability, excerpt, fence_language, word_at
+from .base import (
+    PAGES,
+    LocateRequest,
+    Report,
+    anchor_data,
+    capability,
+    editor_location,
+    excerpt,
+    fence_language,
+    page,
+    word_at,
+)
 
 HEAD_LINES = 12
 
 
-class DefinitionRequest(LocateRequest):
-    mode: Literal["definition"] = "definition"
+class DefinitionLikeRequest(LocateRequest):
+    """Fields of definition, declaration, type_definition and implementations."""
+
     max_code_lines: Annotated[int, Field(ge=1, le=2000)] = 40
+
+
+class DefinitionRequest(DefinitionLikeRequest):
+    mode: Literal["definition"] = "definition"
 
 
 def defining_symbol(tree: SymbolTree, loc: Location) -> tuple[str, Symbol] | None:
@@ -53,13 +69,22 @@ def code_of(doc: Document, symbol: Symbol | None, loc: Location, limit: int) -> 
     return {"lines": excerpt(doc, first, first + head - 1), "truncated": size - head, "members": members}
 
 
-async def run_definition_like(session: Session, request: DefinitionRequest, method: str) -> Report:
-    """Shared by definition, declaration, type_definition and implementations."""
+async def run_definition_like(
+    session: Session, request: DefinitionLikeRequest, method: str, label: str | None = None,
+) -> Report:
+    """Shared by definition, declaration, type_definition and implementations.
+
+    Results are paged (`max_items`), so an interface with hundreds of implementations
+    costs code excerpts only for the page shown.
+    """
     resolved = await resolve(session, request.locate, method)
     target = resolved.target
-    params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
-    found = await session.locations(await session.call(target, method, params), target.client)
-    inside = [loc for loc in found if session.workspace.contains(loc.path)]
+    found: list[Location] | None = PAGES.get(request.pagination_id)
+    if found is None:
+        params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
+        found = await session.locations(await session.call(target, method, params), target.client)
+    external = [loc for loc in found if not session.workspace.contains(loc.path)]
+    inside, paging = page(request, [loc for loc in found if session.workspace.contains(loc.path)])
     docs = await session.documents([loc.path for loc in inside])
     trees = await session.symbols([loc.path for loc in inside], target.client, docs) if (
         target.client.supports("textDocument/documentSymbol")) else {}
@@ -77,14 +102,14 @@ async def run_definition_like(session: Session, request: DefinitionRequest, meth
             "language": fence_language(doc),
             **code_of(doc, named[1] if named else None, loc, request.max_code_lines),
         })
-        locations.append({"path": display, "line": loc.line + 1, "col": loc.col,
-                          "text": doc.lines[loc.line].strip() if loc.line < len(doc.lines) else ""})
+        locations.append(editor_location(display, doc, loc.line, loc.col))
     data = {
         **anchor_data(resolved, session),
         "name": word_at(resolved.line_text, resolved.column),
-        "kind_label": request.mode.replace("_", " "),
+        "kind_label": label or request.mode.replace("_", " "),
         "definitions": definitions,
-        "external": [str(loc.path) for loc in found if not session.workspace.contains(loc.path)],
+        "external": [str(loc.path) for loc in external],
+        **paging,
     }
     return Report("definition", data, locations)
 

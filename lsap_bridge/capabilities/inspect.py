@@ -1,0 +1,162 @@
+"""`inspect`: one symbol in full — signature, docs, code, callers, callees, reference count.
+
+Hover, definition, references and call-hierarchy preparation all ask about the same
+position, so they travel together in one round trip; callers and callees in a second.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from ..gateway import Client, LspCall
+from ..locate.resolve import Resolved, resolve
+from ..session import Session
+from .base import LocateRequest, Report, anchor_data, capability, fence_language, word_at
+from .definition import code_of, defining_symbol
+from .hierarchy import Entry, edges_of, flatten, node_of, render_entries
+from .hover import hover_text
+
+METHOD = "textDocument/hover"
+ASKED = (
+    "textDocument/hover",
+    "textDocument/definition",
+    "textDocument/references",
+    "textDocument/prepareCallHierarchy",
+)
+
+
+class InspectRequest(LocateRequest):
+    mode: Literal["inspect"] = "inspect"
+    max_code_lines: Annotated[int, Field(ge=1, le=2000)] = 40
+    include_external: bool = False
+
+
+def client_for(resolved: Resolved, method: str) -> Client | None:
+    """The anchor's server if it has `method`, else another attached server that has it."""
+    able = [c for c in (resolved.target.client, *resolved.target.clients) if c.supports(method)]
+    return able[0] if able else None
+
+
+@capability(
+    "inspect",
+    InspectRequest,
+    "one symbol in full: signature, docs, code, callers, callees, reference count",
+)
+async def inspect(session: Session, request: InspectRequest) -> Report:
+    resolved = await resolve(session, request.locate, METHOD)
+    target = resolved.target
+    params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
+    clients = {method: client_for(resolved, method) for method in ASKED}
+    asked = [m for m in ASKED if clients[m] is not None]
+    extra = {"textDocument/references": {"context": {"includeDeclaration": False}}}
+    answers = await session.gateway.lsp(
+        [
+            LspCall(client.id, m, {**params, **extra.get(m, {})}, target.bufnr)
+            for m in asked
+            if (client := clients[m]) is not None
+        ]
+    )
+    results = {m: (None if a.error else a.result) for m, a in zip(asked, answers, strict=False)}
+    name = word_at(resolved.line_text, resolved.column)
+
+    definition = await _definition(
+        session, request, resolved, results.get("textDocument/definition")
+    )
+    references = None
+    if "textDocument/references" in results:
+        found = await session.locations(results["textDocument/references"], target.client)
+        inside = [loc for loc in found if session.workspace.contains(loc.path)]
+        references = {
+            "total": len(inside),
+            "files": len({loc.path for loc in inside}),
+            "external": len(found) - len(inside),
+        }
+    callers, callees = await _calls(
+        session,
+        resolved,
+        results.get("textDocument/prepareCallHierarchy"),
+        request.include_external,
+    )
+    anchor = resolved.anchor
+    data = {
+        **anchor_data(resolved, session),
+        "name": name,
+        "hover": hover_text(results.get("textDocument/hover")),
+        "definition": definition,
+        "references": references,
+        "callers": callers,
+        "callees": callees,
+        "lacking": [f"{target.client.name} lacks {m}" for m in ASKED if clients[m] is None],
+        "more": {
+            "references": json.dumps({"mode": "references", "locate": anchor}, ensure_ascii=False),
+            "calls": json.dumps(
+                {"mode": "calls", "locate": anchor, "depth": 2}, ensure_ascii=False
+            ),
+        },
+    }
+    locations = (
+        [{"path": definition["path"], "line": definition["line"], "col": 0, "text": "definition"}]
+        if (definition)
+        else []
+    )
+    return Report("inspect", data, locations)
+
+
+async def _definition(
+    session: Session, request: InspectRequest, resolved: Resolved, raw: Any
+) -> dict[str, Any] | None:
+    """The defining symbol's code, bounded like `definition` does it."""
+    found = [
+        loc
+        for loc in await session.locations(raw, resolved.target.client)
+        if session.workspace.contains(loc.path)
+    ]
+    if not found:
+        return None
+    loc = found[0]
+    doc = await session.document(loc.path)
+    client = resolved.target.client
+    named = None
+    if client.supports("textDocument/documentSymbol"):
+        tree = (await session.symbols([loc.path], client, {loc.path: doc}))[loc.path]
+        named = defining_symbol(tree, loc)
+    return {
+        "path": session.workspace.display(loc.path),
+        "line": loc.line + 1,
+        "symbol": named[0] if named else None,
+        "kind": named[1].kind_name if named else None,
+        "language": fence_language(doc),
+        **code_of(doc, named[1] if named else None, loc, request.max_code_lines),
+    }
+
+
+async def _calls(
+    session: Session, resolved: Resolved, prepared: Any, include_external: bool
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Direct callers and callees, both directions in one round trip."""
+    if not prepared:
+        return None, None
+    target = resolved.target
+    roots = [node_of(item) for item in prepared]
+    directions = (("callHierarchy/incomingCalls", "from"), ("callHierarchy/outgoingCalls", "to"))
+    calls = [
+        LspCall(target.client.id, method, {"item": root.item}, target.bufnr)
+        for method, _ in directions
+        for root in roots
+    ]
+    answers = iter(await session.gateway.lsp(calls))
+    out = []
+    for _, key in directions:
+        entries = []
+        for root in roots:
+            answer = next(answers)
+            entries += [
+                Entry(edge, 1, external=not session.workspace.contains(edge.node.path))
+                for edge in edges_of(root, None if answer.error else answer.result, key)
+            ]
+        shown, hidden = flatten(entries, include_external)
+        out.append({"rows": await render_entries(session, shown), "external": hidden, "dropped": 0})
+    return out[0], out[1]
