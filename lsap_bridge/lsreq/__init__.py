@@ -1,0 +1,1 @@
+"""The Language Server Request text format (DESIGN §6): parser, executor, printer."""

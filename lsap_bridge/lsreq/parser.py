@@ -1,0 +1,294 @@
+"""Parse a Language Server Request block (DESIGN §6) into files, anchors and operations.
+
+The format follows Codex's apply_patch, so every line's first characters say what it is.
+Anything malformed is an `invalid_request` error that names the request's line number and
+the grammar rule it broke; the parser never raises anything else.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+
+from ..errors import LsapError, invalid
+
+BEGIN = "*** Begin Language Server Request"
+END = "*** End Language Server Request"
+FILE = "*** File:"
+
+#: The grammar, one rule per line kind; errors quote the rule that was broken.
+RULES = {
+    "begin": f"a request starts with `{BEGIN}`",
+    "end": f"a request ends with `{END}`",
+    "file": f"`{FILE} <path>` starts the lines about one file",
+    "anchor": "`@@ <line text>` anchors the next line matching the text",
+    "inlay": "`? <line text>` anchors a line and asks for its inlay hints",
+    "hover": "`^ <symbol>[<view>] …` asks about symbols on the anchored line; bare `^` = every symbol; "
+    "views: " + ", ".join(f"[{v}]" for v in ("docs", "refs", "def", "type", "impl", "calls")),
+    "rename": "`! <symbol> RENAME_TO <new name>` renames a symbol on the anchored line",
+    "select": "`[@ <line>` / `(@ <line>` open a selection (inclusive / exclusive); "
+    "`@] <line>` / `@) <line>` close it (inclusive / exclusive)",
+    "move": "`! MOVE_TO_FILE <path>` moves the selection just closed to a file",
+}
+
+VIEWS = ("hover", "docs", "refs", "def", "type", "impl", "calls")
+_SYMBOL = re.compile(r"^([^\s\[\]]+)(?:\[([^\]]*)\])?$")
+_IDENTIFIER = re.compile(r"^[^\W\d]\w*$|^[$_a-zA-Z][$\w]*$")
+
+
+class AnchorKind(str, Enum):
+    """What an anchored line is besides a position: echoed with the same prefix."""
+
+    CONTEXT = "@@"
+    INLAY = "?"
+    OPEN_INCLUSIVE = "[@"
+    OPEN_EXCLUSIVE = "(@"
+    CLOSE_INCLUSIVE = "@]"
+    CLOSE_EXCLUSIVE = "@)"
+
+    @property
+    def opens(self) -> bool:
+        return self in (AnchorKind.OPEN_INCLUSIVE, AnchorKind.OPEN_EXCLUSIVE)
+
+    @property
+    def closes(self) -> bool:
+        return self in (AnchorKind.CLOSE_INCLUSIVE, AnchorKind.CLOSE_EXCLUSIVE)
+
+
+@dataclass(frozen=True)
+class Query:
+    """One `^` target: a symbol (None: every symbol on the line) and what to show of it."""
+
+    symbol: str | None
+    view: str = "hover"
+
+    @property
+    def label(self) -> str:
+        return self.symbol or "*"
+
+
+@dataclass(frozen=True)
+class Hover:
+    """A `^` line."""
+
+    line: int
+    source: str
+    queries: tuple[Query, ...]
+
+
+@dataclass(frozen=True)
+class Rename:
+    line: int
+    source: str
+    symbol: str
+    new_name: str
+
+
+@dataclass(frozen=True)
+class Move:
+    """`! MOVE_TO_FILE`: moves the selection `selection` (index into the file's selections)."""
+
+    line: int
+    source: str
+    path: str
+    selection: int
+
+
+Operation = Hover | Rename | Move
+
+
+@dataclass
+class Anchor:
+    """A line of the file named by its text, with the operations written under it."""
+
+    line: int  # of the request, 1-based
+    kind: AnchorKind
+    text: str
+    operations: list[Operation] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Lines between two anchors (indices into the file's anchors) and their inclusiveness."""
+
+    start: int
+    end: int
+    start_inclusive: bool
+    end_inclusive: bool
+
+
+@dataclass
+class FileBlock:
+    line: int
+    path: str
+    anchors: list[Anchor] = field(default_factory=list)
+    selections: list[Selection] = field(default_factory=list)
+
+
+@dataclass
+class Request:
+    files: list[FileBlock]
+
+    @property
+    def has_commands(self) -> bool:
+        return any(
+            isinstance(op, (Rename, Move)) for f in self.files for a in f.anchors for op in a.operations
+        )
+
+
+def _fail(number: int, problem: str, rule: str) -> LsapError:
+    return invalid(f"line {number}: {problem}", hint=f"rule ({rule}): {RULES[rule]}")
+
+
+def parse(text: str) -> Request:
+    """The request's AST, or an `invalid_request` LsapError naming the line and the rule."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    numbered = [(i + 1, line.rstrip()) for i, line in enumerate(lines)]
+    body = [(n, line) for n, line in numbered if line.strip()]
+    if not body or body[0][1].strip() != BEGIN:
+        where = body[0][0] if body else 1
+        raise _fail(where, "the request does not start with the Begin line", "begin")
+    ends = [n for n, line in body if line.strip() == END]
+    if not ends:
+        raise _fail(body[-1][0], "the request has no End line", "end")
+    if body[-1][1].strip() != END:
+        raise _fail(body[-1][0], "text after the End line", "end")
+    parser = _Parser()
+    for number, line in body[1:-1]:
+        parser.feed(number, line)
+    return parser.finish(body[-1][0])
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.files: list[FileBlock] = []
+        self.open_at: int | None = None  # index of the anchor that opened a selection
+        self.movable: int | None = None  # selection closed and not moved yet
+
+    @property
+    def current(self) -> FileBlock | None:
+        return self.files[-1] if self.files else None
+
+    def feed(self, number: int, raw: str) -> None:
+        line = raw.strip()
+        if line.startswith("***"):
+            if line.startswith(FILE):
+                self._file(number, line[len(FILE):].strip())
+                return
+            if line == BEGIN:
+                raise _fail(number, "a second Begin line inside the request", "begin")
+            if line == END:
+                raise _fail(number, "an End line before the end of the request", "end")
+            raise _fail(number, f"unknown header {line!r}", "file")
+        block = self.current
+        if block is None:
+            raise _fail(number, f"{line!r} comes before any `{FILE}` line", "file")
+        for kind in AnchorKind:
+            if line == kind.value or line.startswith(kind.value + " "):
+                self._anchor(number, block, kind, line[len(kind.value):].strip())
+                return
+        if line == "^" or line.startswith("^ ") or line.startswith("^\t"):
+            self._hover(number, block, line)
+        elif line.startswith("!"):
+            self._command(number, block, line)
+        else:
+            raise _fail(
+                number, f"unknown operator at the start of {line!r}; lines start with "
+                "`@@`, `?`, `^`, `!`, `[@`, `(@`, `@]`, `@)` or `***`", "anchor",
+            )
+
+    def _file(self, number: int, path: str) -> None:
+        if not path:
+            raise _fail(number, "the File line names no path", "file")
+        self._close_file()
+        self.files.append(FileBlock(number, path))
+
+    def _close_file(self) -> None:
+        block = self.current
+        if block is not None and self.open_at is not None:
+            opened = block.anchors[self.open_at]
+            raise _fail(opened.line, f"the selection opened here by `{opened.kind.value}` is never closed "
+                        "(add `@] <line>` or `@) <line>` before the next File or the End line)", "select")
+        self.movable = None
+
+    def _anchor(self, number: int, block: FileBlock, kind: AnchorKind, text: str) -> None:
+        rule = "inlay" if kind is AnchorKind.INLAY else "select" if kind.opens or kind.closes else "anchor"
+        if not text:
+            raise _fail(number, f"`{kind.value}` needs the text of a line", rule)
+        index = len(block.anchors)
+        if kind.opens:
+            if self.open_at is not None:
+                raise _fail(number, "a selection is already open (selections do not nest); close it first",
+                            "select")
+            self.open_at = index
+        elif kind.closes:
+            if self.open_at is None:
+                raise _fail(number, f"`{kind.value}` closes a selection, but none is open "
+                            "(open one with `[@ <line>` or `(@ <line>`)", "select")
+            opener = block.anchors[self.open_at].kind
+            block.selections.append(Selection(
+                self.open_at, index, opener is AnchorKind.OPEN_INCLUSIVE, kind is AnchorKind.CLOSE_INCLUSIVE,
+            ))
+            self.open_at = None
+            self.movable = len(block.selections) - 1
+        block.anchors.append(Anchor(number, kind, text))
+
+    def _hover(self, number: int, block: FileBlock, line: str) -> None:
+        anchor = self._anchored(number, block, "hover", "`^`")
+        words = line[1:].split()
+        queries: list[Query] = []
+        if not words:
+            queries.append(Query(None))
+        for word in words:
+            found = _SYMBOL.match(word)
+            if not found:
+                raise _fail(number, f"{word!r} is not a symbol with an optional [view]", "hover")
+            symbol, view = found.group(1), found.group(2)
+            if view is not None and view not in VIEWS:
+                raise _fail(number, f"unknown view [{view}] on {symbol}", "hover")
+            queries.append(Query(None if symbol == "*" else symbol, view or "hover"))
+        anchor.operations.append(Hover(number, line, tuple(queries)))
+
+    def _command(self, number: int, block: FileBlock, line: str) -> None:
+        words = line[1:].split()
+        if not words:
+            raise _fail(number, "`!` needs a command: RENAME_TO or MOVE_TO_FILE", "rename")
+        if words[0] == "MOVE_TO_FILE":
+            anchor = self._anchored(number, block, "move", "`! MOVE_TO_FILE`")
+            if len(words) != 2:
+                raise _fail(number, "MOVE_TO_FILE takes exactly one path" if len(words) > 2
+                            else "MOVE_TO_FILE needs the target path", "move")
+            if self.movable is None or block.selections[self.movable].end != len(block.anchors) - 1:
+                raise _fail(number, "MOVE_TO_FILE must follow the line that closes a selection "
+                            "(`@] <line>` or `@) <line>`)", "move")
+            anchor.operations.append(Move(number, line, words[1], self.movable))
+            self.movable = None
+            return
+        if "RENAME_TO" in words:
+            anchor = self._anchored(number, block, "rename", "`! RENAME_TO`")
+            at = words.index("RENAME_TO")
+            if at != 1:
+                raise _fail(number, "RENAME_TO needs exactly one symbol before it", "rename")
+            if len(words) != 3:
+                raise _fail(number, "RENAME_TO needs a new name after it" if len(words) < 3
+                            else "RENAME_TO takes one new name (no spaces)", "rename")
+            if not _IDENTIFIER.match(words[2]):
+                raise _fail(number, f"{words[2]!r} is not a valid identifier", "rename")
+            anchor.operations.append(Rename(number, line, words[0], words[2]))
+            return
+        raise _fail(number, f"unknown command {words[0]!r}; commands are RENAME_TO and MOVE_TO_FILE", "rename")
+
+    def _anchored(self, number: int, block: FileBlock, rule: str, what: str) -> Anchor:
+        if not block.anchors:
+            raise _fail(number, f"{what} needs an anchored line before it (`@@ <line text>`)", rule)
+        return block.anchors[-1]
+
+    def finish(self, end_line: int) -> Request:
+        if not self.files:
+            raise _fail(end_line, f"the request names no file (`{FILE} <path>`)", "file")
+        self._close_file()
+        for block in self.files:
+            if not block.anchors:
+                raise _fail(block.line, f"the File block for {block.path} has no anchored line", "anchor")
+        return Request(self.files)
