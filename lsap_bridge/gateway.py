@@ -66,6 +66,7 @@ class Timeouts:
     attach: float = 20.0
     index: float = 60.0
     settle: float = 0.3
+    diagnostics: float = 15.0  # how long to wait for a server to publish a file's diagnostics
 
 
 @dataclass
@@ -215,6 +216,52 @@ def _client(raw: dict[str, Any]) -> Client:
         name=str(raw["name"]),
         offset_encoding=str(raw.get("offset_encoding") or "utf-16"),
         methods=frozenset(raw.get("methods") or []),
+    async def all_clients(self) -> list[Client]:
+        """Every language server running in this Neovim, whatever buffer it serves."""
+        raw = await self._lua("return require('lsap.transport').all_clients()")
+        return [_client(c) for c in raw or []]
+
+    async def nvim_version(self) -> str:
+        version: str = await self._lua("return tostring(vim.version())")
+        return version
+
+    async def log_activity(self, entries: list[dict[str, Any]]) -> None:
+        """Append agents' requests and answers to `:Lsap log`."""
+        await self._lua("require('lsap.log').append(...)", entries)
+
+    async def confirm_edit(self, client: str, summary: str, preview: str, timeout: float) -> bool:
+        """Ask the human (a non-blocking prompt) whether an agent's edit may go ahead."""
+        answer = await self._ask("confirm", client, summary, preview, int(timeout * 1000),
+                                 timeout=timeout + 5, on_timeout=False)
+        return answer is True
+
+    async def remove_on_exit(self, paths: list[str]) -> None:
+        """Have Neovim delete these files when it quits (the socket and discovery file)."""
+        await self._lua("require('lsap.log').remove_on_exit(...)", paths)
+
+    # -- edits and diagnostics --------------------------------------------------------
+
+    async def apply_edits(self, ops: list[dict[str, Any]]) -> dict[str, Any]:
+        """Apply planned edits to buffers and files in one call; Lua rolls back on failure."""
+        result: dict[str, Any] = await self._lua("return require('lsap.edits').apply(...)", ops)
+        return result or {}
+
+    async def pushed_diagnostics(
+        self, bufnrs: list[int], exclude_clients: list[int],
+    ) -> dict[int, dict[str, Any]]:
+        """`vim.diagnostic` items per buffer, once servers have published for its latest change.
+
+        Bounded by `timeouts.diagnostics`; each answer says whether the buffer was analysed.
+        Diagnostics of `exclude_clients` (pulled separately) are left out.
+        """
+        if not bufnrs:
+            return {}
+        settle_ms = int(self.timeouts.settle * 1000)
+        timeout_ms = int(self.timeouts.diagnostics * 1000)
+        raw = await self._ask("when_diagnosed", bufnrs, exclude_clients, settle_ms, timeout_ms,
+                              timeout=self.timeouts.diagnostics + 5)
+        return {int(entry["bufnr"]): entry for entry in raw or []}
+
         root_dir=raw.get("root_dir") or None,
     )
 

@@ -10,6 +10,8 @@ local M = {}
 M.chan = nil
 local inflight = {} ---@type table<integer, {client_id: integer, request_id: integer}[]>
 local progress = {} ---@type table<integer, {active: table<string, true>, last: integer}>
+-- When diagnostics last changed per buffer, and at which changedtick (see `when_diagnosed`).
+local diagnosed = {} ---@type table<integer, {tick: integer, at: integer}>
 
 local function now_ms() return vim.uv.now() end
 
@@ -38,6 +40,20 @@ function M.register(chan)
       end
     end,
   })
+  vim.api.nvim_create_autocmd('DiagnosticChanged', {
+    group = group,
+    callback = function(ev)
+      if vim.api.nvim_buf_is_valid(ev.buf) then
+        diagnosed[ev.buf] = { tick = vim.b[ev.buf].changedtick, at = now_ms() }
+      end
+    end,
+  })
+  -- Buffers open before the service started have had their servers' attention already.
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) and #vim.lsp.get_clients({ bufnr = bufnr }) > 0 then
+      diagnosed[bufnr] = diagnosed[bufnr] or { tick = vim.b[bufnr].changedtick, at = 0 }
+    end
+  end
   vim.api.nvim_create_autocmd('LspAttach', {
     group = group,
     callback = function(ev)
@@ -237,3 +253,53 @@ function M.cursor()
 end
 
 return M
+local function diagnostic_items(bufnr, excluded)
+  local out = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    if not excluded[d.namespace] then
+      out[#out + 1] = {
+        lnum = d.lnum, col = d.col, end_lnum = d.end_lnum, end_col = d.end_col,
+        severity = d.severity, message = d.message, code = d.code, source = d.source,
+      }
+    end
+  end
+  return out
+end
+
+--- Reply with each buffer's `vim.diagnostic` items once a server has published for the
+--- buffer's latest change (a `DiagnosticChanged` at the current changedtick) and then been
+--- quiet for `settle_ms`; buffers still waiting at `timeout_ms` come back `analysed=false`.
+--- Namespaces of `exclude_clients` (whose diagnostics the service pulls) are left out.
+function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, timeout_ms)
+  local excluded = {}
+  for _, id in ipairs(exclude_clients) do
+    for _, pull in ipairs({ false, true }) do
+      excluded[vim.lsp.diagnostic.get_namespace(id, pull)] = true
+    end
+  end
+  local deadline = now_ms() + timeout_ms
+  local function analysed(bufnr)
+    local seen = diagnosed[bufnr]
+    return seen ~= nil and vim.api.nvim_buf_is_valid(bufnr) and seen.tick == vim.b[bufnr].changedtick
+      and now_ms() - seen.at >= settle_ms
+  end
+  local timer = assert(vim.uv.new_timer())
+  local done = false
+  timer:start(0, 25, vim.schedule_wrap(function()
+    if done then return end
+    local all = true
+    for _, bufnr in ipairs(bufnrs) do
+      if not analysed(bufnr) then all = false end
+    end
+    if not all and now_ms() < deadline then return end
+    done = true
+    timer:stop()
+    timer:close()
+    local out = {}
+    for _, bufnr in ipairs(bufnrs) do
+      out[#out + 1] = { bufnr = bufnr, analysed = analysed(bufnr), items = diagnostic_items(bufnr, excluded) }
+    end
+    reply(token, out)
+  end))
+end
+
