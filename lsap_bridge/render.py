@@ -17,7 +17,7 @@ def _environment() -> Environment:
         loader=PackageLoader("lsap_bridge", "templates"),
         trim_blocks=True,
         lstrip_blocks=True,
-        keep_trailing_newline=False,
+        keep_trailing_newline=True,
         autoescape=False,
     )
 

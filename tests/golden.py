@@ -1,0 +1,36 @@
+"""Golden files: a rendered report is compared with `tests/golden/<name>`.
+
+Set LSAP_UPDATE_GOLDEN=1 to (re)write them; review the diff before committing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def assert_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("LSAP_UPDATE_GOLDEN") or not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        if not os.environ.get("LSAP_UPDATE_GOLDEN"):
+            raise AssertionError(f"golden file {path} was missing and has been written: review it")
+    assert text == path.read_text(), f"report differs from {path} (LSAP_UPDATE_GOLDEN=1 rewrites it)"
+
+
+def check_report_shape(text: str) -> list[str]:
+    """DESIGN §5 rules every report keeps: no heading deeper than ###, fences name a language."""
+    problems = []
+    in_fence = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            if not in_fence and line.strip() == "```":
+                problems.append(f"line {number}: code fence without a language")
+            in_fence = not in_fence
+        elif not in_fence and re.match(r"#{4,}\s", line):
+            problems.append(f"line {number}: heading deeper than ###")
+    return problems
