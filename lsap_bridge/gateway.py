@@ -78,6 +78,7 @@ class EditorGateway:
     _tokens: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _waiting: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
     _command_handler: CommandHandler | None = None
+    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 
     async def start(self) -> None:
         """Register this channel with the Lua transport so replies find their way back."""
@@ -113,6 +114,10 @@ class EditorGateway:
         try:
             await self._lua(f"require('lsap.transport').{function}(...)", token, *args)
             return await asyncio.wait_for(future, timeout)
+        except asyncio.CancelledError:
+            # The asker went away (an agent disconnected): stop the servers' work too.
+            self._background(self._lua("require('lsap.transport').cancel(...)", token))
+            raise
         except asyncio.TimeoutError:
             if on_timeout is not None:
                 return on_timeout
@@ -124,6 +129,12 @@ class EditorGateway:
             ) from None
         finally:
             self._waiting.pop(token, None)
+
+    def _background(self, coro: Awaitable[Any]) -> None:
+        """Fire and forget a call into Neovim, keeping the task referenced until it ends."""
+        task = asyncio.get_running_loop().create_task(coro)  # type: ignore[arg-type]
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # -- text -------------------------------------------------------------------------
 
@@ -205,17 +216,6 @@ class EditorGateway:
     async def notify(self, message: str, level: str = "error") -> None:
         await self._lua("require('lsap.report').notify(...)", message, level)
 
-    async def exec_lua(self, code: str, *args: Any) -> Any:
-        """Escape hatch for setup code (embedded mode): configure servers, change directory."""
-        return await self._lua(code, *args)
-
-
-def _client(raw: dict[str, Any]) -> Client:
-    return Client(
-        id=int(raw["id"]),
-        name=str(raw["name"]),
-        offset_encoding=str(raw.get("offset_encoding") or "utf-16"),
-        methods=frozenset(raw.get("methods") or []),
     async def all_clients(self) -> list[Client]:
         """Every language server running in this Neovim, whatever buffer it serves."""
         raw = await self._lua("return require('lsap.transport').all_clients()")
@@ -262,6 +262,17 @@ def _client(raw: dict[str, Any]) -> Client:
                               timeout=self.timeouts.diagnostics + 5)
         return {int(entry["bufnr"]): entry for entry in raw or []}
 
+    async def exec_lua(self, code: str, *args: Any) -> Any:
+        """Escape hatch for setup code (embedded mode): configure servers, change directory."""
+        return await self._lua(code, *args)
+
+
+def _client(raw: dict[str, Any]) -> Client:
+    return Client(
+        id=int(raw["id"]),
+        name=str(raw["name"]),
+        offset_encoding=str(raw.get("offset_encoding") or "utf-16"),
+        methods=frozenset(raw.get("methods") or []),
         root_dir=raw.get("root_dir") or None,
     )
 

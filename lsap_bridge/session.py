@@ -6,11 +6,13 @@ readiness per server, so that per-item work happens once and only for items show
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .errors import ErrorCode, LsapError
 from .gateway import Client, Document, EditorGateway, LspCall
 from .position import Encoding, from_lsp_character, to_lsp_character
@@ -46,6 +48,7 @@ class Location:
 
 
 EditApproval = Callable[[str, str], Awaitable[bool]]
+PULL = "textDocument/diagnostic"
 
 
 async def allow_all(_summary: str, _preview: str) -> bool:
@@ -203,3 +206,61 @@ class Session:
 
     async def symbol_tree(self, target: Target, doc: Document) -> SymbolTree:
         return (await self.symbols([target.path], target.client, {target.path: doc}))[target.path]
+
+    # -- diagnostics ----------------------------------------------------------------
+
+    async def diagnostics(self, paths: Sequence[Path]) -> DiagnosticMap:
+        """Diagnostics of files as they are now (unsaved changes included).
+
+        Pulled (`textDocument/diagnostic`) from servers that offer it; otherwise the pushed
+        ones, once the server has published for the buffer's latest change (bounded wait).
+        Files no server has analysed in time are in `.pending` with the reason, not hidden.
+        """
+        out = DiagnosticMap()
+        wanted = list(dict.fromkeys(paths))
+        if not wanted:
+            return out
+
+        async def attach(path: Path) -> tuple[int, list[Client]]:
+            bufnr = await self.gateway.open(path)
+            return bufnr, await self.gateway.wait_for_clients(bufnr, None)
+
+        found = await asyncio.gather(*(attach(p) for p in wanted))
+        attached = dict(zip(wanted, found, strict=True))
+        docs = await self.documents(wanted)
+        pulls: list[tuple[Path, Client]] = []
+        waits: list[Path] = []
+        for path, (_bufnr, clients) in attached.items():
+            out[path] = []
+            if not clients:
+                out.pending[path] = "no language server is attached"
+            pulls += [(path, c) for c in clients if c.supports(PULL)]
+            if any(not c.supports(PULL) for c in clients):
+                waits.append(path)
+        calls = [
+            LspCall(c.id, PULL, {"textDocument": {"uri": uri_of(p)}}, attached[p][0])
+            for p, c in pulls
+        ]
+        answers, pushed = await asyncio.gather(
+            self.gateway.lsp(calls),
+            self.gateway.pushed_diagnostics(
+                [attached[p][0] for p in waits], list({c.id for _, c in pulls})),
+        )
+        for (path, client), answer in zip(pulls, answers, strict=True):
+            result = answer.result if isinstance(answer.result, dict) else {}
+            if answer.error or result.get("kind") not in ("full", None):
+                reason = (answer.error or {}).get("message") or "no full report"
+                out.pending[path] = f"{client.name} did not report diagnostics ({reason})"
+                continue
+            lines, encoding = docs[path].lines, self.encoding(client)
+            items = result.get("items") or []
+            out[path] += [from_lsp(item, lines, encoding, client.name) for item in items]
+        for path in waits:
+            entry = pushed.get(attached[path][0]) or {}
+            out[path] += [from_vim(item, docs[path].lines) for item in entry.get("items") or []]
+            if not entry.get("analysed"):
+                names = ", ".join(c.name for c in attached[path][1] if not c.supports(PULL))
+                out.pending[path] = f"{names} had not published diagnostics for this text yet"
+        for items in out.values():
+            items.sort(key=lambda d: (d.line, d.col))
+        return out

@@ -94,6 +94,20 @@ function M.clients(bufnr)
   return out
 end
 
+--- Every client in this Neovim, with what each supports (the socket's `info`).
+function M.all_clients()
+  local out = {}
+  for _, client in ipairs(vim.lsp.get_clients()) do
+    out[#out + 1] = client_info(client)
+  end
+  return out
+end
+
+--- Ask the human about an agent's edit; replies true (apply) or false (refuse, or no answer).
+function M.confirm(token, client, summary, preview, timeout_ms)
+  require('lsap.log').confirm(client, summary, preview, timeout_ms, function(ok) reply(token, ok) end)
+end
+
 --- Send several LSP requests at once; one `lsap_reply` carries every answer, in order.
 --- calls: { {client_id=, method=, params=, bufnr=?}, ... }
 function M.request(token, calls)
@@ -239,20 +253,6 @@ function M.when_idle(token, client_ids, settle_ms, timeout_ms)
   timer:start(0, 25, check)
 end
 
---- Where the human is: file, cursor (0-based line, byte column) and the visual selection.
-function M.cursor()
-  local bufnr = vim.api.nvim_get_current_buf()
-  local pos = vim.api.nvim_win_get_cursor(0)
-  return {
-    path = vim.api.nvim_buf_get_name(bufnr),
-    bufnr = bufnr,
-    line = pos[1] - 1,
-    col = pos[2],
-    text = vim.api.nvim_get_current_line(),
-  }
-end
-
-return M
 local function diagnostic_items(bufnr, excluded)
   local out = {}
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do
@@ -303,3 +303,17 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, timeout_ms)
   end))
 end
 
+--- Where the human is: file, cursor (0-based line, byte column) and the visual selection.
+function M.cursor()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local pos = vim.api.nvim_win_get_cursor(0)
+  return {
+    path = vim.api.nvim_buf_get_name(bufnr),
+    bufnr = bufnr,
+    line = pos[1] - 1,
+    col = pos[2],
+    text = vim.api.nvim_get_current_line(),
+  }
+end
+
+return M

@@ -1,0 +1,115 @@
+"""Diagnostics as plain data, shared by the `diagnostics` mode, rename reports and the text format.
+
+Positions are 0-based lines and code-point columns, like every other position in the bridge,
+whatever unit the server or `vim.diagnostic` counted in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .position import Encoding, from_lsp_character
+
+SEVERITIES = ("error", "warning", "information", "hint")
+
+
+def severity_name(value: Any) -> str:
+    """LSP and `vim.diagnostic` both number severities 1 (error) to 4 (hint)."""
+    try:
+        return SEVERITIES[int(value) - 1]
+    except (TypeError, ValueError, IndexError):
+        return "error"
+
+
+def severity_rank(name: str) -> int:
+    return SEVERITIES.index(name)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    severity: str  # error | warning | information | hint
+    message: str
+    code: str | None = None
+    source: str | None = None
+
+    def at_least(self, minimum: str) -> bool:
+        return severity_rank(self.severity) <= severity_rank(minimum)
+
+
+class DiagnosticMap(dict[Path, list[Diagnostic]]):
+    """Diagnostics per file, plus the files a server had not analysed yet (and why)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: dict[Path, str] = {}
+
+
+def _column(lines: list[str], line: int, character: Any, encoding: Encoding) -> int:
+    text = lines[line] if 0 <= line < len(lines) else ""
+    return from_lsp_character(text, int(character or 0), encoding)
+
+
+def _code(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)
+
+
+def from_lsp(item: dict[str, Any], lines: list[str], encoding: Encoding, server: str) -> Diagnostic:
+    """An LSP Diagnostic (pull answer) with columns in the server's encoding."""
+    start, end = item["range"]["start"], item["range"]["end"]
+    return Diagnostic(
+        line=int(start["line"]),
+        col=_column(lines, int(start["line"]), start["character"], encoding),
+        end_line=int(end["line"]),
+        end_col=_column(lines, int(end["line"]), end["character"], encoding),
+        severity=severity_name(item.get("severity", 1)),
+        message=str(item.get("message", "")).strip(),
+        code=_code(item.get("code")),
+        source=item.get("source") or server,
+    )
+
+
+def from_vim(item: dict[str, Any], lines: list[str]) -> Diagnostic:
+    """A `vim.diagnostic` item: 0-based lines, byte columns."""
+    line, end_line = int(item.get("lnum") or 0), int(item.get("end_lnum") or item.get("lnum") or 0)
+    return Diagnostic(
+        line=line,
+        col=_column(lines, line, item.get("col"), "utf-8"),
+        end_line=end_line,
+        end_col=_column(lines, end_line, item.get("end_col") or item.get("col"), "utf-8"),
+        severity=severity_name(item.get("severity", 1)),
+        message=str(item.get("message", "")).strip(),
+        code=_code(item.get("code")),
+        source=item.get("source") or None,
+    )
+
+
+@dataclass
+class DiagnosticDelta:
+    """What an edit changed: diagnostics that are new afterwards, per file."""
+
+    new: dict[Path, list[Diagnostic]] = field(default_factory=dict)
+
+    @classmethod
+    def between(
+        cls, before: dict[Path, list[Diagnostic]], after: dict[Path, list[Diagnostic]],
+    ) -> DiagnosticDelta:
+        """Compared by message, code and severity, since an edit moves lines around."""
+        delta = cls()
+        for path, items in after.items():
+            old = [(d.severity, d.message, d.code) for d in before.get(path, [])]
+            fresh = []
+            for d in items:
+                key = (d.severity, d.message, d.code)
+                if key in old:
+                    old.remove(key)
+                else:
+                    fresh.append(d)
+            if fresh:
+                delta.new[path] = fresh
+        return delta
