@@ -1,0 +1,159 @@
+"""`outline`: the symbol tree of a file, a directory or a glob, as flattened dotted paths.
+
+One file shows every symbol (locals inside functions left out); a directory or a glob
+shows each file's top-level symbols. Symbols of all files come in one round trip per
+language server, cached per file version by the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from itertools import groupby
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from ..errors import ErrorCode, LsapError
+from ..session import Session
+from ..symbols import Symbol, SymbolTree
+from ..workspace import language_of
+from .base import MAX_ITEMS_LIMIT, PAGES, Report, Request, capability, page
+from .files import expand, is_glob
+
+METHOD = "textDocument/documentSymbol"
+MAX_FILES = 500
+# Function-like symbols: their children are locals, not part of the file's structure.
+_FUNCTIONS = {6, 9, 12}
+
+
+class OutlineRequest(Request):
+    mode: Literal["outline"] = "outline"
+    file_path: str
+    symbol_path: list[str] | str | None = None
+    recursive: bool = False
+    max_items: Annotated[int, Field(ge=1, le=MAX_ITEMS_LIMIT)] = 200
+
+
+def structure(
+    nodes: Sequence[Symbol],
+    prefix: tuple[str, ...] = (),
+    depth: int | None = None,
+    local: bool = False,
+) -> Iterator[tuple[tuple[str, ...], Symbol]]:
+    """Symbols with their dotted paths; `depth` 1 = top level only.
+
+    Locals of functions are left out unless `local` (the function itself was asked for).
+    """
+    # Servers may sort by name (typescript-language-server does): the file's order reads better.
+    for node in sorted(nodes, key=lambda n: (n.selection.start_line, n.selection.start_col)):
+        path = (*prefix, node.bare_name)
+        yield path, node
+        if (local or node.kind not in _FUNCTIONS) and (depth is None or depth > 1):
+            yield from structure(node.children, path, None if depth is None else depth - 1, local)
+
+
+def _scope(
+    tree: SymbolTree, names: list[str], display: str
+) -> list[tuple[tuple[str, ...], Symbol]]:
+    """The symbol at `names` and everything inside it (its locals too: it was asked for)."""
+    found = tree.find(names)
+    if not found:
+        suggestions = tree.suggest(names)
+        raise LsapError(
+            ErrorCode.NOT_FOUND,
+            f"no symbol {'.'.join(names)} in {display}",
+            hint="did you mean " + ", ".join(f"`{s}`" for s in suggestions) + "?"
+            if suggestions
+            else "ask for the outline without `symbol_path`",
+            suggestions=suggestions,
+        )
+    out: list[tuple[tuple[str, ...], Symbol]] = []
+    for symbol in found:
+        prefix = tuple(names[:-1])
+        out.append(((*prefix, symbol.bare_name), symbol))
+        out += structure(symbol.children, (*prefix, symbol.bare_name), local=True)
+    return out
+
+
+async def _trees(session: Session, files: list[Path]) -> tuple[dict[Path, SymbolTree], list[str]]:
+    """Symbol trees per file, one batch per language; files no server reads are named."""
+    trees: dict[Path, SymbolTree] = {}
+    lacking: list[str] = []
+    by_language = groupby(sorted(files, key=lambda p: (language_of(p), str(p))), key=language_of)
+    for _language, group in by_language:
+        paths = list(group)
+        try:
+            target = await session.target(paths[0], METHOD)
+        except LsapError as error:
+            if len(files) == 1:
+                raise
+            lacking.append(f"{len(paths)} {language_of(paths[0])} file(s): {error.message}")
+            continue
+        docs = await session.documents(paths)
+        trees.update(await session.symbols(paths, target.client, docs))
+    return trees, lacking
+
+
+@capability("outline", OutlineRequest, "symbols of a file, a directory or a glob, as dotted paths")
+async def outline(session: Session, request: OutlineRequest) -> Report:
+    files = expand(session.workspace, request.file_path, request.recursive, MAX_FILES + 1)
+    many = len(files) > 1 or is_glob(request.file_path) or files[0].is_dir()
+    given = (
+        [request.symbol_path] if isinstance(request.symbol_path, str) else request.symbol_path or []
+    )
+    names = [part for name in given for part in name.split(".") if part]
+    if names and many:
+        raise LsapError(
+            ErrorCode.INVALID_REQUEST,
+            "`symbol_path` needs `file_path` to name one file",
+            hint="drop `symbol_path`, or give the file that holds the symbol",
+        )
+    items: list[dict[str, Any]] | None = PAGES.get(request.pagination_id)
+    lacking: list[str] = []
+    if items is None:
+        trees, lacking = await _trees(session, files[:MAX_FILES])
+        items = []
+        for path in files[:MAX_FILES]:
+            tree = trees.get(path)
+            if tree is None:
+                continue
+            display = session.workspace.display(path)
+            walked = (
+                _scope(tree, names, display)
+                if names
+                else structure(tree.roots, depth=1 if many else None)
+            )
+            items += [
+                {
+                    "path": display,
+                    "line": symbol.selection.start_line + 1,
+                    "kind": symbol.kind_name,
+                    "symbol": ".".join(dotted),
+                    "detail": symbol.detail,
+                    "children": len(symbol.children)
+                    if many and symbol.kind not in _FUNCTIONS
+                    else 0,
+                }
+                for dotted, symbol in walked
+            ]
+    shown, paging = page(request, items)
+    groups = [
+        {"path": path, "symbols": list(rows)}
+        for path, rows in groupby(shown, key=lambda r: r["path"])
+    ]
+    data = {
+        "target": request.file_path,
+        "scope": ".".join(names) if names else None,
+        "many": many,
+        "files": len({item["path"] for item in items}),
+        "more_files": max(0, len(files) - MAX_FILES),
+        "lacking": lacking,
+        "groups": groups,
+        **paging,
+    }
+    locations = [
+        {"path": r["path"], "line": r["line"], "col": 0, "text": f"{r['kind']} {r['symbol']}"}
+        for r in shown
+    ]
+    return Report("outline", data, locations)

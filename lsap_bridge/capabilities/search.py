@@ -1,0 +1,130 @@
+"""`search`: workspace symbols by name, filtered by kind, paged.
+
+Every running server that answers `workspace/symbol` is asked in one round trip (a
+Python and a TypeScript server both contribute). With none running yet (a fresh embedded
+Neovim), one file per language is opened so that the servers start.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+
+from ..errors import ErrorCode, LsapError
+from ..gateway import Client, LspCall
+from ..session import Session
+from ..symbols import KIND_NAMES
+from ..workspace import path_of
+from .base import PAGES, Report, Request, capability, page
+from .files import one_per_language
+
+METHOD = "workspace/symbol"
+KINDS = set(KIND_NAMES.values())
+
+
+class SearchRequest(Request):
+    mode: Literal["search"] = "search"
+    query: Annotated[str, Field(min_length=1)]
+    kinds: list[str] | None = None
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, kinds: list[str] | None) -> list[str] | None:
+        unknown = sorted(set(kinds or ()) - KINDS)
+        if unknown:
+            raise ValueError(f"unknown kinds {unknown}: use {', '.join(sorted(KINDS))}")
+        return kinds
+
+
+async def symbol_clients(session: Session) -> tuple[list[Client], list[str]]:
+    """Servers that answer `workspace/symbol`, starting them if nothing runs yet."""
+    clients = [c for c in await session.gateway.all_clients() if c.supports(METHOD)]
+    lacking: list[str] = []
+    if not clients:
+        for seed in one_per_language(session.workspace):
+            try:
+                clients.append((await session.target(seed, METHOD)).client)
+            except LsapError as error:
+                lacking.append(error.message)
+    unique = {c.id: c for c in clients}
+    return list(unique.values()), lacking
+
+
+# Declarations an agent looks for before the variables that merely share the name.
+_MINOR = {"variable", "field", "property", "constant", "key", "type_parameter"}
+
+
+def rank(query: str, name: str, kind: str) -> tuple[int, bool]:
+    """Exact names first (same case first), then prefixes, then names containing the query."""
+    low, wanted = name.lower(), query.lower()
+    if name == query:
+        closeness = 0
+    elif low == wanted:
+        closeness = 1
+    elif low.startswith(wanted):
+        closeness = 2
+    else:
+        closeness = 3 if wanted in low else 4
+    return closeness, kind in _MINOR
+
+
+@capability("search", SearchRequest, "workspace symbols by name, with kind filters")
+async def search(session: Session, request: SearchRequest) -> Report:
+    items: list[dict[str, Any]] | None = PAGES.get(request.pagination_id)
+    servers: list[str] = []
+    lacking: list[str] = []
+    external = 0
+    if items is None:
+        clients, lacking = await symbol_clients(session)
+        if not clients:
+            raise LsapError(
+                ErrorCode.UNSUPPORTED,
+                "no attached server supports workspace/symbol"
+                + (": " + "; ".join(lacking) if lacking else ""),
+                hint="try `outline` on a directory, e.g. "
+                '{"mode": "outline", "file_path": ".", "recursive": true}',
+            )
+        servers = [c.name for c in clients]
+        answers = await session.gateway.lsp(
+            [LspCall(c.id, METHOD, {"query": request.query}) for c in clients]
+        )
+        found: dict[tuple[str, int, str], dict[str, Any]] = {}
+        for answer in answers:
+            for raw in [] if answer.error else answer.result or []:
+                kind = KIND_NAMES.get(int(raw.get("kind", 0)), "symbol")
+                location = raw.get("location") or {}
+                path = path_of(location.get("uri", ""))
+                if request.kinds and kind not in request.kinds:
+                    continue
+                if not session.workspace.contains(path):
+                    external += 1
+                    continue
+                line = int((location.get("range") or {}).get("start", {}).get("line", -1)) + 1
+                display = session.workspace.display(path)
+                found[(display, line, raw["name"])] = {
+                    "name": raw["name"],
+                    "kind": kind,
+                    "container": raw.get("containerName") or None,
+                    "path": display,
+                    "line": line or None,
+                }
+        items = sorted(
+            found.values(),
+            key=lambda i: (rank(request.query, i["name"], i["kind"]), i["path"], i["line"] or 0),
+        )
+    shown, paging = page(request, items)
+    data = {
+        "query": request.query,
+        "kinds": request.kinds,
+        "servers": servers,
+        "lacking": lacking,
+        "external": external,
+        "symbols": shown,
+        **paging,
+    }
+    locations = [
+        {"path": r["path"], "line": r["line"] or 1, "col": 0, "text": f"{r['kind']} {r['name']}"}
+        for r in shown
+    ]
+    return Report("search", data, locations)
