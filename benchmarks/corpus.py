@@ -1,0 +1,141 @@
+"""The code bases the benchmark runs on: fetched at run time, never committed.
+
+`rich` 13.9.4 (the sdist from PyPI) for Python, `rxjs` 7.8.1 (its npm tarball ships the
+TypeScript sources) for TypeScript, and the repository's own `examples/shop` for the quick
+mode. Generated files for the scale runs go inside the corpus directory as well.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORPUS_DIR = HERE / ".corpus"
+EXAMPLE = HERE.parent / "examples" / "shop"
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A project root plus the anchors the benchmark asks about in it."""
+
+    name: str
+    version: str
+    root: Path
+    servers: list[str]
+    files: str  # glob of the sources, relative to root
+    widely_used: str  # an anchor of a widely used class (references, tokens)
+    definition: str  # an anchor on a use whose definition lives in another file
+    hover: str
+    outline: str  # a file path
+
+
+RICH = ("rich", "13.9.4")
+RXJS = ("rxjs", "7.8.1")
+
+
+def _extract(archive: Path, into: Path) -> Path:
+    with tarfile.open(archive) as tar:
+        top = {m.name.split("/", 1)[0] for m in tar.getmembers()}
+        tar.extractall(into, filter="data")
+    assert len(top) == 1, f"unexpected layout of {archive}: {sorted(top)}"
+    return into / top.pop()
+
+
+def fetch_rich() -> Corpus:
+    """`pip download` the pinned sdist and unpack it into benchmarks/.corpus/."""
+    name, version = RICH
+    root = CORPUS_DIR / f"{name}-{version}"
+    if not root.is_dir():
+        CORPUS_DIR.mkdir(exist_ok=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+             f"{name}=={version}", "-d", str(CORPUS_DIR)],
+            check=True,
+        )
+        _extract(CORPUS_DIR / f"{name}-{version}.tar.gz", CORPUS_DIR)
+    return Corpus(
+        name, version, root, ["basedpyright"], "rich/*.py",
+        widely_used="rich/console.py:Console",
+        definition="rich/table.py@new_line = <|>Segment.line()",
+        hover="rich/console.py:Console.print",
+        outline="rich/console.py",
+    )
+
+
+def fetch_rxjs() -> Corpus:
+    """`npm pack` the pinned package (its tarball carries `src/**/*.ts` and a tsconfig)."""
+    name, version = RXJS
+    root = CORPUS_DIR / f"{name}-{version}"
+    if not root.is_dir():
+        CORPUS_DIR.mkdir(exist_ok=True)
+        subprocess.run(["npm", "pack", "--silent", f"{name}@{version}"], cwd=CORPUS_DIR, check=True,
+                       stdout=subprocess.DEVNULL)
+        extracted = _extract(CORPUS_DIR / f"{name}-{version}.tgz", CORPUS_DIR / "tmp")
+        extracted.rename(root)
+        shutil.rmtree(CORPUS_DIR / "tmp")
+    return Corpus(
+        name, version, root, ["ts_ls"], "src/internal/**/*.ts",
+        widely_used="src/internal/Observable.ts:Observable",
+        definition="src/internal/operators/map.ts:map@return <|>operate",
+        hover="src/internal/Observable.ts:Observable.subscribe",
+        outline="src/internal/Observable.ts",
+    )
+
+
+def example_copy(into: Path) -> Corpus:
+    """The quick mode's tiny corpus: a fresh copy of examples/shop."""
+    root = into / "shop"
+    if root.exists():
+        shutil.rmtree(root)
+    shutil.copytree(EXAMPLE, root)
+    return Corpus(
+        "examples/shop", "repo", root, ["basedpyright"], "shop/*.py",
+        widely_used="shop/models.py:Product",
+        definition="shop/checkout.py@cheapest: <|>Product",
+        hover="shop/models.py:Product",
+        outline="shop/models.py",
+    )
+
+
+# -- generated files for the scale runs ----------------------------------------------------
+
+USES_PER_FILE = 100
+
+
+def scale_references(root: Path, count: int) -> str:
+    """A class used `count` times over files of 100 uses each; returns its anchor."""
+    package = root / "lsap_scale"
+    package.mkdir(exist_ok=True)
+    (package / "__init__.py").touch()
+    name = f"Widget{count}"
+    (package / f"w{count}.py").write_text(f"class {name}:\n    def ping(self) -> int:\n        return 1\n")
+    for index in range(max(1, count // USES_PER_FILE)):
+        uses = min(USES_PER_FILE, count - index * USES_PER_FILE)
+        body = [f"from lsap_scale.w{count} import {name}\n"]
+        for i in range(uses - 1):  # the import above is a use too
+            body.append(f"\n\ndef make_{i}() -> object:\n    return {name}()\n")
+        (package / f"uses{count}_{index}.py").write_text("".join(body))
+    return f"lsap_scale/w{count}.py:{name}"
+
+
+def scale_outline(root: Path, lines: int) -> str:
+    """A Python file of about `lines` lines: classes of ten two-line methods."""
+    package = root / "lsap_scale"
+    package.mkdir(exist_ok=True)
+    out: list[str] = []
+    index = 0
+    while len(out) < lines:
+        out.append(f"class Block{index}:")
+        for m in range(10):
+            out.append(f"    def method_{m}(self, value: int) -> int:")
+            out.append(f"        return value + {m}")
+        out.append("")
+        index += 1
+    path = package / f"big{lines}.py"
+    path.write_text("\n".join(out[:lines]) + "\n")
+    return path.relative_to(root).as_posix()
