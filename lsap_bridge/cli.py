@@ -2,7 +2,9 @@
 
     lsap <mode> <anchor> [--max-items N] [--format json] …
     lsap query '<json>' | lsap query -
-    lsap schema | lsap sessions | lsap daemon status|stop
+    lsap request < block.txt          (a Language Server Request block on stdin)
+    lsap schema | lsap info | lsap sessions [--json] | lsap daemon status|stop
+    lsap mcp                          (a stdio MCP server for agents)
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,7 @@ from .client import ClientError, Connection, env_servers, find_session
 from .discovery import sessions
 
 OPTIONS = ("max_items", "start_index", "pagination_id", "context_lines", "format")
-COMMANDS = ("query", "schema", "sessions", "daemon")
+COMMANDS = ("query", "request", "schema", "info", "sessions", "daemon", "mcp")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pagination-id")
     parser.add_argument("--context-lines", type=int)
     parser.add_argument("--format", choices=("markdown", "json"))
+    parser.add_argument("--json", action="store_true", help="sessions/info: print JSON")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
                         help="any other request field, e.g. --set include_declaration=false")
     return parser
@@ -66,14 +70,17 @@ def connect(args: argparse.Namespace) -> Connection:
     servers = args.servers.split(",") if args.servers else env_servers()
     info = find_session(Path.cwd(), args.root, args.session, servers, args.idle_timeout)
     assert info is not None
-    return Connection(info.socket)
+    return Connection(info.socket, name="lsap cli")
 
 
 def run(args: argparse.Namespace) -> int:
     command = args.words[0]
     if command == "sessions":
-        for info in sessions():
-            print(f"{info.name}\t{info.kind}\tpid {info.pid}\t{', '.join(info.roots)}")
+        if args.json:
+            print(json.dumps([asdict(live) for live in sessions()], indent=1))
+            return 0
+        for live in sessions():
+            print(f"{live.name}\t{live.kind}\tpid {live.pid}\t{', '.join(live.roots)}")
         return 0
     if command == "daemon":
         action = args.words[1] if len(args.words) > 1 else "status"
@@ -87,11 +94,22 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"{info.name}\tpid {info.pid}\tneovim pid {info.nvim_pid}\t{', '.join(info.roots)}")
         return 0
+    if command == "mcp":
+        import asyncio
+
+        from .mcp_server import serve
+
+        asyncio.run(serve(Path.cwd(), args.session))
+        return 0
     conn = connect(args)
     try:
-        if command == "schema":
-            print(json.dumps(conn.call("schema"), indent=1))
+        if command in ("schema", "info"):
+            print(json.dumps(conn.call(command), indent=1))
             return 0
+        if command == "request":
+            result = conn.call("text", {"text": sys.stdin.read()})
+            sys.stdout.write(result["text"])
+            return 0 if result["ok"] else 1
         if command == "query":
             raw = sys.stdin.read() if len(args.words) < 2 or args.words[1] == "-" else args.words[1]
             try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import fcntl
 import itertools
 import json
 import os
@@ -32,14 +34,23 @@ def project_root(directory: Path) -> Path:
 
 
 class Connection:
-    def __init__(self, path: str, timeout: float = 300.0) -> None:
+    """One blocking JSON-RPC connection; `name` is how `:Lsap log` shows this client."""
+
+    def __init__(self, path: str, timeout: float = 300.0, name: str | None = None) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
-        self.sock.connect(path)
+        try:
+            self.sock.connect(path)
+        except OSError as exc:
+            self.sock.close()
+            raise ClientError(f"cannot connect to {path}: {exc.strerror or exc}") from None
         self.file = self.sock.makefile("rb")
         self.ids = itertools.count(1)
+        self.name = name
 
     def call(self, method: str, params: Any = None) -> Any:
+        if self.name and (params is None or isinstance(params, dict)):
+            params = {**(params or {}), "client": self.name}
         msg_id = next(self.ids)
         message = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
         self.sock.sendall(json.dumps(message).encode() + b"\n")
@@ -59,8 +70,23 @@ class Connection:
         self.sock.close()
 
 
-def start_daemon(root: Path, servers: list[str], idle_timeout: float, wait: float = 90.0) -> SessionInfo:
-    """Start the embedded daemon for `root` in the background and wait until it serves."""
+def start_daemon(root: Path, servers: list[str], idle_timeout: float,
+                 wait: float = 90.0) -> SessionInfo:
+    """Start the embedded daemon for `root` in the background and wait until it serves.
+
+    A lock file makes two `lsap` calls racing for the same root start one daemon: the
+    second waits for the lock, then finds the first one's session.
+    """
+    name = daemon_name(root)
+    with open(runtime_dir() / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for info in sessions():
+            if info.name == name:
+                return info
+        return _spawn_daemon(root, servers, idle_timeout, wait)
+
+
+def _spawn_daemon(root: Path, servers: list[str], idle_timeout: float, wait: float) -> SessionInfo:
     log = runtime_dir() / f"{daemon_name(root)}.log"
     with open(log, "ab") as out:
         subprocess.Popen(
@@ -101,3 +127,59 @@ def find_session(directory: Path, root: Path | None = None, session: str | None 
 
 def env_servers() -> list[str]:
     return [s for s in os.environ.get("LSAP_SERVERS", "").split(",") if s]
+
+
+class AsyncConnection:
+    """JSON-RPC over the socket for asyncio code (the MCP server): many calls in flight."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 name: str | None) -> None:
+        self.reader, self.writer, self.name = reader, writer, name
+        self.ids = itertools.count(1)
+        self.pending: dict[int, asyncio.Future[Any]] = {}
+        self.reading = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def open(cls, path: str, name: str | None = None) -> AsyncConnection:
+        try:
+            reader, writer = await asyncio.open_unix_connection(path, limit=1 << 26)
+        except OSError as exc:
+            raise ClientError(f"cannot connect to {path}: {exc.strerror or exc}") from None
+        return cls(reader, writer, name)
+
+    async def call(self, method: str, params: Any = None) -> Any:
+        if self.name and (params is None or isinstance(params, dict)):
+            params = {**(params or {}), "client": self.name}
+        if self.reading.done():
+            raise ClientError("the session closed the connection")
+        msg_id = next(self.ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.pending[msg_id] = future
+        message = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
+        self.writer.write(json.dumps(message).encode() + b"\n")
+        try:
+            await self.writer.drain()
+            reply = await future
+        finally:
+            self.pending.pop(msg_id, None)
+        if "error" in reply:
+            raise ClientError(reply["error"].get("message", "error"))
+        return reply["result"]
+
+    async def _read(self) -> None:
+        try:
+            while line := await self.reader.readline():
+                reply = json.loads(line)
+                future = self.pending.get(reply.get("id"))
+                if future is not None and not future.done():
+                    future.set_result(reply)
+        except (ConnectionError, ValueError):
+            pass
+        finally:
+            for future in self.pending.values():
+                if not future.done():
+                    future.set_exception(ClientError("the session closed the connection"))
+
+    async def close(self) -> None:
+        self.reading.cancel()
+        self.writer.close()

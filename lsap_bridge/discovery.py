@@ -7,7 +7,7 @@ import hashlib
 import json
 import os
 import stat
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from . import __version__
@@ -35,6 +35,9 @@ class SessionInfo:
     roots: list[str]
     version: str = __version__
     nvim_pid: int = 0
+    nvim_version: str = ""
+    tcp: str = ""  # "host:port" of the optional loopback listener
+    token: str = ""  # what a TCP client sends in `auth`; the file is 0600
 
     @property
     def file(self) -> Path:
@@ -42,8 +45,9 @@ class SessionInfo:
 
     def publish(self) -> None:
         tmp = self.file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self)))
-        tmp.chmod(0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(json.dumps(asdict(self)))
         tmp.replace(self.file)
 
     def withdraw(self) -> None:
@@ -54,6 +58,9 @@ class SessionInfo:
 
 def daemon_name(root: Path) -> str:
     return "daemon-" + hashlib.sha1(str(root).encode()).hexdigest()[:12]
+
+
+FIELDS = {f.name for f in fields(SessionInfo)}
 
 
 def alive(pid: int) -> bool:
@@ -71,8 +78,9 @@ def sessions() -> list[SessionInfo]:
     out = []
     for file in sorted(runtime_dir().glob("*.json")):
         try:
-            info = SessionInfo(**json.loads(file.read_text()))
-        except (OSError, ValueError, TypeError):
+            raw = json.loads(file.read_text())
+            info = SessionInfo(**{k: v for k, v in raw.items() if k in FIELDS})
+        except (OSError, ValueError, TypeError, AttributeError):
             continue
         if alive(info.pid) and Path(info.socket).exists():
             out.append(info)

@@ -2,25 +2,80 @@
 
 The remote plugin's host runs pynvim's own loop; the bridge runs its asyncio loop in a
 thread of its own with a separate channel to Neovim (`v:servername`), so that agents and
-slow language servers never hold the host, and the host never holds them.
+slow language servers never hold the host, and the host never holds them. Here the agent
+socket is published, agents' activity goes to `:Lsap log`, and the edit policy is applied.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import threading
+import time
+from pathlib import Path
 from typing import Any
 
 from .discovery import SessionInfo, runtime_dir
+from .errors import LsapError
 from .gateway import EditorGateway
+from .logfile import log_to_file
 from .nvim_rpc import NvimConnection
-from .server import SocketServer
+from .server import SocketServer, current_client
 from .service import Service
+from .session import EditApproval
 from .workspace import Workspace
 
 _started: threading.Thread | None = None
+
+ASK_TIMEOUT = 300.0  # seconds the human has to answer an `ask` prompt before it counts as no
+LOG_FLUSH = 0.1  # seconds between batches sent to `:Lsap log`
+
+
+class ActivityLog:
+    """Collects socket events and sends them to Neovim in batches, so a busy agent costs
+    the editor one small call per tenth of a second rather than two per request."""
+
+    def __init__(self, gateway: EditorGateway) -> None:
+        self.gateway = gateway
+        self.pending: list[dict[str, Any]] = []
+        self.flushing: asyncio.Task[None] | None = None
+
+    def add(self, event: dict[str, Any]) -> None:
+        self.pending.append({**event, "time": int(time.time())})
+        if self.flushing is None or self.flushing.done():
+            self.flushing = asyncio.get_running_loop().create_task(self._flush())
+
+    async def _flush(self) -> None:
+        await asyncio.sleep(LOG_FLUSH)
+        entries, self.pending = self.pending, []
+        with contextlib.suppress(Exception):
+            await self.gateway.log_activity(entries)
+
+
+def edit_policy(policy: str, gateway: EditorGateway, timeout: float = ASK_TIMEOUT) -> EditApproval:
+    """The `edit_policy` option as the session's approval hook.
+
+    Only agents are asked about: an edit the human started with a command (no agent client
+    in the context) always goes ahead.
+    """
+
+    async def approve(summary: str, preview: str) -> bool:
+        client = current_client.get()
+        if client is None or policy == "allow":
+            return True
+        if policy == "deny":
+            return False
+        return await gateway.confirm_edit(client, summary, preview, timeout)
+
+    return approve
+
+
+def parse_tcp(value: str) -> tuple[str, int]:
+    """`"127.0.0.1:7777"`, `"[::1]:0"` or a bare port."""
+    host, _, port = value.rpartition(":")
+    return (host.strip("[]") or "127.0.0.1"), int(port or 0)
 
 
 async def serve_editor(address: str, options: dict[str, Any]) -> None:
@@ -29,15 +84,32 @@ async def serve_editor(address: str, options: dict[str, Any]) -> None:
     service = Service(gateway, Workspace.of(options.get("cwd") or os.getcwd()))
     gateway.on_command(service.handle_command)
     await gateway.start()
-    server = None
-    info = None
-    if (options.get("config") or {}).get("socket", True):
+    config = options.get("config") or {}
+    service.session.approve_edit = edit_policy(str(config.get("edit_policy") or "allow"), gateway)
+    server = info = None
+    if config.get("socket", True):
         name = f"nvim-{gateway.nvim_pid}"
-        server = SocketServer(service, runtime_dir() / f"{name}.sock")
+        log = ActivityLog(gateway)
+        server = SocketServer(service, runtime_dir() / f"{name}.sock", on_event=log.add)
         await server.start()
+        nvim_version = await gateway.nvim_version()
+        tcp = token = ""
+        if config.get("tcp"):
+            try:
+                token = await server.start_tcp(*parse_tcp(str(config["tcp"])),
+                                               force=bool(config.get("tcp_force")))
+            except (LsapError, OSError, ValueError) as exc:
+                await gateway.notify(f"lsap: no TCP listener: {exc}", "warn")
+            else:
+                assert server.tcp_address is not None
+                tcp = "{}:{}".format(*server.tcp_address)
         info = SessionInfo(name, "editor", os.getpid(), str(server.path),
-                           [str(r) for r in service.workspace.roots], nvim_pid=gateway.nvim_pid)
+                           [str(r) for r in service.workspace.roots], nvim_pid=gateway.nvim_pid,
+                           nvim_version=nvim_version, tcp=tcp, token=token)
+        server.info_extra = {"nvim_pid": gateway.nvim_pid, "nvim_version": nvim_version,
+                             "session": name}
         info.publish()
+        await gateway.remove_on_exit([str(info.file), str(Path(info.socket))])
     try:
         while not conn.closed:
             await asyncio.sleep(0.5)
@@ -56,10 +128,12 @@ def start_in_editor(options: dict[str, Any]) -> None:
     address = str(options["address"])
 
     def run() -> None:
-        with contextlib.suppress(Exception):
+        try:
             asyncio.run(serve_editor(address, options))
+        except Exception:
+            logging.getLogger(__name__).exception("the lsap service stopped")
+
+    log_to_file(options.get("log_file"))
 
     _started = threading.Thread(target=run, name="lsap-bridge", daemon=True)
     _started.start()
-
-

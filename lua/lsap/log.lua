@@ -1,0 +1,134 @@
+-- Pair programming: what agents ask through the socket, live in `:Lsap log`, and the human's
+-- say over agents' edits (edit_policy = 'ask').
+--
+-- The service sends entries in small batches ({client=, phase='start'|'done', what=, ok=, ms=,
+-- text=}); they are appended to one hidden scratch buffer, `lsap://log`, which any window can
+-- show. Nothing here moves the cursor or changes the current window.
+local M = {}
+
+M.max_lines = 20000 -- the log buffer keeps the newest lines
+M.answer_lines = 12 -- lines of each answer shown under its request
+
+---@type table<string, {requests: integer, failed: integer}>
+M.stats = {}
+
+local bufnr ---@type integer?
+
+local function buffer()
+  if bufnr and vim.api.nvim_buf_is_valid(bufnr) then return bufnr end
+  bufnr = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(bufnr, 'lsap://log')
+  vim.bo[bufnr].bufhidden = 'hide'
+  vim.bo[bufnr].modifiable = false
+  vim.bo[bufnr].filetype = 'lsaplog'
+  vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = bufnr, nowait = true, desc = 'lsap: close the log' })
+  return bufnr
+end
+
+local function windows()
+  local out = {}
+  if bufnr then
+    for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do out[#out + 1] = win end
+  end
+  return out
+end
+
+local function write(lines)
+  local buf = buffer()
+  -- Windows whose cursor sits on the last line follow the log as it grows.
+  local following = {}
+  local count = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(windows()) do
+    if vim.api.nvim_win_get_cursor(win)[1] >= count then following[#following + 1] = win end
+  end
+  vim.bo[buf].modifiable = true
+  local empty = count == 1 and vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ''
+  vim.api.nvim_buf_set_lines(buf, empty and 0 or -1, -1, false, lines)
+  local excess = vim.api.nvim_buf_line_count(buf) - M.max_lines
+  if excess > 0 then vim.api.nvim_buf_set_lines(buf, 0, excess, false, {}) end
+  vim.bo[buf].modifiable = false
+  count = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(following) do vim.api.nvim_win_set_cursor(win, { count, 0 }) end
+end
+
+local function answer_lines(text, out)
+  local lines = vim.tbl_filter(function(l) return l:match('%S') ~= nil end, vim.split(text or '', '\n'))
+  for i = 1, math.min(#lines, M.answer_lines) do out[#out + 1] = '    ' .. lines[i] end
+  if #lines > M.answer_lines then
+    out[#out + 1] = ('    … %d more lines'):format(#lines - M.answer_lines)
+  end
+end
+
+--- Entries from the service (a batch, oldest first).
+function M.append(entries)
+  local out = {}
+  for _, e in ipairs(entries) do
+    local stamp = os.date('%H:%M:%S', e.time or os.time())
+    if e.phase == 'start' then
+      out[#out + 1] = ('%s %s → %s'):format(stamp, e.client, e.what)
+    elseif e.phase == 'done' then
+      local stat = M.stats[e.client] or { requests = 0, failed = 0 }
+      M.stats[e.client] = stat
+      stat.requests = stat.requests + 1
+      if not e.ok then stat.failed = stat.failed + 1 end
+      out[#out + 1] = ('%s %s ← %s %s (%d ms)'):format(stamp, e.client, e.ok and 'ok' or 'failed', e.what, e.ms or 0)
+      answer_lines(e.text, out)
+    else
+      out[#out + 1] = ('%s %s — %s'):format(stamp, e.client, e.what)
+    end
+  end
+  if #out > 0 then write(out) end
+end
+
+--- `:Lsap log`: show the log in a split at the bottom (or go to it if it is shown).
+function M.open()
+  local win = windows()[1]
+  if win then
+    vim.api.nvim_set_current_win(win)
+  else
+    vim.cmd('botright split')
+    vim.api.nvim_win_set_buf(0, buffer())
+  end
+  vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(buffer()), 0 })
+end
+
+--- The lines of the log, for tests and :checkhealth.
+function M.lines() return vim.api.nvim_buf_get_lines(buffer(), 0, -1, false) end
+
+--- Edit policy 'ask': show the preview in the log (opening a log window without entering it
+--- when none is visible), then ask with `vim.ui.select` from a scheduled callback, so the
+--- service's request never waits on the main loop. No answer within `timeout_ms` is a refusal.
+function M.confirm(client, summary, preview, timeout_ms, done)
+  local answered = false
+  local function finish(ok)
+    if answered then return end
+    answered = true
+    M.append({ { client = client, phase = 'decision', what = (ok and 'applied: ' or 'refused: ') .. summary } })
+    done(ok)
+  end
+  local lines = { ('%s %s wants to %s — preview:'):format(os.date('%H:%M:%S'), client, summary) }
+  for _, line in ipairs(vim.split(preview or '', '\n')) do lines[#lines + 1] = '  │ ' .. line end
+  write(lines)
+  if #windows() == 0 then
+    vim.api.nvim_open_win(buffer(), false, { split = 'below', win = -1, height = math.min(#lines + 1, 15) })
+  end
+  for _, win in ipairs(windows()) do vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buffer()), 0 }) end
+  vim.defer_fn(function() finish(false) end, timeout_ms)
+  vim.schedule(function()
+    vim.ui.select({ 'Apply', 'Refuse' }, {
+      prompt = ('lsap: %s wants to %s (preview in the lsap log)'):format(client, summary),
+    }, function(choice) finish(choice == 'Apply') end)
+  end)
+end
+
+--- Delete the socket and discovery file when Neovim quits, even if the host dies first.
+function M.remove_on_exit(paths)
+  vim.api.nvim_create_autocmd('VimLeavePre', {
+    group = vim.api.nvim_create_augroup('lsap.socket', { clear = true }),
+    callback = function()
+      for _, path in ipairs(paths) do os.remove(path) end
+    end,
+  })
+end
+
+return M
