@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,9 +130,9 @@ class EditorGateway:
         finally:
             self._waiting.pop(token, None)
 
-    def _background(self, coro: Awaitable[Any]) -> None:
+    def _background(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Fire and forget a call into Neovim, keeping the task referenced until it ends."""
-        task = asyncio.get_running_loop().create_task(coro)  # type: ignore[arg-type]
+        task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
