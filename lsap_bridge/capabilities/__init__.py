@@ -12,6 +12,7 @@ from . import (
     references,
     search,
     type_definition,
+    types,
 )
 from .base import REGISTRY, Capability, Report, Request
 
@@ -31,4 +32,5 @@ __all__ = [
     "references",
     "search",
     "type_definition",
+    "types",
 ]

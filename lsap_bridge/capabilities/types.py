@@ -1,0 +1,239 @@
+"""`types`: the type hierarchy of a class or interface — supertypes and subtypes.
+
+From the server's `typeHierarchy/*` where one offers it. Otherwise (basedpyright and
+typescript-language-server do not) it is derived, and the report says so:
+- supertypes: the names in the class header after the class's own name (`class A(B, C):`,
+  `class A extends B implements C {`) whose definitions are classes or interfaces;
+- subtypes: references to the class that sit in another class's header line.
+Each level's definitions or references go out in one round trip.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from ..errors import ErrorCode, LsapError
+from ..gateway import Client, LspCall
+from ..locate.resolve import resolve
+from ..position import to_lsp_character
+from ..session import Location, Session
+from ..symbols import Symbol, SymbolTree
+from ..workspace import uri_of
+from .base import LocateRequest, Report, anchor_data, capability, word_at
+from .definition import defining_symbol
+from .hierarchy import Edge, Expand, Node, flatten, lsp_expand, node_of, render_entries, walk
+from .inspect import client_for
+
+METHOD = "textDocument/definition"
+NATIVE = "textDocument/prepareTypeHierarchy"
+TYPE_KINDS = {5, 10, 11, 23}  # class, enum, interface, struct
+_KEYWORD_ARG = re.compile(r"\b\w+\s*=\s*[\w.]+")
+_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+class TypesRequest(LocateRequest):
+    mode: Literal["types"] = "types"
+    direction: Literal["supertypes", "subtypes", "both"] = "both"
+    depth: Annotated[int, Field(ge=1, le=5)] = 1
+    include_external: bool = False
+
+
+def header_names(line: str, after: int) -> list[tuple[int, str]]:
+    """Names in a class header after its own name, up to the body: the candidate bases.
+
+    Keyword arguments (`metaclass=ABCMeta`) are not bases and are skipped.
+    """
+    head = line[after:].split("{", 1)[0]
+    head = _KEYWORD_ARG.sub(lambda m: " " * len(m.group(0)), head)
+    return [(after + m.start(), m.group(0)) for m in _NAME.finditer(head)]
+
+
+def type_symbol_at(tree: SymbolTree, line: int, col: int) -> Symbol | None:
+    """The class, interface, enum or struct whose name is at this position."""
+    for _path, symbol in tree.walk():
+        if symbol.kind in TYPE_KINDS and symbol.selection.contains(line, col):
+            return symbol
+    return None
+
+
+def type_node(symbol: Symbol, path: Path) -> Node:
+    return Node(
+        symbol.bare_name,
+        symbol.kind_name,
+        path,
+        symbol.selection.start_line,
+        symbol.selection.start_col,
+    )
+
+
+class Derived:
+    """Supertypes and subtypes found with definitions and references."""
+
+    def __init__(self, session: Session, client: Client) -> None:
+        self.session = session
+        self.client = client
+
+    async def trees(self, paths: Sequence[Path]) -> dict[Path, SymbolTree]:
+        inside = [p for p in dict.fromkeys(paths) if self.session.workspace.contains(p)]
+        docs = await self.session.documents(inside)
+        return await self.session.symbols(inside, self.client, docs)
+
+    def _params(self, path: Path, lines: list[str], line: int, col: int) -> dict[str, Any]:
+        text = lines[line] if line < len(lines) else ""
+        character = to_lsp_character(text, col, self.session.encoding(self.client))
+        return {
+            "textDocument": {"uri": uri_of(path)},
+            "position": {"line": line, "character": character},
+        }
+
+    async def _ask(self, method: str, asks: list[dict[str, Any]]) -> list[list[Location]]:
+        answers = await self.session.gateway.lsp(
+            [LspCall(self.client.id, method, params) for params in asks]
+        )
+        return [
+            await self.session.locations(None if a.error else a.result, self.client)
+            for a in answers
+        ]
+
+    async def supertypes(self, nodes: Sequence[Node]) -> list[list[Edge]]:
+        docs = await self.session.documents([n.path for n in nodes])
+        asks: list[tuple[int, str, dict[str, Any]]] = []
+        for index, node in enumerate(nodes):
+            lines = docs[node.path].lines
+            after = node.col + len(node.name)
+            for col, name in header_names(
+                lines[node.line] if node.line < len(lines) else "", after
+            ):
+                asks.append((index, name, self._params(node.path, lines, node.line, col)))
+        found = await self._ask(METHOD, [params for _, _, params in asks])
+        trees = await self.trees([loc.path for locs in found for loc in locs])
+        out: list[list[Edge]] = [[] for _ in nodes]
+        seen: set[tuple[int, Path, int]] = set()
+        for (index, name, _), locations in zip(asks, found, strict=True):
+            node = nodes[index]
+            for loc in locations:
+                if (index, loc.path, loc.line) in seen:
+                    continue
+                seen.add((index, loc.path, loc.line))
+                if loc.path not in trees:  # outside the workspace: a library or stdlib type
+                    out[index].append(
+                        Edge(
+                            Node(name, "class", loc.path, loc.line, loc.col),
+                            node.path,
+                            (node.line,),
+                        )
+                    )
+                    continue
+                named = defining_symbol(trees[loc.path], loc)
+                if named and named[1].kind in TYPE_KINDS:
+                    out[index].append(Edge(type_node(named[1], loc.path), node.path, (node.line,)))
+        return out
+
+    async def subtypes(self, nodes: Sequence[Node]) -> list[list[Edge]]:
+        docs = await self.session.documents([n.path for n in nodes])
+        asks = [
+            {
+                **self._params(n.path, docs[n.path].lines, n.line, n.col),
+                "context": {"includeDeclaration": False},
+            }
+            for n in nodes
+        ]
+        found = await self._ask("textDocument/references", asks)
+        trees = await self.trees([loc.path for locs in found for loc in locs])
+        out: list[list[Edge]] = []
+        for locations in found:
+            edges: dict[tuple[Path, int], Edge] = {}
+            for loc in locations:
+                tree = trees.get(loc.path)
+                holder = tree.enclosing(loc.line, loc.col)[-1:] if tree else []
+                # In a header: the line of a type's name, after the name (its bases, not its body).
+                if (
+                    holder
+                    and holder[0].kind in TYPE_KINDS
+                    and holder[0].selection.start_line == loc.line
+                    and loc.col > holder[0].selection.start_col
+                ):
+                    sub = type_node(holder[0], loc.path)
+                    edges[(loc.path, sub.line)] = Edge(sub, loc.path, (loc.line,))
+            out.append(list(edges.values()))
+        return out
+
+
+@capability(
+    "types", TypesRequest, "type hierarchy: supertypes and subtypes of a class or interface"
+)
+async def types(session: Session, request: TypesRequest) -> Report:
+    resolved = await resolve(session, request.locate, METHOD)
+    target = resolved.target
+    name = word_at(resolved.line_text, resolved.column)
+    params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
+    native = client_for(resolved, NATIVE)
+    expanders: dict[str, Expand]
+    if native is not None:
+        answer = (await session.gateway.lsp([LspCall(native.id, NATIVE, params, target.bufnr)]))[0]
+        roots = [node_of(item) for item in ([] if answer.error else answer.result or [])]
+        expanders = {
+            d: lsp_expand(session, native, target.bufnr, f"typeHierarchy/{d}", None)
+            for d in ("supertypes", "subtypes")
+        }
+    else:
+        derived = Derived(session, target.client)
+        definitions = await session.locations(
+            await session.call(target, METHOD, params), target.client
+        )
+        trees = await derived.trees([loc.path for loc in definitions])
+        roots = []
+        for loc in definitions:
+            symbol = (
+                type_symbol_at(trees[loc.path], loc.line, loc.col) if loc.path in trees else None
+            )
+            if symbol is not None:
+                roots.append(type_node(symbol, loc.path))
+        expanders = {"supertypes": derived.supertypes, "subtypes": derived.subtypes}
+    if not roots:
+        raise LsapError(
+            ErrorCode.NOT_FOUND,
+            f"`{name}` at {resolved.anchor} is not a class, interface, enum or struct",
+            hint="point the anchor at a type's name (path:ClassName); for functions use `calls`",
+        )
+    directions = ["supertypes", "subtypes"] if request.direction == "both" else [request.direction]
+    sections: list[dict[str, Any]] = []
+    locations: list[dict[str, Any]] = []
+    for direction in directions:
+        top, dropped = await walk(
+            session, roots, expanders[direction], request.depth, request.max_items
+        )
+        entries, hidden = flatten(
+            [child for root in top for child in root.children], request.include_external
+        )
+        rows = await render_entries(session, entries)
+        sections.append(
+            {"direction": direction, "rows": rows, "external": hidden, "dropped": dropped}
+        )
+        locations += [
+            {"path": r["path"], "line": r["line"], "col": 0, "text": f"{direction}: {r['name']}"}
+            for r in rows
+            if not r["external"]
+        ]
+    data = {
+        **anchor_data(resolved, session),
+        "name": name,
+        "roots": [
+            {
+                "name": r.name,
+                "kind": r.kind,
+                "path": session.workspace.display(r.path),
+                "line": r.line + 1,
+            }
+            for r in roots
+        ],
+        "depth": request.depth,
+        "derived": None if native else f"{target.client.name} lacks {NATIVE}",
+        "sections": sections,
+    }
+    return Report("types", data, locations)
