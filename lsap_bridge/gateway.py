@@ -262,6 +262,11 @@ class EditorGateway:
                               timeout=self.timeouts.diagnostics + 5)
         return {int(entry["bufnr"]): entry for entry in raw or []}
 
+    async def server_commands(self, client_id: int) -> list[str]:
+        """The commands a server offers through `workspace/executeCommand`."""
+        commands = await self._lua("return require('lsap.transport').server_commands(...)", client_id)
+        return [str(c) for c in commands or []]
+
     async def exec_lua(self, code: str, *args: Any) -> Any:
         """Escape hatch for setup code (embedded mode): configure servers, change directory."""
         return await self._lua(code, *args)

@@ -316,4 +316,11 @@ function M.cursor()
   }
 end
 
+--- Commands a server runs through `workspace/executeCommand` (its executeCommandProvider).
+function M.server_commands(client_id)
+  local client = vim.lsp.get_client_by_id(client_id)
+  local provider = client and client.server_capabilities.executeCommandProvider
+  return type(provider) == 'table' and provider.commands or {}
+end
+
 return M
