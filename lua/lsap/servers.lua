@@ -9,7 +9,12 @@ M.configs = {
     cmd = { 'basedpyright-langserver', '--stdio' },
     filetypes = { 'python' },
     root_markers = python_roots,
-    settings = { basedpyright = { analysis = { autoSearchPaths = true, diagnosticMode = 'openFilesOnly' } } },
+    settings = { basedpyright = { analysis = {
+      autoSearchPaths = true,
+      diagnosticMode = 'openFilesOnly',
+      -- The `inlay_hints` mode and `?` lines: say what each hint kind is, not rely on defaults.
+      inlayHints = { variableTypes = true, callArgumentNames = true, functionReturnTypes = true, genericTypes = false },
+    } } },
   },
   pyright = {
     cmd = { 'pyright-langserver', '--stdio' },

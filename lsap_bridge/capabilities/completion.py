@@ -1,0 +1,85 @@
+"""`completion`: what the server would complete at a position, bounded by `max_items`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from ..locate.resolve import resolve
+from ..session import Session
+from .base import PAGES, LocateRequest, Report, anchor_data, capability, page
+
+METHOD = "textDocument/completion"
+# LSP CompletionItemKind (not SymbolKind: the numbering differs).
+COMPLETION_KINDS = {
+    1: "text",
+    2: "method",
+    3: "function",
+    4: "constructor",
+    5: "field",
+    6: "variable",
+    7: "class",
+    8: "interface",
+    9: "module",
+    10: "property",
+    11: "unit",
+    12: "value",
+    13: "enum",
+    14: "keyword",
+    15: "snippet",
+    16: "color",
+    17: "file",
+    18: "reference",
+    19: "folder",
+    20: "enum_member",
+    21: "constant",
+    22: "struct",
+    23: "event",
+    24: "operator",
+    25: "type_parameter",
+}
+
+
+class CompletionRequest(LocateRequest):
+    mode: Literal["completion"] = "completion"
+    max_items: Annotated[int, Field(ge=1, le=1000)] = 30
+
+
+def completion_items(result: Any) -> tuple[list[dict[str, Any]], bool]:
+    """`CompletionList | CompletionItem[]` as rows in the server's order; is the list incomplete."""
+    raw = result.get("items", []) if isinstance(result, dict) else result or []
+    incomplete = bool(result.get("isIncomplete")) if isinstance(result, dict) else False
+    ordered = sorted(raw, key=lambda item: str(item.get("sortText") or item.get("label", "")))
+    rows = []
+    for item in ordered:
+        details = item.get("labelDetails") or {}
+        detail = " ".join(
+            str(part)
+            for part in (details.get("detail"), details.get("description"), item.get("detail"))
+            if part
+        )
+        rows.append(
+            {
+                "label": str(item.get("label", "")),
+                "kind": COMPLETION_KINDS.get(int(item.get("kind") or 0), ""),
+                "detail": " ".join(detail.split()),
+            }
+        )
+    return rows, incomplete
+
+
+@capability("completion", CompletionRequest, "completions at a position: labels, kinds and details")
+async def completion(session: Session, request: CompletionRequest) -> Report:
+    resolved = await resolve(session, request.locate, METHOD)
+    rows: list[dict[str, Any]] | None = PAGES.get(request.pagination_id)
+    incomplete = False
+    if rows is None:
+        params = session.position_params(
+            resolved.target, resolved.doc, resolved.line, resolved.column
+        )
+        params["context"] = {"triggerKind": 1}
+        rows, incomplete = completion_items(await session.call(resolved.target, METHOD, params))
+    shown, paging = page(request, rows)
+    data = {**anchor_data(resolved, session), "items": shown, "incomplete": incomplete, **paging}
+    return Report("completion", data)
