@@ -8,7 +8,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import Field
 
@@ -30,6 +30,9 @@ class Request(StrictModel):
     start_index: Annotated[int, Field(ge=0)] = 0
     pagination_id: str | None = None
     context_lines: Annotated[int, Field(ge=0, le=50)] = 0
+
+    # The field a bare argument fills (`lsap outline shop/`, `:Lsap search Product`).
+    positional: ClassVar[str] = "locate"
 
 
 class LocateRequest(Request):

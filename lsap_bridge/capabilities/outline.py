@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from itertools import groupby
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -28,6 +28,7 @@ _FUNCTIONS = {6, 9, 12}
 
 
 class OutlineRequest(Request):
+    positional: ClassVar[str] = "file_path"
     mode: Literal["outline"] = "outline"
     file_path: str
     symbol_path: list[str] | str | None = None

@@ -7,7 +7,7 @@ Neovim), one file per language is opened so that the servers start.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
@@ -24,6 +24,7 @@ KINDS = set(KIND_NAMES.values())
 
 
 class SearchRequest(Request):
+    positional: ClassVar[str] = "query"
     mode: Literal["search"] = "search"
     query: Annotated[str, Field(min_length=1)]
     kinds: list[str] | None = None
