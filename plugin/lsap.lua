@@ -1,4 +1,5 @@
--- lsap.nvim: define the commands; every module loads on first use.
+-- lsap.nvim: commands, <Plug> mappings and highlight groups. Nothing here starts the
+-- Python host: the service starts with the first command that needs it.
 if vim.g.loaded_lsap then return end
 vim.g.loaded_lsap = true
 
@@ -7,11 +8,35 @@ local function complete(arglead, cmdline, pos) return require('lsap.commands').c
 vim.api.nvim_create_user_command('Lsap', function(opts) require('lsap.commands').run(nil, opts) end,
   { nargs = '*', bang = true, range = true, complete = complete, desc = 'lsap: run a capability' })
 
-for command, mode in pairs({
-  LsapReferences = 'references', LsapDefinition = 'definition', LsapHover = 'hover',
-  LsapInspect = 'inspect', LsapOutline = 'outline', LsapCalls = 'calls', LsapSearch = 'search',
-  LsapDiagnostics = 'diagnostics', LsapRename = 'rename', LsapRequest = 'request',
-}) do
-  vim.api.nvim_create_user_command(command, function(opts) require('lsap.commands').run(mode, opts) end,
-    { nargs = '*', bang = true, range = true, complete = complete, desc = 'lsap: ' .. mode })
+for command, name in pairs(require('lsap.commands').camel) do
+  vim.api.nvim_create_user_command(command, function(opts) require('lsap.commands').run(name, opts) end,
+    { nargs = '*', bang = true, range = true, complete = complete, desc = 'lsap: ' .. name })
 end
+
+-- <Plug>(lsap-{mode}) for the main modes; no default mappings. In visual mode the
+-- selected lines become the range (a line scope).
+for _, name in ipairs({
+  'references', 'definition', 'hover', 'inspect', 'outline', 'calls', 'search',
+  'diagnostics', 'rename', 'inlay_hints', 'request',
+}) do
+  local plug = '<Plug>(lsap-' .. name:gsub('_', '-') .. ')'
+  vim.keymap.set('n', plug, '<Cmd>Lsap ' .. name .. '<CR>', { desc = 'lsap: ' .. name })
+  vim.keymap.set('x', plug, ':Lsap ' .. name .. '<CR>', { silent = true, desc = 'lsap: ' .. name .. ' (range)' })
+end
+
+-- Highlight groups of the report window, linked by default so colour schemes can override them.
+local function highlights()
+  for group, link in pairs({
+    LsapHeader = 'Title',
+    LsapLineNr = 'LineNr',
+    LsapAnchor = 'Special',
+    LsapWarning = 'WarningMsg',
+  }) do
+    vim.api.nvim_set_hl(0, group, { link = link, default = true })
+  end
+end
+highlights()
+vim.api.nvim_create_autocmd('ColorScheme', {
+  group = vim.api.nvim_create_augroup('lsap.highlights', { clear = true }),
+  callback = highlights,
+})

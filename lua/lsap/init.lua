@@ -1,4 +1,4 @@
--- lsap.nvim: setup, options, and the link to the lsap_bridge service.
+-- lsap.nvim: setup, options, the log file, and the link to the lsap_bridge service.
 local M = {}
 
 M.defaults = {
@@ -6,35 +6,119 @@ M.defaults = {
   socket = true,
   -- What agents may change in your files: 'allow', 'ask' or 'deny'.
   edit_policy = 'allow',
-  -- Height of the report window, in lines.
-  report_height = 15,
+  -- Also listen on TCP, e.g. tcp = '127.0.0.1:0' (loopback only, token in the discovery
+  -- file); unset by default. tcp_force = true allows a non-loopback address.
+  tcp_force = false,
+  report = {
+    -- Height of the report window (a horizontal split at the bottom), in lines.
+    height = 15,
+    -- Open the report in a vertical split on the right instead, this many columns wide.
+    vertical = false,
+    width = 80,
+    -- Move the cursor into the report window when it opens.
+    focus = true,
+  },
+  -- Least severe message written to the log file (see require('lsap').log_file()).
+  log_level = 'warn',
+}
+
+-- What each option must be: a type name, a list of allowed values, or a table of
+-- sub-options. Add an entry here with every new option.
+M.schema = {
+  socket = 'boolean',
+  edit_policy = { 'allow', 'ask', 'deny' },
+  tcp = 'string',
+  tcp_force = 'boolean',
+  report = { height = 'number', vertical = 'boolean', width = 'number', focus = 'boolean' },
+  log_level = { 'error', 'warn', 'info', 'debug' },
 }
 
 M.config = vim.deepcopy(M.defaults)
 
-local types = { socket = 'boolean', edit_policy = 'string', report_height = 'number' }
+-- Keys given to setup() that no option has (shown by :checkhealth lsap).
+M.unknown = {}
 
 local function fail(msg) error('(lsap) ' .. msg, 0) end
 
+local function names_of(schema)
+  local names = vim.tbl_keys(schema)
+  table.sort(names)
+  return names
+end
+
+--- Check `opts` against `schema`; a wrong type is an error, an unknown key is collected.
+local function check(opts, schema, prefix, unknown)
+  for key, value in pairs(opts) do
+    local name, rule = prefix .. tostring(key), schema[key]
+    if rule == nil then
+      unknown[#unknown + 1] = ('%s (valid: %s)'):format(name, table.concat(names_of(schema), ', '))
+    elseif type(rule) == 'string' then
+      if type(value) ~= rule then fail(('option %q must be a %s, got %s'):format(name, rule, type(value))) end
+    elseif vim.islist(rule) then
+      if not vim.tbl_contains(rule, value) then
+        fail(('option %q must be one of %s, got %s'):format(name, table.concat(rule, ', '), vim.inspect(value)))
+      end
+    elseif type(value) ~= 'table' then
+      fail(('option %q must be a table, got %s'):format(name, type(value)))
+    else
+      check(value, rule, name .. '.', unknown)
+    end
+  end
+end
+
+--- Configure lsap.nvim. Optional: without it the defaults apply.
 function M.setup(opts)
   opts = opts or {}
   if type(opts) ~= 'table' then fail('setup() takes a table, got ' .. type(opts)) end
-  for key, value in pairs(opts) do
-    local expected = types[key]
-    if not expected then
-      fail(('unknown option %q: valid options are %s'):format(key, table.concat(vim.tbl_keys(types), ', ')))
-    end
-    if type(value) ~= expected then
-      fail(('option %q must be a %s, got %s'):format(key, expected, type(value)))
-    end
-  end
-  if opts.edit_policy and not vim.tbl_contains({ 'allow', 'ask', 'deny' }, opts.edit_policy) then
-    fail(('option "edit_policy" must be one of allow, ask, deny; got %q'):format(opts.edit_policy))
+  local unknown = {}
+  check(opts, M.schema, '', unknown)
+  M.unknown = unknown
+  if #unknown > 0 then
+    local message = 'unknown option ' .. table.concat(unknown, '; ') .. ': remove it from setup()'
+    require('lsap.report').notify(message, 'warn')
+    M.log('warn', message)
   end
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
+  -- The agent socket is served from setup() on, not from the first command.
+  if M.config.socket and M.registered() then vim.schedule(M.start) end
 end
 
+-- -- the log file -------------------------------------------------------------------
+
+local levels = { error = 1, warn = 2, info = 3, debug = 4 }
+
+--- Where the Lua side and the Python service write what went wrong.
+function M.log_file() return vim.fs.joinpath(vim.fn.stdpath('log'), 'lsap.log') end
+
+--- Append a line to the log file when `level` is at least `config.log_level`.
+function M.log(level, message)
+  if (levels[level] or 4) > (levels[M.config.log_level] or 2) then return end
+  vim.fn.mkdir(vim.fn.stdpath('log'), 'p')
+  local file = io.open(M.log_file(), 'a')
+  if not file then return end
+  file:write(('%s %s [lua] %s\n'):format(os.date('%Y-%m-%d %H:%M:%S'), level:upper(), message))
+  file:close()
+end
+
+-- -- the service --------------------------------------------------------------------
+
 local queue = {}
+-- 'stopped', 'starting' or 'running' (the service registered its channel).
+M.state = 'stopped'
+
+--- Run a mode at the cursor or on an anchor. opts: { anchor = 'path:Sym@find',
+--- options = { max_items = 10, … }, bang = boolean, range = { first_line, last_line } }
+function M.run(mode, opts)
+  opts = opts or {}
+  M.send({
+    mode = mode,
+    anchor = opts.anchor,
+    options = opts.options or {},
+    bang = opts.bang or false,
+    range = opts.range,
+    cursor = require('lsap.transport').cursor(),
+  })
+end
 
 --- Hand a command to the service, starting it through the remote plugin if needed.
 function M.send(payload)
@@ -50,19 +134,48 @@ end
 --- Called by transport.register: deliver what waited for the service.
 function M.flush()
   local transport = require('lsap.transport')
+  M.state = 'running'
   for _, payload in ipairs(queue) do vim.rpcnotify(transport.chan, 'lsap_command', payload) end
   queue = {}
 end
 
+--- Whether `:UpdateRemotePlugins` registered the remote plugin. Its functions are
+--- defined lazily (a FuncUndefined autocommand) until the Python host first runs.
+function M.registered()
+  return vim.fn.exists('*LsapStart') == 1 or vim.fn.exists('#FuncUndefined#LsapStart') == 1
+end
+
+-- How long the service may take to connect before the human is told where to look.
+M.start_timeout_ms = 15000
+
 --- Start the service in the Python host (the remote plugin `LsapStart`).
 function M.start()
-  if vim.fn.exists('*LsapStart') == 0 then
+  local report = require('lsap.report')
+  if not M.registered() then
     queue = {}
-    require('lsap.report').notify(
-      'the remote plugin is not registered: run :UpdateRemotePlugins and restart Neovim (see :checkhealth lsap)', 'error')
-    return
+    local message = 'the remote plugin is not registered: run :UpdateRemotePlugins and restart Neovim (see :checkhealth lsap)'
+    M.log('error', message)
+    return report.notify(message, 'error')
   end
-  vim.fn.LsapStart({ address = vim.v.servername, config = M.config, cwd = vim.fn.getcwd() })
+  if M.state ~= 'stopped' then return end
+  M.state = 'starting'
+  local ok, err = pcall(vim.fn.LsapStart, {
+    address = vim.v.servername, config = M.config, cwd = vim.fn.getcwd(), log_file = M.log_file(),
+  })
+  if not ok then
+    M.state, queue = 'stopped', {}
+    M.log('error', 'LsapStart failed: ' .. tostring(err))
+    return report.notify('the Python host failed to start lsap: ' .. tostring(err) .. ' (see :checkhealth lsap)', 'error')
+  end
+  vim.defer_fn(function()
+    if M.state == 'starting' then
+      M.state, queue = 'stopped', {}
+      local message = ('the service did not start within %d s: see %s and :checkhealth lsap')
+        :format(M.start_timeout_ms / 1000, M.log_file())
+      M.log('error', message)
+      report.notify(message, 'error')
+    end
+  end, M.start_timeout_ms)
 end
 
 return M

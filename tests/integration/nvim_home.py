@@ -1,0 +1,87 @@
+"""A first-time user's Neovim: isolated XDG dirs and an init.lua that installs the plugin
+the way doc/lsap.txt documents it (a native package, the Python host, :UpdateRemotePlugins)
+and configures basedpyright as the human's own server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import pynvim
+
+from lsap_bridge.embedded import find_nvim
+from tests.conftest import ROOT
+
+T = TypeVar("T")
+
+INIT = """\
+vim.g.python3_host_prog = {python!r}
+vim.lsp.config('basedpyright', {{
+  cmd = {{ 'basedpyright-langserver', '--stdio' }},
+  filetypes = {{ 'python' }},
+  root_markers = {{ 'pyproject.toml', '.git' }},
+}})
+vim.lsp.enable('basedpyright')
+require('lsap').setup({setup})
+"""
+
+
+@dataclass
+class Home:
+    base: Path
+    env: dict[str, str]
+    nvim: str
+
+    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """A headless Neovim with this home, for set-up steps such as :UpdateRemotePlugins."""
+        return subprocess.run([self.nvim, "--headless", *args], env=self.env, capture_output=True,
+                              text=True, timeout=timeout, check=True)
+
+    def register(self) -> None:
+        self.run("+UpdateRemotePlugins", "+qa")
+
+    def attach(self, cwd: Path) -> pynvim.Nvim:
+        """An embedded Neovim of this home, driven synchronously from the test."""
+        argv = ["env", "-C", str(cwd), *(f"{k}={v}" for k, v in self.env.items()),
+                self.nvim, "--embed", "--headless"]
+        return pynvim.attach("child", argv=argv)
+
+    @property
+    def log_dir(self) -> Path:
+        return Path(self.env["XDG_STATE_HOME"]) / "nvim"
+
+
+def make_home(base: Path, setup: str = "{}") -> Home:
+    """XDG dirs under `base`, the plugin linked in as a native package, init.lua written."""
+    env = dict(os.environ)
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"):
+        path = base / name.lower()
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        env[name] = str(path)
+    env.pop("NVIM", None)
+    env.pop("VIMINIT", None)
+    pack = base / "xdg_data_home" / "nvim" / "site" / "pack" / "lsap" / "start"
+    pack.mkdir(parents=True)
+    (pack / "lsap.nvim").symlink_to(ROOT)
+    config = base / "xdg_config_home" / "nvim"
+    config.mkdir(parents=True)
+    (config / "init.lua").write_text(INIT.format(python=sys.executable, setup=setup))
+    return Home(base, env, find_nvim())
+
+
+def wait_for(check: Callable[[], T], timeout: float = 60, what: str = "condition") -> T:
+    """Poll until `check()` is truthy; fail with `what` when time runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)

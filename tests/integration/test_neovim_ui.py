@@ -1,0 +1,256 @@
+"""The human's side without the service: commands, completion, the picker, ranges, setup
+validation, the report window and the help file, in a real headless Neovim that installed
+the plugin as documented."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pynvim
+import pytest
+
+from lsap_bridge.capabilities import REGISTRY
+from tests.conftest import EXAMPLE, ROOT
+
+from .nvim_home import Home, make_home
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Home:
+    home = make_home(tmp_path_factory.mktemp("home"))
+    home.register()
+    return home
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("ui") / "shop"
+    shutil.copytree(EXAMPLE, root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def nvim(home: Home, project: Path) -> Iterator[pynvim.Nvim]:
+    nvim = home.attach(project)
+    yield nvim
+    nvim.close()
+
+
+@pytest.fixture
+def sent(nvim: pynvim.Nvim) -> Iterator[Any]:
+    """Record what the commands hand to the service instead of sending it."""
+    nvim.exec_lua("""
+        local lsap = require('lsap')
+        _G.lsap_sent, _G.lsap_real_send = {}, lsap.send
+        lsap.send = function(payload) table.insert(_G.lsap_sent, payload) end
+        _G.lsap_notes, _G.lsap_real_notify = {}, vim.notify
+        vim.notify = function(message) table.insert(_G.lsap_notes, message) end
+    """)
+    yield lambda: nvim.exec_lua("return _G.lsap_sent")
+    nvim.exec_lua("require('lsap').send = _G.lsap_real_send; vim.notify = _G.lsap_real_notify; "
+                  "vim.b.lsap_disable = nil")
+
+
+def complete(nvim: pynvim.Nvim, line: str) -> list[str]:
+    result: list[str] = nvim.call("getcompletion", line, "cmdline")
+    return result
+
+
+def lua_names(nvim: pynvim.Nvim, table: str) -> set[str]:
+    return set(nvim.exec_lua(f"return vim.tbl_keys(require('lsap.commands').{table})"))
+
+
+# -- modes and completion ----------------------------------------------------------------
+
+
+def test_lua_modes_equal_the_python_registry(nvim: pynvim.Nvim) -> None:
+    assert lua_names(nvim, "modes") == set(REGISTRY)
+
+
+def test_completing_lsap_offers_every_mode_and_subcommand(nvim: pynvim.Nvim) -> None:
+    expected = sorted(REGISTRY) + sorted(lua_names(nvim, "subcommands"))
+    assert complete(nvim, "Lsap ") == expected
+    assert complete(nvim, "Lsap ref") == ["references"]
+    assert complete(nvim, "'<,'>Lsap ref") == ["references"]
+
+
+def test_completing_options_after_a_mode(nvim: pynvim.Nvim, project: Path) -> None:
+    options = complete(nvim, "Lsap references ")
+    assert {"max_items=", "start_index=", "context_lines=", "format=", "pagination_id="} <= set(options)
+    assert complete(nvim, "LsapReferences max") == ["max_items="]
+    assert complete(nvim, "Lsap hover format=") == ["format=markdown", "format=json"]
+    assert complete(nvim, "Lsap hover format=j") == ["format=json"]
+    # An option already given is not offered again.
+    assert "max_items=" not in complete(nvim, "Lsap references shop/models.py:Product max_items=3 ")
+    # The anchor starts with a file path.
+    assert "shop/" in complete(nvim, "Lsap references sh")
+
+
+def test_completion_never_starts_the_python_host(nvim: pynvim.Nvim) -> None:
+    complete(nvim, "Lsap ")
+    complete(nvim, "Lsap references m")
+    assert nvim.exec_lua("return require('lsap').state") == "stopped"
+    hosts = [c for c in nvim.api.list_chans() if "python" in " ".join(c.get("argv") or [])]
+    assert hosts == []
+    assert nvim.call("exists", "*LsapStart") == 0  # still the lazy FuncUndefined stub
+
+
+# -- what the commands send --------------------------------------------------------------
+
+
+def test_anchor_options_and_range_reach_the_service(nvim: pynvim.Nvim, sent: Any) -> None:
+    nvim.command("edit shop/models.py")
+    nvim.command("2,4LsapReferences! shop/models.py:Product@class <|>Product max_items=5 format=json")
+    payload = sent()[-1]
+    assert payload["mode"] == "references"
+    assert payload["anchor"] == "shop/models.py:Product@class <|>Product"
+    assert payload["options"] == {"max_items": 5, "format": "json"}
+    assert payload["range"] == [2, 4]
+    assert payload["bang"] is True
+    assert payload["cursor"]["path"].endswith("shop/models.py")
+
+
+def test_lsap_request_sends_the_block_under_the_cursor(nvim: pynvim.Nvim, sent: Any) -> None:
+    block = ["*** Begin Language Server Request", "*** File: shop/models.py", "@@ class Product:",
+             "^ Product", "*** End Language Server Request"]
+    nvim.command("enew")
+    nvim.current.buffer[:] = ["notes", *block, "more notes"]
+    nvim.current.window.cursor = (4, 0)
+    nvim.command("LsapRequest")
+    assert sent()[-1]["mode"] == "request"
+    assert sent()[-1]["text"] == "\n".join(block)
+    nvim.command("1,2LsapRequest")
+    assert sent()[-1]["text"] == "notes\n" + block[0]
+    nvim.command("bwipe!")
+
+
+def test_lsap_alone_opens_a_picker_over_the_modes(nvim: pynvim.Nvim, sent: Any) -> None:
+    nvim.exec_lua("""
+        vim.ui.select = function(items, opts, on_choice)
+          _G.lsap_offered = items
+          on_choice('hover')
+        end
+    """)
+    nvim.command("Lsap")
+    assert "references" in nvim.exec_lua("return _G.lsap_offered")
+    assert sent()[-1]["mode"] == "hover"
+
+
+def test_unknown_mode_and_disabled_buffer_send_nothing(nvim: pynvim.Nvim, sent: Any) -> None:
+    nvim.command("Lsap nonsense")
+    nvim.command("let b:lsap_disable = v:true")
+    nvim.command("LsapReferences")
+    assert sent() == []
+    notes = nvim.exec_lua("return _G.lsap_notes")
+    assert notes[0].startswith('(lsap) unknown mode "nonsense": use one of ')
+    assert "vim.b.lsap_disable" in notes[1]
+
+
+def test_plug_mappings_exist_and_no_default_mappings(nvim: pynvim.Nvim) -> None:
+    plugs = {m["lhs"] for m in nvim.api.get_keymap("n") if "lsap" in m.get("desc", "")}
+    assert "<Plug>(lsap-references)" in plugs
+    assert all(lhs.startswith("<Plug>") for lhs in plugs)
+
+
+# -- setup --------------------------------------------------------------------------------
+
+
+def test_setup_names_a_wrong_key_and_its_expected_type(nvim: pynvim.Nvim) -> None:
+    ok, err = nvim.exec_lua("return { pcall(require('lsap').setup, { report = { height = 'tall' } }) }")
+    assert not ok
+    assert err == '(lsap) option "report.height" must be a number, got string'
+    ok, err = nvim.exec_lua("return { pcall(require('lsap').setup, { edit_policy = 'sometimes' }) }")
+    assert "allow, ask, deny" in err
+    nvim.exec_lua("require('lsap').setup({ sokcet = false, report = { height = 9 } })")
+    [unknown] = nvim.exec_lua("return require('lsap').unknown")
+    assert unknown.startswith("sokcet (valid: edit_policy, ")
+    assert ", socket" in unknown
+    assert nvim.exec_lua("return require('lsap').config.report") == {
+        "height": 9, "vertical": False, "width": 80, "focus": True}
+    nvim.exec_lua("require('lsap').setup({})")
+
+
+# -- the report window --------------------------------------------------------------------
+
+REPORT = """# References: `Product`
+
+Anchor: `shop/models.py:Product@class <|>Product:` → shop/models.py:7:7 in `Product`
+2 references in 1 file · basedpyright
+
+### shop/catalog.py
+```python
+3| from .models import Product
+4|
+5| CROISSANT = Product("croissant", 1.2)
+```"""
+
+
+def test_report_window_keys(nvim: pynvim.Nvim, project: Path) -> None:
+    locations = [{"path": "shop/catalog.py", "line": 3, "col": 19, "text": "from .models import Product"},
+                 {"path": "shop/catalog.py", "line": 5, "col": 12, "text": "CROISSANT = …"}]
+    nvim.command("only | edit shop/models.py")
+    origin = nvim.current.window
+    nvim.exec_lua("require('lsap.report').show(...)", REPORT, locations, {"root": str(project)})
+    assert nvim.current.buffer.name == "lsap://report"
+    assert nvim.current.buffer.options["filetype"] == "markdown"
+    assert len(nvim.windows) == 2
+    nvim.feedkeys("]]", "x", False)
+    assert nvim.current.window.cursor == (8, 0)  # `3| from .models import Product`
+    nvim.feedkeys("]]", "x", False)
+    assert nvim.current.window.cursor == (10, 0)  # `5| CROISSANT = …`; `4|` shows no location
+    nvim.feedkeys("]]", "x", False)
+    assert nvim.current.window.cursor == (10, 0)
+    nvim.feedkeys("[[", "x", False)
+    assert nvim.current.window.cursor == (8, 0)
+    nvim.feedkeys("]]" + nvim.replace_termcodes("<CR>", True, True, True), "x", False)
+    assert nvim.current.window == origin
+    assert Path(nvim.current.buffer.name) == project / "shop" / "catalog.py"
+    assert nvim.current.window.cursor == (5, 12)
+    # The same buffer is reused; the anchor line jumps to its `path:line:col`.
+    nvim.exec_lua("require('lsap.report').show(...)", REPORT, locations, {"root": str(project)})
+    assert len([b for b in nvim.buffers if b.name == "lsap://report"]) == 1
+    nvim.current.window.cursor = (3, 0)
+    nvim.feedkeys(nvim.replace_termcodes("<CR>", True, True, True), "x", False)
+    assert Path(nvim.current.buffer.name) == project / "shop" / "models.py"
+    assert nvim.current.window.cursor == (7, 6)
+    nvim.exec_lua("require('lsap.report').show(...)", REPORT, locations, {"root": str(project)})
+    nvim.feedkeys("g?", "x", False)
+    assert "next entry" in nvim.exec_lua("return vim.fn.execute('messages')")
+    nvim.feedkeys("q", "x", False)
+    assert len(nvim.windows) == 1
+
+
+def test_bang_sends_locations_to_the_quickfix_list(nvim: pynvim.Nvim, project: Path) -> None:
+    locations = [{"path": "shop/catalog.py", "line": 5, "col": 12, "text": "CROISSANT = Product(…)"}]
+    nvim.exec_lua("require('lsap.report').show(...)", REPORT, locations,
+                  {"root": str(project), "bang": True, "title": "lsap references"})
+    items = nvim.call("getqflist", {"items": 1, "title": 1})
+    assert items["title"] == "lsap references"
+    assert [(i["lnum"], i["col"]) for i in items["items"]] == [(5, 13)]
+    assert nvim.call("bufname", items["items"][0]["bufnr"]).endswith("shop/catalog.py")
+    nvim.command("cclose")
+
+
+# -- the help file ------------------------------------------------------------------------
+
+
+def test_help_file_is_clean_and_tags_every_command_and_mode(nvim: pynvim.Nvim, tmp_path: Path) -> None:
+    doc = tmp_path / "doc"
+    shutil.copytree(ROOT / "doc", doc)
+    nvim.command("helptags " + str(doc))  # raises on a duplicate tag or a bad file
+    tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+    commands = {"Lsap", *nvim.exec_lua("return vim.tbl_keys(require('lsap.commands').camel)")}
+    assert {":" + c for c in commands} <= tags
+    modes = set(REGISTRY) | lua_names(nvim, "modes")
+    assert {f"lsap-mode-{m}" for m in modes} - tags == set()
+    assert {f":Lsap-{s}" for s in lua_names(nvim, "subcommands")} - tags == set()
+    plugs = {m["lhs"] for m in nvim.api.get_keymap("n") if m["lhs"].startswith("<Plug>(lsap-")}
+    assert plugs - tags == set()
+    text = (ROOT / "doc" / "lsap.txt").read_text()
+    assert text.startswith("*lsap.txt*")
+    assert text.rstrip().endswith("vim:tw=78:ts=8:noet:ft=help:norl:")
