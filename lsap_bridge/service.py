@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,8 @@ from .errors import ErrorCode, LsapError, invalid
 from .gateway import EditorGateway
 from .locate.anchor import parse_anchor
 from .locate.cursor import anchor_at_cursor
+from .lsreq.executor import execute
+from .lsreq.parser import parse
 from .models import LineScope, Locate
 from .render import render_error, render_json, render_markdown
 from .session import Session
@@ -61,6 +64,11 @@ def parse_request(payload: dict[str, Any], workspace: Workspace) -> Request:
             hint=f"use one of: {modes}",
         )
     capability = REGISTRY[mode]
+    bare = bare_field(capability.model)
+    given = payload.get("locate")
+    if bare not in (None, "locate") and bare not in payload and isinstance(given, str):
+        # A bare argument (`lsap outline shop/`) comes as `locate`: it fills the mode's field.
+        payload = {**{k: v for k, v in payload.items() if k != "locate"}, bare: given}
     if isinstance(payload.get("locate"), str):
         locate = parse_anchor(payload["locate"], workspace.is_file)
         payload = {**payload, "locate": locate.model_dump(exclude_none=True)}
@@ -71,6 +79,25 @@ def parse_request(payload: dict[str, Any], workspace: Workspace) -> Request:
             describe_validation(exc, mode),
             hint=f"`lsap schema` prints the fields of `{mode}`",
         ) from None
+
+
+def bare_field(model: type[Request]) -> str | None:
+    """The field a bare argument fills: the mode's declared one (`locate` by default), else
+    its `file_path`, else none."""
+    if model.positional in model.model_fields:
+        return model.positional
+    return "file_path" if "file_path" in model.model_fields else None
+
+
+def word_at_cursor(field: str, cursor: dict[str, Any]) -> str:
+    """The word under the human's cursor, for a mode whose bare argument is a name."""
+    text = str(cursor.get("text") or "")
+    col = len(text.encode("utf-8")[: int(cursor.get("col") or 0)].decode("utf-8", errors="ignore"))
+    for word in re.finditer(r"[\w$]+", text):
+        if word.end() > col:
+            return word.group(0)
+    raise invalid(f"no word under the cursor to use as `{field}`",
+                  hint=f"give it: `:Lsap <mode> <{field}>`")
 
 
 class Service:
@@ -97,6 +124,16 @@ class Service:
         else:
             text = render_markdown(report.template, report.data)
         return Response(text, request.mode, report.locations)
+
+    async def handle_text(self, text: str) -> Response:
+        """A Language Server Request block (DESIGN §6) and its response block."""
+        try:
+            return Response(await execute(self.session, parse(text)), "request")
+        except LsapError as error:
+            return Response(render_error(error), error=error)
+        except asyncio.TimeoutError:
+            error = LsapError(ErrorCode.TIMEOUT, "the request took too long")
+            return Response(render_error(error), error=error)
 
     async def handle_command(self, params: list[Any]) -> None:
         """A command typed by the human (`:Lsap …`): run it and show the report in Neovim."""
@@ -130,6 +167,8 @@ class Service:
                     options[key] = json.loads(value)
                 except json.JSONDecodeError:
                     pass
+        if mode in REGISTRY and "locate" not in REGISTRY[mode].model.model_fields:
+            return self.locateless_request(str(mode), command, options)
         anchor = command.get("anchor")
         lines = command.get("range")
         if anchor:
@@ -142,4 +181,18 @@ class Service:
         else:
             locate = await anchor_at_cursor(self.session, command.get("cursor") or {})
         return {"mode": mode, "locate": locate.model_dump(exclude_none=True), **options}
+
+    def locateless_request(self, mode: str, command: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        """Modes without an anchor (diagnostics, editor, schema, …): the argument, else the
+        current buffer, is their `file_path` when they take one (`.` = the whole workspace)."""
+        payload: dict[str, Any] = {"mode": mode, **options}
+        if "file_path" in REGISTRY[mode].model.model_fields and "file_path" not in options:
+            name = command.get("anchor") or (command.get("cursor") or {}).get("path")
+            if name:
+                payload["file_path"] = self.workspace.display(self.workspace.resolve(str(name))) or "."
+        bare = bare_field(REGISTRY[mode].model)
+        if bare not in (None, "file_path") and bare not in options:  # `:Lsap search [query]`
+            cursor = command.get("cursor") or {}
+            payload[str(bare)] = command.get("anchor") or word_at_cursor(str(bare), cursor)
+        return payload
 
