@@ -9,8 +9,8 @@ M.shared = { 'max_items', 'start_index', 'pagination_id', 'context_lines', 'form
 -- registry (lsap_bridge.capabilities.REGISTRY); a test keeps the two equal.
 M.modes = {
   locate = {},
-  references = {},
-  definition = {},
+  references = { 'include_declaration' },
+  definition = { 'max_code_lines' },
   hover = {},
   diagnostics = { 'file_path', 'min_severity' },
   editor = {},
@@ -19,12 +19,26 @@ M.modes = {
   rename_execute = { 'rename_id', 'exclude_files' },
   batch = { 'requests' },
   schema = { 'modes' },
+  declaration = { 'max_code_lines' },
+  type_definition = { 'max_code_lines' },
+  implementations = { 'max_code_lines' },
+  inspect = { 'max_code_lines', 'include_external' },
+  outline = { 'file_path', 'symbol_path', 'recursive' },
+  search = { 'query', 'kinds' },
+  calls = { 'direction', 'depth', 'include_external' },
+  types = { 'direction', 'depth', 'include_external' },
+  inlay_hints = { 'file_path', 'start_line', 'end_line' },
+  signature_help = {},
+  completion = {},
 }
 
 -- Values offered when completing `key=`; add an entry for any option with a closed set.
 M.values = {
   format = { 'markdown', 'json' },
   min_severity = { 'error', 'warning', 'information', 'hint' },
+  recursive = { 'true', 'false' },
+  include_external = { 'true', 'false' },
+  kinds = { 'class', 'function', 'method', 'interface', 'variable', 'constant', 'enum', 'module' },
 }
 
 local function notify(message, level) require('lsap.report').notify(message, level) end
