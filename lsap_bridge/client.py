@@ -69,6 +69,12 @@ class Connection:
         self.file.close()
         self.sock.close()
 
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
 
 def start_daemon(root: Path, servers: list[str], idle_timeout: float,
                  wait: float = 90.0) -> SessionInfo:
@@ -88,8 +94,9 @@ def start_daemon(root: Path, servers: list[str], idle_timeout: float,
 
 def _spawn_daemon(root: Path, servers: list[str], idle_timeout: float, wait: float) -> SessionInfo:
     log = runtime_dir() / f"{daemon_name(root)}.log"
+    start = log.stat().st_size if log.exists() else 0
     with open(log, "ab") as out:
-        subprocess.Popen(
+        process = subprocess.Popen(
             [sys.executable, "-m", "lsap_bridge.daemon", "--root", str(root),
              "--servers", ",".join(servers), "--idle-timeout", str(idle_timeout)],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
@@ -99,6 +106,9 @@ def _spawn_daemon(root: Path, servers: list[str], idle_timeout: float, wait: flo
         for info in sessions():
             if info.name == daemon_name(root):
                 return info
+        if process.poll() is not None:
+            tail = log.read_bytes()[start:].decode(errors="replace").strip().splitlines()[-3:]
+            raise ClientError("the embedded daemon exited at start: " + " / ".join(tail) + f" (log: {log})")
         time.sleep(0.05)
     raise ClientError(f"the embedded Neovim did not start within {wait:g} s; see {log}")
 
