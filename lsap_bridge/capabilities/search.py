@@ -29,6 +29,14 @@ class SearchRequest(Request):
     query: Annotated[str, Field(min_length=1)]
     kinds: list[str] | None = None
 
+    @field_validator("kinds", mode="before")
+    @classmethod
+    def _comma_separated(cls, kinds: Any) -> Any:
+        """`kinds=class,function` from a command line is a list too."""
+        if isinstance(kinds, str):
+            return [k.strip() for k in kinds.split(",") if k.strip()]
+        return kinds
+
     @field_validator("kinds")
     @classmethod
     def _known_kinds(cls, kinds: list[str] | None) -> list[str] | None:
