@@ -17,6 +17,8 @@ from .locate.anchor import parse_anchor
 from .locate.cursor import anchor_at_cursor
 from .lsreq.executor import execute
 from .lsreq.parser import parse
+from .lsreq.executor import execute
+from .lsreq.parser import parse
 from .models import LineScope, Locate
 from .render import render_error, render_json, render_markdown
 from .session import Session
@@ -124,6 +126,16 @@ class Service:
         else:
             text = render_markdown(report.template, report.data)
         return Response(text, request.mode, report.locations)
+
+    async def handle_text(self, text: str) -> Response:
+        """A Language Server Request block (DESIGN §6) and its response block."""
+        try:
+            return Response(await execute(self.session, parse(text)), "request")
+        except LsapError as error:
+            return Response(render_error(error), error=error)
+        except asyncio.TimeoutError:
+            error = LsapError(ErrorCode.TIMEOUT, "the request took too long")
+            return Response(render_error(error), error=error)
 
     async def handle_text(self, text: str) -> Response:
         """A Language Server Request block (DESIGN §6) and its response block."""

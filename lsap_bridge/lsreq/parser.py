@@ -24,7 +24,8 @@ RULES = {
     "file": f"`{FILE} <path>` starts the lines about one file",
     "anchor": "`@@ <line text>` anchors the next line matching the text",
     "inlay": "`? <line text>` anchors a line and asks for its inlay hints",
-    "hover": "`^ <symbol>[<view>] …` asks about symbols on the anchored line; bare `^` = every symbol; "
+    "hover": "`^ <symbol>[<view>] …` asks about symbols on the anchored line; "
+    "bare `^` = every symbol; "
     "views: " + ", ".join(f"[{v}]" for v in ("docs", "refs", "def", "type", "impl", "calls")),
     "rename": "`! <symbol> RENAME_TO <new name>` renames a symbol on the anchored line",
     "select": "`[@ <line>` / `(@ <line>` open a selection (inclusive / exclusive); "
@@ -133,7 +134,10 @@ class Request:
     @property
     def has_commands(self) -> bool:
         return any(
-            isinstance(op, (Rename, Move)) for f in self.files for a in f.anchors for op in a.operations
+            isinstance(op, (Rename, Move))
+            for f in self.files
+            for a in f.anchors
+            for op in a.operations
         )
 
 
@@ -174,7 +178,7 @@ class _Parser:
         line = raw.strip()
         if line.startswith("***"):
             if line.startswith(FILE):
-                self._file(number, line[len(FILE):].strip())
+                self._file(number, line[len(FILE) :].strip())
                 return
             if line == BEGIN:
                 raise _fail(number, "a second Begin line inside the request", "begin")
@@ -186,7 +190,7 @@ class _Parser:
             raise _fail(number, f"{line!r} comes before any `{FILE}` line", "file")
         for kind in AnchorKind:
             if line == kind.value or line.startswith(kind.value + " "):
-                self._anchor(number, block, kind, line[len(kind.value):].strip())
+                self._anchor(number, block, kind, line[len(kind.value) :].strip())
                 return
         if line == "^" or line.startswith("^ ") or line.startswith("^\t"):
             self._hover(number, block, line)
@@ -194,8 +198,10 @@ class _Parser:
             self._command(number, block, line)
         else:
             raise _fail(
-                number, f"unknown operator at the start of {line!r}; lines start with "
-                "`@@`, `?`, `^`, `!`, `[@`, `(@`, `@]`, `@)` or `***`", "anchor",
+                number,
+                f"unknown operator at the start of {line!r}; lines start with "
+                "`@@`, `?`, `^`, `!`, `[@`, `(@`, `@]`, `@)` or `***`",
+                "anchor",
             )
 
     def _file(self, number: int, path: str) -> None:
@@ -208,28 +214,50 @@ class _Parser:
         block = self.current
         if block is not None and self.open_at is not None:
             opened = block.anchors[self.open_at]
-            raise _fail(opened.line, f"the selection opened here by `{opened.kind.value}` is never closed "
-                        "(add `@] <line>` or `@) <line>` before the next File or the End line)", "select")
+            raise _fail(
+                opened.line,
+                f"the selection opened here by `{opened.kind.value}` is never closed "
+                "(add `@] <line>` or `@) <line>` before the next File or the End line)",
+                "select",
+            )
         self.movable = None
 
     def _anchor(self, number: int, block: FileBlock, kind: AnchorKind, text: str) -> None:
-        rule = "inlay" if kind is AnchorKind.INLAY else "select" if kind.opens or kind.closes else "anchor"
+        rule = (
+            "inlay"
+            if kind is AnchorKind.INLAY
+            else "select"
+            if kind.opens or kind.closes
+            else "anchor"
+        )
         if not text:
             raise _fail(number, f"`{kind.value}` needs the text of a line", rule)
         index = len(block.anchors)
         if kind.opens:
             if self.open_at is not None:
-                raise _fail(number, "a selection is already open (selections do not nest); close it first",
-                            "select")
+                raise _fail(
+                    number,
+                    "a selection is already open (selections do not nest); close it first",
+                    "select",
+                )
             self.open_at = index
         elif kind.closes:
             if self.open_at is None:
-                raise _fail(number, f"`{kind.value}` closes a selection, but none is open "
-                            "(open one with `[@ <line>` or `(@ <line>`)", "select")
+                raise _fail(
+                    number,
+                    f"`{kind.value}` closes a selection, but none is open "
+                    "(open one with `[@ <line>` or `(@ <line>`)",
+                    "select",
+                )
             opener = block.anchors[self.open_at].kind
-            block.selections.append(Selection(
-                self.open_at, index, opener is AnchorKind.OPEN_INCLUSIVE, kind is AnchorKind.CLOSE_INCLUSIVE,
-            ))
+            block.selections.append(
+                Selection(
+                    self.open_at,
+                    index,
+                    opener is AnchorKind.OPEN_INCLUSIVE,
+                    kind is AnchorKind.CLOSE_INCLUSIVE,
+                )
+            )
             self.open_at = None
             self.movable = len(block.selections) - 1
         block.anchors.append(Anchor(number, kind, text))
@@ -257,11 +285,20 @@ class _Parser:
         if words[0] == "MOVE_TO_FILE":
             anchor = self._anchored(number, block, "move", "`! MOVE_TO_FILE`")
             if len(words) != 2:
-                raise _fail(number, "MOVE_TO_FILE takes exactly one path" if len(words) > 2
-                            else "MOVE_TO_FILE needs the target path", "move")
+                raise _fail(
+                    number,
+                    "MOVE_TO_FILE takes exactly one path"
+                    if len(words) > 2
+                    else "MOVE_TO_FILE needs the target path",
+                    "move",
+                )
             if self.movable is None or block.selections[self.movable].end != len(block.anchors) - 1:
-                raise _fail(number, "MOVE_TO_FILE must follow the line that closes a selection "
-                            "(`@] <line>` or `@) <line>`)", "move")
+                raise _fail(
+                    number,
+                    "MOVE_TO_FILE must follow the line that closes a selection "
+                    "(`@] <line>` or `@) <line>`)",
+                    "move",
+                )
             anchor.operations.append(Move(number, line, words[1], self.movable))
             self.movable = None
             return
@@ -271,13 +308,22 @@ class _Parser:
             if at != 1:
                 raise _fail(number, "RENAME_TO needs exactly one symbol before it", "rename")
             if len(words) != 3:
-                raise _fail(number, "RENAME_TO needs a new name after it" if len(words) < 3
-                            else "RENAME_TO takes one new name (no spaces)", "rename")
+                raise _fail(
+                    number,
+                    "RENAME_TO needs a new name after it"
+                    if len(words) < 3
+                    else "RENAME_TO takes one new name (no spaces)",
+                    "rename",
+                )
             if not _IDENTIFIER.match(words[2]):
                 raise _fail(number, f"{words[2]!r} is not a valid identifier", "rename")
             anchor.operations.append(Rename(number, line, words[0], words[2]))
             return
-        raise _fail(number, f"unknown command {words[0]!r}; commands are RENAME_TO and MOVE_TO_FILE", "rename")
+        raise _fail(
+            number,
+            f"unknown command {words[0]!r}; commands are RENAME_TO and MOVE_TO_FILE",
+            "rename",
+        )
 
     def _anchored(self, number: int, block: FileBlock, rule: str, what: str) -> Anchor:
         if not block.anchors:
@@ -290,5 +336,7 @@ class _Parser:
         self._close_file()
         for block in self.files:
             if not block.anchors:
-                raise _fail(block.line, f"the File block for {block.path} has no anchored line", "anchor")
+                raise _fail(
+                    block.line, f"the File block for {block.path} has no anchored line", "anchor"
+                )
         return Request(self.files)

@@ -37,7 +37,9 @@ SEED_COMMANDS = """*** Begin Language Server Request
 
 
 def block(*lines: str) -> str:
-    return "\n".join(["*** Begin Language Server Request", *lines, "*** End Language Server Request"])
+    return "\n".join(
+        ["*** Begin Language Server Request", *lines, "*** End Language Server Request"]
+    )
 
 
 def error_of(text: str) -> LsapError:
@@ -58,7 +60,10 @@ def test_seed_query_exchange() -> None:
     ops = [op for a in block_.anchors for op in a.operations]
     assert all(isinstance(op, Hover) for op in ops)
     assert [q for op in ops if isinstance(op, Hover) for q in op.queries] == [
-        Query("V"), Query("A"), Query("math", "docs"), Query("res"),
+        Query("V"),
+        Query("A"),
+        Query("math", "docs"),
+        Query("res"),
     ]
     assert block_.anchors[0].line == 3 and ops[0].line == 4
 
@@ -68,62 +73,112 @@ def test_seed_command_exchange() -> None:
     assert request.has_commands
     (block_,) = request.files
     assert [a.kind for a in block_.anchors] == [
-        AnchorKind.OPEN_INCLUSIVE, AnchorKind.CONTEXT, AnchorKind.CONTEXT, AnchorKind.CLOSE_EXCLUSIVE,
+        AnchorKind.OPEN_INCLUSIVE,
+        AnchorKind.CONTEXT,
+        AnchorKind.CONTEXT,
+        AnchorKind.CLOSE_EXCLUSIVE,
     ]
     (selection,) = block_.selections
-    assert (selection.start, selection.end, selection.start_inclusive, selection.end_inclusive) == (0, 3, True, False)
-    assert block_.anchors[1].operations == [Rename(5, "! eq RENAME_TO powerEquation", "eq", "powerEquation")]
+    assert (selection.start, selection.end, selection.start_inclusive, selection.end_inclusive) == (
+        0,
+        3,
+        True,
+        False,
+    )
+    assert block_.anchors[1].operations == [
+        Rename(5, "! eq RENAME_TO powerEquation", "eq", "powerEquation")
+    ]
     assert block_.anchors[3].operations == [
-        Move(9, "! MOVE_TO_FILE packages/dataflow/test/fixtures/electrical-power.ts",
-             "packages/dataflow/test/fixtures/electrical-power.ts", 0),
+        Move(
+            9,
+            "! MOVE_TO_FILE packages/dataflow/test/fixtures/electrical-power.ts",
+            "packages/dataflow/test/fixtures/electrical-power.ts",
+            0,
+        ),
     ]
 
 
 def test_bare_caret_several_symbols_views_and_several_files() -> None:
-    request = parse(block(
-        "*** File: a.ts", "@@ let x = f(y)", "^", "^ x f[def] y[refs] x[type] f[impl] f[calls]",
-        "", "*** File: b.ts", "(@ one", "@] two",
-    ))
+    request = parse(
+        block(
+            "*** File: a.ts",
+            "@@ let x = f(y)",
+            "^",
+            "^ x f[def] y[refs] x[type] f[impl] f[calls]",
+            "",
+            "*** File: b.ts",
+            "(@ one",
+            "@] two",
+        )
+    )
     first, second = request.files
     bare, listed = first.anchors[0].operations
     assert isinstance(bare, Hover) and bare.queries == (Query(None),)
     assert isinstance(listed, Hover) and [q.view for q in listed.queries] == [
-        "hover", "def", "refs", "type", "impl", "calls"]
-    assert second.selections[0].start_inclusive is False and second.selections[0].end_inclusive is True
+        "hover",
+        "def",
+        "refs",
+        "type",
+        "impl",
+        "calls",
+    ]
+    assert (
+        second.selections[0].start_inclusive is False and second.selections[0].end_inclusive is True
+    )
     assert not request.has_commands
 
 
-@pytest.mark.parametrize(("text", "line", "rule", "words"), [
-    ("*** File: a.ts\n@@ x\n*** End Language Server Request", 1, "begin", "Begin"),
-    ("*** Begin Language Server Request\n*** File: a.ts\n@@ x", 3, "end", "End"),
-    (block("*** File: a.ts", "@@ x", "% x"), 4, "anchor", "unknown operator"),
-    (block("*** File: a.ts", "@@ x", "! x RENAME_TO"), 4, "rename", "new name"),
-    (block("*** File: a.ts", "@@ x", "! RENAME_TO y"), 4, "rename", "one symbol"),
-    (block("*** File: a.ts", "@@ x", "! x RENAME_TO a b"), 4, "rename", "one new name"),
-    (block("*** File: a.ts", "@@ x", "! x RENAME_TO 9z"), 4, "rename", "not a valid identifier"),
-    (block("*** File: a.ts", "[@ x", "@@ y"), 3, "select", "never closed"),
-    (block("*** File: a.ts", "[@ x", "*** File: b.ts", "@@ y"), 3, "select", "never closed"),
-    (block("*** File: a.ts", "@] x"), 3, "select", "none is open"),
-    (block("*** File: a.ts", "[@ x", "(@ y", "@] z"), 4, "select", "already open"),
-    (block("*** File: a.ts", "! x RENAME_TO y"), 3, "rename", "anchored line"),
-    (block("*** File: a.ts", "^ x"), 3, "hover", "anchored line"),
-    (block("*** File: a.ts", "! MOVE_TO_FILE b.ts"), 3, "move", "anchored line"),
-    (block("*** File: a.ts", "@@ x", "! MOVE_TO_FILE b.ts"), 4, "move", "closes a selection"),
-    (block("*** File: a.ts", "[@ x", "@] y", "@@ z", "! MOVE_TO_FILE b.ts"), 6, "move", "closes a selection"),
-    (block("*** File: a.ts", "[@ x", "@] y", "! MOVE_TO_FILE"), 5, "move", "target path"),
-    (block("*** File: a.ts", "@@ x", "! FROB x"), 4, "rename", "unknown command"),
-    (block("*** File: a.ts", "@@ x", "^ x[colour]"), 4, "hover", "unknown view"),
-    (block("*** File: a.ts", "@@"), 3, "anchor", "needs the text"),
-    (block("*** File: a.ts", "?"), 3, "inlay", "needs the text"),
-    (block("@@ x"), 2, "file", "before any"),
-    (block("*** File:", "@@ x"), 2, "file", "no path"),
-    (block("*** File: a.ts"), 2, "anchor", "no anchored line"),
-    (block(), 2, "file", "names no file"),
-    (block("*** File: a.ts", "@@ x", "*** Begin Language Server Request"), 4, "begin", "second Begin"),
-    (block("*** File: a.ts", "@@ x", "*** Delete File: a.ts"), 4, "file", "unknown header"),
-    ("", 1, "begin", "Begin"),
-])
-def test_malformed_requests_name_the_line_and_rule(text: str, line: int, rule: str, words: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "line", "rule", "words"),
+    [
+        ("*** File: a.ts\n@@ x\n*** End Language Server Request", 1, "begin", "Begin"),
+        ("*** Begin Language Server Request\n*** File: a.ts\n@@ x", 3, "end", "End"),
+        (block("*** File: a.ts", "@@ x", "% x"), 4, "anchor", "unknown operator"),
+        (block("*** File: a.ts", "@@ x", "! x RENAME_TO"), 4, "rename", "new name"),
+        (block("*** File: a.ts", "@@ x", "! RENAME_TO y"), 4, "rename", "one symbol"),
+        (block("*** File: a.ts", "@@ x", "! x RENAME_TO a b"), 4, "rename", "one new name"),
+        (
+            block("*** File: a.ts", "@@ x", "! x RENAME_TO 9z"),
+            4,
+            "rename",
+            "not a valid identifier",
+        ),
+        (block("*** File: a.ts", "[@ x", "@@ y"), 3, "select", "never closed"),
+        (block("*** File: a.ts", "[@ x", "*** File: b.ts", "@@ y"), 3, "select", "never closed"),
+        (block("*** File: a.ts", "@] x"), 3, "select", "none is open"),
+        (block("*** File: a.ts", "[@ x", "(@ y", "@] z"), 4, "select", "already open"),
+        (block("*** File: a.ts", "! x RENAME_TO y"), 3, "rename", "anchored line"),
+        (block("*** File: a.ts", "^ x"), 3, "hover", "anchored line"),
+        (block("*** File: a.ts", "! MOVE_TO_FILE b.ts"), 3, "move", "anchored line"),
+        (block("*** File: a.ts", "@@ x", "! MOVE_TO_FILE b.ts"), 4, "move", "closes a selection"),
+        (
+            block("*** File: a.ts", "[@ x", "@] y", "@@ z", "! MOVE_TO_FILE b.ts"),
+            6,
+            "move",
+            "closes a selection",
+        ),
+        (block("*** File: a.ts", "[@ x", "@] y", "! MOVE_TO_FILE"), 5, "move", "target path"),
+        (block("*** File: a.ts", "@@ x", "! FROB x"), 4, "rename", "unknown command"),
+        (block("*** File: a.ts", "@@ x", "^ x[colour]"), 4, "hover", "unknown view"),
+        (block("*** File: a.ts", "@@"), 3, "anchor", "needs the text"),
+        (block("*** File: a.ts", "?"), 3, "inlay", "needs the text"),
+        (block("@@ x"), 2, "file", "before any"),
+        (block("*** File:", "@@ x"), 2, "file", "no path"),
+        (block("*** File: a.ts"), 2, "anchor", "no anchored line"),
+        (block(), 2, "file", "names no file"),
+        (
+            block("*** File: a.ts", "@@ x", "*** Begin Language Server Request"),
+            4,
+            "begin",
+            "second Begin",
+        ),
+        (block("*** File: a.ts", "@@ x", "*** Delete File: a.ts"), 4, "file", "unknown header"),
+        ("", 1, "begin", "Begin"),
+    ],
+)
+def test_malformed_requests_name_the_line_and_rule(
+    text: str, line: int, rule: str, words: str
+) -> None:
     error = error_of(text)
     assert error.message.startswith(f"line {line}: "), error.message
     assert words in error.message
@@ -140,11 +195,33 @@ def test_crlf_and_surrounding_blank_lines_are_accepted() -> None:
     assert len(request.files[0].anchors) == 4
 
 
-_pieces = st.sampled_from([
-    "*** Begin Language Server Request", "*** End Language Server Request", "*** File: a.ts", "*** File:",
-    "@@ x", "@@", "? y", "?", "^", "^ a b[docs] c[x]", "! a RENAME_TO b", "! RENAME_TO", "! MOVE_TO_FILE c.ts",
-    "[@ z", "(@ z", "@] z", "@) z", "", "***", "! ", "^ [", "\t", "\r",
-])
+_pieces = st.sampled_from(
+    [
+        "*** Begin Language Server Request",
+        "*** End Language Server Request",
+        "*** File: a.ts",
+        "*** File:",
+        "@@ x",
+        "@@",
+        "? y",
+        "?",
+        "^",
+        "^ a b[docs] c[x]",
+        "! a RENAME_TO b",
+        "! RENAME_TO",
+        "! MOVE_TO_FILE c.ts",
+        "[@ z",
+        "(@ z",
+        "@] z",
+        "@) z",
+        "",
+        "***",
+        "! ",
+        "^ [",
+        "\t",
+        "\r",
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None)

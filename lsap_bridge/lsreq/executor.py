@@ -1,0 +1,408 @@
+"""Run a parsed Language Server Request over the session (DESIGN §6).
+
+Anchors are found in file order with the Locate tiers, each after the previous one in the
+same file; a line that is missing or ambiguous gets an error block and the rest still runs.
+Queries (`^`, `?`) are answered first, then commands (`RENAME_TO`, `MOVE_TO_FILE`) in
+request order; anchored lines are followed through every edit, so the response shows
+where they are afterwards. Diagnostics of every touched file are merged in by the printer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..capabilities import REGISTRY
+from ..capabilities.hover import hover_text
+from ..capabilities.inlay_hints import inlay_hints_from_lsp, weave_inlay_hints
+from ..diagnostics import DiagnosticMap
+from ..errors import Candidate, ErrorCode, LsapError
+from ..gateway import Client, Document, LspCall
+from ..locate.matcher import Needle, Tier, find_matches
+from ..render import render_markdown
+from ..session import Session, Target
+from ..symbols import SymbolTree
+from ..workspace import uri_of
+from .commands import run_commands
+from .lines import identifiers, split_hover, symbol_column
+from .parser import Anchor, FileBlock, Hover, Query, Request
+from .printer import Echo, Entry, FileSection, Tag, error_tag, print_response
+
+#: The `^ X[view]` extensions and the JSON mode each one runs.
+VIEW_MODES = {
+    "refs": "references",
+    "def": "definition",
+    "type": "type_definition",
+    "impl": "implementations",
+    "calls": "calls",
+}
+#: Items per extension view: answers stay short; the tag says how to ask for more.
+VIEW_ITEMS = 20
+#: Diagnostics below this severity (hints, e.g. "declared but never read") are not injected.
+MIN_SEVERITY = "information"
+
+
+@dataclass
+class Place:
+    """Where an anchored line is now; followed through edits (None: it was deleted)."""
+
+    path: Path
+    line: int | None
+
+
+@dataclass
+class Anchored:
+    anchor: Anchor
+    place: Place
+    entry: Entry
+
+
+@dataclass
+class FileRun:
+    """One `*** File:` block while it runs."""
+
+    block: FileBlock
+    section: FileSection
+    path: Path | None = None
+    target: Target | None = None
+    doc: Document | None = None
+    tree: SymbolTree = field(default_factory=lambda: SymbolTree([]))
+    anchored: list[Anchored] = field(default_factory=list)
+
+
+class Executor:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.runs: list[FileRun] = []
+        self.changed: dict[Path, list[str]] = {}  # files edited by commands: text before
+
+    # -- anchors --------------------------------------------------------------------
+
+    async def open(self, block: FileBlock) -> FileRun:
+        run = FileRun(block, FileSection(block.path))
+        self.runs.append(run)
+        try:
+            run.path = self.session.workspace.resolve(block.path)
+            run.section.path = self.session.workspace.display(run.path)
+            run.target = await self.session.target(run.path, "textDocument/documentSymbol")
+            run.doc = await self.session.document(run.path)
+            run.tree = await self.session.symbol_tree(run.target, run.doc)
+        except LsapError as error:
+            run.section.tags.append(error_tag(error))
+        return run
+
+    def resolve(self, run: FileRun) -> None:
+        """Find each anchor after the previous one found in the same file."""
+        assert run.doc is not None and run.path is not None
+        previous: int | None = None
+        for anchor in run.block.anchors:
+            entry = Entry(None, anchor.kind.value, anchor.text)
+            run.section.entries.append(entry)
+            try:
+                line, note = self.find_line(run, anchor, previous)
+            except LsapError as error:
+                entry.tags.append(error_tag(error))
+                run.anchored.append(Anchored(anchor, Place(run.path, None), entry))
+                continue
+            entry.line = line
+            if note:
+                entry.tags.append(Tag("note", note))
+            run.anchored.append(Anchored(anchor, Place(run.path, line), entry))
+            previous = line
+
+    def find_line(
+        self, run: FileRun, anchor: Anchor, previous: int | None
+    ) -> tuple[int, str | None]:
+        assert run.doc is not None
+        lines, name = run.doc.lines, run.section.path
+        start = 0 if previous is None else previous + 1
+        result = find_matches(lines, Needle(anchor.text, None), start)
+        if not result.matches:
+            earlier = find_matches(lines, Needle(anchor.text, None), 0, start) if start else None
+            if earlier is not None and earlier.matches:
+                where = ", ".join(str(m.line + 1) for m in earlier.matches[:5])
+                raise LsapError(
+                    ErrorCode.NOT_FOUND,
+                    f"{anchor.text!r} is only before the previous anchor (line {start}) in {name}: "
+                    f"found at line {where}",
+                    hint="anchors are searched in file order: "
+                    "move this one above the previous anchor",
+                )
+            raise LsapError(
+                ErrorCode.NOT_FOUND,
+                f"{anchor.text!r} is not in {name}" + (f" after line {start}" if start else ""),
+                hint="the closest lines are listed: copy the line's text exactly"
+                if result.closest
+                else "check the text and the file: nothing close was found",
+                candidates=[self.candidate(run, m.line, m.score) for m in result.closest],
+            )
+        lines_found = sorted({m.line for m in result.matches})
+        whole = [n for n in lines_found if _same_line(lines[n], anchor.text)]
+        lines_found = whole or lines_found
+        if len(lines_found) > 1 and previous is not None:
+            inside = [n for n in lines_found if self.in_scope_of(run, previous, n)]
+            lines_found = inside or lines_found
+        if len(lines_found) > 1:
+            raise LsapError(
+                ErrorCode.AMBIGUOUS,
+                f"{anchor.text!r} matches {len(lines_found)} lines in {name}"
+                + (f" after line {start}" if start else ""),
+                hint="add a `@@ <line>` line above it with a line unique to the part you mean "
+                "(e.g. the enclosing `def`, `class` or function line), or copy more of the line",
+                candidates=[self.candidate(run, n) for n in lines_found],
+            )
+        line = lines_found[0]
+        match = next(m for m in result.matches if m.line == line)
+        note = None
+        if result.tier is not Tier.EXACT:
+            note = (
+                f"anchor matched by {result.tier.value if result.tier else '?'} text: "
+                + lines[line].strip()
+            )
+            if match.tier is Tier.FUZZY:
+                note += f" (score {round(match.score, 1)})"
+        return line, note
+
+    def in_scope_of(self, run: FileRun, previous: int, line: int) -> bool:
+        """Whether `line` is inside a symbol declared on the previous anchor's line."""
+        return any(
+            s.span.start_line <= previous <= s.selection.start_line
+            and s.span.start_line <= line <= s.span.end_line
+            for _, s in run.tree.walk()
+            if s.selection.start_line == previous or s.span.start_line == previous
+        )
+
+    def candidate(self, run: FileRun, line: int, score: float | None = None) -> Candidate:
+        assert run.doc is not None
+        text = run.doc.lines[line] if line < len(run.doc.lines) else ""
+        indent = len(text) - len(text.lstrip())
+        return Candidate(
+            line + 1,
+            text.strip(),
+            run.tree.enclosing_path(line, indent),
+            round(score, 1) if score is not None and score < 100 else None,
+        )
+
+    # -- queries --------------------------------------------------------------------
+
+    async def answer(self, run: FileRun) -> None:
+        """Hover, docs and inlay hints in one round trip per file; extension views after."""
+        batch: list[tuple[LspCall, Callable[[Any, str | None], None]]] = []
+        views: list[Awaitable[None]] = []
+        for item in run.anchored:
+            line = item.place.line
+            if line is None:
+                for op in item.anchor.operations:
+                    item.entry.echoes.append(
+                        Echo(
+                            op.source,
+                            [
+                                Tag(
+                                    "error:not_found",
+                                    "skipped: the anchored line above was not found",
+                                )
+                            ],
+                        )
+                    )
+                continue
+            if item.anchor.kind.value == "?":
+                self.inlay(run, item, batch)
+            for op in item.anchor.operations:
+                echo = Echo(op.source)
+                item.entry.echoes.append(echo)
+                if isinstance(op, Hover):
+                    for query in op.queries:
+                        if query.view in VIEW_MODES:
+                            views.append(self.view(run, line, query, echo))
+                        else:
+                            self.hover(run, line, query, echo, batch)
+        if batch:
+            answers = await self.session.gateway.lsp([call for call, _ in batch])
+            for (_, handle), answer in zip(batch, answers, strict=False):
+                handle(answer.result, (answer.error or {}).get("message") if answer.error else None)
+        for view in views:
+            await view
+
+    def client(self, run: FileRun, method: str) -> Client:
+        return self.target_for(run, method).client
+
+    def target_for(self, run: FileRun, method: str) -> Target:
+        """The run's file with a server that has `method` (not always the first one)."""
+        assert run.target is not None and run.path is not None
+        able = [c for c in (run.target.client, *run.target.clients) if c.supports(method)]
+        if not able:
+            raise self.session.unsupported(method, run.target.clients, run.path)
+        t = run.target
+        return Target(t.path, t.bufnr, able[0], t.clients, t.partial)
+
+    def call(self, run: FileRun, method: str, line: int, col: int) -> LspCall:
+        assert run.doc is not None
+        target = self.target_for(run, method)
+        params = self.session.position_params(target, run.doc, line, col)
+        return LspCall(target.client.id, method, params, target.bufnr)
+
+    def inlay(
+        self,
+        run: FileRun,
+        item: Anchored,
+        batch: list[tuple[LspCall, Callable[[Any, str | None], None]]],
+    ) -> None:
+        assert run.doc is not None and run.target is not None and item.place.line is not None
+        line = item.place.line
+        try:
+            client = self.client(run, "textDocument/inlayHint")
+        except LsapError as error:
+            item.entry.tags.append(error_tag(error))
+            return
+        encoding = self.session.encoding(client)
+        text = run.doc.lines[line]
+        params = {
+            "textDocument": {"uri": uri_of(run.target.path)},
+            "range": {
+                "start": {"line": line, "character": 0},
+                "end": {"line": line + 1, "character": 0}
+                if line + 1 < len(run.doc.lines)
+                else {"line": line, "character": len(text.encode("utf-16-le")) // 2},
+            },
+        }
+        entry = item.entry
+
+        def handle(result: Any, error: str | None) -> None:
+            if error:
+                entry.tags.append(
+                    Tag("error:server_error", f"{client.name} failed inlay hints: {error}")
+                )
+                return
+            hints = [
+                h
+                for h in inlay_hints_from_lsp(result, run.doc.lines if run.doc else [], encoding)
+                if h.line == line
+            ]
+            entry.text = weave_inlay_hints(text, hints).strip()
+
+        batch.append(
+            (LspCall(client.id, "textDocument/inlayHint", params, run.target.bufnr), handle)
+        )
+
+    def hover(
+        self,
+        run: FileRun,
+        line: int,
+        query: Query,
+        echo: Echo,
+        batch: list[tuple[LspCall, Callable[[Any, str | None], None]]],
+    ) -> None:
+        assert run.doc is not None
+        text = run.doc.lines[line]
+        if query.symbol is None:
+            spots = identifiers(text)
+        else:
+            col = symbol_column(text, query.symbol)
+            if col is None:
+                names = ", ".join(name for _, name in identifiers(text))
+                echo.tags.append(
+                    Tag(
+                        f"error:{query.symbol}",
+                        f"{query.symbol!r} is not on this line; its symbols are: {names}",
+                    )
+                )
+                return
+            spots = [(col, query.symbol)]
+        try:
+            calls = [(self.call(run, "textDocument/hover", line, col), name) for col, name in spots]
+        except LsapError as error:
+            echo.tags.append(error_tag(error))
+            return
+        for call, name in calls:
+
+            def handle(result: Any, error: str | None, name: str = name) -> None:
+                if error:
+                    echo.tags.append(Tag(f"error:{name}", f"hover failed: {error}"))
+                    return
+                signature, docs = split_hover(hover_text(result))
+                if query.view == "docs":
+                    echo.tags.append(Tag(f"docs:{name}", docs or "(no documentation)"))
+                elif signature or docs:
+                    echo.tags.append(Tag(f"hover:{name}", signature or docs))
+                elif query.symbol is not None:
+                    echo.tags.append(
+                        Tag(f"hover:{name}", "(the server has no hover for this symbol)")
+                    )
+
+            batch.append((call, handle))
+
+    async def view(self, run: FileRun, line: int, query: Query, echo: Echo) -> None:
+        """`[refs]`, `[def]`, … : the JSON mode's report for the symbol, as a tag."""
+        mode = VIEW_MODES[query.view]
+        name = query.symbol or "*"
+        text = run.doc.lines[line] if run.doc else ""
+        col = symbol_column(text, query.symbol) if query.symbol else None
+        if col is None:
+            echo.tags.append(
+                Tag(
+                    f"error:{name}",
+                    f"{name!r} is not on this line; `[{query.view}]` needs a symbol",
+                )
+            )
+            return
+        find = text[:col] + "<|>" + text[col:]
+        payload = {
+            "mode": mode,
+            "max_items": VIEW_ITEMS,
+            "locate": {
+                "file_path": run.section.path,
+                "scope": {"start_line": line + 1, "end_line": line + 2},
+                "find": find.strip() if "<|>" not in text else find,
+            },
+        }
+        capability = REGISTRY[mode]
+        try:
+            report = await capability.run(self.session, capability.model.model_validate(payload))
+        except LsapError as error:
+            echo.tags.append(error_tag(error))
+            return
+        echo.tags.append(
+            Tag(f"{query.view}:{name}", render_markdown(report.template, report.data).strip())
+        )
+
+    # -- the response ---------------------------------------------------------------
+
+    async def diagnostics(self, paths: list[Path]) -> DiagnosticMap:
+        return await self.session.diagnostics(paths)
+
+    def attach_diagnostics(
+        self, section: FileSection, path: Path, found: DiagnosticMap, lines: list[str]
+    ) -> None:
+        section.lines = lines
+        section.diagnostics = [d for d in found.get(path, []) if d.at_least(MIN_SEVERITY)]
+        if path in found.pending:
+            section.tags.append(Tag("diagnostics:pending", found.pending[path]))
+
+
+def _same_line(line: str, text: str) -> bool:
+    return " ".join(line.split()) == " ".join(text.split())
+
+
+async def execute(session: Session, request: Request) -> str:
+    """Run every block and print the response."""
+    executor = Executor(session)
+    for block in request.files:
+        await executor.open(block)
+    opened = [run for run in executor.runs if run.path is not None and run.doc is not None]
+    # Diagnostics first: a server has analysed the files once it published them, so the
+    # hovers that follow see the whole project rather than a half-loaded one.
+    await executor.diagnostics([run.path for run in opened if run.path])
+    for run in opened:
+        executor.resolve(run)
+        await executor.answer(run)
+    if request.has_commands:
+        sections = await run_commands(executor)
+    else:
+        found = await executor.diagnostics([run.path for run in opened if run.path])
+        for run in opened:
+            assert run.path is not None and run.doc is not None
+            executor.attach_diagnostics(run.section, run.path, found, run.doc.lines)
+        sections = [run.section for run in executor.runs]
+    return print_response(sections)

@@ -1,0 +1,489 @@
+"""`MOVE_TO_FILE`: move selected lines to another file, fixing imports and exports.
+
+Where a server has a move refactoring (typescript-language-server: tsserver's "Move to
+file"), the bridge asks it for the edits through `typescript.tsserverRequest` and applies
+them itself, so the change stays all-or-nothing and goes to disk like every other edit
+(had the server applied it with `workspace/applyEdit`, Neovim would have changed buffers
+the bridge never checked). Python servers have no such refactoring: the bridge moves
+whole top-level definitions itself, with the `ast` module for imports and the server's
+references for the modules that use the moved names.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ErrorCode, LsapError
+from ..gateway import Client, LspCall
+from ..session import Target
+from ..workspace import path_of, uri_of
+from .parser import Move
+
+if TYPE_CHECKING:
+    from .commands import Tracker
+    from .executor import FileRun
+
+TSSERVER = "typescript.tsserverRequest"
+REFERENCES = "textDocument/references"
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+async def move_selection(tracker: Tracker, run: FileRun, op: Move) -> None:
+    """Move the lines of the selection `op.selection` of `run` to `op.path`."""
+    selection = run.block.selections[op.selection]
+    first_item, last_item = run.anchored[selection.start], run.anchored[selection.end]
+    first, last = first_item.place, last_item.place
+    if first.line is None or last.line is None or first.path != last.path:
+        raise LsapError(
+            ErrorCode.NOT_FOUND,
+            "the selection's first or last line was not found",
+            hint="fix the selection's anchors (see their errors) and send the request again",
+        )
+    source = first.path
+    start = first.line + (0 if selection.start_inclusive else 1)
+    end = last.line - (0 if selection.end_inclusive else 1)
+    if end < start:
+        raise LsapError(
+            ErrorCode.INVALID_REQUEST,
+            "the selection is empty",
+            hint="an exclusive end (`@)`) leaves out its own line; use `@]` to include it",
+        )
+    workspace = tracker.session.workspace
+    target = workspace.resolve(op.path)
+    if target == source:
+        raise LsapError(
+            ErrorCode.INVALID_REQUEST, "MOVE_TO_FILE names the file the lines are already in"
+        )
+    doc = await tracker.session.document(source)
+    moved = {
+        id(item): (target, doc.lines[item.place.line])
+        for item in tracker.anchored()
+        if item.place.path == source
+        and item.place.line is not None
+        and start <= item.place.line <= end
+    }
+    assert run.target is not None
+    span = f"lines {start + 1}-{end + 1}"
+    label = f"move {span} of {workspace.display(source)} to {workspace.display(target)}"
+    for client in run.target.clients:
+        if TSSERVER in await tracker.session.gateway.server_commands(client.id):
+            edit = await _tsserver_move(tracker, run, client, source, target, start, end, doc.lines)
+            await tracker.apply(edit, client, label, moved)
+            return
+    if source.suffix not in (".py", ".pyi"):
+        names = ", ".join(c.name for c in run.target.clients) or "no server"
+        raise LsapError(
+            ErrorCode.UNSUPPORTED,
+            f"no attached server can move code in {workspace.display(source)} "
+            f"({names}), and the bridge moves only Python definitions itself",
+            hint="move the lines by hand, then fix the imports",
+        )
+    edit = await PythonMove(tracker, run, source, target, start, end, doc.lines).edit()
+    await tracker.apply(edit, run.target.client, label, moved)
+
+
+async def _tsserver_move(
+    tracker: Tracker,
+    run: FileRun,
+    client: Client,
+    source: Path,
+    target: Path,
+    start: int,
+    end: int,
+    lines: list[str],
+) -> dict[str, Any]:
+    """tsserver's "Move to file" edits, as an LSP WorkspaceEdit (new files created first)."""
+    assert run.target is not None
+    args = {
+        "file": str(source),
+        "startLine": start + 1,
+        "startOffset": 1,
+        "endLine": end + 1,
+        "endOffset": _utf16(lines[end]) + 1,
+        "refactor": "Move to file",
+        "action": "Move to file",
+        "interactiveRefactorArguments": {"targetFile": str(target)},
+    }
+    calls = []
+    if not any(line.rstrip().endswith(";") for line in lines if line.strip()):
+        # The new file follows the old one's style: tsserver prints semicolons by default.
+        calls.append(
+            LspCall(
+                client.id,
+                "workspace/executeCommand",
+                {
+                    "command": TSSERVER,
+                    "arguments": [
+                        "configure",
+                        {"file": str(source), "formatOptions": {"semicolons": "remove"}},
+                    ],
+                },
+                run.target.bufnr,
+            )
+        )
+    calls.append(
+        LspCall(
+            client.id,
+            "workspace/executeCommand",
+            {"command": TSSERVER, "arguments": ["getEditsForRefactor", args]},
+            run.target.bufnr,
+        )
+    )
+    answer = (await tracker.session.gateway.lsp(calls))[-1]
+    body = (answer.result or {}).get("body") if isinstance(answer.result, dict) else None
+    if answer.error or not body or not body.get("edits"):
+        reason = (
+            (answer.error or {}).get("message")
+            or (answer.result or {}).get("message")
+            or "no edits"
+        )
+        raise LsapError(
+            ErrorCode.SERVER_ERROR,
+            f"{client.name} could not move the lines: {reason}",
+            hint="select whole statements or declarations",
+        )
+    changes: list[dict[str, Any]] = []
+    for item in body["edits"]:
+        path = Path(item["fileName"])
+        if item.get("isNewFile") or not path.exists():
+            changes.append(
+                {"kind": "create", "uri": uri_of(path), "options": {"ignoreIfExists": True}}
+            )
+        changes.append(
+            {
+                "textDocument": {"uri": uri_of(path), "version": None},
+                "edits": [
+                    {
+                        "range": {"start": _position(c["start"]), "end": _position(c["end"])},
+                        "newText": c["newText"],
+                    }
+                    for c in item.get("textChanges") or []
+                ],
+            }
+        )
+    return {"documentChanges": changes}
+
+
+def _position(location: dict[str, Any]) -> dict[str, int]:
+    """tsserver's 1-based line/offset (0/0 in a new file) as an LSP position."""
+    return {
+        "line": max(0, int(location["line"]) - 1),
+        "character": max(0, int(location["offset"]) - 1),
+    }
+
+
+# -- Python: the bridge moves top-level definitions itself ---------------------------------
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@dataclass(frozen=True)
+class ImportedName:
+    """One name bound by an import statement, with the statement's lines (0-based, inclusive)."""
+
+    bound: str  # the name the module uses
+    statement: str  # a one-name import statement that binds it
+    module: str | None  # absolute module of `from X import`, None for `import X`
+    spelled: str | None  # the module as written (`.models`)
+    name: str
+    first: int
+    last: int
+
+
+def _imports(tree: ast.Module, module: str) -> list[ImportedName]:
+    """Top-level imports, relative ones made absolute against `module`."""
+    package = module.split(".")[:-1]
+    out = []
+    for node in tree.body:
+        last = (node.end_lineno or node.lineno) - 1
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                text = f"import {alias.name}" + (f" as {alias.asname}" if alias.asname else "")
+                out.append(ImportedName(bound, text, None, None, alias.name, node.lineno - 1, last))
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            absolute = ".".join([*base, *([node.module] if node.module else [])])
+            spelled = "." * node.level + (node.module or "")
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                text = f"from {absolute} import {alias.name}" + (
+                    f" as {alias.asname}" if alias.asname else ""
+                )
+                out.append(
+                    ImportedName(bound, text, absolute, spelled, alias.name, node.lineno - 1, last)
+                )
+    return out
+
+
+def spell(module: str, importer: str, relative: bool) -> str:
+    """How `importer` should write `module`: relative like its other imports when both
+    are in the same package, else absolute."""
+    package, _, last = module.rpartition(".")
+    return "." + last if relative and package == importer.rpartition(".")[0] else module
+
+
+def _respelled(i: ImportedName, module: str, importer: str, relative: bool) -> str:
+    """An import statement of one name, from `module`, written the importer's way."""
+    what = i.statement.split(" import ", 1)[1]
+    return f"from {spell(module, importer, relative)} import {what}"
+
+
+def _relative(imports: list[ImportedName]) -> bool:
+    return any(i.spelled and i.spelled.startswith(".") for i in imports)
+
+
+def _used_names(nodes: list[ast.stmt]) -> set[str]:
+    return {n.id for stmt in nodes for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+
+
+def _defined(node: ast.stmt) -> list[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
+
+
+def _parse(text: str, name: str) -> ast.Module:
+    try:
+        return ast.parse(text)
+    except SyntaxError as exc:
+        raise LsapError(
+            ErrorCode.CONFLICT,
+            f"{name} does not parse (line {exc.lineno}: {exc.msg})",
+            hint="fix the syntax error first; nothing was moved",
+        ) from None
+
+
+def _after_imports(tree: ast.Module) -> int:
+    """The 0-based line where new imports go: after the last top-level import or docstring."""
+    line = 0
+    for node in tree.body:
+        is_doc = (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and node is tree.body[0]
+        )
+        if isinstance(node, (ast.Import, ast.ImportFrom)) or is_doc:
+            line = node.end_lineno or node.lineno
+        else:
+            break
+    return line
+
+
+def _line_range(first: int, last: int) -> dict[str, Any]:
+    return {"start": {"line": first, "character": 0}, "end": {"line": last + 1, "character": 0}}
+
+
+def _insert(line: int, text: str) -> dict[str, Any]:
+    return {"range": _line_range(line, line - 1), "newText": text}
+
+
+class PythonMove:
+    """Plan the edits of moving top-level definitions between Python modules."""
+
+    def __init__(
+        self,
+        tracker: Tracker,
+        run: FileRun,
+        source: Path,
+        target: Path,
+        start: int,
+        end: int,
+        lines: list[str],
+    ) -> None:
+        self.tracker, self.run = tracker, run
+        self.source, self.target = source, target
+        self.start, self.end, self.lines = start, end, lines
+        self.root = tracker.session.workspace.root
+        self.display = tracker.session.workspace.display
+
+    async def edit(self) -> dict[str, Any]:
+        tree = _parse("\n".join(self.lines), self.display(self.source))
+        source_module = module_name(self.root, self.source)
+        target_module = module_name(self.root, self.target)
+        moved_nodes, kept_nodes = self._split(tree)
+        names = [name for node in moved_nodes for name in _defined(node)]
+        if not names:
+            raise LsapError(
+                ErrorCode.INVALID_REQUEST,
+                "the selection holds no top-level definition to move",
+                hint="select whole functions, classes or module-level assignments",
+            )
+        imports = _imports(tree, source_module)
+        used_by_moved = _used_names(moved_nodes)
+        used_by_kept = _used_names(kept_nodes)
+        kept_defs = {n for node in kept_nodes for n in _defined(node)}
+        # Imports the moved code needs in its new file.
+        relative = _relative(imports)
+        header = [
+            _respelled(i, i.module, target_module, relative) if i.module else i.statement
+            for i in imports
+            if i.bound in used_by_moved
+        ]
+        header += [
+            f"from {spell(source_module, target_module, relative)} import {n}"
+            for n in sorted(kept_defs & used_by_moved)
+        ]
+        changes: dict[Path, list[dict[str, Any]]] = {self.source: []}
+        # The old file: the lines go, imports only the moved code used go, the moved names
+        # come back through an import if the rest of the file uses them.
+        edits = changes[self.source]
+        edits.append({"range": _line_range(self.start, self.end), "newText": ""})
+        dropped = [i for i in imports if i.bound in used_by_moved and i.bound not in used_by_kept]
+        edits += self._rewrite_imports(imports, dropped, [])
+        back = sorted(set(names) & used_by_kept)
+        if back:
+            edits.append(
+                _insert(
+                    _after_imports(tree),
+                    f"from {spell(target_module, source_module, relative)} "
+                    f"import {', '.join(back)}\n",
+                )
+            )
+        # Users elsewhere import the names from their new module.
+        for path, found in (await self._users(names)).items():
+            if path in (self.source, self.target):
+                continue
+            other = _parse(
+                "\n".join((await self.tracker.session.document(path)).lines), self.display(path)
+            )
+            module = module_name(self.root, path)
+            all_theirs = _imports(other, module)
+            theirs = [i for i in all_theirs if i.module == source_module and i.name in found]
+            readded = [_respelled(i, target_module, module, _relative(all_theirs)) for i in theirs]
+            changes[path] = self._rewrite_imports(all_theirs, theirs, readded)
+        body = "\n".join(self.lines[self.start : self.end + 1]).strip("\n") + "\n"
+        create: list[dict[str, Any]] = []
+        if self.target.exists():
+            existing = await self.tracker.session.document(self.target)
+            target_tree = _parse("\n".join(existing.lines), self.display(self.target))
+            present = {i.statement for i in _imports(target_tree, target_module)}
+            own = [
+                i
+                for i in _imports(target_tree, target_module)
+                if i.module == source_module and i.name in names
+            ]
+            wanted = [h for h in header if h not in present]
+            edits_t = self._rewrite_imports(_imports(target_tree, target_module), own, [])
+            if wanted:
+                edits_t.append(_insert(_after_imports(target_tree), "\n".join(wanted) + "\n"))
+            end = len(existing.lines)
+            edits_t.append(
+                {
+                    "range": {
+                        "start": {"line": end, "character": 0},
+                        "end": {"line": end, "character": 0},
+                    },
+                    "newText": "\n\n" + body,
+                }
+            )
+            changes[self.target] = edits_t
+        else:
+            create.append({"kind": "create", "uri": uri_of(self.target)})
+            text = ("\n".join(header) + "\n\n\n" if header else "") + body
+            changes[self.target] = [{"range": _line_range(0, -1), "newText": text}]
+        return {
+            "documentChanges": [
+                *create,
+                *[
+                    {"textDocument": {"uri": uri_of(path), "version": None}, "edits": items}
+                    for path, items in changes.items()
+                    if items
+                ],
+            ]
+        }
+
+    def _split(self, tree: ast.Module) -> tuple[list[ast.stmt], list[ast.stmt]]:
+        moved: list[ast.stmt] = []
+        kept: list[ast.stmt] = []
+        for node in tree.body:
+            decorators = getattr(node, "decorator_list", None) or [node]
+            first = min(node.lineno, decorators[0].lineno) - 1
+            last = (node.end_lineno or node.lineno) - 1
+            inside = self.start <= first and last <= self.end
+            if not inside and first <= self.end and last >= self.start:
+                raise LsapError(
+                    ErrorCode.INVALID_REQUEST,
+                    f"the selection cuts the statement at line {first + 1}-{last + 1} in two",
+                    hint="select whole top-level definitions (functions, classes, assignments)",
+                )
+            (moved if inside else kept).append(node)
+        return moved, kept
+
+    def _rewrite_imports(
+        self, imports: list[ImportedName], drop: list[ImportedName], add: list[str]
+    ) -> list[dict[str, Any]]:
+        """Edits that drop some imported names (rewriting their statements) and add others."""
+        if not drop:
+            return []
+        edits = []
+        statements = sorted({(i.first, i.last) for i in drop})
+        for index, (first, last) in enumerate(statements):
+            remaining = [i for i in imports if (i.first, i.last) == (first, last) and i not in drop]
+            text = _join(remaining)
+            if index == 0 and add:
+                text += "".join(a + "\n" for a in add)
+            edits.append({"range": _line_range(first, last), "newText": text})
+        return edits
+
+    async def _users(self, names: list[str]) -> dict[Path, set[str]]:
+        """Files that use each moved name, through the server's references."""
+        assert self.run.target is not None
+        client = next((c for c in self.run.target.clients if c.supports(REFERENCES)), None)
+        if client is None:
+            return {}
+        target = Target(self.source, self.run.target.bufnr, client, self.run.target.clients, False)
+        doc = await self.tracker.session.document(self.source)
+        calls = []
+        for name in names:
+            line, col = self._definition(name)
+            params = {
+                **self.tracker.session.position_params(target, doc, line, col),
+                "context": {"includeDeclaration": False},
+            }
+            calls.append(LspCall(client.id, REFERENCES, params, self.run.target.bufnr))
+        out: dict[Path, set[str]] = {}
+        for name, answer in zip(names, await self.tracker.session.gateway.lsp(calls), strict=False):
+            for location in answer.result or []:
+                out.setdefault(path_of(location["uri"]).resolve(), set()).add(name)
+        return out
+
+    def _definition(self, name: str) -> tuple[int, int]:
+        for line in range(self.start, self.end + 1):
+            col = self.lines[line].find(name)
+            if col >= 0:
+                return line, col
+        return self.start, 0
+
+
+def _join(remaining: list[ImportedName]) -> str:
+    """Import statements for the names that stay, one statement per module."""
+    if not remaining:
+        return ""
+    groups: dict[str | None, list[str]] = {}
+    for i in remaining:
+        key = i.spelled
+        groups.setdefault(key, []).append(
+            i.statement.split(" import ", 1)[1] if key else i.statement
+        )
+    out = []
+    for module, parts in groups.items():
+        out += (
+            [f"from {module} import {', '.join(parts)}\n"] if module else [p + "\n" for p in parts]
+        )
+    return "".join(out)

@@ -1,0 +1,143 @@
+"""Print a Language Server Response block in the shape of seed 002 (DESIGN §6).
+
+The executor hands over what to say per file: echoed lines, in file order, each with the
+answers that belong to it as `/*<tag>…</tag>*/` blocks. Diagnostics are merged in here by
+line, so a diagnostic on a line the request never mentioned gets its own `@@` line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..diagnostics import Diagnostic
+from ..errors import LsapError
+
+BEGIN = "*** Begin Language Server Response"
+END = "*** End Language Server Response"
+
+#: Short source names, as editors print them next to a code: `ts(2322)`.
+SOURCE_NAMES = {"typescript": "ts", "javascript": "js"}
+
+
+@dataclass(frozen=True)
+class Tag:
+    """One answer: `/*<name>body</name>*/`, the body on its own lines unless it is a code fence."""
+
+    name: str
+    body: str
+
+    def render(self) -> str:
+        body = self.body.strip("\n")
+        if body.startswith("```"):
+            return f"/*<{self.name}>{body}</{self.name}>*/"
+        return f"/*<{self.name}>\n{body}\n</{self.name}>*/"
+
+
+@dataclass
+class Echo:
+    """A request line echoed back (`^ V`, `! …`) with its answers."""
+
+    text: str
+    tags: list[Tag] = field(default_factory=list)
+
+
+@dataclass
+class Entry:
+    """An anchored line: where it is (0-based; None if it could not be found) and what follows."""
+
+    line: int | None
+    prefix: str
+    text: str
+    tags: list[Tag] = field(default_factory=list)
+    echoes: list[Echo] = field(default_factory=list)
+
+
+@dataclass
+class FileSection:
+    path: str
+    entries: list[Entry] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # the file's text, for diagnostics' lines
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    tags: list[Tag] = field(default_factory=list)  # file-level problems
+
+
+def error_tag(error: LsapError) -> Tag:
+    """An error as a tag: what failed, the candidates, and what to write instead."""
+    lines = [error.message]
+    for c in error.candidates:
+        where = f"{c.file_path}:" if c.file_path else ""
+        symbol = f" in {c.symbol}" if c.symbol else ""
+        score = f" (score {c.score})" if c.score is not None else ""
+        lines.append(f"  {where}{c.line}{symbol}{score}: {c.text}")
+    if error.suggestions:
+        lines.append("did you mean: " + ", ".join(error.suggestions))
+    if error.hint:
+        lines.append(f"Next: {error.hint}")
+    return Tag(f"error:{error.code.value}", "\n".join(lines))
+
+
+def diagnostic_symbol(diagnostic: Diagnostic, lines: list[str]) -> str:
+    """The identifier a diagnostic starts at (`wrong`), else its first word, else `_`."""
+    text = lines[diagnostic.line] if 0 <= diagnostic.line < len(lines) else ""
+    rest = text[diagnostic.col :]
+    word = ""
+    for ch in rest:
+        if ch.isalnum() or ch in "_$":
+            word += ch
+        elif word or not ch.isspace():
+            break
+    return word or "_"
+
+
+def diagnostic_tag(diagnostic: Diagnostic, lines: list[str]) -> Tag:
+    """`/*<diagnostics:error:wrong:ts>message ts(2322)</…>*/`, severity, symbol and source."""
+    source = SOURCE_NAMES.get(diagnostic.source or "", diagnostic.source or "lsp")
+    source = source.replace(":", "_").replace(" ", "_")
+    message = diagnostic.message
+    if diagnostic.code:
+        message += f"{source}({diagnostic.code})"
+    name = f"diagnostics:{diagnostic.severity}:{diagnostic_symbol(diagnostic, lines)}:{source}"
+    return Tag(name, message)
+
+
+def _ordered(section: FileSection) -> list[Entry]:
+    """Entries in line order, diagnostics attached to their line (new `@@` lines if needed).
+
+    An anchor that could not be found keeps its place after the entry before it.
+    """
+    keyed: list[tuple[tuple[int, int, int], Entry]] = []
+    last = -1
+    by_line: dict[int, Entry] = {}
+    for seq, entry in enumerate(section.entries):
+        if entry.line is not None:
+            last = entry.line
+            by_line.setdefault(entry.line, entry)
+        keyed.append(((last, 0, seq), entry))
+    extra: dict[int, Entry] = {}
+    for diagnostic in sorted(section.diagnostics, key=lambda d: (d.line, d.col)):
+        tag = diagnostic_tag(diagnostic, section.lines)
+        owner = by_line.get(diagnostic.line) or extra.get(diagnostic.line)
+        if owner is None:
+            text = section.lines[diagnostic.line] if diagnostic.line < len(section.lines) else ""
+            owner = Entry(diagnostic.line, "@@", text.strip())
+            extra[diagnostic.line] = owner
+            keyed.append(((diagnostic.line, 1, 0), owner))
+        owner.tags.append(tag)
+    return [entry for _, entry in sorted(keyed, key=lambda item: item[0])]
+
+
+def print_response(sections: list[FileSection]) -> str:
+    out = [BEGIN]
+    for section in sections:
+        out.append(f"*** File: {section.path}")
+        out.extend(tag.render() for tag in section.tags)
+        for entry in _ordered(section):
+            out.append(f"{entry.prefix} {entry.text}")
+            answers = [t for t in entry.tags if not t.name.startswith("diagnostics:")]
+            out.extend(tag.render() for tag in answers)
+            for echo in entry.echoes:
+                out.append(echo.text)
+                out.extend(tag.render() for tag in echo.tags)
+            out.extend(t.render() for t in entry.tags if t.name.startswith("diagnostics:"))
+    out.append(END)
+    return "\n".join(out) + "\n"
