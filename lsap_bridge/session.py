@@ -24,6 +24,14 @@ FALLBACKS = {
     "textDocument/definition": "search",
     "textDocument/hover": "definition",
     "textDocument/documentSymbol": "locate with a line scope",
+    "textDocument/declaration": "definition",
+    "textDocument/typeDefinition": "hover",
+    "textDocument/implementation": "references",
+    "textDocument/prepareCallHierarchy": "references",
+    "textDocument/inlayHint": "hover",
+    "textDocument/signatureHelp": "hover",
+    "textDocument/completion": "hover",
+    "workspace/symbol": "outline",
 }
 
 
