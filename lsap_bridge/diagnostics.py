@@ -97,7 +97,9 @@ class DiagnosticDelta:
 
     @classmethod
     def between(
-        cls, before: dict[Path, list[Diagnostic]], after: dict[Path, list[Diagnostic]],
+        cls,
+        before: dict[Path, list[Diagnostic]],
+        after: dict[Path, list[Diagnostic]],
     ) -> DiagnosticDelta:
         """Compared by message, code and severity, since an edit moves lines around."""
         delta = cls()

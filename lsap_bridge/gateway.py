@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from .errors import ErrorCode, LsapError
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 
 CommandHandler = Callable[[list[Any]], Awaitable[None]]
+TEXT_CACHE = 512  # documents whose text the gateway keeps, by changedtick or mtime
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class EditorGateway:
     _tokens: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _waiting: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
     _command_handler: CommandHandler | None = None
+    _texts: OrderedDict[Path, Document] = field(default_factory=OrderedDict)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 
     async def start(self) -> None:
@@ -139,23 +142,37 @@ class EditorGateway:
     # -- text -------------------------------------------------------------------------
 
     async def read(self, paths: list[Path]) -> dict[Path, Document]:
-        """Read many files in one round trip: buffers where loaded, the disk otherwise."""
-        loaded = await self._lua("return require('lsap.transport').read(...)", [str(p) for p in paths])
+        """Read many files in one round trip: buffers where loaded, the disk otherwise.
+
+        Texts are kept per buffer `changedtick` (and file mtime): a buffer that has not
+        changed since the last read costs its tick, not its lines, on the wire.
+        """
+        known = {str(p): [doc.bufnr, int(doc.version[5:])] for p in paths
+                 if (doc := self._texts.get(p)) is not None and doc.version.startswith("tick:")}
+        loaded = await self._lua("return require('lsap.transport').read(...)", [str(p) for p in paths],
+                                 known or None)
         loaded = loaded or {}
         out: dict[Path, Document] = {}
         for path in paths:
             entry = loaded.get(str(path))
+            cached = self._texts.get(path)
             if entry:
-                out[path] = Document(
-                    path,
-                    list(entry["lines"]),
-                    f"tick:{entry['changedtick']}",
-                    bufnr=entry["bufnr"],
-                    modified=bool(entry["modified"]),
-                )
+                version = f"tick:{entry['changedtick']}"
+                lines = entry.get("lines")
+                if lines is None and cached is not None:  # unchanged: the transport said so
+                    lines = cached.lines
+                out[path] = Document(path, list(lines or [""]), version, bufnr=entry["bufnr"],
+                                     modified=bool(entry["modified"]))
             else:
-                out[path] = read_disk(path)
+                out[path] = read_disk(path, cached)
+            self._remember(out[path])
         return out
+
+    def _remember(self, doc: Document) -> None:
+        self._texts[doc.path] = doc
+        self._texts.move_to_end(doc.path)
+        while len(self._texts) > TEXT_CACHE:
+            self._texts.popitem(last=False)
 
     # -- buffers and clients ---------------------------------------------------------
 
@@ -208,6 +225,11 @@ class EditorGateway:
 
     async def cursor(self) -> dict[str, Any]:
         result: dict[str, Any] = await self._lua("return require('lsap.transport').cursor()")
+        return result
+
+    async def editor(self) -> dict[str, Any]:
+        """The human's view: file, cursor, visible lines, unsaved state, visual selection."""
+        result: dict[str, Any] = await self._lua("return require('lsap.transport').editor()")
         return result
 
     async def show_report(self, text: str, locations: list[dict[str, Any]], options: dict[str, Any]) -> None:
@@ -282,10 +304,14 @@ def _client(raw: dict[str, Any]) -> Client:
     )
 
 
-def read_disk(path: Path) -> Document:
+def read_disk(path: Path, cached: Document | None = None) -> Document:
+    """A file's text from disk; `cached` is reused while the file's mtime and size match."""
     try:
-        data = path.read_bytes()
         stat = os.stat(path)
+        version = f"mtime:{stat.st_mtime_ns}:{stat.st_size}"
+        if cached is not None and cached.version == version:
+            return Document(path, cached.lines, version)
+        data = path.read_bytes()
     except FileNotFoundError:
         raise LsapError(
             ErrorCode.NOT_FOUND,
@@ -295,4 +321,4 @@ def read_disk(path: Path) -> Document:
     except IsADirectoryError:
         raise LsapError(ErrorCode.INVALID_REQUEST, f"{path} is a directory, not a file") from None
     text = data.decode("utf-8", errors="replace")
-    return Document(path, text.splitlines() or [""], f"mtime:{stat.st_mtime_ns}:{stat.st_size}")
+    return Document(path, text.splitlines() or [""], version)

@@ -24,7 +24,12 @@ end
 --- Write a buffer to its file. `:write!` because the edit was computed against the
 --- buffer (the buffer is the truth), and so that no "file changed" prompt can block.
 local function write(bufnr)
-  vim.api.nvim_buf_call(bufnr, function() vim.cmd('silent keepalt lockmarks write!') end)
+  local ok, err = pcall(vim.api.nvim_buf_call, bufnr, function() vim.cmd('silent keepalt lockmarks write!') end)
+  if not ok then
+    local message = tostring(err)
+    error(('cannot write %s: %s'):format(vim.api.nvim_buf_get_name(bufnr),
+      message:match('(E%d+:[^\n]*)') or vim.split(message, '\n')[1]), 0)
+  end
 end
 
 local function read_blob(path)

@@ -162,16 +162,22 @@ end
 
 --- Text of files: the buffer when one is loaded (unsaved edits included), else nothing
 --- (the service reads the disk itself). Returns { [path] = {bufnr=, changedtick=, lines=} }.
-function M.read(paths)
+--- `known` ({ [path] = {bufnr, changedtick} }, optional): buffers still at that tick come
+--- back without their lines, since the service already holds them.
+function M.read(paths, known)
   local out = {}
+  known = type(known) == 'table' and known or {}
   for _, path in ipairs(paths) do
     local bufnr = vim.fn.bufnr(path)
     if bufnr > 0 and vim.api.nvim_buf_is_loaded(bufnr) then
+      local tick = vim.b[bufnr].changedtick
+      local held = known[path]
+      local same = type(held) == 'table' and held[1] == bufnr and held[2] == tick
       out[path] = {
         bufnr = bufnr,
-        changedtick = vim.b[bufnr].changedtick,
+        changedtick = tick,
         modified = vim.bo[bufnr].modified,
-        lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false),
+        lines = not same and vim.api.nvim_buf_get_lines(bufnr, 0, -1, false) or nil,
       }
     end
   end
@@ -314,6 +320,38 @@ function M.cursor()
     col = pos[2],
     text = vim.api.nvim_get_current_line(),
   }
+end
+
+local VISUAL = { v = 'charwise', V = 'linewise', ['\22'] = 'blockwise' }
+
+--- What the human is looking at: `cursor()` plus the visible lines, unsaved state and the
+--- visual selection (the active one, else the last one in this buffer). Only reads state.
+function M.editor()
+  local state = M.cursor()
+  state.modified = vim.bo[state.bufnr].modified
+  state.filetype = vim.bo[state.bufnr].filetype
+  state.top, state.bottom = vim.fn.line('w0') - 1, vim.fn.line('w$') - 1
+  local kind = vim.api.nvim_get_mode().mode:sub(1, 1)
+  local active = VISUAL[kind] ~= nil
+  local first, last
+  if active then
+    first, last = vim.fn.getpos('v'), vim.fn.getpos('.')
+  else
+    kind = vim.fn.visualmode()
+    first, last = vim.fn.getpos("'<"), vim.fn.getpos("'>")
+  end
+  if VISUAL[kind] and first[2] > 0 and last[2] > 0 then
+    if last[2] < first[2] or (last[2] == first[2] and last[3] < first[3]) then first, last = last, first end
+    local ok, text = pcall(vim.fn.getregion, first, last, { type = kind })
+    state.selection = {
+      active = active,
+      type = VISUAL[kind],
+      start_line = first[2] - 1, start_col = first[3] - 1, -- 0-based line, byte column
+      end_line = last[2] - 1, end_col = last[3] - 1,
+      text = ok and text or {},
+    }
+  end
+  return state
 end
 
 --- Commands a server runs through `workspace/executeCommand` (its executeCommandProvider).

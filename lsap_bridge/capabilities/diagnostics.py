@@ -1,0 +1,107 @@
+"""`diagnostics`: a file's or the workspace's diagnostics, filtered by severity, paged.
+
+Built on `Session.diagnostics`, so the text analysed is what is in the buffers now, and a
+file a server has not analysed yet is named as such instead of passing for a clean one.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+from pathlib import Path
+from typing import Any, Literal
+
+from ..diagnostics import SEVERITIES, Diagnostic
+from ..session import Session
+from .base import (
+    PAGES,
+    Report,
+    Request,
+    capability,
+    editor_location,
+    excerpt,
+    fence_language,
+    page,
+)
+from .files import expand, walk_code
+from .rename import diagnostic_data
+
+Severity = Literal["error", "warning", "information", "hint"]
+WORKSPACE_LIMIT = 200  # files checked for a workspace request: each is opened for its server
+
+
+class DiagnosticsRequest(Request):
+    mode: Literal["diagnostics"] = "diagnostics"
+    file_path: str | None = None  # a file, a directory or a glob; none = the whole workspace
+    min_severity: Severity = "hint"
+
+
+async def collect(session: Session, request: DiagnosticsRequest) -> dict[str, Any]:
+    """Every diagnostic at or above the severity, and what could not be checked."""
+    if request.file_path:
+        paths = expand(session.workspace, request.file_path, True, WORKSPACE_LIMIT + 1)
+    else:
+        paths = []
+        for path in walk_code(session.workspace.root, recursive=True):
+            paths.append(path)
+            if len(paths) > WORKSPACE_LIMIT:
+                break
+    skipped = len(paths) > WORKSPACE_LIMIT
+    found = await session.diagnostics(paths[:WORKSPACE_LIMIT])
+    items = sorted(
+        (
+            (path, d)
+            for path, diags in found.items()
+            for d in diags
+            if d.at_least(request.min_severity)
+        ),
+        key=lambda pair: (session.workspace.display(pair[0]), pair[1].line, pair[1].col),
+    )
+    return {
+        "items": items,
+        "checked": len(found),
+        "skipped": skipped,
+        "pending": [
+            {"path": session.workspace.display(p), "reason": r} for p, r in found.pending.items()
+        ],
+    }
+
+
+@capability("diagnostics", DiagnosticsRequest, "a file's or the workspace's errors and warnings")
+async def diagnostics(session: Session, request: DiagnosticsRequest) -> Report:
+    kept = PAGES.get(request.pagination_id)
+    facts: dict[str, Any] = kept[0] if kept else await collect(session, request)
+    items: list[tuple[Path, Diagnostic]] = facts["items"]
+    shown, paging = page(request, items)
+    if "pagination_id" in paging:
+        # Later pages reuse this analysis and its notes, not only the items (same page key).
+        PAGES.keep(request, [facts])
+    docs = await session.documents([p for p, _ in shown])
+    groups = []
+    locations = []
+    for path, in_file in groupby(shown, key=lambda pair: pair[0]):
+        doc = docs[path]
+        display = session.workspace.display(path)
+        entries = []
+        for _, d in in_file:
+            entries.append(
+                {**diagnostic_data(d), "lines": excerpt(doc, d.line, d.line, request.context_lines)}
+            )
+            summary = f"{d.severity}: {d.message.splitlines()[0] if d.message else ''}"
+            locations.append({**editor_location(display, doc, d.line, d.col), "text": summary})
+        groups.append({"path": display, "language": fence_language(doc), "diagnostics": entries})
+    counts = {s: 0 for s in SEVERITIES}
+    for _, d in items:
+        counts[d.severity] += 1
+    data = {
+        "scope": request.file_path or "the workspace",
+        "min_severity": request.min_severity,
+        "counts": {s: n for s, n in counts.items() if n},
+        "files": len({p for p, _ in items}),
+        "checked": facts["checked"],
+        "skipped": facts["skipped"],
+        "limit": WORKSPACE_LIMIT,
+        "pending": facts["pending"],
+        "groups": groups,
+        **paging,
+    }
+    return Report("diagnostics", data, locations)

@@ -1,0 +1,85 @@
+"""`editor`: what the human is looking at, so an agent can talk about "this" and "here".
+
+The cursor comes back as an anchor string (the agent's own form, DESIGN §7), the selection
+as text with its range. Nothing in the editor is moved or changed to find out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import LsapError
+from ..locate.anchor import format_anchor
+from ..locate.cursor import anchor_at_cursor
+from ..position import from_lsp_character
+from ..session import Session
+from ..workspace import language_of
+from .base import Report, Request, capability
+
+
+class EditorRequest(Request):
+    mode: Literal["editor"] = "editor"
+
+
+def _column(line: str, byte: int) -> int:
+    return from_lsp_character(line, max(0, byte), "utf-8")
+
+
+def selection_data(raw: dict[str, Any], lines: list[str], limit: int) -> dict[str, Any]:
+    """The selection's range (1-based lines and columns, end inclusive) and its numbered text."""
+    first, last = int(raw["start_line"]), min(int(raw["end_line"]), max(len(lines) - 1, 0))
+    linewise = raw["type"] == "linewise"
+    start_text, end_text = lines[first] if first < len(lines) else "", lines[last] if lines else ""
+    start_col = 0 if linewise else _column(start_text, int(raw["start_col"]))
+    end_col = len(end_text) if linewise else _column(end_text, int(raw["end_col"])) + 1
+    text = list(raw.get("text") or [])
+    return {
+        "active": bool(raw.get("active")),
+        "type": raw["type"],
+        "start_line": first + 1,
+        "start_column": start_col + 1,
+        "end_line": last + 1,
+        "end_column": min(end_col, max(len(end_text), 1)),
+        "lines": [{"number": first + i + 1, "text": t} for i, t in enumerate(text[:limit])],
+        "truncated": max(0, len(text) - limit),
+    }
+
+
+@capability("editor", EditorRequest, "what the human is looking at: file, cursor anchor, selection")
+async def editor(session: Session, request: EditorRequest) -> Report:
+    state = await session.gateway.editor()
+    name: str = state.get("path") or ""
+    data: dict[str, Any] = {"path": None, "modified": bool(state.get("modified")), "anchor": None}
+    if not name:
+        data["note"] = "the current buffer has no file"
+        return Report("editor", data)
+    path = Path(name)
+    inside = session.workspace.contains(path.resolve())
+    doc = await session.document(path) if path.is_file() else None
+    lines = doc.lines if doc else [str(state.get("text") or "")]
+    line = int(state.get("line") or 0)
+    text = lines[line] if line < len(lines) else ""
+    data.update(
+        path=session.workspace.display(path.resolve()),
+        inside=inside,
+        language=language_of(path),
+        line=line + 1,
+        column=_column(text, int(state.get("col") or 0)) + 1,
+        text=text,
+        top=int(state.get("top") or 0) + 1,
+        bottom=int(state.get("bottom") or 0) + 1,
+    )
+    try:
+        data["anchor"] = format_anchor(await anchor_at_cursor(session, state))
+    except LsapError as error:
+        data["anchor_problem"] = error.message
+    if state.get("selection"):
+        data["selection"] = selection_data(state["selection"], lines, request.max_items)
+    location = {
+        "path": data["path"],
+        "line": line + 1,
+        "col": int(state.get("col") or 0),
+        "text": text.strip(),
+    }
+    return Report("editor", data, [location])

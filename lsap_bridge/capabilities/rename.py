@@ -1,0 +1,285 @@
+"""`rename_preview`, `rename_execute`, `rename`: a workspace-wide rename, previewed or applied.
+
+The preview shows each file's diff and an id; executing the id applies exactly what was
+previewed (refused if a file changed since), minus `exclude_files`. Application goes
+through `edits.apply_workspace_edit` (one undo step per buffer, all or nothing), and the
+report ends with the diagnostics the rename introduced, so a broken rename is visible.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field
+
+from ..diagnostics import Diagnostic, DiagnosticDelta
+from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
+from ..errors import ErrorCode, LsapError
+from ..gateway import Client
+from ..locate.resolve import resolve
+from ..session import Session
+from ..workspace import path_of
+from .base import LocateRequest, Report, Request, anchor_data, capability, word_at
+
+METHOD = "textDocument/rename"
+PREPARE = "textDocument/prepareRename"
+
+
+class RenamePreviewRequest(LocateRequest):
+    mode: Literal["rename_preview"] = "rename_preview"
+    new_name: Annotated[str, Field(min_length=1)]
+
+
+class RenameExecuteRequest(Request):
+    mode: Literal["rename_execute"] = "rename_execute"
+    rename_id: Annotated[str, Field(min_length=1)]
+    positional: ClassVar[str] = "rename_id"  # `lsap rename_execute <id>`
+    exclude_files: list[str] = Field(default_factory=list)
+
+
+class RenameRequest(LocateRequest):
+    mode: Literal["rename"] = "rename"
+    new_name: Annotated[str, Field(min_length=1)]
+    exclude_files: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PendingRename:
+    """A previewed rename, kept so that `rename_execute` applies exactly what was shown."""
+
+    edit: dict[str, Any]
+    client: Client
+    old_name: str
+    new_name: str
+    versions: dict[Path, str]  # file versions the edit was computed against
+
+
+class Renames:
+    """Previewed renames by id (bounded; the oldest are forgotten first)."""
+
+    def __init__(self, size: int = 32) -> None:
+        self._store: OrderedDict[str, PendingRename] = OrderedDict()
+        self._size = size
+
+    def keep(self, pending: PendingRename) -> str:
+        digest = json.dumps([pending.edit, pending.new_name], sort_keys=True).encode()
+        rename_id = hashlib.sha1(digest).hexdigest()[:10]
+        self._store[rename_id] = pending
+        self._store.move_to_end(rename_id)
+        while len(self._store) > self._size:
+            self._store.popitem(last=False)
+        return rename_id
+
+    def get(self, rename_id: str) -> PendingRename:
+        pending = self._store.get(rename_id)
+        if pending is None:
+            raise LsapError(
+                ErrorCode.NOT_FOUND,
+                f"no previewed rename has the id {rename_id!r} (unknown, applied or expired)",
+                hint="run `rename_preview` again, or `rename` to rename in one step",
+            )
+        return pending
+
+    def forget(self, rename_id: str) -> None:
+        self._store.pop(rename_id, None)
+
+
+RENAMES = Renames()
+
+
+def check_patterns(patterns: list[str]) -> None:
+    """`exclude_files` globs are relative to the workspace root and stay inside it."""
+    for pattern in patterns:
+        pure = PurePosixPath(pattern)
+        if pure.is_absolute() or pattern.startswith("~") or ".." in pure.parts:
+            raise LsapError(
+                ErrorCode.OUTSIDE_WORKSPACE,
+                f"exclude_files pattern {pattern!r} points outside the workspace",
+                hint="give globs relative to the workspace root, e.g. `tests/*`",
+            )
+
+
+def _excluded(display: str, patterns: list[str]) -> bool:
+    return any(
+        fnmatch.fnmatchcase(display, p) or display.startswith(p.rstrip("/") + "/") for p in patterns
+    )
+
+
+def _uris(edit: dict[str, Any]) -> list[str]:
+    out = list((edit.get("changes") or {}).keys())
+    for change in edit.get("documentChanges") or []:
+        if "textDocument" in change:
+            out.append(change["textDocument"]["uri"])
+        else:
+            out += [change[k] for k in ("uri", "oldUri", "newUri") if k in change]
+    return list(dict.fromkeys(out))
+
+
+def without(
+    edit: dict[str, Any], session: Session, patterns: list[str]
+) -> tuple[dict[str, Any], list[str]]:
+    """The edit minus the files matching `patterns`, and the display paths left out."""
+    if not patterns:
+        return edit, []
+
+    def dropped(uri: str) -> bool:
+        return _excluded(session.workspace.display(path_of(uri)), patterns)
+
+    left_out = sorted({session.workspace.display(path_of(u)) for u in _uris(edit) if dropped(u)})
+    kept: dict[str, Any] = {}
+    if edit.get("changes"):
+        kept["changes"] = {u: e for u, e in edit["changes"].items() if not dropped(u)}
+    if edit.get("documentChanges"):
+        kept["documentChanges"] = [
+            c
+            for c in edit["documentChanges"]
+            if not any(dropped(u) for u in _uris({"documentChanges": [c]}))
+        ]
+    return kept, left_out
+
+
+async def _compute(
+    session: Session, request: RenamePreviewRequest | RenameRequest
+) -> tuple[Any, PendingRename]:
+    """Resolve the anchor and ask the server for the rename's WorkspaceEdit."""
+    resolved = await resolve(session, request.locate, METHOD)
+    target = resolved.target
+    params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
+    old_name = word_at(resolved.line_text, resolved.column)
+    if target.client.supports(PREPARE) and await session.call(target, PREPARE, params) is None:
+        raise LsapError(
+            ErrorCode.INVALID_REQUEST,
+            f"{target.client.name} cannot rename `{old_name}` at {resolved.anchor}",
+            hint="point the anchor at a symbol defined in the workspace, not a keyword",
+        )
+    edit = await session.call(target, METHOD, {**params, "newName": request.new_name})
+    if not edit or not (edit.get("changes") or edit.get("documentChanges")):
+        raise LsapError(
+            ErrorCode.NOT_FOUND,
+            f"{target.client.name} found nothing to rename for `{old_name}` at {resolved.anchor}",
+            hint="check the anchor with the `locate` mode",
+        )
+    paths = [path_of(u) for u in _uris(edit)]
+    docs = await session.documents([p for p in paths if p.is_file()])
+    versions = {p: d.version for p, d in docs.items()}
+    return resolved, PendingRename(edit, target.client, old_name, request.new_name, versions)
+
+
+def _diffs(diffs: list[FileDiff]) -> list[dict[str, Any]]:
+    return [
+        {"path": d.path, "edits": d.edits, "kind": d.kind, "old_path": d.old_path, "diff": d.diff}
+        for d in diffs
+    ]
+
+
+@capability(
+    "rename_preview", RenamePreviewRequest, "a rename's diff per file, and an id to apply it"
+)
+async def rename_preview(session: Session, request: RenamePreviewRequest) -> Report:
+    resolved, pending = await _compute(session, request)
+    diffs = await preview(session, pending.edit, pending.client)
+    rename_id = RENAMES.keep(pending)
+    data = {
+        **anchor_data(resolved, session),
+        "old_name": pending.old_name,
+        "new_name": pending.new_name,
+        "rename_id": rename_id,
+        "edits": sum(d.edits for d in diffs),
+        "files": _diffs(diffs),
+        "execute": json.dumps(
+            {"mode": "rename_execute", "rename_id": rename_id}, separators=(",", ":")
+        ),
+    }
+    return Report("rename_preview", data)
+
+
+async def _stale(session: Session, pending: PendingRename) -> list[str]:
+    docs = await session.documents(list(pending.versions))
+    return [
+        session.workspace.display(p) for p, v in pending.versions.items() if docs[p].version != v
+    ]
+
+
+async def _apply(session: Session, pending: PendingRename, patterns: list[str]) -> dict[str, Any]:
+    """Apply a rename, with the diagnostics before and after to show what it broke."""
+    edit, excluded = without(pending.edit, session, patterns)
+    paths = [path_of(u) for u in _uris(edit)]
+    existing = [p for p in paths if p.is_file()]
+    before = await session.diagnostics(existing)
+    result: EditResult = await apply_workspace_edit(
+        session, edit, pending.client, label=f"rename {pending.old_name} → {pending.new_name}"
+    )
+    touched = [session.workspace.resolve(p) for p in result.changed]
+    after = await session.diagnostics(touched)
+    delta = DiagnosticDelta.between(before, after)
+    return {
+        "old_name": pending.old_name,
+        "new_name": pending.new_name,
+        "server": pending.client.name,
+        "edits": sum(f.edits for f in result.files),
+        "changed": [{"path": f.path, "edits": f.edits, "saved": f.saved} for f in result.files],
+        "unsaved": result.unsaved,
+        "created": result.created,
+        "renamed": [{"old": a, "new": b} for a, b in result.renamed],
+        "excluded": excluded,
+        "new_diagnostics": [
+            {"path": session.workspace.display(p), **diagnostic_data(d)}
+            for p, items in delta.new.items()
+            for d in items
+        ],
+        "pending": [
+            {"path": session.workspace.display(p), "reason": r} for p, r in after.pending.items()
+        ],
+    }
+
+
+def diagnostic_data(d: Diagnostic) -> dict[str, Any]:
+    return {
+        "line": d.line + 1,
+        "column": d.col + 1,
+        "severity": d.severity,
+        "message": d.message,
+        "code": d.code,
+        "source": d.source,
+    }
+
+
+def _locations(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"path": f["path"], "line": 1, "col": 0, "text": f"{f['edits']} edits"}
+        for f in data["changed"]
+    ]
+
+
+@capability("rename_execute", RenameExecuteRequest, "apply a previewed rename by its id")
+async def rename_execute(session: Session, request: RenameExecuteRequest) -> Report:
+    check_patterns(request.exclude_files)
+    pending = RENAMES.get(request.rename_id)
+    stale = await _stale(session, pending)
+    if stale:
+        RENAMES.forget(request.rename_id)
+        raise LsapError(
+            ErrorCode.CONFLICT,
+            "files changed since the preview: " + ", ".join(stale),
+            hint="nothing was changed; run `rename_preview` again for a fresh id",
+        )
+    data = await _apply(session, pending, request.exclude_files)
+    RENAMES.forget(request.rename_id)
+    return Report("rename", {"rename_id": request.rename_id, **data}, _locations(data))
+
+
+@capability("rename", RenameRequest, "rename a symbol across the workspace in one step")
+async def rename(session: Session, request: RenameRequest) -> Report:
+    check_patterns(request.exclude_files)
+    resolved, pending = await _compute(session, request)
+    data = {
+        **anchor_data(resolved, session),
+        **await _apply(session, pending, request.exclude_files),
+    }
+    return Report("rename", data, _locations(data))

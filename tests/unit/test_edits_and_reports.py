@@ -1,0 +1,402 @@
+"""No Neovim: edit arithmetic, exclude_files rules, batch sections, diagnostics deltas, and the
+golden files of the rename, diagnostics, editor, batch and schema templates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsap_bridge.capabilities import REGISTRY
+from lsap_bridge.capabilities.batch import section
+from lsap_bridge.capabilities.editor import selection_data
+from lsap_bridge.capabilities.rename import check_patterns, without
+from lsap_bridge.capabilities.schema import request_schemas
+from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta, from_lsp, from_vim
+from lsap_bridge.edits import _splice, _steps
+from lsap_bridge.errors import ErrorCode, LsapError
+from lsap_bridge.render import render_markdown
+from lsap_bridge.workspace import Workspace
+from tests.golden import assert_golden, check_report_shape
+
+
+def rng(sl: int, sc: int, el: int, ec: int) -> dict[str, Any]:
+    return {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
+
+
+# -- edits -------------------------------------------------------------------------------
+
+
+def test_splice_converts_utf16_positions_and_reports_byte_edits() -> None:
+    lines = ['note = "🧾 total: "; x: Product = 1', "y = Product"]
+    # utf-16: the emoji is two units, so `Product` on line 0 starts at character 25.
+    start = lines[0].index("Product") + 1
+    edits = [
+        {"range": rng(0, start, 0, start + 7), "newText": "Item"},
+        {"range": rng(1, 4, 1, 11), "newText": "Item"},
+    ]
+    new, byte_edits = _splice(lines, edits, "utf-16", "a.py")
+    assert new == ['note = "🧾 total: "; x: Item = 1', "y = Item"]
+    # Last first, byte columns: the emoji is four bytes.
+    assert byte_edits[0] == [1, 4, 1, 11, ["Item"]]
+    byte_col = len(lines[0][: lines[0].index("Product")].encode())
+    assert byte_edits[1] == [0, byte_col, 0, byte_col + 7, ["Item"]]
+
+
+def test_splice_handles_multiline_inserts_and_ranges_past_the_end() -> None:
+    new, _ = _splice(["a", "b"], [{"range": rng(1, 1, 5, 0), "newText": "\nc\n"}], "utf-8", "f")
+    assert new == ["a", "b", "c", ""]
+
+
+def test_splice_keeps_the_order_of_inserts_at_one_position() -> None:
+    edits = [{"range": rng(0, 0, 0, 0), "newText": "x"}, {"range": rng(0, 0, 0, 0), "newText": "y"}]
+    assert _splice(["z"], edits, "utf-8", "f")[0] == ["xyz"]
+
+
+def test_overlapping_edits_are_refused() -> None:
+    edits = [{"range": rng(0, 0, 0, 3), "newText": "a"}, {"range": rng(0, 2, 0, 4), "newText": "b"}]
+    with pytest.raises(LsapError) as caught:
+        _splice(["abcdef"], edits, "utf-8", "f")
+    assert "overlapping" in caught.value.message
+
+
+def test_steps_cover_changes_and_document_changes() -> None:
+    assert [k for k, _ in _steps({"changes": {"file:///a": []}})] == ["edit"]
+    changes = [
+        {"kind": "create", "uri": "file:///b"},
+        {"textDocument": {"uri": "file:///b", "version": None}, "edits": []},
+        {"kind": "rename", "oldUri": "file:///b", "newUri": "file:///c"},
+    ]
+    assert [k for k, _ in _steps({"documentChanges": changes})] == ["create", "edit", "rename"]
+
+
+# -- rename helpers ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pattern", ["/etc/*", "../*", "shop/../../x", "~/x"])
+def test_exclude_patterns_outside_the_workspace_are_refused(pattern: str) -> None:
+    with pytest.raises(LsapError) as caught:
+        check_patterns([pattern])
+    assert caught.value.code is ErrorCode.OUTSIDE_WORKSPACE
+
+
+class _Session:
+    def __init__(self, root: Path) -> None:
+        self.workspace = Workspace.of(root)
+
+
+def test_without_drops_excluded_files_in_both_edit_forms(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    a, b = (root / "src/a.py").as_uri(), (root / "tests/b.py").as_uri()
+    session: Any = _Session(root)
+    kept, left = without({"changes": {a: [1], b: [2]}}, session, ["tests/*"])
+    assert kept == {"changes": {a: [1]}} and left == ["tests/b.py"]
+    doc_changes = [{"textDocument": {"uri": u, "version": 1}, "edits": []} for u in (a, b)]
+    kept, left = without({"documentChanges": doc_changes}, session, ["tests"])
+    assert kept == {"documentChanges": doc_changes[:1]} and left == ["tests/b.py"]
+
+
+# -- diagnostics -------------------------------------------------------------------------
+
+
+def test_diagnostic_columns_become_code_points() -> None:
+    lines = ["é = undefined_name"]
+    pulled = from_lsp(
+        {"range": rng(0, 4, 0, 18), "severity": 1, "message": "x", "code": 5},
+        lines,
+        "utf-16",
+        "srv",
+    )
+    assert (pulled.col, pulled.end_col, pulled.code, pulled.source) == (4, 18, "5", "srv")
+    pushed = from_vim(
+        {"lnum": 0, "col": 5, "end_lnum": 0, "end_col": 19, "severity": 2, "message": "y"}, lines
+    )
+    assert (pushed.col, pushed.end_col, pushed.severity) == (4, 18, "warning")
+
+
+def test_delta_counts_only_new_diagnostics_even_when_lines_move() -> None:
+    def d(line: int, message: str) -> Diagnostic:
+        return Diagnostic(line, 0, line, 1, "error", message)
+
+    path = Path("/x.py")
+    before = {path: [d(3, "old"), d(4, "twice")]}
+    after = {path: [d(9, "old"), d(10, "twice"), d(11, "twice"), d(12, "fresh")]}
+    delta = DiagnosticDelta.between(before, after)
+    assert [x.message for x in delta.new[path]] == ["twice", "fresh"]
+
+
+# -- batch and editor pieces ---------------------------------------------------------------
+
+
+def test_batch_section_flattens_headings_but_not_code() -> None:
+    text = "# Outline: a.py\n\n## Classes\n\n```python\n# not a heading\n```\n#### deep"
+    out = section(2, "outline", text)
+    assert out["title"] == "Outline: a.py"
+    assert out["body"].splitlines() == [
+        "### Classes",
+        "",
+        "```python",
+        "# not a heading",
+        "```",
+        "### deep",
+    ]
+
+
+def test_selection_range_is_one_based_and_in_code_points() -> None:
+    raw = {
+        "type": "charwise",
+        "active": True,
+        "start_line": 0,
+        "start_col": 2,
+        "end_line": 0,
+        "end_col": 5,
+        "text": ["llo"],
+    }
+    data = selection_data(raw, ["é llo world"], 50)
+    # Byte column 2 is code point 1 ("é" is two bytes); the end is inclusive.
+    assert (data["start_line"], data["start_column"], data["end_column"]) == (1, 2, 5)
+
+
+def test_schema_covers_every_mode_and_forbids_unknown_fields() -> None:
+    schemas = request_schemas()
+    assert set(schemas) == set(REGISTRY)
+    for mode in ("rename", "rename_execute", "diagnostics", "editor", "batch", "schema"):
+        assert schemas[mode]["additionalProperties"] is False
+    assert "new_name" in schemas["rename"]["properties"]
+    assert "exclude_files" in schemas["rename_execute"]["properties"]
+
+
+# -- golden files ----------------------------------------------------------------------------
+
+ANCHOR: dict[str, Any] = {
+    "anchor": "shop/models.py@class <|>Product",
+    "path": "shop/models.py",
+    "line": 7,
+    "column": 7,
+    "symbol": "Product",
+    "text": "class Product:",
+    "server": "basedpyright",
+    "partial": False,
+}
+DIFF = (
+    "--- a/shop/catalog.py\n+++ b/shop/catalog.py\n@@ -3,1 +3,1 @@\n"
+    "-from .models import Product\n+from .models import Item"
+)
+DIAG = {
+    "line": 4,
+    "column": 28,
+    "severity": "error",
+    "message": '"Product" is unknown import symbol',
+    "code": "reportAttributeAccessIssue",
+    "source": "basedpyright",
+}
+
+CASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "rename_preview.md": (
+        "rename_preview",
+        {
+            **ANCHOR,
+            "old_name": "Product",
+            "new_name": "Item",
+            "rename_id": "0123abcd45",
+            "edits": 2,
+            "files": [
+                {
+                    "path": "shop/catalog.py",
+                    "edits": 1,
+                    "kind": "edit",
+                    "old_path": None,
+                    "diff": DIFF,
+                },
+                {
+                    "path": "shop/goods.py",
+                    "edits": 1,
+                    "kind": "rename",
+                    "old_path": "shop/items.py",
+                    "diff": "",
+                },
+            ],
+            "execute": '{"mode":"rename_execute","rename_id":"0123abcd45"}',
+        },
+    ),
+    "rename_applied.md": (
+        "rename",
+        {
+            **ANCHOR,
+            "old_name": "Product",
+            "new_name": "Item",
+            "server": "basedpyright",
+            "edits": 10,
+            "changed": [
+                {"path": "shop/models.py", "edits": 5, "saved": True},
+                {"path": "shop/promotions.py", "edits": 5, "saved": False},
+            ],
+            "unsaved": ["shop/promotions.py"],
+            "created": [],
+            "renamed": [],
+            "excluded": ["tests/test_x.py"],
+            "new_diagnostics": [{"path": "shop/checkout.py", **DIAG}],
+            "pending": [
+                {
+                    "path": "shop/extra.py",
+                    "reason": "basedpyright had not published diagnostics for this text yet",
+                }
+            ],
+        },
+    ),
+    "rename_executed_clean.md": (
+        "rename",
+        {
+            "rename_id": "0123abcd45",
+            "old_name": "Product",
+            "new_name": "Item",
+            "server": "basedpyright",
+            "edits": 2,
+            "changed": [{"path": "shop/models.py", "edits": 2, "saved": True}],
+            "unsaved": [],
+            "created": ["shop/new.py"],
+            "renamed": [{"old": "shop/a.py", "new": "shop/b.py"}],
+            "excluded": [],
+            "new_diagnostics": [],
+            "pending": [],
+        },
+    ),
+    "diagnostics_paged.md": (
+        "diagnostics",
+        {
+            "scope": "the workspace",
+            "min_severity": "warning",
+            "counts": {"error": 2, "warning": 1},
+            "files": 2,
+            "checked": 5,
+            "skipped": True,
+            "limit": 200,
+            "pending": [
+                {
+                    "path": "shop/slow.py",
+                    "reason": "basedpyright had not published diagnostics for this text yet",
+                }
+            ],
+            "groups": [
+                {
+                    "path": "shop/checkout.py",
+                    "language": "python",
+                    "diagnostics": [
+                        {
+                            **DIAG,
+                            "message": "first line\n  second line",
+                            "lines": [{"number": 4, "text": "from .models import Order, Product"}],
+                        },
+                        {
+                            **DIAG,
+                            "severity": "warning",
+                            "code": None,
+                            "lines": [{"number": 4, "text": "from .models import Order, Product"}],
+                        },
+                    ],
+                }
+            ],
+            "total": 3,
+            "start": 1,
+            "end": 2,
+            "next": '{"mode":"diagnostics","max_items":2,"start_index":2,"pagination_id":"ab12"}',
+        },
+    ),
+    "diagnostics_clean.md": (
+        "diagnostics",
+        {
+            "scope": "shop/models.py",
+            "min_severity": "hint",
+            "counts": {},
+            "files": 0,
+            "checked": 1,
+            "skipped": False,
+            "limit": 200,
+            "pending": [],
+            "groups": [],
+            "total": 0,
+            "start": 0,
+            "end": 0,
+        },
+    ),
+    "editor_selection.md": (
+        "editor",
+        {
+            "path": "shop/models.py",
+            "inside": True,
+            "language": "python",
+            "line": 28,
+            "column": 9,
+            "text": "        result = 0.0",
+            "top": 1,
+            "bottom": 40,
+            "modified": True,
+            "anchor": "shop/models.py:Order.total@<|>result = 0.0",
+            "selection": {
+                "active": False,
+                "type": "linewise",
+                "start_line": 27,
+                "start_column": 1,
+                "end_line": 28,
+                "end_column": 20,
+                "truncated": 3,
+                "lines": [
+                    {"number": 27, "text": "    def total(self) -> float:"},
+                    {"number": 28, "text": "        result = 0.0"},
+                ],
+            },
+        },
+    ),
+    "editor_outside.md": (
+        "editor",
+        {
+            "path": "/tmp/notes.txt",
+            "inside": False,
+            "language": "text",
+            "line": 1,
+            "column": 1,
+            "text": "hello",
+            "top": 1,
+            "bottom": 1,
+            "modified": False,
+            "anchor": None,
+            "anchor_problem": "/tmp/notes.txt resolves to /tmp/notes.txt, outside the workspace",
+        },
+    ),
+    "editor_no_file.md": (
+        "editor",
+        {"path": None, "modified": False, "anchor": None, "note": "the current buffer has no file"},
+    ),
+    "batch.md": (
+        "batch",
+        {
+            "count": 2,
+            "failed": 1,
+            "sections": [
+                section(1, "hover", "# Hover: `Order`\n\n```python\nclass Order\n```"),
+                section(2, "nonsense", "# Error: invalid_request\n\nunknown mode 'nonsense'"),
+            ],
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_template_golden(name: str) -> None:
+    template, data = CASES[name]
+    text = render_markdown(template, data)
+    assert check_report_shape(text) == []
+    assert_golden(name, text)
+
+
+def test_schema_report_golden() -> None:
+    schemas = request_schemas(["editor"])
+    modes = [
+        {"mode": m, "summary": REGISTRY[m].summary, "schema": json.dumps(s, separators=(",", ":"))}
+        for m, s in schemas.items()
+    ]
+    text = render_markdown("schema", {"modes": modes})
+    assert check_report_shape(text) == []
+    assert_golden("schema_editor.md", text)
