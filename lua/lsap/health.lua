@@ -16,7 +16,6 @@ local needs = {
   { 'outline', 'textDocument/documentSymbol' },
   { 'search', 'workspace/symbol' },
   { 'calls', 'textDocument/prepareCallHierarchy' },
-  { 'types', 'textDocument/prepareTypeHierarchy' },
   { 'inlay_hints', 'textDocument/inlayHint' },
   { 'signature_help', 'textDocument/signatureHelp' },
   { 'completion', 'textDocument/completion' },
@@ -64,7 +63,7 @@ local function python()
   local prog = python_prog()
   if not prog then
     return health.error('no Python 3 host found', {
-      'install Python >= 3.10 and set vim.g.python3_host_prog to its path (:help provider-python)',
+      'install Python >= 3.10 and set vim.g.python3_host_prog to its path (see |provider-python|)',
     })
   end
   local result = vim.system({ prog, '-c', VERSIONS }, { text = true }):wait(15000)
@@ -104,7 +103,7 @@ local function remote_plugin()
   else
     health.error('the remote plugin is not registered, so no command can reach the service', {
       'run :UpdateRemotePlugins, then restart Neovim',
-      'with lazy.nvim, the `build` step of the spec does this (see :help lsap-installation)',
+      'with lazy.nvim, the `build` step of the spec does this (see |lsap-installation|)',
     })
   end
   local states = {
@@ -129,7 +128,7 @@ local function servers()
   local clients = require('lsap.transport').clients(bufnr)
   if #clients == 0 then
     return health.warn('no language server is attached to ' .. label, {
-      'open a file one of your servers handles, or configure one: vim.lsp.config() and vim.lsp.enable() (:help lsp-config)',
+      'open a file one of your servers handles, or configure one: vim.lsp.config() and vim.lsp.enable() (see |lsp-config|)',
       'agents can still use files of other languages whose servers are attached',
     })
   end
@@ -189,7 +188,7 @@ local function configuration()
     health.ok('no unknown options')
   end
   for _, key in ipairs(lsap.unknown) do
-    health.warn('unknown option ' .. key, { 'remove it from require("lsap").setup(), or fix its spelling (:help lsap-configuration)' })
+    health.warn('unknown option ' .. key, { 'remove it from require("lsap").setup(), or fix its spelling (see |lsap-configuration|)' })
   end
   health.info(('edit_policy = %s, socket = %s, log_level = %s'):format(
     lsap.config.edit_policy, tostring(lsap.config.socket), lsap.config.log_level))

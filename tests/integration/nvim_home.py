@@ -40,16 +40,29 @@ class Home:
 
     def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         """A headless Neovim with this home, for set-up steps such as :UpdateRemotePlugins."""
-        return subprocess.run([self.nvim, "--headless", *args], env=self.env, capture_output=True,
-                              text=True, timeout=timeout, check=True)
+        return subprocess.run(
+            [self.nvim, "--headless", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
 
     def register(self) -> None:
         self.run("+UpdateRemotePlugins", "+qa")
 
     def attach(self, cwd: Path) -> pynvim.Nvim:
         """An embedded Neovim of this home, driven synchronously from the test."""
-        argv = ["env", "-C", str(cwd), *(f"{k}={v}" for k, v in self.env.items()),
-                self.nvim, "--embed", "--headless"]
+        argv = [
+            "env",
+            "-C",
+            str(cwd),
+            *(f"{k}={v}" for k, v in self.env.items()),
+            self.nvim,
+            "--embed",
+            "--headless",
+        ]
         return pynvim.attach("child", argv=argv)
 
     @property
@@ -60,7 +73,13 @@ class Home:
 def make_home(base: Path, setup: str = "{}") -> Home:
     """XDG dirs under `base`, the plugin linked in as a native package, init.lua written."""
     env = dict(os.environ)
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"):
+    for name in (
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_RUNTIME_DIR",
+    ):
         path = base / name.lower()
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         env[name] = str(path)

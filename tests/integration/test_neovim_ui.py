@@ -52,8 +52,10 @@ def sent(nvim: pynvim.Nvim) -> Iterator[Any]:
         vim.notify = function(message) table.insert(_G.lsap_notes, message) end
     """)
     yield lambda: nvim.exec_lua("return _G.lsap_sent")
-    nvim.exec_lua("require('lsap').send = _G.lsap_real_send; vim.notify = _G.lsap_real_notify; "
-                  "vim.b.lsap_disable = nil")
+    nvim.exec_lua(
+        "require('lsap').send = _G.lsap_real_send; vim.notify = _G.lsap_real_notify; "
+        "vim.b.lsap_disable = nil"
+    )
 
 
 def complete(nvim: pynvim.Nvim, line: str) -> list[str]:
@@ -81,7 +83,9 @@ def test_completing_lsap_offers_every_mode_and_subcommand(nvim: pynvim.Nvim) -> 
 
 def test_completing_options_after_a_mode(nvim: pynvim.Nvim, project: Path) -> None:
     options = complete(nvim, "Lsap references ")
-    assert {"max_items=", "start_index=", "context_lines=", "format=", "pagination_id="} <= set(options)
+    assert {"max_items=", "start_index=", "context_lines=", "format=", "pagination_id="} <= set(
+        options
+    )
     assert complete(nvim, "LsapReferences max") == ["max_items="]
     assert complete(nvim, "Lsap hover format=") == ["format=markdown", "format=json"]
     assert complete(nvim, "Lsap hover format=j") == ["format=json"]
@@ -105,7 +109,9 @@ def test_completion_never_starts_the_python_host(nvim: pynvim.Nvim) -> None:
 
 def test_anchor_options_and_range_reach_the_service(nvim: pynvim.Nvim, sent: Any) -> None:
     nvim.command("edit shop/models.py")
-    nvim.command("2,4LsapReferences! shop/models.py:Product@class <|>Product max_items=5 format=json")
+    nvim.command(
+        "2,4LsapReferences! shop/models.py:Product@class <|>Product max_items=5 format=json"
+    )
     payload = sent()[-1]
     assert payload["mode"] == "references"
     assert payload["anchor"] == "shop/models.py:Product@class <|>Product"
@@ -116,8 +122,13 @@ def test_anchor_options_and_range_reach_the_service(nvim: pynvim.Nvim, sent: Any
 
 
 def test_lsap_request_sends_the_block_under_the_cursor(nvim: pynvim.Nvim, sent: Any) -> None:
-    block = ["*** Begin Language Server Request", "*** File: shop/models.py", "@@ class Product:",
-             "^ Product", "*** End Language Server Request"]
+    block = [
+        "*** Begin Language Server Request",
+        "*** File: shop/models.py",
+        "@@ class Product:",
+        "^ Product",
+        "*** End Language Server Request",
+    ]
     nvim.command("enew")
     nvim.current.buffer[:] = ["notes", *block, "more notes"]
     nvim.current.window.cursor = (4, 0)
@@ -161,17 +172,25 @@ def test_plug_mappings_exist_and_no_default_mappings(nvim: pynvim.Nvim) -> None:
 
 
 def test_setup_names_a_wrong_key_and_its_expected_type(nvim: pynvim.Nvim) -> None:
-    ok, err = nvim.exec_lua("return { pcall(require('lsap').setup, { report = { height = 'tall' } }) }")
+    ok, err = nvim.exec_lua(
+        "return { pcall(require('lsap').setup, { report = { height = 'tall' } }) }"
+    )
     assert not ok
     assert err == '(lsap) option "report.height" must be a number, got string'
-    ok, err = nvim.exec_lua("return { pcall(require('lsap').setup, { edit_policy = 'sometimes' }) }")
+    ok, err = nvim.exec_lua(
+        "return { pcall(require('lsap').setup, { edit_policy = 'sometimes' }) }"
+    )
     assert "allow, ask, deny" in err
     nvim.exec_lua("require('lsap').setup({ sokcet = false, report = { height = 9 } })")
     [unknown] = nvim.exec_lua("return require('lsap').unknown")
     assert unknown.startswith("sokcet (valid: edit_policy, ")
     assert ", socket" in unknown
     assert nvim.exec_lua("return require('lsap').config.report") == {
-        "height": 9, "vertical": False, "width": 80, "focus": True}
+        "height": 9,
+        "vertical": False,
+        "width": 80,
+        "focus": True,
+    }
     nvim.exec_lua("require('lsap').setup({})")
 
 
@@ -191,8 +210,10 @@ Anchor: `shop/models.py:Product@class <|>Product:` → shop/models.py:7:7 in `Pr
 
 
 def test_report_window_keys(nvim: pynvim.Nvim, project: Path) -> None:
-    locations = [{"path": "shop/catalog.py", "line": 3, "col": 19, "text": "from .models import Product"},
-                 {"path": "shop/catalog.py", "line": 5, "col": 12, "text": "CROISSANT = …"}]
+    locations = [
+        {"path": "shop/catalog.py", "line": 3, "col": 19, "text": "from .models import Product"},
+        {"path": "shop/catalog.py", "line": 5, "col": 12, "text": "CROISSANT = …"},
+    ]
     nvim.command("only | edit shop/models.py")
     origin = nvim.current.window
     nvim.exec_lua("require('lsap.report').show(...)", REPORT, locations, {"root": str(project)})
@@ -226,9 +247,15 @@ def test_report_window_keys(nvim: pynvim.Nvim, project: Path) -> None:
 
 
 def test_bang_sends_locations_to_the_quickfix_list(nvim: pynvim.Nvim, project: Path) -> None:
-    locations = [{"path": "shop/catalog.py", "line": 5, "col": 12, "text": "CROISSANT = Product(…)"}]
-    nvim.exec_lua("require('lsap.report').show(...)", REPORT, locations,
-                  {"root": str(project), "bang": True, "title": "lsap references"})
+    locations = [
+        {"path": "shop/catalog.py", "line": 5, "col": 12, "text": "CROISSANT = Product(…)"}
+    ]
+    nvim.exec_lua(
+        "require('lsap.report').show(...)",
+        REPORT,
+        locations,
+        {"root": str(project), "bang": True, "title": "lsap references"},
+    )
     items = nvim.call("getqflist", {"items": 1, "title": 1})
     assert items["title"] == "lsap references"
     assert [(i["lnum"], i["col"]) for i in items["items"]] == [(5, 13)]
@@ -239,7 +266,9 @@ def test_bang_sends_locations_to_the_quickfix_list(nvim: pynvim.Nvim, project: P
 # -- the help file ------------------------------------------------------------------------
 
 
-def test_help_file_is_clean_and_tags_every_command_and_mode(nvim: pynvim.Nvim, tmp_path: Path) -> None:
+def test_help_file_is_clean_and_tags_every_command_and_mode(
+    nvim: pynvim.Nvim, tmp_path: Path
+) -> None:
     doc = tmp_path / "doc"
     shutil.copytree(ROOT / "doc", doc)
     nvim.command("helptags " + str(doc))  # raises on a duplicate tag or a bad file
