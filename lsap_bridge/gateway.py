@@ -18,6 +18,7 @@ from typing import Any
 
 from .errors import ErrorCode, LsapError
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
+from .workspace import uri_of
 
 CommandHandler = Callable[[list[Any]], Awaitable[None]]
 TEXT_CACHE = 512  # documents whose text the gateway keeps, by changedtick or mtime
@@ -284,9 +285,15 @@ class EditorGateway:
                               timeout=self.timeouts.diagnostics + 5)
         return {int(entry["bufnr"]): entry for entry in raw or []}
 
+    async def files_created(self, paths: list[Path]) -> None:
+        """Tell the servers about new files, so that imports of them resolve."""
+        changes = [{"uri": uri_of(p), "type": 1} for p in paths]
+        await self._lua("require('lsap.transport').files_changed(...)", changes)
+
     async def server_commands(self, client_id: int) -> list[str]:
         """The commands a server offers through `workspace/executeCommand`."""
-        commands = await self._lua("return require('lsap.transport').server_commands(...)", client_id)
+        commands = await self._lua(
+            "return require('lsap.transport').server_commands(...)", client_id)
         return [str(c) for c in commands or []]
 
     async def exec_lua(self, code: str, *args: Any) -> Any:

@@ -80,7 +80,10 @@ class Tracker:
         paths = edit_paths(edit)
         old = await self.texts(paths)
         result = await apply_workspace_edit(self.session, edit, client, label=label)
-        self.created += [p for p in paths if not old.get(p) and p.exists()]
+        created = [p for p in paths if not old.get(p) and p.exists()]
+        if created:
+            self.created += created
+            await self.session.gateway.files_created(created)
         new = await self.texts(paths)
         for path in paths:
             self.before.setdefault(path, old[path])

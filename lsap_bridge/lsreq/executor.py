@@ -130,13 +130,15 @@ class Executor:
                     hint="anchors are searched in file order: "
                     "move this one above the previous anchor",
                 )
+            # Near misses anywhere in the file: the agent may have the order or the text wrong.
+            closest = result.closest or (earlier.closest if earlier is not None else [])
             raise LsapError(
                 ErrorCode.NOT_FOUND,
                 f"{anchor.text!r} is not in {name}" + (f" after line {start}" if start else ""),
                 hint="the closest lines are listed: copy the line's text exactly"
-                if result.closest
+                if closest
                 else "check the text and the file: nothing close was found",
-                candidates=[self.candidate(run, m.line, m.score) for m in result.closest],
+                candidates=[self.candidate(run, m.line, m.score) for m in closest],
             )
         lines_found = sorted({m.line for m in result.matches})
         whole = [n for n in lines_found if _same_line(lines[n], anchor.text)]

@@ -343,7 +343,7 @@ class PythonMove:
         # The old file: the lines go, imports only the moved code used go, the moved names
         # come back through an import if the rest of the file uses them.
         edits = changes[self.source]
-        edits.append({"range": _line_range(self.start, self.end), "newText": ""})
+        edits.append({"range": _line_range(self.start, self._cut_end()), "newText": ""})
         dropped = [i for i in imports if i.bound in used_by_moved and i.bound not in used_by_kept]
         edits += self._rewrite_imports(imports, dropped, [])
         back = sorted(set(names) & used_by_kept)
@@ -407,6 +407,17 @@ class PythonMove:
                 ],
             ]
         }
+
+    def _cut_end(self) -> int:
+        """The last line to delete: the selection, plus enough blank lines after it that the
+        gap left behind is as wide as the wider of the two around the selection."""
+
+        def blanks(lines: list[str]) -> int:
+            return next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+
+        before = blanks(self.lines[: self.start][::-1])
+        after = blanks(self.lines[self.end + 1 :])
+        return self.end + min(before, after)
 
     def _split(self, tree: ast.Module) -> tuple[list[ast.stmt], list[ast.stmt]]:
         moved: list[ast.stmt] = []

@@ -7,6 +7,7 @@ line, so a diagnostic on a line the request never mentioned gets its own `@@` li
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic
@@ -17,6 +18,7 @@ END = "*** End Language Server Response"
 
 #: Short source names, as editors print them next to a code: `ts(2322)`.
 SOURCE_NAMES = {"typescript": "ts", "javascript": "js"}
+_WORD = re.compile(r"[\w$]+")
 
 
 @dataclass(frozen=True)
@@ -77,16 +79,11 @@ def error_tag(error: LsapError) -> Tag:
 
 
 def diagnostic_symbol(diagnostic: Diagnostic, lines: list[str]) -> str:
-    """The identifier a diagnostic starts at (`wrong`), else its first word, else `_`."""
+    """The first word of the diagnostic's range (`wrong`, `lookup` in `".lookup"`), else `_`."""
     text = lines[diagnostic.line] if 0 <= diagnostic.line < len(lines) else ""
-    rest = text[diagnostic.col :]
-    word = ""
-    for ch in rest:
-        if ch.isalnum() or ch in "_$":
-            word += ch
-        elif word or not ch.isspace():
-            break
-    return word or "_"
+    end = diagnostic.end_col if diagnostic.end_line == diagnostic.line else len(text)
+    word = _WORD.search(text[diagnostic.col : max(end, diagnostic.col + 1)])
+    return word.group() if word else "_"
 
 
 def diagnostic_tag(diagnostic: Diagnostic, lines: list[str]) -> Tag:

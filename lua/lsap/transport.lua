@@ -361,4 +361,14 @@ function M.server_commands(client_id)
   return type(provider) == 'table' and provider.commands or {}
 end
 
+--- Tell every server about files created, changed or deleted behind its back
+--- (`workspace/didChangeWatchedFiles`): Neovim watches files only where a watcher backend
+--- exists, so a module the bridge creates would otherwise stay unknown (unresolved imports).
+--- changes: { {uri=, type=1 (created) | 2 (changed) | 3 (deleted)}, ... }
+function M.files_changed(changes)
+  for _, client in ipairs(vim.lsp.get_clients()) do
+    client:notify('workspace/didChangeWatchedFiles', { changes = changes })
+  end
+end
+
 return M
