@@ -35,10 +35,11 @@ class Loop:
 class Bridge:
     """The embedded Neovim + service over one project root."""
 
-    def __init__(self, root: Path, servers: list[str]) -> None:
+    def __init__(self, root: Path, servers: list[str], timeouts: Timeouts | None = None) -> None:
         self.root = root
         self.loop = Loop()
-        self.embedded: Embedded = self.loop.run(start_embedded(root, servers, Timeouts(request=60, attach=30)))
+        self.embedded: Embedded = self.loop.run(
+            start_embedded(root, servers, timeouts or Timeouts(request=60, attach=30)))
         self.service = Service(self.embedded.gateway, Workspace.of(root))
         self.embedded.gateway.on_command(self.service.handle_command)
 

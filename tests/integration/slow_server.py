@@ -1,6 +1,8 @@
 """A deliberately slow language server: hover answers after SLOW_SECONDS.
 
 It stands in for a server busy indexing, to show the editor keeps answering meanwhile.
+With `--indexing` it also reports `$/progress` work that never ends, as a server does
+while it indexes a large workspace.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import time
 from typing import Any
 
 SLOW_SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
+INDEXING = "--indexing" in sys.argv
 lock = threading.Lock()
 
 
@@ -47,6 +50,11 @@ def main() -> None:
         if method == "initialize":
             send({"jsonrpc": "2.0", "id": msg_id, "result": {"capabilities": {
                 "hoverProvider": True, "documentSymbolProvider": True, "textDocumentSync": 1}}})
+        elif method == "initialized" and INDEXING:
+            send({"jsonrpc": "2.0", "id": "progress", "method": "window/workDoneProgress/create",
+                  "params": {"token": "index"}})
+            send({"jsonrpc": "2.0", "method": "$/progress", "params": {
+                "token": "index", "value": {"kind": "begin", "title": "Indexing"}}})
         elif method == "textDocument/hover":
             threading.Thread(target=slow_hover, args=(msg_id,), daemon=True).start()
         elif method == "textDocument/documentSymbol":

@@ -7,11 +7,13 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from typing import Any
 
 import pytest
 
+from lsap_bridge.gateway import Timeouts
 from lsap_bridge.nvim_rpc import NvimConnection
 from tests.conftest import EXAMPLE, ROOT
 
@@ -138,3 +140,28 @@ def test_no_blocking_calls_in_the_plugin() -> None:
     assert offenders == []
 
 
+
+
+def test_waiting_for_attach_and_indexing_is_bounded_and_reported(tmp_path: Path) -> None:
+    (tmp_path / "notes.slow").write_text("alpha beta gamma\n")
+    bridge = Bridge(tmp_path, ["none"], Timeouts(request=10, attach=1, index=1))
+    try:
+        started = time.monotonic()
+        response = bridge.request({"mode": "hover", "locate": "notes.slow@beta"})
+        assert response.error is not None and response.error.code.value == "unsupported"
+        assert "no language server is attached to notes.slow" in response.text
+        assert time.monotonic() - started < 5
+
+        bridge.lua(
+            "local path, python, server, root = ...;"
+            "local buf = require('lsap.transport').open(path);"
+            "vim.lsp.start({name = 'slow', cmd = {python, server, '0', '--indexing'}, root_dir = root}, {bufnr = buf})",
+            str(tmp_path / "notes.slow"), sys.executable, str(ROOT / "tests/integration/slow_server.py"), str(tmp_path),
+        )
+        started = time.monotonic()
+        response = bridge.request({"mode": "hover", "locate": "notes.slow@beta"})
+        assert response.ok, response.text
+        assert "slow was still indexing: results may be partial." in response.text
+        assert time.monotonic() - started < 5
+    finally:
+        bridge.close()
