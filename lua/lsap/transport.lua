@@ -220,7 +220,8 @@ function M.when_attached(token, bufnr, method, timeout_ms)
     if done then return end
     done = true
     pcall(vim.api.nvim_del_autocmd, autocmd)
-    reply(token, supporting(bufnr, method))
+    -- Every client on the buffer, so that the service can say which lacks the method.
+    reply(token, supporting(bufnr, nil))
   end
   autocmd = vim.api.nvim_create_autocmd('LspAttach', {
     buffer = bufnr,
@@ -231,7 +232,10 @@ function M.when_attached(token, bufnr, method, timeout_ms)
       end, 10)
     end,
   })
-  vim.defer_fn(finish, timeout_ms)
+  -- Servers already attached that lack the method: only a dynamic registration (or a
+  -- server attaching alongside) can still bring it, so do not wait the full timeout.
+  local attached = #vim.lsp.get_clients({ bufnr = bufnr }) > 0
+  vim.defer_fn(finish, attached and math.min(timeout_ms, 3000) or timeout_ms)
 end
 
 local function busy(client_id, settle_ms)
