@@ -207,16 +207,23 @@ async def _stale(session: Session, pending: PendingRename) -> list[str]:
 
 
 async def _apply(session: Session, pending: PendingRename, patterns: list[str]) -> dict[str, Any]:
-    """Apply a rename, with the diagnostics before and after to show what it broke."""
+    """Apply a rename, with the diagnostics before and after to show what it broke.
+
+    Excluded files are checked too: they still use the old name, which is what breaks.
+    """
     edit, excluded = without(pending.edit, session, patterns)
-    paths = [path_of(u) for u in _uris(edit)]
-    existing = [p for p in paths if p.is_file()]
-    before = await session.diagnostics(existing)
+    watched = [path_of(u) for u in _uris(pending.edit)]
+    before = await session.diagnostics([p for p in watched if p.is_file()])
     result: EditResult = await apply_workspace_edit(
         session, edit, pending.client, label=f"rename {pending.old_name} → {pending.new_name}"
     )
-    touched = [session.workspace.resolve(p) for p in result.changed]
-    after = await session.diagnostics(touched)
+    moved = {
+        session.workspace.resolve(old): session.workspace.resolve(new)
+        for old, new in result.renamed
+    }
+    after = await session.diagnostics(
+        [moved.get(p, p) for p in watched if moved.get(p, p).is_file()]
+    )
     delta = DiagnosticDelta.between(before, after)
     return {
         "old_name": pending.old_name,

@@ -1,0 +1,260 @@
+"""Renames through the bridge on real servers (basedpyright, typescript-language-server):
+applied across files with one undo step per buffer, the human's unsaved work kept out of the
+disk, all or nothing when a write fails, and exclude_files kept inside the workspace.
+
+The part-way failure is real: the edit policy hook (`Session.approve_edit`, called after the
+edit was checked and before it is applied) makes one target immutable with `chattr +i`, so
+that the actual `:write` of that file fails after other files were already written. Tests
+run as root, for whom file modes are no obstacle, hence the immutable flag.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsap_bridge.diagnostics import DiagnosticDelta
+from tests.conftest import EXAMPLE, ROOT
+
+from .harness import Bridge
+
+pytestmark = pytest.mark.integration
+
+ANCHOR = "shop/models.py@class <|>Product"
+
+
+def ask(bridge: Bridge, **payload: Any) -> dict[str, Any]:
+    response = bridge.request({**payload, "format": "json"})
+    data: dict[str, Any] = json.loads(response.text)
+    return data
+
+
+def buffer_lines(bridge: Bridge, path: Path) -> list[str]:
+    lines: list[str] = bridge.lua(
+        "local b = vim.fn.bufnr(...); "
+        "return b > 0 and vim.api.nvim_buf_get_lines(b, 0, -1, false) or {}",
+        str(path),
+    )
+    return lines
+
+
+def modified(bridge: Bridge, path: Path) -> bool:
+    return bool(
+        bridge.lua("local b = vim.fn.bufnr(...); return b > 0 and vim.bo[b].modified", str(path))
+    )
+
+
+def undo(bridge: Bridge, path: Path) -> None:
+    bridge.lua(
+        "vim.api.nvim_buf_call(vim.fn.bufnr(...), function() vim.cmd('silent undo') end)", str(path)
+    )
+
+
+def snapshot(root: Path) -> dict[Path, str]:
+    return {p: p.read_text() for p in sorted(root.rglob("*.py"))}
+
+
+def fresh(tmp_path: Path, source: Path, servers: list[str]) -> Iterator[Bridge]:
+    root = tmp_path / source.name
+    shutil.copytree(source, root)
+    bridge = Bridge(root, servers)
+    yield bridge
+    bridge.close()
+
+
+@pytest.fixture
+def shop_bridge(tmp_path: Path) -> Iterator[Bridge]:
+    yield from fresh(tmp_path, EXAMPLE, ["basedpyright"])
+
+
+def test_rename_across_files_is_clean_undoable_and_spares_unsaved_work(shop_bridge: Bridge) -> None:
+    bridge, root = shop_bridge, shop_bridge.root
+    original = snapshot(root)
+    promotions = root / "shop" / "promotions.py"
+    # The human has typed in promotions.py and not saved.
+    bridge.lua(
+        "local b = vim.fn.bufadd(...); vim.fn.bufload(b); "
+        "vim.api.nvim_buf_set_lines(b, 0, 0, false, {'# a note the human is writing'})",
+        str(promotions),
+    )
+    session = bridge.service.session
+    before = bridge.loop.run(session.diagnostics(list(original)))
+    assert not before.pending
+
+    data = ask(bridge, mode="rename", locate=ANCHOR, new_name="Item")
+
+    changed = {f["path"] for f in data["changed"]}
+    assert len(changed) >= 3 and "shop/models.py" in changed
+    assert data["unsaved"] == ["shop/promotions.py"]
+    assert data["new_diagnostics"] == [] and data["pending"] == []
+    for path in original:
+        rel = path.relative_to(root).as_posix()
+        on_disk = path.read_text()
+        if rel == "shop/promotions.py":
+            assert on_disk == original[path]  # not written: the human's buffer was modified
+            lines = buffer_lines(bridge, path)
+            assert lines[0] == "# a note the human is writing"
+            assert "from .models import Item" in lines and modified(bridge, path)
+        elif rel in changed:
+            assert not re.search(r"\bProduct\b", on_disk) and re.search(r"\bItem\b", on_disk)
+            assert not modified(bridge, path)
+        else:
+            assert on_disk == original[path]
+    # The report's "no new diagnostics" is checked independently, over every file.
+    after = bridge.loop.run(session.diagnostics(list(original)))
+    assert DiagnosticDelta.between(before, after).new == {} and not after.pending
+
+    # One undo per buffer brings each back; the human's line stays.
+    for rel in changed:
+        undo(bridge, root / rel)
+    for path in original:
+        rel = path.relative_to(root).as_posix()
+        if rel in changed:
+            expected = original[path].splitlines()
+            if rel == "shop/promotions.py":
+                expected = ["# a note the human is writing", *expected]
+            assert buffer_lines(bridge, path) == expected, rel
+
+
+def chattr(flag: str, path: Path) -> None:
+    result = subprocess.run(["chattr", flag, str(path)], capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip(f"chattr {flag} is not available here: {result.stderr.strip()}")
+
+
+def test_rename_failing_part_way_changes_nothing(shop_bridge: Bridge) -> None:
+    bridge, root = shop_bridge, shop_bridge.root
+    original = snapshot(root)
+    preview = ask(bridge, mode="rename_preview", locate=ANCHOR, new_name="Item")
+    order = [f["path"] for f in preview["files"]]
+    assert len(order) >= 3
+    victim = root / order[-1]  # written last: the files before it are already on disk
+    session = bridge.service.session
+
+    async def make_one_target_immutable(summary: str, preview_text: str) -> bool:
+        chattr("+i", victim)
+        return True
+
+    session.approve_edit = make_one_target_immutable
+    try:
+        response = bridge.request({"mode": "rename_execute", "rename_id": preview["rename_id"]})
+    finally:
+        subprocess.run(["chattr", "-i", str(victim)], check=False)
+    assert response.error is not None, response.text
+    assert "every change was rolled back" in response.error.message
+    assert order[-1] in response.error.message
+    assert snapshot(root) == original
+    for path in original:
+        if path.relative_to(root).as_posix() in order:
+            assert buffer_lines(bridge, path) == original[path].splitlines()
+            assert not modified(bridge, path)
+
+
+def test_unwritable_target_is_refused_before_anything_changes(shop_bridge: Bridge) -> None:
+    bridge, root = shop_bridge, shop_bridge.root
+    original = snapshot(root)
+    victim = root / "shop" / "catalog.py"
+    chattr("+i", victim)
+    try:
+        response = bridge.request({"mode": "rename", "locate": ANCHOR, "new_name": "Item"})
+    finally:
+        subprocess.run(["chattr", "-i", str(victim)], check=False)
+    assert response.error is not None and response.error.code.value == "denied"
+    assert "shop/catalog.py cannot be written" in response.error.message
+    assert snapshot(root) == original
+    assert buffer_lines(bridge, root / "shop" / "models.py") in (
+        [],
+        original[root / "shop" / "models.py"].splitlines(),
+    )
+
+
+def test_exclude_files_stays_inside_and_preview_ids_are_checked(shop_bridge: Bridge) -> None:
+    bridge, root = shop_bridge, shop_bridge.root
+    original = snapshot(root)
+    for pattern in ("/etc/*", "../*"):
+        response = bridge.request(
+            {"mode": "rename", "locate": ANCHOR, "new_name": "Item", "exclude_files": [pattern]}
+        )
+        assert response.error is not None and response.error.code.value == "outside_workspace"
+        assert pattern in response.error.message
+    assert snapshot(root) == original
+
+    preview = ask(bridge, mode="rename_preview", locate=ANCHOR, new_name="Item")
+    assert "-class Product:" in "\n".join(f["diff"] for f in preview["files"])
+    assert snapshot(root) == original  # a preview changes nothing
+    response = bridge.request(
+        {"mode": "rename_execute", "rename_id": preview["rename_id"], "exclude_files": ["/etc/*"]}
+    )
+    assert response.error is not None and response.error.code.value == "outside_workspace"
+
+    done = ask(
+        bridge,
+        mode="rename_execute",
+        rename_id=preview["rename_id"],
+        exclude_files=["shop/checkout.py"],
+    )
+    assert done["excluded"] == ["shop/checkout.py"]
+    assert (root / "shop" / "checkout.py").read_text() == original[root / "shop" / "checkout.py"]
+    assert "class Item:" in (root / "shop" / "models.py").read_text()
+    # checkout.py still imports Product: the report says what the exclusion broke.
+    broken = {d["path"] for d in done["new_diagnostics"]}
+    assert broken == {"shop/checkout.py"} or any(
+        p["path"] == "shop/checkout.py" for p in done["pending"]
+    )
+    # An id is used once.
+    again = bridge.request({"mode": "rename_execute", "rename_id": preview["rename_id"]})
+    assert again.error is not None and again.error.code.value == "not_found"
+
+
+def test_a_preview_is_refused_once_its_files_changed(shop_bridge: Bridge) -> None:
+    bridge, root = shop_bridge, shop_bridge.root
+    preview = ask(bridge, mode="rename_preview", locate=ANCHOR, new_name="Item")
+    catalog = root / "shop" / "catalog.py"
+    catalog.write_text(catalog.read_text() + "\n# changed after the preview\n")
+    response = bridge.request({"mode": "rename_execute", "rename_id": preview["rename_id"]})
+    assert response.error is not None and response.error.code.value == "conflict"
+    assert "shop/catalog.py" in response.error.message
+    assert "class Product:" in (root / "shop" / "models.py").read_text()
+
+
+@pytest.fixture
+def ts_bridge(tmp_path: Path) -> Iterator[Bridge]:
+    yield from fresh(tmp_path, ROOT / "tests" / "fixtures" / "ts_shop", ["ts_ls"])
+
+
+def test_typescript_rename_through_the_command(ts_bridge: Bridge) -> None:
+    """typescript-language-server answers with versioned documentChanges; `:Lsap rename`
+    goes through the same path as an agent's request."""
+    bridge, root = ts_bridge, ts_bridge.root
+    pricing, basket = root / "src" / "pricing.ts", root / "src" / "basket.ts"
+    session = bridge.service.session
+    before = bridge.loop.run(session.diagnostics([pricing, basket]))
+    payload = bridge.loop.run(
+        bridge.service.command_request(
+            {
+                "mode": "rename",
+                "anchor": "src/pricing.ts@function <|>round",
+                "options": {"new_name": "roundTo"},
+            }
+        )
+    )
+    data = ask(bridge, **payload)
+    assert {f["path"] for f in data["changed"]} == {"src/pricing.ts", "src/basket.ts"}
+    assert "round(" not in basket.read_text().replace("Math.round(", "")
+    assert "roundTo(sum)" in basket.read_text()
+    assert data["new_diagnostics"] == []
+    after = bridge.loop.run(session.diagnostics([pricing, basket]))
+    assert DiagnosticDelta.between(before, after).new == {}
+    for path in (pricing, basket):
+        undo(bridge, path)
+    assert "  return round(sum);" in buffer_lines(bridge, basket)
+    assert "export function round(value: number, digits = 2): number {" in buffer_lines(
+        bridge, pricing
+    )
