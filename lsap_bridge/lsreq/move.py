@@ -151,23 +151,27 @@ async def _tsserver_move(
     changes: list[dict[str, Any]] = []
     for item in body["edits"]:
         path = Path(item["fileName"])
+        edits = [
+            {
+                "range": {"start": _position(c["start"]), "end": _position(c["end"])},
+                "newText": c["newText"],
+            }
+            for c in item.get("textChanges") or []
+        ]
         if item.get("isNewFile") or not path.exists():
             changes.append(
                 {"kind": "create", "uri": uri_of(path), "options": {"ignoreIfExists": True}}
             )
-        changes.append(
-            {
-                "textDocument": {"uri": uri_of(path), "version": None},
-                "edits": [
-                    {
-                        "range": {"start": _position(c["start"]), "end": _position(c["end"])},
-                        "newText": c["newText"],
-                    }
-                    for c in item.get("textChanges") or []
-                ],
-            }
-        )
+            if edits:
+                edits[-1]["newText"] = _no_final_newline(edits[-1]["newText"])
+        changes.append({"textDocument": {"uri": uri_of(path), "version": None}, "edits": edits})
     return {"documentChanges": changes}
+
+
+def _no_final_newline(text: str) -> str:
+    """Text ending a file, without its final newline: a buffer writes that one itself, so a
+    trailing "\n" would leave an empty last line behind."""
+    return text[:-1] if text.endswith("\n") else text
 
 
 def _position(location: dict[str, Any]) -> dict[str, int]:
@@ -389,14 +393,16 @@ class PythonMove:
                         "start": {"line": end, "character": 0},
                         "end": {"line": end, "character": 0},
                     },
-                    "newText": "\n\n" + body,
+                    "newText": "\n\n\n" + _no_final_newline(body),
                 }
             )
             changes[self.target] = edits_t
         else:
             create.append({"kind": "create", "uri": uri_of(self.target)})
             text = ("\n".join(header) + "\n\n\n" if header else "") + body
-            changes[self.target] = [{"range": _line_range(0, -1), "newText": text}]
+            changes[self.target] = [
+                {"range": _line_range(0, -1), "newText": _no_final_newline(text)}
+            ]
         return {
             "documentChanges": [
                 *create,

@@ -90,7 +90,7 @@ def diagnostic_tag(diagnostic: Diagnostic, lines: list[str]) -> Tag:
     """`/*<diagnostics:error:wrong:ts>message ts(2322)</…>*/`, severity, symbol and source."""
     source = SOURCE_NAMES.get(diagnostic.source or "", diagnostic.source or "lsp")
     source = source.replace(":", "_").replace(" ", "_")
-    message = diagnostic.message
+    message = diagnostic.message.replace("\u00a0", " ")  # pyright indents with no-break spaces
     if diagnostic.code:
         message += f"{source}({diagnostic.code})"
     name = f"diagnostics:{diagnostic.severity}:{diagnostic_symbol(diagnostic, lines)}:{source}"

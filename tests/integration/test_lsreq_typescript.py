@@ -128,6 +128,7 @@ def test_seed_command_exchange(dataflow: tuple[Bridge, Path]) -> None:
     assert "const power = powerEquation.evaluate({ v: 230, a: 5 })" in moved
     assert 'import { math } from "../../src/math"' in moved
     assert 'import { schemaNumber } from "../../src/schema"' in moved
+    assert moved.endswith("})\n"), "one final newline, no empty last line"
     old = (root / TEST_FILE).read_text()
     assert old.strip() == "const wrong: string = 42", old
     # The compiler agrees: the only error left in the project is `wrong`.

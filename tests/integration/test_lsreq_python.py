@@ -1,0 +1,212 @@
+# ruff: noqa: E501  (golden responses have long lines)
+"""The seed's request shapes on a Python project with basedpyright: hover, docs, inlay
+hints, injected diagnostics, the extension views, anchors that are missing or ambiguous,
+RENAME_TO, and MOVE_TO_FILE done by the bridge (imports of the moved code and its users)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE
+from tests.integration.harness import Bridge
+
+
+def block(path: str, *lines: str) -> str:
+    return "\n".join([
+        "*** Begin Language Server Request", f"*** File: {path}", *lines,
+        "*** End Language Server Request",
+    ])
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Bridge, Path]]:
+    root = tmp_path_factory.mktemp("lsreq_py") / "shop"
+    shutil.copytree(EXAMPLE, root)
+    with open(root / "shop" / "checkout.py", "a") as out:
+        out.write("\n\nWRONG: str = 42\n")
+    bridge = Bridge(root, ["basedpyright"])
+    try:
+        yield bridge, root
+    finally:
+        bridge.close()
+
+
+def ask(bridge: Bridge, text: str) -> str:
+    response = bridge.loop.run(bridge.service.handle_text(text))
+    assert response.ok, response.text
+    return response.text
+
+
+QUERY_RESPONSE = """*** Begin Language Server Response
+*** File: shop/checkout.py
+@@ def checkout(names: list[str]) -> Order:
+^ Order checkout[docs]
+/*<hover:Order>```python
+class Order(lines: list[tuple[Product, int]] = list)
+```</hover:Order>*/
+/*<docs:checkout>
+(no documentation)
+</docs:checkout>*/
+? product/*<inlay>: Product | None</inlay>*/ = find(name, /*<inlay>products=</inlay>*/everything())
+^ find[docs] product
+/*<docs:find>
+The product with this name, if any.
+</docs:find>*/
+/*<hover:product>```python
+(variable) product: Product | None
+```</hover:product>*/
+@@ WRONG: str = 42
+/*<diagnostics:error:42:basedpyright>
+Type "Literal[42]" is not assignable to declared type "str"
+  "Literal[42]" is not assignable to "str"basedpyright(reportAssignmentType)
+</diagnostics:error:42:basedpyright>*/
+*** End Language Server Response
+"""
+
+
+def test_hover_docs_inlay_and_injected_diagnostic(shop: tuple[Bridge, Path]) -> None:
+    bridge, _ = shop
+    text = ask(bridge, block(
+        "shop/checkout.py",
+        "@@ def checkout(names: list[str]) -> Order:",
+        "^ Order checkout[docs]",
+        "? product = find(name, everything())",
+        "^ find[docs] product",
+    ))
+    assert text == QUERY_RESPONSE
+
+
+def test_extension_views_and_bare_caret(shop: tuple[Bridge, Path]) -> None:
+    bridge, _ = shop
+    text = ask(bridge, block(
+        "shop/checkout.py",
+        "@@ order = Order()",
+        "^",
+        "@@ def receipt(order: Order) -> str:",
+        "^ receipt[refs] Order[def] receipt[calls]",
+    ))
+    refs = text.split("/*<refs:receipt>\n", 1)[1].split("</refs:receipt>*/", 1)[0]
+    assert "### shop/checkout.py > receipt" in refs and "16| def receipt(order: Order) -> str:" in refs
+    definition = text.split("/*<def:Order>\n", 1)[1].split("</def:Order>*/", 1)[0]
+    assert "### shop/models.py > Order" in definition and "19| class Order:" in definition
+    assert "/*<calls:receipt>" in text
+    # Bare `^`: every symbol on the line, each with its own hover.
+    assert "/*<hover:order>```python\n(variable) order: Order\n```</hover:order>*/" in text
+    bare = text.split("@@ order = Order()", 1)[1].split("@@ def receipt", 1)[0]
+    assert "/*<hover:Order>```python\nclass Order(" in bare
+
+
+AMBIGUOUS_RESPONSE = """*** Begin Language Server Response
+*** File: shop/models.py
+@@ return result
+/*<error:ambiguous>
+'return result' matches 2 lines in shop/models.py
+  31 in Order.total: return result
+  35 in Order.validate: return result
+Next: add a `@@ <line>` line above it with a line unique to the part you mean (e.g. the enclosing `def`, `class` or function line), or copy more of the line
+</error:ambiguous>*/
+^ result
+/*<error:not_found>
+skipped: the anchored line above was not found
+</error:not_found>*/
+@@ def validate(self) -> bool:
+@@ return result
+^ result
+/*<hover:result>```python
+(variable) result: bool
+```</hover:result>*/
+@@ return nothing_like_this_at_all
+/*<error:not_found>
+'return nothing_like_this_at_all' is not in shop/models.py after line 35
+  31 in Order.total (score 45.5): return result
+  35 in Order.validate (score 45.5): return result
+  15 in Product.discounted (score 44.9): return Product(self.name, round(self.price * (1 - percent / 100), 2))
+Next: the closest lines are listed: copy the line's text exactly
+</error:not_found>*/
+*** End Language Server Response
+"""
+
+
+def test_ambiguous_missing_and_stacked_anchors(shop: tuple[Bridge, Path]) -> None:
+    bridge, _ = shop
+    text = ask(bridge, block(
+        "shop/models.py",
+        "@@ return result",
+        "^ result",
+        "@@ def validate(self) -> bool:",
+        "@@ return result",
+        "^ result",
+        "@@ return nothing_like_this_at_all",
+    ))
+    assert text == AMBIGUOUS_RESPONSE
+
+
+def test_stacked_anchor_narrows_to_the_enclosing_definition(shop: tuple[Bridge, Path]) -> None:
+    """`return result` is in total() and in validate(); after `@@ def total…` it means total's."""
+    bridge, _ = shop
+    text = ask(bridge, block(
+        "shop/models.py", "@@ def total(self) -> float:", "@@ return result", "^ result",
+    ))
+    assert "/*<hover:result>```python\n(variable) result: float\n```</hover:result>*/" in text
+
+
+def test_out_of_order_and_near_miss_anchors(shop: tuple[Bridge, Path]) -> None:
+    bridge, _ = shop
+    text = ask(bridge, block(
+        "shop/models.py", "@@ def validate(self) -> bool:", "@@ def total(self) -> float:",
+        "@@ def discounted(self, percnt: float) -> 'Product':",
+    ))
+    assert "'def total(self) -> float:' is only before the previous anchor" in text
+    assert "found at line 27" in text
+    # A typo still anchors (fuzzy tier), and the response says what it matched.
+    assert "anchor matched by fuzzy text" not in text  # searched after validate: nothing there
+    text = ask(bridge, block("shop/models.py", "@@ def discounted(self, percnt: float) -> 'Product':"))
+    assert '/*<note>\nanchor matched by fuzzy text: def discounted(self, percent: float) -> "Product":' in text
+
+
+def test_rename_then_move_to_a_new_module(shop: tuple[Bridge, Path]) -> None:
+    bridge, root = shop
+    text = ask(bridge, block(
+        "shop/catalog.py",
+        '[@ CROISSANT = Product("croissant", 1.2)',
+        '@@ CAFE = Product("café crème", 2.5)',
+        "! CAFE RENAME_TO COFFEE",
+        "@) def find(name: str, products: list[Product]) -> Product | None:",
+        "! MOVE_TO_FILE shop/menu.py",
+    ))
+    assert text == """*** Begin Language Server Response
+*** File: shop/catalog.py
+@@ def find(name: str, products: list[Product]) -> Product | None:
+*** File: shop/menu.py
+@@ CROISSANT = Product("croissant", 1.2)
+@@ COFFEE = Product("café crème", 2.5)
+*** End Language Server Response
+"""
+    assert (root / "shop" / "menu.py").read_text() == (
+        'from .models import Product\n\n\nCROISSANT = Product("croissant", 1.2)\n'
+        'COFFEE = Product("café crème", 2.5)\n'
+    )
+    catalog = (root / "shop" / "catalog.py").read_text()
+    assert "from .menu import COFFEE, CROISSANT\n" in catalog
+    assert "return [CROISSANT, COFFEE]" in catalog and "CAFE" not in catalog
+
+
+def test_move_fixes_the_imports_of_users(shop: tuple[Bridge, Path]) -> None:
+    bridge, root = shop
+    text = ask(bridge, block(
+        "shop/catalog.py",
+        "[@ def find(name: str, products: list[Product]) -> Product | None:",
+        "@] return None",
+        "! MOVE_TO_FILE shop/lookup.py",
+    ))
+    checkout = (root / "shop" / "checkout.py").read_text()
+    assert "from .catalog import everything\nfrom .lookup import find\n" in checkout
+    assert (root / "shop" / "lookup.py").read_text().startswith(
+        "from .models import Product\n\n\ndef find(name: str, products: list[Product]) -> Product | None:\n")
+    # No new diagnostics: checkout.py still has only its WRONG line.
+    assert "*** File: shop/lookup.py\n@@ def find(" in text
+    assert text.count("/*<diagnostics:") == 1 and "/*<diagnostics:error:42:basedpyright>" in text
