@@ -1,0 +1,318 @@
+"""Issue 3, the read-only modes on Python: basedpyright (and pylsp where it differs)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLE
+
+from .harness import Bridge
+
+pytestmark = pytest.mark.integration
+
+KINDS = '''"""Kinds of products: a small class hierarchy."""
+
+from abc import ABC
+
+from .models import Product
+
+
+class Perishable(Product, ABC):
+    """A product with a shelf life."""
+
+    def expires(self) -> int:
+        return 3
+
+
+class Bread(Perishable):
+    def expires(self) -> int:
+        return 1
+
+
+def loaf() -> Bread:
+    return Bread("loaf", 2.0)
+
+
+def ping(n: int) -> int:
+    return pong(n - 1)
+
+
+def pong(n: int) -> int:
+    return ping(n) if n > 0 else 0
+'''
+
+USES = 300
+
+
+def generated() -> str:
+    """A file with one function used USES times and USES functions named alike."""
+    lines = ["def tick(n: int) -> int:", "    return n", "", ""]
+    lines += [f"def tock_{i:03}() -> int:\n    return tick({i})\n\n" for i in range(USES)]
+    return "\n".join(lines)
+
+
+def make_project(base: Path) -> Path:
+    root = base / "shop"
+    shutil.copytree(EXAMPLE, root)
+    (root / "shop" / "kinds.py").write_text(KINDS)
+    (root / "shop" / "many.py").write_text(generated())
+    return root
+
+
+@pytest.fixture(scope="module")
+def py(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    bridge = Bridge(make_project(tmp_path_factory.mktemp("basedpyright")), ["basedpyright"])
+    yield bridge
+    bridge.close()
+
+
+def ask(bridge: Bridge, **payload: Any) -> dict[str, Any]:
+    response = bridge.request({**payload, "format": "json"})
+    assert response.ok, response.text
+    data: dict[str, Any] = json.loads(response.text)
+    return data
+
+
+def markdown(bridge: Bridge, **payload: Any) -> str:
+    response = bridge.request(payload)
+    assert response.ok, response.text
+    return response.text
+
+
+# -- definition kinds ----------------------------------------------------------------
+
+
+def test_declaration_of_an_import_shows_the_function(py: Bridge) -> None:
+    data = ask(py, mode="declaration", locate="shop/checkout.py@from .catalog import everything, <|>find")
+    [found] = data["definitions"]
+    assert (found["path"], found["symbol"], found["kind"]) == ("shop/catalog.py", "find", "function")
+    assert any("for product in products:" in line["text"] for line in found["lines"])
+
+
+def test_type_definition_of_a_variable_is_its_class(py: Bridge) -> None:
+    data = ask(py, mode="type_definition", locate="shop/checkout.py@<|>order = Order()")
+    [found] = data["definitions"]
+    assert (found["path"], found["symbol"]) == ("shop/models.py", "Order")
+    assert data["kind_label"] == "type definition"
+
+
+def test_implementations_of_an_overridden_method(py: Bridge) -> None:
+    data = ask(py, mode="implementations", locate="shop/kinds.py:Perishable.expires")
+    symbols = {d["symbol"] for d in data["definitions"]}
+    assert "Bread.expires" in symbols
+    text = markdown(py, mode="implementations", locate="shop/kinds.py:Perishable.expires")
+    assert text.startswith("# Implementation: `expires`")
+
+
+# -- inspect --------------------------------------------------------------------------
+
+
+def test_inspect_gathers_signature_code_callers_and_reference_count(py: Bridge) -> None:
+    data = ask(py, mode="inspect", locate="shop/models.py:Order.total")
+    assert "def total(self" in data["hover"]
+    assert data["definition"]["symbol"] == "Order.total"
+    assert any("result += product.price * quantity" in l["text"] for l in data["definition"]["lines"])
+    assert data["references"] == {"total": 1, "files": 1, "external": 0}
+    assert [r["name"] for r in data["callers"]["rows"]] == ["receipt"]
+    assert data["callers"]["rows"][0]["site_text"].find("order.total()") >= 0
+    assert data["callees"]["rows"] == []
+
+
+# -- outline --------------------------------------------------------------------------
+
+
+def test_outline_of_a_file_flattens_paths_and_leaves_locals_out(py: Bridge) -> None:
+    data = ask(py, mode="outline", file_path="shop/models.py")
+    symbols = [s["symbol"] for g in data["groups"] for s in g["symbols"]]
+    assert symbols[:4] == ["Product", "Product.name", "Product.price", "Product.discounted"]
+    assert "Order.total" in symbols and "Order.total.result" not in symbols
+    text = markdown(py, mode="outline", file_path="shop/models.py")
+    assert "### shop/models.py" in text and "- 27| method `Order.total`" in text
+
+
+def test_outline_of_a_directory_a_glob_and_a_symbol(py: Bridge) -> None:
+    directory = ask(py, mode="outline", file_path="shop", max_items=500)
+    assert {g["path"] for g in directory["groups"]} >= {"shop/models.py", "shop/kinds.py", "shop/catalog.py"}
+    models = next(g for g in directory["groups"] if g["path"] == "shop/models.py")
+    assert [(s["symbol"], s["children"]) for s in models["symbols"]] == [("Product", 3), ("Order", 4)]
+    glob = ask(py, mode="outline", file_path="shop/k*.py")
+    assert [g["path"] for g in glob["groups"]] == ["shop/kinds.py"]
+    scoped = ask(py, mode="outline", file_path="shop/models.py", symbol_path=["Order", "total"])
+    assert [s["symbol"] for s in scoped["groups"][0]["symbols"]][:2] == ["Order.total", "Order.total.result"]
+
+
+def test_outline_bare_argument_from_the_cli_form(py: Bridge) -> None:
+    response = py.request({"mode": "outline", "locate": "shop/catalog.py"})
+    assert response.ok, response.text
+    assert "function `find`" in response.text
+
+
+def test_outline_missing_symbol_suggests(py: Bridge) -> None:
+    response = py.request({"mode": "outline", "file_path": "shop/models.py", "symbol_path": "Order.totl"})
+    assert response.error is not None and response.error.code.value == "not_found"
+    assert "Order.total" in response.error.suggestions
+
+
+# -- search and paging ------------------------------------------------------------------
+
+
+def test_search_ranks_the_exact_name_first_and_filters_kinds(py: Bridge) -> None:
+    data = ask(py, mode="search", query="Product")
+    assert (data["symbols"][0]["name"], data["symbols"][0]["kind"]) == ("Product", "class")
+    classes = ask(py, mode="search", query="r", kinds=["class"])
+    assert {s["name"] for s in classes["symbols"]} == {"Perishable", "Bread", "Promotion", "Order", "Product"}
+    assert {s["kind"] for s in classes["symbols"]} == {"class"}
+    response = py.request({"mode": "search", "locate": "Bread"})  # `lsap search Bread`
+    assert response.ok and "class `Bread`" in response.text
+
+
+def test_paging_search_returns_every_item_exactly_once(py: Bridge) -> None:
+    seen: list[str] = []
+    request: dict[str, Any] = {"mode": "search", "query": "tock_", "kinds": ["function"], "max_items": 50}
+    pages = 0
+    while True:
+        data = ask(py, **request)
+        seen += [s["name"] for s in data["symbols"]]
+        pages += 1
+        if "next" not in data:
+            break
+        request = json.loads(data["next"])
+    assert pages == USES // 50
+    assert sorted(seen) == [f"tock_{i:03}" for i in range(USES)]
+
+
+def test_paging_references_returns_every_use_exactly_once(py: Bridge) -> None:
+    seen: list[int] = []
+    request: dict[str, Any] = {"mode": "references", "locate": "shop/many.py:tick", "max_items": 50,
+                               "include_declaration": False}
+    while True:
+        data = ask(py, **request)
+        seen += [use["line"] for group in data["groups"] for use in group.get("uses", [])] or [
+            line["number"] for group in data["groups"] for line in group["lines"]]
+        if "next" not in data:
+            break
+        request = json.loads(data["next"])
+    assert data["total"] == USES
+    assert len(seen) == USES and len(set(seen)) == USES
+
+
+# -- calls and types ------------------------------------------------------------------
+
+
+def test_calls_both_directions_with_call_sites(py: Bridge) -> None:
+    data = ask(py, mode="calls", locate="shop/catalog.py:find")
+    incoming, outgoing = data["sections"]
+    assert [(r["name"], r["path"], r["sites"]) for r in incoming["rows"]] == [("checkout", "shop/checkout.py", [10])]
+    assert outgoing["rows"] == []
+
+
+def test_calls_show_a_cycle_once(py: Bridge) -> None:
+    data = ask(py, mode="calls", locate="shop/kinds.py:ping", direction="outgoing", depth=4)
+    rows = data["sections"][0]["rows"]
+    assert [(r["name"], r["depth"], r["repeat"]) for r in rows] == [("pong", 1, False), ("ping", 2, True)]
+    text = markdown(py, mode="calls", locate="shop/kinds.py:ping", direction="outgoing", depth=4)
+    assert "(repeated: expanded once, above)" in text
+
+
+def test_calls_count_external_entries_and_list_them_on_request(py: Bridge) -> None:
+    data = ask(py, mode="calls", locate="shop/models.py:Order.add", direction="outgoing")
+    section = data["sections"][0]
+    assert section["rows"] == [] and section["external"] == 1
+    listed = ask(py, mode="calls", locate="shop/models.py:Order.add", direction="outgoing", include_external=True)
+    [row] = listed["sections"][0]["rows"]
+    assert row["name"] == "append" and row["external"] and not row["path"].startswith("shop/")
+
+
+def test_types_are_derived_for_basedpyright_and_say_so(py: Bridge) -> None:
+    data = ask(py, mode="types", locate="shop/kinds.py:Bread", depth=2)
+    assert data["derived"] == "basedpyright lacks textDocument/prepareTypeHierarchy"
+    supertypes, subtypes = data["sections"]
+    assert [(r["name"], r["depth"]) for r in supertypes["rows"]] == [("Perishable", 1), ("Product", 2)]
+    assert supertypes["external"] == 1  # abc.ABC, counted and not listed
+    assert subtypes["rows"] == []
+    down = ask(py, mode="types", locate="shop/models.py:Product", direction="subtypes", depth=3)
+    assert [(r["name"], r["depth"]) for r in down["sections"][0]["rows"]] == [("Perishable", 1), ("Bread", 2)]
+    assert "Derived from definitions and references" in markdown(py, mode="types", locate="shop/kinds.py:Bread")
+
+
+def test_types_on_a_function_is_a_clear_error(py: Bridge) -> None:
+    response = py.request({"mode": "types", "locate": "shop/kinds.py:loaf"})
+    assert response.error is not None and response.error.code.value == "not_found"
+    assert "calls" in (response.error.hint or "")
+
+
+# -- inlay hints, signature help, completion --------------------------------------------
+
+
+def test_inlay_hints_woven_into_a_function(py: Bridge) -> None:
+    data = ask(py, mode="inlay_hints", locate="shop/checkout.py:checkout")
+    lines = {line["number"]: line["text"] for line in data["lines"]}
+    assert (data["first"], data["last"]) == (7, 13)
+    assert lines[8] == "    order/*<inlay>: Order</inlay>*/ = Order()"
+    assert "find(name, /*<inlay>products=</inlay>*/everything())" in lines[10]
+    by_lines = ask(py, mode="inlay_hints", file_path="shop/promotions.py", start_line=17, end_line=18)
+    assert by_lines["lines"] == [{"number": 17, "text": "    sale/*<inlay>: Promotion</inlay>*/ = "
+                                  "Promotion(/*<inlay>percent=</inlay>*/20)"}]
+
+
+def test_signature_help_marks_the_active_parameter(py: Bridge) -> None:
+    data = ask(py, mode="signature_help", locate="shop/checkout.py@find(name, <|>everything())")
+    [signature] = data["signatures"]
+    assert [(p["label"], p["active"]) for p in signature["parameters"]] == [
+        ("name: str", False), ("products: list[Product]", True)]
+    assert "The product with this name" in signature["docs"]
+
+
+def test_signature_help_outside_a_call_says_so(py: Bridge) -> None:
+    text = markdown(py, mode="signature_help", locate="shop/checkout.py@<|>order = Order()")
+    assert "has no signature here" in text
+
+
+def test_completion_is_bounded_and_paged(py: Bridge) -> None:
+    data = ask(py, mode="completion", locate="shop/checkout.py@order.<|>add(product)", max_items=3)
+    assert len(data["items"]) == 3 and data["total"] > 3
+    labels = [i["label"] for i in data["items"]]
+    assert labels[0] == "add" and {"kind": "method"}.items() <= data["items"][0].items()
+    rest = ask(py, **json.loads(data["next"]))
+    assert not set(labels) & {i["label"] for i in rest["items"]}
+
+
+# -- pylsp: where it differs --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pylsp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    bridge = Bridge(make_project(tmp_path_factory.mktemp("pylsp")), ["pylsp"])
+    yield bridge
+    bridge.close()
+
+
+def test_pylsp_outline_from_flat_symbols(pylsp: Bridge) -> None:
+    data = ask(pylsp, mode="outline", file_path="shop/kinds.py")
+    symbols = [s["symbol"] for g in data["groups"] for s in g["symbols"]]
+    assert "Perishable.expires" in symbols and "Bread.expires" in symbols
+
+
+@pytest.mark.parametrize(("mode", "method", "fallback"), [
+    ("calls", "textDocument/prepareCallHierarchy", "references"),
+    ("inlay_hints", "textDocument/inlayHint", "hover"),
+    ("implementations", "textDocument/implementation", "references"),
+])
+def test_pylsp_lacking_a_method_names_it_and_suggests_a_mode(pylsp: Bridge, mode: str, method: str,
+                                                             fallback: str) -> None:
+    response = pylsp.request({"mode": mode, "locate": "shop/kinds.py:loaf"})
+    assert response.error is not None and response.error.code.value == "unsupported"
+    assert f"pylsp lacks {method}" in response.error.message
+    assert f"`{fallback}`" in (response.error.hint or "")
+
+
+def test_pylsp_search_unsupported_suggests_outline(pylsp: Bridge) -> None:
+    response = pylsp.request({"mode": "search", "query": "Bread"})
+    assert response.error is not None and response.error.code.value == "unsupported"
+    assert "outline" in (response.error.hint or "")
