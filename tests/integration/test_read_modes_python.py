@@ -89,9 +89,15 @@ def markdown(bridge: Bridge, **payload: Any) -> str:
 
 
 def test_declaration_of_an_import_shows_the_function(py: Bridge) -> None:
-    data = ask(py, mode="declaration", locate="shop/checkout.py@from .catalog import everything, <|>find")
+    data = ask(
+        py, mode="declaration", locate="shop/checkout.py@from .catalog import everything, <|>find"
+    )
     [found] = data["definitions"]
-    assert (found["path"], found["symbol"], found["kind"]) == ("shop/catalog.py", "find", "function")
+    assert (found["path"], found["symbol"], found["kind"]) == (
+        "shop/catalog.py",
+        "find",
+        "function",
+    )
     assert any("for product in products:" in line["text"] for line in found["lines"])
 
 
@@ -117,7 +123,9 @@ def test_inspect_gathers_signature_code_callers_and_reference_count(py: Bridge) 
     data = ask(py, mode="inspect", locate="shop/models.py:Order.total")
     assert "def total(self" in data["hover"]
     assert data["definition"]["symbol"] == "Order.total"
-    assert any("result += product.price * quantity" in l["text"] for l in data["definition"]["lines"])
+    assert any(
+        "result += product.price * quantity" in line["text"] for line in data["definition"]["lines"]
+    )
     assert data["references"] == {"total": 1, "files": 1, "external": 0}
     assert [r["name"] for r in data["callers"]["rows"]] == ["receipt"]
     assert data["callers"]["rows"][0]["site_text"].find("order.total()") >= 0
@@ -138,13 +146,23 @@ def test_outline_of_a_file_flattens_paths_and_leaves_locals_out(py: Bridge) -> N
 
 def test_outline_of_a_directory_a_glob_and_a_symbol(py: Bridge) -> None:
     directory = ask(py, mode="outline", file_path="shop", max_items=500)
-    assert {g["path"] for g in directory["groups"]} >= {"shop/models.py", "shop/kinds.py", "shop/catalog.py"}
+    assert {g["path"] for g in directory["groups"]} >= {
+        "shop/models.py",
+        "shop/kinds.py",
+        "shop/catalog.py",
+    }
     models = next(g for g in directory["groups"] if g["path"] == "shop/models.py")
-    assert [(s["symbol"], s["children"]) for s in models["symbols"]] == [("Product", 3), ("Order", 4)]
+    assert [(s["symbol"], s["children"]) for s in models["symbols"]] == [
+        ("Product", 3),
+        ("Order", 4),
+    ]
     glob = ask(py, mode="outline", file_path="shop/k*.py")
     assert [g["path"] for g in glob["groups"]] == ["shop/kinds.py"]
     scoped = ask(py, mode="outline", file_path="shop/models.py", symbol_path=["Order", "total"])
-    assert [s["symbol"] for s in scoped["groups"][0]["symbols"]][:2] == ["Order.total", "Order.total.result"]
+    assert [s["symbol"] for s in scoped["groups"][0]["symbols"]][:2] == [
+        "Order.total",
+        "Order.total.result",
+    ]
 
 
 def test_outline_bare_argument_from_the_cli_form(py: Bridge) -> None:
@@ -154,7 +172,9 @@ def test_outline_bare_argument_from_the_cli_form(py: Bridge) -> None:
 
 
 def test_outline_missing_symbol_suggests(py: Bridge) -> None:
-    response = py.request({"mode": "outline", "file_path": "shop/models.py", "symbol_path": "Order.totl"})
+    response = py.request(
+        {"mode": "outline", "file_path": "shop/models.py", "symbol_path": "Order.totl"}
+    )
     assert response.error is not None and response.error.code.value == "not_found"
     assert "Order.total" in response.error.suggestions
 
@@ -166,7 +186,13 @@ def test_search_ranks_the_exact_name_first_and_filters_kinds(py: Bridge) -> None
     data = ask(py, mode="search", query="Product")
     assert (data["symbols"][0]["name"], data["symbols"][0]["kind"]) == ("Product", "class")
     classes = ask(py, mode="search", query="r", kinds=["class"])
-    assert {s["name"] for s in classes["symbols"]} == {"Perishable", "Bread", "Promotion", "Order", "Product"}
+    assert {s["name"] for s in classes["symbols"]} == {
+        "Perishable",
+        "Bread",
+        "Promotion",
+        "Order",
+        "Product",
+    }
     assert {s["kind"] for s in classes["symbols"]} == {"class"}
     response = py.request({"mode": "search", "locate": "Bread"})  # `lsap search Bread`
     assert response.ok and "class `Bread`" in response.text
@@ -174,7 +200,12 @@ def test_search_ranks_the_exact_name_first_and_filters_kinds(py: Bridge) -> None
 
 def test_paging_search_returns_every_item_exactly_once(py: Bridge) -> None:
     seen: list[str] = []
-    request: dict[str, Any] = {"mode": "search", "query": "tock_", "kinds": ["function"], "max_items": 50}
+    request: dict[str, Any] = {
+        "mode": "search",
+        "query": "tock_",
+        "kinds": ["function"],
+        "max_items": 50,
+    }
     pages = 0
     while True:
         data = ask(py, **request)
@@ -189,12 +220,17 @@ def test_paging_search_returns_every_item_exactly_once(py: Bridge) -> None:
 
 def test_paging_references_returns_every_use_exactly_once(py: Bridge) -> None:
     seen: list[int] = []
-    request: dict[str, Any] = {"mode": "references", "locate": "shop/many.py:tick", "max_items": 50,
-                               "include_declaration": False}
+    request: dict[str, Any] = {
+        "mode": "references",
+        "locate": "shop/many.py:tick",
+        "max_items": 50,
+        "include_declaration": False,
+    }
     while True:
         data = ask(py, **request)
         seen += [use["line"] for group in data["groups"] for use in group.get("uses", [])] or [
-            line["number"] for group in data["groups"] for line in group["lines"]]
+            line["number"] for group in data["groups"] for line in group["lines"]
+        ]
         if "next" not in data:
             break
         request = json.loads(data["next"])
@@ -208,14 +244,19 @@ def test_paging_references_returns_every_use_exactly_once(py: Bridge) -> None:
 def test_calls_both_directions_with_call_sites(py: Bridge) -> None:
     data = ask(py, mode="calls", locate="shop/catalog.py:find")
     incoming, outgoing = data["sections"]
-    assert [(r["name"], r["path"], r["sites"]) for r in incoming["rows"]] == [("checkout", "shop/checkout.py", [10])]
+    assert [(r["name"], r["path"], r["sites"]) for r in incoming["rows"]] == [
+        ("checkout", "shop/checkout.py", [10])
+    ]
     assert outgoing["rows"] == []
 
 
 def test_calls_show_a_cycle_once(py: Bridge) -> None:
     data = ask(py, mode="calls", locate="shop/kinds.py:ping", direction="outgoing", depth=4)
     rows = data["sections"][0]["rows"]
-    assert [(r["name"], r["depth"], r["repeat"]) for r in rows] == [("pong", 1, False), ("ping", 2, True)]
+    assert [(r["name"], r["depth"], r["repeat"]) for r in rows] == [
+        ("pong", 1, False),
+        ("ping", 2, True),
+    ]
     text = markdown(py, mode="calls", locate="shop/kinds.py:ping", direction="outgoing", depth=4)
     assert "(repeated: expanded once, above)" in text
 
@@ -224,7 +265,13 @@ def test_calls_count_external_entries_and_list_them_on_request(py: Bridge) -> No
     data = ask(py, mode="calls", locate="shop/models.py:Order.add", direction="outgoing")
     section = data["sections"][0]
     assert section["rows"] == [] and section["external"] == 1
-    listed = ask(py, mode="calls", locate="shop/models.py:Order.add", direction="outgoing", include_external=True)
+    listed = ask(
+        py,
+        mode="calls",
+        locate="shop/models.py:Order.add",
+        direction="outgoing",
+        include_external=True,
+    )
     [row] = listed["sections"][0]["rows"]
     assert row["name"] == "append" and row["external"] and not row["path"].startswith("shop/")
 
@@ -233,12 +280,20 @@ def test_types_are_derived_for_basedpyright_and_say_so(py: Bridge) -> None:
     data = ask(py, mode="types", locate="shop/kinds.py:Bread", depth=2)
     assert data["derived"] == "basedpyright lacks textDocument/prepareTypeHierarchy"
     supertypes, subtypes = data["sections"]
-    assert [(r["name"], r["depth"]) for r in supertypes["rows"]] == [("Perishable", 1), ("Product", 2)]
+    assert [(r["name"], r["depth"]) for r in supertypes["rows"]] == [
+        ("Perishable", 1),
+        ("Product", 2),
+    ]
     assert supertypes["external"] == 1  # abc.ABC, counted and not listed
     assert subtypes["rows"] == []
     down = ask(py, mode="types", locate="shop/models.py:Product", direction="subtypes", depth=3)
-    assert [(r["name"], r["depth"]) for r in down["sections"][0]["rows"]] == [("Perishable", 1), ("Bread", 2)]
-    assert "Derived from definitions and references" in markdown(py, mode="types", locate="shop/kinds.py:Bread")
+    assert [(r["name"], r["depth"]) for r in down["sections"][0]["rows"]] == [
+        ("Perishable", 1),
+        ("Bread", 2),
+    ]
+    assert "Derived from definitions and references" in markdown(
+        py, mode="types", locate="shop/kinds.py:Bread"
+    )
 
 
 def test_types_on_a_function_is_a_clear_error(py: Bridge) -> None:
@@ -256,16 +311,25 @@ def test_inlay_hints_woven_into_a_function(py: Bridge) -> None:
     assert (data["first"], data["last"]) == (7, 13)
     assert lines[8] == "    order/*<inlay>: Order</inlay>*/ = Order()"
     assert "find(name, /*<inlay>products=</inlay>*/everything())" in lines[10]
-    by_lines = ask(py, mode="inlay_hints", file_path="shop/promotions.py", start_line=17, end_line=18)
-    assert by_lines["lines"] == [{"number": 17, "text": "    sale/*<inlay>: Promotion</inlay>*/ = "
-                                  "Promotion(/*<inlay>percent=</inlay>*/20)"}]
+    by_lines = ask(
+        py, mode="inlay_hints", file_path="shop/promotions.py", start_line=17, end_line=18
+    )
+    assert by_lines["lines"] == [
+        {
+            "number": 17,
+            "text": "    sale/*<inlay>: Promotion</inlay>*/ = "
+            "Promotion(/*<inlay>percent=</inlay>*/20)",
+        }
+    ]
 
 
 def test_signature_help_marks_the_active_parameter(py: Bridge) -> None:
     data = ask(py, mode="signature_help", locate="shop/checkout.py@find(name, <|>everything())")
     [signature] = data["signatures"]
     assert [(p["label"], p["active"]) for p in signature["parameters"]] == [
-        ("name: str", False), ("products: list[Product]", True)]
+        ("name: str", False),
+        ("products: list[Product]", True),
+    ]
     assert "The product with this name" in signature["docs"]
 
 
@@ -299,13 +363,17 @@ def test_pylsp_outline_from_flat_symbols(pylsp: Bridge) -> None:
     assert "Perishable.expires" in symbols and "Bread.expires" in symbols
 
 
-@pytest.mark.parametrize(("mode", "method", "fallback"), [
-    ("calls", "textDocument/prepareCallHierarchy", "references"),
-    ("inlay_hints", "textDocument/inlayHint", "hover"),
-    ("implementations", "textDocument/implementation", "references"),
-])
-def test_pylsp_lacking_a_method_names_it_and_suggests_a_mode(pylsp: Bridge, mode: str, method: str,
-                                                             fallback: str) -> None:
+@pytest.mark.parametrize(
+    ("mode", "method", "fallback"),
+    [
+        ("calls", "textDocument/prepareCallHierarchy", "references"),
+        ("inlay_hints", "textDocument/inlayHint", "hover"),
+        ("implementations", "textDocument/implementation", "references"),
+    ],
+)
+def test_pylsp_lacking_a_method_names_it_and_suggests_a_mode(
+    pylsp: Bridge, mode: str, method: str, fallback: str
+) -> None:
     response = pylsp.request({"mode": mode, "locate": "shop/kinds.py:loaf"})
     assert response.error is not None and response.error.code.value == "unsupported"
     assert f"pylsp lacks {method}" in response.error.message
