@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 from .workspace import uri_of
 
 CommandHandler = Callable[[list[Any]], Awaitable[None]]
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 TEXT_CACHE = 512  # documents whose text the gateway keeps, by changedtick or mtime
 
 
@@ -328,4 +330,9 @@ def read_disk(path: Path, cached: Document | None = None) -> Document:
     except IsADirectoryError:
         raise LsapError(ErrorCode.INVALID_REQUEST, f"{path} is a directory, not a file") from None
     text = data.decode("utf-8", errors="replace")
-    return Document(path, text.splitlines() or [""], version)
+    # Lines end where LSP and Neovim end them (\n, \r\n, \r), not at str.splitlines()'s
+    # form feeds and U+2028, which would shift every line number after them.
+    lines = _LINE_BREAK.split(text)
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return Document(path, lines, version)

@@ -59,7 +59,7 @@ def parse_request(payload: dict[str, Any], workspace: Workspace) -> Request:
     if not isinstance(payload, dict):
         raise invalid("a request is a JSON object with a `mode`", hint='e.g. {"mode": "references", "locate": {...}}')
     mode = payload.get("mode")
-    if mode not in REGISTRY:
+    if not isinstance(mode, str) or mode not in REGISTRY:
         modes = ", ".join(sorted(REGISTRY))
         raise invalid(
             f"unknown mode {mode!r}" if mode is not None else "the request has no `mode`",

@@ -51,10 +51,17 @@ class Workspace:
         """An absolute, symlink-free path inside a root, or an `outside_workspace` error."""
         if "\x00" in file_path:
             raise LsapError(ErrorCode.INVALID_REQUEST, "file_path contains a NUL character")
-        candidate = Path(file_path).expanduser()
+        try:
+            candidate = Path(file_path).expanduser()
+        except RuntimeError:  # `~name` of no known user: a literal name, like any other
+            candidate = Path(file_path)
         if not candidate.is_absolute():
             candidate = self.root / candidate
-        resolved = candidate.resolve()
+        try:
+            resolved = candidate.resolve()
+        except (RuntimeError, OSError) as exc:  # a symlink loop, a name too long
+            raise LsapError(ErrorCode.INVALID_REQUEST, f"cannot resolve {file_path}: {exc}",
+                            hint="give the path of an existing file inside the workspace") from None
         if not self.contains(resolved):
             raise LsapError(
                 ErrorCode.OUTSIDE_WORKSPACE,

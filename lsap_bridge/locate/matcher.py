@@ -148,6 +148,10 @@ class _Haystack:
     """The searched lines joined by newlines, with offset <-> (line, column) mapping."""
 
     def __init__(self, lines: Sequence[str], start: int, stop: int) -> None:
+        # A line never holds a newline, except Neovim's NUL (nvim_buf_get_lines gives it as
+        # "\n"): keep it one character but not a line break, so offsets stay in step.
+        if any("\n" in line for line in lines[start:stop]):
+            lines = [line.replace("\n", "\0") for line in lines]
         self.lines = lines
         self.first = start
         self.text = "\n".join(lines[start:stop])

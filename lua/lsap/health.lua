@@ -3,7 +3,6 @@
 local M = {}
 
 local health = vim.health
-local plugin_root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
 
 -- lsap modes and the LSP method each needs (what a client's capabilities make possible).
 local needs = {
@@ -21,13 +20,6 @@ local needs = {
   { 'completion', 'textDocument/completion' },
   { 'rename', 'textDocument/rename' },
 }
-
-local function python_prog()
-  local prog = vim.g.python3_host_prog
-  if prog and prog ~= '' then return vim.fn.expand(prog) end
-  local ok, found = pcall(vim.fn['provider#python3#Prog'])
-  return ok and found ~= '' and found or nil
-end
 
 local function neovim()
   health.start('Neovim')
@@ -59,8 +51,10 @@ print(json.dumps(out))
 
 local function python()
   health.start('Python host')
-  local install = ('run: %s -m pip install -e %s'):format(python_prog() or 'python3', plugin_root)
-  local prog = python_prog()
+  local lsap = require('lsap')
+  local plugin_root, prog = lsap.root, lsap.python()
+  local install = ('run :lua require("lsap").build(), or in a shell: %s -m pip install -e %s')
+    :format(prog or 'python3', plugin_root)
   if not prog then
     return health.error('no Python 3 host found', {
       'install Python >= 3.10 and set vim.g.python3_host_prog to its path (see |provider-python|)',
@@ -79,7 +73,7 @@ local function python()
     health.ok('lsap_bridge ' .. found['lsap-bridge'] .. ' (' .. tostring(found.location) .. ')')
     if found.location and not vim.startswith(vim.fn.resolve(found.location), vim.fn.resolve(plugin_root)) then
       health.warn('lsap_bridge is imported from another copy than this plugin (' .. plugin_root .. ')',
-        { 'install this copy so the Lua and Python halves match: ' .. install:sub(6) })
+        { 'install this copy so the Lua and Python halves match: ' .. install })
     end
   end
   if found.location == false and found['lsap-bridge'] then

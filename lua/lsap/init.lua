@@ -100,6 +100,30 @@ function M.log(level, message)
   file:close()
 end
 
+-- -- installation -------------------------------------------------------------------
+
+--- The directory of this plugin (it holds `lua/`, `rplugin/` and `pyproject.toml`).
+M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
+
+--- Neovim's Python 3 host: `vim.g.python3_host_prog`, else what the provider finds.
+function M.python()
+  local prog = vim.g.python3_host_prog
+  if prog and prog ~= '' then return vim.fn.expand(prog) end
+  local ok, found = pcall(vim.fn['provider#python3#Prog'])
+  return ok and found ~= '' and found or nil
+end
+
+--- The build step for plugin managers and by-hand installs: install the Python half into
+--- Neovim's Python host, then register the remote plugin. Raises with pip's error.
+function M.build()
+  local python = M.python() or 'python3'
+  local pip = vim.system({ python, '-m', 'pip', 'install', '--quiet', '-e', M.root }, { text = true }):wait()
+  if pip.code ~= 0 then
+    error(('(lsap) %s -m pip install -e %s failed:\n%s'):format(python, M.root, pip.stderr), 0)
+  end
+  vim.cmd('UpdateRemotePlugins')
+end
+
 -- -- the service --------------------------------------------------------------------
 
 local queue = {}

@@ -5,6 +5,7 @@ and configures basedpyright as the human's own server."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -70,7 +71,7 @@ class Home:
         return Path(self.env["XDG_STATE_HOME"]) / "nvim"
 
 
-def make_home(base: Path, setup: str = "{}") -> Home:
+def make_home(base: Path, setup: str = "{}", python: str = sys.executable) -> Home:
     """XDG dirs under `base`, the plugin linked in as a native package, init.lua written."""
     env = dict(os.environ)
     for name in (
@@ -90,7 +91,7 @@ def make_home(base: Path, setup: str = "{}") -> Home:
     (pack / "lsap.nvim").symlink_to(ROOT)
     config = base / "xdg_config_home" / "nvim"
     config.mkdir(parents=True)
-    (config / "init.lua").write_text(INIT.format(python=sys.executable, setup=setup))
+    (config / "init.lua").write_text(INIT.format(python=python, setup=setup))
     return Home(base, env, find_nvim())
 
 
@@ -104,3 +105,23 @@ def wait_for(check: Callable[[], T], timeout: float = 60, what: str = "condition
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.2)
+
+
+def checkhealth(nvim: pynvim.Nvim) -> str:
+    nvim.command("tab checkhealth lsap")
+    text = "\n".join(nvim.current.buffer[:])
+    nvim.command("tabclose")
+    return text
+
+
+def sections(text: str) -> list[str]:
+    return [m.group(1) for m in re.finditer(r"^(\S[^\n]*?) ~$", text, re.M)]
+
+
+def lines(text: str, level: str) -> list[str]:
+    return [line for line in text.splitlines() if re.match(rf"^- \S* ?{level} ", line)]
+
+
+def section(text: str, name: str) -> str:
+    """The lines of one section of a health report."""
+    return text.split(f"\n{name} ~\n", 1)[1].split(" ~\n", 1)[0]

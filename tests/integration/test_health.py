@@ -7,12 +7,11 @@ import re
 import shutil
 from pathlib import Path
 
-import pynvim
 import pytest
 
 from tests.conftest import EXAMPLE
 
-from .nvim_home import make_home, wait_for
+from .nvim_home import checkhealth, lines, make_home, sections, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -24,21 +23,6 @@ SECTIONS = [
     "Agent socket",
     "Configuration",
 ]
-
-
-def checkhealth(nvim: pynvim.Nvim) -> str:
-    nvim.command("checkhealth lsap")
-    text = "\n".join(nvim.current.buffer[:])
-    nvim.command("tabclose")
-    return text
-
-
-def sections(text: str) -> list[str]:
-    return [m.group(1) for m in re.finditer(r"^(\S[^\n]*?) ~$", text, re.M)]
-
-
-def lines(text: str, level: str) -> list[str]:
-    return [line for line in text.splitlines() if re.match(rf"^- \S* ?{level} ", line)]
 
 
 @pytest.fixture
