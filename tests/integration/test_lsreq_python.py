@@ -6,6 +6,7 @@ RENAME_TO, and MOVE_TO_FILE done by the bridge (imports of the moved code and it
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,10 +17,14 @@ from tests.integration.harness import Bridge
 
 
 def block(path: str, *lines: str) -> str:
-    return "\n".join([
-        "*** Begin Language Server Request", f"*** File: {path}", *lines,
-        "*** End Language Server Request",
-    ])
+    return "\n".join(
+        [
+            "*** Begin Language Server Request",
+            f"*** File: {path}",
+            *lines,
+            "*** End Language Server Request",
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -70,27 +75,35 @@ Type "Literal[42]" is not assignable to declared type "str"
 
 def test_hover_docs_inlay_and_injected_diagnostic(shop: tuple[Bridge, Path]) -> None:
     bridge, _ = shop
-    text = ask(bridge, block(
-        "shop/checkout.py",
-        "@@ def checkout(names: list[str]) -> Order:",
-        "^ Order checkout[docs]",
-        "? product = find(name, everything())",
-        "^ find[docs] product",
-    ))
+    text = ask(
+        bridge,
+        block(
+            "shop/checkout.py",
+            "@@ def checkout(names: list[str]) -> Order:",
+            "^ Order checkout[docs]",
+            "? product = find(name, everything())",
+            "^ find[docs] product",
+        ),
+    )
     assert text == QUERY_RESPONSE
 
 
 def test_extension_views_and_bare_caret(shop: tuple[Bridge, Path]) -> None:
     bridge, _ = shop
-    text = ask(bridge, block(
-        "shop/checkout.py",
-        "@@ order = Order()",
-        "^",
-        "@@ def receipt(order: Order) -> str:",
-        "^ receipt[refs] Order[def] receipt[calls]",
-    ))
+    text = ask(
+        bridge,
+        block(
+            "shop/checkout.py",
+            "@@ order = Order()",
+            "^",
+            "@@ def receipt(order: Order) -> str:",
+            "^ receipt[refs] Order[def] receipt[calls]",
+        ),
+    )
     refs = text.split("/*<refs:receipt>\n", 1)[1].split("</refs:receipt>*/", 1)[0]
-    assert "### shop/checkout.py > receipt" in refs and "16| def receipt(order: Order) -> str:" in refs
+    assert (
+        "### shop/checkout.py > receipt" in refs and "16| def receipt(order: Order) -> str:" in refs
+    )
     definition = text.split("/*<def:Order>\n", 1)[1].split("</def:Order>*/", 1)[0]
     assert "### shop/models.py > Order" in definition and "19| class Order:" in definition
     assert "/*<calls:receipt>" in text
@@ -133,52 +146,76 @@ Next: the closest lines are listed: copy the line's text exactly
 
 def test_ambiguous_missing_and_stacked_anchors(shop: tuple[Bridge, Path]) -> None:
     bridge, _ = shop
-    text = ask(bridge, block(
-        "shop/models.py",
-        "@@ return result",
-        "^ result",
-        "@@ def validate(self) -> bool:",
-        "@@ return result",
-        "^ result",
-        "@@ return nothing_like_this_at_all",
-    ))
+    text = ask(
+        bridge,
+        block(
+            "shop/models.py",
+            "@@ return result",
+            "^ result",
+            "@@ def validate(self) -> bool:",
+            "@@ return result",
+            "^ result",
+            "@@ return nothing_like_this_at_all",
+        ),
+    )
     assert text == AMBIGUOUS_RESPONSE
 
 
 def test_stacked_anchor_narrows_to_the_enclosing_definition(shop: tuple[Bridge, Path]) -> None:
     """`return result` is in total() and in validate(); after `@@ def total…` it means total's."""
     bridge, _ = shop
-    text = ask(bridge, block(
-        "shop/models.py", "@@ def total(self) -> float:", "@@ return result", "^ result",
-    ))
+    text = ask(
+        bridge,
+        block(
+            "shop/models.py",
+            "@@ def total(self) -> float:",
+            "@@ return result",
+            "^ result",
+        ),
+    )
     assert "/*<hover:result>```python\n(variable) result: float\n```</hover:result>*/" in text
 
 
 def test_out_of_order_and_near_miss_anchors(shop: tuple[Bridge, Path]) -> None:
     bridge, _ = shop
-    text = ask(bridge, block(
-        "shop/models.py", "@@ def validate(self) -> bool:", "@@ def total(self) -> float:",
-        "@@ def discounted(self, percnt: float) -> 'Product':",
-    ))
+    text = ask(
+        bridge,
+        block(
+            "shop/models.py",
+            "@@ def validate(self) -> bool:",
+            "@@ def total(self) -> float:",
+            "@@ def discounted(self, percnt: float) -> 'Product':",
+        ),
+    )
     assert "'def total(self) -> float:' is only before the previous anchor" in text
     assert "found at line 27" in text
     # A typo still anchors (fuzzy tier), and the response says what it matched.
     assert "anchor matched by fuzzy text" not in text  # searched after validate: nothing there
-    text = ask(bridge, block("shop/models.py", "@@ def discounted(self, percnt: float) -> 'Product':"))
-    assert '/*<note>\nanchor matched by fuzzy text: def discounted(self, percent: float) -> "Product":' in text
+    text = ask(
+        bridge, block("shop/models.py", "@@ def discounted(self, percnt: float) -> 'Product':")
+    )
+    assert (
+        '/*<note>\nanchor matched by fuzzy text: def discounted(self, percent: float) -> "Product":'
+        in text
+    )
 
 
 def test_rename_then_move_to_a_new_module(shop: tuple[Bridge, Path]) -> None:
     bridge, root = shop
-    text = ask(bridge, block(
-        "shop/catalog.py",
-        '[@ CROISSANT = Product("croissant", 1.2)',
-        '@@ CAFE = Product("café crème", 2.5)',
-        "! CAFE RENAME_TO COFFEE",
-        "@) def find(name: str, products: list[Product]) -> Product | None:",
-        "! MOVE_TO_FILE shop/menu.py",
-    ))
-    assert text == """*** Begin Language Server Response
+    text = ask(
+        bridge,
+        block(
+            "shop/catalog.py",
+            '[@ CROISSANT = Product("croissant", 1.2)',
+            '@@ CAFE = Product("café crème", 2.5)',
+            "! CAFE RENAME_TO COFFEE",
+            "@) def find(name: str, products: list[Product]) -> Product | None:",
+            "! MOVE_TO_FILE shop/menu.py",
+        ),
+    )
+    assert (
+        text
+        == """*** Begin Language Server Response
 *** File: shop/catalog.py
 @@ def find(name: str, products: list[Product]) -> Product | None:
 *** File: shop/menu.py
@@ -186,6 +223,7 @@ def test_rename_then_move_to_a_new_module(shop: tuple[Bridge, Path]) -> None:
 @@ COFFEE = Product("café crème", 2.5)
 *** End Language Server Response
 """
+    )
     assert (root / "shop" / "menu.py").read_text() == (
         'from .models import Product\n\n\nCROISSANT = Product("croissant", 1.2)\n'
         'COFFEE = Product("café crème", 2.5)\n'
@@ -197,16 +235,70 @@ def test_rename_then_move_to_a_new_module(shop: tuple[Bridge, Path]) -> None:
 
 def test_move_fixes_the_imports_of_users(shop: tuple[Bridge, Path]) -> None:
     bridge, root = shop
-    text = ask(bridge, block(
-        "shop/catalog.py",
-        "[@ def find(name: str, products: list[Product]) -> Product | None:",
-        "@] return None",
-        "! MOVE_TO_FILE shop/lookup.py",
-    ))
+    text = ask(
+        bridge,
+        block(
+            "shop/catalog.py",
+            "[@ def find(name: str, products: list[Product]) -> Product | None:",
+            "@] return None",
+            "! MOVE_TO_FILE shop/lookup.py",
+        ),
+    )
     checkout = (root / "shop" / "checkout.py").read_text()
     assert "from .catalog import everything\nfrom .lookup import find\n" in checkout
-    assert (root / "shop" / "lookup.py").read_text().startswith(
-        "from .models import Product\n\n\ndef find(name: str, products: list[Product]) -> Product | None:\n")
+    assert (
+        (root / "shop" / "lookup.py")
+        .read_text()
+        .startswith(
+            "from .models import Product\n\n\ndef find(name: str, products: list[Product]) -> Product | None:\n"
+        )
+    )
     # No new diagnostics: checkout.py still has only its WRONG line.
     assert "*** File: shop/lookup.py\n@@ def find(" in text
     assert text.count("/*<diagnostics:") == 1 and "/*<diagnostics:error:42:basedpyright>" in text
+
+
+def test_rename_shows_the_other_files_it_changed(shop: tuple[Bridge, Path]) -> None:
+    bridge, root = shop
+    text = ask(
+        bridge,
+        block(
+            "shop/catalog.py",
+            "@@ def everything() -> list[Product]:",
+            "! everything RENAME_TO all_products",
+        ),
+    )
+    assert text.startswith(
+        "*** Begin Language Server Response\n*** File: shop/catalog.py\n"
+        "@@ def all_products() -> list[Product]:\n"
+    )
+    # checkout.py was never named in the request: its changed lines are shown.
+    assert "*** File: shop/checkout.py\n@@ from .catalog import all_products\n" in text
+    assert "@@ product = find(name, all_products())\n" in text
+    assert "all_products()" in (root / "shop" / "checkout.py").read_text()
+
+
+def test_lsap_request_command_shows_the_response_in_the_report(shop: tuple[Bridge, Path]) -> None:
+    """`:LsapRequest` in the human's editor: the block under the cursor, answered in the report."""
+    bridge, _ = shop
+    request = block("shop/models.py", "@@ def total(self) -> float:", "^ total")
+    bridge.lua(
+        "vim.cmd.enew(); vim.api.nvim_buf_set_lines(0, 0, -1, false, vim.split(..., '\\n'));"
+        "vim.api.nvim_win_set_cursor(0, {3, 0}); vim.cmd('LsapRequest')",
+        "notes\n" + request + "\nmore notes",
+    )
+    deadline = time.monotonic() + 60
+    lines: list[str] = []
+    while time.monotonic() < deadline:
+        lines = bridge.lua(
+            "local b = vim.fn.bufnr('lsap://report'); if b < 1 then return {} end;"
+            "return vim.api.nvim_buf_get_lines(b, 0, -1, false)"
+        )
+        if "*** End Language Server Response" in lines:
+            break
+        time.sleep(0.1)
+    text = "\n".join(lines)
+    assert (
+        "*** File: shop/models.py\n@@ def total(self) -> float:\n^ total\n/*<hover:total>```python"
+        in text
+    )
