@@ -32,8 +32,12 @@ M.modes = {
   completion = {},
 }
 
--- Values offered when completing `key=`; add an entry for any option with a closed set.
+-- Values offered when completing `key=`: `['mode.key']` for one mode, else `key` for every
+-- mode. A test keeps them equal to the closed sets (Literal, bool) of the Python models.
 M.values = {
+  ['calls.direction'] = { 'incoming', 'outgoing', 'both' },
+  ['types.direction'] = { 'supertypes', 'subtypes', 'both' },
+  include_declaration = { 'true', 'false' },
   format = { 'markdown', 'json' },
   min_severity = { 'error', 'warning', 'information', 'hint' },
   recursive = { 'true', 'false' },
@@ -194,7 +198,7 @@ function M.complete(arglead, cmdline, cursorpos)
   if not M.modes[name] then return {} end
   local key = arglead:match('^([%a_]+)=')
   if key then
-    local values = M.values[key] or {}
+    local values = M.values[name .. '.' .. key] or M.values[key] or {}
     return starting(vim.tbl_map(function(v) return key .. '=' .. v end, values), arglead)
   end
   local given = {}

@@ -5,14 +5,15 @@ the plugin as documented."""
 from __future__ import annotations
 
 import shutil
+import typing
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pynvim
 import pytest
 
-from lsap_bridge.capabilities import REGISTRY
+from lsap_bridge.capabilities import REGISTRY, Request
 from tests.conftest import EXAMPLE, ROOT
 
 from .nvim_home import Home, make_home
@@ -74,6 +75,39 @@ def test_lua_modes_equal_the_python_registry(nvim: pynvim.Nvim) -> None:
     assert lua_names(nvim, "modes") == set(REGISTRY)
 
 
+def closed_set(annotation: Any) -> list[str] | None:
+    """The few values a field may take, as typed on a command line: a Literal's or a bool's."""
+    if annotation is bool:
+        return ["true", "false"]
+    if typing.get_origin(annotation) is Literal:
+        return [str(arg) for arg in typing.get_args(annotation)]
+    for arg in typing.get_args(annotation):  # Optional[...], list[...]
+        if arg is not type(None) and (found := closed_set(arg)):
+            return found
+    return None
+
+
+def test_lua_options_and_values_equal_the_python_models(nvim: pynvim.Nvim) -> None:
+    lua = nvim.exec_lua(
+        "local c = require('lsap.commands')"
+        " return { modes = c.modes, values = c.values, shared = c.shared }"
+    )
+    shared = {k: f for k, f in Request.model_fields.items() if k != "mode"}
+    assert set(lua["shared"]) == set(shared)
+    for mode, capability in REGISTRY.items():
+        fields = {
+            k: f
+            for k, f in capability.model.model_fields.items()
+            if k not in Request.model_fields and k != "locate"
+        }
+        assert set(lua["modes"][mode]) == set(fields), mode
+        for key, field in {**shared, **fields}.items():
+            values = closed_set(field.annotation)
+            if values:
+                offered = lua["values"].get(f"{mode}.{key}") or lua["values"].get(key)
+                assert sorted(offered or []) == sorted(values), f"{mode} {key}="
+
+
 def test_completing_lsap_offers_every_mode_and_subcommand(nvim: pynvim.Nvim) -> None:
     expected = sorted(REGISTRY) + sorted(lua_names(nvim, "subcommands"))
     assert complete(nvim, "Lsap ") == expected
@@ -89,6 +123,15 @@ def test_completing_options_after_a_mode(nvim: pynvim.Nvim, project: Path) -> No
     assert complete(nvim, "LsapReferences max") == ["max_items="]
     assert complete(nvim, "Lsap hover format=") == ["format=markdown", "format=json"]
     assert complete(nvim, "Lsap hover format=j") == ["format=json"]
+    assert complete(nvim, "LsapCalls direction=") == [
+        "direction=incoming",
+        "direction=outgoing",
+        "direction=both",
+    ]
+    assert complete(nvim, "Lsap types direction=s") == [
+        "direction=supertypes",
+        "direction=subtypes",
+    ]
     # An option already given is not offered again.
     assert "max_items=" not in complete(nvim, "Lsap references shop/models.py:Product max_items=3 ")
     # The anchor starts with a file path.
