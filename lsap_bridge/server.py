@@ -36,11 +36,12 @@ from .service import Response, Service
 MAX_MESSAGE = 10 * 1024 * 1024
 REQUEST_TIMEOUT = 120.0
 MAX_BATCH = 50
+MAX_IN_FLIGHT = 32  # per connection: one client cannot starve the others
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
     -32700, -32600, -32601, -32602, -32603,
 )
-TIMEOUT, UNAUTHORIZED, TOO_LARGE = -32001, -32002, -32003
+TIMEOUT, UNAUTHORIZED, TOO_LARGE, TOO_BUSY = -32001, -32002, -32003, -32004
 
 MSGPACK_REQUEST, MSGPACK_RESPONSE, MSGPACK_NOTIFICATION = 0, 1, 2
 
@@ -101,6 +102,7 @@ class Peer:
     name: str
     authenticated: bool
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    running: int = 0  # methods in progress, capped by MAX_IN_FLIGHT
 
 
 def peer_uid(writer: asyncio.StreamWriter) -> int | None:
@@ -340,6 +342,9 @@ class SocketServer:
         if not peer.authenticated:
             raise RpcFailure(UNAUTHORIZED, 'send {"method":"auth","params":{"token":…}} first; the '
                              "token is in the session's discovery file (`lsap sessions --json`)")
+        if peer.running >= MAX_IN_FLIGHT:
+            raise RpcFailure(TOO_BUSY, f"{peer.name} already has {MAX_IN_FLIGHT} requests in flight; "
+                             "wait for some answers before sending more")
         function = self.methods.get(method)
         if function is None:
             raise RpcFailure(METHOD_NOT_FOUND, f"unknown method {method!r}; "
@@ -353,6 +358,7 @@ class SocketServer:
         if logged:
             self._event({"client": peer.name, "phase": "start", "what": describe(method, params)})
         ok, text = False, ""
+        peer.running += 1
         try:
             result = await asyncio.wait_for(function(params), timeout)
             ok = not (isinstance(result, dict) and result.get("ok") is False)
@@ -374,6 +380,7 @@ class SocketServer:
             text = f"internal error: {exc!r}"
             raise RpcFailure(INTERNAL_ERROR, text) from None
         finally:
+            peer.running -= 1
             if logged:
                 ms = round((time.monotonic() - started) * 1000)
                 self._event({"client": peer.name, "phase": "done", "what": describe(method, params),
