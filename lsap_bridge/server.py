@@ -228,21 +228,20 @@ class SocketServer:
                 writer.write(_encode_json(message))
                 await writer.drain()
 
-        pending = first
-        while True:
+        pending, done = first, False
+        while not done:
             try:
-                line = pending + await reader.readline()
-            except ValueError:  # longer than MAX_MESSAGE: drop it, keep the connection
-                await _skip_line(reader)
+                line = pending + await reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as eof:  # the last line may lack its newline
+                line, done = pending + eof.partial, True
+            except asyncio.LimitOverrunError as overrun:  # drop it, keep the connection
+                await _skip_line(reader, overrun.consumed)
                 await send(_error(None, TOO_LARGE, f"message larger than {MAX_MESSAGE} bytes"))
                 pending = b""
                 continue
             pending = b""
-            if not line:
-                return
-            if not line.strip():
-                continue
-            self._spawn(peer, self._answer_json(peer, line, send))
+            if line.strip():
+                self._spawn(peer, self._answer_json(peer, line, send))
 
     async def _serve_msgpack(self, peer: Peer, first: bytes, reader: asyncio.StreamReader,
                              writer: asyncio.StreamWriter) -> None:
@@ -448,16 +447,18 @@ async def _quiet(sending: Awaitable[None]) -> None:
         await sending
 
 
-async def _skip_line(reader: asyncio.StreamReader) -> None:
-    """Discard the rest of an oversized line."""
-    while True:
-        try:
-            await reader.readuntil(b"\n")
-            return
-        except asyncio.LimitOverrunError as exc:
-            await reader.readexactly(exc.consumed)
-        except asyncio.IncompleteReadError:
-            return
+async def _skip_line(reader: asyncio.StreamReader, consumed: int) -> None:
+    """Discard an oversized line: what was scanned, then up to and including its newline."""
+    try:
+        await reader.readexactly(consumed)
+        while True:
+            try:
+                await reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as exc:
+                await reader.readexactly(exc.consumed)
+    except asyncio.IncompleteReadError:
+        return
 
 
 def _encode_json(message: dict[str, Any]) -> bytes:

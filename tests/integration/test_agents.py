@@ -1,0 +1,397 @@
+"""Agents in the human's editor (issue 5): real clients on the socket of a real headless
+Neovim that started the service through the remote plugin, with basedpyright attached."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import pwd
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+
+from lsap_bridge.client import AsyncConnection, Connection
+from lsap_bridge.discovery import runtime_dir, sessions
+from lsap_bridge.server import MAX_MESSAGE
+
+from .human import HumanNvim, register_remote_plugin
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "shop"
+REFERENCES = {"mode": "references", "locate": "shop/models.py:Order"}
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return register_remote_plugin(tmp_path_factory.mktemp("rplugin"))
+
+
+def project(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    target = tmp_path_factory.mktemp(name) / "shop"
+    shutil.copytree(EXAMPLE, target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def human(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[HumanNvim]:
+    editor = HumanNvim(project(tmp_path_factory, "a"), env, ["basedpyright"],
+                       {"tcp": "127.0.0.1:0"})
+    # Warm up: the first request waits for basedpyright to index.
+    with Connection(editor.session.socket) as conn:
+        assert conn.call("request", {"request": REFERENCES})["ok"]
+    yield editor
+    editor.close()
+
+
+def cli(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lsap_bridge", *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, timeout=120, env=os.environ.copy())
+
+
+class JsonClient:
+    """A plain socket client speaking newline-delimited JSON-RPC 2.0."""
+
+    def __init__(self, path: str) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(120)
+        self.sock.connect(path)
+        self.file = self.sock.makefile("rb")
+
+    def send_raw(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def reply(self) -> dict[str, Any]:
+        line = self.file.readline()
+        assert line, "the server closed the connection"
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def call(self, method: str, params: Any = None, msg_id: int = 1) -> dict[str, Any]:
+        self.send_raw(json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method,
+                                  "params": params}).encode() + b"\n")
+        return self.reply()
+
+    def close(self) -> None:
+        self.file.close()
+        self.sock.close()
+
+
+def log_lines(editor: HumanNvim) -> list[str]:
+    lines: list[str] = editor.lua("return require('lsap.log').lines()")
+    return lines
+
+
+def logged(editor: HumanNvim, text: str, timeout: float = 10) -> bool:
+    """Whether `:Lsap log` shows `text` (it is sent in batches, so wait a little)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(text in line for line in log_lines(editor)):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_json_rpc_client(human: HumanNvim) -> None:
+    client = JsonClient(human.session.socket)
+    info = client.call("info", {"client": "json-agent"})["result"]
+    assert info["roots"] == [str(human.root)]
+    assert info["client"] == "json-agent" and info["nvim_pid"] == human.pid
+    assert {"request", "text", "batch", "schema", "info"} <= set(info["methods"])
+    refs = client.call("request", {"request": REFERENCES}, msg_id=2)
+    assert refs["id"] == 2 and refs["result"]["ok"], refs
+    assert "shop/checkout.py > checkout" in refs["result"]["text"]
+    # Servers and their methods are listed once a buffer has a client.
+    servers = client.call("info", msg_id=3)["result"]["servers"]
+    assert [s["name"] for s in servers] == ["basedpyright"]
+    assert "textDocument/references" in servers[0]["methods"]
+    batch = client.call("batch", {"requests": [
+        REFERENCES, {"mode": "hover", "locate": "shop/models.py:Order.total"},
+        {"mode": "nonsense"}]}, msg_id=4)["result"]
+    assert [r["ok"] for r in batch["results"]] == [True, True, False]
+    assert batch["results"][2]["error"]["code"] == "invalid_request"
+    assert "references" in client.call("schema", msg_id=5)["result"]
+    client.close()
+    assert logged(human, "json-agent → references shop/models.py:Order")
+
+
+def test_msgpack_client(human: HumanNvim) -> None:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(120)
+    conn.connect(human.session.socket)
+    unpacker = msgpack.Unpacker(raw=False)
+
+    def receive() -> Any:
+        while True:
+            for message in unpacker:
+                return message
+            unpacker.feed(conn.recv(1 << 16))
+
+    conn.sendall(msgpack.packb([0, 7, "request", [{**REFERENCES, "client": "msgpack-agent"}]]))
+    kind, msg_id, error, result = receive()
+    assert (kind, msg_id, error) == (1, 7, None)
+    assert result["ok"] and "shop/checkout.py > receipt" in result["text"]
+    conn.sendall(msgpack.packb([0, 8, "no_such_method", []]))
+    _, msg_id, error, result = receive()
+    assert msg_id == 8 and result is None and "unknown method" in error["message"]
+    conn.sendall(msgpack.packb([0, 9, "ping", []]))
+    assert receive() == [1, 9, None, "pong"]
+    conn.close()
+
+
+def test_cli_reaches_the_editor(human: HumanNvim) -> None:
+    sub = human.root / "shop"
+    out = cli(sub, "references", "shop/models.py:Order")
+    assert out.returncode == 0, out.stderr
+    assert "shop/checkout.py > checkout" in out.stdout
+    info = json.loads(cli(sub, "info").stdout)
+    assert info["nvim_pid"] == human.pid
+    listed = cli(sub, "sessions").stdout
+    assert human.session.name in listed and str(human.root) in listed
+    assert logged(human, "lsap cli → references")
+
+
+def test_two_editors_each_reached_from_its_root(
+        human: HumanNvim, env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> None:
+    other = HumanNvim(project(tmp_path_factory, "b"), env, ["basedpyright"])
+    try:
+        for editor in (human, other):
+            info = json.loads(cli(editor.root / "shop", "info").stdout)
+            assert info["nvim_pid"] == editor.pid and info["roots"] == [str(editor.root)]
+    finally:
+        other.close()
+    # Quitting Neovim removed its socket and discovery file.
+    assert not Path(other.session.socket).exists() and not other.session.file.exists()
+
+
+def test_mcp_stdio_client(human: HumanNvim) -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    text_block = ("*** Begin Language Server Request\n*** File: shop/models.py\n"
+                  "@@ class Order:\n^ Order\n*** End Language Server Request\n")
+
+    async def drive() -> tuple[list[str], Any, Any]:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "lsap_bridge", "mcp"],
+                                       cwd=str(human.root), env=dict(os.environ))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            refs = await session.call_tool("lsap_references", {"locate": "shop/models.py:Order"})
+            text = await session.call_tool("lsap_text", {"text": text_block})
+            return [t.name for t in listed.tools], refs, text
+
+    names, refs, text = asyncio.run(drive())
+    assert names == ["lsap_query", "lsap_references", "lsap_definition", "lsap_text"]
+    assert not refs.is_error and "shop/checkout.py > checkout" in refs.content[0].text
+    # The text tool forwards to the socket's `text` method: the same answer as asking directly.
+    with Connection(human.session.socket) as conn:
+        direct = conn.call("text", {"text": text_block})
+    assert text.content[0].text == direct["text"] and text.is_error == (not direct["ok"])
+    assert logged(human, "mcp → references")
+
+
+def test_permissions(human: HumanNvim) -> None:
+    directory = runtime_dir()
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(human.session.socket).st_mode) == 0o600
+    assert stat.S_IMODE(human.session.file.stat().st_mode) == 0o600
+
+
+def _as_nobody(path: str) -> str:
+    """Connect to `path` from a forked child running as `nobody`; what it saw, as text."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: drop to nobody, try, report, exit without pytest's cleanup
+        os.close(read_fd)
+        try:
+            nobody = pwd.getpwnam("nobody")
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.settimeout(10)
+            conn.connect(path)
+            reader = conn.makefile("rb")
+            # The server may have refused and closed before we write.
+            with contextlib.suppress(BrokenPipeError):
+                conn.sendall(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+            answer = reader.readline().decode() or "closed"
+        except OSError as exc:
+            answer = f"oserror {exc.errno}"
+        os.write(write_fd, answer.encode())
+        os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as pipe:
+        answer = pipe.read().decode()
+    os.waitpid(pid, 0)
+    return answer
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="switching to another uid needs root")
+def test_second_uid_is_refused(human: HumanNvim) -> None:
+    # The 0700 directory and 0600 socket keep another user out...
+    assert _as_nobody(human.session.socket).startswith("oserror 13")
+    # ...and if someone loosens them, the server still checks the peer's uid.
+    loose = Path(tempfile.mkdtemp(prefix="lsapu"))
+    loose.chmod(0o755)
+    link = loose / "s.sock"
+    os.link(human.session.socket, link)
+    os.chmod(link, 0o666)
+    try:
+        answer = json.loads(_as_nobody(str(link)))
+    finally:
+        os.chmod(human.session.socket, 0o600)
+        shutil.rmtree(loose)
+    assert "refused" in answer["error"]["message"] and "does not own" in answer["error"]["message"]
+    with Connection(human.session.socket) as conn:
+        assert conn.call("ping") == "pong"
+
+
+def test_tcp_needs_the_token(human: HumanNvim) -> None:
+    host, port = human.session.tcp.rsplit(":", 1)
+    assert host == "127.0.0.1" and human.session.token
+
+    def exchange(conn: socket.socket, message: dict[str, Any]) -> dict[str, Any]:
+        conn.sendall(json.dumps({"jsonrpc": "2.0", "id": 1, **message}).encode() + b"\n")
+        reply: dict[str, Any] = json.loads(conn.makefile("rb").readline())
+        return reply
+
+    with socket.create_connection((host, int(port)), timeout=30) as conn:
+        refused = exchange(conn, {"method": "request", "params": REFERENCES})["error"]
+        assert "auth" in refused["message"]
+        wrong = exchange(conn, {"method": "auth", "params": {"token": "x"}})["error"]
+        assert "wrong token" in wrong["message"]
+        assert exchange(conn, {"method": "ping"})["error"]["code"] == -32002
+        auth = {"method": "auth", "params": {"token": human.session.token}}
+        assert exchange(conn, auth)["result"]["ok"]
+        assert exchange(conn, {"method": "ping"})["result"] == "pong"
+
+
+def test_bad_messages_leave_the_server_serving(human: HumanNvim) -> None:
+    client = JsonClient(human.session.socket)
+    client.send_raw(b"{this is not json\n")
+    assert client.reply()["error"]["code"] == -32700
+    assert client.call("ping")["result"] == "pong"
+    huge = b"x" * MAX_MESSAGE
+    client.send_raw(b'{"jsonrpc":"2.0","id":5,"method":"ping","params":"' + huge + b'"}\n')
+    assert "larger than" in client.reply()["error"]["message"]
+    assert client.call("request", {"request": REFERENCES}, msg_id=6)["result"]["ok"]
+    client.close()
+    # msgpack: a 10 MiB message is refused by size, and the stream stays in step.
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(60)
+    conn.connect(human.session.socket)
+    conn.sendall(msgpack.packb([0, 1, "ping", [huge.decode()]]) + msgpack.packb([0, 2, "ping", []]))
+    unpacker = msgpack.Unpacker(raw=False)
+    replies: list[Any] = []
+    while len(replies) < 2:
+        unpacker.feed(conn.recv(1 << 16))
+        replies.extend(unpacker)
+    by_id = {r[1]: r for r in replies}
+    assert "larger than" in by_id[1][2]["message"] and by_id[2][3] == "pong"
+    conn.close()
+    # A client that leaves mid-request: its work is cancelled, the next client is served.
+    (human.root / "notes.txt").write_text("nothing a server knows\n")
+    leaver = JsonClient(human.session.socket)
+    leaver.call("info", {"client": "leaver"})
+    leaver.send_raw(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "request", "params": {
+        "request": {"mode": "definition", "locate": "notes.txt:1"}}}).encode() + b"\n")
+    time.sleep(0.5)
+    leaver.close()
+    assert logged(human, "leaver ← failed definition"), "the abandoned request was not cancelled"
+    assert logged(human, "cancelled: the client went away")
+    with Connection(human.session.socket) as conn:
+        assert conn.call("request", {"request": REFERENCES})["ok"]
+
+
+MIXED: list[dict[str, Any]] = [
+    REFERENCES,
+    {"mode": "definition", "locate": "shop/checkout.py:checkout@<|>Order()"},
+    {"mode": "hover", "locate": "shop/models.py:Order.total"},
+    {"mode": "locate", "locate": "shop/models.py:Order.total@return <|>"},
+    {"mode": "references", "locate": "shop/models.py:Product", "max_items": 3},
+    {"mode": "nonsense"},  # an invalid request is an answered error, not a failure
+]
+
+
+def test_eight_agents_while_the_human_types(human: HumanNvim) -> None:
+    """8 clients × 200 mixed requests; the editor's own RPC latency is measured meanwhile."""
+    latencies: list[float] = []
+    stop = threading.Event()
+
+    def human_at_work() -> None:
+        import pynvim
+
+        nvim = pynvim.attach("socket", path=human.address)
+        while not stop.is_set():
+            started = time.perf_counter()
+            assert nvim.eval("1 + 1") == 2
+            latencies.append(time.perf_counter() - started)
+            time.sleep(0.02)
+        nvim.close()
+
+    async def agent(n: int) -> list[bool]:
+        conn = await AsyncConnection.open(human.session.socket, name=f"agent {n}")
+        outcomes = []
+        for i in range(200):
+            request = MIXED[(i + n) % len(MIXED)]
+            result = await conn.call("request", {"request": request})
+            outcomes.append(result["ok"] == (request["mode"] != "nonsense"))
+        await conn.close()
+        return outcomes
+
+    async def load() -> list[list[bool]]:
+        return list(await asyncio.gather(*(agent(n) for n in range(8))))
+
+    watcher = threading.Thread(target=human_at_work)
+    watcher.start()
+    started = time.monotonic()
+    try:
+        results = asyncio.run(load())
+    finally:
+        stop.set()
+        watcher.join()
+    elapsed = time.monotonic() - started
+    assert all(all(r) for r in results) and sum(len(r) for r in results) == 1600
+    latencies.sort()
+    p50, p95 = latencies[len(latencies) // 2], latencies[int(len(latencies) * 0.95)]
+    print(f"\n1600 requests in {elapsed:.1f} s; nvim_eval latency during the load: "
+          f"p50 {p50 * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms "
+          f"over {len(latencies)} samples")
+    assert p95 < 0.25, f"the editor stalled under agent load: p95 {p95 * 1000:.0f} ms"
+    time.sleep(0.5)  # the log is flushed in batches
+    stats = human.lua("return require('lsap.log').stats")
+    for n in range(8):
+        assert stats[f"agent {n}"]["requests"] == 200
+        # The invalid requests are shown as failed answers; everything else succeeded.
+        assert stats[f"agent {n}"]["failed"] == sum(
+            1 for i in range(200) if MIXED[(i + n) % len(MIXED)]["mode"] == "nonsense")
+    assert any(line.startswith(tuple("0123456789")) and "agent 7 ←" in line
+               for line in log_lines(human))
+
+
+def test_stale_sessions_are_removed(human: HumanNvim) -> None:
+    directory = runtime_dir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    stale = directory / "nvim-stale.json"
+    stale.write_text(json.dumps({"name": "nvim-stale", "kind": "editor", "pid": int(dead.stdout),
+                                 "socket": str(directory / "nvim-stale.sock"), "roots": ["/"]}))
+    (directory / "nvim-stale.sock").write_text("")
+    names = [s.name for s in sessions()]
+    assert "nvim-stale" not in names and human.session.name in names
+    assert not stale.exists() and not (directory / "nvim-stale.sock").exists()
