@@ -384,3 +384,52 @@ def test_pylsp_search_unsupported_suggests_outline(pylsp: Bridge) -> None:
     response = pylsp.request({"mode": "search", "query": "Bread"})
     assert response.error is not None and response.error.code.value == "unsupported"
     assert "outline" in (response.error.hint or "")
+
+
+# -- :Lsap {mode} -----------------------------------------------------------------------
+
+READ_MODES = (
+    "declaration",
+    "type_definition",
+    "implementations",
+    "inspect",
+    "outline",
+    "search",
+    "calls",
+    "types",
+    "inlay_hints",
+    "signature_help",
+    "completion",
+)
+
+
+def test_lua_command_options_match_the_request_models(py: Bridge) -> None:
+    from lsap_bridge.capabilities import REGISTRY
+    from lsap_bridge.capabilities.base import LocateRequest
+
+    lua_modes = py.lua("return require('lsap.commands').modes")
+    shared = set(LocateRequest.model_fields) | {"mode"}
+    for mode in READ_MODES:
+        assert set(lua_modes[mode]) == set(REGISTRY[mode].model.model_fields) - shared, mode
+
+
+def test_commands_fill_bare_arguments_from_the_cursor(py: Bridge) -> None:
+    path = str(py.root / "shop" / "models.py")
+    cursor = {"path": path, "text": "class Product:", "col": 8, "line": 6}
+    search = py.loop.run(
+        py.service.command_request({"mode": "search", "cursor": cursor, "options": {}})
+    )
+    assert search == {"mode": "search", "query": "Product"}
+    outline = py.loop.run(
+        py.service.command_request(
+            {"mode": "outline", "cursor": cursor, "options": {"recursive": "true"}}
+        )
+    )
+    assert outline == {"mode": "outline", "file_path": "shop/models.py", "recursive": "true"}
+    given = py.loop.run(
+        py.service.command_request(
+            {"mode": "search", "anchor": "Order", "cursor": cursor, "options": {"kinds": "class"}}
+        )
+    )
+    response = py.request(given)
+    assert response.ok and "class `Order`" in response.text
