@@ -54,19 +54,18 @@ class ActivityLog:
             await self.gateway.log_activity(entries)
 
 
-def edit_policy(policy: str, gateway: EditorGateway, timeout: float = ASK_TIMEOUT) -> EditApproval:
-    """The `edit_policy` option as the session's approval hook.
+def edit_policy(gateway: EditorGateway, timeout: float = ASK_TIMEOUT) -> EditApproval:
+    """The session's approval hook: agents' edits go to Neovim, where the `edit_policy`
+    option (read at each edit, so `setup()` changes it live) allows, denies or asks.
 
-    Only agents are asked about: an edit the human started with a command (no agent client
-    in the context) always goes ahead.
+    An edit the human started with a command (no agent client in the context) always goes
+    ahead without a round trip.
     """
 
     async def approve(summary: str, preview: str) -> bool:
         client = current_client.get()
-        if client is None or policy == "allow":
+        if client is None:
             return True
-        if policy == "deny":
-            return False
         return await gateway.confirm_edit(client, summary, preview, timeout)
 
     return approve
@@ -85,7 +84,7 @@ async def serve_editor(address: str, options: dict[str, Any]) -> None:
     gateway.on_command(service.handle_command)
     await gateway.start()
     config = options.get("config") or {}
-    service.session.approve_edit = edit_policy(str(config.get("edit_policy") or "allow"), gateway)
+    service.session.approve_edit = edit_policy(gateway)
     server = info = None
     if config.get("socket", True):
         name = f"nvim-{gateway.nvim_pid}"

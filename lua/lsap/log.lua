@@ -95,17 +95,21 @@ end
 --- The lines of the log, for tests and :checkhealth.
 function M.lines() return vim.api.nvim_buf_get_lines(buffer(), 0, -1, false) end
 
---- Edit policy 'ask': show the preview in the log (opening a log window without entering it
---- when none is visible), then ask with `vim.ui.select` from a scheduled callback, so the
---- service's request never waits on the main loop. No answer within `timeout_ms` is a refusal.
+--- An agent's edit under `edit_policy` (read now, so setup() changes it live): 'allow' and
+--- 'deny' answer at once; 'ask' shows the preview in the log (opening a log window without
+--- entering it when none is visible), then asks with `vim.ui.select` from a scheduled
+--- callback, so the service's request never waits on the main loop. No answer within
+--- `timeout_ms` is a refusal.
 function M.confirm(client, summary, preview, timeout_ms, done)
+  local policy = require('lsap').config.edit_policy
   local answered = false
-  local function finish(ok)
+  local function finish(ok, why)
     if answered then return end
     answered = true
-    M.append({ { client = client, phase = 'decision', what = (ok and 'applied: ' or 'refused: ') .. summary } })
+    M.append({ { client = client, phase = 'decision', what = (ok and 'applied: ' or why) .. summary } })
     done(ok)
   end
+  if policy ~= 'ask' then return finish(policy == 'allow', 'denied by edit_policy: ') end
   local lines = { ('%s %s wants to %s — preview:'):format(os.date('%H:%M:%S'), client, summary) }
   for _, line in ipairs(vim.split(preview or '', '\n')) do lines[#lines + 1] = '  │ ' .. line end
   write(lines)
@@ -113,11 +117,11 @@ function M.confirm(client, summary, preview, timeout_ms, done)
     vim.api.nvim_open_win(buffer(), false, { split = 'below', win = -1, height = math.min(#lines + 1, 15) })
   end
   for _, win in ipairs(windows()) do vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buffer()), 0 }) end
-  vim.defer_fn(function() finish(false) end, timeout_ms)
+  vim.defer_fn(function() finish(false, 'no answer, refused: ') end, timeout_ms)
   vim.schedule(function()
     vim.ui.select({ 'Apply', 'Refuse' }, {
       prompt = ('lsap: %s wants to %s (preview in the lsap log)'):format(client, summary),
-    }, function(choice) finish(choice == 'Apply') end)
+    }, function(choice) finish(choice == 'Apply', 'refused: ') end)
   end)
 end
 

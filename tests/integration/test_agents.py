@@ -395,3 +395,42 @@ def test_stale_sessions_are_removed(human: HumanNvim) -> None:
     names = [s.name for s in sessions()]
     assert "nvim-stale" not in names and human.session.name in names
     assert not stale.exists() and not (directory / "nvim-stale.sock").exists()
+
+
+def test_edit_policy_for_agents(human: HumanNvim) -> None:
+    """Runs last: it renames `receipt`. The policy is read at each edit, so it can change live."""
+    human.lua("""
+      _G.lsap_prompts = {}
+      vim.ui.select = function(items, opts, on_choice)  -- the human, answering the prompt
+        table.insert(_G.lsap_prompts, opts.prompt)
+        vim.schedule(function() on_choice(_G.lsap_answer) end)
+      end
+    """)
+    window = human.lua("return vim.api.nvim_get_current_win()")
+    rename = {"mode": "rename", "locate": "shop/checkout.py:receipt", "new_name": "print_receipt"}
+    renamed = {"mode": "locate", "locate": "shop/checkout.py:print_receipt"}
+
+    def attempt(policy: str, answer: str) -> dict[str, Any]:
+        human.lua("require('lsap').config.edit_policy = ...; _G.lsap_answer = select(2, ...)",
+                  policy, answer)
+        with Connection(human.session.socket, name="editing-agent") as conn:
+            result: dict[str, Any] = conn.call("request", {"request": rename})
+            # The buffers changed exactly when the edit was approved.
+            assert conn.call("request", {"request": renamed})["ok"] == result["ok"]
+        return result
+
+    refused = attempt("ask", "Refuse")
+    assert not refused["ok"] and refused["error"]["code"] == "denied"
+    prompts = human.lua("return _G.lsap_prompts")
+    assert len(prompts) == 1 and "editing-agent wants to" in prompts[0]
+    assert logged(human, "+def print_receipt(order: Order) -> str:")  # the preview, in the log
+    assert logged(human, "editing-agent — refused: ")
+    denied = attempt("deny", "Apply")
+    assert denied["error"]["code"] == "denied" and len(human.lua("return _G.lsap_prompts")) == 1
+    assert logged(human, "editing-agent — denied by edit_policy: ")
+    applied = attempt("ask", "Apply")
+    assert applied["ok"], applied["text"]
+    with Connection(human.session.socket) as conn:
+        assert conn.call("request", {"request": renamed})["ok"]
+    # The prompt showed the log without moving the human out of their window.
+    assert human.lua("return vim.api.nvim_get_current_win()") == window
