@@ -85,3 +85,21 @@ def test_advice_when_not_registered_and_no_server(tmp_path: Path, project: Path)
     assert "run :UpdateRemotePlugins and restart Neovim" in messages
     log = (home.log_dir / "lsap.log").read_text()
     assert "ERROR [lua] the remote plugin is not registered" in log
+
+
+def test_service_failures_go_to_the_log_file(tmp_path: Path, project: Path) -> None:
+    home = make_home(tmp_path / "home")
+    home.register()
+    nvim = home.attach(project)
+    log = home.log_dir / "lsap.log"
+    try:
+        # A service that cannot reach Neovim: the host thread's exception must not vanish.
+        nvim.exec_lua(
+            "vim.fn.LsapStart({ address = ..., log_file = require('lsap').log_file() })",
+            str(tmp_path / "no-such.sock"),
+        )
+        text = wait_for(lambda: log.exists() and log.read_text(), 30, "the log file")
+    finally:
+        nvim.close()
+    assert "ERROR [python] lsap_bridge.host: the lsap service stopped" in text
+    assert "Traceback" in text and "FileNotFoundError" in text
