@@ -434,3 +434,20 @@ def test_edit_policy_for_agents(human: HumanNvim) -> None:
         assert conn.call("request", {"request": renamed})["ok"]
     # The prompt showed the log without moving the human out of their window.
     assert human.lua("return vim.api.nvim_get_current_win()") == window
+
+
+def test_editor_mode_answers_what_the_human_sees(human: HumanNvim) -> None:
+    human.nvim.command("edit shop/models.py")
+    line = human.lua("return vim.fn.search('def total')")
+    human.nvim.input("wV")  # the human selects the line (Visual mode stays active)
+    time.sleep(0.2)
+    with Connection(human.session.socket, name="watcher") as conn:
+        result = conn.call("request", {"request": {"mode": "editor", "format": "json"}})
+    assert result["ok"], result["text"]
+    data = json.loads(result["text"])
+    human.nvim.input("<Esc>")
+    assert data["path"] == "shop/models.py" and data["line"] == line
+    assert data["anchor"] == "shop/models.py:Order.total@def <|>total(self) -> float:"
+    assert data["selection"]["active"] and data["selection"]["start_line"] == line
+    # The agent's look did not move the human: same window, same cursor.
+    assert human.lua("return vim.api.nvim_win_get_cursor(0)")[0] == line
