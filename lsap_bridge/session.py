@@ -32,7 +32,31 @@ FALLBACKS = {
     "textDocument/signatureHelp": "hover",
     "textDocument/completion": "hover",
     "workspace/symbol": "outline",
+    "textDocument/rename": "references",
 }
+
+
+# What a suggested mode needs from a server, so that a suggestion is one that works.
+MODE_METHODS = {
+    "search": "workspace/symbol",
+    "definition": "textDocument/definition",
+    "hover": "textDocument/hover",
+    "references": "textDocument/references",
+    "outline": "textDocument/documentSymbol",
+}
+LAST_RESORTS = ("hover", "definition", "references", "outline", "search")
+
+
+def fallback(method: str, clients: Sequence[Client]) -> str:
+    """The nearest mode some attached server can answer: the method's own fallback, else the
+    first last resort that works, else `locate` (which needs no server)."""
+    for mode in (FALLBACKS.get(method), *LAST_RESORTS):
+        if mode is None:
+            continue
+        need = MODE_METHODS.get(mode.split()[0])
+        if need is None or any(c.supports(need) for c in clients):
+            return mode
+    return "locate"
 
 
 @dataclass(frozen=True)
@@ -116,7 +140,7 @@ class Session:
         return LsapError(
             ErrorCode.UNSUPPORTED,
             f"no attached server supports {method} for {name}: {lacking}",
-            hint=f"try the `{FALLBACKS.get(method, 'locate')}` mode instead",
+            hint=f"try the `{fallback(method, clients)}` mode instead",
         )
 
     async def call(self, target: Target, method: str, params: dict[str, Any]) -> Any:

@@ -39,6 +39,8 @@ async def anchor_at_cursor(session: Session, cursor: dict[str, Any]) -> Locate:
     find = (stripped[:offset] + marker + stripped[offset:]).rstrip()
     rel = session.workspace.display(path)
     line = int(cursor.get("line") or 0)
+    if not stripped:  # a blank line has no text to find: the line itself is the anchor
+        return Locate(file_path=rel, scope=LineScope(start_line=line + 1, end_line=line + 2))
 
     target = await session.target(path, "textDocument/documentSymbol")
     doc = await session.document(path)

@@ -17,7 +17,9 @@ from lsap_bridge.capabilities.schema import request_schemas
 from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta, from_lsp, from_vim
 from lsap_bridge.edits import _splice, _steps
 from lsap_bridge.errors import ErrorCode, LsapError
+from lsap_bridge.gateway import Client
 from lsap_bridge.render import render_markdown
+from lsap_bridge.session import fallback
 from lsap_bridge.workspace import Workspace
 from tests.golden import assert_golden, check_report_shape
 
@@ -166,6 +168,17 @@ def test_schema_covers_every_mode_and_forbids_unknown_fields() -> None:
         assert schemas[mode]["additionalProperties"] is False
     assert "new_name" in schemas["rename"]["properties"]
     assert "exclude_files" in schemas["rename_execute"]["properties"]
+
+
+def test_fallback_suggests_a_mode_some_server_can_answer() -> None:
+    def client(*methods: str) -> Client:
+        return Client(1, "srv", "utf-16", frozenset(methods))
+
+    refs = client("textDocument/references", "textDocument/hover")
+    assert fallback("textDocument/rename", [refs]) == "references"
+    # search (the own fallback of references) needs workspace/symbol, which is missing.
+    assert fallback("textDocument/references", [client("textDocument/definition")]) == "definition"
+    assert fallback("textDocument/hover", [client()]) == "locate"
 
 
 # -- golden files ----------------------------------------------------------------------------
