@@ -75,14 +75,7 @@ end
 M.subcommands = {
   request = {
     desc = 'run the Language Server Request block under the cursor, the range, or the buffer',
-    run = function(opts)
-      require('lsap').send({
-        mode = 'request',
-        text = request_text(opts),
-        bang = opts.bang,
-        cursor = require('lsap.transport').cursor(),
-      })
-    end,
+    run = function(opts) require('lsap').run('request', { text = request_text(opts), bang = opts.bang }) end,
   },
   health = {
     desc = 'check the set-up (:checkhealth lsap)',

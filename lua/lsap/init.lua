@@ -131,11 +131,13 @@ local queue = {}
 M.state = 'stopped'
 
 --- Run a mode at the cursor or on an anchor. opts: { anchor = 'path:Sym@find',
---- options = { max_items = 10, … }, bang = boolean, range = { first_line, last_line } }
+--- options = { max_items = 10, … }, bang = boolean, range = { first_line, last_line } };
+--- mode 'request' takes `text`, a Language Server Request block, instead.
 function M.run(mode, opts)
   opts = opts or {}
   M.send({
     mode = mode,
+    text = opts.text,
     anchor = opts.anchor,
     options = opts.options or {},
     bang = opts.bang or false,
