@@ -51,6 +51,10 @@ class Document:
     modified: bool = False
 
 
+class StaleText(Exception):
+    """A buffer changed between reading its text and sending a request computed from it."""
+
+
 @dataclass(frozen=True)
 class LspCall:
     client_id: int
@@ -152,8 +156,8 @@ class EditorGateway:
         """
         known = {str(p): [doc.bufnr, int(doc.version[5:])] for p in paths
                  if (doc := self._texts.get(p)) is not None and doc.version.startswith("tick:")}
-        loaded = await self._lua("return require('lsap.transport').read(...)", [str(p) for p in paths],
-                                 known or None)
+        loaded = await self._lua("return require('lsap.transport').read(...)",
+                                 [str(p) for p in paths], known or None)
         loaded = loaded or {}
         out: dict[Path, Document] = {}
         for path in paths:
@@ -170,6 +174,14 @@ class EditorGateway:
                 out[path] = read_disk(path, cached)
             self._remember(out[path])
         return out
+
+    def held(self, path: Path) -> Document | None:
+        """The last text read of a loaded buffer, without asking Neovim: for requests that are
+        then guarded by its changedtick (see `lsp`)."""
+        doc = self._texts.get(path)
+        if doc is None or doc.bufnr is None or not doc.version.startswith("tick:"):
+            return None
+        return doc
 
     def _remember(self, doc: Document) -> None:
         self._texts[doc.path] = doc
@@ -208,13 +220,23 @@ class EditorGateway:
 
     # -- language servers -------------------------------------------------------------
 
-    async def lsp(self, calls: list[LspCall], timeout: float | None = None) -> list[LspAnswer]:
-        """Send several LSP requests in one round trip; answers come back in order."""
+    async def lsp(self, calls: list[LspCall], timeout: float | None = None,
+                  guard: Document | None = None) -> list[LspAnswer]:
+        """Send several LSP requests in one round trip; answers come back in order.
+
+        `guard`: the text the requests were computed from; if its buffer has changed since,
+        nothing is sent and `StaleText` is raised (and that text is no longer held).
+        """
         payload = [
             {"client_id": c.client_id, "method": c.method, "params": c.params, "bufnr": c.bufnr}
             for c in calls
         ]
-        raw = await self._ask("request", payload, timeout=timeout or self.timeouts.request)
+        held = guard is not None and guard.bufnr is not None and guard.version.startswith("tick:")
+        check = [guard.bufnr, int(guard.version[5:])] if guard is not None and held else None
+        raw = await self._ask("request", payload, check, timeout=timeout or self.timeouts.request)
+        if isinstance(raw, dict) and raw.get("stale") and guard is not None:
+            self._texts.pop(guard.path, None)
+            raise StaleText(f"{guard.path} changed while the request was prepared")
         answers = []
         for item in raw or [{} for _ in calls]:
             item = item or {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from rapidfuzz import fuzz, process
@@ -54,8 +55,9 @@ class Symbol:
     detail: str = ""
     children: list[Symbol] = field(default_factory=list)
 
-    @property
+    @cached_property
     def bare_name(self) -> str:
+        # Cached: symbol-path lookups compare it for every symbol of a file, every request.
         return bare_name(self.name)
 
     @property

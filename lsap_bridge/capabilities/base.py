@@ -12,7 +12,8 @@ from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import Field
 
-from ..gateway import Document
+from ..errors import ErrorCode, LsapError
+from ..gateway import Document, StaleText
 from ..locate.resolve import Resolved
 from ..models import Format, Locate, StrictModel
 from ..session import Session
@@ -67,10 +68,29 @@ def capability(mode: str, model: type[RequestT], summary: str) -> Callable[[Runn
     """Register a mode: its request model and the coroutine that answers it."""
 
     def register(run: Runner) -> Runner:
-        REGISTRY[mode] = Capability(mode, model, run, summary)
+        REGISTRY[mode] = Capability(mode, model, _once_more_if_stale(run), summary)
         return run
 
     return register
+
+
+def _once_more_if_stale(run: Runner) -> Runner:
+    """A warm request resolves against the text the session holds (`Session.target`,
+    optimistic); if the human edited that buffer meanwhile, nothing was sent and the
+    capability runs again on fresh text. Per capability, so a batch never repeats others."""
+
+    async def guarded(session: Session, request: Any) -> Report:
+        try:
+            return await run(session, request)
+        except StaleText:
+            pass
+        try:
+            return await run(session, request)
+        except StaleText:
+            raise LsapError(ErrorCode.CONFLICT, "the file kept changing while the request ran",
+                            hint="send the request again") from None
+
+    return guarded
 
 
 # -- shared report pieces -------------------------------------------------------------

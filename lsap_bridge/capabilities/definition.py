@@ -77,9 +77,10 @@ async def run_definition_like(
     Results are paged (`max_items`), so an interface with hundreds of implementations
     costs code excerpts only for the page shown.
     """
-    resolved = await resolve(session, request.locate, method)
-    target = resolved.target
     found: list[Location] | None = PAGES.get(request.pagination_id)
+    # Optimistic only when the next step is the (guarded) definition call.
+    resolved = await resolve(session, request.locate, method, optimistic=found is None)
+    target = resolved.target
     if found is None:
         params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
         found = await session.locations(await session.call(target, method, params), target.client)

@@ -34,7 +34,7 @@ def hover_text(result: Any) -> str:
 
 @capability("hover", HoverRequest, "type, signature and documentation of a symbol")
 async def hover(session: Session, request: HoverRequest) -> Report:
-    resolved = await resolve(session, request.locate, METHOD)
+    resolved = await resolve(session, request.locate, METHOD, optimistic=True)
     params = session.position_params(resolved.target, resolved.doc, resolved.line, resolved.column)
     result = await session.call(resolved.target, METHOD, params)
     data = {

@@ -30,9 +30,10 @@ class ReferencesRequest(LocateRequest):
 
 @capability("references", ReferencesRequest, "all uses of a symbol, grouped by file and enclosing symbol")
 async def references(session: Session, request: ReferencesRequest) -> Report:
-    resolved = await resolve(session, request.locate, METHOD)
-    target = resolved.target
     items: list[Location] | None = PAGES.get(request.pagination_id)
+    # Optimistic only when the next step is the (guarded) references call.
+    resolved = await resolve(session, request.locate, METHOD, optimistic=items is None)
+    target = resolved.target
     if items is None:
         params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
         params["context"] = {"includeDeclaration": request.include_declaration}

@@ -39,11 +39,17 @@ class Resolved:
         return self.match is not None and self.match.tier is not Tier.EXACT
 
 
-async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
-    """Find the anchor's position; the file is opened for a server that supports `method`."""
+async def resolve(
+    session: Session, locate: Locate, method: str, optimistic: bool = False,
+) -> Resolved:
+    """Find the anchor's position; the file is opened for a server that supports `method`.
+
+    `optimistic` (see `Session.target`): only for a caller whose next step is a
+    `session.call` with the resolved position, which checks that the text is still current.
+    """
     path = session.workspace.resolve(locate.file_path)
-    target = await session.target(path, method)
-    doc = await session.document(path)
+    target = await session.target(path, method, optimistic)
+    doc = target.doc or await session.document(path)
     tree = await _tree(session, target, doc)
     regions = _regions(locate, tree, doc, session.workspace.display(path))
 

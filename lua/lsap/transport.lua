@@ -110,7 +110,15 @@ end
 
 --- Send several LSP requests at once; one `lsap_reply` carries every answer, in order.
 --- calls: { {client_id=, method=, params=, bufnr=?}, ... }
-function M.request(token, calls)
+--- guard (optional): {bufnr, changedtick} of the text the requests were computed from; when
+--- the buffer has changed since, nothing is sent and the reply is `{stale = true}`.
+function M.request(token, calls, guard)
+  if type(guard) == 'table' then
+    local bufnr, tick = guard[1], guard[2]
+    if not vim.api.nvim_buf_is_loaded(bufnr) or vim.b[bufnr].changedtick ~= tick then
+      return reply(token, { stale = true })
+    end
+  end
   local results, pending = {}, #calls
   if pending == 0 then
     reply(token, results)

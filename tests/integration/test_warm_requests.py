@@ -1,0 +1,99 @@
+"""Warm requests (issue 6's optimisations) on a real Neovim with basedpyright.
+
+A warm `hover`/`references`/`definition` resolves against the text the session holds and
+sends one guarded LSP request: one Neovim round trip. When the human edits the buffer in
+between, the guard notices and the request runs again on the new text, so answers are
+never computed from stale text.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLE
+
+from .harness import Bridge
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    root = tmp_path_factory.mktemp("warm") / "shop"
+    shutil.copytree(EXAMPLE, root)
+    bridge = Bridge(root, ["basedpyright"])
+    yield bridge
+    bridge.close()
+
+
+class Counted:
+    """Counts the msgpack requests the service sends to Neovim."""
+
+    def __init__(self, bridge: Bridge) -> None:
+        self.count = 0
+        conn = bridge.embedded.conn
+        original = conn.request
+
+        async def counting(method: str, *args: Any) -> Any:
+            self.count += 1
+            return await original(method, *args)
+
+        conn.request = counting  # type: ignore[method-assign]
+
+
+def ask(bridge: Bridge, **payload: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(bridge.request({**payload, "format": "json"}).text)
+    assert "error" not in data, data
+    return data
+
+
+def insert_above(bridge: Bridge, path: Path, count: int) -> None:
+    """The human types `count` comment lines at the top of the file (unsaved)."""
+    bridge.lua(
+        "local path, n = ...; local b = vim.fn.bufadd(path); vim.fn.bufload(b); "
+        "local lines = {}; for i = 1, n do lines[i] = '# added ' .. i end; "
+        "vim.api.nvim_buf_set_lines(b, 0, 0, false, lines)",
+        str(path), count,
+    )
+
+
+def test_warm_hover_is_one_round_trip(bridge: Bridge) -> None:
+    counted = Counted(bridge)
+    ask(bridge, mode="hover", locate="shop/models.py:Product.discounted")
+    before = counted.count
+    data = ask(bridge, mode="hover", locate="shop/models.py:Product.discounted")
+    assert counted.count - before == 1
+    assert "discounted" in data["hover"]
+
+
+def test_an_edit_between_requests_is_seen(bridge: Bridge) -> None:
+    path = bridge.root / "shop" / "models.py"
+    first = ask(bridge, mode="hover", locate="shop/models.py:Product.discounted")
+    ask(bridge, mode="hover", locate="shop/models.py:Product.discounted")
+    insert_above(bridge, path, 3)
+    moved = ask(bridge, mode="hover", locate="shop/models.py:Product.discounted")
+    assert moved["line"] == first["line"] + 3
+    assert "discounted" in moved["hover"]
+
+
+def test_warm_references_follow_edits(bridge: Bridge) -> None:
+    path = bridge.root / "shop" / "models.py"
+    anchor = "shop/models.py@class <|>Order"
+    before = ask(bridge, mode="references", locate=anchor, max_items=500)
+    insert_above(bridge, path, 2)
+    after = ask(bridge, mode="references", locate=anchor, max_items=500)
+    assert after["line"] == before["line"] + 2
+    assert after["total"] == before["total"]
+    lines_before = {(g["path"], line["number"]) for g in before["groups"] for line in g["lines"]}
+    lines_after = {(g["path"], line["number"]) for g in after["groups"] for line in g["lines"]}
+    in_models = {n for p, n in lines_before if p == "shop/models.py"}
+    assert {n for p, n in lines_after if p == "shop/models.py"} == {n + 2 for n in in_models}
+    assert {x for x in lines_after if x[0] != "shop/models.py"} == {
+        x for x in lines_before if x[0] != "shop/models.py"
+    }
