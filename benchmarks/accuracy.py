@@ -48,7 +48,10 @@ class Outcome:
 
     @property
     def correct(self) -> bool:
-        return self.ok and (self.line, self.column) == (self.case.line + self.case.moved, self.case.column)
+        return self.ok and (self.line, self.column) == (
+            self.case.line + self.case.moved,
+            self.case.column,
+        )
 
     @property
     def wrong_silent(self) -> bool:
@@ -94,7 +97,7 @@ def _typo(marked: str, rng: random.Random) -> str:
         return marked
     i = rng.choice(letters)
     replacement = rng.choice([c for c in "abcdefghijklmnopqrstuvwxyz" if c != marked[i].lower()])
-    return marked[:i] + replacement + marked[i + 1:]
+    return marked[:i] + replacement + marked[i + 1 :]
 
 
 def _unicode(marked: str, rng: random.Random) -> str:
@@ -119,7 +122,7 @@ def _drop_token(marked: str, rng: random.Random) -> str:
     if len(tokens) < 4 or not inner:
         return marked
     token = rng.choice(inner)
-    return marked[:token.start()] + marked[token.end():].lstrip(" ")
+    return marked[: token.start()] + marked[token.end() :].lstrip(" ")
 
 
 PERTURBATIONS = {
@@ -138,8 +141,11 @@ def generate(root: Path, pattern: str, files: int, per_file: int, rng: random.Ra
         lines = path.read_text(encoding="utf-8").splitlines()
         text = "\n".join(lines)
         rel = path.relative_to(root).as_posix()
-        candidates = [i for i, line in enumerate(lines)
-                      if len(line.strip()) >= 16 and "<|" not in line and "|>" not in line]
+        candidates = [
+            i
+            for i, line in enumerate(lines)
+            if len(line.strip()) >= 16 and "<|" not in line and "|>" not in line
+        ]
         unique = ambiguous = 0
         for index in rng.sample(candidates, len(candidates)):
             if unique >= per_file and ambiguous >= per_file // 2:
@@ -159,14 +165,25 @@ def generate(root: Path, pattern: str, files: int, per_file: int, rng: random.Ra
             if text.count(span) > 1:
                 if ambiguous < per_file // 2:
                     ambiguous += 1
-                    cases.append(Case("exact, non-unique", rel, _find(marked), index, column, "ambiguous"))
+                    cases.append(
+                        Case("exact, non-unique", rel, _find(marked), index, column, "ambiguous")
+                    )
                 continue
             if unique >= per_file:
                 continue
             unique += 1
             cases.append(Case("exact", rel, _find(marked), index, column, "unique"))
-            cases.append(Case("lines moved by an edit above", rel, _find(marked), index, column, "unique",
-                              MOVED_BY))
+            cases.append(
+                Case(
+                    "lines moved by an edit above",
+                    rel,
+                    _find(marked),
+                    index,
+                    column,
+                    "unique",
+                    MOVED_BY,
+                )
+            )
             for kind, perturb in PERTURBATIONS.items():
                 changed = perturb(marked, rng)
                 # A change that yields another real line's text is not a mistake any more.
@@ -188,19 +205,24 @@ async def run(service: Service, gateway: EditorGateway, cases: list[Case]) -> li
             moved[case.path].append(case)
     for rel, group in moved.items():
         bufnr = await gateway.open(service.workspace.root / rel)
-        await gateway.exec_lua("vim.api.nvim_buf_set_lines(..., 0, 0, false, {'', '', '', '', ''})", bufnr)
+        await gateway.exec_lua(
+            "vim.api.nvim_buf_set_lines(..., 0, 0, false, {'', '', '', '', ''})", bufnr
+        )
         try:
             outcomes += [await _resolve(service, case) for case in group]
         finally:
             await gateway.exec_lua(
-                "local b = ...; vim.api.nvim_buf_set_lines(b, 0, 5, false, {}); vim.bo[b].modified = false",
-                bufnr)
+                "local b = ...; vim.api.nvim_buf_set_lines(b, 0, 5, false, {})"
+                "; vim.bo[b].modified = false",
+                bufnr,
+            )
     return outcomes
 
 
 async def _resolve(service: Service, case: Case) -> Outcome:
-    response = await service.handle({"mode": "locate", "format": "json",
-                                     "locate": {"file_path": case.path, "find": case.find}})
+    response = await service.handle(
+        {"mode": "locate", "format": "json", "locate": {"file_path": case.path, "find": case.find}}
+    )
     data: dict[str, Any] = json.loads(response.text)
     if "error" in data:
         return Outcome(case, False, None, None, False, data["error"]["code"])
@@ -211,5 +233,7 @@ def by_kind(outcomes: list[Outcome]) -> dict[str, tuple[float, int]]:
     """Per kind: the share that did the right thing (intended position, or ambiguous)."""
     groups: dict[str, list[bool]] = defaultdict(list)
     for o in outcomes:
-        groups[o.case.kind].append(o.reported_ambiguous if o.case.expect == "ambiguous" else o.correct)
+        groups[o.case.kind].append(
+            o.reported_ambiguous if o.case.expect == "ambiguous" else o.correct
+        )
     return {kind: (100 * sum(v) / len(v), len(v)) for kind, v in groups.items()}

@@ -53,13 +53,28 @@ def fetch_rich() -> Corpus:
     if not root.is_dir():
         CORPUS_DIR.mkdir(exist_ok=True)
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-             f"{name}=={version}", "-d", str(CORPUS_DIR)],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                f"{name}=={version}",
+                "-d",
+                str(CORPUS_DIR),
+            ],
             check=True,
         )
         _extract(CORPUS_DIR / f"{name}-{version}.tar.gz", CORPUS_DIR)
     return Corpus(
-        name, version, root, ["basedpyright"], "rich/*.py",
+        name,
+        version,
+        root,
+        ["basedpyright"],
+        "rich/*.py",
         widely_used="rich/console.py:Console",
         definition="rich/table.py@new_line = <|>Segment.line()",
         hover="rich/console.py:Console.print",
@@ -73,13 +88,21 @@ def fetch_rxjs() -> Corpus:
     root = CORPUS_DIR / f"{name}-{version}"
     if not root.is_dir():
         CORPUS_DIR.mkdir(exist_ok=True)
-        subprocess.run(["npm", "pack", "--silent", f"{name}@{version}"], cwd=CORPUS_DIR, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["npm", "pack", "--silent", f"{name}@{version}"],
+            cwd=CORPUS_DIR,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         extracted = _extract(CORPUS_DIR / f"{name}-{version}.tgz", CORPUS_DIR / "tmp")
         extracted.rename(root)
         shutil.rmtree(CORPUS_DIR / "tmp")
     return Corpus(
-        name, version, root, ["ts_ls"], "src/internal/**/*.ts",
+        name,
+        version,
+        root,
+        ["ts_ls"],
+        "src/internal/**/*.ts",
         widely_used="src/internal/Observable.ts:Observable",
         definition="src/internal/operators/map.ts:map@return <|>operate",
         hover="src/internal/Observable.ts:Observable.subscribe",
@@ -94,7 +117,11 @@ def example_copy(into: Path) -> Corpus:
         shutil.rmtree(root)
     shutil.copytree(EXAMPLE, root)
     return Corpus(
-        "examples/shop", "repo", root, ["basedpyright"], "shop/*.py",
+        "examples/shop",
+        "repo",
+        root,
+        ["basedpyright"],
+        "shop/*.py",
         widely_used="shop/models.py:Product",
         definition="shop/checkout.py@cheapest: <|>Product",
         hover="shop/models.py:Product",
@@ -113,7 +140,9 @@ def scale_references(root: Path, count: int) -> str:
     package.mkdir(exist_ok=True)
     (package / "__init__.py").touch()
     name = f"Widget{count}"
-    (package / f"w{count}.py").write_text(f"class {name}:\n    def ping(self) -> int:\n        return 1\n")
+    (package / f"w{count}.py").write_text(
+        f"class {name}:\n    def ping(self) -> int:\n        return 1\n"
+    )
     for index in range(max(1, count // USES_PER_FILE)):
         uses = min(USES_PER_FILE, count - index * USES_PER_FILE)
         body = [f"from lsap_scale.w{count} import {name}\n"]

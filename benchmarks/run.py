@@ -37,7 +37,7 @@ from lsap_bridge.gateway import LspCall, Timeouts
 from lsap_bridge.server import SocketServer
 from lsap_bridge.service import Service
 from lsap_bridge.symbols import build_tree
-from lsap_bridge.workspace import Workspace, path_of, uri_of
+from lsap_bridge.workspace import Workspace, path_of
 
 from . import accuracy
 from .corpus import Corpus, example_copy, fetch_rich, fetch_rxjs, scale_outline, scale_references
@@ -57,10 +57,22 @@ class Settings:
     daemon: bool
 
 
-FULL = Settings(reps=15, probe_samples=400, scale_sizes=(200, 2000, 20000), accuracy_files=40,
-                accuracy_per_file=4, daemon=True)
-QUICK = Settings(reps=3, probe_samples=60, scale_sizes=(20, 200), accuracy_files=5,
-                 accuracy_per_file=6, daemon=False)
+FULL = Settings(
+    reps=15,
+    probe_samples=400,
+    scale_sizes=(200, 2000, 20000),
+    accuracy_files=40,
+    accuracy_per_file=4,
+    daemon=True,
+)
+QUICK = Settings(
+    reps=3,
+    probe_samples=60,
+    scale_sizes=(20, 200),
+    accuracy_files=5,
+    accuracy_per_file=6,
+    daemon=False,
+)
 
 
 # -- results -----------------------------------------------------------------------------------
@@ -78,7 +90,11 @@ class Row:
 
     @property
     def ratio(self) -> float | None:
-        if isinstance(self.bridge, (int, float)) and isinstance(self.raw, (int, float)) and self.raw:
+        if (
+            isinstance(self.bridge, (int, float))
+            and isinstance(self.raw, (int, float))
+            and self.raw
+        ):
             return self.bridge / self.raw
         return None
 
@@ -92,8 +108,11 @@ class Results:
     def add(self, *args: Any, **kwargs: Any) -> Row:
         row = Row(*args, **kwargs)
         self.rows.append(row)
-        print(f"  {row.section:<14} {row.metric:<44} {_fmt(row.bridge, row.unit):>12} "
-              f"{_fmt(row.raw, row.unit):>12} {_ratio(row):>8} {_verdict(row)}", flush=True)
+        print(
+            f"  {row.section:<14} {row.metric:<44} {_fmt(row.bridge, row.unit):>12} "
+            f"{_fmt(row.raw, row.unit):>12} {_ratio(row):>8} {_verdict(row)}",
+            flush=True,
+        )
         return row
 
     def note(self, text: str) -> None:
@@ -101,11 +120,17 @@ class Results:
         print(f"  note: {text}", flush=True)
 
     def markdown(self) -> str:
-        out = [f"### {self.corpus}", "",
-               "| section | metric | bridge | raw LSP | ratio | target |", "|---|---|---:|---:|---:|---|"]
+        out = [
+            f"### {self.corpus}",
+            "",
+            "| section | metric | bridge | raw LSP | ratio | target |",
+            "|---|---|---:|---:|---:|---|",
+        ]
         for r in self.rows:
-            out.append(f"| {r.section} | {r.metric} | {_fmt(r.bridge, r.unit)} | {_fmt(r.raw, r.unit)} "
-                       f"| {_ratio(r)} | {r.target} {_verdict(r)} |")
+            out.append(
+                f"| {r.section} | {r.metric} | {_fmt(r.bridge, r.unit)} | {_fmt(r.raw, r.unit)} "
+                f"| {_ratio(r)} | {r.target} {_verdict(r)} |"
+            )
         out += [""] + [f"- {n}" for n in self.notes]
         return "\n".join(out) + "\n"
 
@@ -219,9 +244,9 @@ def _count_calls(embedded: Embedded, counters: Counters) -> None:
         counters.nvim_requests += 1
         return await request(method, *args)
 
-    async def counted_lsp(calls: list[LspCall], timeout: float | None = None) -> Any:
+    async def counted_lsp(calls: list[LspCall], *args: Any, **kwargs: Any) -> Any:
         counters.lsp_requests += len(calls)
-        return await lsp(calls, timeout)
+        return await lsp(calls, *args, **kwargs)
 
     conn.request = counted_request  # type: ignore[method-assign]
     gateway.lsp = counted_lsp  # type: ignore[method-assign]
@@ -254,15 +279,23 @@ class RawWork:
 
 async def point_of(rig: Rig, anchor: str, method: str) -> Point:
     """Resolve an anchor once (setup, not timed) into the position a raw client would send."""
-    data = json.loads((await rig.service.handle({"mode": "locate", "locate": anchor, "format": "json"})).text)
+    data = json.loads(
+        (await rig.service.handle({"mode": "locate", "locate": anchor, "format": "json"})).text
+    )
     if "error" in data:
-        raise RuntimeError(f"benchmark anchor {anchor!r} does not resolve: {data['error']['message']}")
+        raise RuntimeError(
+            f"benchmark anchor {anchor!r} does not resolve: {data['error']['message']}"
+        )
     session = rig.service.session
     path = rig.corpus.root / data["path"]
     target = await session.target(path, method)
     doc = await session.document(path)
-    return Point(path, target.client.id, target.bufnr,
-                 session.position_params(target, doc, data["line"] - 1, data["column"] - 1))
+    return Point(
+        path,
+        target.client.id,
+        target.bufnr,
+        session.position_params(target, doc, data["line"] - 1, data["column"] - 1),
+    )
 
 
 async def raw_lsp(rig: Rig, work: RawWork, calls: list[LspCall]) -> list[Any]:
@@ -272,11 +305,13 @@ async def raw_lsp(rig: Rig, work: RawWork, calls: list[LspCall]) -> list[Any]:
     work.agent_round_trips += len(calls)
     work.nvim_calls += 1
     out = []
-    for call, answer in zip(calls, answers):
+    for call, answer in zip(calls, answers, strict=True):
         if answer.error and call.bufnr is None:
             uri = call.params["textDocument"]["uri"]
             bufnr = await rig.gateway.open(path_of(uri))
-            answer = (await rig.gateway.lsp([LspCall(call.client_id, call.method, call.params, bufnr)]))[0]
+            answer = (
+                await rig.gateway.lsp([LspCall(call.client_id, call.method, call.params, bufnr)])
+            )[0]
             work.lsp_requests += 1
             work.agent_round_trips += 1
             work.nvim_calls += 2
@@ -286,16 +321,23 @@ async def raw_lsp(rig: Rig, work: RawWork, calls: list[LspCall]) -> list[Any]:
 
 def _uris(result: Any) -> list[str]:
     items = result if isinstance(result, list) else [result] if result else []
-    return list(dict.fromkeys(i.get("targetUri") or i.get("uri") for i in items if isinstance(i, dict)))
+    found = (i.get("targetUri") or i.get("uri") for i in items if isinstance(i, dict))
+    return list(dict.fromkeys(str(uri) for uri in found if uri))
 
 
 async def raw_symbols_and_reads(rig: Rig, work: RawWork, point: Point, uris: list[str]) -> None:
     """documentSymbol of each file touched (enclosing symbols) and the whole-file reads."""
-    results = await raw_lsp(rig, work, [
-        LspCall(point.client_id, "textDocument/documentSymbol", {"textDocument": {"uri": u}}, None)
-        for u in uris
-    ])
-    work.symbols = dict(zip(uris, results))
+    results = await raw_lsp(
+        rig,
+        work,
+        [
+            LspCall(
+                point.client_id, "textDocument/documentSymbol", {"textDocument": {"uri": u}}, None
+            )
+            for u in uris
+        ],
+    )
+    work.symbols = dict(zip(uris, results, strict=True))
     for uri in uris:
         work.files[uri] = path_of(uri).read_text(encoding="utf-8", errors="replace")
         work.agent_round_trips += 1
@@ -304,7 +346,9 @@ async def raw_symbols_and_reads(rig: Rig, work: RawWork, point: Point, uris: lis
 async def raw_references(rig: Rig, point: Point) -> RawWork:
     work = RawWork()
     params = {**point.params, "context": {"includeDeclaration": True}}
-    [refs] = await raw_lsp(rig, work, [LspCall(point.client_id, "textDocument/references", params, point.bufnr)])
+    [refs] = await raw_lsp(
+        rig, work, [LspCall(point.client_id, "textDocument/references", params, point.bufnr)]
+    )
     work.answers["references"] = refs
     await raw_symbols_and_reads(rig, work, point, _uris(refs))
     return work
@@ -312,8 +356,9 @@ async def raw_references(rig: Rig, point: Point) -> RawWork:
 
 async def raw_definition(rig: Rig, point: Point) -> RawWork:
     work = RawWork()
-    [found] = await raw_lsp(rig, work, [LspCall(point.client_id, "textDocument/definition", point.params,
-                                                point.bufnr)])
+    [found] = await raw_lsp(
+        rig, work, [LspCall(point.client_id, "textDocument/definition", point.params, point.bufnr)]
+    )
     work.answers["definition"] = found
     await raw_symbols_and_reads(rig, work, point, _uris(found))
     return work
@@ -321,16 +366,26 @@ async def raw_definition(rig: Rig, point: Point) -> RawWork:
 
 async def raw_hover(rig: Rig, point: Point) -> RawWork:
     work = RawWork()
-    [work.answers["hover"]] = await raw_lsp(rig, work, [LspCall(point.client_id, "textDocument/hover",
-                                                                point.params, point.bufnr)])
+    [work.answers["hover"]] = await raw_lsp(
+        rig, work, [LspCall(point.client_id, "textDocument/hover", point.params, point.bufnr)]
+    )
     return work
 
 
 async def raw_outline(rig: Rig, point: Point) -> RawWork:
     work = RawWork()
-    [work.answers["outline"]] = await raw_lsp(rig, work, [LspCall(
-        point.client_id, "textDocument/documentSymbol", {"textDocument": point.params["textDocument"]},
-        point.bufnr)])
+    [work.answers["outline"]] = await raw_lsp(
+        rig,
+        work,
+        [
+            LspCall(
+                point.client_id,
+                "textDocument/documentSymbol",
+                {"textDocument": point.params["textDocument"]},
+                point.bufnr,
+            )
+        ],
+    )
     return work
 
 
@@ -338,19 +393,33 @@ async def raw_inspect(rig: Rig, point: Point) -> RawWork:
     """Signature, docs, code, callers, callees, reference count: what `inspect` gathers."""
     work = RawWork()
     doc = {"textDocument": point.params["textDocument"]}
-    hover, symbols, refs, items = await raw_lsp(rig, work, [
-        LspCall(point.client_id, "textDocument/hover", point.params, point.bufnr),
-        LspCall(point.client_id, "textDocument/documentSymbol", doc, point.bufnr),
-        LspCall(point.client_id, "textDocument/references",
-                {**point.params, "context": {"includeDeclaration": False}}, point.bufnr),
-        LspCall(point.client_id, "textDocument/prepareCallHierarchy", point.params, point.bufnr),
-    ])
+    hover, symbols, refs, items = await raw_lsp(
+        rig,
+        work,
+        [
+            LspCall(point.client_id, "textDocument/hover", point.params, point.bufnr),
+            LspCall(point.client_id, "textDocument/documentSymbol", doc, point.bufnr),
+            LspCall(
+                point.client_id,
+                "textDocument/references",
+                {**point.params, "context": {"includeDeclaration": False}},
+                point.bufnr,
+            ),
+            LspCall(
+                point.client_id, "textDocument/prepareCallHierarchy", point.params, point.bufnr
+            ),
+        ],
+    )
     work.answers.update(hover=hover, symbols=symbols, references=refs)
     if items:
-        work.answers["calls"] = await raw_lsp(rig, work, [
-            LspCall(point.client_id, f"callHierarchy/{d}", {"item": items[0]}, point.bufnr)
-            for d in ("incomingCalls", "outgoingCalls")
-        ])
+        work.answers["calls"] = await raw_lsp(
+            rig,
+            work,
+            [
+                LspCall(point.client_id, f"callHierarchy/{d}", {"item": items[0]}, point.bufnr)
+                for d in ("incomingCalls", "outgoingCalls")
+            ],
+        )
     work.files[point.params["textDocument"]["uri"]] = point.path.read_text(encoding="utf-8")
     work.agent_round_trips += 1
     return work
@@ -367,8 +436,12 @@ METHODS: dict[str, tuple[str, RawRunner]] = {
 
 
 def bridge_payload(mode: str, corpus: Corpus) -> dict[str, Any]:
-    anchors = {"references": corpus.widely_used, "definition": corpus.definition, "hover": corpus.hover,
-               "inspect": corpus.hover}
+    anchors = {
+        "references": corpus.widely_used,
+        "definition": corpus.definition,
+        "hover": corpus.hover,
+        "inspect": corpus.hover,
+    }
     if mode == "outline":
         fields = REGISTRY["outline"].model.model_fields
         key = next(k for k in ("path", "paths", "file_path", "target", "locate") if k in fields)
@@ -382,7 +455,9 @@ def bridge_payload(mode: str, corpus: Corpus) -> dict[str, Any]:
 async def latency(rig: Rig, results: Results, settings: Settings) -> None:
     for mode, (method, raw_runner) in METHODS.items():
         if mode not in REGISTRY:
-            results.note(f"`{mode}` is not a mode of the bridge yet (being written): latency skipped")
+            results.note(
+                f"`{mode}` is not a mode of the bridge yet (being written): latency skipped"
+            )
             continue
         payload = bridge_payload(mode, rig.corpus)
         anchor = rig.corpus.outline + ":1" if mode == "outline" else payload["locate"]
@@ -403,16 +478,38 @@ async def latency(rig: Rig, results: Results, settings: Settings) -> None:
                 works.append(await raw_runner(rig, point))
                 raw_times.append(time.perf_counter() - start)
             b, r = median_ms(bridge_times), median_ms(raw_times)
-            results.add("1 latency", f"{mode} warm, median of {settings.reps}", b, r, "ms", "ratio <= 1.3",
-                        b / r <= 1.3)
+            results.add(
+                "1 latency",
+                f"{mode} warm, median of {settings.reps}",
+                b,
+                r,
+                "ms",
+                "ratio <= 1.3",
+                b / r <= 1.3,
+            )
             # The shared counters saw both sides: take the raw side's own calls out.
             reps, work = settings.reps, works[-1]
-            nvim_calls = (rig.counters.nvim_requests - nvim_before - sum(w.nvim_calls for w in works)) / reps
-            lsp_calls = (rig.counters.lsp_requests - lsp_before - sum(w.lsp_requests for w in works)) / reps
-            results.add("2 round trips", f"{mode}: agent requests per unit of work", 1, work.agent_round_trips)
-            results.add("2 round trips", f"{mode}: LSP requests (bridge warm, cached)", round(lsp_calls, 1),
-                        work.lsp_requests)
-            results.add("2 round trips", f"{mode}: bridge's Neovim calls per request", round(nvim_calls, 1))
+            nvim_calls = (
+                rig.counters.nvim_requests - nvim_before - sum(w.nvim_calls for w in works)
+            ) / reps
+            lsp_calls = (
+                rig.counters.lsp_requests - lsp_before - sum(w.lsp_requests for w in works)
+            ) / reps
+            results.add(
+                "2 round trips",
+                f"{mode}: agent requests per unit of work",
+                1,
+                work.agent_round_trips,
+            )
+            results.add(
+                "2 round trips",
+                f"{mode}: LSP requests (bridge warm, cached)",
+                round(lsp_calls, 1),
+                work.lsp_requests,
+            )
+            results.add(
+                "2 round trips", f"{mode}: bridge's Neovim calls per request", round(nvim_calls, 1)
+            )
 
 
 # -- 3: tokens ------------------------------------------------------------------------------
@@ -431,34 +528,51 @@ async def tokens(rig: Rig, results: Results) -> None:
     point = await point_of(rig, corpus.widely_used, "textDocument/references")
     work = await raw_references(rig, point)
     total = len(work.answers["references"] or [])
-    _, answer = await rig.bridge({"mode": "references", "locate": corpus.widely_used,
-                                  "max_items": min(max(total, 1), 1000)})
+    _, answer = await rig.bridge(
+        {"mode": "references", "locate": corpus.widely_used, "max_items": min(max(total, 1), 1000)}
+    )
     report = answer["text"]
     refs_json = json.dumps(work.answers["references"])
     symbols_json = json.dumps(work.symbols)
     files = "".join(work.files.values())
     bridge_tokens = len(enc.encode(report))
     raw_tokens = len(enc.encode(refs_json)) + len(enc.encode(files))
-    results.add("3 tokens", f"references of `{corpus.widely_used}` ({total} uses, {len(work.files)} files)",
-                bridge_tokens, raw_tokens, "", ">= 5x fewer", raw_tokens >= 5 * bridge_tokens)
+    results.add(
+        "3 tokens",
+        f"references of `{corpus.widely_used}` ({total} uses, {len(work.files)} files)",
+        bridge_tokens,
+        raw_tokens,
+        "",
+        ">= 5x fewer",
+        raw_tokens >= 5 * bridge_tokens,
+    )
     with_symbols = raw_tokens + len(enc.encode(symbols_json))
     results.add("3 tokens", "  raw including documentSymbol JSON", bridge_tokens, with_symbols)
     missing, symbols_missing, expected_symbols = _check_report(rig, work, report)
-    results.add("3 tokens", "  locations missing from the report", missing, 0, "", "0", missing == 0)
-    results.add("3 tokens", "  enclosing symbols missing from the report", symbols_missing, 0, "",
-                f"0 of {expected_symbols}", symbols_missing == 0)
+    results.add(
+        "3 tokens", "  locations missing from the report", missing, 0, "", "0", missing == 0
+    )
+    results.add(
+        "3 tokens",
+        "  enclosing symbols missing from the report",
+        symbols_missing,
+        0,
+        "",
+        f"0 of {expected_symbols}",
+        symbols_missing == 0,
+    )
 
 
 def _check_report(rig: Rig, work: RawWork, report: str) -> tuple[int, int, int]:
     """Every raw location's line, and its enclosing symbol, appear in the bridge's report."""
     shown: dict[tuple[str, str | None], set[int]] = {}
     key: tuple[str, str | None] | None = None
-    for line in report.splitlines():
-        if line.startswith("### "):
-            path, _, symbol = line[4:].partition(" > ")
-            key = (path, symbol or None)
+    for text in report.splitlines():
+        if text.startswith("### "):
+            header, _, name = text[4:].partition(" > ")
+            key = (header, name or None)
             shown.setdefault(key, set())
-        elif key is not None and (number := line.split("|", 1)[0]).isdigit():
+        elif key is not None and (number := text.split("|", 1)[0]).isdigit():
             shown[key].add(int(number))
     workspace = rig.service.workspace
     trees = {}
@@ -491,9 +605,19 @@ async def responsiveness(rig: Rig, results: Results, settings: Settings) -> None
     payload_file = rig.socket.with_suffix(".payloads.json")
     payload_file.write_text(json.dumps(payloads))
     idle = await _probe(address, settings.probe_samples)
-    agents = [await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "benchmarks.run", "--agent", str(rig.socket), str(payload_file),
-        cwd=REPO, stdout=asyncio.subprocess.PIPE) for _ in range(4)]
+    agents = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "benchmarks.run",
+            "--agent",
+            str(rig.socket),
+            str(payload_file),
+            cwd=REPO,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        for _ in range(4)
+    ]
     await asyncio.sleep(1.0)
     loaded = await _probe(address, settings.probe_samples)
     done = 0
@@ -502,21 +626,40 @@ async def responsiveness(rig: Rig, results: Results, settings: Settings) -> None
         out, _ = await agent.communicate()
         done += int(out.decode().strip() or 0)
     p99_idle, p99_loaded = _p99(idle), _p99(loaded)
-    results.add("4 editor", f"nvim_eval RTT p99, 4 agents ({done} requests served)", p99_loaded, p99_idle,
-                "ms", "p99 <= 50 ms", p99_loaded <= 50)
-    results.add("4 editor", "nvim_eval RTT median under load", statistics.median(loaded),
-                statistics.median(idle), "ms")
+    results.add(
+        "4 editor",
+        f"nvim_eval RTT p99, 4 agents ({done} requests served)",
+        p99_loaded,
+        p99_idle,
+        "ms",
+        "p99 <= 50 ms",
+        p99_loaded <= 50,
+    )
+    results.add(
+        "4 editor",
+        "nvim_eval RTT median under load",
+        statistics.median(loaded),
+        statistics.median(idle),
+        "ms",
+    )
 
 
 def _p99(samples: list[float]) -> float:
     ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
 
 
 async def _probe(address: str, samples: int) -> list[float]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "benchmarks.run", "--probe", address, str(samples),
-        cwd=REPO, stdout=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "benchmarks.run",
+        "--probe",
+        address,
+        str(samples),
+        cwd=REPO,
+        stdout=asyncio.subprocess.PIPE,
+    )
     out, _ = await process.communicate()
     values: list[float] = json.loads(out)
     return values
@@ -561,29 +704,62 @@ def agent_main(socket: str, payload_file: str) -> None:
 
 
 async def anchor_accuracy(rig: Rig, results: Results, settings: Settings) -> None:
-    cases = accuracy.generate(rig.corpus.root, rig.corpus.files, settings.accuracy_files,
-                              settings.accuracy_per_file, random.Random(7))
+    cases = accuracy.generate(
+        rig.corpus.root,
+        rig.corpus.files,
+        settings.accuracy_files,
+        settings.accuracy_per_file,
+        random.Random(7),
+    )
     start = time.perf_counter()
     outcome = await accuracy.run(rig.service, rig.gateway, cases)
     seconds = time.perf_counter() - start
     unique = [o for o in outcome if o.case.expect == "unique"]
     correct = sum(o.correct for o in unique)
     rate = 100 * correct / max(1, len(unique))
-    results.add("5 anchors", f"resolve to the intended position ({correct}/{len(unique)})", rate, None, "%",
-                ">= 97 %", rate >= 97)
+    results.add(
+        "5 anchors",
+        f"resolve to the intended position ({correct}/{len(unique)})",
+        rate,
+        None,
+        "%",
+        ">= 97 %",
+        rate >= 97,
+    )
     silent = sum(o.wrong_silent for o in outcome)
-    results.add("5 anchors", "wrong position without an approximate note", silent, None, "", "0", silent == 0)
+    results.add(
+        "5 anchors",
+        "wrong position without an approximate note",
+        silent,
+        None,
+        "",
+        "0",
+        silent == 0,
+    )
     noted = sum(o.wrong_noted for o in outcome)
     results.add("5 anchors", "wrong position, with the approximate note", noted)
     ambiguous = [o for o in outcome if o.case.expect == "ambiguous"]
     reported = sum(o.reported_ambiguous for o in ambiguous)
-    results.add("5 anchors", f"non-unique reported ambiguous ({reported}/{len(ambiguous)})",
-                100 * reported / max(1, len(ambiguous)), None, "%", "100 %", reported == len(ambiguous))
+    results.add(
+        "5 anchors",
+        f"non-unique reported ambiguous ({reported}/{len(ambiguous)})",
+        100 * reported / max(1, len(ambiguous)),
+        None,
+        "%",
+        "100 %",
+        reported == len(ambiguous),
+    )
     for kind, rate_by_kind in accuracy.by_kind(outcome).items():
         results.add("5 anchors", f"  {kind}", rate_by_kind[0], None, "%", f"n={rate_by_kind[1]}")
-    results.add("5 anchors", f"total locates ({len(cases)}), mean time each", 1000 * seconds / len(cases),
-                None, "ms", ">= 500 locates" if settings is FULL else "", len(cases) >= 500 if settings is FULL
-                else None)
+    results.add(
+        "5 anchors",
+        f"total locates ({len(cases)}), mean time each",
+        1000 * seconds / len(cases),
+        None,
+        "ms",
+        ">= 500 locates" if settings is FULL else "",
+        len(cases) >= 500 if settings is FULL else None,
+    )
 
 
 # -- 6: cold and warm start --------------------------------------------------------------------
@@ -604,31 +780,64 @@ async def cold_start(corpus: Corpus, socket: Path, results: Results) -> Rig:
     first, answer = await rig.bridge(payload)
     warm, _ = await rig.bridge(payload)
     results.add("6 start", "Neovim start (embedded, plugin loaded)", (t1 - t0) * 1000, None, "ms")
-    results.add("6 start", f"server attach ({', '.join(c.name for c in clients)})", (t2 - t1) * 1000, None, "ms")
-    results.add("6 start", "indexing (until $/progress is quiet)" + ("" if idle else ", gave up"),
-                (t3 - t2) * 1000, None, "ms")
+    results.add(
+        "6 start",
+        f"server attach ({', '.join(c.name for c in clients)})",
+        (t2 - t1) * 1000,
+        None,
+        "ms",
+    )
+    results.add(
+        "6 start",
+        "indexing (until $/progress is quiet)" + ("" if idle else ", gave up"),
+        (t3 - t2) * 1000,
+        None,
+        "ms",
+    )
     results.add("6 start", "first references answer after that", first * 1000, None, "ms")
-    results.add("6 start", "cold total (start to first answer)", (t3 - t0 + first) * 1000, None, "ms")
-    results.add("6 start", "warm answer (same request again, in-process socket)", warm * 1000, None, "ms")
+    results.add(
+        "6 start", "cold total (start to first answer)", (t3 - t0 + first) * 1000, None, "ms"
+    )
+    results.add(
+        "6 start", "warm answer (same request again, in-process socket)", warm * 1000, None, "ms"
+    )
     if not answer["ok"]:
         results.note("first references answer failed: " + answer["text"][:300])
     return rig
 
 
-async def daemon_start(corpus: Corpus, results: Results) -> None:
+def daemon_start(corpus: Corpus, results: Results) -> None:
     """The `lsap` CLI as an agent runs it: cold (starts the daemon) and warm."""
     anchor = corpus.widely_used
     env = {**os.environ, "LSAP_SERVERS": ",".join(corpus.servers)}
-    command = [str(Path(sys.executable).parent / "lsap"), "--root", str(corpus.root), "hover", corpus.hover]
+    command = [
+        str(Path(sys.executable).parent / "lsap"),
+        "--root",
+        str(corpus.root),
+        "hover",
+        corpus.hover,
+    ]
     cold = _timed(command, env)
     warm = statistics.median(_timed(command, env) for _ in range(5))
     results.add("6 start", "CLI `lsap hover` cold (starts the daemon)", cold * 1000, None, "ms")
-    results.add("6 start", "CLI `lsap hover` warm daemon (process start incl.)", warm * 1000, None, "ms")
-    refs = [str(Path(sys.executable).parent / "lsap"), "--root", str(corpus.root), "references", anchor]
+    results.add(
+        "6 start", "CLI `lsap hover` warm daemon (process start incl.)", warm * 1000, None, "ms"
+    )
+    refs = [
+        str(Path(sys.executable).parent / "lsap"),
+        "--root",
+        str(corpus.root),
+        "references",
+        anchor,
+    ]
     warm_refs = statistics.median(_timed(refs, env) for _ in range(3))
     results.add("6 start", "CLI `lsap references` warm daemon", warm_refs * 1000, None, "ms")
-    subprocess.run([str(Path(sys.executable).parent / "lsap"), "--root", str(corpus.root), "daemon", "stop"],
-                   env=env, capture_output=True, timeout=60)
+    subprocess.run(
+        [str(Path(sys.executable).parent / "lsap"), "--root", str(corpus.root), "daemon", "stop"],
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
 
 
 def _timed(command: list[str], env: dict[str, str]) -> float:
@@ -649,8 +858,13 @@ def neovim_rss_mb(pid: int) -> float:
     return 0.0
 
 
-async def scale(rig: Rig, results: Results, settings: Settings, anchors: dict[int, str],
-                outlines: dict[int, str]) -> None:
+async def scale(
+    rig: Rig,
+    results: Results,
+    settings: Settings,
+    anchors: dict[int, str],
+    outlines: dict[int, str],
+) -> None:
     previous: tuple[int, float, float] | None = None
     for size, anchor in anchors.items():
         point = await point_of(rig, anchor, "textDocument/references")
@@ -659,8 +873,9 @@ async def scale(rig: Rig, results: Results, settings: Settings, anchors: dict[in
         work = RawWork()
         start = time.perf_counter()
         params = {**point.params, "context": {"includeDeclaration": True}}
-        [refs] = await raw_lsp(rig, work, [LspCall(point.client_id, "textDocument/references", params,
-                                                   point.bufnr)])
+        [refs] = await raw_lsp(
+            rig, work, [LspCall(point.client_id, "textDocument/references", params, point.bufnr)]
+        )
         first_uris = _uris(sorted(refs, key=lambda r: (r["uri"], r["range"]["start"]["line"]))[:50])
         await raw_symbols_and_reads(rig, work, point, first_uris)
         raw_seconds = time.perf_counter() - start
@@ -670,20 +885,39 @@ async def scale(rig: Rig, results: Results, settings: Settings, anchors: dict[in
         peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
         total = _total(answer["text"])
-        results.add("7 scale", f"references, {total} results: first page", seconds * 1000, raw_seconds * 1000,
-                    "ms")
+        results.add(
+            "7 scale",
+            f"references, {total} results: first page",
+            seconds * 1000,
+            raw_seconds * 1000,
+            "ms",
+        )
         results.add("7 scale", f"  peak Python memory ({len(refs)} raw results)", peak, None, "MB")
         if previous:
-            results.add("7 scale", f"  growth for x{size // previous[0]} items: time, memory",
-                        f"x{seconds / previous[1]:.1f}, x{peak / max(previous[2], 1e-6):.1f}")
+            results.add(
+                "7 scale",
+                f"  growth for x{size // previous[0]} items: time, memory",
+                f"x{seconds / previous[1]:.1f}, x{peak / max(previous[2], 1e-6):.1f}",
+            )
         previous = (size, seconds, peak)
-    results.add("7 scale", "Neovim RSS after the scale runs", neovim_rss_mb(rig.gateway.nvim_pid), None, "MB")
+    results.add(
+        "7 scale",
+        "Neovim RSS after the scale runs",
+        neovim_rss_mb(rig.gateway.nvim_pid),
+        None,
+        "MB",
+    )
     if "outline" not in REGISTRY:
-        results.note("`outline` is not a mode yet: the 20,000-line file is measured through `locate` of its "
-                     "last symbol (the same symbol tree an outline needs), cold then warm")
+        results.note(
+            "`outline` is not a mode yet: the 20,000-line file is measured through `locate` of its "
+            "last symbol (the same symbol tree an outline needs), cold then warm"
+        )
     for lines, path in outlines.items():
-        payload = (bridge_payload("outline", Corpus(**{**rig.corpus.__dict__, "outline": path}))
-                   if "outline" in REGISTRY else {"mode": "locate", "locate": f"{path}:Block{(lines - 1) // 22}"})
+        payload = (
+            bridge_payload("outline", Corpus(**{**rig.corpus.__dict__, "outline": path}))
+            if "outline" in REGISTRY
+            else {"mode": "locate", "locate": f"{path}:Block{(lines - 1) // 22}"}
+        )
         cold, answer = await rig.bridge(payload)
         warm, _ = await rig.bridge(payload)
         point = await point_of(rig, f"{path}:1", "textDocument/documentSymbol")
@@ -691,9 +925,16 @@ async def scale(rig: Rig, results: Results, settings: Settings, anchors: dict[in
         await raw_outline(rig, point)
         raw_seconds = time.perf_counter() - start
         status = "" if answer["ok"] else " (failed)"
-        results.add("7 scale", f"{payload['mode']} of a {lines}-line file, cold{status}", cold * 1000,
-                    raw_seconds * 1000, "ms")
-        results.add("7 scale", f"  same, warm (symbol tree cached)", warm * 1000, raw_seconds * 1000, "ms")
+        results.add(
+            "7 scale",
+            f"{payload['mode']} of a {lines}-line file, cold{status}",
+            cold * 1000,
+            raw_seconds * 1000,
+            "ms",
+        )
+        results.add(
+            "7 scale", "  same, warm (symbol tree cached)", warm * 1000, raw_seconds * 1000, "ms"
+        )
 
 
 def _total(report: str) -> int:
@@ -707,11 +948,21 @@ def _total(report: str) -> int:
 # -- the run -----------------------------------------------------------------------------------
 
 
-async def run_corpus(corpus: Corpus, settings: Settings, sections: set[str], workdir: Path) -> Results:
+async def run_corpus(
+    corpus: Corpus, settings: Settings, sections: set[str], workdir: Path
+) -> Results:
     results = Results(f"{corpus.name} {corpus.version} ({', '.join(corpus.servers)})")
     print(f"\n== {results.corpus} ==", flush=True)
-    anchors = {n: scale_references(corpus.root, n) for n in settings.scale_sizes} if "scale" in sections else {}
-    outlines = {n: scale_outline(corpus.root, n) for n in settings.scale_sizes} if "scale" in sections else {}
+    anchors = (
+        {n: scale_references(corpus.root, n) for n in settings.scale_sizes}
+        if "scale" in sections
+        else {}
+    )
+    outlines = (
+        {n: scale_outline(corpus.root, n) for n in settings.scale_sizes}
+        if "scale" in sections
+        else {}
+    )
     rig = await cold_start(corpus, workdir / f"{corpus.name.replace('/', '-')}.sock", results)
     try:
         if "latency" in sections:
@@ -732,17 +983,34 @@ async def run_corpus(corpus: Corpus, settings: Settings, sections: set[str], wor
 
 
 def machine() -> list[str]:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
-    mem = next((int(line.split()[1]) / 2**20 for line in Path("/proc/meminfo").read_text().splitlines()
-                if line.startswith("MemTotal")), 0)
-    return [f"{platform.system()} {platform.release()}, {os.cpu_count()} cores ({cpu}), {mem:.0f} GB RAM"]
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    mem = next(
+        (
+            int(line.split()[1]) / 2**20
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("MemTotal")
+        ),
+        0,
+    )
+    system = f"{platform.system()} {platform.release()}"
+    return [f"{system}, {os.cpu_count()} cores ({cpu}), {mem:.0f} GB RAM"]
 
 
 def versions() -> list[str]:
     def out(command: list[str]) -> str:
         try:
-            return subprocess.run(command, capture_output=True, text=True, timeout=30).stdout.strip().splitlines()[0]
+            return (
+                subprocess.run(command, capture_output=True, text=True, timeout=30)
+                .stdout.strip()
+                .splitlines()[0]
+            )
         except (OSError, IndexError, subprocess.SubprocessError):
             return "not found"
 
@@ -752,8 +1020,8 @@ def versions() -> list[str]:
         f"lsap-bridge {__version__} (commit {commit}), Python {platform.python_version()}",
         out([find_nvim(), "--version"]),
         "basedpyright " + out([str(bin_dir / "basedpyright"), "--version"]),
-        "typescript-language-server " + out([str(REPO / "node_modules/.bin/typescript-language-server"),
-                                             "--version"]),
+        "typescript-language-server "
+        + out([str(REPO / "node_modules/.bin/typescript-language-server"), "--version"]),
         out([str(REPO / "node_modules/.bin/tsc"), "--version"]),
     ]
 
@@ -781,10 +1049,16 @@ def write_report(out: Path, all_results: list[Results], command: str, seconds: f
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="tiny corpus (examples/shop), no download")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny corpus (examples/shop), no download"
+    )
     parser.add_argument("--corpus", choices=("rich", "ts", "all"), default="all")
-    parser.add_argument("--only", default=",".join(SECTIONS), help="sections: " + ",".join(SECTIONS))
+    parser.add_argument(
+        "--only", default=",".join(SECTIONS), help="sections: " + ",".join(SECTIONS)
+    )
     parser.add_argument("--out", type=Path, help="where to write the results (Markdown)")
     parser.add_argument("--probe", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--agent", nargs=2, help=argparse.SUPPRESS)
@@ -800,18 +1074,27 @@ def main(argv: list[str] | None = None) -> None:
         workdir = Path(tmp)
         # The daemon and its discovery files live here, away from anyone's real sessions.
         os.environ["XDG_RUNTIME_DIR"] = str(workdir)
-        os.environ["PATH"] = os.pathsep.join([str(REPO / "node_modules" / ".bin"),
-                                              str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+        os.environ["PATH"] = os.pathsep.join(
+            [
+                str(REPO / "node_modules" / ".bin"),
+                str(Path(sys.executable).parent),
+                os.environ.get("PATH", ""),
+            ]
+        )
         if args.quick:
             corpora = [example_copy(workdir)]
         else:
             corpora = ([fetch_rich()] if args.corpus in ("rich", "all") else []) + (
-                [fetch_rxjs()] if args.corpus in ("ts", "all") else [])
+                [fetch_rxjs()] if args.corpus in ("ts", "all") else []
+            )
         all_results = [asyncio.run(run_corpus(c, settings, sections, workdir)) for c in corpora]
     out = args.out or (HERE / ".corpus" / "RESULTS-quick.md" if args.quick else HERE / "RESULTS.md")
     out.parent.mkdir(parents=True, exist_ok=True)
-    command = "python -m benchmarks.run" + (" --quick" if args.quick else "") + (
-        f" --corpus {args.corpus}" if args.corpus != "all" else "")
+    command = (
+        "python -m benchmarks.run"
+        + (" --quick" if args.quick else "")
+        + (f" --corpus {args.corpus}" if args.corpus != "all" else "")
+    )
     write_report(out, all_results, command, time.perf_counter() - started)
     print(f"\nwrote {out}")
 
