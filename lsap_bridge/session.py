@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -68,9 +68,6 @@ class Target:
     client: Client
     clients: tuple[Client, ...]
     partial: bool  # the server was still indexing when we gave up waiting
-    # Set on a target taken from the cache: the text held for the file, which requests
-    # computed from it are guarded by (`Session.call` raises `StaleText` if it changed).
-    doc: Document | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -98,7 +95,6 @@ class Session:
     approve_edit: EditApproval = allow_all
     _symbols: dict[Path, tuple[str, SymbolTree]] = field(default_factory=dict)
     _ready: set[int] = field(default_factory=set)
-    _targets: dict[tuple[Path, str], Target] = field(default_factory=dict)
 
     # -- text ---------------------------------------------------------------------
 
@@ -111,18 +107,8 @@ class Session:
 
     # -- servers --------------------------------------------------------------------
 
-    async def target(self, path: Path, method: str, optimistic: bool = False) -> Target:
-        """Open the file for the servers (hidden buffer) and pick a server that has `method`.
-
-        `optimistic`: when this file and method were answered before and its text is held,
-        return at once with that text as `Target.doc`, costing no round trip; the caller's
-        next `call` is then guarded by the text's changedtick (a warm request in one round
-        trip instead of four; the service retries once, fresh, on `StaleText`).
-        """
-        cached = self._targets.get((path, method)) if optimistic else None
-        held = self.gateway.held(path) if cached else None
-        if cached and held and held.bufnr == cached.bufnr:
-            return replace(cached, doc=held)
+    async def target(self, path: Path, method: str) -> Target:
+        """Open the file for the servers (hidden buffer) and pick a server that has `method`."""
         if not path.is_file():
             raise LsapError(
                 ErrorCode.NOT_FOUND,
@@ -140,10 +126,7 @@ class Session:
             partial = not await self.gateway.wait_until_idle([client.id])
             if not partial:
                 self._ready.add(client.id)
-        target = Target(path, bufnr, client, tuple(clients), partial)
-        if not partial:
-            self._targets[(path, method)] = target
-        return target
+        return Target(path, bufnr, client, tuple(clients), partial)
 
     def unsupported(self, method: str, clients: Sequence[Client], path: Path) -> LsapError:
         name = self.workspace.display(path)
@@ -161,9 +144,7 @@ class Session:
         )
 
     async def call(self, target: Target, method: str, params: dict[str, Any]) -> Any:
-        """One LSP request; guarded by the held text when the target came from the cache."""
-        call = LspCall(target.client.id, method, params, target.bufnr)
-        answer = (await self.gateway.lsp([call], guard=target.doc))[0]
+        answer = (await self.gateway.lsp([LspCall(target.client.id, method, params, target.bufnr)]))[0]
         if answer.error:
             raise LsapError(
                 ErrorCode.SERVER_ERROR,
@@ -236,18 +217,22 @@ class Session:
         answers = await self.gateway.lsp(calls)
         retry = []
         for path, answer in zip(missing, answers):
-            if answer.error:
+            # An error, or nothing for a file not loaded: the server does not know the file
+            # (it needs didOpen, or the file appeared after the server started).
+            if answer.error or (not answer.result and docs[path].bufnr is None):
                 retry.append(path)
                 continue
             out[path] = self._cache(path, docs[path], answer.result, client)
-        # A server that needs the file open (didOpen) gets it as a hidden buffer.
-        for path in retry:
-            bufnr = await self.gateway.open(path)
-            doc = await self.document(path)
-            answer = (await self.gateway.lsp([LspCall(
-                client.id, "textDocument/documentSymbol", {"textDocument": {"uri": uri_of(path)}}, bufnr,
-            )]))[0]
-            out[path] = self._cache(path, doc, None if answer.error else answer.result, client)
+        if retry:
+            # Open them as hidden buffers and ask again, all in one round trip.
+            bufnrs = [await self.gateway.open(path) for path in retry]
+            fresh = await self.documents(retry)
+            answers = await self.gateway.lsp([
+                LspCall(client.id, "textDocument/documentSymbol", {"textDocument": {"uri": uri_of(path)}}, bufnr)
+                for path, bufnr in zip(retry, bufnrs)
+            ])
+            for path, answer in zip(retry, answers):
+                out[path] = self._cache(path, fresh[path], None if answer.error else answer.result, client)
         return out
 
     def _cache(self, path: Path, doc: Document, result: Any, client: Client) -> SymbolTree:

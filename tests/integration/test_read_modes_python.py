@@ -433,3 +433,57 @@ def test_commands_fill_bare_arguments_from_the_cursor(py: Bridge) -> None:
     )
     response = py.request(given)
     assert response.ok and "class `Order`" in response.text
+
+
+# -- round trips ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def batches(py: Bridge) -> Iterator[list[list[str]]]:
+    """The methods of every `gateway.lsp` round trip made while the test runs."""
+    gateway = py.embedded.gateway
+    original = gateway.lsp
+    seen: list[list[str]] = []
+
+    async def recording(calls: list[Any], timeout: float | None = None) -> Any:
+        seen.append([call.method for call in calls])
+        return await original(calls, timeout)
+
+    gateway.lsp = recording  # type: ignore[method-assign]
+    yield seen
+    gateway.lsp = original  # type: ignore[method-assign]
+
+
+def test_inspect_asks_together_what_can_travel_together(
+    py: Bridge, batches: list[list[str]]
+) -> None:
+    ask(py, mode="inspect", locate="shop/catalog.py:find")
+    calls = [b for b in batches if "textDocument/documentSymbol" not in b]
+    assert [sorted(b) for b in calls] == [
+        sorted(
+            [
+                "textDocument/hover",
+                "textDocument/definition",
+                "textDocument/references",
+                "textDocument/prepareCallHierarchy",
+            ]
+        ),
+        ["callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"],
+    ]
+
+
+def test_outline_of_a_directory_fetches_symbols_in_one_round_trip(
+    py: Bridge, batches: list[list[str]]
+) -> None:
+    package = py.root / "fresh"
+    package.mkdir()
+    for name in ("a", "b", "c", "d"):
+        (package / f"{name}.py").write_text(
+            f"def {name}_one() -> int:\n    return 1\n\n\nclass {name.upper()}:\n    pass\n"
+        )
+    data = ask(py, mode="outline", file_path="fresh")
+    assert [g["path"] for g in data["groups"]] == [f"fresh/{n}.py" for n in "abcd"]
+    symbol_batches = [b for b in batches if "textDocument/documentSymbol" in b]
+    # One batch for all four. The server does not know files made after it started: the
+    # three not yet open (the first one is, for the server) are opened and asked again, together.
+    assert [len(b) for b in symbol_batches] == [4, 3]
