@@ -227,8 +227,9 @@ class Session:
             # Open them as hidden buffers and ask again, all in one round trip.
             bufnrs = [await self.gateway.open(path) for path in retry]
             fresh = await self.documents(retry)
+            method = "textDocument/documentSymbol"
             answers = await self.gateway.lsp([
-                LspCall(client.id, "textDocument/documentSymbol", {"textDocument": {"uri": uri_of(path)}}, bufnr)
+                LspCall(client.id, method, {"textDocument": {"uri": uri_of(path)}}, bufnr)
                 for path, bufnr in zip(retry, bufnrs)
             ])
             for path, answer in zip(retry, answers):
