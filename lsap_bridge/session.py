@@ -230,10 +230,11 @@ class Session:
             method = "textDocument/documentSymbol"
             answers = await self.gateway.lsp([
                 LspCall(client.id, method, {"textDocument": {"uri": uri_of(path)}}, bufnr)
-                for path, bufnr in zip(retry, bufnrs)
+                for path, bufnr in zip(retry, bufnrs, strict=True)
             ])
-            for path, answer in zip(retry, answers):
-                out[path] = self._cache(path, fresh[path], None if answer.error else answer.result, client)
+            for path, answer in zip(retry, answers, strict=True):
+                result = None if answer.error else answer.result
+                out[path] = self._cache(path, fresh[path], result, client)
         return out
 
     def _cache(self, path: Path, doc: Document, result: Any, client: Client) -> SymbolTree:
