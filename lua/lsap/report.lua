@@ -44,6 +44,11 @@ local function report_buffer()
   return bufnr
 end
 
+--- A report path (relative to the workspace root) as a file name.
+local function absolute(path)
+  return (state.root and not vim.startswith(path, '/')) and (state.root .. '/' .. path) or path
+end
+
 local function column_of(path, lnum)
   for _, loc in ipairs(state.locations) do
     if loc.path == path and loc.line == lnum then return loc.col or 0 end
@@ -51,10 +56,9 @@ local function column_of(path, lnum)
   return 0
 end
 
---- The location a line of the report shows: a `NN| code` line under a `### path` header,
---- or a `path:line[:column]` written anywhere on the line (the anchor line, for instance).
-function M.location_at(bufnr, row)
-  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, row, false)
+--- The location row `row` of the report's `lines` shows: a `NN| code` line under a
+--- `### path` header, or a `path:line[:column]` anywhere on the line (the anchor line).
+function M.location_at(lines, row)
   local line = lines[row] or ''
   local lnum = line:match('^%s*(%d+)|')
   if lnum then
@@ -68,8 +72,7 @@ function M.location_at(bufnr, row)
     end
   end
   for path, l, c in line:gmatch('([%w%._/%-]+%.[%w]+):(%d+):?(%d*)') do
-    local full = (state.root and not vim.startswith(path, '/')) and (state.root .. '/' .. path) or path
-    if vim.fn.filereadable(full) == 1 then
+    if vim.fn.filereadable(absolute(path)) == 1 then
       return { path = path, line = tonumber(l), col = c ~= '' and tonumber(c) - 1 or column_of(path, tonumber(l)) }
     end
   end
@@ -78,14 +81,13 @@ end
 --- Jump from the report to the location under the cursor, in the window the human came from.
 function M.jump()
   local report_win = vim.api.nvim_get_current_win()
-  local loc = M.location_at(vim.api.nvim_get_current_buf(), vim.api.nvim_win_get_cursor(0)[1])
+  local row = vim.api.nvim_win_get_cursor(0)[1]
+  local loc = M.location_at(vim.api.nvim_buf_get_lines(0, 0, row, false), row)
   if not loc then return M.notify('no location on this line', 'warn') end
-  local path = loc.path
-  if state.root and not vim.startswith(path, '/') then path = state.root .. '/' .. path end
   vim.cmd('wincmd p')
   if vim.api.nvim_get_current_win() == report_win then vim.cmd('aboveleft split') end
   vim.cmd("normal! m'")
-  vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  vim.cmd('edit ' .. vim.fn.fnameescape(absolute(loc.path)))
   local last = vim.api.nvim_buf_line_count(0)
   vim.api.nvim_win_set_cursor(0, { math.min(loc.line, last), loc.col })
 end
@@ -104,12 +106,12 @@ function M.next_entry(direction)
 end
 
 --- Rows that show one of the report's locations; without locations, every `###` header.
-local function find_entries(bufnr, lines)
+local function find_entries(lines)
   local known, rows = {}, {}
   for _, loc in ipairs(state.locations) do known[loc.path .. ':' .. loc.line] = true end
   for row, text in ipairs(lines) do
     if next(known) then
-      local loc = text:match('^%s*%d+|') and M.location_at(bufnr, row)
+      local loc = text:match('^%s*%d+|') and M.location_at(lines, row)
       if loc and known[loc.path .. ':' .. loc.line] then rows[#rows + 1] = row end
     elseif text:match('^###%s') then
       rows[#rows + 1] = row
@@ -136,7 +138,7 @@ local function quickfix(locations, title)
   local items = {}
   for _, loc in ipairs(locations) do
     items[#items + 1] = {
-      filename = (state.root and not vim.startswith(loc.path, '/')) and (state.root .. '/' .. loc.path) or loc.path,
+      filename = absolute(loc.path),
       lnum = loc.line,
       col = (loc.col or 0) + 1,
       text = loc.text,
@@ -161,7 +163,7 @@ function M.show(text, locations, options)
   vim.bo[bufnr].modifiable = false
   vim.bo[bufnr].modified = false
   decorate(bufnr, lines)
-  state.entries = find_entries(bufnr, lines)
+  state.entries = find_entries(lines)
   local origin = vim.api.nvim_get_current_win()
   local win = vim.fn.bufwinid(bufnr)
   if win == -1 then
