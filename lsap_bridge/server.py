@@ -84,14 +84,18 @@ def describe(method: str, params: Any) -> str:
         payload = params.get("request", params) if isinstance(params, dict) else params
         if isinstance(payload, dict):
             locate = payload.get("locate")
-            where = locate if isinstance(locate, str) else json.dumps(locate) if locate else ""
-            return f"{payload.get('mode')} {where}".strip()
+            try:
+                where = locate if isinstance(locate, str) else json.dumps(locate) if locate else ""
+            except (TypeError, ValueError, RecursionError):  # whatever a client sent, log a line
+                where = "(locate not printable)"
+            return f"{payload.get('mode')} {where}".strip()[:200]
     if method == "text" and isinstance(params, dict):
         text = str(params.get("text", ""))
         files = [line[9:].strip() for line in text.splitlines() if line.startswith("*** File:")]
         return "text " + ", ".join(files)
     if method == "batch" and isinstance(params, dict):
-        return f"batch of {len(params.get('requests') or [])}"
+        requests = params.get("requests")
+        return f"batch of {len(requests) if isinstance(requests, list) else 0}"
     return method
 
 
