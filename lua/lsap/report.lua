@@ -38,6 +38,8 @@ local function report_buffer()
   vim.bo[bufnr].bufhidden = 'hide'
   vim.bo[bufnr].swapfile = false
   vim.bo[bufnr].filetype = 'markdown'
+  -- Tree-sitter highlights the code fences in their languages where parsers are installed.
+  pcall(vim.treesitter.start, bufnr, 'markdown')
   for _, key in ipairs(M.keys) do
     vim.keymap.set('n', key[1], key[3], { buffer = bufnr, nowait = true, desc = 'lsap: ' .. key[2] })
   end

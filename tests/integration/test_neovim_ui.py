@@ -262,6 +262,7 @@ def test_report_window_keys(nvim: pynvim.Nvim, project: Path) -> None:
     nvim.exec_lua("require('lsap.report').show(...)", REPORT, locations, {"root": str(project)})
     assert nvim.current.buffer.name == "lsap://report"
     assert nvim.current.buffer.options["filetype"] == "markdown"
+    assert nvim.exec_lua("return vim.treesitter.highlighter.active[vim.fn.bufnr()] ~= nil")
     assert len(nvim.windows) == 2
     nvim.feedkeys("]]", "x", False)
     assert nvim.current.window.cursor == (8, 0)  # `3| from .models import Product`
