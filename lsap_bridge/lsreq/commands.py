@@ -106,11 +106,13 @@ class Tracker:
 
 
 def _normal(text: str) -> str:
-    return " ".join(text.replace(";", " ").split()).replace("( ", "(").replace(" )", ")")
+    """A line as a move may rewrite it: spacing, semicolons, an added `export`."""
+    text = " ".join(text.replace(";", " ").split()).replace("( ", "(").replace(" )", ")")
+    return text.removeprefix("export ")
 
 
 def _find_moved(lines: list[str], text: str, start: int) -> int | None:
-    """A moved line in its new file: same text, give or take whitespace and semicolons."""
+    """A moved line in its new file: the same line, give or take what `_normal` ignores."""
     wanted = _normal(text)
     for offset, line in enumerate(lines[start:]):
         if _normal(line) == wanted:

@@ -71,6 +71,9 @@ async def move_selection(tracker: Tracker, run: FileRun, op: Move) -> None:
     assert run.target is not None
     span = f"lines {start + 1}-{end + 1}"
     label = f"move {span} of {workspace.display(source)} to {workspace.display(target)}"
+    if target.exists():  # servers learn of a file when it is opened (it may be new to them)
+        gateway = tracker.session.gateway
+        await gateway.wait_for_clients(await gateway.open(target), None)
     for client in run.target.clients:
         if TSSERVER in await tracker.session.gateway.server_commands(client.id):
             edit = await _tsserver_move(tracker, run, client, source, target, start, end, doc.lines)
@@ -149,6 +152,8 @@ async def _tsserver_move(
             hint="select whole statements or declarations",
         )
     changes: list[dict[str, Any]] = []
+    existing = [Path(i["fileName"]) for i in body["edits"] if Path(i["fileName"]).exists()]
+    docs = await tracker.session.documents(existing)
     for item in body["edits"]:
         path = Path(item["fileName"])
         edits = [
@@ -158,6 +163,8 @@ async def _tsserver_move(
             }
             for c in item.get("textChanges") or []
         ]
+        if path in docs:
+            edits = [_past_the_end(e, docs[path].lines) for e in edits]
         if item.get("isNewFile") or not path.exists():
             changes.append(
                 {"kind": "create", "uri": uri_of(path), "options": {"ignoreIfExists": True}}
@@ -166,6 +173,24 @@ async def _tsserver_move(
                 edits[-1]["newText"] = _no_final_newline(edits[-1]["newText"])
         changes.append({"textDocument": {"uri": uri_of(path), "version": None}, "edits": edits})
     return {"documentChanges": changes}
+
+
+def _past_the_end(edit: dict[str, Any], lines: list[str]) -> dict[str, Any]:
+    """An insertion after the file's final newline (the line past the last one, where LSP
+    counts an empty line and a buffer has none, or tsserver's offset just past the last
+    line's end) as one at the end of the last line."""
+    start = edit["range"]["start"]
+    last = len(lines) - 1
+    past = start["line"] > last or (
+        start["line"] == last and start["character"] > _utf16(lines[last])
+    )
+    if not past:
+        return edit
+    end_of_file = {"line": len(lines) - 1, "character": _utf16(lines[-1])}
+    return {
+        "range": {"start": end_of_file, "end": end_of_file},
+        "newText": "\n" + _no_final_newline(edit["newText"]),
+    }
 
 
 def _no_final_newline(text: str) -> str:

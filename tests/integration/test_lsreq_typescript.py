@@ -141,3 +141,40 @@ def test_seed_command_exchange(dataflow: tuple[Bridge, Path]) -> None:
     errors = [line for line in tsc.stdout.splitlines() if "error TS" in line]
     assert len(errors) == 1, tsc.stdout
     assert re.search(r"multiply-schemas\.test\.ts\(\d+,7\): error TS2322", errors[0]), tsc.stdout
+
+
+def test_move_into_an_existing_file_exports_and_imports(dataflow: tuple[Bridge, Path]) -> None:
+    bridge, root = dataflow
+    (root / "packages/dataflow/test/operators/extra.test.ts").write_text(
+        'import { schemaNumber } from "../../src/schema"\n'
+        'import { amperes, volts } from "../../src/units"\n\n'
+        "const vS2 = schemaNumber({ unit: volts })\n"
+        "const aS2 = schemaNumber({ unit: amperes })\n"
+        "type V2 = typeof vS2['infer']\n"
+    )
+    target = root / "packages/dataflow/src/presets.ts"
+    target.write_text("export const answer = 42\n")
+    text = bridge.loop.run(
+        bridge.service.handle_text("""*** Begin Language Server Request
+*** File: packages/dataflow/test/operators/extra.test.ts
+[@ const vS2 = schemaNumber({ unit: volts })
+@] const aS2 = schemaNumber({ unit: amperes })
+! MOVE_TO_FILE packages/dataflow/src/presets.ts
+*** End Language Server Request
+""")
+    ).text
+    assert "/*<diagnostics:" not in text, text
+    assert (
+        "*** File: packages/dataflow/src/presets.ts\n@@ export const vS2 = schemaNumber({ unit: volts })\n"
+        in text
+    )
+    presets = target.read_text()
+    assert (
+        presets.startswith('import { schemaNumber } from "../src/schema"')
+        or "schemaNumber" in presets
+    )
+    assert "export const answer = 42\nexport const vS2 = schemaNumber({ unit: volts })\n" in presets
+    assert (
+        'import { vS2 } from "../../src/presets"'
+        in (root / "packages/dataflow/test/operators/extra.test.ts").read_text()
+    )
