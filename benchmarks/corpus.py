@@ -167,4 +167,10 @@ def scale_outline(root: Path, lines: int) -> str:
         index += 1
     path = package / f"big{lines}.py"
     path.write_text("\n".join(out[:lines]) + "\n")
+    # An identical copy for the raw side, so that both sides are measured cold.
+    shutil.copyfile(path, raw_twin(path))
     return path.relative_to(root).as_posix()
+
+
+def raw_twin(path: Path) -> Path:
+    return path.with_name(path.stem + "_raw" + path.suffix)

@@ -1,0 +1,59 @@
+"""The benchmark runner's quick mode, so that the harness does not rot (issue 6).
+
+It runs every section on examples/shop with a real headless Neovim and basedpyright and
+checks that each figure was measured; only the figures that do not depend on the load of
+the machine (same locations in the report, no silent wrong anchor) are held to targets.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.integration
+
+
+def rows(markdown: str) -> dict[str, list[str]]:
+    """Table rows by metric name: [section, metric, bridge, raw, ratio, target]."""
+    out = {}
+    for line in markdown.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and cells[0][:1].isdigit():
+            out[cells[1]] = cells
+    return out
+
+
+def test_quick_benchmark_measures_every_section(tmp_path: Path) -> None:
+    out = tmp_path / "RESULTS.md"
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--quick", "--out", str(out)],
+        cwd=ROOT, env=os.environ.copy(), capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    text = out.read_text()
+    assert "Reproduce: `python -m benchmarks.run --quick`" in text
+    assert "Machine: " in text and "NVIM v0." in text
+    table = rows(text)
+    sections = {cells[0] for cells in table.values()}
+    assert sections == {"1 latency", "2 round trips", "3 tokens", "4 editor", "5 anchors",
+                        "6 start", "7 scale"}
+    for mode in ("references", "definition", "hover", "outline", "inspect"):
+        latency = table[f"{mode} warm, median of 3"]
+        assert latency[2].endswith(" ms") and latency[3].endswith(" ms")
+        assert latency[4].endswith("x")
+    assert table["hover: bridge's Neovim calls per request"][2] == "1"
+    assert table["references: agent requests per unit of work"][2:4] == ["1", "9"]
+    assert table["locations missing from the report"][2] == "0"
+    assert table["enclosing symbols missing from the report"][2] == "0"
+    assert table["wrong position without an approximate note"][2] == "0"
+    resolved = next(cells for metric, cells in table.items() if metric.startswith("resolve to"))
+    assert float(resolved[2].rstrip(" %")) >= 90
+    assert any(metric.startswith("nvim_eval RTT p99") for metric in table)
+    assert any(metric.startswith("references, 201 results") for metric in table)
+    assert "failed" not in text
