@@ -318,6 +318,35 @@ def test_bad_messages_leave_the_server_serving(human: HumanNvim) -> None:
         assert conn.call("request", {"request": REFERENCES})["ok"]
 
 
+def test_a_leaving_agent_cancels_its_lsp_requests(human: HumanNvim) -> None:
+    """The agent's hover waits on a slow server; when the agent hangs up, Neovim's client
+    marks that LSP request cancelled (`$/cancelRequest` sent) instead of still pending."""
+    notes = human.root / "notes.slow"
+    notes.write_text("alpha beta\n")
+    client_id = human.lua(
+        "local path, python, server, root = ...;"
+        "local buf = require('lsap.transport').open(path);"
+        "return vim.lsp.start({name = 'slow', cmd = {python, server, '5'}, root_dir = root},"
+        " {bufnr = buf})",
+        str(notes), sys.executable, str(ROOT / "tests" / "integration" / "slow_server.py"),
+        str(human.root))
+    pending = ("local kinds = {}; for _, r in pairs(vim.lsp.get_client_by_id(...).requests) do"
+               " if r.method == 'textDocument/hover' then kinds[#kinds + 1] = r.type end end;"
+               " return kinds")
+    leaver = JsonClient(human.session.socket)
+    leaver.send_raw(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "request", "params": {
+        "request": {"mode": "hover", "locate": "notes.slow@beta"}}}).encode() + b"\n")
+    deadline = time.monotonic() + 10
+    while human.lua(pending, client_id) != ["pending"]:
+        assert time.monotonic() < deadline, "the hover never reached the slow server"
+        time.sleep(0.05)
+    leaver.close()
+    deadline = time.monotonic() + 3
+    while human.lua(pending, client_id) != ["cancel"]:
+        assert time.monotonic() < deadline, "the hover was not cancelled"
+        time.sleep(0.05)
+
+
 MIXED: list[dict[str, Any]] = [
     REFERENCES,
     {"mode": "definition", "locate": "shop/checkout.py:checkout@<|>Order()"},
