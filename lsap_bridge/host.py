@@ -132,7 +132,8 @@ def start_in_editor(options: dict[str, Any]) -> None:
         except Exception:
             logging.getLogger(__name__).exception("the lsap service stopped")
 
-    log_to_file(options.get("log_file"))
+    config = options.get("config") or {}
+    log_to_file(options.get("log_file"), str(config.get("log_level", "warn")))
 
     _started = threading.Thread(target=run, name="lsap-bridge", daemon=True)
     _started.start()

@@ -10,12 +10,20 @@ from __future__ import annotations
 import logging
 
 FORMAT = "%(asctime)s %(levelname)s [python] %(name)s: %(message)s"
+LEVELS = {
+    "error": logging.ERROR,
+    "warn": logging.WARNING,
+    "info": logging.INFO,
+    "debug": logging.DEBUG,
+}
 
 
-def log_to_file(path: str | None, level: int = logging.WARNING) -> None:
-    """Send warnings and errors of this process (asyncio's included) to `path`, once."""
+def log_to_file(path: str | None, level_name: str = "warn") -> None:
+    """Send this process's messages at `level_name` (setup()'s `log_level`) and above,
+    asyncio's included, to `path`, once."""
     if not path:
         return
+    level = LEVELS.get(level_name, logging.WARNING)
     root = logging.getLogger()
     for handler in root.handlers:
         if isinstance(handler, logging.FileHandler) and handler.baseFilename == path:
