@@ -487,3 +487,27 @@ def test_outline_of_a_directory_fetches_symbols_in_one_round_trip(
     # One batch for all four. The server does not know files made after it started: the
     # three not yet open (the first one is, for the server) are opened and asked again, together.
     assert [len(b) for b in symbol_batches] == [4, 3]
+
+
+REAL_REPORTS = [
+    {"mode": "declaration", "locate": "shop/checkout.py@import everything, <|>find"},
+    {"mode": "type_definition", "locate": "shop/checkout.py@<|>order = Order()"},
+    {"mode": "implementations", "locate": "shop/kinds.py:Perishable.expires"},
+    {"mode": "inspect", "locate": "shop/models.py:Product", "max_code_lines": 3},
+    {"mode": "outline", "file_path": "shop/kinds.py"},
+    {"mode": "outline", "file_path": ".", "recursive": True, "max_items": 20},
+    {"mode": "search", "query": "tock", "max_items": 5},
+    {"mode": "calls", "locate": "shop/kinds.py:ping", "depth": 3, "include_external": True},
+    {"mode": "types", "locate": "shop/kinds.py:Perishable", "include_external": True},
+    {"mode": "inlay_hints", "locate": "shop/kinds.py:1,0"},
+    {"mode": "signature_help", "locate": "shop/kinds.py@return Bread(<|>"},
+    {"mode": "completion", "locate": "shop/kinds.py@return Bread(<|>", "max_items": 5},
+]
+
+
+@pytest.mark.parametrize("payload", REAL_REPORTS, ids=lambda p: str(p["mode"]))
+def test_real_reports_keep_the_report_rules(py: Bridge, payload: dict[str, Any]) -> None:
+    from tests.golden import check_report_shape
+
+    text = markdown(py, **payload)
+    assert check_report_shape(text) == [], text
