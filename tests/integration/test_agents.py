@@ -347,6 +347,37 @@ def test_a_leaving_agent_cancels_its_lsp_requests(human: HumanNvim) -> None:
         time.sleep(0.05)
 
 
+def daemon_processes(root: Path) -> list[int]:
+    """Pids of embedded daemons serving `root`, from /proc."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError):
+                argv = (proc / "cmdline").read_bytes().split(b"\0")
+                if b"lsap_bridge.daemon" in argv and str(root).encode() in argv:
+                    found.append(int(proc.name))
+    return found
+
+
+def test_two_concurrent_lsap_calls_start_one_daemon(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = project(tmp_path_factory, "lonely")  # no editor covers it
+    env = {**os.environ, "LSAP_SERVERS": "basedpyright"}
+    argv = [sys.executable, "-m", "lsap_bridge", "locate", "shop/models.py:3",
+            "--idle-timeout", "60"]
+    calls = [subprocess.Popen(argv, cwd=root, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [call.communicate(timeout=120) for call in calls]
+    try:
+        assert [call.returncode for call in calls] == [0, 0], outputs
+        assert len(daemon_processes(root)) == 1
+    finally:
+        cli(root, "daemon", "stop")
+    deadline = time.monotonic() + 15
+    while daemon_processes(root) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 MIXED: list[dict[str, Any]] = [
     REFERENCES,
     {"mode": "definition", "locate": "shop/checkout.py:checkout@<|>Order()"},
