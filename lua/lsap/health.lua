@@ -92,7 +92,17 @@ local function remote_plugin()
   health.start('Remote plugin')
   local lsap = require('lsap')
   local manifest = vim.fn.exists('g:loaded_remote_plugins') == 1 and vim.g.loaded_remote_plugins or ''
-  if lsap.registered() then
+  local this = vim.fn.resolve(lsap.root .. '/rplugin/python3/lsap.py')
+  local other
+  for _, line in ipairs(vim.fn.filereadable(manifest) == 1 and vim.fn.readfile(manifest) or {}) do
+    local path = line:match("RegisterPlugin%('python3', '([^']*/rplugin/python3/lsap%.py)'")
+    if path and vim.fn.resolve(path) ~= this then other = path end
+  end
+  if other then
+    health.warn('the manifest registers another copy of lsap: ' .. other, {
+      'run :UpdateRemotePlugins, then restart Neovim, so that ' .. this .. ' is the one registered',
+    })
+  elseif lsap.registered() then
     health.ok('registered (LsapStart), manifest: ' .. manifest)
   else
     health.error('the remote plugin is not registered, so no command can reach the service', {

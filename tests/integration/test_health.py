@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import EXAMPLE
 
-from .nvim_home import checkhealth, lines, make_home, sections, wait_for
+from .nvim_home import checkhealth, lines, make_home, section, sections, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -103,3 +103,23 @@ def test_service_failures_go_to_the_log_file(tmp_path: Path, project: Path) -> N
         nvim.close()
     assert "ERROR [python] lsap_bridge.host: the lsap service stopped" in text
     assert "Traceback" in text and "FileNotFoundError" in text
+
+
+def test_advice_when_the_manifest_registers_another_copy(tmp_path: Path, project: Path) -> None:
+    home = make_home(tmp_path / "home")
+    home.register()
+    manifest = Path(home.env["XDG_DATA_HOME"]) / "nvim" / "rplugin.vim"
+    moved = re.sub(
+        r"'[^']*/rplugin/python3/lsap\.py'",
+        "'/old/lsap.nvim/rplugin/python3/lsap.py'",
+        manifest.read_text(),
+    )
+    manifest.write_text(moved)
+    nvim = home.attach(project)
+    try:
+        part = section(checkhealth(nvim), "Remote plugin")
+    finally:
+        nvim.close()
+    [warning] = lines(part, "WARNING")
+    assert "another copy of lsap: /old/lsap.nvim/rplugin/python3/lsap.py" in warning
+    assert "run :UpdateRemotePlugins, then restart Neovim" in part
