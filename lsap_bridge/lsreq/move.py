@@ -113,32 +113,21 @@ async def _tsserver_move(
         "action": "Move to file",
         "interactiveRefactorArguments": {"targetFile": str(target)},
     }
-    calls = []
-    if not any(line.rstrip().endswith(";") for line in lines if line.strip()):
-        # The new file follows the old one's style: tsserver prints semicolons by default.
-        calls.append(
-            LspCall(
-                client.id,
-                "workspace/executeCommand",
-                {
-                    "command": TSSERVER,
-                    "arguments": [
-                        "configure",
-                        {"file": str(source), "formatOptions": {"semicolons": "remove"}},
-                    ],
-                },
-                run.target.bufnr,
-            )
-        )
-    calls.append(
-        LspCall(
-            client.id,
-            "workspace/executeCommand",
-            {"command": TSSERVER, "arguments": ["getEditsForRefactor", args]},
-            run.target.bufnr,
-        )
-    )
-    answer = (await tracker.session.gateway.lsp(calls))[-1]
+
+    def tsserver(command: str, arguments: dict[str, Any]) -> LspCall:
+        params = {"command": TSSERVER, "arguments": [command, arguments]}
+        return LspCall(client.id, "workspace/executeCommand", params, bufnr)
+
+    def semicolons(style: str) -> LspCall:
+        return tsserver("configure", {"file": str(source), "formatOptions": {"semicolons": style}})
+
+    bufnr = run.target.bufnr
+    move = tsserver("getEditsForRefactor", args)
+    # The new file follows the old one's style (tsserver prints semicolons by default);
+    # the file's setting is back to the default ("ignore") right after.
+    bare = not any(line.rstrip().endswith(";") for line in lines if line.strip())
+    calls = [semicolons("remove"), move, semicolons("ignore")] if bare else [move]
+    answer = (await tracker.session.gateway.lsp(calls))[calls.index(move)]
     body = (answer.result or {}).get("body") if isinstance(answer.result, dict) else None
     if answer.error or not body or not body.get("edits"):
         reason = (
