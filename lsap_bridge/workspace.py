@@ -45,7 +45,13 @@ class Workspace:
         return self.roots[0]
 
     def contains(self, path: Path) -> bool:
-        return any(path == root or path.is_relative_to(root) for root in self.roots)
+        """Whether a path is inside a root once `..` and symlinks are followed: a link in the
+        workspace to /etc, or a server's `file:///root/../etc` URI, is outside."""
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):  # a symlink loop: nothing to trust
+            return False
+        return any(real == root or real.is_relative_to(root) for root in self.roots)
 
     def resolve(self, file_path: str) -> Path:
         """An absolute, symlink-free path inside a root, or an `outside_workspace` error."""

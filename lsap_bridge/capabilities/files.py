@@ -54,7 +54,7 @@ def expand(workspace: Workspace, file_path: str, recursive: bool, limit: int) ->
     if is_glob(file_path):
         if Path(file_path).is_absolute() or ".." in Path(file_path).parts:
             raise LsapError(
-                ErrorCode.INVALID_REQUEST,
+                ErrorCode.OUTSIDE_WORKSPACE,
                 f"the glob {file_path!r} must be relative to the root and stay inside it",
                 hint="e.g. `shop/*.py` or `src/**/*.ts`",
             )
@@ -64,6 +64,7 @@ def expand(workspace: Workspace, file_path: str, recursive: bool, limit: int) ->
             if p.is_file()
             and p.suffix in CODE_SUFFIXES
             and not IGNORED_DIRS & set(p.relative_to(workspace.root).parts)
+            and workspace.contains(p)  # not through a symlink that leads out
         )
         if not found:
             raise LsapError(
@@ -76,6 +77,8 @@ def expand(workspace: Workspace, file_path: str, recursive: bool, limit: int) ->
     if path.is_dir():
         files = []
         for found_file in walk_code(path, recursive):
+            if not workspace.contains(found_file):  # a symlink that leads out
+                continue
             files.append(found_file)
             if len(files) >= limit:
                 break
