@@ -96,6 +96,12 @@ def test_references_report_and_jump_in_a_real_terminal(terminal: tuple[Terminal,
     term.wait("class Product:", 30)
     line, col = position_of(project / "shop" / "models.py", "class Product:", "Product")
     term.keys(f":call cursor({line}, {col})", "Enter")
+    # <Tab> completes modes, then options, without starting the Python host.
+    term.keys(":Lsap ref", "Tab")
+    term.wait(":Lsap references", 10)
+    term.keys(" max", "Tab")
+    term.wait(":Lsap references max_items=", 10)
+    term.keys("Escape")
     term.keys(":LsapReferences", "Enter")
 
     screen = term.wait("# References: `Product`")
