@@ -302,3 +302,31 @@ def test_lsap_request_command_shows_the_response_in_the_report(shop: tuple[Bridg
         "*** File: shop/models.py\n@@ def total(self) -> float:\n^ total\n/*<hover:total>```python"
         in text
     )
+
+
+def test_refused_edit_is_reported_under_its_command_and_changes_nothing(
+    shop: tuple[Bridge, Path],
+) -> None:
+    bridge, root = shop
+    session = bridge.service.session
+    before = (root / "shop" / "models.py").read_text()
+
+    async def refuse(_summary: str, _preview: str) -> bool:
+        return False
+
+    previous, session.approve_edit = session.approve_edit, refuse
+    try:
+        text = ask(
+            bridge,
+            block(
+                "shop/models.py",
+                "@@ class Product:",
+                "^ Product",
+                "! Product RENAME_TO Item",
+            ),
+        )
+    finally:
+        session.approve_edit = previous
+    assert "@@ class Product:\n^ Product\n/*<hover:Product>```python\nclass Product(" in text
+    assert "! Product RENAME_TO Item\n/*<error:denied>\nthe edit was not approved" in text
+    assert (root / "shop" / "models.py").read_text() == before
