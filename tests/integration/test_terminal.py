@@ -42,6 +42,7 @@ class Terminal:
             "TERM=xterm-256color",
             *argv,
         )
+        self.path = Path(self.tmux("display-message", "-p", "#{socket_path}").strip())
 
     def tmux(self, *args: str) -> str:
         return subprocess.run(
@@ -70,6 +71,7 @@ class Terminal:
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
+        self.path.unlink(missing_ok=True)
 
 
 @pytest.fixture
