@@ -35,6 +35,7 @@ class Client:
     offset_encoding: str
     methods: frozenset[str]
     root_dir: str | None = None
+    filetypes: frozenset[str] = frozenset()  # what the server was configured for
 
     def supports(self, method: str) -> bool:
         return method in self.methods
@@ -332,6 +333,7 @@ def _client(raw: dict[str, Any]) -> Client:
         offset_encoding=str(raw.get("offset_encoding") or "utf-16"),
         methods=frozenset(raw.get("methods") or []),
         root_dir=raw.get("root_dir") or None,
+        filetypes=frozenset(raw.get("filetypes") or []),
     )
 
 

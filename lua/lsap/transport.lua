@@ -82,6 +82,7 @@ local function client_info(client)
     offset_encoding = client.offset_encoding,
     root_dir = client.root_dir,
     methods = methods,
+    filetypes = client.config and client.config.filetypes or {},
   }
 end
 
