@@ -5,7 +5,10 @@ RENAME_TO, and MOVE_TO_FILE done by the bridge (imports of the moved code and it
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -330,3 +333,45 @@ def test_refused_edit_is_reported_under_its_command_and_changes_nothing(
     assert "@@ class Product:\n^ Product\n/*<hover:Product>```python\nclass Product(" in text
     assert "! Product RENAME_TO Item\n/*<error:denied>\nthe edit was not approved" in text
     assert (root / "shop" / "models.py").read_text() == before
+
+
+def test_lsap_request_cli_reads_the_block_on_stdin(tmp_path: Path) -> None:
+    """`lsap request < block`: through the embedded daemon, stopped afterwards."""
+    root = tmp_path / "shop"
+    shutil.copytree(EXAMPLE, root)
+    env = {**os.environ, "LSAP_SERVERS": "basedpyright"}
+
+    def lsap(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "lsap_bridge", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            input=stdin,
+            timeout=120,
+            env=env,
+            check=False,
+        )
+
+    try:
+        done = lsap(
+            "request",
+            "--idle-timeout",
+            "60",
+            stdin=block("shop/models.py", "@@ def total(self) -> float:", "^ total"),
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(
+            "*** Begin Language Server Response\n*** File: shop/models.py\n"
+        )
+        assert (
+            "/*<hover:total>```python\n(method) def total(self: Self@Order) -> float\n```"
+            in done.stdout
+        )
+        bad = lsap("request", stdin="*** File: shop/models.py\n")
+        assert (
+            bad.returncode == 1
+            and "line 1: the request does not start with the Begin line" in bad.stdout
+        )
+    finally:
+        lsap("daemon", "stop")
