@@ -7,6 +7,7 @@ Neovim), one file per language is opened so that the servers start.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
@@ -15,7 +16,7 @@ from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..session import Session
 from ..symbols import KIND_NAMES
-from ..workspace import path_of
+from ..workspace import language_of, path_of
 from .base import PAGES, Report, Request, capability, page
 from .files import one_per_language
 
@@ -46,16 +47,43 @@ class SearchRequest(Request):
         return kinds
 
 
+# Fence languages whose Neovim filetype is named differently.
+_FILETYPES = {"tsx": "typescriptreact", "jsx": "javascriptreact"}
+
+
+def filetype_of(path: Path) -> str:
+    language = language_of(path)
+    return _FILETYPES.get(language, language)
+
+
 async def symbol_clients(session: Session) -> tuple[list[Client], list[str]]:
-    """Servers that answer `workspace/symbol`, starting them if nothing runs yet."""
-    clients = [c for c in await session.gateway.all_clients() if c.supports(METHOD)]
+    """Servers that answer `workspace/symbol`, and what cannot be searched, by language.
+
+    With nothing running yet, one file per language is opened so that servers start;
+    otherwise a language no running server handles is named, not silently skipped.
+    """
+    running = await session.gateway.all_clients()
+    clients = [c for c in running if c.supports(METHOD)]
     lacking: list[str] = []
+    seeds = one_per_language(session.workspace)
     if not clients:
-        for seed in one_per_language(session.workspace):
+        for seed in seeds:
             try:
                 clients.append((await session.target(seed, METHOD)).client)
             except LsapError as error:
                 lacking.append(error.message)
+    elif all(c.filetypes for c in running):
+        for seed in seeds:
+            filetype = filetype_of(seed)
+            serving = [c for c in running if filetype in c.filetypes]
+            if not serving:
+                lacking.append(
+                    f"{filetype} files: no language server runs for them "
+                    f"(open one, e.g. {session.workspace.display(seed)}, or use `outline`)"
+                )
+            elif not any(c.supports(METHOD) for c in serving):
+                names = ", ".join(c.name for c in serving)
+                lacking.append(f"{filetype} files: {names} lacks {METHOD} (use `outline`)")
     unique = {c.id: c for c in clients}
     return list(unique.values()), lacking
 

@@ -106,3 +106,26 @@ def test_completion_of_members(ts: Bridge) -> None:
     labels = {i["label"] for i in data["items"]}
     assert {"name", "price"} <= labels
     assert next(i for i in data["items"] if i["label"] == "price")["kind"] == "method"
+
+
+def test_search_names_a_language_whose_server_is_not_running(tmp_path: Path) -> None:
+    from tests.conftest import EXAMPLE
+
+    root = tmp_path / "mixed"
+    shutil.copytree(EXAMPLE, root)
+    shutil.copytree(FIXTURE / "src", root / "web")
+    bridge = Bridge(root, ["basedpyright", "ts_ls"])
+    try:
+        assert bridge.request(
+            {"mode": "hover", "locate": "shop/models.py:Product"}
+        ).ok  # python only
+        data = ask(bridge, mode="search", query="Item")
+        assert data["symbols"] == []
+        assert any(
+            note.startswith("typescript files: no language server runs") for note in data["lacking"]
+        )
+        assert ask(bridge, mode="outline", file_path="web/pricing.ts")["total"] > 0  # starts ts_ls
+        data = ask(bridge, mode="search", query="Item", kinds=["class"])
+        assert data["lacking"] == [] and data["symbols"][0]["path"] == "web/pricing.ts"
+    finally:
+        bridge.close()
