@@ -378,6 +378,28 @@ def test_two_concurrent_lsap_calls_start_one_daemon(
         time.sleep(0.1)
 
 
+def test_lsap_log_command_shows_the_activity(human: HumanNvim) -> None:
+    with Connection(human.session.socket, name="shown-agent") as conn:
+        assert conn.call("request", {"request": REFERENCES})["ok"]
+    assert logged(human, "shown-agent ← ok references shop/models.py:Order")
+    before = human.lua("return #vim.api.nvim_list_wins()")
+    human.nvim.command("Lsap log")
+    try:
+        assert human.lua("return vim.api.nvim_buf_get_name(0)") == "lsap://log"
+        assert human.lua("return #vim.api.nvim_list_wins()") == before + 1
+        shown = human.lua("return vim.api.nvim_buf_get_lines(0, -20, -1, false)")
+        assert any("shown-agent ← ok references" in line for line in shown)
+        # Following: a new request appears at the bottom while the window is open.
+        with Connection(human.session.socket, name="late-agent") as conn:
+            conn.call("ping")
+            conn.call("info")
+        assert logged(human, "late-agent ← ok info")
+        cursor = human.lua("return vim.api.nvim_win_get_cursor(0)[1]")
+        assert cursor == human.lua("return vim.api.nvim_buf_line_count(0)")
+    finally:
+        human.nvim.command("close")
+
+
 MIXED: list[dict[str, Any]] = [
     REFERENCES,
     {"mode": "definition", "locate": "shop/checkout.py:checkout@<|>Order()"},
