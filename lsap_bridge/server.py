@@ -227,7 +227,7 @@ class SocketServer:
                           writer: asyncio.StreamWriter) -> None:
         lock = asyncio.Lock()
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: Any) -> None:
             async with lock:
                 writer.write(_encode_json(message))
                 await writer.drain()
@@ -282,26 +282,36 @@ class SocketServer:
         task.add_done_callback(peer.tasks.discard)
 
     async def _answer_json(self, peer: Peer, line: bytes,
-                           send: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+                           send: Callable[[Any], Awaitable[None]]) -> None:
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
             await _quiet(send(_error(None, PARSE_ERROR,
                                      "not valid JSON; send one JSON-RPC object per line")))
             return
+        if isinstance(message, list) and message:  # a JSON-RPC batch: one array of replies
+            replies = await asyncio.gather(*(self._reply_json(peer, m) for m in message))
+            answered = [r for r in replies if r is not None]
+            if answered:
+                await _quiet(send(answered))
+            return
+        reply = await self._reply_json(peer, message)
+        if reply is not None:
+            await _quiet(send(reply))
+
+    async def _reply_json(self, peer: Peer, message: Any) -> dict[str, Any] | None:
+        """The reply to one JSON-RPC message; None for a notification."""
         msg_id = message.get("id") if isinstance(message, dict) else None
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
-            await _quiet(send(_error(msg_id, INVALID_REQUEST, 'a JSON-RPC request is '
-                                     '{"jsonrpc":"2.0","id":1,"method":"…","params":{…}}')))
-            return
+            return _error(msg_id, INVALID_REQUEST, 'a JSON-RPC request is '
+                          '{"jsonrpc":"2.0","id":1,"method":"…","params":{…}}')
         try:
             result = await self._call(peer, message["method"], message.get("params"))
         except RpcFailure as failure:
             reply = _error(msg_id, failure.code, str(failure))
         else:
             reply = {"jsonrpc": "2.0", "id": msg_id, "result": result}
-        if msg_id is not None:
-            await _quiet(send(reply))
+        return reply if "id" in message else None
 
     async def _answer_msgpack(self, peer: Peer, message: Any, size: int,
                               send: Callable[[list[Any]], Awaitable[None]]) -> None:
@@ -465,7 +475,7 @@ async def _skip_line(reader: asyncio.StreamReader, consumed: int) -> None:
         return
 
 
-def _encode_json(message: dict[str, Any]) -> bytes:
+def _encode_json(message: Any) -> bytes:
     return json.dumps(message, ensure_ascii=False).encode() + b"\n"
 
 

@@ -147,3 +147,26 @@ def test_tcp_binds_loopback_only_unless_forced() -> None:
             check_loopback(host, force=False)
         assert refused.value.code == ErrorCode.DENIED and "tcp_force" in (refused.value.hint or "")
     check_loopback("0.0.0.0", force=True)
+
+
+def test_json_rpc_batch_arrays(tmp_path: Path) -> None:
+    async def main() -> Any:
+        server = SocketServer(SlowService(), tmp_path / "s.sock")  # type: ignore[arg-type]
+        await server.start()
+        reader, writer = await asyncio.open_unix_connection(str(server.path))
+        writer.write(json.dumps([
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "method": "ping"},  # a notification: no reply in the array
+            {"jsonrpc": "2.0", "id": 2, "method": "nope"},
+            7,
+        ]).encode() + b"\n")
+        await writer.drain()
+        replies = json.loads(await reader.readline())
+        writer.close()
+        await server.close()
+        return replies
+
+    replies = run(main())
+    assert [r.get("id") for r in replies] == [1, 2, None]
+    assert replies[0]["result"] == "pong" and replies[1]["error"]["code"] == -32601
+    assert replies[2]["error"]["code"] == -32600
