@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import os
+import socket
 import stat
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -73,6 +74,22 @@ def alive(pid: int) -> bool:
     return True
 
 
+def listening(path: str) -> bool:
+    """Whether something accepts connections on a socket path: a crashed session leaves a
+    file nobody listens on, and its pid may already belong to another process."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(2)
+    try:
+        probe.connect(path)
+    except (FileNotFoundError, ConnectionRefusedError):
+        return False
+    except OSError:
+        return True  # busy or not ours to judge: keep it
+    finally:
+        probe.close()
+    return True
+
+
 def sessions() -> list[SessionInfo]:
     """Live sessions; files of dead ones are removed on the way."""
     out = []
@@ -82,7 +99,7 @@ def sessions() -> list[SessionInfo]:
             info = SessionInfo(**{k: v for k, v in raw.items() if k in FIELDS})
         except (OSError, ValueError, TypeError, AttributeError):
             continue
-        if alive(info.pid) and Path(info.socket).exists():
+        if alive(info.pid) and listening(info.socket):
             out.append(info)
         else:
             info.withdraw()

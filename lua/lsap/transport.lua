@@ -60,6 +60,14 @@ function M.register(chan)
       progress[ev.data.client_id] = progress[ev.data.client_id] or { active = {}, last = now_ms() }
     end,
   })
+  -- A server that exits (crash, kill) never answers what it had pending: fail that at once.
+  vim.api.nvim_create_autocmd('LspDetach', {
+    group = group,
+    callback = function(ev)
+      local client = vim.lsp.get_client_by_id(ev.data.client_id)
+      if not client or client:is_stopped() then M.client_exited(ev.data.client_id) end
+    end,
+  })
   vim.schedule(function() require('lsap').flush() end)
   return vim.fn.getpid()
 end
@@ -109,6 +117,16 @@ function M.confirm(token, client, summary, preview, timeout_ms)
   require('lsap.log').confirm(client, summary, preview, timeout_ms, function(ok) reply(token, ok) end)
 end
 
+--- Fail the requests still pending on a server that exited, and tell the service it is gone.
+function M.client_exited(client_id)
+  for _, pending in pairs(inflight) do
+    for _, req in ipairs(pending) do
+      if req.client_id == client_id and req.fail then req.fail() end
+    end
+  end
+  if M.chan then vim.rpcnotify(M.chan, 'lsap_client_exit', client_id) end
+end
+
 --- Send several LSP requests at once; one `lsap_reply` carries every answer, in order.
 --- calls: { {client_id=, method=, params=, bufnr=?}, ... }
 --- guard (optional): {bufnr, changedtick} of the text the requests were computed from; when
@@ -136,7 +154,10 @@ function M.request(token, calls, guard)
       pcall(vim.lsp._changetracking.flush, client)
     end
   end
+  local answered = {}
   local function finish(i, answer)
+    if answered[i] then return end -- the server answered after all, or exited first
+    answered[i] = true
     results[i] = answer
     pending = pending - 1
     if pending == 0 then reply(token, results) end
@@ -152,7 +173,13 @@ function M.request(token, calls, guard)
         finish(i, { error = err, result = result })
       end, bufnr)
       if ok then
-        table.insert(inflight[token], { client_id = call.client_id, request_id = request_id })
+        table.insert(inflight[token], {
+          client_id = call.client_id,
+          request_id = request_id,
+          fail = function()
+            finish(i, { error = { code = -32803, message = 'the language server exited before answering' } })
+          end,
+        })
       else
         finish(i, { error = { code = -32803, message = 'language server refused the request' } })
       end

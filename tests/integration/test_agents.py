@@ -474,9 +474,19 @@ def test_stale_sessions_are_removed(human: HumanNvim) -> None:
     stale.write_text(json.dumps({"name": "nvim-stale", "kind": "editor", "pid": int(dead.stdout),
                                  "socket": str(directory / "nvim-stale.sock"), "roots": ["/"]}))
     (directory / "nvim-stale.sock").write_text("")
+    # A live pid (this test's) with a socket nobody listens on: a crashed session whose
+    # pid was reused.
+    crashed = directory / "nvim-crashed.json"
+    crashed.write_text(json.dumps({"name": "nvim-crashed", "kind": "editor", "pid": os.getpid(),
+                                   "socket": str(directory / "nvim-crashed.sock"), "roots": ["/"]}))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as bound:
+        bound.bind(str(directory / "nvim-crashed.sock"))
     names = [s.name for s in sessions()]
-    assert "nvim-stale" not in names and human.session.name in names
-    assert not stale.exists() and not (directory / "nvim-stale.sock").exists()
+    assert human.session.name in names
+    assert "nvim-stale" not in names and "nvim-crashed" not in names
+    for name in ("nvim-stale", "nvim-crashed"):
+        assert not (directory / f"{name}.json").exists()
+        assert not (directory / f"{name}.sock").exists()
 
 
 def test_edit_policy_for_agents(human: HumanNvim) -> None:
