@@ -90,6 +90,8 @@ class EditorGateway:
     _command_handler: CommandHandler | None = None
     _texts: OrderedDict[Path, Document] = field(default_factory=OrderedDict)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    # Clients that exited (crashed, killed, stopped): never picked again from a cache.
+    gone: set[int] = field(default_factory=set)
 
     async def start(self) -> None:
         """Register this channel with the Lua transport so replies find their way back."""
@@ -108,6 +110,8 @@ class EditorGateway:
                 future.set_result(params[1])
         elif method == "lsap_command" and self._command_handler is not None:
             asyncio.get_running_loop().create_task(self._command_handler(params))
+        elif method == "lsap_client_exit" and params:
+            self.gone.add(int(params[0]))
 
     async def _lua(self, code: str, *args: Any) -> Any:
         try:

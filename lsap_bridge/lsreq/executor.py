@@ -73,10 +73,11 @@ class FileRun:
 
 
 class Executor:
+    """Runs the File blocks of one request; commands.py takes over for RENAME_TO / MOVE."""
+
     def __init__(self, session: Session) -> None:
         self.session = session
         self.runs: list[FileRun] = []
-        self.changed: dict[Path, list[str]] = {}  # files edited by commands: text before
 
     # -- anchors --------------------------------------------------------------------
 
@@ -101,7 +102,9 @@ class Executor:
             entry = Entry(None, anchor.kind.value, anchor.text)
             run.section.entries.append(entry)
             try:
-                line, note = self.find_line(run, anchor, previous)
+                line, note = find_line(
+                    run.doc.lines, run.tree, run.section.path, anchor.text, previous
+                )
             except LsapError as error:
                 entry.tags.append(error_tag(error))
                 run.anchored.append(Anchored(anchor, Place(run.path, None), entry))
@@ -111,81 +114,6 @@ class Executor:
                 entry.tags.append(Tag("note", note))
             run.anchored.append(Anchored(anchor, Place(run.path, line), entry))
             previous = line
-
-    def find_line(
-        self, run: FileRun, anchor: Anchor, previous: int | None
-    ) -> tuple[int, str | None]:
-        assert run.doc is not None
-        lines, name = run.doc.lines, run.section.path
-        start = 0 if previous is None else previous + 1
-        result = find_matches(lines, Needle(anchor.text, None), start)
-        if not result.matches:
-            earlier = find_matches(lines, Needle(anchor.text, None), 0, start) if start else None
-            if earlier is not None and earlier.matches:
-                where = ", ".join(str(m.line + 1) for m in earlier.matches[:5])
-                raise LsapError(
-                    ErrorCode.NOT_FOUND,
-                    f"{anchor.text!r} is only before the previous anchor (line {start}) in {name}: "
-                    f"found at line {where}",
-                    hint="anchors are searched in file order: "
-                    "move this one above the previous anchor",
-                )
-            # Near misses anywhere in the file: the agent may have the order or the text wrong.
-            closest = result.closest or (earlier.closest if earlier is not None else [])
-            raise LsapError(
-                ErrorCode.NOT_FOUND,
-                f"{anchor.text!r} is not in {name}" + (f" after line {start}" if start else ""),
-                hint="the closest lines are listed: copy the line's text exactly"
-                if closest
-                else "check the text and the file: nothing close was found",
-                candidates=[self.candidate(run, m.line, m.score) for m in closest],
-            )
-        lines_found = sorted({m.line for m in result.matches})
-        whole = [n for n in lines_found if _same_line(lines[n], anchor.text)]
-        lines_found = whole or lines_found
-        if len(lines_found) > 1 and previous is not None:
-            inside = [n for n in lines_found if self.in_scope_of(run, previous, n)]
-            lines_found = inside or lines_found
-        if len(lines_found) > 1:
-            raise LsapError(
-                ErrorCode.AMBIGUOUS,
-                f"{anchor.text!r} matches {len(lines_found)} lines in {name}"
-                + (f" after line {start}" if start else ""),
-                hint="add a `@@ <line>` line above it with a line unique to the part you mean "
-                "(e.g. the enclosing `def`, `class` or function line), or copy more of the line",
-                candidates=[self.candidate(run, n) for n in lines_found],
-            )
-        line = lines_found[0]
-        match = next(m for m in result.matches if m.line == line)
-        note = None
-        if result.tier is not Tier.EXACT:
-            note = (
-                f"anchor matched by {result.tier.value if result.tier else '?'} text: "
-                + lines[line].strip()
-            )
-            if match.tier is Tier.FUZZY:
-                note += f" (score {round(match.score, 1)})"
-        return line, note
-
-    def in_scope_of(self, run: FileRun, previous: int, line: int) -> bool:
-        """Whether `line` is inside a symbol declared on the previous anchor's line."""
-        return any(
-            s.span.start_line <= previous <= s.selection.start_line
-            and s.span.start_line <= line <= s.span.end_line
-            for _, s in run.tree.walk()
-            if s.selection.start_line == previous or s.span.start_line == previous
-        )
-
-    def candidate(self, run: FileRun, line: int, score: float | None = None) -> Candidate:
-        assert run.doc is not None
-        text = run.doc.lines[line] if line < len(run.doc.lines) else ""
-        indent = len(text) - len(text.lstrip())
-        return Candidate(
-            line + 1,
-            text.strip(),
-            run.tree.enclosing_path(line, indent),
-            round(score, 1) if score is not None and score < 100 else None,
-        )
 
     # -- queries --------------------------------------------------------------------
 
@@ -381,6 +309,78 @@ class Executor:
         section.diagnostics = [d for d in found.get(path, []) if d.at_least(MIN_SEVERITY)]
         if path in found.pending:
             section.tags.append(Tag("diagnostics:pending", found.pending[path]))
+
+
+def find_line(
+    lines: list[str], tree: SymbolTree, name: str, text: str, previous: int | None
+) -> tuple[int, str | None]:
+    """The line an anchor names, searched after the previous anchor's line, and a note when
+    the match is not exact; `not_found` / `ambiguous` errors list the candidate lines."""
+    start = 0 if previous is None else previous + 1
+    result = find_matches(lines, Needle(text, None), start)
+    if not result.matches:
+        earlier = find_matches(lines, Needle(text, None), 0, start) if start else None
+        if earlier is not None and earlier.matches:
+            where = ", ".join(str(m.line + 1) for m in earlier.matches[:5])
+            raise LsapError(
+                ErrorCode.NOT_FOUND,
+                f"{text!r} is only before the previous anchor (line {start}) in {name}: "
+                f"found at line {where}",
+                hint="anchors are searched in file order: move this one above the previous anchor",
+            )
+        # Near misses anywhere in the file: the agent may have the order or the text wrong.
+        closest = result.closest or (earlier.closest if earlier is not None else [])
+        raise LsapError(
+            ErrorCode.NOT_FOUND,
+            f"{text!r} is not in {name}" + (f" after line {start}" if start else ""),
+            hint="the closest lines are listed: copy the line's text exactly"
+            if closest
+            else "check the text and the file: nothing close was found",
+            candidates=[candidate(lines, tree, m.line, m.score) for m in closest],
+        )
+    found = sorted({m.line for m in result.matches})
+    found = [n for n in found if _same_line(lines[n], text)] or found
+    if len(found) > 1 and previous is not None:
+        found = [n for n in found if in_scope_of(tree, previous, n)] or found
+    if len(found) > 1:
+        raise LsapError(
+            ErrorCode.AMBIGUOUS,
+            f"{text!r} matches {len(found)} lines in {name}"
+            + (f" after line {start}" if start else ""),
+            hint="add a `@@ <line>` line above it with a line unique to the part you mean "
+            "(e.g. the enclosing `def`, `class` or function line), or copy more of the line",
+            candidates=[candidate(lines, tree, n) for n in found],
+        )
+    line = found[0]
+    if result.tier is Tier.EXACT or result.tier is None:
+        return line, None
+    note = f"anchor matched by {result.tier.value} text: " + lines[line].strip()
+    match = next(m for m in result.matches if m.line == line)
+    if match.tier is Tier.FUZZY:
+        note += f" (score {round(match.score, 1)})"
+    return line, note
+
+
+def in_scope_of(tree: SymbolTree, previous: int, line: int) -> bool:
+    """Whether `line` is inside a symbol declared on the previous anchor's line."""
+    return any(
+        s.span.start_line <= line <= s.span.end_line
+        for _, s in tree.walk()
+        if s.selection.start_line == previous or s.span.start_line == previous
+    )
+
+
+def candidate(
+    lines: list[str], tree: SymbolTree, line: int, score: float | None = None
+) -> Candidate:
+    text = lines[line] if line < len(lines) else ""
+    indent = len(text) - len(text.lstrip())
+    return Candidate(
+        line + 1,
+        text.strip(),
+        tree.enclosing_path(line, indent),
+        round(score, 1) if score is not None and score < 100 else None,
+    )
 
 
 def _same_line(line: str, text: str) -> bool:

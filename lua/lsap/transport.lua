@@ -248,6 +248,11 @@ end
 --- Reply with the clients on a buffer once one supporting `method` is attached, or with
 --- what is there when `timeout_ms` runs out.
 function M.when_attached(token, bufnr, method, timeout_ms)
+  -- Neovim does not restart a server that exited: with none on the buffer, run the
+  -- `vim.lsp.enable` configs for it again, as opening the file would (a no-op if none apply).
+  if #vim.lsp.get_clients({ bufnr = bufnr, _uninitialized = true }) == 0 then
+    pcall(vim.api.nvim_exec_autocmds, 'FileType', { group = 'nvim.lsp.enable', buffer = bufnr, modeline = false })
+  end
   local found = supporting(bufnr, method)
   if #found > 0 then return reply(token, found) end
   local done = false

@@ -1,0 +1,112 @@
+"""A language server that misbehaves on purpose, for fault injection.
+
+`fault_server.py <pid file> <hover behaviour>`; the behaviour of hover (and of the other
+requests) is read per request from `<pid file>.mode` when that file exists, so a test can
+change it while the server runs:
+- `ok`: answer normally;
+- `hang`: never answer (a server stuck in a loop);
+- `exit`: die at once without answering (a crash mid-request);
+- `garbage`: answer with results of the wrong shape.
+The server writes its pid to the pid file, so a test can also SIGKILL it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+PID_FILE = Path(sys.argv[1])
+DEFAULT_MODE = sys.argv[2] if len(sys.argv) > 2 else "ok"
+SPAN = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5}}
+GARBAGE: dict[str, Any] = {
+    "textDocument/hover": {"contents": 42, "range": "everywhere"},
+    "textDocument/definition": [{"uri": 7, "range": None}, "not a location", {"targetUri": []}],
+    "textDocument/references": [
+        {"uri": "file:///nowhere.x", "range": {"start": "a", "end": {}}},
+        5,
+    ],
+    "textDocument/documentSymbol": [{"name": None, "kind": "class", "range": 3}, None, "x"],
+}
+
+
+def send(message: dict[str, Any]) -> None:
+    body = json.dumps(message).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+
+
+def read() -> dict[str, Any] | None:
+    length = 0
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            return None
+        if line in (b"\r\n", b"\n"):
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    message: dict[str, Any] = json.loads(sys.stdin.buffer.read(length))
+    return message
+
+
+def mode() -> str:
+    override = PID_FILE.with_suffix(".mode")
+    return override.read_text().strip() if override.exists() else DEFAULT_MODE
+
+
+def good(method: str, params: dict[str, Any]) -> Any:
+    uri = params.get("textDocument", {}).get("uri")
+    if method == "textDocument/hover":
+        return {"contents": {"kind": "markdown", "value": "fine answer"}}
+    if method in ("textDocument/definition", "textDocument/references"):
+        return [{"uri": uri, "range": SPAN}]
+    if method == "textDocument/documentSymbol":
+        return []
+    return None
+
+
+def main() -> None:
+    PID_FILE.write_text(str(os.getpid()))
+    while (message := read()) is not None:
+        method, msg_id = message.get("method"), message.get("id")
+        if method == "initialize":
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": msg_id,
+                    "result": {
+                        "capabilities": {
+                            "hoverProvider": True,
+                            "definitionProvider": True,
+                            "referencesProvider": True,
+                            "documentSymbolProvider": True,
+                            "textDocumentSync": 1,
+                        }
+                    },
+                }
+            )
+        elif method == "shutdown":
+            send({"jsonrpc": "2.0", "id": msg_id, "result": None})
+        elif method == "exit":
+            return
+        elif msg_id is not None and method in GARBAGE:
+            behaviour = mode()
+            if behaviour == "hang":
+                continue
+            if behaviour == "exit":
+                os._exit(3)
+            result = (
+                GARBAGE[method]
+                if behaviour == "garbage"
+                else good(method, message.get("params", {}))
+            )
+            send({"jsonrpc": "2.0", "id": msg_id, "result": result})
+        elif msg_id is not None:
+            send({"jsonrpc": "2.0", "id": msg_id, "result": None})
+
+
+if __name__ == "__main__":
+    main()

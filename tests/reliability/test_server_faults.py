@@ -1,0 +1,154 @@
+"""Language-server faults on a real headless Neovim, with a fake server that hangs, dies or
+answers garbage on demand (tests/reliability/fault_server.py): every fault becomes an error
+report within the timeout, and the next request works once the server is back."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsap_bridge.service import Response
+from tests.integration.harness import Bridge
+
+pytestmark = pytest.mark.integration
+
+SERVER = Path(__file__).with_name("fault_server.py")
+HOVER = {"mode": "hover", "locate": "notes.fault@beta gamma"}
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    root = tmp_path_factory.mktemp("faults")
+    (root / "notes.fault").write_text("alpha beta gamma\ndelta beta2\n")
+    bridge = Bridge(root, ["none"])
+    bridge.lua(
+        "local python, server, pidfile, root = ...;"
+        "vim.filetype.add({extension = {fault = 'faulty'}});"
+        "vim.lsp.config('fault', {cmd = {python, server, pidfile, 'ok'}, filetypes = {'faulty'},"
+        "  root_dir = root});"
+        "vim.lsp.enable('fault')",
+        sys.executable,
+        str(SERVER),
+        str(root / "server.pid"),
+        str(root),
+    )
+    yield bridge
+    bridge.close()
+
+
+@pytest.fixture
+def server(faulty: Bridge) -> Iterator[Path]:
+    """The pid file; the behaviour file is removed after each test (back to `ok`)."""
+    pid_file = faulty.root / "server.pid"
+    faulty.embedded.gateway.timeouts.request = 20
+    yield pid_file
+    pid_file.with_suffix(".mode").unlink(missing_ok=True)
+
+
+def behave(pid_file: Path, mode: str) -> None:
+    pid_file.with_suffix(".mode").write_text(mode)
+
+
+def healthy(bridge: Bridge) -> Response:
+    response = bridge.request(HOVER)
+    assert response.ok, response.text
+    assert "fine answer" in response.text
+    return response
+
+
+def server_pid(pid_file: Path) -> int:
+    return int(pid_file.read_text())
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is dead too (Neovim reaps it soon)
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+def test_a_server_that_never_answers_gives_timeout(faulty: Bridge, server: Path) -> None:
+    healthy(faulty)
+    faulty.embedded.gateway.timeouts.request = 2
+    behave(server, "hang")
+    started = time.monotonic()
+    response = faulty.request(HOVER)
+    elapsed = time.monotonic() - started
+    assert response.error is not None and response.error.code.value == "timeout", response.text
+    assert "2 s" in response.text
+    assert 2 <= elapsed < 6
+    server.with_suffix(".mode").unlink()
+    healthy(faulty)  # the server is still there: the next request works
+
+
+def test_a_server_killed_mid_request_gives_server_error_then_restarts(
+    faulty: Bridge, server: Path
+) -> None:
+    healthy(faulty)
+    old = server_pid(server)
+    behave(server, "hang")
+    pending = asyncio.run_coroutine_threadsafe(faulty.service.handle(HOVER), faulty.loop.loop)
+    time.sleep(0.5)
+    assert not pending.done()
+    started = time.monotonic()
+    os.kill(old, signal.SIGKILL)
+    response = pending.result(30)
+    elapsed = time.monotonic() - started
+    assert response.error is not None and response.error.code.value == "server_error", response.text
+    assert "fault" in response.text and "exited" in response.text
+    assert elapsed < 5, f"{elapsed:.1f} s: the error came at the timeout, not when the server died"
+    server.with_suffix(".mode").unlink()
+    healthy(faulty)  # the bridge starts the server again for the buffer
+    assert server_pid(server) != old and alive(server_pid(server))
+
+
+def test_a_server_crashing_on_a_request_gives_server_error_then_restarts(
+    faulty: Bridge, server: Path
+) -> None:
+    healthy(faulty)
+    old = server_pid(server)
+    behave(server, "exit")
+    started = time.monotonic()
+    response = faulty.request(HOVER)
+    assert response.error is not None and response.error.code.value == "server_error", response.text
+    assert time.monotonic() - started < 5
+    server.with_suffix(".mode").unlink()
+    healthy(faulty)
+    assert server_pid(server) != old
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        HOVER,
+        {"mode": "definition", "locate": "notes.fault@beta gamma"},
+        {"mode": "references", "locate": "notes.fault@beta gamma"},
+        {"mode": "locate", "locate": "notes.fault@beta gamma"},
+        {"mode": "outline", "file_path": "notes.fault"},
+        {"mode": "inspect", "locate": "notes.fault@beta gamma"},
+    ],
+)
+def test_malformed_results_are_reported_not_crashed_on(
+    faulty: Bridge, server: Path, payload: dict[str, Any]
+) -> None:
+    healthy(faulty)
+    behave(server, "garbage")
+    response = faulty.request(payload)
+    if response.error is not None:
+        assert response.error.code.value in ("server_error", "unsupported", "not_found"), (
+            response.text
+        )
+        assert "Traceback" not in response.text and len(response.error.message) > 10
+    assert "nowhere.x" not in response.text  # a bogus location outside the root is not shown
+    server.with_suffix(".mode").unlink()
+    healthy(faulty)
