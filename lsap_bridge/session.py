@@ -80,6 +80,16 @@ class Location:
 
 
 EditApproval = Callable[[str, str], Awaitable[bool]]
+
+
+def is_range(value: Any) -> bool:
+    """Whether a server's value is an LSP Range (servers do send garbage)."""
+    return isinstance(value, dict) and all(
+        isinstance(end := value.get(key), dict)
+        and type(end.get("line")) is int and end["line"] >= 0
+        and type(end.get("character")) is int and end["character"] >= 0
+        for key in ("start", "end")
+    )
 PULL = "textDocument/diagnostic"
 
 
@@ -174,9 +184,11 @@ class Session:
         items = raw if isinstance(raw, list) else [raw]
         spans: list[tuple[Path, dict[str, Any]]] = []
         for item in items:
+            if not isinstance(item, dict):
+                continue  # a server's malformed entry: skipped, not crashed on
             uri = item.get("targetUri") or item.get("uri")
             rng = item.get("targetSelectionRange") or item.get("range")
-            if uri and rng:
+            if isinstance(uri, str) and uri.startswith("file:") and is_range(rng):
                 spans.append((path_of(uri), rng))
         docs = await self.documents([p for p, _ in spans if self.workspace.contains(p)])
         encoding = self.encoding(client)
