@@ -172,6 +172,9 @@ def test_two_editors_each_reached_from_its_root(
         for editor in (human, other):
             info = json.loads(cli(editor.root / "shop", "info").stdout)
             assert info["nvim_pid"] == editor.pid and info["roots"] == [str(editor.root)]
+        # --session picks another editor than the directory would.
+        chosen = json.loads(cli(human.root, "--session", other.session.name, "info").stdout)
+        assert chosen["nvim_pid"] == other.pid
     finally:
         other.close()
     # Quitting Neovim removed its socket and discovery file.
