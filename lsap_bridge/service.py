@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +84,21 @@ def parse_request(payload: dict[str, Any], workspace: Workspace) -> Request:
         ) from None
 
 
+LOG = logging.getLogger("lsap.service")
+
+
+def unexpected(exc: Exception, what: str) -> LsapError:
+    """A failure nobody planned for (most often a server's answer of an unexpected shape):
+    an error report for the asker and a traceback in the log, never a dead request."""
+    LOG.error("%s failed", what, exc_info=exc)
+    return LsapError(
+        ErrorCode.SERVER_ERROR,
+        f"{what} failed on something unexpected: {type(exc).__name__}: {exc}"[:500],
+        hint="a language server may have sent a malformed answer; the traceback is in the "
+        "log (`:checkhealth lsap` shows where). Other requests are not affected.",
+    )
+
+
 def bare_field(model: type[Request]) -> str | None:
     """The field a bare argument fills: the mode's declared one (`locate` by default), else
     its `file_path`, else none."""
@@ -120,6 +136,9 @@ class Service:
             return Response(render_error(error, fmt), error=error)
         except asyncio.TimeoutError:
             error = LsapError(ErrorCode.TIMEOUT, "the request took too long")
+            return Response(render_error(error, fmt), error=error)
+        except Exception as exc:
+            error = unexpected(exc, f"the {payload.get('mode')} request")
             return Response(render_error(error, fmt), error=error)
         if request.format == "json":
             text = render_json(request.mode, report.data)
