@@ -2,7 +2,8 @@
 local M = {}
 
 M.defaults = {
-  -- Start the agent socket with the service (set false to keep agents out).
+  -- Start the service and its agent socket once Neovim has started; false: no socket
+  -- (agents stay out), and the service starts with the first command.
   socket = true,
   -- What agents may change in your files: 'allow', 'ask' or 'deny'.
   edit_policy = 'allow',
@@ -79,8 +80,23 @@ function M.setup(opts)
     M.log('warn', message)
   end
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
-  -- The agent socket is served from setup() on, not from the first command.
-  if M.config.socket and M.registered() then vim.schedule(M.start) end
+  -- The agent socket is served from start-up on, not from the first command. The remote
+  -- plugin's manifest is read after init.lua (and after lazy.nvim's `opts`), so look for it
+  -- once Neovim has started.
+  if M.config.socket then
+    local function autostart()
+      if M.state == 'stopped' and M.registered() then M.start() end
+    end
+    if vim.v.vim_did_enter == 1 then
+      vim.schedule(autostart)
+    else
+      vim.api.nvim_create_autocmd('VimEnter', {
+        group = vim.api.nvim_create_augroup('lsap.autostart', { clear = true }),
+        once = true,
+        callback = function() vim.schedule(autostart) end,
+      })
+    end
+  end
 end
 
 -- -- the log file -------------------------------------------------------------------

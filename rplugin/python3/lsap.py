@@ -4,8 +4,6 @@ from typing import Any
 
 import pynvim
 
-from lsap_bridge.host import start_in_editor
-
 
 @pynvim.plugin
 class LsapPlugin:
@@ -14,4 +12,8 @@ class LsapPlugin:
 
     @pynvim.function("LsapStart", sync=False)
     def start(self, args: list[Any]) -> None:
+        # Imported here, not at the top: Neovim waits for the host to load its plugins, and
+        # lsap_bridge (pydantic, jinja2, …) would hold the editor for most of a second.
+        from lsap_bridge.host import start_in_editor
+
         start_in_editor(args[0] if args else {})

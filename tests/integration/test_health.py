@@ -41,7 +41,7 @@ def test_good_setup_is_ok_in_every_section(tmp_path: Path, project: Path) -> Non
         wait_for(
             lambda: nvim.exec_lua("return #vim.lsp.get_clients({ bufnr = 0 })"), 60, "basedpyright"
         )
-        nvim.exec_lua("require('lsap').start()")
+        # setup() in init.lua starts the service once Neovim has started (socket = true).
         wait_for(
             lambda: nvim.exec_lua("return require('lsap').state") == "running", 60, "the service"
         )

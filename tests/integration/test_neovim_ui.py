@@ -23,7 +23,8 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Home:
-    home = make_home(tmp_path_factory.mktemp("home"))
+    # No agent socket, so nothing starts the Python host but a command.
+    home = make_home(tmp_path_factory.mktemp("home"), setup="{ socket = false }")
     home.register()
     return home
 
