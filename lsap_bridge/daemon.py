@@ -38,10 +38,13 @@ async def serve(root: Path, servers: list[str], idle_timeout: float) -> None:
 
     name = daemon_name(root)
     socket_path = runtime_dir() / f"{name}.sock"
-    server = SocketServer(service, socket_path, on_activity=touch, extra_methods={"shutdown": shutdown})
+    server = SocketServer(service, socket_path, on_activity=touch,
+                          extra_methods={"shutdown": shutdown})
     await server.start()
+    nvim_version = await embedded.gateway.nvim_version()
     info = SessionInfo(name, "daemon", os.getpid(), str(socket_path), [str(root)],
-                       nvim_pid=embedded.gateway.nvim_pid)
+                       nvim_pid=embedded.gateway.nvim_pid, nvim_version=nvim_version)
+    server.info_extra = {"nvim_pid": info.nvim_pid, "nvim_version": nvim_version, "session": name}
     info.publish()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

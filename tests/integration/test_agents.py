@@ -374,6 +374,8 @@ def test_two_concurrent_lsap_calls_start_one_daemon(
     try:
         assert [call.returncode for call in calls] == [0, 0], outputs
         assert len(daemon_processes(root)) == 1
+        info = json.loads(cli(root, "info").stdout)
+        assert info["session"].startswith("daemon-") and info["nvim_version"].startswith("0.")
     finally:
         cli(root, "daemon", "stop")
     deadline = time.monotonic() + 15
