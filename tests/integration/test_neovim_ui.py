@@ -238,6 +238,21 @@ def test_setup_names_a_wrong_key_and_its_expected_type(nvim: pynvim.Nvim) -> Non
     nvim.exec_lua("require('lsap').setup({})")
 
 
+def test_documented_defaults_are_the_defaults(nvim: pynvim.Nvim) -> None:
+    doc = (ROOT / "doc" / "lsap.txt").read_text()
+    block = doc.split("*lsap-defaults*", 1)[1].split(">lua\n", 1)[1].split("\n<", 1)[0]
+    documented = nvim.exec_lua(
+        """
+        local captured
+        local env = { require = function() return { setup = function(o) captured = o end } end }
+        assert(load(..., 'doc', 't', env))()
+        return captured
+        """,
+        block,
+    )
+    assert documented == nvim.exec_lua("return require('lsap').defaults")
+
+
 # -- the report window --------------------------------------------------------------------
 
 REPORT = """# References: `Product`
