@@ -445,9 +445,9 @@ def batches(py: Bridge) -> Iterator[list[list[str]]]:
     original = gateway.lsp
     seen: list[list[str]] = []
 
-    async def recording(calls: list[Any], timeout: float | None = None) -> Any:
+    async def recording(calls: list[Any], *args: Any, **kwargs: Any) -> Any:
         seen.append([call.method for call in calls])
-        return await original(calls, timeout)
+        return await original(calls, *args, **kwargs)
 
     gateway.lsp = recording  # type: ignore[method-assign]
     yield seen
