@@ -22,6 +22,20 @@ local function buffer()
   vim.bo[bufnr].modifiable = false
   vim.bo[bufnr].filetype = 'lsaplog'
   vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = bufnr, nowait = true, desc = 'lsap: close the log' })
+  vim.api.nvim_buf_call(bufnr, function()
+    vim.cmd([[
+      syntax match LsapLogTime /^\d\d:\d\d:\d\d/
+      syntax match LsapLogAsk / → /
+      syntax match LsapLogOk / ← ok /
+      syntax match LsapLogFailed / ← failed /
+      syntax match LsapLogDecision / — \(applied\|refused\|denied\|no answer\).*$/
+      highlight default link LsapLogTime Comment
+      highlight default link LsapLogAsk Identifier
+      highlight default link LsapLogOk DiagnosticOk
+      highlight default link LsapLogFailed DiagnosticError
+      highlight default link LsapLogDecision DiagnosticWarn
+    ]])
+  end)
   return bufnr
 end
 
