@@ -212,6 +212,13 @@ def test_plug_mappings_exist_and_no_default_mappings(nvim: pynvim.Nvim) -> None:
     assert all(lhs.startswith("<Plug>") for lhs in plugs)
 
 
+def test_highlight_groups_are_linked_by_default_and_stay_overridable(nvim: pynvim.Nvim) -> None:
+    hl = "return vim.api.nvim_get_hl(0, { name = 'LsapHeader' })"
+    assert nvim.exec_lua(hl) == {"link": "Title", "default": True}
+    nvim.command("highlight LsapHeader guifg=#ff0000 | doautocmd ColorScheme")
+    assert nvim.exec_lua(hl)["fg"] == 0xFF0000
+
+
 # -- setup --------------------------------------------------------------------------------
 
 
