@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
+from ..position import to_lsp_character
 from ..session import Target
 from ..workspace import path_of, uri_of
 from .parser import Move
@@ -348,20 +349,28 @@ class PythonMove:
         kept_defs = {n for node in kept_nodes for n in _defined(node)}
         # Imports the moved code needs in its new file.
         relative = _relative(imports)
-        header = [
-            _respelled(i, i.module, target_module, relative) if i.module else i.statement
+        # (absolute form, as written in the new file)
+        needed = [
+            (
+                i.statement,
+                _respelled(i, i.module, target_module, relative) if i.module else i.statement,
+            )
             for i in imports
             if i.bound in used_by_moved
         ]
-        header += [
-            f"from {spell(source_module, target_module, relative)} import {n}"
+        needed += [
+            (
+                f"from {source_module} import {n}",
+                f"from {spell(source_module, target_module, relative)} import {n}",
+            )
             for n in sorted(kept_defs & used_by_moved)
         ]
+        header = [written for _, written in needed]
         changes: dict[Path, list[dict[str, Any]]] = {self.source: []}
         # The old file: the lines go, imports only the moved code used go, the moved names
         # come back through an import if the rest of the file uses them.
         edits = changes[self.source]
-        edits.append({"range": _line_range(self.start, self._cut_end()), "newText": ""})
+        edits.append({"range": self._cut(), "newText": ""})
         dropped = [i for i in imports if i.bound in used_by_moved and i.bound not in used_by_kept]
         edits += self._rewrite_imports(imports, dropped, [])
         back = sorted(set(names) & used_by_kept)
@@ -396,7 +405,7 @@ class PythonMove:
                 for i in _imports(target_tree, target_module)
                 if i.module == source_module and i.name in names
             ]
-            wanted = [h for h in header if h not in present]
+            wanted = [written for absolute, written in needed if absolute not in present]
             edits_t = self._rewrite_imports(_imports(target_tree, target_module), own, [])
             if wanted:
                 edits_t.append(_insert(_after_imports(target_tree), "\n".join(wanted) + "\n"))
@@ -428,16 +437,32 @@ class PythonMove:
             ]
         }
 
-    def _cut_end(self) -> int:
-        """The last line to delete: the selection, plus enough blank lines after it that the
-        gap left behind is as wide as the wider of the two around the selection."""
+    def _cut(self) -> dict[str, Any]:
+        """The range to delete: the selection, plus enough blank lines after it that the gap
+        left behind is as wide as the wider of the two around it; at the end of the file,
+        the blank lines before it too (with the newline that ends the line before)."""
 
         def blanks(lines: list[str]) -> int:
             return next((i for i, line in enumerate(lines) if line.strip()), len(lines))
 
         before = blanks(self.lines[: self.start][::-1])
         after = blanks(self.lines[self.end + 1 :])
-        return self.end + min(before, after)
+        last = len(self.lines) - 1
+        if self.end + after < last or self.start - before == 0:
+            return _line_range(self.start, self.end + min(before, after))
+        keep = self.start - before - 1  # the last line that stays
+        assert self.run.target is not None
+        encoding = self.tracker.session.encoding(self.run.target.client)
+        return {
+            "start": {
+                "line": keep,
+                "character": to_lsp_character(self.lines[keep], len(self.lines[keep]), encoding),
+            },
+            "end": {
+                "line": last,
+                "character": to_lsp_character(self.lines[last], len(self.lines[last]), encoding),
+            },
+        }
 
     def _split(self, tree: ast.Module) -> tuple[list[ast.stmt], list[ast.stmt]]:
         moved: list[ast.stmt] = []

@@ -281,6 +281,30 @@ def test_rename_shows_the_other_files_it_changed(shop: tuple[Bridge, Path]) -> N
     assert "all_products()" in (root / "shop" / "checkout.py").read_text()
 
 
+def test_move_into_an_existing_module_at_the_end_of_the_old_one(shop: tuple[Bridge, Path]) -> None:
+    bridge, root = shop
+    text = ask(
+        bridge,
+        block(
+            "shop/promotions.py",
+            "[@ def summer_sale(products: list[Product]) -> list[Product]:",
+            "@] return [sale.apply(product) for product in products]",
+            "! MOVE_TO_FILE shop/catalog.py",
+        ),
+    )
+    assert (
+        "*** File: shop/catalog.py\n@@ def summer_sale(products: list[Product]) -> list[Product]:"
+        in text
+    )
+    assert "/*<diagnostics:" not in text.split("*** File: shop/catalog.py", 1)[1], text
+    catalog = (root / "shop" / "catalog.py").read_text()
+    assert catalog.count("from .models import Product\n") == 1  # already there: not added again
+    assert "from .promotions import Promotion\n" in catalog
+    assert catalog.endswith("    return [sale.apply(product) for product in products]\n")
+    promotions = (root / "shop" / "promotions.py").read_text()
+    assert promotions.endswith("        return product.discounted(self.percent)\n"), promotions
+
+
 def test_lsap_request_command_shows_the_response_in_the_report(shop: tuple[Bridge, Path]) -> None:
     """`:LsapRequest` in the human's editor: the block under the cursor, answered in the report."""
     bridge, _ = shop
