@@ -32,6 +32,7 @@ class Corpus:
     definition: str  # an anchor on a use whose definition lives in another file
     hover: str
     outline: str  # a file path
+    language: str = "python"  # the scale runs generate Python files
 
 
 RICH = ("rich", "13.9.4")
@@ -105,8 +106,9 @@ def fetch_rxjs() -> Corpus:
         "src/internal/**/*.ts",
         widely_used="src/internal/Observable.ts:Observable",
         definition="src/internal/operators/map.ts:map@return <|>operate",
-        hover="src/internal/Observable.ts:Observable.subscribe",
+        hover="src/internal/Observable.ts:Observable.lift",
         outline="src/internal/Observable.ts",
+        language="typescript",
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -68,6 +68,9 @@ class Target:
     client: Client
     clients: tuple[Client, ...]
     partial: bool  # the server was still indexing when we gave up waiting
+    # Set on a target taken from the cache: the text held for the file, which requests
+    # computed from it are guarded by (`Session.call` raises `StaleText` if it changed).
+    doc: Document | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -105,20 +108,35 @@ class Session:
     approve_edit: EditApproval = allow_all
     _symbols: dict[Path, tuple[str, SymbolTree]] = field(default_factory=dict)
     _ready: set[int] = field(default_factory=set)
+    _targets: dict[tuple[Path, str], Target] = field(default_factory=dict)
 
     # -- text ---------------------------------------------------------------------
 
-    async def documents(self, paths: Sequence[Path]) -> dict[Path, Document]:
-        unique = list(dict.fromkeys(paths))
-        return await self.gateway.read(unique) if unique else {}
+    async def documents(self, paths: Sequence[Path],
+                        have: dict[Path, Document] | None = None) -> dict[Path, Document]:
+        """Texts of files in one round trip; `have`: ones this request already read (kept)."""
+        have = have or {}
+        unique = [p for p in dict.fromkeys(paths) if p not in have]
+        read = await self.gateway.read(unique) if unique else {}
+        return {p: have[p] if p in have else read[p] for p in dict.fromkeys(paths)}
 
     async def document(self, path: Path) -> Document:
         return (await self.documents([path]))[path]
 
     # -- servers --------------------------------------------------------------------
 
-    async def target(self, path: Path, method: str) -> Target:
-        """Open the file for the servers (hidden buffer) and pick a server that has `method`."""
+    async def target(self, path: Path, method: str, optimistic: bool = False) -> Target:
+        """Open the file for the servers (hidden buffer) and pick a server that has `method`.
+
+        `optimistic`: when this file and method were answered before and its text is held,
+        return at once with that text as `Target.doc`, costing no round trip; the caller's
+        next `call` is then guarded by the text's changedtick (a warm request in one round
+        trip instead of four; the service retries once, fresh, on `StaleText`).
+        """
+        cached = self._targets.get((path, method)) if optimistic else None
+        held = self.gateway.held(path) if cached else None
+        if cached and held and held.bufnr == cached.bufnr and cached.client.id not in self.gateway.gone:
+            return replace(cached, doc=held)
         if not path.is_file():
             raise LsapError(
                 ErrorCode.NOT_FOUND,
@@ -136,7 +154,10 @@ class Session:
             partial = not await self.gateway.wait_until_idle([client.id])
             if not partial:
                 self._ready.add(client.id)
-        return Target(path, bufnr, client, tuple(clients), partial)
+        target = Target(path, bufnr, client, tuple(clients), partial)
+        if not partial:
+            self._targets[(path, method)] = target
+        return target
 
     def unsupported(self, method: str, clients: Sequence[Client], path: Path) -> LsapError:
         name = self.workspace.display(path)
@@ -154,7 +175,9 @@ class Session:
         )
 
     async def call(self, target: Target, method: str, params: dict[str, Any]) -> Any:
-        answer = (await self.gateway.lsp([LspCall(target.client.id, method, params, target.bufnr)]))[0]
+        """One LSP request; guarded by the held text when the target came from the cache."""
+        call = LspCall(target.client.id, method, params, target.bufnr)
+        answer = (await self.gateway.lsp([call], guard=target.doc))[0]
         if answer.error:
             raise LsapError(
                 ErrorCode.SERVER_ERROR,
@@ -177,8 +200,12 @@ class Session:
             "position": {"line": line, "character": character},
         }
 
-    async def locations(self, raw: Any, client: Client) -> list[Location]:
-        """Location | Location[] | LocationLink[] -> Locations with code-point columns."""
+    async def locations(self, raw: Any, client: Client,
+                        texts: dict[Path, Document] | None = None) -> list[Location]:
+        """Location | Location[] | LocationLink[] -> Locations with code-point columns.
+
+        `texts`, if given, receives the documents read on the way, for `documents(have=)`.
+        """
         if not raw:
             return []
         items = raw if isinstance(raw, list) else [raw]
@@ -191,6 +218,8 @@ class Session:
             if isinstance(uri, str) and uri.startswith("file:") and is_range(rng):
                 spans.append((path_of(uri), rng))
         docs = await self.documents([p for p, _ in spans if self.workspace.contains(p)])
+        if texts is not None:
+            texts.update(docs)
         encoding = self.encoding(client)
         out = []
         for path, rng in spans:

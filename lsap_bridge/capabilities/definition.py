@@ -6,6 +6,7 @@ their head (signature and docstring) and an outline of their members instead.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -81,12 +82,14 @@ async def run_definition_like(
     # Optimistic only when the next step is the (guarded) definition call.
     resolved = await resolve(session, request.locate, method, optimistic=found is None)
     target = resolved.target
+    texts: dict[Path, Document] = {}  # read while converting columns, reused below
     if found is None:
         params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
-        found = await session.locations(await session.call(target, method, params), target.client)
+        found = await session.locations(await session.call(target, method, params), target.client,
+                                        texts)
     external = [loc for loc in found if not session.workspace.contains(loc.path)]
     inside, paging = page(request, [loc for loc in found if session.workspace.contains(loc.path)])
-    docs = await session.documents([loc.path for loc in inside])
+    docs = await session.documents([loc.path for loc in inside], have=texts)
     trees = await session.symbols([loc.path for loc in inside], target.client, docs) if (
         target.client.supports("textDocument/documentSymbol")) else {}
     definitions = []

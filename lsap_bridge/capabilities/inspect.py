@@ -46,7 +46,8 @@ def client_for(resolved: Resolved, method: str) -> Client | None:
     "one symbol in full: signature, docs, code, callers, callees, reference count",
 )
 async def inspect(session: Session, request: InspectRequest) -> Report:
-    resolved = await resolve(session, request.locate, METHOD)
+    # Optimistic: the next step is the batch below, guarded by the text resolved against.
+    resolved = await resolve(session, request.locate, METHOD, optimistic=True)
     target = resolved.target
     params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
     clients = {method: client_for(resolved, method) for method in ASKED}
@@ -57,7 +58,8 @@ async def inspect(session: Session, request: InspectRequest) -> Report:
             LspCall(client.id, m, {**params, **extra.get(m, {})}, target.bufnr)
             for m in asked
             if (client := clients[m]) is not None
-        ]
+        ],
+        guard=target.doc,
     )
     results = {m: (None if a.error else a.result) for m, a in zip(asked, answers, strict=False)}
     name = word_at(resolved.line_text, resolved.column)

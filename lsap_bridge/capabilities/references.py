@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from itertools import groupby
+from pathlib import Path
 from typing import Any, Literal
 
+from ..gateway import Document
 from ..locate.resolve import resolve
 from ..session import Location, Session
 from .base import (
@@ -34,11 +36,12 @@ async def references(session: Session, request: ReferencesRequest) -> Report:
     # Optimistic only when the next step is the (guarded) references call.
     resolved = await resolve(session, request.locate, METHOD, optimistic=items is None)
     target = resolved.target
+    texts: dict[Path, Document] = {}  # read while converting columns, reused for the page
     if items is None:
         params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
         params["context"] = {"includeDeclaration": request.include_declaration}
         raw = await session.call(target, METHOD, params)
-        found = await session.locations(raw, target.client)
+        found = await session.locations(raw, target.client, texts)
         unique = {(loc.path, loc.line, loc.col): loc for loc in found}
         items = sorted(unique.values(), key=lambda loc: (str(loc.path), loc.line, loc.col))
     inside = [loc for loc in items if session.workspace.contains(loc.path)]
@@ -47,7 +50,7 @@ async def references(session: Session, request: ReferencesRequest) -> Report:
 
     # Per-item work only for the page shown: one read and one symbol call per file.
     paths = [loc.path for loc in shown]
-    docs = await session.documents(paths)
+    docs = await session.documents(paths, have=texts)
     trees = await session.symbols(paths, target.client, docs) if target.client.supports(
         "textDocument/documentSymbol") else {}
     groups: list[dict[str, Any]] = []
