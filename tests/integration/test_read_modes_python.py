@@ -511,3 +511,21 @@ def test_real_reports_keep_the_report_rules(py: Bridge, payload: dict[str, Any])
 
     text = markdown(py, **payload)
     assert check_report_shape(text) == [], text
+
+
+def test_pylsp_types_derived_from_flat_symbols(pylsp: Bridge) -> None:
+    data = ask(pylsp, mode="types", locate="shop/kinds.py:Bread", depth=2)
+    assert data["derived"] == "pylsp lacks textDocument/prepareTypeHierarchy"
+    assert [(r["name"], r["depth"]) for r in data["sections"][0]["rows"]] == [
+        ("Perishable", 1),
+        ("Product", 2),
+    ]
+    down = ask(pylsp, mode="types", locate="shop/models.py:Product", direction="subtypes", depth=2)
+    assert [r["name"] for r in down["sections"][0]["rows"]] == ["Perishable", "Bread"]
+
+
+def test_pylsp_inspect_says_what_it_lacks(pylsp: Bridge) -> None:
+    data = ask(pylsp, mode="inspect", locate="shop/models.py:Order.total")
+    assert data["lacking"] == ["pylsp lacks textDocument/prepareCallHierarchy"]
+    assert data["callers"] is None and data["references"]["total"] == 1
+    assert "total(self) -> float" in data["hover"]
