@@ -26,7 +26,8 @@ COMMANDS = ("query", "request", "schema", "info", "sessions", "daemon", "mcp")
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lsap",
-        description="Ask the language servers of a Neovim (yours, or an embedded one) with text anchors.",
+        description="Ask the language servers of a Neovim (yours, or an embedded one) "
+        "with text anchors.",
         epilog="Anchors: path:Symbol.path@text with <|> marking the spot, e.g. "
         "'shop/models.py:Order.total@return <|>result'. Modes: lsap schema lists them.",
     )
@@ -92,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
             Connection(info.socket).call("shutdown")
             print(f"stopped {info.name}")
         else:
-            print(f"{info.name}\tpid {info.pid}\tneovim pid {info.nvim_pid}\t{', '.join(info.roots)}")
+            roots = ", ".join(info.roots)
+            print(f"{info.name}\tpid {info.pid}\tneovim pid {info.nvim_pid}\t{roots}")
         return 0
     if command == "mcp":
         import asyncio

@@ -108,7 +108,8 @@ def _spawn_daemon(root: Path, servers: list[str], idle_timeout: float, wait: flo
                 return info
         if process.poll() is not None:
             tail = log.read_bytes()[start:].decode(errors="replace").strip().splitlines()[-3:]
-            raise ClientError("the embedded daemon exited at start: " + " / ".join(tail) + f" (log: {log})")
+            raise ClientError("the embedded daemon exited at start: " + " / ".join(tail)
+                              + f" (log: {log})")
         time.sleep(0.05)
     raise ClientError(f"the embedded Neovim did not start within {wait:g} s; see {log}")
 
