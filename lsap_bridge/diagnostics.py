@@ -43,11 +43,14 @@ class Diagnostic:
 
 
 class DiagnosticMap(dict[Path, list[Diagnostic]]):
-    """Diagnostics per file, plus the files a server had not analysed yet (and why)."""
+    """Diagnostics per file, plus the files a server had not analysed yet (and why), and
+    those whose server stayed silent after a change, so that their earlier diagnostics are
+    taken to still hold (servers that publish only when diagnostics change)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.pending: dict[Path, str] = {}
+        self.quiet: dict[Path, str] = {}
 
 
 def _column(lines: list[str], line: int, character: Any, encoding: Encoding) -> int:

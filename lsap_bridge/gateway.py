@@ -77,6 +77,9 @@ class Timeouts:
     index: float = 60.0
     settle: float = 0.3
     diagnostics: float = 15.0  # how long to wait for a server to publish a file's diagnostics
+    # Silence after which a file diagnosed before keeps its diagnostics (servers that only
+    # publish changes).
+    diagnostics_quiet: float = 2.0
 
 
 @dataclass
@@ -303,15 +306,17 @@ class EditorGateway:
     ) -> dict[int, dict[str, Any]]:
         """`vim.diagnostic` items per buffer, once servers have published for its latest change.
 
-        Bounded by `timeouts.diagnostics`; each answer says whether the buffer was analysed.
+        Bounded by `timeouts.diagnostics`; each answer says whether the buffer was analysed,
+        or was `quiet`: diagnosed before, with nothing new published (see `when_diagnosed`).
         Diagnostics of `exclude_clients` (pulled separately) are left out.
         """
         if not bufnrs:
             return {}
         settle_ms = int(self.timeouts.settle * 1000)
+        quiet_ms = int(self.timeouts.diagnostics_quiet * 1000)
         timeout_ms = int(self.timeouts.diagnostics * 1000)
-        raw = await self._ask("when_diagnosed", bufnrs, exclude_clients, settle_ms, timeout_ms,
-                              timeout=self.timeouts.diagnostics + 5)
+        raw = await self._ask("when_diagnosed", bufnrs, exclude_clients, settle_ms, quiet_ms,
+                              timeout_ms, timeout=self.timeouts.diagnostics + 5)
         return {int(entry["bufnr"]): entry for entry in raw or []}
 
     async def files_created(self, paths: list[Path]) -> None:

@@ -337,8 +337,10 @@ class Session:
         for path in waits:
             entry = pushed.get(attached[path][0]) or {}
             out[path] += [from_vim(item, docs[path].lines) for item in entry.get("items") or []]
-            if not entry.get("analysed"):
-                names = ", ".join(c.name for c in attached[path][1] if not c.supports(PULL))
+            names = ", ".join(c.name for c in attached[path][1] if not c.supports(PULL))
+            if entry.get("quiet"):
+                out.quiet[path] = f"{names} published nothing new since the file changed"
+            elif not entry.get("analysed"):
                 out.pending[path] = f"{names} had not published diagnostics for this text yet"
         for items in out.values():
             items.sort(key=lambda d: (d.line, d.col))

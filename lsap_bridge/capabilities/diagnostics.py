@@ -63,6 +63,9 @@ async def collect(session: Session, request: DiagnosticsRequest) -> dict[str, An
         "pending": [
             {"path": session.workspace.display(p), "reason": r} for p, r in found.pending.items()
         ],
+        "quiet": [
+            {"path": session.workspace.display(p), "reason": r} for p, r in found.quiet.items()
+        ],
     }
 
 
@@ -101,6 +104,7 @@ async def diagnostics(session: Session, request: DiagnosticsRequest) -> Report:
         "skipped": facts["skipped"],
         "limit": WORKSPACE_LIMIT,
         "pending": facts["pending"],
+        "quiet": facts["quiet"],
         "groups": groups,
         **paging,
     }

@@ -319,20 +319,28 @@ end
 
 --- Reply with each buffer's `vim.diagnostic` items once a server has published for the
 --- buffer's latest change (a `DiagnosticChanged` at the current changedtick) and then been
---- quiet for `settle_ms`; buffers still waiting at `timeout_ms` come back `analysed=false`.
+--- quiet for `settle_ms`. Some servers publish nothing when a file's diagnostics stay the
+--- same (typescript-language-server skips "still empty"): a buffer diagnosed before that
+--- gets no event for `quiet_ms` comes back `quiet` (earlier diagnostics still stand).
+--- Buffers still waiting at `timeout_ms` come back with neither flag.
 --- Namespaces of `exclude_clients` (whose diagnostics the service pulls) are left out.
-function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, timeout_ms)
+function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms)
   local excluded = {}
   for _, id in ipairs(exclude_clients) do
     for _, pull in ipairs({ false, true }) do
       excluded[vim.lsp.diagnostic.get_namespace(id, pull)] = true
     end
   end
-  local deadline = now_ms() + timeout_ms
+  local start = now_ms()
+  local deadline = start + timeout_ms
   local function analysed(bufnr)
     local seen = diagnosed[bufnr]
     return seen ~= nil and vim.api.nvim_buf_is_valid(bufnr) and seen.tick == vim.b[bufnr].changedtick
       and now_ms() - seen.at >= settle_ms
+  end
+  local function quiet(bufnr)
+    local seen = diagnosed[bufnr]
+    return seen ~= nil and now_ms() - math.max(start, seen.at) >= quiet_ms
   end
   local timer = assert(vim.uv.new_timer())
   local done = false
@@ -340,7 +348,7 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, timeout_ms)
     if done then return end
     local all = true
     for _, bufnr in ipairs(bufnrs) do
-      if not analysed(bufnr) then all = false end
+      if not (analysed(bufnr) or quiet(bufnr)) then all = false end
     end
     if not all and now_ms() < deadline then return end
     done = true
@@ -348,7 +356,10 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, timeout_ms)
     timer:close()
     local out = {}
     for _, bufnr in ipairs(bufnrs) do
-      out[#out + 1] = { bufnr = bufnr, analysed = analysed(bufnr), items = diagnostic_items(bufnr, excluded) }
+      local ok = analysed(bufnr)
+      out[#out + 1] = {
+        bufnr = bufnr, analysed = ok, quiet = not ok and quiet(bufnr), items = diagnostic_items(bufnr, excluded),
+      }
     end
     reply(token, out)
   end))

@@ -249,8 +249,11 @@ def test_typescript_rename_through_the_command(ts_bridge: Bridge) -> None:
     assert {f["path"] for f in data["changed"]} == {"src/pricing.ts", "src/basket.ts"}
     assert "round(" not in basket.read_text().replace("Math.round(", "")
     assert "roundTo(sum)" in basket.read_text()
-    assert data["new_diagnostics"] == []
+    # typescript-language-server publishes nothing for a file that stays clean: the
+    # bridge's quiet period covers it instead of reporting the files as not analysed.
+    assert data["new_diagnostics"] == [] and data["pending"] == []
     after = bridge.loop.run(session.diagnostics([pricing, basket]))
+    assert set(after.quiet) == {pricing, basket} and not after.pending
     assert DiagnosticDelta.between(before, after).new == {}
     for path in (pricing, basket):
         undo(bridge, path)
@@ -258,3 +261,56 @@ def test_typescript_rename_through_the_command(ts_bridge: Bridge) -> None:
     assert "export function round(value: number, digits = 2): number {" in buffer_lines(
         bridge, pricing
     )
+
+
+def test_lsap_rename_command_on_the_cursor(shop_bridge: Bridge) -> None:
+    """`:LsapRename new_name=Item` with the cursor on the class name: the Ex command path."""
+    from .test_editor import report_lines, wait_for
+
+    bridge, root = shop_bridge, shop_bridge.root
+    models = root / "shop" / "models.py"
+    row = models.read_text().splitlines().index("class Product:") + 1
+    win = bridge.lua(
+        "vim.cmd.edit(vim.fn.fnameescape(...)); vim.api.nvim_win_set_cursor(0, {"
+        + str(row)
+        + ", 8}); return vim.api.nvim_get_current_win()",
+        str(models),
+    )
+    bridge.lua("vim.cmd('LsapRename new_name=Item')")
+    lines = wait_for(
+        lambda: (
+            [x for x in report_lines(bridge) if x.startswith("# Rename")] and report_lines(bridge)
+        )
+    )
+    text = "\n".join(lines)
+    assert "# Rename: `Product` → `Item`" in text and " edits in 4 files" in text
+    assert "class Item:" in models.read_text()
+    # The human's window still shows the file, cursor where it was.
+    assert bridge.lua("return vim.api.nvim_win_get_cursor(...)", win) == [row, 8]
+
+
+def test_typescript_diagnostics_of_unsaved_text(ts_bridge: Bridge) -> None:
+    bridge, root = ts_bridge, ts_bridge.root
+    basket = root / "src" / "basket.ts"
+    assert ask(bridge, mode="diagnostics", file_path="src/basket.ts")["total"] == 0
+    bridge.lua(
+        "local b = vim.fn.bufadd(...); vim.fn.bufload(b); "
+        "vim.api.nvim_buf_set_lines(b, 0, 0, false, {'const wrong: number = \"text\";'})",
+        str(basket),
+    )
+    data = ask(bridge, mode="diagnostics", file_path="src/basket.ts", min_severity="error")
+    errors = [d for g in data["groups"] for d in g["diagnostics"]]
+    assert [(d["line"], d["severity"], d["code"]) for d in errors] == [(1, "error", "2322")]
+    assert data["pending"] == [] and data["quiet"] == []
+    # A clean file that stays clean: typescript-language-server publishes nothing, the bridge
+    # waits its quiet period, and the report says the earlier (empty) diagnostics stand.
+    pricing = root / "src" / "pricing.ts"
+    assert ask(bridge, mode="diagnostics", file_path="src/pricing.ts")["total"] == 0
+    bridge.lua(
+        "vim.api.nvim_buf_set_lines(vim.fn.bufnr(...), 0, 0, false, {'// note'})", str(pricing)
+    )
+    data = ask(bridge, mode="diagnostics", file_path="src/pricing.ts")
+    assert data["total"] == 0 and data["pending"] == []
+    assert data["quiet"] == [
+        {"path": "src/pricing.ts", "reason": "ts_ls published nothing new since the file changed"}
+    ]

@@ -285,6 +285,9 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
             "files": 2,
             "checked": 5,
             "skipped": True,
+            "quiet": [
+                {"path": "src/basket.ts", "reason": "ts_ls published nothing new since it changed"}
+            ],
             "limit": 200,
             "pending": [
                 {
@@ -326,6 +329,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
             "files": 0,
             "checked": 1,
             "skipped": False,
+            "quiet": [],
             "limit": 200,
             "pending": [],
             "groups": [],
