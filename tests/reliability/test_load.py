@@ -1,0 +1,143 @@
+"""Load: 8 agents x 250 mixed requests over the socket (reads and renames back and forth under
+the `allow` edit policy) on a scratch copy of the example, with real Neovim and basedpyright.
+Zero failures, and the service's and Neovim's memory stay flat across the run."""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsap_bridge.client import Connection
+from lsap_bridge.host import edit_policy
+from lsap_bridge.server import SocketServer
+from tests.integration.harness import Bridge
+
+pytestmark = pytest.mark.integration
+
+CLIENTS, REQUESTS = 8, 250
+READS = [
+    {"mode": "locate", "locate": "shop/models.py:Order.total@return <|>result"},
+    {"mode": "hover", "locate": "shop/models.py:Product@class <|>Product"},
+    {"mode": "definition", "locate": "shop/checkout.py@order = <|>Order()"},
+    {"mode": "references", "locate": "shop/models.py:Product@class <|>Product", "max_items": 20},
+    {"mode": "outline", "file_path": "shop/models.py"},
+    {"mode": "search", "query": "Order"},
+    {"mode": "references", "locate": "shop/models.py:Order.add@def <|>add"},
+]
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def agent_files(root: Path, n: int) -> None:
+    """Each agent renames its own helper, defined in one file and used in another."""
+    (root / "shop" / f"load_{n}.py").write_text(
+        f"def helper_{n}(x: int) -> int:\n    return x + {n}\n\n\ndef twice_{n}(x: int) -> int:\n"
+        f"    return helper_{n}(helper_{n}(x))\n"
+    )
+    (root / "shop" / f"load_use_{n}.py").write_text(
+        f"from shop.load_{n} import helper_{n}\n\nVALUE = helper_{n}(1)\n"
+    )
+
+
+def run_agent(path: str, n: int, failures: list[str], latencies: list[float]) -> None:
+    names = [f"helper_{n}", f"helper_{n}_b"]
+    with Connection(path, timeout=120, name=f"agent {n}") as conn:
+        for i in range(REQUESTS):
+            if i % 10 == 9:  # a rename, back and forth
+                old, new = names[(i // 10) % 2], names[(i // 10 + 1) % 2]
+                payload: dict[str, Any] = {
+                    "mode": "rename",
+                    "new_name": new,
+                    "locate": f"shop/load_{n}.py@def <|>{old}",
+                }
+            else:
+                payload = READS[(i + n) % len(READS)]
+            started = time.monotonic()
+            try:
+                result = conn.call("request", payload)
+            except Exception as exc:  # a protocol failure is a failure too
+                failures.append(f"agent {n} #{i} {payload['mode']}: {exc!r}")
+                continue
+            latencies.append(time.monotonic() - started)
+            if not result.get("ok"):
+                failures.append(f"agent {n} #{i} {payload['mode']}: {result.get('text', '')[:300]}")
+
+
+def test_eight_agents_two_thousand_mixed_requests(
+    bridge: Bridge, socket_server: SocketServer
+) -> None:
+    root = bridge.root
+    for n in range(CLIENTS):
+        agent_files(root, n)
+    gateway = bridge.embedded.gateway
+    bridge.lua("require('lsap').config.edit_policy = 'allow'")
+    bridge.service.session.approve_edit = edit_policy(gateway)
+    nvim = gateway.nvim_pid
+    # warm up: every file opened and indexed once, so memory growth is the run's, not the start's
+    warm: list[str] = []
+    for n in range(CLIENTS):
+        run_agent_once = {"mode": "outline", "file_path": f"shop/load_{n}.py"}
+        with Connection(str(socket_server.path)) as conn:
+            if not conn.call("request", run_agent_once)["ok"]:
+                warm.append(str(n))
+    assert not warm
+    samples: list[tuple[float, int, int]] = []
+    failures: list[str] = []
+    latencies: list[float] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            gc.collect()
+            samples.append((time.monotonic(), rss_kb(os.getpid()), rss_kb(nvim)))
+            stop.wait(2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    started = time.monotonic()
+    agents = [
+        threading.Thread(target=run_agent, args=(str(socket_server.path), n, failures, latencies))
+        for n in range(CLIENTS)
+    ]
+    for agent in agents:
+        agent.start()
+    for agent in agents:
+        agent.join(300)
+    elapsed = time.monotonic() - started
+    stop.set()
+    sampler.join(5)
+    samples.append((time.monotonic(), rss_kb(os.getpid()), rss_kb(nvim)))
+
+    assert failures == [], f"{len(failures)} failures, e.g. {failures[:5]}"
+    assert len(latencies) == CLIENTS * REQUESTS
+    # every helper is back to its first name or one rename away: nothing lost, nothing doubled
+    for n in range(CLIENTS):
+        text = (root / "shop" / f"load_use_{n}.py").read_text()
+        assert text.count(f"helper_{n}") == 2, text
+    latencies.sort()
+    quarter = max(1, len(samples) // 4)
+    early, late = samples[quarter], samples[-1]
+    report = (
+        f"{len(latencies)} requests in {elapsed:.1f} s ({len(latencies) / elapsed:.0f}/s), "
+        f"p50 {latencies[len(latencies) // 2] * 1000:.0f} ms, "
+        f"p95 {latencies[int(len(latencies) * 0.95)] * 1000:.0f} ms; "
+        f"service RSS {samples[0][1] // 1024}→{early[1] // 1024}→{late[1] // 1024} MB, "
+        f"Neovim RSS {samples[0][2] // 1024}→{early[2] // 1024}→{late[2] // 1024} MB"
+    )
+    print("\nLOAD:", report)
+    Path(os.environ.get("LSAP_LOAD_REPORT", "/dev/null")).write_text(report + "\n")
+    assert elapsed < 180, report
+    # flat: after the first quarter of the run, growth stays within a few MB
+    assert late[1] - early[1] < 25 * 1024, report
+    assert late[2] - early[2] < 25 * 1024, report
