@@ -196,6 +196,11 @@ def test_mcp_stdio_client(human: HumanNvim) -> None:
             listed = await session.list_tools()
             refs = await session.call_tool("lsap_references", {"locate": "shop/models.py:Order"})
             text = await session.call_tool("lsap_text", {"text": text_block})
+            hover = await session.call_tool("lsap_query", {"request": {
+                "mode": "hover", "locate": "shop/models.py:Order.total"}})
+            wrong = await session.call_tool("lsap_query", {"request": {"mode": "nonsense"}})
+            assert not hover.is_error and "total" in hover.content[0].text
+            assert wrong.is_error and "invalid_request" in wrong.content[0].text
             return [t.name for t in listed.tools], refs, text
 
     names, refs, text = asyncio.run(drive())
