@@ -179,7 +179,7 @@ async def sections_after(tracker: Tracker) -> list[FileSection]:
     order += list(tracker.before)
     order = list(dict.fromkeys(p for p in order if p.exists()))
     texts = await tracker.texts(order)
-    found = await executor.diagnostics(order)
+    found = await tracker.session.diagnostics(order)
     display = tracker.session.workspace.display
     sections: dict[Path, FileSection] = {p: FileSection(display(p)) for p in order}
     for run in executor.runs:

@@ -21,6 +21,7 @@ from ..diagnostics import DiagnosticMap
 from ..errors import Candidate, ErrorCode, LsapError
 from ..gateway import Client, Document, LspCall
 from ..locate.matcher import Needle, Tier, find_matches
+from ..position import to_lsp_character
 from ..render import render_markdown
 from ..session import Session, Target
 from ..symbols import SymbolTree
@@ -42,6 +43,9 @@ VIEW_MODES = {
 VIEW_ITEMS = 20
 #: Diagnostics below this severity (hints, e.g. "declared but never read") are not injected.
 MIN_SEVERITY = "information"
+
+#: LSP calls sent together in one round trip, each with what to do with its answer.
+Batch = list[tuple[LspCall, Callable[[Any, str | None], None]]]
 
 
 @dataclass
@@ -119,23 +123,13 @@ class Executor:
 
     async def answer(self, run: FileRun) -> None:
         """Hover, docs and inlay hints in one round trip per file; extension views after."""
-        batch: list[tuple[LspCall, Callable[[Any, str | None], None]]] = []
+        batch: Batch = []
         views: list[Awaitable[None]] = []
         for item in run.anchored:
             line = item.place.line
             if line is None:
-                for op in item.anchor.operations:
-                    item.entry.echoes.append(
-                        Echo(
-                            op.source,
-                            [
-                                Tag(
-                                    "error:not_found",
-                                    "skipped: the anchored line above was not found",
-                                )
-                            ],
-                        )
-                    )
+                skipped = Tag("error:not_found", "skipped: the anchored line above was not found")
+                item.entry.echoes += [Echo(op.source, [skipped]) for op in item.anchor.operations]
                 continue
             if item.anchor.kind.value == "?":
                 self.inlay(run, item, batch)
@@ -177,7 +171,7 @@ class Executor:
         self,
         run: FileRun,
         item: Anchored,
-        batch: list[tuple[LspCall, Callable[[Any, str | None], None]]],
+        batch: Batch,
     ) -> None:
         assert run.doc is not None and run.target is not None and item.place.line is not None
         line = item.place.line
@@ -194,7 +188,7 @@ class Executor:
                 "start": {"line": line, "character": 0},
                 "end": {"line": line + 1, "character": 0}
                 if line + 1 < len(run.doc.lines)
-                else {"line": line, "character": len(text.encode("utf-16-le")) // 2},
+                else {"line": line, "character": to_lsp_character(text, len(text), encoding)},
             },
         }
         entry = item.entry
@@ -222,7 +216,7 @@ class Executor:
         line: int,
         query: Query,
         echo: Echo,
-        batch: list[tuple[LspCall, Callable[[Any, str | None], None]]],
+        batch: Batch,
     ) -> None:
         assert run.doc is not None
         text = run.doc.lines[line]
@@ -277,14 +271,14 @@ class Executor:
                 )
             )
             return
-        find = text[:col] + "<|>" + text[col:]
+        marker = "<<|>>" if "<|>" in text else "<|>"  # the code itself may hold a `<|>`
         payload = {
             "mode": mode,
             "max_items": VIEW_ITEMS,
             "locate": {
                 "file_path": run.section.path,
                 "scope": {"start_line": line + 1, "end_line": line + 2},
-                "find": find.strip() if "<|>" not in text else find,
+                "find": (text[:col] + marker + text[col:]).strip(),
             },
         }
         capability = REGISTRY[mode]
@@ -298,9 +292,6 @@ class Executor:
         )
 
     # -- the response ---------------------------------------------------------------
-
-    async def diagnostics(self, paths: list[Path]) -> DiagnosticMap:
-        return await self.session.diagnostics(paths)
 
     def attach_diagnostics(
         self, section: FileSection, path: Path, found: DiagnosticMap, lines: list[str]
@@ -395,14 +386,13 @@ async def execute(session: Session, request: Request) -> str:
     opened = [run for run in executor.runs if run.path is not None and run.doc is not None]
     # Diagnostics first: a server has analysed the files once it published them, so the
     # hovers that follow see the whole project rather than a half-loaded one.
-    await executor.diagnostics([run.path for run in opened if run.path])
+    found = await session.diagnostics([run.path for run in opened if run.path])
     for run in opened:
         executor.resolve(run)
         await executor.answer(run)
     if request.has_commands:
         sections = await run_commands(executor)
-    else:
-        found = await executor.diagnostics([run.path for run in opened if run.path])
+    else:  # nothing changed: the diagnostics read first are still the file's
         for run in opened:
             assert run.path is not None and run.doc is not None
             executor.attach_diagnostics(run.section, run.path, found, run.doc.lines)
