@@ -57,7 +57,6 @@ class Tracker:
         self.executor = executor
         self.session = executor.session
         self.before: dict[Path, list[str]] = {}  # first text seen of every changed file
-        self.created: list[Path] = []
 
     def anchored(self) -> list[Anchored]:
         return [item for run in self.executor.runs for item in run.anchored]
@@ -82,7 +81,6 @@ class Tracker:
         result = await apply_workspace_edit(self.session, edit, client, label=label)
         created = [p for p in paths if not old.get(p) and p.exists()]
         if created:
-            self.created += created
             await self.session.gateway.files_created(created)
         new = await self.texts(paths)
         for path in paths:
