@@ -17,9 +17,16 @@ M.keys = {
   { '<CR>', 'jump to the location under the cursor', function() M.jump() end },
   { ']]', 'next entry', function() M.next_entry(1) end },
   { '[[', 'previous entry', function() M.next_entry(-1) end },
-  { 'q', 'close the report', function() vim.cmd('close') end },
+  { 'q', 'close the report', function() M.close() end },
   { 'g?', 'show these keys', function() M.help() end },
 }
+
+--- Close the report's window; when it is the last one, show the previous buffer instead.
+function M.close()
+  if vim.fn.winnr('$') > 1 then return vim.cmd('close') end
+  local alt = vim.fn.bufnr('#')
+  if alt > 0 and alt ~= vim.api.nvim_get_current_buf() then vim.cmd('buffer ' .. alt) else vim.cmd('enew') end
+end
 
 function M.help()
   local chunks = { { 'lsap report keys\n', 'LsapHeader' } }

@@ -311,6 +311,11 @@ def test_report_window_keys(nvim: pynvim.Nvim, project: Path) -> None:
     assert "next entry" in nvim.exec_lua("return vim.fn.execute('messages')")
     nvim.feedkeys("q", "x", False)
     assert len(nvim.windows) == 1
+    # As the only window, `q` leaves the report for the previous buffer.
+    nvim.exec_lua("require('lsap.report').show(...)", REPORT, locations, {"root": str(project)})
+    nvim.command("only")
+    nvim.feedkeys("q", "x", False)
+    assert nvim.current.buffer.name != "lsap://report"
 
 
 def test_bang_sends_locations_to_the_quickfix_list(nvim: pynvim.Nvim, project: Path) -> None:
