@@ -62,7 +62,8 @@ class HumanNvim:
         self.pid = int(self.nvim.call("getpid"))
         self.nvim.exec_lua("require('lsap.servers').enable(...)", servers, str(root))
         self.nvim.exec_lua("require('lsap').setup(...)", setup or {})
-        self.session = self.wait_for_session()
+        if (setup or {}).get("socket", True):
+            self.session = self.wait_for_session()
 
     def wait_for_session(self, timeout: float = 60) -> SessionInfo:
         deadline = time.monotonic() + timeout

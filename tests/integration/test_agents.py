@@ -181,6 +181,25 @@ def test_two_editors_each_reached_from_its_root(
     assert not Path(other.session.socket).exists() and not other.session.file.exists()
 
 
+def test_socket_false_keeps_agents_out(
+        env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> None:
+    private = HumanNvim(project(tmp_path_factory, "private"), env, ["basedpyright"],
+                        {"socket": False})
+    try:
+        # The human's own commands still work: the service starts, without a socket.
+        private.nvim.command("Lsap locate shop/models.py:Order")
+        deadline = time.monotonic() + 30
+        while not private.lua("local b = vim.fn.bufnr('lsap://report'); return b > 0 and"
+                              " vim.api.nvim_buf_get_lines(b, 0, 1, false)[1] or ''"):
+            assert time.monotonic() < deadline, "the command got no report"
+            time.sleep(0.1)
+        time.sleep(1)  # a socket would be published by now: the service answered a command
+        assert all(info.nvim_pid != private.pid for info in sessions())
+        assert not list(runtime_dir().glob(f"nvim-{private.pid}.*"))
+    finally:
+        private.close()
+
+
 def test_mcp_stdio_client(human: HumanNvim) -> None:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
