@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from typing import Any
 
@@ -22,12 +23,22 @@ def _environment() -> Environment:
     )
 
 
+_DEEP_HEADING = re.compile(r"#{4,}\s+(.*)")
+
+
 def render_markdown(template: str, data: dict[str, Any]) -> str:
     text = _environment().get_template(f"{template}.md.j2").render(**data)
     # Templates stay readable with blank lines; reports collapse runs of them.
     lines = text.strip().split("\n")
     out: list[str] = []
+    in_fence = False
     for line in lines:
+        if line.startswith("```"):
+            in_fence = not in_fence
+        elif not in_fence and (deep := _DEEP_HEADING.match(line)):
+            # Servers' docs (hover, signature help) may bring their own headings: reports
+            # keep no heading deeper than ### (DESIGN §5).
+            line = f"**{deep.group(1).strip()}**"
         if line.strip() or (out and out[-1].strip()):
             out.append(line.rstrip())
     return "\n".join(out) + "\n"

@@ -471,3 +471,13 @@ def test_completion_items_follow_sort_text_and_join_details() -> None:
         {"label": "zeta", "kind": "method", "detail": ""},
         {"label": "alpha", "kind": "variable", "detail": "int x"},
     ]
+
+
+def test_headings_from_server_docs_are_demoted_outside_code() -> None:
+    data = {
+        **CASES["inspect.md"][1],
+        "hover": "```python\n#### not a heading in code\n```\n#### Examples\ntext",
+    }
+    text = render_markdown("inspect", data)
+    assert "**Examples**" in text and "#### not a heading in code" in text
+    assert check_report_shape(text) == []
