@@ -57,6 +57,7 @@ class Tracker:
         self.executor = executor
         self.session = executor.session
         self.before: dict[Path, list[str]] = {}  # first text seen of every changed file
+        self.related: list[Path] = []  # unchanged files whose diagnostics the agent needs
 
     def anchored(self) -> list[Anchored]:
         return [item for run in self.executor.runs for item in run.anchored]
@@ -159,7 +160,8 @@ async def run_commands(executor: Executor) -> list[FileSection]:
                     if isinstance(op, Rename):
                         await rename(tracker, run, item, op)
                     else:
-                        await move_selection(tracker, run, op)
+                        notes = await move_selection(tracker, run, op)
+                        echo.tags += [Tag("note", note) for note in notes]
                 except LsapError as error:
                     echo.tags.append(error_tag(error))
     return await sections_after(tracker)
@@ -174,7 +176,7 @@ async def sections_after(tracker: Tracker) -> list[FileSection]:
             order.append(run.path)
     for item in tracker.anchored():
         order.append(item.place.path)
-    order += list(tracker.before)
+    order += list(tracker.before) + tracker.related
     order = list(dict.fromkeys(p for p in order if p.exists()))
     texts = await tracker.texts(order)
     found = await tracker.session.diagnostics(order)

@@ -35,8 +35,9 @@ def _utf16(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-async def move_selection(tracker: Tracker, run: FileRun, op: Move) -> None:
-    """Move the lines of the selection `op.selection` of `run` to `op.path`."""
+async def move_selection(tracker: Tracker, run: FileRun, op: Move) -> list[str]:
+    """Move the lines of the selection `op.selection` of `run` to `op.path`; returns notes
+    on what the agent must still do by hand."""
     selection = run.block.selections[op.selection]
     first_item, last_item = run.anchored[selection.start], run.anchored[selection.end]
     first, last = first_item.place, last_item.place
@@ -79,7 +80,7 @@ async def move_selection(tracker: Tracker, run: FileRun, op: Move) -> None:
         if TSSERVER in await tracker.session.gateway.server_commands(client.id):
             edit = await _tsserver_move(tracker, run, client, source, target, start, end, doc.lines)
             await tracker.apply(edit, client, label, moved)
-            return
+            return []
     if source.suffix not in (".py", ".pyi"):
         names = ", ".join(c.name for c in run.target.clients) or "no server"
         raise LsapError(
@@ -88,8 +89,9 @@ async def move_selection(tracker: Tracker, run: FileRun, op: Move) -> None:
             f"({names}), and the bridge moves only Python definitions itself",
             hint="move the lines by hand, then fix the imports",
         )
-    edit = await PythonMove(tracker, run, source, target, start, end, doc.lines).edit()
-    await tracker.apply(edit, run.target.client, label, moved)
+    python = PythonMove(tracker, run, source, target, start, end, doc.lines)
+    await tracker.apply(await python.edit(), run.target.client, label, moved)
+    return python.notes
 
 
 async def _tsserver_move(
@@ -326,6 +328,7 @@ class PythonMove:
         lines: list[str],
     ) -> None:
         self.tracker, self.run = tracker, run
+        self.notes: list[str] = []
         self.source, self.target = source, target
         self.start, self.end, self.lines = start, end, lines
         self.root = tracker.session.workspace.root
@@ -394,6 +397,13 @@ class PythonMove:
             theirs = [i for i in all_theirs if i.module == source_module and i.name in found]
             readded = [_respelled(i, target_module, module, _relative(all_theirs)) for i in theirs]
             changes[path] = self._rewrite_imports(all_theirs, theirs, readded)
+            unfixed = sorted(found - {i.name for i in theirs})
+            if unfixed:  # e.g. `import shop.catalog` … `shop.catalog.find()`: said, not guessed
+                self.tracker.related.append(path)
+                self.notes.append(
+                    f"{self.display(path)} uses {', '.join(unfixed)} without a "
+                    f"`from {source_module} import …` the bridge could rewrite: fix it by hand"
+                )
         body = "\n".join(self.lines[self.start : self.end + 1]).strip("\n") + "\n"
         create: list[dict[str, Any]] = []
         if self.target.exists():

@@ -399,3 +399,31 @@ def test_lsap_request_cli_reads_the_block_on_stdin(tmp_path: Path) -> None:
         )
     finally:
         lsap("daemon", "stop")
+
+
+def test_users_the_bridge_cannot_rewrite_are_named_with_their_diagnostics(
+    shop: tuple[Bridge, Path],
+) -> None:
+    bridge, root = shop
+    (root / "shop" / "report.py").write_text(
+        "from . import catalog\n\n\ndef count() -> int:\n    return len(catalog.all_products())\n"
+    )
+    bridge.lua(
+        "require('lsap.transport').files_changed(...)",
+        [{"uri": (root / "shop" / "report.py").as_uri(), "type": 1}],
+    )
+    text = ask(
+        bridge,
+        block(
+            "shop/catalog.py",
+            "[@ def all_products() -> list[Product]:",
+            "@] return [CROISSANT, COFFEE]",
+            "! MOVE_TO_FILE shop/listing.py",
+        ),
+    )
+    assert (
+        "/*<note>\nshop/report.py uses all_products without a `from shop.catalog import …`" in text
+    )
+    report = text.split("*** File: shop/report.py\n", 1)[1]
+    assert report.startswith("@@ return len(catalog.all_products())\n"), text
+    assert '"all_products" is not a known attribute of module' in report
