@@ -34,6 +34,8 @@ def render_markdown(template: str, data: dict[str, Any]) -> str:
     in_fence = False
     for line in lines:
         if line.startswith("```"):
+            if not in_fence and line.strip() == "```":
+                line = "```text"  # an unnamed fence from a server's docs: every fence names one
             in_fence = not in_fence
         elif not in_fence and (deep := _DEEP_HEADING.match(line)):
             # Servers' docs (hover, signature help) may bring their own headings: reports
