@@ -473,11 +473,9 @@ def test_completion_items_follow_sort_text_and_join_details() -> None:
     ]
 
 
-def test_headings_from_server_docs_are_demoted_outside_code() -> None:
-    data = {
-        **CASES["inspect.md"][1],
-        "hover": "```python\n#### not a heading in code\n```\n#### Examples\ntext",
-    }
-    text = render_markdown("inspect", data)
+def test_server_docs_keep_the_report_rules() -> None:
+    hover = "```python\n#### not a heading in code\n```\n#### Examples\n```\nf(1)\n```"
+    text = render_markdown("inspect", {**CASES["inspect.md"][1], "hover": hover})
     assert "**Examples**" in text and "#### not a heading in code" in text
+    assert "```text\nf(1)\n```" in text
     assert check_report_shape(text) == []
