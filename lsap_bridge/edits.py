@@ -133,6 +133,15 @@ def _splice(
     return out, byte_edits
 
 
+def _replaces_all(edits: list[dict[str, Any]], lines: list[str]) -> bool:
+    """Whether one edit rewrites the whole text (jedi's renames do, from the file on disk)."""
+    for item in edits:
+        start, end = item["range"]["start"], item["range"]["end"]
+        if (start["line"], start["character"]) == (0, 0) and end["line"] >= len(lines) - 1 > 0:
+            return True
+    return False
+
+
 def _writable(path: Path) -> bool:
     """Whether the file (or, for a new file, its nearest existing directory) can be written."""
     probe = path
@@ -219,6 +228,14 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client) -> _Plan
                     hint="nothing was changed; ask again",
                 )
             lsp = _lsp_edits(change)
+            if doc is not None and doc.modified and _replaces_all(lsp, files.text[path]):
+                raise LsapError(
+                    ErrorCode.CONFLICT,
+                    f"{client.name} would replace all of {display(path)}, which has unsaved "
+                    "changes: a whole-file replacement may be based on the saved file and lose "
+                    "them",
+                    hint="nothing was changed; save (or undo) that buffer's changes and ask again",
+                )
             files.text[path], byte_edits = _splice(
                 files.text[path], lsp, session.encoding(client), display(path)
             )
