@@ -19,6 +19,7 @@ END = "*** End Language Server Response"
 #: Short source names, as editors print them next to a code: `ts(2322)`.
 SOURCE_NAMES = {"typescript": "ts", "javascript": "js"}
 _WORD = re.compile(r"[\w$]+")
+_IDENTIFIER = re.compile(r"(?<![\w$])[^\W\d][\w$]*|\$[\w$]*")
 
 
 @dataclass(frozen=True)
@@ -79,10 +80,16 @@ def error_tag(error: LsapError) -> Tag:
 
 
 def diagnostic_symbol(diagnostic: Diagnostic, lines: list[str]) -> str:
-    """The first word of the diagnostic's range (`wrong`, `lookup` in `".lookup"`), else `_`."""
+    """What a diagnostic is about: the first identifier of its range (`wrong`, `lookup` in
+    `".lookup"`); for a range without one (a literal, as in `WRONG: str = 42`), the first
+    identifier of the line before it; else the range's first word, else `_`."""
     text = lines[diagnostic.line] if 0 <= diagnostic.line < len(lines) else ""
     end = diagnostic.end_col if diagnostic.end_line == diagnostic.line else len(text)
-    word = _WORD.search(text[diagnostic.col : max(end, diagnostic.col + 1)])
+    span = text[diagnostic.col : max(end, diagnostic.col + 1)]
+    found = _IDENTIFIER.search(span) or _IDENTIFIER.search(text[: diagnostic.col])
+    if found:
+        return found.group()
+    word = _WORD.search(span)
     return word.group() if word else "_"
 
 

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
+
 from lsap_bridge.diagnostics import Diagnostic
 from lsap_bridge.errors import Candidate, ErrorCode, LsapError
 from lsap_bridge.lsreq.lines import identifiers, split_hover, symbol_column
-from lsap_bridge.lsreq.printer import Echo, Entry, FileSection, Tag, error_tag, print_response
+from lsap_bridge.lsreq.printer import (
+    Echo,
+    Entry,
+    FileSection,
+    Tag,
+    diagnostic_symbol,
+    error_tag,
+    print_response,
+)
 
 LINES = ["const a = 1", "const b: string = 2", "const c = a", "let d = 4"]
 
@@ -105,3 +115,19 @@ def test_line_helpers() -> None:
     assert identifiers("order = Order(order)") == [(0, "order"), (8, "Order")]
     signature, docs = split_hover("```python\nclass Order\n```\n---\nProducts a customer buys.")
     assert signature == "```python\nclass Order\n```" and docs == "Products a customer buys."
+
+
+@pytest.mark.parametrize(
+    ("line", "col", "end", "symbol"),
+    [
+        ("const wrong: string = 42", 6, 11, "wrong"),
+        ("WRONG: str = 42", 13, 15, "WRONG"),  # a literal: the name declared before it
+        ("from .lookup import find", 5, 12, "lookup"),
+        ("  42", 2, 4, "42"),
+        ("  ", 0, 1, "_"),
+    ],
+)
+def test_diagnostics_are_named_by_the_symbol_they_are_about(
+    line: str, col: int, end: int, symbol: str
+) -> None:
+    assert diagnostic_symbol(Diagnostic(0, col, 0, end, "error", "m"), [line]) == symbol
