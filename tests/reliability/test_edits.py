@@ -1,0 +1,148 @@
+"""Edits lose nothing, for MOVE_TO_FILE (the bridge's Python move) on a real Neovim with
+basedpyright: a move fails whole or succeeds whole, the human's unsaved buffer is never
+written, and each changed buffer takes one undo step back. (Renames: tests/integration/
+test_rename.py.)"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE
+from tests.integration.harness import Bridge
+
+pytestmark = pytest.mark.integration
+
+MOVE = (
+    "*** Begin Language Server Request\n*** File: shop/catalog.py\n"
+    "[@ def find(name: str, products: list[Product]) -> Product | None:\n"
+    "@] return None\n! MOVE_TO_FILE shop/lookup.py\n*** End Language Server Request"
+)
+TOUCHED = ("shop/catalog.py", "shop/checkout.py")
+
+
+@pytest.fixture(scope="module")
+def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    root = tmp_path_factory.mktemp("edits") / "shop"
+    shutil.copytree(EXAMPLE, root)
+    bridge = Bridge(root, ["basedpyright"])
+    yield bridge
+    bridge.close()
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*.py"))}
+
+
+def buffer(bridge: Bridge, path: Path) -> list[str]:
+    lines: list[str] = bridge.lua(
+        "local b = vim.fn.bufnr(...);"
+        "return b > 0 and vim.api.nvim_buf_get_lines(b, 0, -1, false) or {}",
+        str(path),
+    )
+    return lines
+
+
+def modified(bridge: Bridge, path: Path) -> bool:
+    return bool(
+        bridge.lua("local b = vim.fn.bufnr(...); return b > 0 and vim.bo[b].modified", str(path))
+    )
+
+
+def move(bridge: Bridge) -> str:
+    return bridge.loop.run(bridge.service.handle_text(MOVE)).text
+
+
+def unchanged(bridge: Bridge, before: dict[str, str]) -> None:
+    root = bridge.root
+    assert snapshot(root) == before
+    assert not (root / "shop" / "lookup.py").exists()
+    for rel in TOUCHED:
+        assert buffer(bridge, root / rel) in ([], before[rel].splitlines()), rel
+        assert not modified(bridge, root / rel), rel
+
+
+def chattr(flag: str, path: Path) -> None:
+    result = subprocess.run(["chattr", flag, str(path)], capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip(f"chattr {flag} is not available here: {result.stderr.strip()}")
+
+
+def test_a_move_failing_part_way_changes_nothing(bridge: Bridge) -> None:
+    """checkout.py (whose import the move fixes) turns immutable after the edit was checked
+    and approved: the files written before it are put back, the new file is removed."""
+    before = snapshot(bridge.root)
+    victim = bridge.root / "shop" / "checkout.py"
+    session = bridge.service.session
+    approve = session.approve_edit
+
+    async def make_one_target_immutable(summary: str, preview: str) -> bool:
+        chattr("+i", victim)
+        return True
+
+    session.approve_edit = make_one_target_immutable
+    try:
+        text = move(bridge)
+    finally:
+        subprocess.run(["chattr", "-i", str(victim)], check=False)
+        session.approve_edit = approve
+    assert "rolled back" in text and "checkout.py" in text, text
+    unchanged(bridge, before)
+
+
+def test_a_move_refused_by_the_edit_policy_changes_nothing(bridge: Bridge) -> None:
+    before = snapshot(bridge.root)
+    session = bridge.service.session
+    approve = session.approve_edit
+
+    async def deny(summary: str, preview: str) -> bool:
+        assert "move" in summary and "def find" in preview
+        return False
+
+    session.approve_edit = deny
+    try:
+        text = move(bridge)
+    finally:
+        session.approve_edit = approve
+    assert "denied" in text, text
+    unchanged(bridge, before)
+
+
+def test_a_move_spares_unsaved_work_and_undoes_in_one_step(bridge: Bridge) -> None:
+    root = bridge.root
+    catalog, checkout = root / "shop" / "catalog.py", root / "shop" / "checkout.py"
+    on_disk = checkout.read_text()
+    # the human is typing in checkout.py and has not saved
+    bridge.lua(
+        "local b = require('lsap.transport').open(...);"
+        "vim.api.nvim_buf_set_lines(b, 0, 0, false, {'# the human is writing this'})",
+        str(checkout),
+    )
+    typed = buffer(bridge, checkout)
+    catalog_before = buffer(bridge, catalog) or catalog.read_text().splitlines()
+    text = move(bridge)
+    assert "lookup.py" in text and "error" not in text, text
+
+    assert checkout.read_text() == on_disk, "the human's unsaved buffer was written"
+    now = buffer(bridge, checkout)
+    assert now[0] == "# the human is writing this" and modified(bridge, checkout)
+    assert any("from .lookup import find" in line for line in now), now
+    assert "def find(" not in catalog.read_text() and not modified(bridge, catalog)
+    assert "def find(" in (root / "shop" / "lookup.py").read_text()
+
+    for path, expected in ((checkout, typed), (catalog, catalog_before)):
+        bridge.lua(
+            "vim.api.nvim_buf_call(vim.fn.bufnr(...), function() vim.cmd('silent undo') end)",
+            str(path),
+        )
+        assert buffer(bridge, path) == expected, f"one undo did not restore {path.name}"
+    # and the human's own typing is still its own undo step, behind the move's
+    bridge.lua(
+        "vim.api.nvim_buf_call(vim.fn.bufnr(...), function() vim.cmd('silent undo') end)",
+        str(checkout),
+    )
+    assert buffer(bridge, checkout) == on_disk.splitlines()
