@@ -94,21 +94,40 @@ def _steps(edit: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _position(lines: list[str], pos: dict[str, Any], encoding: Encoding) -> tuple[int, int]:
-    """(line, code-point column), clamped to the text: a range may end one past the last line."""
+    """(line, code-point column), clamped to the text."""
     line = int(pos["line"])
     if line >= len(lines):
         return len(lines) - 1, len(lines[-1])
     return line, from_lsp_character(lines[line], int(pos["character"]), encoding)
 
 
+@dataclass(frozen=True)
+class _Spliced:
+    lines: list[str]
+    byte_edits: list[list[Any]]  # [line, byte, end line, end byte, new lines], last first
+    append: bool  # an empty line was appended for positions after the final newline
+    fix_eol: bool  # a trailing empty line left by the edits is the final newline: drop it
+
+
 def _splice(
     lines: list[str], edits: list[dict[str, Any]], encoding: Encoding, name: str
-) -> tuple[list[str], list[list[Any]]]:
-    """Apply text edits to lines; also return them as byte-column edits, last first."""
+) -> _Spliced:
+    """Apply text edits to lines, as Neovim's buffer will get them.
+
+    A file's text ends with a newline that is not a line of the buffer: an edit at the line
+    after the last one (appending to the file) works on an extra empty line, and a trailing
+    empty line left at the end is that final newline again (as in `vim.lsp.util`). An empty
+    file ([""]) has no final newline yet, so the same holds for it.
+    """
+    empty = lines == [""]
+    append = not empty and any(
+        int(item["range"][end]["line"]) >= len(lines) for item in edits for end in ("start", "end")
+    )
+    work = [*lines, ""] if append else list(lines)
     spans = []
     for index, item in enumerate(edits):
-        start = _position(lines, item["range"]["start"], encoding)
-        end = _position(lines, item["range"]["end"], encoding)
+        start = _position(work, item["range"]["start"], encoding)
+        end = _position(work, item["range"]["end"], encoding)
         if end < start:
             raise LsapError(
                 ErrorCode.SERVER_ERROR,
@@ -123,14 +142,16 @@ def _splice(
                 f"the server sent overlapping edits of {name}",
                 hint="nothing was changed; report this to the language server",
             )
-    out = list(lines)
     byte_edits = []
     for (sl, sc), (el, ec), _index, text in reversed(spans):
         byte_edits.append(
-            [sl, len(out[sl][:sc].encode()), el, len(out[el][:ec].encode()), text.split("\n")]
+            [sl, len(work[sl][:sc].encode()), el, len(work[el][:ec].encode()), text.split("\n")]
         )
-        out[sl : el + 1] = (out[sl][:sc] + text + out[el][ec:]).split("\n")
-    return out, byte_edits
+        work[sl : el + 1] = (work[sl][:sc] + text + work[el][ec:]).split("\n")
+    fix_eol = append or empty
+    if fix_eol and len(work) > 1 and work[-1] == "":
+        work.pop()
+    return _Spliced(work, byte_edits, append, fix_eol)
 
 
 def _replaces_all(edits: list[dict[str, Any]], lines: list[str]) -> bool:
@@ -236,9 +257,8 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client) -> _Plan
                     "them",
                     hint="nothing was changed; save (or undo) that buffer's changes and ask again",
                 )
-            files.text[path], byte_edits = _splice(
-                files.text[path], lsp, session.encoding(client), display(path)
-            )
+            spliced = _splice(files.text[path], lsp, session.encoding(client), display(path))
+            files.text[path] = spliced.lines
             # The buffer must still be at the version read here when Lua applies the first step.
             first = path not in counts and path not in created and path not in renamed_from.values()
             counts[path] = counts.get(path, 0) + len(lsp)
@@ -246,7 +266,9 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client) -> _Plan
                 {
                     "kind": "edit",
                     "path": str(path),
-                    "edits": byte_edits,
+                    "edits": spliced.byte_edits,
+                    "append": spliced.append,
+                    "fix_eol": spliced.fix_eol,
                     "tick": tick if first else None,
                 }
             )

@@ -96,8 +96,15 @@ local function apply_text(state, op)
     state.started[bufnr] = true
     break_undo(bufnr)
   end
+  -- Positions after the final newline work on an extra empty line; an empty line left at
+  -- the end is that final newline (lsap_bridge.edits._splice does the same).
+  if op.append then vim.api.nvim_buf_set_lines(bufnr, -1, -1, false, { '' }) end
   for _, e in ipairs(op.edits) do
     vim.api.nvim_buf_set_text(bufnr, e[1], e[2], e[3], e[4], e[5])
+  end
+  local count = vim.api.nvim_buf_line_count(bufnr)
+  if op.fix_eol and count > 1 and vim.api.nvim_buf_get_lines(bufnr, -2, -1, false)[1] == '' then
+    vim.api.nvim_buf_set_lines(bufnr, -2, -1, false, {})
   end
   if not state.touched[op.path] then
     state.touched[op.path] = bufnr

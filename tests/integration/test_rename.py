@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 
 from lsap_bridge.diagnostics import DiagnosticDelta
+from lsap_bridge.errors import LsapError
+from lsap_bridge.session import allow_all
 from tests.conftest import EXAMPLE, ROOT
 
 from .harness import Bridge
@@ -342,3 +344,69 @@ def test_typescript_diagnostics_of_unsaved_text(ts_bridge: Bridge) -> None:
     assert data["quiet"] == [
         {"path": "src/pricing.ts", "reason": "ts_ls published nothing new since the file changed"}
     ]
+
+
+def test_file_operations_apply_in_order_and_roll_back(shop_bridge: Bridge) -> None:
+    """documentChanges with CreateFile, a TextDocumentEdit of the new file and a RenameFile,
+    applied by the real Lua side; then the same with a later write failing."""
+    from lsap_bridge.edits import apply_workspace_edit
+
+    bridge, root = shop_bridge, shop_bridge.root
+    session = bridge.service.session
+    models = root / "shop" / "models.py"
+    client = bridge.loop.run(session.target(models, "textDocument/rename")).client
+
+    def edit(new_file: Path, old: Path, new: Path) -> dict[str, Any]:
+        insert = {
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+            "newText": "FEE = 2  # café\n",
+        }
+        end = len(models.read_text().splitlines())
+        append_to_models = {  # after the final newline: a new last line
+            "range": {"start": {"line": end, "character": 0}, "end": {"line": end, "character": 0}},
+            "newText": "EXTRA = 1\n",
+        }
+        return {
+            "documentChanges": [
+                {"kind": "create", "uri": new_file.as_uri()},
+                {"textDocument": {"uri": new_file.as_uri(), "version": None}, "edits": [insert]},
+                {"kind": "rename", "oldUri": old.as_uri(), "newUri": new.as_uri()},
+                {
+                    "textDocument": {"uri": models.as_uri(), "version": None},
+                    "edits": [append_to_models],
+                },
+            ]
+        }
+
+    original = snapshot(root)
+    extra, catalog, catalogue = (
+        root / "shop" / "fees.py",
+        root / "shop" / "catalog.py",
+        root / "shop" / "catalogue.py",
+    )
+
+    async def fail_models(summary: str, preview_text: str) -> bool:
+        chattr("+i", models)
+        return True
+
+    session.approve_edit = fail_models
+    try:
+        with pytest.raises(LsapError) as caught:
+            bridge.loop.run(
+                apply_workspace_edit(session, edit(extra, catalog, catalogue), client, label="t")
+            )
+    finally:
+        subprocess.run(["chattr", "-i", str(models)], check=False)
+    assert "every change was rolled back" in caught.value.message
+    assert not extra.exists() and not catalogue.exists() and snapshot(root) == original
+
+    session.approve_edit = allow_all
+    result = bridge.loop.run(
+        apply_workspace_edit(session, edit(extra, catalog, catalogue), client, label="t")
+    )
+    assert result.created == ["shop/fees.py"] and result.renamed == [
+        ("shop/catalog.py", "shop/catalogue.py")
+    ]
+    assert extra.read_text() == "FEE = 2  # café\n"
+    assert not catalog.exists() and catalogue.read_text() == original[catalog]
+    assert models.read_text() == original[models] + "EXTRA = 1\n"

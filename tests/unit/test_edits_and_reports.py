@@ -39,7 +39,8 @@ def test_splice_converts_utf16_positions_and_reports_byte_edits() -> None:
         {"range": rng(0, start, 0, start + 7), "newText": "Item"},
         {"range": rng(1, 4, 1, 11), "newText": "Item"},
     ]
-    new, byte_edits = _splice(lines, edits, "utf-16", "a.py")
+    spliced = _splice(lines, edits, "utf-16", "a.py")
+    new, byte_edits = spliced.lines, spliced.byte_edits
     assert new == ['note = "🧾 total: "; x: Item = 1', "y = Item"]
     # Last first, byte columns: the emoji is four bytes.
     assert byte_edits[0] == [1, 4, 1, 11, ["Item"]]
@@ -47,14 +48,26 @@ def test_splice_converts_utf16_positions_and_reports_byte_edits() -> None:
     assert byte_edits[1] == [0, byte_col, 0, byte_col + 7, ["Item"]]
 
 
-def test_splice_handles_multiline_inserts_and_ranges_past_the_end() -> None:
-    new, _ = _splice(["a", "b"], [{"range": rng(1, 1, 5, 0), "newText": "\nc\n"}], "utf-8", "f")
-    assert new == ["a", "b", "c", ""]
+def test_splice_appends_after_the_final_newline_like_a_file() -> None:
+    # "a\nb\n" + "c\n" at the position after the final newline (line 2) = "a\nb\nc\n".
+    spliced = _splice(["a", "b"], [{"range": rng(2, 0, 2, 0), "newText": "c\n"}], "utf-8", "f")
+    assert spliced.lines == ["a", "b", "c"] and spliced.append and spliced.fix_eol
+    # Replacing through the end of the text keeps one final newline.
+    spliced = _splice(["a", "b"], [{"range": rng(1, 0, 5, 0), "newText": "x\ny\n"}], "utf-8", "f")
+    assert spliced.lines == ["a", "x", "y"]
+
+
+def test_splice_fills_an_empty_file() -> None:
+    spliced = _splice([""], [{"range": rng(0, 0, 0, 0), "newText": "FEE = 2\n"}], "utf-8", "f")
+    assert spliced.lines == ["FEE = 2"] and not spliced.append and spliced.fix_eol
+    # Inside a file, a line ending in an empty line is left alone.
+    spliced = _splice(["a", "b"], [{"range": rng(0, 1, 0, 1), "newText": "\n"}], "utf-8", "f")
+    assert spliced.lines == ["a", "", "b"] and not spliced.fix_eol
 
 
 def test_splice_keeps_the_order_of_inserts_at_one_position() -> None:
     edits = [{"range": rng(0, 0, 0, 0), "newText": "x"}, {"range": rng(0, 0, 0, 0), "newText": "y"}]
-    assert _splice(["z"], edits, "utf-8", "f")[0] == ["xyz"]
+    assert _splice(["z"], edits, "utf-8", "f").lines == ["xyz"]
 
 
 def test_overlapping_edits_are_refused() -> None:
