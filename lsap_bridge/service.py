@@ -18,8 +18,6 @@ from .locate.anchor import parse_anchor
 from .locate.cursor import anchor_at_cursor
 from .lsreq.executor import execute
 from .lsreq.parser import parse
-from .lsreq.executor import execute
-from .lsreq.parser import parse
 from .models import LineScope, Locate
 from .render import render_error, render_json, render_markdown
 from .session import Session
@@ -155,15 +153,8 @@ class Service:
         except asyncio.TimeoutError:
             error = LsapError(ErrorCode.TIMEOUT, "the request took too long")
             return Response(render_error(error), error=error)
-
-    async def handle_text(self, text: str) -> Response:
-        """A Language Server Request block (DESIGN §6) and its response block."""
-        try:
-            return Response(await execute(self.session, parse(text)), "request")
-        except LsapError as error:
-            return Response(render_error(error), error=error)
-        except asyncio.TimeoutError:
-            error = LsapError(ErrorCode.TIMEOUT, "the request took too long")
+        except Exception as exc:
+            error = unexpected(exc, "the Language Server Request")
             return Response(render_error(error), error=error)
 
     async def handle_command(self, params: list[Any]) -> None:
