@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
@@ -77,17 +78,24 @@ async def inlay_hints_for(
     session: Session, target: Target, doc: Document, first: int, stop: int
 ) -> list[InlayHint]:
     """The server's hints for lines `first` (0-based) up to `stop` (exclusive)."""
-    last = doc.lines[stop - 1] if 0 < stop <= len(doc.lines) else ""
     encoding = session.encoding(target.client)
-    params = {
-        "textDocument": {"uri": uri_of(target.path)},
+    params = inlay_hint_params(target.path, doc, first, stop, encoding)
+    hints = inlay_hints_from_lsp(await session.call(target, METHOD, params), doc.lines, encoding)
+    return [h for h in hints if first <= h.line < stop]
+
+
+def inlay_hint_params(
+    path: Path, doc: Document, first: int, stop: int, encoding: Encoding
+) -> dict[str, Any]:
+    """`textDocument/inlayHint` params for lines `first` up to `stop` (exclusive)."""
+    last = doc.lines[stop - 1] if 0 < stop <= len(doc.lines) else ""
+    return {
+        "textDocument": {"uri": uri_of(path)},
         "range": {
             "start": {"line": first, "character": 0},
             "end": {"line": stop - 1, "character": to_lsp_character(last, len(last), encoding)},
         },
     }
-    hints = inlay_hints_from_lsp(await session.call(target, METHOD, params), doc.lines, encoding)
-    return [h for h in hints if first <= h.line < stop]
 
 
 class InlayHintsRequest(Request):

@@ -16,16 +16,18 @@ from typing import Any
 
 from ..capabilities import REGISTRY
 from ..capabilities.hover import hover_text
-from ..capabilities.inlay_hints import inlay_hints_from_lsp, weave_inlay_hints
+from ..capabilities.inlay_hints import (
+    inlay_hint_params,
+    inlay_hints_from_lsp,
+    weave_inlay_hints,
+)
 from ..diagnostics import DiagnosticMap
 from ..errors import Candidate, ErrorCode, LsapError
 from ..gateway import Client, Document, LspCall
 from ..locate.matcher import Needle, Tier, find_matches
-from ..position import to_lsp_character
 from ..render import render_markdown
 from ..session import Session, Target
 from ..symbols import SymbolTree
-from ..workspace import uri_of
 from .commands import run_commands
 from .lines import identifiers, split_hover, symbol_column
 from .parser import Anchor, FileBlock, Hover, Query, Request
@@ -182,15 +184,7 @@ class Executor:
             return
         encoding = self.session.encoding(client)
         text = run.doc.lines[line]
-        params = {
-            "textDocument": {"uri": uri_of(run.target.path)},
-            "range": {
-                "start": {"line": line, "character": 0},
-                "end": {"line": line + 1, "character": 0}
-                if line + 1 < len(run.doc.lines)
-                else {"line": line, "character": to_lsp_character(text, len(text), encoding)},
-            },
-        }
+        params = inlay_hint_params(run.target.path, run.doc, line, line + 1, encoding)
         entry = item.entry
 
         def handle(result: Any, error: str | None) -> None:
