@@ -97,6 +97,11 @@ def unexpected(exc: Exception, what: str) -> LsapError:
     )
 
 
+def failed(error: LsapError, fmt: str = "markdown") -> Response:
+    """An error as the response to a request."""
+    return Response(render_error(error, fmt), error=error)
+
+
 def bare_field(model: type[Request]) -> str | None:
     """The field a bare argument fills: the mode's declared one (`locate` by default), else
     its `file_path`, else none."""
@@ -131,13 +136,11 @@ class Service:
             request = parse_request(payload, self.workspace)
             report = await REGISTRY[request.mode].run(self.session, request)
         except LsapError as error:
-            return Response(render_error(error, fmt), error=error)
+            return failed(error, fmt)
         except asyncio.TimeoutError:
-            error = LsapError(ErrorCode.TIMEOUT, "the request took too long")
-            return Response(render_error(error, fmt), error=error)
+            return failed(LsapError(ErrorCode.TIMEOUT, "the request took too long"), fmt)
         except Exception as exc:
-            error = unexpected(exc, f"the {payload.get('mode')} request")
-            return Response(render_error(error, fmt), error=error)
+            return failed(unexpected(exc, f"the {payload.get('mode')} request"), fmt)
         if request.format == "json":
             text = render_json(request.mode, report.data)
         else:
@@ -149,13 +152,11 @@ class Service:
         try:
             return Response(await execute(self.session, parse(text)), "request")
         except LsapError as error:
-            return Response(render_error(error), error=error)
+            return failed(error)
         except asyncio.TimeoutError:
-            error = LsapError(ErrorCode.TIMEOUT, "the request took too long")
-            return Response(render_error(error), error=error)
+            return failed(LsapError(ErrorCode.TIMEOUT, "the request took too long"))
         except Exception as exc:
-            error = unexpected(exc, "the Language Server Request")
-            return Response(render_error(error), error=error)
+            return failed(unexpected(exc, "the Language Server Request"))
 
     async def handle_command(self, params: list[Any]) -> None:
         """A command typed by the human (`:Lsap …`): run it and show the report in Neovim."""

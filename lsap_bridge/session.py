@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeGuard, cast
 
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .errors import ErrorCode, LsapError
@@ -85,7 +85,7 @@ class Location:
 EditApproval = Callable[[str, str], Awaitable[bool]]
 
 
-def is_range(value: Any) -> bool:
+def is_range(value: Any) -> TypeGuard[dict[str, Any]]:
     """Whether a server's value is an LSP Range (servers do send garbage)."""
     return isinstance(value, dict) and all(
         isinstance(end := value.get(key), dict)
@@ -135,7 +135,8 @@ class Session:
         """
         cached = self._targets.get((path, method)) if optimistic else None
         held = self.gateway.held(path) if cached else None
-        if cached and held and held.bufnr == cached.bufnr and cached.client.id not in self.gateway.gone:
+        alive = cached is not None and cached.client.id not in self.gateway.gone
+        if cached and held and held.bufnr == cached.bufnr and alive:
             return replace(cached, doc=held)
         if not path.is_file():
             raise LsapError(
