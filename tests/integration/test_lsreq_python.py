@@ -425,3 +425,28 @@ def test_users_the_bridge_cannot_rewrite_are_named_with_their_diagnostics(
     report = text.split("*** File: shop/report.py\n", 1)[1]
     assert report.startswith("@@ return len(catalog.all_products())\n"), text
     assert '"all_products" is not a known attribute of module' in report
+
+
+def test_a_bad_file_block_is_an_error_block_and_the_others_still_run(
+    shop: tuple[Bridge, Path],
+) -> None:
+    bridge, _ = shop
+    text = ask(
+        bridge,
+        "\n".join(
+            [
+                "*** Begin Language Server Request",
+                "*** File: shop/nope.py",
+                "@@ anything",
+                "*** File: ../outside.py",
+                "@@ anything",
+                "*** File: shop/models.py",
+                "@@ class Order:",
+                "^ Order",
+                "*** End Language Server Request",
+            ]
+        ),
+    )
+    assert "*** File: shop/nope.py\n/*<error:not_found>\nno such file: shop/nope.py" in text
+    assert "*** File: ../outside.py\n/*<error:outside_workspace>" in text
+    assert "*** File: shop/models.py\n@@ class Order:\n^ Order\n/*<hover:Order>" in text
