@@ -211,14 +211,15 @@ class Session:
             return []
         items = raw if isinstance(raw, list) else [raw]
         spans: list[tuple[Path, dict[str, Any]]] = []
+        paths: dict[str, Path] = {}  # thousands of results name a few hundred files
         for item in items:
             if not isinstance(item, dict):
                 continue  # a server's malformed entry: skipped, not crashed on
             uri = item.get("targetUri") or item.get("uri")
             rng = item.get("targetSelectionRange") or item.get("range")
             if isinstance(uri, str) and uri.startswith("file:") and is_range(rng):
-                spans.append((path_of(uri), rng))
-        docs = await self.documents([p for p, _ in spans if self.workspace.contains(p)])
+                spans.append((paths.get(uri) or paths.setdefault(uri, path_of(uri)), rng))
+        docs = await self.documents([p for p in paths.values() if self.workspace.contains(p)])
         if texts is not None:
             texts.update(docs)
         encoding = self.encoding(client)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, urlparse
@@ -30,6 +31,10 @@ def path_of(uri: str) -> Path:
     return Path(unquote(parsed.path))
 
 
+INSIDE_TTL = 2.0  # seconds an answer of `Workspace.contains` is trusted
+_inside: dict[tuple[tuple[Path, ...], Path], tuple[float, bool]] = {}
+
+
 @dataclass(frozen=True)
 class Workspace:
     """The roots a session may read and write; everything else is refused."""
@@ -47,11 +52,22 @@ class Workspace:
     def contains(self, path: Path) -> bool:
         """Whether a path is inside a root once `..` and symlinks are followed: a link in the
         workspace to /etc, or a server's `file:///root/../etc` URI, is outside."""
+        # Remembered for a moment: a references answer names the same few hundred files
+        # thousands of times, and each resolve costs an lstat per path component (20,000
+        # results: 8 s). Short-lived, so that a symlink changed later is seen.
+        now = time.monotonic()
+        hit = _inside.get((self.roots, path))
+        if hit is not None and now - hit[0] < INSIDE_TTL:
+            return hit[1]
         try:
             real = path.resolve()
+            inside = any(real == root or real.is_relative_to(root) for root in self.roots)
         except (OSError, RuntimeError):  # a symlink loop: nothing to trust
-            return False
-        return any(real == root or real.is_relative_to(root) for root in self.roots)
+            inside = False
+        if len(_inside) > 10_000:
+            _inside.clear()
+        _inside[(self.roots, path)] = (now, inside)
+        return inside
 
     def resolve(self, file_path: str) -> Path:
         """An absolute, symlink-free path inside a root, or an `outside_workspace` error."""
