@@ -29,6 +29,7 @@ import msgpack
 
 from . import __version__
 from .capabilities import REGISTRY
+from .capabilities.schema import request_schemas
 from .errors import ErrorCode, LsapError
 from .render import render_error
 from .service import Response, Service
@@ -60,8 +61,8 @@ class RpcFailure(Exception):
 
 
 def schema() -> dict[str, Any]:
-    """JSON Schema of every request model, by mode."""
-    return {mode: cap.model.model_json_schema() for mode, cap in sorted(REGISTRY.items())}
+    """JSON Schema of every request model, by mode (the same as the `schema` mode's)."""
+    return request_schemas()
 
 
 def response_result(response: Response) -> dict[str, Any]:
