@@ -25,7 +25,7 @@ from ..gateway import Client
 from ..locate.resolve import resolve
 from ..session import Session
 from ..workspace import path_of
-from .base import LocateRequest, Report, Request, anchor_data, capability, word_at
+from .base import LocateRequest, Report, Request, anchor_data, capability, page, word_at
 
 METHOD = "textDocument/rename"
 PREPARE = "textDocument/prepareRename"
@@ -185,13 +185,16 @@ async def rename_preview(session: Session, request: RenamePreviewRequest) -> Rep
     resolved, pending = await _compute(session, request)
     diffs = await preview(session, pending.edit, pending.client)
     rename_id = RENAMES.keep(pending)
+    # Diffs are paged by file (`max_items`); the id applies every file, shown or not.
+    shown, paging = page(request, diffs)
     data = {
         **anchor_data(resolved, session),
         "old_name": pending.old_name,
         "new_name": pending.new_name,
         "rename_id": rename_id,
         "edits": sum(d.edits for d in diffs),
-        "files": _diffs(diffs),
+        "files": _diffs(shown),
+        **paging,
         "execute": json.dumps(
             {"mode": "rename_execute", "rename_id": rename_id}, separators=(",", ":")
         ),

@@ -227,7 +227,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
             "old_name": "Product",
             "new_name": "Item",
             "rename_id": "0123abcd45",
-            "edits": 2,
+            "edits": 3,
             "files": [
                 {
                     "path": "shop/catalog.py",
@@ -245,6 +245,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                 },
             ],
             "execute": '{"mode":"rename_execute","rename_id":"0123abcd45"}',
+            "total": 3,
+            "start": 1,
+            "end": 2,
+            "next": '{"mode":"rename_preview","locate":"shop/models.py@class <|>Product",'
+            '"new_name":"Item","max_items":2,"start_index":2,"pagination_id":"ab12"}',
         },
     ),
     "rename_applied.md": (
