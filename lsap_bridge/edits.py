@@ -359,9 +359,9 @@ async def apply_workspace_edit(
     plan = await _plan(session, edit, client)
     if not plan.ops:
         return EditResult(label)
-    files = len(plan.diffs)
-    summary = (
-        f"{label}: {sum(plan.counts.values())} edits in {files} file{'s' if files != 1 else ''}"
+    edits, files = sum(plan.counts.values()), len(plan.diffs)
+    summary = f"{label}: {edits} edit{'s' if edits != 1 else ''} in {files} file" + (
+        "s" if files != 1 else ""
     )
     if not await session.approve_edit(summary, preview_text(plan.diffs)):
         raise LsapError(

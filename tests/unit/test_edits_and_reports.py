@@ -435,3 +435,116 @@ def test_schema_report_golden() -> None:
     text = render_markdown("schema", {"modes": modes})
     assert check_report_shape(text) == []
     assert_golden("schema_editor.md", text)
+
+
+# -- the checks before an edit, with a fake editor -----------------------------------------
+
+
+class _FakeGateway:
+    """Buffers by path: `read` answers like the real gateway; applying is recorded."""
+
+    def __init__(self, buffers: dict[Path, tuple[list[str], int, bool]]) -> None:
+        self.buffers = buffers
+        self.applied: list[Any] = []
+
+    async def read(self, paths: list[Path]) -> dict[Path, Any]:
+        from lsap_bridge.gateway import Document, read_disk
+
+        out: dict[Path, Any] = {}
+        for path in paths:
+            if path in self.buffers:
+                lines, tick, modified = self.buffers[path]
+                out[path] = Document(path, lines, f"tick:{tick}", bufnr=1, modified=modified)
+            else:
+                out[path] = read_disk(path)
+        return out
+
+    async def apply_edits(self, ops: list[dict[str, Any]]) -> dict[str, Any]:
+        self.applied.append(ops)
+        return {"ok": True, "files": {op["path"]: {"saved": True} for op in ops}}
+
+
+def _edit(path: Path, version: int | None, text: str = "Item") -> dict[str, Any]:
+    change = {"range": rng(0, 6, 0, 13), "newText": text}
+    return {
+        "documentChanges": [
+            {"textDocument": {"uri": path.as_uri(), "version": version}, "edits": [change]}
+        ]
+    }
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> tuple[Any, Path]:
+    from lsap_bridge.session import Session
+
+    root = tmp_path.resolve()
+    models = root / "models.py"
+    models.write_text("class Product:\n    pass\n")
+    session = Session(
+        _FakeGateway({models: (["class Product:", "    pass"], 7, False)}), Workspace.of(root)
+    )  # type: ignore[arg-type]
+    return session, models
+
+
+def _run(coro: Any) -> Any:
+    import asyncio
+
+    return asyncio.run(coro)
+
+
+CLIENT = Client(1, "srv", "utf-16", frozenset())
+
+
+def test_an_edit_against_an_older_version_is_a_conflict(fake: tuple[Any, Path]) -> None:
+    from lsap_bridge.edits import apply_workspace_edit
+
+    session, models = fake
+    with pytest.raises(LsapError) as caught:
+        _run(apply_workspace_edit(session, _edit(models, 5), CLIENT, label="rename"))
+    assert (
+        caught.value.code is ErrorCode.CONFLICT
+        and "changed after the server" in caught.value.message
+    )
+    assert session.gateway.applied == []
+    result = _run(apply_workspace_edit(session, _edit(models, 7), CLIENT, label="rename"))
+    assert result.changed == ["models.py"] and session.gateway.applied[0][0]["tick"] == 7
+
+
+def test_an_edit_outside_the_workspace_changes_nothing(
+    fake: tuple[Any, Path], tmp_path: Path
+) -> None:
+    from lsap_bridge.edits import apply_workspace_edit
+
+    session, models = fake
+    elsewhere = tmp_path.parent / "elsewhere.py"
+    edit = {
+        "changes": {
+            models.as_uri(): _edit(models, None)["documentChanges"][0]["edits"],
+            elsewhere.as_uri(): [],
+        }
+    }
+    with pytest.raises(LsapError) as caught:
+        _run(apply_workspace_edit(session, edit, CLIENT, label="rename"))
+    assert caught.value.code is ErrorCode.OUTSIDE_WORKSPACE and session.gateway.applied == []
+
+
+def test_a_refused_edit_is_denied_and_the_policy_sees_the_diff(fake: tuple[Any, Path]) -> None:
+    from lsap_bridge.edits import apply_workspace_edit
+
+    session, models = fake
+    seen: list[tuple[str, str]] = []
+
+    async def deny(summary: str, preview_text: str) -> bool:
+        seen.append((summary, preview_text))
+        return False
+
+    session.approve_edit = deny
+    with pytest.raises(LsapError) as caught:
+        _run(
+            apply_workspace_edit(
+                session, _edit(models, None), CLIENT, label="rename Product → Item"
+            )
+        )
+    assert caught.value.code is ErrorCode.DENIED and session.gateway.applied == []
+    assert seen[0][0] == "rename Product → Item: 1 edit in 1 file"
+    assert "-class Product:\n+class Item:" in seen[0][1]
