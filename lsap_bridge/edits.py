@@ -156,9 +156,13 @@ def _splice(
 
 def _replaces_all(edits: list[dict[str, Any]], lines: list[str]) -> bool:
     """Whether one edit rewrites the whole text (jedi's renames do, from the file on disk)."""
+    last = len(lines) - 1
     for item in edits:
         start, end = item["range"]["start"], item["range"]["end"]
-        if (start["line"], start["character"]) == (0, 0) and end["line"] >= len(lines) - 1 > 0:
+        to_the_end = end["line"] > last or (
+            end["line"] == last and end["character"] >= len(lines[last])
+        )
+        if (start["line"], start["character"]) == (0, 0) and to_the_end and last > 0:
             return True
     return False
 

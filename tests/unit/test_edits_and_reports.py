@@ -548,3 +548,12 @@ def test_a_refused_edit_is_denied_and_the_policy_sees_the_diff(fake: tuple[Any, 
     assert caught.value.code is ErrorCode.DENIED and session.gateway.applied == []
     assert seen[0][0] == "rename Product → Item: 1 edit in 1 file"
     assert "-class Product:\n+class Item:" in seen[0][1]
+
+
+def test_whole_file_replacements_are_recognised() -> None:
+    from lsap_bridge.edits import _replaces_all
+
+    lines = ["ab", "cd"]
+    assert not _replaces_all([{"range": rng(0, 0, 1, 0)}], lines)  # the first line only
+    assert _replaces_all([{"range": rng(0, 0, 2, 0)}], lines)  # through the final newline
+    assert _replaces_all([{"range": rng(0, 0, 1, 2)}], lines)  # to the end of the last line
