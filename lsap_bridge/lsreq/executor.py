@@ -103,23 +103,19 @@ class Executor:
     def resolve(self, run: FileRun) -> None:
         """Find each anchor after the previous one found in the same file."""
         assert run.doc is not None and run.path is not None
-        previous: int | None = None
-        for anchor in run.block.anchors:
+        texts = [anchor.text for anchor in run.block.anchors]
+        found = find_lines(run.doc.lines, run.tree, run.section.path, texts)
+        for anchor, outcome in zip(run.block.anchors, found, strict=True):
             entry = Entry(None, anchor.kind.value, anchor.text)
             run.section.entries.append(entry)
-            try:
-                line, note = find_line(
-                    run.doc.lines, run.tree, run.section.path, anchor.text, previous
-                )
-            except LsapError as error:
-                entry.tags.append(error_tag(error))
+            if isinstance(outcome, LsapError):
+                entry.tags.append(error_tag(outcome))
                 run.anchored.append(Anchored(anchor, Place(run.path, None), entry))
                 continue
-            entry.line = line
+            entry.line, note = outcome
             if note:
                 entry.tags.append(Tag("note", note))
-            run.anchored.append(Anchored(anchor, Place(run.path, line), entry))
-            previous = line
+            run.anchored.append(Anchored(anchor, Place(run.path, entry.line), entry))
 
     # -- queries --------------------------------------------------------------------
 
@@ -294,6 +290,48 @@ class Executor:
         section.diagnostics = [d for d in found.get(path, []) if d.at_least(MIN_SEVERITY)]
         if path in found.pending:
             section.tags.append(Tag("diagnostics:pending", found.pending[path]))
+
+
+def find_lines(
+    lines: list[str], tree: SymbolTree, name: str, texts: list[str]
+) -> list[tuple[int, str | None] | LsapError]:
+    """Every anchor of a File block in order, each searched after the previous one found.
+
+    A line that matches several times is settled by the next anchor, as context lines are
+    in apply_patch: the candidate the next anchor's line directly follows (`[@ @dataclass`
+    then `@@ class Product:`), or the only candidate before it. Otherwise it stays an
+    `ambiguous` error, like a line that is missing.
+    """
+    out: list[tuple[int, str | None] | LsapError] = []
+    previous: int | None = None
+    for index, text in enumerate(texts):
+        try:
+            out.append(find_line(lines, tree, name, text, previous))
+        except LsapError as error:
+            out.append(_settled(lines, tree, name, texts[index + 1 :], error) or error)
+        found = out[-1]
+        if not isinstance(found, LsapError):
+            previous = found[0]
+    return out
+
+
+def _settled(
+    lines: list[str], tree: SymbolTree, name: str, following: list[str], error: LsapError
+) -> tuple[int, str | None] | None:
+    """The candidate of an ambiguous anchor that the next anchor settles, if any."""
+    if error.code is not ErrorCode.AMBIGUOUS or not following or not error.candidates:
+        return None
+    first = min(c.line for c in error.candidates) - 1
+    try:
+        after, _ = find_line(lines, tree, name, following[0], first)
+    except LsapError:
+        return None
+    before = [c.line - 1 for c in error.candidates if c.line - 1 < after]
+    adjacent = [n for n in before if not any(line.strip() for line in lines[n + 1 : after])]
+    chosen = before if len(before) == 1 else adjacent
+    if len(chosen) != 1:
+        return None
+    return chosen[0], f"one of {len(error.candidates)} matching lines, settled by the next anchor"
 
 
 def find_line(

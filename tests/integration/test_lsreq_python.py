@@ -129,6 +129,7 @@ Next: add a `@@ <line>` line above it with a line unique to the part you mean (e
 /*<error:not_found>
 skipped: the anchored line above was not found
 </error:not_found>*/
+*** File: shop/models.py
 @@ def validate(self) -> bool:
 @@ return result
 ^ result
@@ -143,22 +144,43 @@ skipped: the anchored line above was not found
   15 in Product.discounted (score 44.9): return Product(self.name, round(self.price * (1 - percent / 100), 2))
 Next: the closest lines are listed: copy the line's text exactly
 </error:not_found>*/
+*** File: shop/models.py
+@@ return result
+/*<note>
+one of 2 matching lines, settled by the next anchor
+</note>*/
+^ result
+/*<hover:result>```python
+(variable) result: float
+```</hover:result>*/
+@@ def validate(self) -> bool:
 *** End Language Server Response
 """
 
 
 def test_ambiguous_missing_and_stacked_anchors(shop: tuple[Bridge, Path]) -> None:
+    """Alone, a line found twice is ambiguous; a stacked `@@` above it narrows it; the
+    anchor after it settles it (anchors are in file order)."""
     bridge, _ = shop
     text = ask(
         bridge,
-        block(
-            "shop/models.py",
-            "@@ return result",
-            "^ result",
-            "@@ def validate(self) -> bool:",
-            "@@ return result",
-            "^ result",
-            "@@ return nothing_like_this_at_all",
+        "\n".join(
+            [
+                "*** Begin Language Server Request",
+                "*** File: shop/models.py",
+                "@@ return result",
+                "^ result",
+                "*** File: shop/models.py",
+                "@@ def validate(self) -> bool:",
+                "@@ return result",
+                "^ result",
+                "@@ return nothing_like_this_at_all",
+                "*** File: shop/models.py",
+                "@@ return result",
+                "^ result",
+                "@@ def validate(self) -> bool:",
+                "*** End Language Server Request",
+            ]
         ),
     )
     assert text == AMBIGUOUS_RESPONSE

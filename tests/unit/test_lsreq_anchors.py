@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lsap_bridge.errors import ErrorCode, LsapError
-from lsap_bridge.lsreq.executor import find_line
+from lsap_bridge.lsreq.executor import find_line, find_lines
 from lsap_bridge.symbols import Span, Symbol, SymbolTree
 
 LINES = [
@@ -88,3 +88,24 @@ def test_inexact_matches_carry_a_note() -> None:
         0,
         "anchor matched by fuzzy text: class Order: (score 95.7)",
     )
+
+
+def test_an_ambiguous_line_is_settled_by_the_next_anchor() -> None:
+    lines = ["@dataclass", "class Product:", "    name: str", "@dataclass", "class Order:"]
+    found = find_lines(lines, SymbolTree([]), "models.py", ["@dataclass", "class Order:"])
+    assert found == [(3, "one of 2 matching lines, settled by the next anchor"), (4, None)]
+    found = find_lines(lines, SymbolTree([]), "models.py", ["@dataclass", "class Product:"])
+    assert found[0] == (0, "one of 2 matching lines, settled by the next anchor")
+    # Nothing after it to settle it: still ambiguous.
+    (alone,) = find_lines(lines, SymbolTree([]), "models.py", ["@dataclass"])
+    assert isinstance(alone, LsapError) and alone.code is ErrorCode.AMBIGUOUS
+    # The next anchor after both candidates does not settle it either.
+    first, _ = find_lines([*lines, "x = 1"], SymbolTree([]), "models.py", ["@dataclass", "x = 1"])
+    assert isinstance(first, LsapError) and first.code is ErrorCode.AMBIGUOUS
+
+
+def test_a_far_next_anchor_with_several_candidates_before_it_settles_nothing() -> None:
+    lines = ["@dataclass", "class A:", "    x = 1", "@dataclass", "class B:", "    return result"]
+    first, second = find_lines(lines, SymbolTree([]), "m.py", ["@dataclass", "return result"])
+    assert isinstance(first, LsapError) and first.code is ErrorCode.AMBIGUOUS
+    assert second == (5, None)
