@@ -17,7 +17,7 @@ from .errors import ErrorCode, LsapError
 from .gateway import Client, Document, EditorGateway, LspCall
 from .position import Encoding, from_lsp_character, to_lsp_character
 from .symbols import SymbolTree, build_tree
-from .workspace import Workspace, path_of, uri_of
+from .workspace import Workspace, language_of, path_of, uri_of
 
 FALLBACKS = {
     "textDocument/references": "search",
@@ -159,6 +159,17 @@ class Session:
         if not partial:
             self._targets[(path, method)] = target
         return target
+
+    async def reader(self, path: Path, method: str) -> Client:
+        """A server for `path` that has `method`, without opening the file when one already
+        answers for another file of its language: a file nobody has open is then read from
+        disk by the server, and a 20,000-line file costs a parse, not a full analysis."""
+        for (known, _), target in self._targets.items():
+            client = target.client
+            if client.supports(method) and client.id not in self.gateway.gone and (
+                    language_of(known) == language_of(path)):
+                return client
+        return (await self.target(path, method)).client
 
     def unsupported(self, method: str, clients: Sequence[Client], path: Path) -> LsapError:
         name = self.workspace.display(path)

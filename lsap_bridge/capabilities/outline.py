@@ -85,14 +85,14 @@ async def _trees(session: Session, files: list[Path]) -> tuple[dict[Path, Symbol
     for _language, group in by_language:
         paths = list(group)
         try:
-            target = await session.target(paths[0], METHOD)
+            client = await session.reader(paths[0], METHOD)
         except LsapError as error:
             if len(files) == 1:
                 raise
             lacking.append(f"{len(paths)} {language_of(paths[0])} file(s): {error.message}")
             continue
         docs = await session.documents(paths)
-        trees.update(await session.symbols(paths, target.client, docs))
+        trees.update(await session.symbols(paths, client, docs))
     return trees, lacking
 
 

@@ -484,9 +484,11 @@ def test_outline_of_a_directory_fetches_symbols_in_one_round_trip(
     data = ask(py, mode="outline", file_path="fresh")
     assert [g["path"] for g in data["groups"]] == [f"fresh/{n}.py" for n in "abcd"]
     symbol_batches = [b for b in batches if "textDocument/documentSymbol" in b]
-    # One batch for all four. The server does not know files made after it started: the
-    # three not yet open (the first one is, for the server) are opened and asked again, together.
-    assert [len(b) for b in symbol_batches] == [4, 3]
+    # One batch for all four. The server does not know files made after it started: those
+    # not yet open are opened and asked again, together (all four when a Python server was
+    # already answering, since `Session.reader` opens none; three when the first was opened
+    # to find a server).
+    assert [len(b) for b in symbol_batches] in ([4, 4], [4, 3])
 
 
 REAL_REPORTS = [

@@ -97,3 +97,11 @@ def test_warm_references_follow_edits(bridge: Bridge) -> None:
     assert {x for x in lines_after if x[0] != "shop/models.py"} == {
         x for x in lines_before if x[0] != "shop/models.py"
     }
+
+
+def test_outline_reads_a_file_nobody_has_open_without_opening_it(bridge: Bridge) -> None:
+    ask(bridge, mode="hover", locate="shop/models.py:Product.discounted")  # a server answers
+    path = bridge.root / "shop" / "promotions.py"
+    text = bridge.request({"mode": "outline", "file_path": "shop/promotions.py"}).text
+    assert "Promotion" in text and "summer_sale" in text
+    assert bridge.lua("return vim.fn.bufloaded(...)", str(path)) == 0
