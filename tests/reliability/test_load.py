@@ -21,7 +21,7 @@ from tests.integration.harness import Bridge
 pytestmark = pytest.mark.integration
 
 CLIENTS, REQUESTS = 8, 250
-READS = [
+READS: list[dict[str, Any]] = [
     {"mode": "locate", "locate": "shop/models.py:Order.total@return <|>result"},
     {"mode": "hover", "locate": "shop/models.py:Product@class <|>Product"},
     {"mode": "definition", "locate": "shop/checkout.py@order = <|>Order()"},
