@@ -155,14 +155,12 @@ def _splice(
 
 
 def _replaces_all(edits: list[dict[str, Any]], lines: list[str]) -> bool:
-    """Whether one edit rewrites the whole text (jedi's renames do, from the file on disk)."""
-    last = len(lines) - 1
+    """Whether one edit rewrites (about) the whole text, as jedi's renames do from the file on
+    disk. It starts at the top and reaches the last line or beyond: a text with lines the
+    server did not know (the human's) ends its range early, on the buffer's last line."""
     for item in edits:
         start, end = item["range"]["start"], item["range"]["end"]
-        to_the_end = end["line"] > last or (
-            end["line"] == last and end["character"] >= len(lines[last])
-        )
-        if (start["line"], start["character"]) == (0, 0) and to_the_end and last > 0:
+        if (start["line"], start["character"]) == (0, 0) and end["line"] >= len(lines) - 1 > 0:
             return True
     return False
 

@@ -553,7 +553,8 @@ def test_a_refused_edit_is_denied_and_the_policy_sees_the_diff(fake: tuple[Any, 
 def test_whole_file_replacements_are_recognised() -> None:
     from lsap_bridge.edits import _replaces_all
 
-    lines = ["ab", "cd"]
+    lines = ["ab", "cd", "ef"]
     assert not _replaces_all([{"range": rng(0, 0, 1, 0)}], lines)  # the first line only
-    assert _replaces_all([{"range": rng(0, 0, 2, 0)}], lines)  # through the final newline
-    assert _replaces_all([{"range": rng(0, 0, 1, 2)}], lines)  # to the end of the last line
+    assert _replaces_all([{"range": rng(0, 0, 3, 0)}], lines)  # through the final newline
+    # A server that did not know the last line (typed by the human) ends there.
+    assert _replaces_all([{"range": rng(0, 0, 2, 0)}], lines)
