@@ -472,3 +472,31 @@ def test_a_bad_file_block_is_an_error_block_and_the_others_still_run(
     assert "*** File: shop/nope.py\n/*<error:not_found>\nno such file: shop/nope.py" in text
     assert "*** File: ../outside.py\n/*<error:outside_workspace>" in text
     assert "*** File: shop/models.py\n@@ class Order:\n^ Order\n/*<hover:Order>" in text
+
+
+def test_move_a_decorated_class_used_everywhere(shop: tuple[Bridge, Path]) -> None:
+    bridge, root = shop
+    text = ask(
+        bridge,
+        block(
+            "shop/models.py",
+            "[@ @dataclass",
+            "@@ class Product:",
+            "@] return Product(self.name, round(self.price * (1 - percent / 100), 2))",
+            "! MOVE_TO_FILE shop/product.py",
+        ),
+    )
+    assert "*** File: shop/product.py\n@@ @dataclass\n@@ class Product:\n" in text
+    product = (root / "shop" / "product.py").read_text()
+    assert product.startswith("from dataclasses import dataclass\n\n\n@dataclass\nclass Product:\n")
+    models = (root / "shop" / "models.py").read_text()
+    assert "class Product" not in models and "from shop.product import Product\n" in models
+    assert "from dataclasses import dataclass, field\n" in models  # Order still uses both
+    checkout = (root / "shop" / "checkout.py").read_text()
+    assert (
+        "from .models import Order\n" in checkout and "from .product import Product\n" in checkout
+    )
+    for name in ("catalog", "promotions", "menu", "lookup"):
+        assert "from .product import Product\n" in (root / "shop" / f"{name}.py").read_text(), name
+    errors = [line for line in text.splitlines() if line.startswith("/*<diagnostics:error:")]
+    assert errors == ["/*<diagnostics:error:WRONG:basedpyright>"], text
