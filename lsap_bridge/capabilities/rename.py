@@ -22,7 +22,7 @@ from ..diagnostics import Diagnostic, DiagnosticDelta
 from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
-from ..locate.resolve import resolve
+from ..locate.resolve import Resolved, resolve
 from ..session import Session
 from ..workspace import path_of
 from .base import LocateRequest, Report, Request, anchor_data, capability, page, word_at
@@ -146,7 +146,7 @@ def without(
 
 async def _compute(
     session: Session, request: RenamePreviewRequest | RenameRequest
-) -> tuple[Any, PendingRename]:
+) -> tuple[Resolved, PendingRename]:
     """Resolve the anchor and ask the server for the rename's WorkspaceEdit."""
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
@@ -166,7 +166,9 @@ async def _compute(
             hint="check the anchor with the `locate` mode",
         )
     paths = [path_of(u) for u in _uris(edit)]
-    docs = await session.documents([p for p in paths if p.is_file()])
+    docs = await session.documents(
+        [p for p in paths if session.workspace.contains(p) and p.is_file()]
+    )
     versions = {p: d.version for p, d in docs.items()}
     return resolved, PendingRename(edit, target.client, old_name, request.new_name, versions)
 
