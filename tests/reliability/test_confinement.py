@@ -15,7 +15,7 @@ import pytest
 
 from lsap_bridge.edits import apply_workspace_edit
 from lsap_bridge.errors import ErrorCode, LsapError
-from lsap_bridge.workspace import uri_of
+from lsap_bridge.workspace import path_of, uri_of
 from tests.integration.harness import Bridge
 
 pytestmark = pytest.mark.integration
@@ -25,7 +25,7 @@ LIB = f'''SECRET_VALUE = "{SECRET}"
 
 
 def secret_helper() -> str:
-    """Never shown to agents: {SECRET}."""
+    """Library documentation: {SECRET}."""
     return SECRET_VALUE
 '''
 USES = """from vendor.lib import secret_helper
@@ -208,3 +208,61 @@ def test_text_format_files_leading_out_are_refused(bridge: Bridge, outside: Path
         response = bridge.loop.run(bridge.service.handle_text(block))
         assert "outside_workspace" in response.text, response.text
         assert SECRET not in response.text and "root:x:0" not in response.text
+
+
+MODES_ON_THE_LIBRARY = [
+    {"mode": "references", "locate": "shop/uses_vendor.py:shout@return <|>secret_helper"},
+    {"mode": "definition", "locate": "shop/uses_vendor.py:shout@return <|>secret_helper"},
+    {"mode": "type_definition", "locate": "shop/uses_vendor.py:shout@return <|>secret_helper"},
+    {"mode": "declaration", "locate": "shop/uses_vendor.py:shout@return <|>secret_helper"},
+    {"mode": "implementations", "locate": "shop/uses_vendor.py:shout@return <|>secret_helper"},
+    {"mode": "inspect", "locate": "shop/uses_vendor.py:shout@return <|>secret_helper"},
+    {"mode": "inspect", "locate": "shop/uses_vendor.py:shout"},
+    {"mode": "calls", "locate": "shop/uses_vendor.py:shout", "direction": "both", "depth": 3},
+    {
+        "mode": "calls",
+        "locate": "shop/uses_vendor.py:shout@return <|>secret_helper",
+        "direction": "both",
+    },
+    {"mode": "types", "locate": "shop/uses_vendor.py:shout@return <|>secret_helper"},
+    {"mode": "search", "query": "secret"},
+    {"mode": "outline", "file_path": ".", "recursive": True},
+    {"mode": "diagnostics", "file_path": "."},
+]
+
+
+def test_the_bridge_never_reads_or_opens_a_file_outside(bridge: Bridge, outside: Path) -> None:
+    """Every path any mode asks Neovim for (text, buffers, LSP requests about a document)
+    is inside the workspace, whatever the servers answer about the library outside."""
+    gateway = bridge.embedded.gateway
+    asked: list[Path] = []
+    read, open_, lsp = gateway.read, gateway.open, gateway.lsp
+
+    async def spy_read(paths: list[Path]) -> Any:
+        asked.extend(paths)
+        return await read(paths)
+
+    async def spy_open(path: Path) -> int:
+        asked.append(path)
+        return await open_(path)
+
+    async def spy_lsp(calls: list[Any], *args: Any, **kwargs: Any) -> Any:
+        for call in calls:
+            uri = (call.params.get("textDocument") or {}).get("uri")
+            if uri:
+                asked.append(path_of(uri))
+        return await lsp(calls, *args, **kwargs)
+
+    gateway.read, gateway.open, gateway.lsp = spy_read, spy_open, spy_lsp  # type: ignore[method-assign]
+    try:
+        for payload in MODES_ON_THE_LIBRARY:
+            response = bridge.request(payload)
+            # no line of the outside file is shown (a server's hover text about a library
+            # symbol, docstring included, is the server's answer, as in the editor)
+            assert 'SECRET_VALUE = "' not in response.text, (payload, response.text)
+            assert "return SECRET_VALUE" not in response.text, (payload, response.text)
+    finally:
+        gateway.read, gateway.open, gateway.lsp = read, open_, lsp  # type: ignore[method-assign]
+    assert asked, "the spies saw nothing"
+    outside_paths = {p for p in asked if not p.resolve().is_relative_to(bridge.root)}
+    assert outside_paths == set()
