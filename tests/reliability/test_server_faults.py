@@ -152,3 +152,59 @@ def test_malformed_results_are_reported_not_crashed_on(
     assert "nowhere.x" not in response.text  # a bogus location outside the root is not shown
     server.with_suffix(".mode").unlink()
     healthy(faulty)
+
+
+def descendants(pid: int) -> dict[int, str]:
+    """Processes under pid, with their command lines (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int(
+                    (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+                )
+            except OSError:
+                continue
+    found: dict[int, str] = {}
+    todo = [pid]
+    while todo:
+        current = todo.pop()
+        for child, parent in parents.items():
+            if parent == current and child not in found:
+                try:
+                    found[child] = (
+                        Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
+                    ).decode()
+                except OSError:
+                    continue
+                todo.append(child)
+    return found
+
+
+def test_a_real_server_killed_is_started_again_by_the_next_request(faulty: Bridge) -> None:
+    """basedpyright from the embedded configs (vim.lsp.config + vim.lsp.enable), SIGKILLed:
+    the next request brings it back through the same config and gets its answer."""
+    (faulty.root / "mod.py").write_text(
+        "def greet(name: str) -> str:\n    return name\n\n\nX = greet('a')\n"
+    )
+    faulty.lua("require('lsap.servers').enable({'basedpyright'}, ...)", str(faulty.root))
+    ask = {"mode": "references", "locate": "mod.py@def <|>greet"}
+    first = faulty.request(ask)
+    assert first.ok, first.text
+    servers = {
+        pid: cmd
+        for pid, cmd in descendants(faulty.embedded.gateway.nvim_pid).items()
+        if "basedpyright" in cmd
+    }
+    assert servers, descendants(faulty.embedded.gateway.nvim_pid)
+    for pid in servers:
+        os.kill(pid, signal.SIGKILL)
+    time.sleep(0.5)
+    again = faulty.request(ask)
+    assert again.ok, again.text
+    assert again.text == first.text
+    assert not set(servers) & {
+        pid
+        for pid, cmd in descendants(faulty.embedded.gateway.nvim_pid).items()
+        if "basedpyright" in cmd
+    }, "a new server process answered"
