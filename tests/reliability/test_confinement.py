@@ -210,7 +210,7 @@ def test_text_format_files_leading_out_are_refused(bridge: Bridge, outside: Path
         assert SECRET not in response.text and "root:x:0" not in response.text
 
 
-MODES_ON_THE_LIBRARY = [
+MODES_ON_THE_LIBRARY: list[dict[str, Any]] = [
     {"mode": "references", "locate": "shop/uses_vendor.py:shout@return <|>secret_helper"},
     {"mode": "definition", "locate": "shop/uses_vendor.py:shout@return <|>secret_helper"},
     {"mode": "type_definition", "locate": "shop/uses_vendor.py:shout@return <|>secret_helper"},
