@@ -301,6 +301,11 @@ class EditorGateway:
         result: dict[str, Any] = await self._lua("return require('lsap.edits').apply(...)", ops)
         return result or {}
 
+    async def servers_expected(self, bufnrs: list[int]) -> list[bool]:
+        """Per buffer: whether a server is attached or about to be (worth waiting for)."""
+        result = await self._lua("return require('lsap.transport').servers_expected(...)", bufnrs)
+        return [bool(x) for x in result or []]
+
     async def pushed_diagnostics(
         self, bufnrs: list[int], exclude_clients: list[int],
     ) -> dict[int, dict[str, Any]]:

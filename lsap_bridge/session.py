@@ -313,11 +313,14 @@ class Session:
         if not wanted:
             return out
 
-        async def attach(path: Path) -> tuple[int, list[Client]]:
-            bufnr = await self.gateway.open(path)
-            return bufnr, await self.gateway.wait_for_clients(bufnr, None)
+        bufnrs = [await self.gateway.open(p) for p in wanted]
+        expected = await self.gateway.servers_expected(bufnrs)
 
-        found = await asyncio.gather(*(attach(p) for p in wanted))
+        async def attach(bufnr: int, server: bool) -> tuple[int, list[Client]]:
+            # A file no server is configured for is not worth the attach timeout.
+            return bufnr, await self.gateway.wait_for_clients(bufnr, None) if server else []
+
+        found = await asyncio.gather(*(attach(b, e) for b, e in zip(bufnrs, expected, strict=True)))
         attached = dict(zip(wanted, found, strict=True))
         docs = await self.documents(wanted)
         pulls: list[tuple[Path, Client]] = []

@@ -304,6 +304,31 @@ function M.when_idle(token, client_ids, settle_ms, timeout_ms)
   timer:start(0, 25, check)
 end
 
+--- Whether a language server is, or is about to be, attached to each buffer: a client on it
+--- (initialized or not), or a config enabled with `vim.lsp.enable` for its filetype (those
+--- with a `root_dir` function start a moment later). Lets the service skip waiting for
+--- servers that will never come.
+function M.servers_expected(bufnrs)
+  local enabled = vim.lsp._enabled_configs -- Neovim 0.11 internals; unknown: assume a server
+  local out = {}
+  for i, bufnr in ipairs(bufnrs) do
+    local expected = #vim.lsp.get_clients({ bufnr = bufnr, _uninitialized = true }) > 0
+      or type(enabled) ~= 'table'
+    if not expected then
+      local filetype = vim.bo[bufnr].filetype
+      for name in pairs(enabled) do
+        local config = vim.lsp.config[name]
+        if config and (config.filetypes == nil or vim.tbl_contains(config.filetypes, filetype)) then
+          expected = true
+          break
+        end
+      end
+    end
+    out[i] = expected
+  end
+  return out
+end
+
 local function diagnostic_items(bufnr, excluded)
   local out = {}
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do

@@ -227,3 +227,19 @@ def test_unsupported_names_the_server_and_a_mode_that_works(bridge: Bridge) -> N
     assert caught.value.code.value == "unsupported"
     assert "basedpyright lacks textDocument/prepareTypeHierarchy" in caught.value.message
     assert caught.value.hint == "try the `hover` mode instead"
+
+
+def test_a_file_no_server_handles_is_named_without_waiting(bridge: Bridge) -> None:
+    import time
+
+    script = bridge.root / "tool.lua"
+    script.write_text("local x = 1\n")
+    try:
+        started = time.monotonic()
+        data = ask(bridge, mode="diagnostics", file_path="tool.lua")
+        elapsed = time.monotonic() - started
+    finally:
+        script.unlink()
+    assert data["pending"] == [{"path": "tool.lua", "reason": "no language server is attached"}]
+    # Not the attach timeout (30 s here): no enabled config covers Lua, so nothing is awaited.
+    assert elapsed < 5, elapsed
