@@ -558,3 +558,60 @@ def test_whole_file_replacements_are_recognised() -> None:
     assert _replaces_all([{"range": rng(0, 0, 3, 0)}], lines)  # through the final newline
     # A server that did not know the last line (typed by the human) ends there.
     assert _replaces_all([{"range": rng(0, 0, 2, 0)}], lines)
+
+
+def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
+    """No server installed here offers pull diagnostics: the pull path against a fake editor."""
+    from lsap_bridge.gateway import Document, LspAnswer
+    from lsap_bridge.session import Session
+
+    path = tmp_path.resolve() / "a.py"
+    path.write_text("s = '🧾' + missing\n")
+    puller = Client(7, "puller", "utf-16", frozenset({"textDocument/diagnostic"}))
+    pusher = Client(8, "pusher", "utf-8", frozenset())
+
+    class Gateway:
+        def __init__(self) -> None:
+            self.calls: list[Any] = []
+            self.waited: list[Any] = []
+
+        async def open(self, p: Path) -> int:
+            return 3
+
+        async def servers_expected(self, bufnrs: list[int]) -> list[bool]:
+            return [True for _ in bufnrs]
+
+        async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]:
+            return [puller, pusher]
+
+        async def read(self, paths: list[Path]) -> dict[Path, Document]:
+            return {p: Document(p, ["s = '🧾' + missing"], "tick:4", bufnr=3) for p in paths}
+
+        async def lsp(self, calls: list[Any], timeout: float | None = None) -> list[LspAnswer]:
+            self.calls += calls
+            item = {"range": rng(0, 11, 0, 18), "severity": 1, "message": "undefined", "code": "x"}
+            return [LspAnswer({"kind": "full", "items": [item]})]
+
+        async def pushed_diagnostics(self, bufnrs: list[int], exclude: list[int]) -> dict[int, Any]:
+            self.waited.append((bufnrs, exclude))
+            item = {
+                "lnum": 0,
+                "col": 0,
+                "end_lnum": 0,
+                "end_col": 1,
+                "severity": 4,
+                "message": "hint",
+            }
+            return {3: {"bufnr": 3, "analysed": True, "items": [item]}}
+
+    gateway = Gateway()
+    session = Session(gateway, Workspace.of(tmp_path))  # type: ignore[arg-type]
+    found = _run(session.diagnostics([path]))
+    assert [c.method for c in gateway.calls] == ["textDocument/diagnostic"]
+    assert gateway.waited == [([3], [7])]  # the pusher is waited for; the puller's are excluded
+    # utf-16 character 11 is code point 10: the emoji is two units.
+    assert [(d.col, d.end_col, d.severity, d.source) for d in found[path]] == [
+        (0, 1, "hint", None),
+        (10, 17, "error", "puller"),
+    ]
+    assert not found.pending and not found.quiet
