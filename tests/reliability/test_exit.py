@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -96,21 +96,34 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return register_remote_plugin(tmp_path_factory.mktemp("rplugin"))
 
 
-def open_editor(env: dict[str, str], root: Path) -> tuple[HumanNvim, set[int]]:
+@pytest.fixture
+def reap() -> Iterator[set[int]]:
+    """Pids a test started: whatever still runs when it ends (a failed test) is killed."""
+    pids: set[int] = set()
+    yield pids
+    for pid in sorted(pids):
+        if running(pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def open_editor(env: dict[str, str], root: Path, reap: set[int]) -> tuple[HumanNvim, set[int]]:
     editor = HumanNvim(root, env, ["basedpyright"])
+    reap.add(editor.process.pid)
     editor.lua("vim.cmd.edit(...)", str(root / "shop" / "models.py"))
     with Connection(editor.session.socket) as conn:  # the service, a server, all running
         assert conn.call("request", {"mode": "hover", "locate": "shop/models.py:Product"})["ok"]
     procs = tree(editor.process.pid)
+    reap.update(procs)
     assert server_names(procs), names(procs)
     return editor, procs
 
 
 @pytest.mark.parametrize("how", ["quit", "sigkill"])
 def test_editor_exit_leaves_no_process_socket_or_trusted_session(
-    env: dict[str, str], shop: Path, how: str
+    env: dict[str, str], shop: Path, how: str, reap: set[int]
 ) -> None:
-    editor, procs = open_editor(env, shop)
+    editor, procs = open_editor(env, shop, reap)
     info = editor.session
     assert Path(info.socket).exists() and info.file.exists()
     if how == "quit":
@@ -127,7 +140,9 @@ def test_editor_exit_leaves_no_process_socket_or_trusted_session(
     assert not Path(info.socket).exists() and not info.file.exists()
 
 
-def start_daemon(root: Path, idle: float) -> tuple[subprocess.Popen[bytes], SessionInfo]:
+def start_daemon(
+    root: Path, idle: float, reap: set[int]
+) -> tuple[subprocess.Popen[bytes], SessionInfo]:
     process = subprocess.Popen(
         [
             sys.executable,
@@ -144,6 +159,7 @@ def start_daemon(root: Path, idle: float) -> tuple[subprocess.Popen[bytes], Sess
         stdout=subprocess.DEVNULL,
         stderr=(root.parent / "daemon.log").open("wb"),
     )
+    reap.add(process.pid)
     name = daemon_name(root.resolve())
     assert wait_until(lambda: any(s.name == name for s in sessions()), 90), (
         f"the daemon did not start (exit {process.poll()}): "
@@ -156,9 +172,10 @@ def start_daemon(root: Path, idle: float) -> tuple[subprocess.Popen[bytes], Sess
 
 
 @pytest.mark.parametrize("how", ["idle", "stop", "sigkill"])
-def test_daemon_exit_leaves_no_orphans(shop: Path, how: str) -> None:
-    process, info = start_daemon(shop, idle=6 if how == "idle" else 120)
+def test_daemon_exit_leaves_no_orphans(shop: Path, how: str, reap: set[int]) -> None:
+    process, info = start_daemon(shop, 6 if how == "idle" else 120, reap)
     procs = tree(process.pid)
+    reap.update(procs)
     assert info.nvim_pid in procs and server_names(procs), names(procs)
     started = time.monotonic()
     if how == "stop":
