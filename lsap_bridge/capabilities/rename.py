@@ -58,6 +58,7 @@ class PendingRename:
     old_name: str
     new_name: str
     versions: dict[Path, str]  # file versions the edit was computed against
+    partial: bool = False  # the server was still indexing: uses may be missing
 
 
 class Renames:
@@ -170,7 +171,10 @@ async def _compute(
         [p for p in paths if session.workspace.contains(p) and p.is_file()]
     )
     versions = {p: d.version for p, d in docs.items()}
-    return resolved, PendingRename(edit, target.client, old_name, request.new_name, versions)
+    pending = PendingRename(
+        edit, target.client, old_name, request.new_name, versions, target.partial
+    )
+    return resolved, pending
 
 
 def _diffs(diffs: list[FileDiff]) -> list[dict[str, Any]]:
@@ -283,7 +287,8 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Rep
         )
     data = await _apply(session, pending, request.exclude_files)
     RENAMES.forget(request.rename_id)
-    return Report("rename", {"rename_id": request.rename_id, **data}, _locations(data))
+    data = {"rename_id": request.rename_id, "partial": pending.partial, **data}
+    return Report("rename", data, _locations(data))
 
 
 @capability("rename", RenameRequest, "rename a symbol across the workspace in one step")

@@ -281,6 +281,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         "rename",
         {
             "rename_id": "0123abcd45",
+            "partial": True,
             "old_name": "Product",
             "new_name": "Item",
             "server": "basedpyright",
