@@ -94,6 +94,31 @@ def test_a_move_failing_part_way_changes_nothing(bridge: Bridge) -> None:
     unchanged(bridge, before)
 
 
+def test_a_text_format_rename_failing_part_way_changes_nothing(bridge: Bridge) -> None:
+    before = snapshot(bridge.root)
+    victim = bridge.root / "shop" / "checkout.py"
+    session = bridge.service.session
+    approve = session.approve_edit
+
+    async def make_one_target_immutable(summary: str, preview: str) -> bool:
+        chattr("+i", victim)
+        return True
+
+    session.approve_edit = make_one_target_immutable
+    block = (
+        "*** Begin Language Server Request\n*** File: shop/catalog.py\n"
+        "@@ def find(name: str, products: list[Product]) -> Product | None:\n"
+        "! find RENAME_TO lookup\n*** End Language Server Request"
+    )
+    try:
+        text = bridge.loop.run(bridge.service.handle_text(block)).text
+    finally:
+        subprocess.run(["chattr", "-i", str(victim)], check=False)
+        session.approve_edit = approve
+    assert "rolled back" in text and "checkout.py" in text, text
+    unchanged(bridge, before)
+
+
 def test_a_move_refused_by_the_edit_policy_changes_nothing(bridge: Bridge) -> None:
     before = snapshot(bridge.root)
     session = bridge.service.session
