@@ -372,6 +372,12 @@ async def apply_workspace_edit(
             hint="the editor's edit policy refused it; nothing was changed",
         )
     outcome = await session.gateway.apply_edits(plan.ops)
+    if outcome.get("busy"):
+        raise LsapError(
+            ErrorCode.CONFLICT,
+            f"{label} was not applied: {outcome.get('error')}",
+            hint="nothing was changed; ask again once the human has left Insert mode",
+        )
     if not outcome.get("ok"):
         problems = outcome.get("rollback") or []
         raise LsapError(

@@ -132,8 +132,19 @@ end
 
 --- ops: { {kind='edit', path=, tick=?, edits={{sl, sc, el, ec, lines}, …}} |
 ---        {kind='create', path=} | {kind='rename', old=, path=} }, in order.
---- Returns { ok=true, files={[path]={saved=bool}} } or { ok=false, error=, rollback={…} }.
+--- Returns { ok=true, files={[path]={saved=bool}} }, { ok=false, error=, rollback={…} } after
+--- a failure, or { ok=false, busy=true, error= } when nothing was tried (Insert mode).
 function M.apply(ops)
+  -- Never edit under the human's fingers: a buffer being typed into is left alone.
+  local mode = vim.api.nvim_get_mode().mode:sub(1, 1)
+  if mode == 'i' or mode == 'R' then
+    local current = vim.api.nvim_buf_get_name(0)
+    for _, op in ipairs(ops) do
+      if op.path == current or op.old == current then
+        return { ok = false, busy = true, error = ('the human is typing in %s'):format(current) }
+      end
+    end
+  end
   local state = {
     buffers = {}, order = {}, disk = {}, written = {}, touched = {}, touched_order = {}, started = {}, undo = {},
   }

@@ -410,3 +410,23 @@ def test_file_operations_apply_in_order_and_roll_back(shop_bridge: Bridge) -> No
     assert extra.read_text() == "FEE = 2  # café\n"
     assert not catalog.exists() and catalogue.read_text() == original[catalog]
     assert models.read_text() == original[models] + "EXTRA = 1\n"
+
+
+def test_no_edit_while_the_human_types_in_a_target(shop_bridge: Bridge) -> None:
+    bridge, root = shop_bridge, shop_bridge.root
+    original = snapshot(root)
+    catalog = root / "shop" / "catalog.py"
+    bridge.lua(
+        "vim.cmd.edit(vim.fn.fnameescape(...)); vim.api.nvim_feedkeys('i', 'n', false)",
+        str(catalog),
+    )
+    assert bridge.lua("return vim.api.nvim_get_mode().mode") == "i"
+    response = bridge.request({"mode": "rename", "locate": ANCHOR, "new_name": "Item"})
+    assert response.error is not None and response.error.code.value == "conflict"
+    assert response.error.message == (
+        f"rename Product → Item was not applied: the human is typing in {catalog}"
+    )
+    assert snapshot(root) == original and not modified(bridge, catalog)
+    bridge.lua("vim.api.nvim_feedkeys(vim.keycode('<Esc>'), 'n', false)")
+    assert bridge.lua("return vim.api.nvim_get_mode().mode") == "n"
+    assert bridge.request({"mode": "rename", "locate": ANCHOR, "new_name": "Item"}).ok
