@@ -51,8 +51,8 @@ async def editor(session: Session, request: EditorRequest) -> Report:
     state = await session.gateway.editor()
     name: str = state.get("path") or ""
     data: dict[str, Any] = {"path": None, "modified": bool(state.get("modified")), "anchor": None}
-    if not name:
-        data["note"] = "the current buffer has no file"
+    if not name or state.get("buftype"):
+        data["note"] = f"the current buffer is not a file ({name or 'no name'})"
         return Report("editor", data)
     path = Path(name)
     inside = session.workspace.contains(path.resolve())

@@ -411,6 +411,7 @@ function M.editor()
   local state = M.cursor()
   state.modified = vim.bo[state.bufnr].modified
   state.filetype = vim.bo[state.bufnr].filetype
+  state.buftype = vim.bo[state.bufnr].buftype
   state.top, state.bottom = vim.fn.line('w0') - 1, vim.fn.line('w$') - 1
   local kind = vim.api.nvim_get_mode().mode:sub(1, 1)
   local active = VISUAL[kind] ~= nil

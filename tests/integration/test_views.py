@@ -180,6 +180,10 @@ def test_editor_reports_cursor_anchor_and_selection_without_moving_anything(brid
     text = bridge.request({"mode": "editor"}).text
     assert "### Selection (the last one)" in text and check_report_shape(text) == []
 
+    bridge.lua("vim.cmd('botright new'); vim.bo.buftype = 'nofile'")
+    assert ask(bridge, mode="editor")["note"] == "the current buffer is not a file (no name)"
+    bridge.lua("vim.cmd('close')")
+
     blank = lines.index("", row) + 1
     bridge.lua("vim.api.nvim_win_set_cursor(0, {..., 0})", blank)
     assert ask(bridge, mode="editor")["anchor"] == f"shop/models.py:{blank}"

@@ -403,7 +403,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "editor_no_file.md": (
         "editor",
-        {"path": None, "modified": False, "anchor": None, "note": "the current buffer has no file"},
+        {"path": None, "modified": False, "anchor": None, "note": "the current buffer is not a file (lsap://report)"},
     ),
     "batch.md": (
         "batch",
