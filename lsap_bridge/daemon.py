@@ -53,7 +53,7 @@ async def serve(root: Path, servers: list[str], idle_timeout: float) -> None:
         while not stop.is_set() and not embedded.conn.closed:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(stop.wait(), 1.0)
-            if time.monotonic() - last > idle_timeout:
+            if time.monotonic() - last > idle_timeout and not server.running:
                 break
     finally:
         info.withdraw()

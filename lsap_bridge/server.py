@@ -149,6 +149,7 @@ class SocketServer:
         self.info_extra: dict[str, Any] = {}
         self._servers: list[asyncio.AbstractServer] = []
         self._numbers = iter(range(1, 1 << 62))
+        self.running = 0  # methods in progress over all clients (the daemon's idle check)
         self.methods: dict[str, Method] = {
             "request": self._request,
             "text": self._text,
@@ -373,6 +374,7 @@ class SocketServer:
             self._event({"client": peer.name, "phase": "start", "what": describe(method, params)})
         ok, text = False, ""
         peer.running += 1
+        self.running += 1
         try:
             result = await asyncio.wait_for(function(params), timeout)
             ok = not (isinstance(result, dict) and result.get("ok") is False)
@@ -395,6 +397,8 @@ class SocketServer:
             raise RpcFailure(INTERNAL_ERROR, text) from None
         finally:
             peer.running -= 1
+            self.running -= 1
+            self.on_activity()  # idle time counts from the end of the last answer
             if logged:
                 ms = round((time.monotonic() - started) * 1000)
                 self._event({"client": peer.name, "phase": "done", "what": describe(method, params),

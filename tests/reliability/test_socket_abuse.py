@@ -358,3 +358,34 @@ def test_per_request_timeout_answers_instead_of_hanging(sleepy: SocketServer) ->
         assert "0.5 s" in reply["error"]["message"] and "timeout" in reply["error"]["message"]
     finally:
         client.close()
+
+
+def test_idle_time_counts_from_the_last_answer_not_the_last_question(bridge: Bridge) -> None:
+    """The daemon exits when idle and no request runs: a request longer than the idle
+    timeout must not be cut off, and idle time starts when the answer goes out."""
+    touched: list[float] = []
+
+    async def sleep(params: Any) -> str:
+        await asyncio.sleep(1.0)
+        return "slept"
+
+    path = Path(os.environ["XDG_RUNTIME_DIR"]) / "idle.sock"
+    server = SocketServer(
+        bridge.service,
+        path,
+        on_activity=lambda: touched.append(time.monotonic()),
+        extra_methods={"sleep": sleep},
+    )
+    bridge.loop.run(server.start())
+    client = Raw(path)
+    try:
+        client.send(b'{"jsonrpc":"2.0","id":1,"method":"sleep","params":{}}\n')
+        time.sleep(0.5)
+        assert server.running == 1, "a request in flight is visible to the idle check"
+        asked = time.monotonic()
+        assert client.reply()["result"] == "slept"
+        assert server.running == 0
+        assert touched[-1] > asked, "the answer counted as activity"
+    finally:
+        client.close()
+        bridge.loop.run(server.close())
