@@ -345,8 +345,9 @@ end
 --- Reply with each buffer's `vim.diagnostic` items once a server has published for the
 --- buffer's latest change (a `DiagnosticChanged` at the current changedtick) and then been
 --- quiet for `settle_ms`. Some servers publish nothing when a file's diagnostics stay the
---- same (typescript-language-server skips "still empty"): a buffer diagnosed before that
---- gets no event for `quiet_ms` comes back `quiet` (earlier diagnostics still stand).
+--- same (typescript-language-server skips "still empty"): a buffer diagnosed before, with
+--- no diagnostics, that gets no event for `quiet_ms` while its servers report no work in
+--- progress comes back `quiet` (its empty diagnostics still stand).
 --- Buffers still waiting at `timeout_ms` come back with neither flag.
 --- Namespaces of `exclude_clients` (whose diagnostics the service pulls) are left out.
 function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms)
@@ -363,9 +364,16 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
     return seen ~= nil and vim.api.nvim_buf_is_valid(bufnr) and seen.tick == vim.b[bufnr].changedtick
       and now_ms() - seen.at >= settle_ms
   end
+  -- Only a file whose diagnostics are empty (the case such servers skip), and only while
+  -- none of its servers reports work in progress.
   local function quiet(bufnr)
     local seen = diagnosed[bufnr]
-    return seen ~= nil and now_ms() - math.max(start, seen.at) >= quiet_ms
+    if seen == nil or now_ms() - math.max(start, seen.at) < quiet_ms then return false end
+    if #diagnostic_items(bufnr, excluded) > 0 then return false end
+    for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+      if busy(client.id, settle_ms) then return false end
+    end
+    return true
   end
   local timer = assert(vim.uv.new_timer())
   local done = false
