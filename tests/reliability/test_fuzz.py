@@ -8,6 +8,7 @@ texts, Language Server Request blocks), so a crash there is a crash of the whole
 from __future__ import annotations
 
 import json
+import os
 import re
 import string
 import tempfile
@@ -272,3 +273,56 @@ def test_nul_in_a_buffer_line_is_one_character_not_a_line_break() -> None:
     lines = ["x = '\n'", "value = 1"]
     result = find_matches(lines, parse_find("value = <|>1"))
     assert [(m.line, m.column) for m in result.matches] == [(1, 8)]
+
+
+@pytest.fixture(scope="module")
+def linked_root(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """A root with links leading out (a directory, a file, a loop) and one staying in."""
+    base = tmp_path_factory.mktemp("confined")
+    root, outside = base / "root", base / "outside"
+    (root / "pkg").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.py").write_text("x = 1\n")
+    (root / "pkg" / "a.py").write_text("a = 1\n")
+    (root / "out").symlink_to(outside, target_is_directory=True)
+    (root / "pkg" / "passwd.py").symlink_to("/etc/passwd")
+    (root / "inner").symlink_to(root / "pkg", target_is_directory=True)
+    (root / "loop").symlink_to(root / "loop")
+    return Workspace.of(root)
+
+
+path_parts = st.sampled_from(
+    [
+        "..",
+        ".",
+        "pkg",
+        "a.py",
+        "out",
+        "secret.py",
+        "inner",
+        "passwd.py",
+        "loop",
+        "~",
+        "~root",
+        "",
+        "etc",
+        "x",
+    ]
+)
+
+
+@MANY
+@given(st.lists(path_parts, min_size=1, max_size=6), st.booleans())
+def test_resolved_paths_are_inside_the_root_or_refused(
+    linked_root: Workspace, parts: list[str], absolute: bool
+) -> None:
+    text = ("/" if absolute else "") + "/".join(parts)
+    try:
+        path = linked_root.resolve(text)
+    except LsapError as error:
+        assert error.code in (ErrorCode.OUTSIDE_WORKSPACE, ErrorCode.INVALID_REQUEST), error
+        assert_named(error)
+        return
+    assert os.path.realpath(path) == str(path)  # symlink-free
+    assert path == linked_root.root or path.is_relative_to(linked_root.root)
+    assert linked_root.contains(path)
