@@ -413,6 +413,8 @@ def test_file_operations_apply_in_order_and_roll_back(shop_bridge: Bridge) -> No
 
 
 def test_no_edit_while_the_human_types_in_a_target(shop_bridge: Bridge) -> None:
+    from .test_editor import wait_for
+
     bridge, root = shop_bridge, shop_bridge.root
     original = snapshot(root)
     catalog = root / "shop" / "catalog.py"
@@ -420,7 +422,8 @@ def test_no_edit_while_the_human_types_in_a_target(shop_bridge: Bridge) -> None:
         "vim.cmd.edit(vim.fn.fnameescape(...)); vim.api.nvim_feedkeys('i', 'n', false)",
         str(catalog),
     )
-    assert bridge.lua("return vim.api.nvim_get_mode().mode") == "i"
+    # Typed keys are taken when Neovim next reads input: wait until Insert mode is on.
+    wait_for(lambda: bridge.lua("return vim.api.nvim_get_mode().mode") == "i")
     response = bridge.request({"mode": "rename", "locate": ANCHOR, "new_name": "Item"})
     assert response.error is not None and response.error.code.value == "conflict"
     assert response.error.message == (
@@ -428,5 +431,5 @@ def test_no_edit_while_the_human_types_in_a_target(shop_bridge: Bridge) -> None:
     )
     assert snapshot(root) == original and not modified(bridge, catalog)
     bridge.lua("vim.api.nvim_feedkeys(vim.keycode('<Esc>'), 'n', false)")
-    assert bridge.lua("return vim.api.nvim_get_mode().mode") == "n"
+    wait_for(lambda: bridge.lua("return vim.api.nvim_get_mode().mode") == "n")
     assert bridge.request({"mode": "rename", "locate": ANCHOR, "new_name": "Item"}).ok
