@@ -198,14 +198,39 @@ end
 
 --- Text of files: the buffer when one is loaded (unsaved edits included), else nothing
 --- (the service reads the disk itself). Returns { [path] = {bufnr=, changedtick=, lines=} }.
+--- A finder of loaded buffers by file path: by name, else by the real path of a buffer
+--- opened through a symlink (the service's paths are real). One pass over the buffers
+--- instead of `bufnr(path)` per path, which stats every buffer each time (80 paths: 10 ms
+--- of the human's main loop) and reads the path as a pattern.
+function M.loaded_buffers()
+  local by_name, by_real = {}, nil
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) then
+      local name = vim.api.nvim_buf_get_name(b)
+      if name ~= '' then by_name[name] = b end
+    end
+  end
+  return function(path)
+    if by_name[path] then return by_name[path] end
+    if not by_real then
+      by_real = {}
+      for name, b in pairs(by_name) do
+        by_real[vim.uv.fs_realpath(name) or name] = b
+      end
+    end
+    return by_real[path]
+  end
+end
+
 --- `known` ({ [path] = {bufnr, changedtick} }, optional): buffers still at that tick come
 --- back without their lines, since the service already holds them.
 function M.read(paths, known)
   local out = {}
   known = type(known) == 'table' and known or {}
+  local find = M.loaded_buffers()
   for _, path in ipairs(paths) do
-    local bufnr = vim.fn.bufnr(path)
-    if bufnr > 0 and vim.api.nvim_buf_is_loaded(bufnr) then
+    local bufnr = find(path)
+    if bufnr then
       local tick = vim.b[bufnr].changedtick
       local held = known[path]
       local same = type(held) == 'table' and held[1] == bufnr and held[2] == tick

@@ -105,3 +105,17 @@ def test_outline_reads_a_file_nobody_has_open_without_opening_it(bridge: Bridge)
     text = bridge.request({"mode": "outline", "file_path": "shop/promotions.py"}).text
     assert "Promotion" in text and "summer_sale" in text
     assert bridge.lua("return vim.fn.bufloaded(...)", str(path)) == 0
+
+
+def test_a_buffer_opened_through_a_symlink_is_the_truth(bridge: Bridge) -> None:
+    """The human opened `shop/alias.py`, a link to promotions.py, and typed without saving:
+    the bridge, which asks about the real path, reads that buffer, not the disk."""
+    link = bridge.root / "shop" / "alias.py"
+    link.symlink_to(bridge.root / "shop" / "promotions.py")
+    bridge.lua(
+        "local b = vim.fn.bufadd(...); vim.fn.bufload(b); "
+        "vim.api.nvim_buf_set_lines(b, 0, 0, false, {'UNSAVED_MARK = 1'})",
+        str(link),
+    )
+    data = ask(bridge, mode="locate", locate="shop/promotions.py@<|>UNSAVED_MARK = 1")
+    assert data["line"] == 1
