@@ -103,27 +103,28 @@ def run(args: argparse.Namespace) -> int:
 
         asyncio.run(serve(Path.cwd(), args.session))
         return 0
+    # Read and check the input before reaching a session: bad input starts no daemon.
+    if command in ("schema", "info"):
+        method, params = command, None
+    elif command == "request":
+        method, params = "text", {"text": sys.stdin.read()}
+    elif command == "query":
+        raw = sys.stdin.read() if len(args.words) < 2 or args.words[1] == "-" else args.words[1]
+        try:
+            method, params = "request", json.loads(raw)
+        except json.JSONDecodeError as exc:
+            print(f"# Error: invalid_request\n\nthe query is not JSON: {exc}", file=sys.stderr)
+            return 2
+    else:
+        method, params = "request", mode_request(args)
     conn = connect(args)
     try:
-        if command in ("schema", "info"):
-            print(json.dumps(conn.call(command), indent=1))
-            return 0
-        if command == "request":
-            result = conn.call("text", {"text": sys.stdin.read()})
-            sys.stdout.write(result["text"])
-            return 0 if result["ok"] else 1
-        if command == "query":
-            raw = sys.stdin.read() if len(args.words) < 2 or args.words[1] == "-" else args.words[1]
-            try:
-                request = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                print(f"# Error: invalid_request\n\nthe query is not JSON: {exc}", file=sys.stderr)
-                return 2
-        else:
-            request = mode_request(args)
-        result = conn.call("request", request)
+        result = conn.call(method, params)
     finally:
         conn.close()
+    if command in ("schema", "info"):
+        print(json.dumps(result, indent=1))
+        return 0
     sys.stdout.write(result["text"])
     return 0 if result["ok"] else 1
 

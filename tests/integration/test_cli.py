@@ -53,6 +53,7 @@ def test_cli_answers_through_a_warm_daemon_and_stops_cleanly(shop: Path) -> None
     assert "no embedded daemon" in lsap(shop, "daemon", "status").stdout
 
 
-def test_cli_usage_errors_are_clear(shop: Path) -> None:
+def test_cli_usage_errors_are_clear_and_start_no_daemon(shop: Path) -> None:
     result = lsap(shop, "query", "{not json")
     assert result.returncode == 2 and "not JSON" in result.stderr
+    assert "no embedded daemon" in lsap(shop, "daemon", "status").stdout
