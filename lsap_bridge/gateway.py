@@ -12,7 +12,7 @@ import itertools
 import os
 import re
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from .errors import ErrorCode, LsapError
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 from .workspace import uri_of
 
-CommandHandler = Callable[[list[Any]], Awaitable[None]]
+CommandHandler = Callable[[list[Any]], Coroutine[Any, Any, None]]
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 TEXT_CACHE = 512  # documents whose text the gateway keeps, by changedtick or mtime
 

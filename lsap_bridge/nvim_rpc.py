@@ -59,7 +59,7 @@ class NvimConnection:
         )
         assert process.stdout is not None and process.stdin is not None
         writer = process.stdin
-        conn = cls(process.stdout, writer)  # type: ignore[arg-type]
+        conn = cls(process.stdout, writer)
         conn.process = process
         return conn
 

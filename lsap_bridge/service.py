@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
@@ -177,7 +178,8 @@ class Service:
             return
         await self.gateway.show_report(
             response.text, response.locations,
-            {"root": str(self.workspace.root), "bang": bool(command.get("bang")), "title": f"lsap {payload.get('mode')}"},
+            {"root": str(self.workspace.root), "bang": bool(command.get("bang")),
+             "title": f"lsap {payload.get('mode')}"},
         )
 
     async def command_request(self, command: dict[str, Any]) -> dict[str, Any]:
@@ -186,10 +188,8 @@ class Service:
         options = dict(command.get("options") or {})
         for key, value in options.items():
             if isinstance(value, str) and value[:1] in "[{":
-                try:
+                with contextlib.suppress(json.JSONDecodeError):
                     options[key] = json.loads(value)
-                except json.JSONDecodeError:
-                    pass
         if mode in REGISTRY and "locate" not in REGISTRY[mode].model.model_fields:
             return self.locateless_request(str(mode), command, options)
         anchor = command.get("anchor")

@@ -251,7 +251,9 @@ class Session:
 
     # -- symbols --------------------------------------------------------------------
 
-    async def symbols(self, paths: Sequence[Path], client: Client, docs: dict[Path, Document]) -> dict[Path, SymbolTree]:
+    async def symbols(
+        self, paths: Sequence[Path], client: Client, docs: dict[Path, Document]
+    ) -> dict[Path, SymbolTree]:
         """Symbol trees of many files in one round trip, cached per file version."""
         out: dict[Path, SymbolTree] = {}
         missing = []
@@ -270,7 +272,7 @@ class Session:
         ]
         answers = await self.gateway.lsp(calls)
         retry = []
-        for path, answer in zip(missing, answers):
+        for path, answer in zip(missing, answers, strict=True):
             # An error, or nothing for a file not loaded: the server does not know the file
             # (it needs didOpen, or the file appeared after the server started).
             if answer.error or (not answer.result and docs[path].bufnr is None):

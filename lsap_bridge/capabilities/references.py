@@ -9,6 +9,7 @@ from typing import Any, Literal
 from ..gateway import Document
 from ..locate.resolve import resolve
 from ..session import Location, Session
+from ..symbols import SymbolTree
 from .base import (
     PAGES,
     LocateRequest,
@@ -59,7 +60,10 @@ async def references(session: Session, request: ReferencesRequest) -> Report:
         doc = docs[path]
         tree = trees.get(path)
         display = session.workspace.display(path)
-        for symbol, uses in groupby(in_file, key=lambda loc, t=tree: t.enclosing_path(loc.line, loc.col) if t else None):
+        def enclosing(loc: Location, tree: SymbolTree | None = tree) -> str | None:
+            return tree.enclosing_path(loc.line, loc.col) if tree else None
+
+        for symbol, uses in groupby(in_file, key=enclosing):
             lines: list[dict[str, Any]] = []
             positions: list[dict[str, int]] = []
             for loc in uses:

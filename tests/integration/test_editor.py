@@ -8,7 +8,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-
 from typing import Any
 
 import pytest

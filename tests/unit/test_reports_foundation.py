@@ -38,7 +38,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         **ANCHOR, "name": "Order", "kind_label": "definition", "external": [], "total": 1, "start": 1, "end": 1,
         "definitions": [{
             "path": "shop/models.py", "line": 19, "symbol": "Order", "kind": "class", "language": "python",
-            "lines": [{"number": 19, "text": "class Order:"}, {"number": 20, "text": '    """Products."""'}],
+            "lines": [{"number": 19, "text": "class Order:"},
+                      {"number": 20, "text": '    """Products."""'}],
             "truncated": 120,
             "members": [{"name": "add", "kind": "method", "line": 24}, {"name": "total", "kind": "method", "line": 27}],
         }],
@@ -47,7 +48,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         **ANCHOR, "name": "len", "kind_label": "definition", "definitions": [], "total": 0, "start": 0, "end": 0,
         "external": ["/usr/lib/python3/builtins.pyi"],
     }),
-    "hover.md": ("hover", {**ANCHOR, "name": "Product", "hover": "```python\nclass Product(name: str, price: float)\n```"}),
+    "hover.md": ("hover", {**ANCHOR, "name": "Product",
+                           "hover": "```python\nclass Product(name: str, price: float)\n```"}),
     "hover_empty.md": ("hover", {**ANCHOR, "name": "Product", "hover": ""}),
     "locate.md": ("locate", {**ANCHOR, "language": "python", "lines": [{"number": 7, "text": "class Product:"}]}),
 }
@@ -65,7 +67,8 @@ def test_error_report_golden() -> None:
     error = LsapError(
         ErrorCode.AMBIGUOUS, "'return result' matches 2 places in shop/models.py",
         hint="narrow it with a scope",
-        candidates=[Candidate(31, "return result", "Order.total"), Candidate(35, "return result", "Order.validate", 71.5)],
+        candidates=[Candidate(31, "return result", "Order.total"),
+                    Candidate(35, "return result", "Order.validate", 71.5)],
         suggestions=["Order.total"],
     )
     text = render_error(error)
@@ -74,7 +77,7 @@ def test_error_report_golden() -> None:
 
 
 def test_json_format_carries_the_same_content() -> None:
-    template, data = CASES["references_paged.md"]
+    _, data = CASES["references_paged.md"]
     text = render_json("references", data)
     for group in data["groups"]:
         assert group["lines"][0]["text"] in text
