@@ -31,7 +31,6 @@ from . import __version__
 from .capabilities import REGISTRY
 from .capabilities.schema import request_schemas
 from .errors import ErrorCode, LsapError
-from .render import render_error
 from .service import Response, Service
 
 MAX_MESSAGE = 10 * 1024 * 1024
@@ -73,10 +72,6 @@ def response_result(response: Response) -> dict[str, Any]:
     if response.error is not None:
         result["error"] = response.error.to_dict()
     return result
-
-
-def error_result(error: LsapError) -> dict[str, Any]:
-    return response_result(Response(render_error(error), error=error))
 
 
 def describe(method: str, params: Any) -> str:
@@ -419,13 +414,7 @@ class SocketServer:
         if not isinstance(text, str):
             raise RpcFailure(INVALID_PARAMS,
                              'text takes {"text": "*** Begin Language Server Request …"}')
-        handle_text: Callable[[str], Awaitable[Response]] | None = getattr(
-            self.service, "handle_text", None)
-        if handle_text is None:
-            return error_result(LsapError(
-                ErrorCode.UNSUPPORTED, "this session cannot run Language Server Request blocks yet",
-                hint="send JSON requests with the `request` method instead"))
-        return response_result(await handle_text(text))
+        return response_result(await self.service.handle_text(text))
 
     async def _batch(self, params: Any) -> dict[str, Any]:
         requests = params.get("requests") if isinstance(params, dict) else params

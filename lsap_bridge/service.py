@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import re
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,6 +104,18 @@ def failed(error: LsapError, fmt: str = "markdown") -> Response:
     return Response(render_error(error, fmt), error=error)
 
 
+async def guarded(answer: Coroutine[Any, Any, Response], what: str, fmt: str = "markdown") -> Response:
+    """Every failure of a request becomes an error report; none escapes to the caller."""
+    try:
+        return await answer
+    except LsapError as error:
+        return failed(error, fmt)
+    except asyncio.TimeoutError:
+        return failed(LsapError(ErrorCode.TIMEOUT, "the request took too long"), fmt)
+    except Exception as exc:
+        return failed(unexpected(exc, what), fmt)
+
+
 def bare_field(model: type[Request]) -> str | None:
     """The field a bare argument fills: the mode's declared one (`locate` by default), else
     its `file_path`, else none."""
@@ -133,15 +146,12 @@ class Service:
     async def handle(self, payload: dict[str, Any]) -> Response:
         fmt = payload.get("format", "markdown") if isinstance(payload, dict) else "markdown"
         fmt = fmt if fmt in ("markdown", "json") else "markdown"
-        try:
-            request = parse_request(payload, self.workspace)
-            report = await REGISTRY[request.mode].run(self.session, request)
-        except LsapError as error:
-            return failed(error, fmt)
-        except asyncio.TimeoutError:
-            return failed(LsapError(ErrorCode.TIMEOUT, "the request took too long"), fmt)
-        except Exception as exc:
-            return failed(unexpected(exc, f"the {payload.get('mode')} request"), fmt)
+        what = f"the {payload.get('mode') if isinstance(payload, dict) else None} request"
+        return await guarded(self._answer(payload), what, fmt)
+
+    async def _answer(self, payload: dict[str, Any]) -> Response:
+        request = parse_request(payload, self.workspace)
+        report = await REGISTRY[request.mode].run(self.session, request)
         if request.format == "json":
             text = render_json(request.mode, report.data)
         else:
@@ -150,25 +160,18 @@ class Service:
 
     async def handle_text(self, text: str) -> Response:
         """A Language Server Request block (DESIGN §6) and its response block."""
-        try:
+
+        async def answer() -> Response:
             return Response(await execute(self.session, parse(text)), "request")
-        except LsapError as error:
-            return failed(error)
-        except asyncio.TimeoutError:
-            return failed(LsapError(ErrorCode.TIMEOUT, "the request took too long"))
-        except Exception as exc:
-            return failed(unexpected(exc, "the Language Server Request"))
+
+        return await guarded(answer(), "the Language Server Request")
 
     async def handle_command(self, params: list[Any]) -> None:
         """A command typed by the human (`:Lsap …`): run it and show the report in Neovim."""
         command = params[0] if params else {}
-        handle_text = getattr(self, "handle_text", None)
         try:
             if "text" in command:  # `:LsapRequest`: a Language Server Request block
-                if handle_text is None:
-                    raise LsapError(ErrorCode.UNSUPPORTED,
-                                    "this version cannot run Language Server Request blocks yet")
-                response = await handle_text(str(command["text"]))
+                response = await self.handle_text(str(command["text"]))
                 payload = {"mode": "request"}
             else:
                 payload = await self.command_request(command)
