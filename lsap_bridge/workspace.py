@@ -33,6 +33,7 @@ def path_of(uri: str) -> Path:
 
 INSIDE_TTL = 2.0  # seconds an answer of `Workspace.contains` is trusted
 _inside: dict[tuple[tuple[Path, ...], Path], tuple[float, bool]] = {}
+_files: dict[tuple[tuple[Path, ...], str], tuple[float, bool]] = {}
 
 
 @dataclass(frozen=True)
@@ -93,11 +94,23 @@ class Workspace:
         return resolved
 
     def is_file(self, file_path: str) -> bool:
-        """Whether a path names a file inside the workspace (for splitting anchor strings)."""
+        """Whether a path names a file inside the workspace (for splitting anchor strings).
+
+        Remembered for a moment like `contains`: each anchor string tries two or three
+        splits, and each costs a realpath (an lstat per component) on every request. Only
+        the split uses it; the path the request then names is resolved afresh."""
+        now = time.monotonic()
+        hit = _files.get((self.roots, file_path))
+        if hit is not None and now - hit[0] < INSIDE_TTL:
+            return hit[1]
         try:
-            return self.resolve(file_path).is_file()
+            found = self.resolve(file_path).is_file()
         except (LsapError, OSError, ValueError):
-            return False
+            found = False
+        if len(_files) > 10_000:
+            _files.clear()
+        _files[(self.roots, file_path)] = (now, found)
+        return found
 
     def display(self, path: Path) -> str:
         """Paths relative to the root they are in; external ones stay absolute."""
