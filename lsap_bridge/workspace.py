@@ -82,6 +82,13 @@ class Workspace:
             candidate = self.root / candidate
         try:
             resolved = candidate.resolve()
+            # Python < 3.13 stops following links at a loop (`loop/../inner`): resolve
+            # again until nothing changes, so the result is free of links.
+            for _ in range(8):
+                again = resolved.resolve()
+                if again == resolved:
+                    break
+                resolved = again
         except (RuntimeError, OSError) as exc:  # a symlink loop, a name too long
             raise LsapError(ErrorCode.INVALID_REQUEST, f"cannot resolve {file_path}: {exc}",
                             hint="give the path of an existing file inside the workspace") from None
