@@ -263,7 +263,9 @@ end
 local function supporting(bufnr, method)
   local out = {}
   for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
-    if method == nil or method == vim.NIL or client:supports_method(method, bufnr) then
+    if client:is_stopped() then
+      -- exited, and Neovim has not yet detached it: not a server to ask
+    elseif method == nil or method == vim.NIL or client:supports_method(method, bufnr) then
       out[#out + 1] = client_info(client)
     end
   end
@@ -272,12 +274,24 @@ end
 
 --- Reply with the clients on a buffer once one supporting `method` is attached, or with
 --- what is there when `timeout_ms` runs out.
-function M.when_attached(token, bufnr, method, timeout_ms)
-  -- Neovim does not restart a server that exited: with none on the buffer, run the
-  -- `vim.lsp.enable` configs for it again, as opening the file would (a no-op if none apply).
-  if #vim.lsp.get_clients({ bufnr = bufnr, _uninitialized = true }) == 0 then
-    pcall(vim.api.nvim_exec_autocmds, 'FileType', { group = 'nvim.lsp.enable', buffer = bufnr, modeline = false })
+--- Neovim does not restart a server that exited: with none left on the buffer, run the
+--- `vim.lsp.enable` configs for it again, as opening the file would (a no-op if none apply).
+--- An exited client stays attached until Neovim's scheduled clean-up, and `vim.lsp.start`
+--- would reuse it: wait (a few ticks, bounded) until it is gone.
+local function restart_if_none(bufnr, tries)
+  local clients = vim.lsp.get_clients({ bufnr = bufnr, _uninitialized = true })
+  for _, client in ipairs(clients) do
+    if not client:is_stopped() then return end
   end
+  if #clients > 0 then
+    if tries > 0 then vim.defer_fn(function() restart_if_none(bufnr, tries - 1) end, 20) end
+    return
+  end
+  pcall(vim.api.nvim_exec_autocmds, 'FileType', { group = 'nvim.lsp.enable', buffer = bufnr, modeline = false })
+end
+
+function M.when_attached(token, bufnr, method, timeout_ms)
+  restart_if_none(bufnr, 50)
   local found = supporting(bufnr, method)
   if #found > 0 then return reply(token, found) end
   local done = false
@@ -300,7 +314,7 @@ function M.when_attached(token, bufnr, method, timeout_ms)
   })
   -- Servers already attached that lack the method: only a dynamic registration (or a
   -- server attaching alongside) can still bring it, so do not wait the full timeout.
-  local attached = #vim.lsp.get_clients({ bufnr = bufnr }) > 0
+  local attached = #supporting(bufnr, nil) > 0
   vim.defer_fn(finish, attached and math.min(timeout_ms, 3000) or timeout_ms)
 end
 
