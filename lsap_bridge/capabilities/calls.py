@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -10,7 +10,7 @@ from ..errors import ErrorCode, LsapError
 from ..locate.resolve import resolve
 from ..session import Session
 from .base import LocateRequest, Report, anchor_data, capability, word_at
-from .hierarchy import call_roots, flatten, lsp_expand, render_entries, walk
+from .hierarchy import call_roots, lsp_expand, roots_data, walk_directions
 
 METHOD = "textDocument/prepareCallHierarchy"
 DIRECTIONS = {
@@ -40,46 +40,15 @@ async def calls(session: Session, request: CallsRequest) -> Report:
             hint="point the anchor at a function's name or a call of it, e.g. path:Class.method",
         )
     directions = ["incoming", "outgoing"] if request.direction == "both" else [request.direction]
-    sections: list[dict[str, Any]] = []
-    locations: list[dict[str, Any]] = []
-    for direction in directions:
-        method, key = DIRECTIONS[direction]
-        top, dropped = await walk(
-            session,
-            roots,
-            lsp_expand(session, target.client, target.bufnr, method, key),
-            request.depth,
-            request.max_items,
-        )
-        entries, hidden = flatten(
-            [child for root in top for child in root.children], request.include_external
-        )
-        rows = await render_entries(session, entries)
-        sections.append(
-            {"direction": direction, "rows": rows, "external": hidden, "dropped": dropped}
-        )
-        locations += [
-            {
-                "path": r["site_path"] or r["path"],
-                "line": r["sites"][0] if r["sites"] else r["line"],
-                "col": 0,
-                "text": f"{direction}: {r['name']}",
-            }
-            for r in rows
-            if not r["external"]
-        ]
+    expanders = {
+        direction: lsp_expand(session, target.client, target.bufnr, method, key)
+        for direction, (method, key) in DIRECTIONS.items()
+    }
+    sections, locations = await walk_directions(session, roots, expanders, directions, request, at_site=True)
     data = {
         **anchor_data(resolved, session),
         "name": name,
-        "roots": [
-            {
-                "name": r.name,
-                "kind": r.kind,
-                "path": session.workspace.display(r.path),
-                "line": r.line + 1,
-            }
-            for r in roots
-        ],
+        "roots": roots_data(session, roots),
         "depth": request.depth,
         "sections": sections,
     }

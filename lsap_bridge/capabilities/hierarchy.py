@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..gateway import Client, LspCall
 from ..session import Session, Target
@@ -197,3 +197,46 @@ async def render_entries(session: Session, entries: Sequence[Entry]) -> list[dic
             }
         )
     return rows
+
+
+class HierarchyRequest(Protocol):
+    depth: int
+    max_items: int
+    include_external: bool
+
+
+async def walk_directions(
+    session: Session,
+    roots: Sequence[Node],
+    expanders: dict[str, Expand],
+    directions: Sequence[str],
+    request: HierarchyRequest,
+    at_site: bool,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A report section per direction, and the editor locations of its entries: the site
+    of each call (`at_site`, for calls) or the entry itself (for types)."""
+    sections: list[dict[str, Any]] = []
+    locations: list[dict[str, Any]] = []
+    for direction in directions:
+        top, dropped = await walk(session, roots, expanders[direction], request.depth, request.max_items)
+        entries, hidden = flatten([child for root in top for child in root.children], request.include_external)
+        rows = await render_entries(session, entries)
+        sections.append({"direction": direction, "rows": rows, "external": hidden, "dropped": dropped})
+        locations += [
+            {
+                "path": (r["site_path"] if at_site else None) or r["path"],
+                "line": r["sites"][0] if at_site and r["sites"] else r["line"],
+                "col": 0,
+                "text": f"{direction}: {r['name']}",
+            }
+            for r in rows
+            if not r["external"]
+        ]
+    return sections, locations
+
+
+def roots_data(session: Session, roots: Sequence[Node]) -> list[dict[str, Any]]:
+    return [
+        {"name": r.name, "kind": r.kind, "path": session.workspace.display(r.path), "line": r.line + 1}
+        for r in roots
+    ]

@@ -26,7 +26,7 @@ from ..symbols import Symbol, SymbolTree
 from ..workspace import uri_of
 from .base import LocateRequest, Report, anchor_data, capability, word_at
 from .definition import defining_symbol
-from .hierarchy import Edge, Expand, Node, flatten, lsp_expand, node_of, render_entries, walk
+from .hierarchy import Edge, Expand, Node, lsp_expand, node_of, roots_data, walk_directions
 from .inspect import client_for
 
 METHOD = "textDocument/definition"
@@ -202,36 +202,11 @@ async def types(session: Session, request: TypesRequest) -> Report:
             hint="point the anchor at a type's name (path:ClassName); for functions use `calls`",
         )
     directions = ["supertypes", "subtypes"] if request.direction == "both" else [request.direction]
-    sections: list[dict[str, Any]] = []
-    locations: list[dict[str, Any]] = []
-    for direction in directions:
-        top, dropped = await walk(
-            session, roots, expanders[direction], request.depth, request.max_items
-        )
-        entries, hidden = flatten(
-            [child for root in top for child in root.children], request.include_external
-        )
-        rows = await render_entries(session, entries)
-        sections.append(
-            {"direction": direction, "rows": rows, "external": hidden, "dropped": dropped}
-        )
-        locations += [
-            {"path": r["path"], "line": r["line"], "col": 0, "text": f"{direction}: {r['name']}"}
-            for r in rows
-            if not r["external"]
-        ]
+    sections, locations = await walk_directions(session, roots, expanders, directions, request, at_site=False)
     data = {
         **anchor_data(resolved, session),
         "name": name,
-        "roots": [
-            {
-                "name": r.name,
-                "kind": r.kind,
-                "path": session.workspace.display(r.path),
-                "line": r.line + 1,
-            }
-            for r in roots
-        ],
+        "roots": roots_data(session, roots),
         "depth": request.depth,
         "derived": None if native else f"{target.client.name} lacks {NATIVE}",
         "sections": sections,
