@@ -8,6 +8,9 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
+
+from lsap_bridge.render import render_markdown
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -20,6 +23,13 @@ def assert_golden(name: str, text: str) -> None:
         if not os.environ.get("LSAP_UPDATE_GOLDEN"):
             raise AssertionError(f"golden file {path} was missing and has been written: review it")
     assert text == path.read_text(), f"report differs from {path} (LSAP_UPDATE_GOLDEN=1 rewrites it)"
+
+
+def assert_report_golden(name: str, template: str, data: dict[str, Any]) -> None:
+    """Render a template from data, check the report rules, compare with its golden file."""
+    text = render_markdown(template, data)
+    assert check_report_shape(text) == []
+    assert_golden(name, text)
 
 
 def check_report_shape(text: str) -> list[str]:

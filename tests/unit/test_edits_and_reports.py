@@ -21,7 +21,7 @@ from lsap_bridge.gateway import Client
 from lsap_bridge.render import render_markdown
 from lsap_bridge.session import fallback
 from lsap_bridge.workspace import Workspace
-from tests.golden import assert_golden, check_report_shape
+from tests.golden import assert_golden, assert_report_golden, check_report_shape
 
 
 def rng(sl: int, sc: int, el: int, ec: int) -> dict[str, Any]:
@@ -421,10 +421,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_template_golden(name: str) -> None:
-    template, data = CASES[name]
-    text = render_markdown(template, data)
-    assert check_report_shape(text) == []
-    assert_golden(name, text)
+    assert_report_golden(name, *CASES[name])
 
 
 def test_schema_report_golden() -> None:

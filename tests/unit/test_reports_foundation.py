@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from lsap_bridge.errors import Candidate, ErrorCode, LsapError
-from lsap_bridge.render import render_error, render_json, render_markdown
-from tests.golden import GOLDEN, assert_golden, check_report_shape
+from lsap_bridge.render import render_error, render_json
+from tests.golden import GOLDEN, assert_golden, assert_report_golden, check_report_shape
 
 ANCHOR: dict[str, Any] = {
     "anchor": "shop/models.py:Product", "path": "shop/models.py", "line": 7, "column": 7,
@@ -57,10 +57,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_template_golden(name: str) -> None:
-    template, data = CASES[name]
-    text = render_markdown(template, data)
-    assert check_report_shape(text) == []
-    assert_golden(name, text)
+    assert_report_golden(name, *CASES[name])
 
 
 def test_error_report_golden() -> None:

@@ -11,7 +11,7 @@ from lsap_bridge.capabilities.search import SearchRequest, rank
 from lsap_bridge.capabilities.signature_help import signatures
 from lsap_bridge.capabilities.types import header_names
 from lsap_bridge.render import render_markdown
-from tests.golden import assert_golden, check_report_shape
+from tests.golden import assert_report_golden, check_report_shape
 
 ANCHOR: dict[str, Any] = {
     "anchor": "shop/catalog.py:find",
@@ -396,10 +396,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_template_golden(name: str) -> None:
-    template, data = CASES[name]
-    text = render_markdown(template, data)
-    assert check_report_shape(text) == []
-    assert_golden(name, text)
+    assert_report_golden(name, *CASES[name])
 
 
 def test_header_names_skip_keyword_arguments_and_the_body() -> None:

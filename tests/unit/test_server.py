@@ -124,21 +124,6 @@ def test_msgpack_and_json_share_methods_and_names(tmp_path: Path) -> None:
     assert service.seen_clients == ["mp"]
 
 
-def test_text_without_an_executor_is_unsupported(tmp_path: Path) -> None:
-    async def main() -> dict[str, Any]:
-        server = SocketServer(SlowService(), tmp_path / "s.sock")  # type: ignore[arg-type]
-        await server.start()
-        reader, writer = await asyncio.open_unix_connection(str(server.path))
-        block = {"text": "*** Begin Language Server Request"}
-        reply = await json_call(reader, writer, 1, "text", block)
-        writer.close()
-        await server.close()
-        return reply
-
-    result = run(main())["result"]
-    assert not result["ok"] and result["error"]["code"] == "unsupported"
-
-
 def test_tcp_binds_loopback_only_unless_forced() -> None:
     for host in ("127.0.0.1", "::1", "localhost"):
         check_loopback(host, force=False)
