@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
@@ -49,6 +50,13 @@ class Bridge:
 
     def request(self, payload: dict[str, Any]) -> Response:
         return self.loop.run(self.service.handle(payload))
+
+    def ask(self, **payload: Any) -> dict[str, Any]:
+        """The JSON report of a request that must succeed."""
+        response = self.request({**payload, "format": "json"})
+        assert response.ok, response.text
+        data: dict[str, Any] = json.loads(response.text)
+        return data
 
     def lua(self, code: str, *args: Any) -> Any:
         return self.loop.run(self.embedded.gateway.exec_lua(code, *args))

@@ -31,12 +31,6 @@ def bridge(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     bridge.close()
 
 
-def ask(bridge: Bridge, **payload: Any) -> dict[str, Any]:
-    response = bridge.request({**payload, "format": "json"})
-    data: dict[str, Any] = json.loads(response.text)
-    return data
-
-
 def raw_references(bridge: Bridge, path: Path, line: int, character: int) -> set[tuple[str, int, int]]:
     """textDocument/references sent straight to the server through the same Neovim."""
     gateway = bridge.embedded.gateway
@@ -57,7 +51,7 @@ def raw_references(bridge: Bridge, path: Path, line: int, character: int) -> set
 
 
 def test_references_match_raw_lsp(bridge: Bridge) -> None:
-    data = ask(bridge, mode="references", locate="shop/models.py@class <|>Product", max_items=500)
+    data = bridge.ask(mode="references", locate="shop/models.py@class <|>Product", max_items=500)
     ours = {(loc["path"], loc["line"]) for loc in bridge.request(
         {"mode": "references", "locate": "shop/models.py@class <|>Product", "max_items": 500}).locations}
     raw = raw_references(bridge, bridge.root / "shop/models.py", 6, 6)
@@ -79,10 +73,10 @@ def test_markdown_report_shape(bridge: Bridge) -> None:
 
 
 def test_paging_footer_gives_the_next_request(bridge: Bridge) -> None:
-    first = ask(bridge, mode="references", locate="shop/models.py:Product", max_items=5)
+    first = bridge.ask(mode="references", locate="shop/models.py:Product", max_items=5)
     assert first["start"] == 1 and first["end"] == 5
     follow = json.loads(first["next"])
-    second = ask(bridge, **{**follow})
+    second = bridge.ask(**{**follow})
     assert second["start"] == 6
     seen = [(g["path"], use["line"], use["column"]) for page in (first, second) for g in page["groups"]
             for use in g["uses"]]
@@ -92,14 +86,14 @@ def test_paging_footer_gives_the_next_request(bridge: Bridge) -> None:
 def test_unsaved_buffer_is_what_locate_sees(bridge: Bridge) -> None:
     path = bridge.root / "shop" / "promotions.py"
     anchor = "shop/promotions.py:Promotion.apply@return <|>product"
-    before = ask(bridge, mode="locate", locate=anchor)
+    before = bridge.ask(mode="locate", locate=anchor)
     bridge.lua(
         "local path = ...; local buf = vim.fn.bufadd(path); vim.fn.bufload(buf);"
         "vim.api.nvim_buf_set_lines(buf, 0, 0, false, {'# one', '# two', '# three'})",
         str(path),
     )
     try:
-        after = ask(bridge, mode="locate", locate=anchor)
+        after = bridge.ask(mode="locate", locate=anchor)
         assert after["line"] == before["line"] + 3
         assert "# one" not in path.read_text(), "nothing was written to disk"
     finally:
@@ -108,7 +102,7 @@ def test_unsaved_buffer_is_what_locate_sees(bridge: Bridge) -> None:
 
 def test_non_ascii_before_symbol_locates_to_utf16_column(bridge: Bridge) -> None:
     # `note = "🧾 total: "; ... cheapest: Product` — the emoji is 2 UTF-16 units, 1 code point.
-    data = ask(bridge, mode="locate", locate="shop/checkout.py@cheapest: <|>Product")
+    data = bridge.ask(mode="locate", locate="shop/checkout.py@cheapest: <|>Product")
     line_text = (bridge.root / "shop/checkout.py").read_text().splitlines()[data["line"] - 1]
     column = line_text.index("cheapest: Product") + len("cheapest: ")
     assert data["column"] == column + 1
@@ -117,14 +111,14 @@ def test_non_ascii_before_symbol_locates_to_utf16_column(bridge: Bridge) -> None
     utf16 = len(line_text[:column].encode("utf-16-le")) // 2
     assert utf16 == column + 1
     # The server, asked at that position, answers about Product: the column was converted right.
-    hover = ask(bridge, mode="definition", locate="shop/checkout.py@cheapest: <|>Product")
+    hover = bridge.ask(mode="definition", locate="shop/checkout.py@cheapest: <|>Product")
     assert hover["definitions"][0]["symbol"] == "Product", target_client.name
 
 
 def test_accented_text_before_symbol(bridge: Bridge) -> None:
-    data = ask(bridge, mode="definition", locate='shop/catalog.py@CAFE = <|>Product("café crème", 2.5)')
+    data = bridge.ask(mode="definition", locate='shop/catalog.py@CAFE = <|>Product("café crème", 2.5)')
     assert data["definitions"][0]["path"] == "shop/models.py"
-    data = ask(bridge, mode="locate", locate='shop/catalog.py@"café crème", <|>2.5')
+    data = bridge.ask(mode="locate", locate='shop/catalog.py@"café crème", <|>2.5')
     assert data["column"] == len('CAFE = Product("café crème", ') + 1
 
 
@@ -153,7 +147,7 @@ def test_missing_anchor_is_not_found_with_closest(bridge: Bridge) -> None:
     ],
 )
 def test_near_miss_resolves_and_says_so(bridge: Bridge, find: str, tier: str) -> None:
-    data = ask(bridge, mode="locate", locate={"file_path": "shop/models.py",
+    data = bridge.ask(mode="locate", locate={"file_path": "shop/models.py",
                                               "scope": {"symbol_path": ["Order", "total"]}, "find": find})
     assert data["approximate"]["tier"] == tier
     assert data["symbol"] == "Order.total"
@@ -163,15 +157,15 @@ def test_near_miss_resolves_and_says_so(bridge: Bridge, find: str, tier: str) ->
 
 
 def test_curly_quotes_resolve(bridge: Bridge) -> None:
-    data = ask(bridge, mode="locate", locate="shop/catalog.py@Product(“croissant”, 1.2)")
+    data = bridge.ask(mode="locate", locate="shop/catalog.py@Product(“croissant”, 1.2)")
     assert data["line"] == 5
     assert data["approximate"]["tier"] == "unicode"
 
 
 def test_hover_and_definition(bridge: Bridge) -> None:
-    data = ask(bridge, mode="hover", locate="shop/checkout.py:checkout@order = <|>Order()")
+    data = bridge.ask(mode="hover", locate="shop/checkout.py:checkout@order = <|>Order()")
     assert "Order" in data["hover"]
-    data = ask(bridge, mode="definition", locate="shop/checkout.py:checkout@order = <|>Order()")
+    data = bridge.ask(mode="definition", locate="shop/checkout.py:checkout@order = <|>Order()")
     assert [(d["path"], d["symbol"]) for d in data["definitions"]] == [("shop/models.py", "Order")]
 
 

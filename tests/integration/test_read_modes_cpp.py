@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -44,20 +42,13 @@ def cpp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
     bridge.close()
 
 
-def ask(bridge: Bridge, **payload: Any) -> dict[str, Any]:
-    response = bridge.request({**payload, "format": "json"})
-    assert response.ok, response.text
-    data: dict[str, Any] = json.loads(response.text)
-    return data
-
-
 def test_types_from_the_servers_type_hierarchy(cpp: Bridge) -> None:
-    data = ask(cpp, mode="types", locate="shapes.cpp:Rect")
+    data = cpp.ask(mode="types", locate="shapes.cpp:Rect")
     assert data["derived"] is None
     supertypes, subtypes = data["sections"]
     assert [(r["name"], r["line"]) for r in supertypes["rows"]] == [("Shape", 1)]
     assert [(r["name"], r["line"]) for r in subtypes["rows"]] == [("Square", 11)]
-    down = ask(cpp, mode="types", locate="shapes.cpp:Shape", direction="subtypes", depth=3)
+    down = cpp.ask(mode="types", locate="shapes.cpp:Shape", direction="subtypes", depth=3)
     assert [(r["name"], r["depth"]) for r in down["sections"][0]["rows"]] == [
         ("Rect", 1),
         ("Square", 2),
@@ -66,7 +57,7 @@ def test_types_from_the_servers_type_hierarchy(cpp: Bridge) -> None:
 
 
 def test_calls_on_clangd(cpp: Bridge) -> None:
-    data = ask(cpp, mode="calls", locate="shapes.cpp:total")
+    data = cpp.ask(mode="calls", locate="shapes.cpp:total")
     incoming, outgoing = data["sections"]
     assert [(r["name"], r["sites"]) for r in incoming["rows"]] == [("main", [17])]
     assert [r["name"] for r in outgoing["rows"]] == ["area"]

@@ -72,13 +72,6 @@ def py(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
     bridge.close()
 
 
-def ask(bridge: Bridge, **payload: Any) -> dict[str, Any]:
-    response = bridge.request({**payload, "format": "json"})
-    assert response.ok, response.text
-    data: dict[str, Any] = json.loads(response.text)
-    return data
-
-
 def markdown(bridge: Bridge, **payload: Any) -> str:
     response = bridge.request(payload)
     assert response.ok, response.text
@@ -89,8 +82,8 @@ def markdown(bridge: Bridge, **payload: Any) -> str:
 
 
 def test_declaration_of_an_import_shows_the_function(py: Bridge) -> None:
-    data = ask(
-        py, mode="declaration", locate="shop/checkout.py@from .catalog import everything, <|>find"
+    data = py.ask(
+        mode="declaration", locate="shop/checkout.py@from .catalog import everything, <|>find"
     )
     [found] = data["definitions"]
     assert (found["path"], found["symbol"], found["kind"]) == (
@@ -102,14 +95,14 @@ def test_declaration_of_an_import_shows_the_function(py: Bridge) -> None:
 
 
 def test_type_definition_of_a_variable_is_its_class(py: Bridge) -> None:
-    data = ask(py, mode="type_definition", locate="shop/checkout.py@<|>order = Order()")
+    data = py.ask(mode="type_definition", locate="shop/checkout.py@<|>order = Order()")
     [found] = data["definitions"]
     assert (found["path"], found["symbol"]) == ("shop/models.py", "Order")
     assert data["kind_label"] == "type definition"
 
 
 def test_implementations_of_an_overridden_method(py: Bridge) -> None:
-    data = ask(py, mode="implementations", locate="shop/kinds.py:Perishable.expires")
+    data = py.ask(mode="implementations", locate="shop/kinds.py:Perishable.expires")
     symbols = {d["symbol"] for d in data["definitions"]}
     assert "Bread.expires" in symbols
     text = markdown(py, mode="implementations", locate="shop/kinds.py:Perishable.expires")
@@ -120,7 +113,7 @@ def test_implementations_of_an_overridden_method(py: Bridge) -> None:
 
 
 def test_inspect_gathers_signature_code_callers_and_reference_count(py: Bridge) -> None:
-    data = ask(py, mode="inspect", locate="shop/models.py:Order.total")
+    data = py.ask(mode="inspect", locate="shop/models.py:Order.total")
     assert "def total(self" in data["hover"]
     assert data["definition"]["symbol"] == "Order.total"
     assert any(
@@ -136,7 +129,7 @@ def test_inspect_gathers_signature_code_callers_and_reference_count(py: Bridge) 
 
 
 def test_outline_of_a_file_flattens_paths_and_leaves_locals_out(py: Bridge) -> None:
-    data = ask(py, mode="outline", file_path="shop/models.py")
+    data = py.ask(mode="outline", file_path="shop/models.py")
     symbols = [s["symbol"] for g in data["groups"] for s in g["symbols"]]
     assert symbols[:4] == ["Product", "Product.name", "Product.price", "Product.discounted"]
     assert "Order.total" in symbols and "Order.total.result" not in symbols
@@ -145,7 +138,7 @@ def test_outline_of_a_file_flattens_paths_and_leaves_locals_out(py: Bridge) -> N
 
 
 def test_outline_of_a_directory_a_glob_and_a_symbol(py: Bridge) -> None:
-    directory = ask(py, mode="outline", file_path="shop", max_items=500)
+    directory = py.ask(mode="outline", file_path="shop", max_items=500)
     assert {g["path"] for g in directory["groups"]} >= {
         "shop/models.py",
         "shop/kinds.py",
@@ -156,9 +149,9 @@ def test_outline_of_a_directory_a_glob_and_a_symbol(py: Bridge) -> None:
         ("Product", 3),
         ("Order", 4),
     ]
-    glob = ask(py, mode="outline", file_path="shop/k*.py")
+    glob = py.ask(mode="outline", file_path="shop/k*.py")
     assert [g["path"] for g in glob["groups"]] == ["shop/kinds.py"]
-    scoped = ask(py, mode="outline", file_path="shop/models.py", symbol_path=["Order", "total"])
+    scoped = py.ask(mode="outline", file_path="shop/models.py", symbol_path=["Order", "total"])
     assert [s["symbol"] for s in scoped["groups"][0]["symbols"]][:2] == [
         "Order.total",
         "Order.total.result",
@@ -183,9 +176,9 @@ def test_outline_missing_symbol_suggests(py: Bridge) -> None:
 
 
 def test_search_ranks_the_exact_name_first_and_filters_kinds(py: Bridge) -> None:
-    data = ask(py, mode="search", query="Product")
+    data = py.ask(mode="search", query="Product")
     assert (data["symbols"][0]["name"], data["symbols"][0]["kind"]) == ("Product", "class")
-    classes = ask(py, mode="search", query="r", kinds=["class"])
+    classes = py.ask(mode="search", query="r", kinds=["class"])
     assert {s["name"] for s in classes["symbols"]} == {
         "Perishable",
         "Bread",
@@ -208,7 +201,7 @@ def test_paging_search_returns_every_item_exactly_once(py: Bridge) -> None:
     }
     pages = 0
     while True:
-        data = ask(py, **request)
+        data = py.ask(**request)
         seen += [s["name"] for s in data["symbols"]]
         pages += 1
         if "next" not in data:
@@ -227,7 +220,7 @@ def test_paging_references_returns_every_use_exactly_once(py: Bridge) -> None:
         "include_declaration": False,
     }
     while True:
-        data = ask(py, **request)
+        data = py.ask(**request)
         seen += [use["line"] for group in data["groups"] for use in group.get("uses", [])] or [
             line["number"] for group in data["groups"] for line in group["lines"]
         ]
@@ -242,7 +235,7 @@ def test_paging_references_returns_every_use_exactly_once(py: Bridge) -> None:
 
 
 def test_calls_both_directions_with_call_sites(py: Bridge) -> None:
-    data = ask(py, mode="calls", locate="shop/catalog.py:find")
+    data = py.ask(mode="calls", locate="shop/catalog.py:find")
     incoming, outgoing = data["sections"]
     assert [(r["name"], r["path"], r["sites"]) for r in incoming["rows"]] == [
         ("checkout", "shop/checkout.py", [10])
@@ -251,7 +244,7 @@ def test_calls_both_directions_with_call_sites(py: Bridge) -> None:
 
 
 def test_calls_show_a_cycle_once(py: Bridge) -> None:
-    data = ask(py, mode="calls", locate="shop/kinds.py:ping", direction="outgoing", depth=4)
+    data = py.ask(mode="calls", locate="shop/kinds.py:ping", direction="outgoing", depth=4)
     rows = data["sections"][0]["rows"]
     assert [(r["name"], r["depth"], r["repeat"]) for r in rows] == [
         ("pong", 1, False),
@@ -262,11 +255,10 @@ def test_calls_show_a_cycle_once(py: Bridge) -> None:
 
 
 def test_calls_count_external_entries_and_list_them_on_request(py: Bridge) -> None:
-    data = ask(py, mode="calls", locate="shop/models.py:Order.add", direction="outgoing")
+    data = py.ask(mode="calls", locate="shop/models.py:Order.add", direction="outgoing")
     section = data["sections"][0]
     assert section["rows"] == [] and section["external"] == 1
-    listed = ask(
-        py,
+    listed = py.ask(
         mode="calls",
         locate="shop/models.py:Order.add",
         direction="outgoing",
@@ -277,7 +269,7 @@ def test_calls_count_external_entries_and_list_them_on_request(py: Bridge) -> No
 
 
 def test_types_are_derived_for_basedpyright_and_say_so(py: Bridge) -> None:
-    data = ask(py, mode="types", locate="shop/kinds.py:Bread", depth=2)
+    data = py.ask(mode="types", locate="shop/kinds.py:Bread", depth=2)
     assert data["derived"] == "basedpyright lacks textDocument/prepareTypeHierarchy"
     supertypes, subtypes = data["sections"]
     assert [(r["name"], r["depth"]) for r in supertypes["rows"]] == [
@@ -286,7 +278,7 @@ def test_types_are_derived_for_basedpyright_and_say_so(py: Bridge) -> None:
     ]
     assert supertypes["external"] == 1  # abc.ABC, counted and not listed
     assert subtypes["rows"] == []
-    down = ask(py, mode="types", locate="shop/models.py:Product", direction="subtypes", depth=3)
+    down = py.ask(mode="types", locate="shop/models.py:Product", direction="subtypes", depth=3)
     assert [(r["name"], r["depth"]) for r in down["sections"][0]["rows"]] == [
         ("Perishable", 1),
         ("Bread", 2),
@@ -306,13 +298,13 @@ def test_types_on_a_function_is_a_clear_error(py: Bridge) -> None:
 
 
 def test_inlay_hints_woven_into_a_function(py: Bridge) -> None:
-    data = ask(py, mode="inlay_hints", locate="shop/checkout.py:checkout")
+    data = py.ask(mode="inlay_hints", locate="shop/checkout.py:checkout")
     lines = {line["number"]: line["text"] for line in data["lines"]}
     assert (data["first"], data["last"]) == (7, 13)
     assert lines[8] == "    order/*<inlay>: Order</inlay>*/ = Order()"
     assert "find(name, /*<inlay>products=</inlay>*/everything())" in lines[10]
-    by_lines = ask(
-        py, mode="inlay_hints", file_path="shop/promotions.py", start_line=17, end_line=18
+    by_lines = py.ask(
+        mode="inlay_hints", file_path="shop/promotions.py", start_line=17, end_line=18
     )
     assert by_lines["lines"] == [
         {
@@ -324,7 +316,7 @@ def test_inlay_hints_woven_into_a_function(py: Bridge) -> None:
 
 
 def test_signature_help_marks_the_active_parameter(py: Bridge) -> None:
-    data = ask(py, mode="signature_help", locate="shop/checkout.py@find(name, <|>everything())")
+    data = py.ask(mode="signature_help", locate="shop/checkout.py@find(name, <|>everything())")
     [signature] = data["signatures"]
     assert [(p["label"], p["active"]) for p in signature["parameters"]] == [
         ("name: str", False),
@@ -339,11 +331,11 @@ def test_signature_help_outside_a_call_says_so(py: Bridge) -> None:
 
 
 def test_completion_is_bounded_and_paged(py: Bridge) -> None:
-    data = ask(py, mode="completion", locate="shop/checkout.py@order.<|>add(product)", max_items=3)
+    data = py.ask(mode="completion", locate="shop/checkout.py@order.<|>add(product)", max_items=3)
     assert len(data["items"]) == 3 and data["total"] > 3
     labels = [i["label"] for i in data["items"]]
     assert labels[0] == "add" and {"kind": "method"}.items() <= data["items"][0].items()
-    rest = ask(py, **json.loads(data["next"]))
+    rest = py.ask(**json.loads(data["next"]))
     assert not set(labels) & {i["label"] for i in rest["items"]}
 
 
@@ -358,7 +350,7 @@ def pylsp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
 
 
 def test_pylsp_outline_from_flat_symbols(pylsp: Bridge) -> None:
-    data = ask(pylsp, mode="outline", file_path="shop/kinds.py")
+    data = pylsp.ask(mode="outline", file_path="shop/kinds.py")
     symbols = [s["symbol"] for g in data["groups"] for s in g["symbols"]]
     assert "Perishable.expires" in symbols and "Bread.expires" in symbols
 
@@ -457,7 +449,7 @@ def batches(py: Bridge) -> Iterator[list[list[str]]]:
 def test_inspect_asks_together_what_can_travel_together(
     py: Bridge, batches: list[list[str]]
 ) -> None:
-    ask(py, mode="inspect", locate="shop/catalog.py:find")
+    py.ask(mode="inspect", locate="shop/catalog.py:find")
     calls = [b for b in batches if "textDocument/documentSymbol" not in b]
     assert [sorted(b) for b in calls] == [
         sorted(
@@ -481,7 +473,7 @@ def test_outline_of_a_directory_fetches_symbols_in_one_round_trip(
         (package / f"{name}.py").write_text(
             f"def {name}_one() -> int:\n    return 1\n\n\nclass {name.upper()}:\n    pass\n"
         )
-    data = ask(py, mode="outline", file_path="fresh")
+    data = py.ask(mode="outline", file_path="fresh")
     assert [g["path"] for g in data["groups"]] == [f"fresh/{n}.py" for n in "abcd"]
     symbol_batches = [b for b in batches if "textDocument/documentSymbol" in b]
     # One batch for all four. The server does not know files made after it started: those
@@ -516,18 +508,18 @@ def test_real_reports_keep_the_report_rules(py: Bridge, payload: dict[str, Any])
 
 
 def test_pylsp_types_derived_from_flat_symbols(pylsp: Bridge) -> None:
-    data = ask(pylsp, mode="types", locate="shop/kinds.py:Bread", depth=2)
+    data = pylsp.ask(mode="types", locate="shop/kinds.py:Bread", depth=2)
     assert data["derived"] == "pylsp lacks textDocument/prepareTypeHierarchy"
     assert [(r["name"], r["depth"]) for r in data["sections"][0]["rows"]] == [
         ("Perishable", 1),
         ("Product", 2),
     ]
-    down = ask(pylsp, mode="types", locate="shop/models.py:Product", direction="subtypes", depth=2)
+    down = pylsp.ask(mode="types", locate="shop/models.py:Product", direction="subtypes", depth=2)
     assert [r["name"] for r in down["sections"][0]["rows"]] == ["Perishable", "Bread"]
 
 
 def test_pylsp_inspect_says_what_it_lacks(pylsp: Bridge) -> None:
-    data = ask(pylsp, mode="inspect", locate="shop/models.py:Order.total")
+    data = pylsp.ask(mode="inspect", locate="shop/models.py:Order.total")
     assert data["lacking"] == ["pylsp lacks textDocument/prepareCallHierarchy"]
     assert data["callers"] is None and data["references"]["total"] == 1
     assert "total(self) -> float" in data["hover"]

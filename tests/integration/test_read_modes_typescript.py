@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -27,26 +25,19 @@ def ts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
     bridge.close()
 
 
-def ask(bridge: Bridge, **payload: Any) -> dict[str, Any]:
-    response = bridge.request({**payload, "format": "json"})
-    assert response.ok, response.text
-    data: dict[str, Any] = json.loads(response.text)
-    return data
-
-
 def test_implementations_of_an_interface(ts: Bridge) -> None:
-    data = ask(ts, mode="implementations", locate="src/pricing.ts:Priced")
+    data = ts.ask(mode="implementations", locate="src/pricing.ts:Priced")
     assert {d["symbol"] for d in data["definitions"]} == {"Item", "WeighedItem", "Fee", "BulkItem"}
     assert all(d["language"] == "typescript" for d in data["definitions"])
 
 
 def test_type_definition_of_a_variable(ts: Bridge) -> None:
-    data = ask(ts, mode="type_definition", locate="src/basket.ts@const <|>bread")
+    data = ts.ask(mode="type_definition", locate="src/basket.ts@const <|>bread")
     assert [(d["path"], d["symbol"]) for d in data["definitions"]] == [("src/pricing.ts", "Item")]
 
 
 def test_inspect_a_function(ts: Bridge) -> None:
-    data = ask(ts, mode="inspect", locate="src/basket.ts:total")
+    data = ts.ask(mode="inspect", locate="src/basket.ts:total")
     assert "function total(things: Priced[]): number" in data["hover"]
     assert "Sum the prices" in data["hover"]
     assert [r["name"] for r in data["callers"]["rows"]] == ["sample"]
@@ -55,38 +46,38 @@ def test_inspect_a_function(ts: Bridge) -> None:
 
 
 def test_outline_in_file_order(ts: Bridge) -> None:
-    data = ask(ts, mode="outline", file_path="src/pricing.ts")
+    data = ts.ask(mode="outline", file_path="src/pricing.ts")
     rows = [(s["line"], s["symbol"]) for g in data["groups"] for s in g["symbols"]]
     assert rows == sorted(rows, key=lambda r: r[0])
     assert rows[0] == (2, "Priced") and (21, "WeighedItem.price") in rows
-    every = ask(ts, mode="outline", file_path="src")
+    every = ts.ask(mode="outline", file_path="src")
     assert [g["path"] for g in every["groups"]] == ["src/basket.ts", "src/pricing.ts"]
 
 
 def test_search_classes(ts: Bridge) -> None:
-    data = ask(ts, mode="search", query="Item", kinds=["class"])
+    data = ts.ask(mode="search", query="Item", kinds=["class"])
     assert [s["name"] for s in data["symbols"]] == ["Item", "WeighedItem", "BulkItem"]
 
 
 def test_calls_incoming_to_depth_two(ts: Bridge) -> None:
-    data = ask(ts, mode="calls", locate="src/pricing.ts:round", direction="incoming", depth=2)
+    data = ts.ask(mode="calls", locate="src/pricing.ts:round", direction="incoming", depth=2)
     rows = [(r["name"], r["depth"]) for r in data["sections"][0]["rows"]]
     assert ("total", 1) in rows and ("sample", 2) in rows and ("price", 1) in rows
 
 
 def test_types_derived_both_ways(ts: Bridge) -> None:
-    data = ask(ts, mode="types", locate="src/pricing.ts:WeighedItem", depth=2)
+    data = ts.ask(mode="types", locate="src/pricing.ts:WeighedItem", depth=2)
     assert data["derived"] == "ts_ls lacks textDocument/prepareTypeHierarchy"
     supertypes, subtypes = data["sections"]
     assert [(r["name"], r["depth"]) for r in supertypes["rows"]] == [("Item", 1), ("Priced", 2)]
     assert [r["name"] for r in subtypes["rows"]] == ["BulkItem"]
-    down = ask(ts, mode="types", locate="src/pricing.ts:Priced", direction="subtypes", depth=3)
+    down = ts.ask(mode="types", locate="src/pricing.ts:Priced", direction="subtypes", depth=3)
     rows = [(r["name"], r["depth"]) for r in down["sections"][0]["rows"]]
     assert rows == [("Item", 1), ("WeighedItem", 2), ("BulkItem", 3), ("Fee", 1)]
 
 
 def test_inlay_hints_parameter_names(ts: Bridge) -> None:
-    data = ask(ts, mode="inlay_hints", locate="src/basket.ts@const apples")
+    data = ts.ask(mode="inlay_hints", locate="src/basket.ts@const apples")
     [line] = data["lines"]
     assert line["text"] == (
         '  const apples = new WeighedItem(/*<inlay>name:</inlay>*/"apples", '
@@ -95,14 +86,14 @@ def test_inlay_hints_parameter_names(ts: Bridge) -> None:
 
 
 def test_signature_help_in_a_call(ts: Bridge) -> None:
-    data = ask(ts, mode="signature_help", locate="src/basket.ts@describe(bread, <|>2)")
+    data = ts.ask(mode="signature_help", locate="src/basket.ts@describe(bread, <|>2)")
     [signature] = data["signatures"]
     assert signature["label"].startswith("describe(item: Item, quantity: number)")
     assert [p["label"] for p in signature["parameters"] if p["active"]] == ["quantity: number"]
 
 
 def test_completion_of_members(ts: Bridge) -> None:
-    data = ask(ts, mode="completion", locate="src/basket.ts@${item.<|>name}")
+    data = ts.ask(mode="completion", locate="src/basket.ts@${item.<|>name}")
     labels = {i["label"] for i in data["items"]}
     assert {"name", "price"} <= labels
     assert next(i for i in data["items"] if i["label"] == "price")["kind"] == "method"
@@ -119,13 +110,13 @@ def test_search_names_a_language_whose_server_is_not_running(tmp_path: Path) -> 
         assert bridge.request(
             {"mode": "hover", "locate": "shop/models.py:Product"}
         ).ok  # python only
-        data = ask(bridge, mode="search", query="Item")
+        data = bridge.ask(mode="search", query="Item")
         assert data["symbols"] == []
         assert any(
             note.startswith("typescript files: no language server runs") for note in data["lacking"]
         )
-        assert ask(bridge, mode="outline", file_path="web/pricing.ts")["total"] > 0  # starts ts_ls
-        data = ask(bridge, mode="search", query="Item", kinds=["class"])
+        assert bridge.ask(mode="outline", file_path="web/pricing.ts")["total"] > 0  # starts ts_ls
+        data = bridge.ask(mode="search", query="Item", kinds=["class"])
         assert data["lacking"] == [] and data["symbols"][0]["path"] == "web/pricing.ts"
     finally:
         bridge.close()

@@ -10,7 +10,6 @@ run as root, for whom file modes are no obstacle, hence the immutable flag.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
@@ -30,12 +29,6 @@ from .harness import Bridge
 pytestmark = pytest.mark.integration
 
 ANCHOR = "shop/models.py@class <|>Product"
-
-
-def ask(bridge: Bridge, **payload: Any) -> dict[str, Any]:
-    response = bridge.request({**payload, "format": "json"})
-    data: dict[str, Any] = json.loads(response.text)
-    return data
 
 
 def buffer_lines(bridge: Bridge, path: Path) -> list[str]:
@@ -115,7 +108,7 @@ def test_rename_across_files_is_clean_undoable_and_spares_unsaved_work(
         original = snapshot(root)  # saved: now the rename may go ahead
         before = bridge.loop.run(session.diagnostics(list(original)))
 
-    data = ask(bridge, mode="rename", locate=ANCHOR, new_name="Item")
+    data = bridge.ask(mode="rename", locate=ANCHOR, new_name="Item")
 
     changed = {f["path"] for f in data["changed"]}
     assert len(changed) >= 3 and "shop/models.py" in changed
@@ -162,7 +155,7 @@ def chattr(flag: str, path: Path) -> None:
 def test_rename_failing_part_way_changes_nothing(shop_bridge: Bridge) -> None:
     bridge, root = shop_bridge, shop_bridge.root
     original = snapshot(root)
-    preview = ask(bridge, mode="rename_preview", locate=ANCHOR, new_name="Item")
+    preview = bridge.ask(mode="rename_preview", locate=ANCHOR, new_name="Item")
     order = [f["path"] for f in preview["files"]]
     assert len(order) >= 3
     victim = root / order[-1]  # written last: the files before it are already on disk
@@ -216,7 +209,7 @@ def test_exclude_files_stays_inside_and_preview_ids_are_checked(shop_bridge: Bri
         assert pattern in response.error.message
     assert snapshot(root) == original
 
-    preview = ask(bridge, mode="rename_preview", locate=ANCHOR, new_name="Item")
+    preview = bridge.ask(mode="rename_preview", locate=ANCHOR, new_name="Item")
     assert "-class Product:" in "\n".join(f["diff"] for f in preview["files"])
     assert snapshot(root) == original  # a preview changes nothing
     response = bridge.request(
@@ -224,8 +217,7 @@ def test_exclude_files_stays_inside_and_preview_ids_are_checked(shop_bridge: Bri
     )
     assert response.error is not None and response.error.code.value == "outside_workspace"
 
-    done = ask(
-        bridge,
+    done = bridge.ask(
         mode="rename_execute",
         rename_id=preview["rename_id"],
         exclude_files=["shop/checkout.py"],
@@ -245,7 +237,7 @@ def test_exclude_files_stays_inside_and_preview_ids_are_checked(shop_bridge: Bri
 
 def test_a_preview_is_refused_once_its_files_changed(shop_bridge: Bridge) -> None:
     bridge, root = shop_bridge, shop_bridge.root
-    preview = ask(bridge, mode="rename_preview", locate=ANCHOR, new_name="Item")
+    preview = bridge.ask(mode="rename_preview", locate=ANCHOR, new_name="Item")
     catalog = root / "shop" / "catalog.py"
     catalog.write_text(catalog.read_text() + "\n# changed after the preview\n")
     response = bridge.request({"mode": "rename_execute", "rename_id": preview["rename_id"]})
@@ -275,7 +267,7 @@ def test_typescript_rename_through_the_command(ts_bridge: Bridge) -> None:
             }
         )
     )
-    data = ask(bridge, **payload)
+    data = bridge.ask(**payload)
     assert {f["path"] for f in data["changed"]} == {"src/pricing.ts", "src/basket.ts"}
     assert "round(" not in basket.read_text().replace("Math.round(", "")
     assert "roundTo(sum)" in basket.read_text()
@@ -322,24 +314,24 @@ def test_lsap_rename_command_on_the_cursor(shop_bridge: Bridge) -> None:
 def test_typescript_diagnostics_of_unsaved_text(ts_bridge: Bridge) -> None:
     bridge, root = ts_bridge, ts_bridge.root
     basket = root / "src" / "basket.ts"
-    assert ask(bridge, mode="diagnostics", file_path="src/basket.ts")["total"] == 0
+    assert bridge.ask(mode="diagnostics", file_path="src/basket.ts")["total"] == 0
     bridge.lua(
         "local b = vim.fn.bufadd(...); vim.fn.bufload(b); "
         "vim.api.nvim_buf_set_lines(b, 0, 0, false, {'const wrong: number = \"text\";'})",
         str(basket),
     )
-    data = ask(bridge, mode="diagnostics", file_path="src/basket.ts", min_severity="error")
+    data = bridge.ask(mode="diagnostics", file_path="src/basket.ts", min_severity="error")
     errors = [d for g in data["groups"] for d in g["diagnostics"]]
     assert [(d["line"], d["severity"], d["code"]) for d in errors] == [(1, "error", "2322")]
     assert data["pending"] == [] and data["quiet"] == []
     # A clean file that stays clean: typescript-language-server publishes nothing, the bridge
     # waits its quiet period, and the report says the earlier (empty) diagnostics stand.
     pricing = root / "src" / "pricing.ts"
-    assert ask(bridge, mode="diagnostics", file_path="src/pricing.ts")["total"] == 0
+    assert bridge.ask(mode="diagnostics", file_path="src/pricing.ts")["total"] == 0
     bridge.lua(
         "vim.api.nvim_buf_set_lines(vim.fn.bufnr(...), 0, 0, false, {'// note'})", str(pricing)
     )
-    data = ask(bridge, mode="diagnostics", file_path="src/pricing.ts")
+    data = bridge.ask(mode="diagnostics", file_path="src/pricing.ts")
     assert data["total"] == 0 and data["pending"] == []
     assert data["quiet"] == [
         {"path": "src/pricing.ts", "reason": "ts_ls published nothing new since the file changed"}

@@ -7,7 +7,6 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -30,13 +29,6 @@ def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
     bridge = Bridge(root, ["basedpyright"])
     yield bridge
     bridge.close()
-
-
-def ask(bridge: Bridge, **payload: Any) -> dict[str, Any]:
-    response = bridge.request({**payload, "format": "json"})
-    assert response.ok, response.text
-    data: dict[str, Any] = json.loads(response.text)
-    return data
 
 
 @pytest.fixture
@@ -64,15 +56,15 @@ def test_diagnostics_read_the_buffer_and_filter_by_severity(
     bridge: Bridge, broken_catalog: Path
 ) -> None:
     on_disk = broken_catalog.read_text()
-    data = ask(bridge, mode="diagnostics", file_path="shop/catalog.py")
+    data = bridge.ask(mode="diagnostics", file_path="shop/catalog.py")
     errors = [d for g in data["groups"] for d in g["diagnostics"] if d["severity"] == "error"]
     first_bad = len(on_disk.splitlines()) + 1
     assert [d["line"] for d in errors] == list(range(first_bad, first_bad + len(BAD_LINES)))
     assert all('"not a number' in d["lines"][0]["text"] for d in errors)
     assert data["pending"] == [] and broken_catalog.read_text() == on_disk
 
-    everything = ask(bridge, mode="diagnostics", max_items=500)
-    only_errors = ask(bridge, mode="diagnostics", min_severity="error", max_items=500)
+    everything = bridge.ask(mode="diagnostics", max_items=500)
+    only_errors = bridge.ask(mode="diagnostics", min_severity="error", max_items=500)
     flat = [
         (g["path"], d["line"], d["message"])
         for g in everything["groups"]
@@ -88,7 +80,7 @@ def test_diagnostics_read_the_buffer_and_filter_by_severity(
 
 
 def test_paging_diagnostics_returns_every_item_once(bridge: Bridge, broken_catalog: Path) -> None:
-    full = ask(bridge, mode="diagnostics", max_items=500)
+    full = bridge.ask(mode="diagnostics", max_items=500)
     wanted = [
         (g["path"], d["line"], d["column"], d["message"])
         for g in full["groups"]
@@ -96,7 +88,7 @@ def test_paging_diagnostics_returns_every_item_once(bridge: Bridge, broken_catal
     ]
     assert len(wanted) >= len(BAD_LINES)
     seen: list[tuple[str, int, int, str]] = []
-    data = ask(bridge, mode="diagnostics", max_items=2)
+    data = bridge.ask(mode="diagnostics", max_items=2)
     while True:
         seen += [
             (g["path"], d["line"], d["column"], d["message"])
@@ -105,7 +97,7 @@ def test_paging_diagnostics_returns_every_item_once(bridge: Bridge, broken_catal
         ]
         if "next" not in data:
             break
-        data = ask(bridge, **json.loads(data["next"]))
+        data = bridge.ask(**json.loads(data["next"]))
     assert seen == wanted
 
 
@@ -156,7 +148,7 @@ def test_editor_reports_cursor_anchor_and_selection_without_moving_anything(brid
         "vim.api.nvim_get_current_buf()}"
     )
 
-    data = ask(bridge, mode="editor")
+    data = bridge.ask(mode="editor")
     assert data["path"] == "shop/models.py" and data["inside"] is True
     selection = data["selection"]
     assert selection["active"] is True and selection["type"] == "charwise"
@@ -166,7 +158,7 @@ def test_editor_reports_cursor_anchor_and_selection_without_moving_anything(brid
     assert selected == [lines[row - 1][col:], lines[row][: col + 1]]
     # The cursor (at the selection's end) as an anchor resolves back to the same place.
     assert data["anchor"], data.get("anchor_problem")
-    located = ask(bridge, mode="locate", locate=data["anchor"])
+    located = bridge.ask(mode="locate", locate=data["anchor"])
     assert (
         (located["line"], located["column"]) == (data["line"], data["column"]) == (row + 1, col + 1)
     )
@@ -181,12 +173,12 @@ def test_editor_reports_cursor_anchor_and_selection_without_moving_anything(brid
     assert "### Selection (the last one)" in text and check_report_shape(text) == []
 
     bridge.lua("vim.cmd('botright new'); vim.bo.buftype = 'nofile'")
-    assert ask(bridge, mode="editor")["note"] == "the current buffer is not a file (no name)"
+    assert bridge.ask(mode="editor")["note"] == "the current buffer is not a file (no name)"
     bridge.lua("vim.cmd('close')")
 
     blank = lines.index("", row) + 1
     bridge.lua("vim.api.nvim_win_set_cursor(0, {..., 0})", blank)
-    assert ask(bridge, mode="editor")["anchor"] == f"shop/models.py:{blank}"
+    assert bridge.ask(mode="editor")["anchor"] == f"shop/models.py:{blank}"
 
 
 def test_batch_runs_requests_in_order_with_one_section_each(bridge: Bridge) -> None:
@@ -204,7 +196,7 @@ def test_batch_runs_requests_in_order_with_one_section_each(bridge: Bridge) -> N
     assert headers[2] == "### [3] references: References: `discounted`"
     assert response.text.startswith("# Batch: 3 requests (1 failed)")
 
-    data = ask(bridge, mode="batch", requests=requests)
+    data = bridge.ask(mode="batch", requests=requests)
     assert [r["ok"] for r in data["results"]] == [True, False, True]
     assert data["results"][1]["error"]["code"] == "invalid_request"
     nested = bridge.request(
@@ -214,7 +206,7 @@ def test_batch_runs_requests_in_order_with_one_section_each(bridge: Bridge) -> N
 
 
 def test_schema_mode_lists_every_request_model(bridge: Bridge) -> None:
-    data = ask(bridge, mode="schema")
+    data = bridge.ask(mode="schema")
     assert set(data["schemas"]) == set(REGISTRY)
     text = bridge.request({"mode": "schema", "modes": ["rename", "diagnostics"]}).text
     assert check_report_shape(text) == [] and "### rename" in text and "min_severity" in text
@@ -240,7 +232,7 @@ def test_a_file_no_server_handles_is_named_without_waiting(bridge: Bridge) -> No
     script.write_text("local x = 1\n")
     try:
         started = time.monotonic()
-        data = ask(bridge, mode="diagnostics", file_path="tool.lua")
+        data = bridge.ask(mode="diagnostics", file_path="tool.lua")
         elapsed = time.monotonic() - started
     finally:
         script.unlink()

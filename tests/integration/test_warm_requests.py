@@ -8,7 +8,6 @@ never computed from stale text.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,12 +46,6 @@ class Counted:
         conn.request = counting  # type: ignore[method-assign]
 
 
-def ask(bridge: Bridge, **payload: Any) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(bridge.request({**payload, "format": "json"}).text)
-    assert "error" not in data, data
-    return data
-
-
 def insert_above(bridge: Bridge, path: Path, count: int) -> None:
     """The human types `count` comment lines at the top of the file (unsaved)."""
     bridge.lua(
@@ -65,19 +58,19 @@ def insert_above(bridge: Bridge, path: Path, count: int) -> None:
 
 def test_warm_hover_is_one_round_trip(bridge: Bridge) -> None:
     counted = Counted(bridge)
-    ask(bridge, mode="hover", locate="shop/models.py:Product.discounted")
+    bridge.ask(mode="hover", locate="shop/models.py:Product.discounted")
     before = counted.count
-    data = ask(bridge, mode="hover", locate="shop/models.py:Product.discounted")
+    data = bridge.ask(mode="hover", locate="shop/models.py:Product.discounted")
     assert counted.count - before == 1
     assert "discounted" in data["hover"]
 
 
 def test_an_edit_between_requests_is_seen(bridge: Bridge) -> None:
     path = bridge.root / "shop" / "models.py"
-    first = ask(bridge, mode="hover", locate="shop/models.py:Product.discounted")
-    ask(bridge, mode="hover", locate="shop/models.py:Product.discounted")
+    first = bridge.ask(mode="hover", locate="shop/models.py:Product.discounted")
+    bridge.ask(mode="hover", locate="shop/models.py:Product.discounted")
     insert_above(bridge, path, 3)
-    moved = ask(bridge, mode="hover", locate="shop/models.py:Product.discounted")
+    moved = bridge.ask(mode="hover", locate="shop/models.py:Product.discounted")
     assert moved["line"] == first["line"] + 3
     assert "discounted" in moved["hover"]
 
@@ -85,9 +78,9 @@ def test_an_edit_between_requests_is_seen(bridge: Bridge) -> None:
 def test_warm_references_follow_edits(bridge: Bridge) -> None:
     path = bridge.root / "shop" / "models.py"
     anchor = "shop/models.py@class <|>Order"
-    before = ask(bridge, mode="references", locate=anchor, max_items=500)
+    before = bridge.ask(mode="references", locate=anchor, max_items=500)
     insert_above(bridge, path, 2)
-    after = ask(bridge, mode="references", locate=anchor, max_items=500)
+    after = bridge.ask(mode="references", locate=anchor, max_items=500)
     assert after["line"] == before["line"] + 2
     assert after["total"] == before["total"]
     lines_before = {(g["path"], line["number"]) for g in before["groups"] for line in g["lines"]}
@@ -100,7 +93,7 @@ def test_warm_references_follow_edits(bridge: Bridge) -> None:
 
 
 def test_outline_reads_a_file_nobody_has_open_without_opening_it(bridge: Bridge) -> None:
-    ask(bridge, mode="hover", locate="shop/models.py:Product.discounted")  # a server answers
+    bridge.ask(mode="hover", locate="shop/models.py:Product.discounted")  # a server answers
     path = bridge.root / "shop" / "promotions.py"
     text = bridge.request({"mode": "outline", "file_path": "shop/promotions.py"}).text
     assert "Promotion" in text and "summer_sale" in text
@@ -117,5 +110,5 @@ def test_a_buffer_opened_through_a_symlink_is_the_truth(bridge: Bridge) -> None:
         "vim.api.nvim_buf_set_lines(b, 0, 0, false, {'UNSAVED_MARK = 1'})",
         str(link),
     )
-    data = ask(bridge, mode="locate", locate="shop/promotions.py@<|>UNSAVED_MARK = 1")
+    data = bridge.ask(mode="locate", locate="shop/promotions.py@<|>UNSAVED_MARK = 1")
     assert data["line"] == 1
