@@ -7,36 +7,17 @@ while it indexes a large workspace.
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lsp_wire import read, send
 
 SLOW_SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
 INDEXING = "--indexing" in sys.argv
-lock = threading.Lock()
-
-
-def send(message: dict[str, Any]) -> None:
-    body = json.dumps(message).encode()
-    with lock:
-        sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        sys.stdout.buffer.flush()
-
-
-def read() -> dict[str, Any] | None:
-    length = 0
-    while True:
-        line = sys.stdin.buffer.readline()
-        if not line:
-            return None
-        if line in (b"\r\n", b"\n"):
-            break
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    message: dict[str, Any] = json.loads(sys.stdin.buffer.read(length))
-    return message
 
 
 def slow_hover(msg_id: Any) -> None:

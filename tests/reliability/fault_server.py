@@ -12,11 +12,13 @@ The server writes its pid to the pid file, so a test can also SIGKILL it.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lsp_wire import read, send
 
 PID_FILE = Path(sys.argv[1])
 DEFAULT_MODE = sys.argv[2] if len(sys.argv) > 2 else "ok"
@@ -30,27 +32,6 @@ GARBAGE: dict[str, Any] = {
     ],
     "textDocument/documentSymbol": [{"name": None, "kind": "class", "range": 3}, None, "x"],
 }
-
-
-def send(message: dict[str, Any]) -> None:
-    body = json.dumps(message).encode()
-    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    sys.stdout.buffer.flush()
-
-
-def read() -> dict[str, Any] | None:
-    length = 0
-    while True:
-        line = sys.stdin.buffer.readline()
-        if not line:
-            return None
-        if line in (b"\r\n", b"\n"):
-            break
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    message: dict[str, Any] = json.loads(sys.stdin.buffer.read(length))
-    return message
-
 
 def mode() -> str:
     override = PID_FILE.with_suffix(".mode")
