@@ -142,9 +142,7 @@ def generate(root: Path, pattern: str, files: int, per_file: int, rng: random.Ra
         text = "\n".join(lines)
         rel = path.relative_to(root).as_posix()
         candidates = [
-            i
-            for i, line in enumerate(lines)
-            if len(line.strip()) >= 16 and "<|" not in line and "|>" not in line
+            i for i, line in enumerate(lines) if len(line.strip()) >= 16 and "<|" not in line and "|>" not in line
         ]
         unique = ambiguous = 0
         for index in rng.sample(candidates, len(candidates)):
@@ -165,9 +163,7 @@ def generate(root: Path, pattern: str, files: int, per_file: int, rng: random.Ra
             if text.count(span) > 1:
                 if ambiguous < per_file // 2:
                     ambiguous += 1
-                    cases.append(
-                        Case("exact, non-unique", rel, _find(marked), index, column, "ambiguous")
-                    )
+                    cases.append(Case("exact, non-unique", rel, _find(marked), index, column, "ambiguous"))
                 continue
             if unique >= per_file:
                 continue
@@ -205,15 +201,12 @@ async def run(service: Service, gateway: EditorGateway, cases: list[Case]) -> li
             moved[case.path].append(case)
     for rel, group in moved.items():
         bufnr = await gateway.open(service.workspace.root / rel)
-        await gateway.exec_lua(
-            "vim.api.nvim_buf_set_lines(..., 0, 0, false, {'', '', '', '', ''})", bufnr
-        )
+        await gateway.exec_lua("vim.api.nvim_buf_set_lines(..., 0, 0, false, {'', '', '', '', ''})", bufnr)
         try:
             outcomes += [await _resolve(service, case) for case in group]
         finally:
             await gateway.exec_lua(
-                "local b = ...; vim.api.nvim_buf_set_lines(b, 0, 5, false, {})"
-                "; vim.bo[b].modified = false",
+                "local b = ...; vim.api.nvim_buf_set_lines(b, 0, 5, false, {}); vim.bo[b].modified = false",
                 bufnr,
             )
     return outcomes
@@ -233,7 +226,5 @@ def by_kind(outcomes: list[Outcome]) -> dict[str, tuple[float, int]]:
     """Per kind: the share that did the right thing (intended position, or ambiguous)."""
     groups: dict[str, list[bool]] = defaultdict(list)
     for o in outcomes:
-        groups[o.case.kind].append(
-            o.reported_ambiguous if o.case.expect == "ambiguous" else o.correct
-        )
+        groups[o.case.kind].append(o.reported_ambiguous if o.case.expect == "ambiguous" else o.correct)
     return {kind: (100 * sum(v) / len(v), len(v)) for kind, v in groups.items()}

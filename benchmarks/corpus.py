@@ -142,9 +142,7 @@ def scale_references(root: Path, count: int) -> str:
     package.mkdir(exist_ok=True)
     (package / "__init__.py").touch()
     name = f"Widget{count}"
-    (package / f"w{count}.py").write_text(
-        f"class {name}:\n    def ping(self) -> int:\n        return 1\n"
-    )
+    (package / f"w{count}.py").write_text(f"class {name}:\n    def ping(self) -> int:\n        return 1\n")
     for index in range(max(1, count // USES_PER_FILE)):
         uses = min(USES_PER_FILE, count - index * USES_PER_FILE)
         body = [f"from lsap_scale.w{count} import {name}\n"]
