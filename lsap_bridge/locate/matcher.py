@@ -144,6 +144,13 @@ def find_matches(
     return _fuzzy(hay, folded_text, folded_needle, marker)
 
 
+def has_exact(lines: Sequence[str], needle: Needle, start: int = 0, end: int | None = None) -> bool:
+    """Whether lines [start, end) hold the needle's exact text: a cheap test that lets a
+    search over several regions skip the slower tiers where they cannot win."""
+    stop = len(lines) if end is None else max(start, min(end, len(lines)))
+    return bool(needle.text) and needle.text in _Haystack(lines, max(0, start), stop).text
+
+
 class _Haystack:
     """The searched lines joined by newlines, with offset <-> (line, column) mapping."""
 

@@ -11,7 +11,7 @@ from ..models import LineScope, Locate, SymbolScope
 from ..session import Session, Target
 from ..symbols import Symbol, SymbolTree
 from .anchor import format_anchor
-from .matcher import Match, MatchResult, Tier, find_matches, parse_find
+from .matcher import Match, MatchResult, Tier, find_matches, has_exact, parse_find
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,10 @@ async def resolve(
         return Resolved(target, doc, line, col, tree.enclosing_path(line, col), None, format_anchor(locate))
 
     needle = parse_find(locate.find)
-    results = [find_matches(doc.lines, needle, start, end) for start, end, _ in regions]
+    # An exact match anywhere beats every other tier: regions without one (an overload's
+    # signature, say) need not run the whitespace, unicode and fuzzy tiers.
+    exact = [r for r in regions if has_exact(doc.lines, needle, r[0], r[1])]
+    results = [find_matches(doc.lines, needle, start, end) for start, end, _ in exact or regions]
     match = _decide(locate, results, doc, tree, session.workspace.display(path))
     return Resolved(
         target, doc, match.line, match.column, tree.enclosing_path(match.line, match.column),
