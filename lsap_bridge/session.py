@@ -216,7 +216,8 @@ class Session:
                         texts: dict[Path, Document] | None = None) -> list[Location]:
         """Location | Location[] | LocationLink[] -> Locations with code-point columns.
 
-        `texts`, if given, receives the documents read on the way, for `documents(have=)`.
+        `texts`, if given: documents this request already read (reused), and it receives
+        the ones read on the way, for `documents(have=)`.
         """
         if not raw:
             return []
@@ -230,7 +231,7 @@ class Session:
             rng = item.get("targetSelectionRange") or item.get("range")
             if isinstance(uri, str) and uri.startswith("file:") and is_range(rng):
                 spans.append((paths.get(uri) or paths.setdefault(uri, path_of(uri)), rng))
-        docs = await self.documents([p for p in paths.values() if self.workspace.contains(p)])
+        docs = await self.documents([p for p in paths.values() if self.workspace.contains(p)], have=texts)
         if texts is not None:
             texts.update(docs)
         encoding = self.encoding(client)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..gateway import Client, LspCall
+from ..gateway import Client, Document, LspCall
 from ..session import Session, Target
 from ..symbols import KIND_NAMES
 from ..workspace import path_of
@@ -165,15 +165,22 @@ async def call_roots(session: Session, target: Target, params: dict[str, Any]) -
     ]
 
 
-async def render_entries(session: Session, entries: Sequence[Entry]) -> list[dict[str, Any]]:
-    """Report rows: name, kind, where it is, and the first site line's text."""
-    paths = [
+def entry_paths(session: Session, entries: Sequence[Entry]) -> list[Path]:
+    """The workspace files whose text the rows of these entries show."""
+    return [
         p
         for e in entries
         for p in (e.edge.node.path, e.edge.site_path)
         if p is not None and session.workspace.contains(p)
     ]
-    docs = await session.documents(paths)
+
+
+async def render_entries(
+    session: Session, entries: Sequence[Entry], have: dict[Path, Document] | None = None
+) -> list[dict[str, Any]]:
+    """Report rows: name, kind, where it is, and the first site line's text. `have`: texts
+    this request already read."""
+    docs = await session.documents(entry_paths(session, entries), have=have)
     rows = []
     for entry in entries:
         node, edge = entry.edge.node, entry.edge

@@ -7,16 +7,17 @@ position, so they travel together in one round trip; callers and callees in a se
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..gateway import Client, LspCall
+from ..gateway import Client, Document, LspCall
 from ..locate.resolve import Resolved, resolve
 from ..session import Session
 from .base import LocateRequest, Report, anchor_data, capability, fence_language, word_at
 from .definition import code_of, defining_symbol
-from .hierarchy import Entry, edges_of, flatten, node_of, render_entries
+from .hierarchy import Entry, edges_of, entry_paths, flatten, node_of, render_entries
 from .hover import hover_text
 
 METHOD = "textDocument/hover"
@@ -64,12 +65,13 @@ async def inspect(session: Session, request: InspectRequest) -> Report:
     results = {m: (None if a.error else a.result) for m, a in zip(asked, answers, strict=False)}
     name = word_at(resolved.line_text, resolved.column)
 
+    texts: dict[Path, Document] = {}  # files read once for the whole report
     definition = await _definition(
-        session, request, resolved, results.get("textDocument/definition")
+        session, request, resolved, results.get("textDocument/definition"), texts
     )
     references = None
     if "textDocument/references" in results:
-        found = await session.locations(results["textDocument/references"], target.client)
+        found = await session.locations(results["textDocument/references"], target.client, texts)
         inside = [loc for loc in found if session.workspace.contains(loc.path)]
         references = {
             "total": len(inside),
@@ -81,6 +83,7 @@ async def inspect(session: Session, request: InspectRequest) -> Report:
         resolved,
         results.get("textDocument/prepareCallHierarchy"),
         request.include_external,
+        texts,
     )
     anchor = resolved.anchor
     data = {
@@ -108,18 +111,18 @@ async def inspect(session: Session, request: InspectRequest) -> Report:
 
 
 async def _definition(
-    session: Session, request: InspectRequest, resolved: Resolved, raw: Any
+    session: Session, request: InspectRequest, resolved: Resolved, raw: Any, texts: dict[Path, Document]
 ) -> dict[str, Any] | None:
     """The defining symbol's code, bounded like `definition` does it."""
     found = [
         loc
-        for loc in await session.locations(raw, resolved.target.client)
+        for loc in await session.locations(raw, resolved.target.client, texts)
         if session.workspace.contains(loc.path)
     ]
     if not found:
         return None
     loc = found[0]
-    doc = await session.document(loc.path)
+    doc = texts.get(loc.path) or await session.document(loc.path)
     client = resolved.target.client
     named = None
     if client.supports("textDocument/documentSymbol"):
@@ -136,9 +139,10 @@ async def _definition(
 
 
 async def _calls(
-    session: Session, resolved: Resolved, prepared: Any, include_external: bool
+    session: Session, resolved: Resolved, prepared: Any, include_external: bool,
+    texts: dict[Path, Document],
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """Direct callers and callees, both directions in one round trip."""
+    """Direct callers and callees, both directions in one round trip, their files in one read."""
     if not prepared:
         return None, None
     target = resolved.target
@@ -150,7 +154,7 @@ async def _calls(
         for root in roots
     ]
     answers = iter(await session.gateway.lsp(calls))
-    out = []
+    flattened = []
     for _, key in directions:
         entries = []
         for root in roots:
@@ -159,6 +163,11 @@ async def _calls(
                 Entry(edge, 1, external=not session.workspace.contains(edge.node.path))
                 for edge in edges_of(root, None if answer.error else answer.result, key)
             ]
-        shown, hidden = flatten(entries, include_external)
-        out.append({"rows": await render_entries(session, shown), "external": hidden, "dropped": 0})
+        flattened.append(flatten(entries, include_external))
+    paths = [p for shown, _ in flattened for p in entry_paths(session, shown)]
+    texts.update(await session.documents(paths, have=texts))
+    out = [
+        {"rows": await render_entries(session, shown, texts), "external": hidden, "dropped": 0}
+        for shown, hidden in flattened
+    ]
     return out[0], out[1]
