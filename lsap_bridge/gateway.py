@@ -56,6 +56,11 @@ class StaleText(Exception):
     """A buffer changed between reading its text and sending a request computed from it."""
 
 
+class ClientGone(StaleText):
+    """The server chosen for a request had exited before the request was sent (it was
+    picked from a cache, or just before Neovim detached it): worth one fresh try."""
+
+
 @dataclass(frozen=True)
 class LspCall:
     client_id: int
@@ -246,8 +251,11 @@ class EditorGateway:
             self._texts.pop(guard.path, None)
             raise StaleText(f"{guard.path} changed while the request was prepared")
         answers = []
-        for item in raw or [{} for _ in calls]:
+        for call, item in zip(calls, raw or [{} for _ in calls], strict=False):
             item = item or {}
+            if item.get("gone"):
+                self.gone.add(call.client_id)
+                raise ClientGone(f"language server {call.client_id} is not running")
             error = item.get("error")
             answers.append(LspAnswer(item.get("result"), error if isinstance(error, dict) else None))
         while len(answers) < len(calls):

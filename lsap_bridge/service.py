@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from .capabilities import REGISTRY, Request
 from .errors import ErrorCode, LsapError, invalid
-from .gateway import EditorGateway
+from .gateway import ClientGone, EditorGateway, StaleText
 from .locate.anchor import parse_anchor
 from .locate.cursor import anchor_at_cursor
 from .lsreq.executor import execute
@@ -110,6 +110,10 @@ async def guarded(answer: Coroutine[Any, Any, Response], what: str, fmt: str = "
         return await answer
     except LsapError as error:
         return failed(error, fmt)
+    except ClientGone as gone:
+        return failed(LsapError(ErrorCode.SERVER_ERROR, f"{gone}: it exited", hint="send the request again"), fmt)
+    except StaleText as stale:
+        return failed(LsapError(ErrorCode.CONFLICT, str(stale), hint="send the request again"), fmt)
     except asyncio.TimeoutError:
         return failed(LsapError(ErrorCode.TIMEOUT, "the request took too long"), fmt)
     except Exception as exc:

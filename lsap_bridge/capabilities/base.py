@@ -13,7 +13,7 @@ from typing import Annotated, Any, ClassVar, TypeVar
 from pydantic import Field
 
 from ..errors import ErrorCode, LsapError
-from ..gateway import Document, StaleText
+from ..gateway import ClientGone, Document, StaleText
 from ..locate.resolve import Resolved
 from ..models import Format, Locate, StrictModel
 from ..session import Session
@@ -76,8 +76,9 @@ def capability(mode: str, model: type[RequestT], summary: str) -> Callable[[Runn
 
 def _once_more_if_stale(run: Runner) -> Runner:
     """A warm request resolves against the text the session holds (`Session.target`,
-    optimistic); if the human edited that buffer meanwhile, nothing was sent and the
-    capability runs again on fresh text. Per capability, so a batch never repeats others."""
+    optimistic); if the human edited that buffer meanwhile, or its server has exited,
+    nothing was sent and the capability runs again on fresh text and a live (restarted)
+    server. Per capability, so a batch never repeats others."""
 
     async def guarded(session: Session, request: Any) -> Report:
         try:
@@ -86,6 +87,9 @@ def _once_more_if_stale(run: Runner) -> Runner:
             pass
         try:
             return await run(session, request)
+        except ClientGone as gone:
+            raise LsapError(ErrorCode.SERVER_ERROR, f"{gone}: it exited and did not come back",
+                            hint="`:checkhealth lsap` and `:LspInfo` show the servers") from None
         except StaleText:
             raise LsapError(ErrorCode.CONFLICT, "the file kept changing while the request ran",
                             hint="send the request again") from None

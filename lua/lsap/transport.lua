@@ -165,7 +165,7 @@ function M.request(token, calls, guard)
   for i, call in ipairs(calls) do
     local client = vim.lsp.get_client_by_id(call.client_id)
     if not client then
-      finish(i, { error = { code = -32803, message = 'language server is not running' } })
+      finish(i, { error = { code = -32803, message = 'language server is not running' }, gone = true })
     else
       local bufnr = call.bufnr
       if bufnr == nil or bufnr == vim.NIL or not vim.api.nvim_buf_is_loaded(bufnr) then bufnr = 0 end
