@@ -678,23 +678,23 @@ def probe_main(address: str, samples: int) -> None:
 
 
 def agent_main(socket: str, payload_file: str) -> None:
-    """An agent sending requests back to back until terminated; prints how many it sent."""
+    """An agent sending requests back to back until SIGTERM, which lets the request in flight
+    finish (no cancelled work left in the server); prints how many it sent."""
     import signal
 
     from lsap_bridge.client import Connection
 
     payloads = json.loads(Path(payload_file).read_text())
-    sent = 0
-
-    def stop(*_: Any) -> None:
-        print(sent, flush=True)
-        os._exit(0)
-
-    signal.signal(signal.SIGTERM, stop)
+    sent, stopping = 0, []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     connection = Connection(socket)
     for payload in itertools.cycle(payloads):
+        if stopping:
+            break
         connection.call("request", payload)
         sent += 1
+    connection.close()
+    print(sent, flush=True)
 
 
 # -- 5: anchor accuracy ---------------------------------------------------------------------
@@ -898,6 +898,8 @@ async def scale(
         peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
         total = _total(answer["text"])
+        if not answer["ok"] or total < 0:
+            results.note(f"references of {anchor} failed: {answer['text'][:300]}")
         results.add(
             "7 scale",
             f"references, {total} results: first page (median of {SCALE_REPS})",
@@ -1014,12 +1016,12 @@ async def run_corpus(corpus: Corpus, settings: Settings, sections: set[str], wor
             await latency(rig, results, settings)
         if "tokens" in sections:
             await tokens(rig, results)
-        if "editor" in sections:
-            await responsiveness(rig, results, settings)
         if "anchors" in sections:
             await anchor_accuracy(rig, results, settings)
         if "scale" in sections:
             await scale(rig, results, settings, anchors, outlines)
+        if "editor" in sections:  # last: the load it puts on the server stays out of the rest
+            await responsiveness(rig, results, settings)
     finally:
         await rig.close()
     if settings.daemon and "start" in sections:
