@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import os
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -36,9 +37,15 @@ class Client:
     methods: frozenset[str]
     root_dir: str | None = None
     filetypes: frozenset[str] = frozenset()  # what the server was configured for
+    # When it attached (time.monotonic()), if it attached after the service started.
+    started: float | None = field(default=None, compare=False)
 
     def supports(self, method: str) -> bool:
         return method in self.methods
+
+    def age(self) -> float | None:
+        """Seconds since the server attached, when known."""
+        return None if self.started is None else time.monotonic() - self.started
 
 
 @dataclass(frozen=True)
@@ -356,6 +363,7 @@ def _client(raw: dict[str, Any]) -> Client:
         methods=frozenset(raw.get("methods") or []),
         root_dir=raw.get("root_dir") or None,
         filetypes=frozenset(raw.get("filetypes") or []),
+        started=time.monotonic() - float(raw["age_ms"]) / 1000 if raw.get("age_ms") is not None else None,
     )
 
 

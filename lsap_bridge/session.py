@@ -108,6 +108,8 @@ class Session:
     approve_edit: EditApproval = allow_all
     _symbols: dict[Path, tuple[str, SymbolTree]] = field(default_factory=dict)
     _ready: set[int] = field(default_factory=set)
+    # Servers whose answers were seen to hold when asked twice (see references.settled).
+    settled: set[int] = field(default_factory=set)
     _targets: dict[tuple[Path, str], Target] = field(default_factory=dict)
 
     # -- text ---------------------------------------------------------------------

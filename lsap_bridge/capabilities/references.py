@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from itertools import groupby
 from pathlib import Path
 from typing import Any, Literal
 
 from ..gateway import Document
 from ..locate.resolve import resolve
-from ..session import Location, Session
+from ..session import Location, Session, Target
 from ..symbols import SymbolTree
 from .base import (
     PAGES,
@@ -31,6 +33,32 @@ class ReferencesRequest(LocateRequest):
     include_declaration: bool = True
 
 
+# A server that has just started may answer from a partial index (typescript-language-server
+# gave 21 of 420 references for seconds while loading the project; DESIGN §10): while it is
+# young, ask again until the count holds, for a bounded time, and say so if it never did.
+YOUNG = 30.0
+RECHECK = 0.7
+SETTLE_LIMIT = 10.0
+
+
+async def settled(session: Session, target: Target, params: dict[str, Any]) -> tuple[Any, bool]:
+    """References, asked again while a young server's count still changes; True if it never held.
+    Once a server's count has held, it is trusted for the rest of the session."""
+    raw = await session.call(target, METHOD, params)
+    age = target.client.age()
+    if age is None or age > YOUNG or target.client.id in session.settled:
+        return raw, False
+    deadline = time.monotonic() + SETTLE_LIMIT
+    while time.monotonic() < deadline:
+        await asyncio.sleep(RECHECK)
+        again = await session.call(target, METHOD, params)
+        if len(again or []) == len(raw or []):
+            session.settled.add(target.client.id)
+            return again, False
+        raw = again
+    return raw, True
+
+
 @capability("references", ReferencesRequest, "all uses of a symbol, grouped by file and enclosing symbol")
 async def references(session: Session, request: ReferencesRequest) -> Report:
     items: list[Location] | None = PAGES.get(request.pagination_id)
@@ -38,10 +66,11 @@ async def references(session: Session, request: ReferencesRequest) -> Report:
     resolved = await resolve(session, request.locate, METHOD, optimistic=items is None)
     target = resolved.target
     texts: dict[Path, Document] = {}  # read while converting columns, reused for the page
+    growing = False
     if items is None:
         params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
         params["context"] = {"includeDeclaration": request.include_declaration}
-        raw = await session.call(target, METHOD, params)
+        raw, growing = await settled(session, target, params)
         found = await session.locations(raw, target.client, texts)
         unique = {(loc.path, loc.line, loc.col): loc for loc in found}
         items = sorted(unique.values(), key=lambda loc: (str(loc.path), loc.line, loc.col))
@@ -77,6 +106,7 @@ async def references(session: Session, request: ReferencesRequest) -> Report:
 
     data = {
         **anchor_data(resolved, session),
+        "partial": resolved.target.partial or growing,
         "name": word_at(resolved.line_text, resolved.column),
         "files": len({loc.path for loc in inside}),
         "external": external,

@@ -10,6 +10,7 @@ local M = {}
 M.chan = nil
 local inflight = {} ---@type table<integer, {client_id: integer, request_id: integer}[]>
 local progress = {} ---@type table<integer, {active: table<string, true>, last: integer}>
+local attached_at = {} ---@type table<integer, integer> when each server first attached (ms)
 -- When diagnostics last changed per buffer, and at which changedtick (see `when_diagnosed`).
 local diagnosed = {} ---@type table<integer, {tick: integer, at: integer}>
 
@@ -35,6 +36,7 @@ function M.register(chan)
       state.last = now_ms()
       if value.kind == 'begin' then
         state.active[key] = true
+        state.reported = true
       elseif value.kind == 'end' then
         state.active[key] = nil
       end
@@ -58,6 +60,7 @@ function M.register(chan)
     group = group,
     callback = function(ev)
       progress[ev.data.client_id] = progress[ev.data.client_id] or { active = {}, last = now_ms() }
+      attached_at[ev.data.client_id] = attached_at[ev.data.client_id] or now_ms()
     end,
   })
   -- A server that exits (crash, kill) never answers what it had pending: fail that at once.
@@ -91,6 +94,10 @@ local function client_info(client)
     root_dir = client.root_dir,
     methods = methods,
     filetypes = client.config and client.config.filetypes or {},
+    -- How long the server has been attached, when it attached after the service started.
+    age_ms = attached_at[client.id] and (now_ms() - attached_at[client.id]) or nil,
+    -- Whether it has ever reported work in progress: a quiet one that does is done indexing.
+    reports_progress = progress[client.id] ~= nil and progress[client.id].reported == true,
   }
 end
 
@@ -318,8 +325,18 @@ function M.when_attached(token, bufnr, method, timeout_ms)
   vim.defer_fn(finish, attached and math.min(timeout_ms, 3000) or timeout_ms)
 end
 
+-- A server reports its start-up work a moment after attaching (typescript-language-server:
+-- ~0.4 s, then ~1.6 s of "Initializing"): until it has reported some, or this grace has
+-- passed, a fresh server counts as busy, so its first answers are not from a half-loaded
+-- project (DESIGN §10: 21 of 420 references).
+local STARTUP_GRACE_MS = 1000
+
 local function busy(client_id, settle_ms)
   local state = progress[client_id]
+  local attached = attached_at[client_id]
+  if attached and not (state and state.reported) and now_ms() - attached < STARTUP_GRACE_MS then
+    return true
+  end
   if not state then return false end
   return next(state.active) ~= nil or now_ms() - state.last < settle_ms
 end
