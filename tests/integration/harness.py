@@ -58,6 +58,18 @@ class Bridge:
         data: dict[str, Any] = json.loads(response.text)
         return data
 
+    def buffer_lines(self, path: Path) -> list[str]:
+        """The loaded buffer's lines (unsaved text included), or [] when not loaded."""
+        lines: list[str] = self.lua(
+            "local b = vim.fn.bufnr(...); "
+            "return b > 0 and vim.api.nvim_buf_get_lines(b, 0, -1, false) or {}",
+            str(path),
+        )
+        return lines
+
+    def modified(self, path: Path) -> bool:
+        return bool(self.lua("local b = vim.fn.bufnr(...); return b > 0 and vim.bo[b].modified", str(path)))
+
     def lua(self, code: str, *args: Any) -> Any:
         return self.loop.run(self.embedded.gateway.exec_lua(code, *args))
 

@@ -31,21 +31,6 @@ pytestmark = pytest.mark.integration
 ANCHOR = "shop/models.py@class <|>Product"
 
 
-def buffer_lines(bridge: Bridge, path: Path) -> list[str]:
-    lines: list[str] = bridge.lua(
-        "local b = vim.fn.bufnr(...); "
-        "return b > 0 and vim.api.nvim_buf_get_lines(b, 0, -1, false) or {}",
-        str(path),
-    )
-    return lines
-
-
-def modified(bridge: Bridge, path: Path) -> bool:
-    return bool(
-        bridge.lua("local b = vim.fn.bufnr(...); return b > 0 and vim.bo[b].modified", str(path))
-    )
-
-
 def undo(bridge: Bridge, path: Path) -> None:
     bridge.lua(
         "vim.api.nvim_buf_call(vim.fn.bufnr(...), function() vim.cmd('silent undo') end)", str(path)
@@ -100,7 +85,7 @@ def test_rename_across_files_is_clean_undoable_and_spares_unsaved_work(
         assert refused.error is not None and refused.error.code.value == "conflict"
         assert "pylsp would replace all of shop/promotions.py" in refused.error.message
         assert snapshot(root) == original
-        assert buffer_lines(bridge, promotions)[0] == "# a note the human is writing"
+        assert bridge.buffer_lines(promotions)[0] == "# a note the human is writing"
         bridge.lua(
             "vim.api.nvim_buf_call(vim.fn.bufnr(...), function() vim.cmd('silent write') end)",
             str(promotions),
@@ -120,14 +105,14 @@ def test_rename_across_files_is_clean_undoable_and_spares_unsaved_work(
         on_disk = path.read_text()
         if rel == "shop/promotions.py" and unsaved:
             assert on_disk == original[path]  # not written: the human's buffer was modified
-            lines = buffer_lines(bridge, path)
+            lines = bridge.buffer_lines(path)
             assert lines[0] == "# a note the human is writing"
-            assert "from .models import Item" in lines and modified(bridge, path)
+            assert "from .models import Item" in lines and bridge.modified(path)
         elif rel in changed:
             # jedi (pylsp) leaves string annotations (`-> "Product"`) alone.
             code = on_disk.replace('"Product"', "") if bridge.servers == ["pylsp"] else on_disk
             assert not re.search(r"\bProduct\b", code) and re.search(r"\bItem\b", on_disk)
-            assert not modified(bridge, path)
+            assert not bridge.modified(path)
         else:
             assert on_disk == original[path]
     # The report's "no new diagnostics" is checked independently, over every file.
@@ -143,7 +128,7 @@ def test_rename_across_files_is_clean_undoable_and_spares_unsaved_work(
             expected = original[path].splitlines()
             if rel == "shop/promotions.py" and unsaved:
                 expected = ["# a note the human is writing", *expected]
-            assert buffer_lines(bridge, path) == expected, rel
+            assert bridge.buffer_lines(path) == expected, rel
 
 
 def chattr(flag: str, path: Path) -> None:
@@ -176,8 +161,8 @@ def test_rename_failing_part_way_changes_nothing(shop_bridge: Bridge) -> None:
     assert snapshot(root) == original
     for path in original:
         if path.relative_to(root).as_posix() in order:
-            assert buffer_lines(bridge, path) == original[path].splitlines()
-            assert not modified(bridge, path)
+            assert bridge.buffer_lines(path) == original[path].splitlines()
+            assert not bridge.modified(path)
 
 
 def test_unwritable_target_is_refused_before_anything_changes(shop_bridge: Bridge) -> None:
@@ -192,7 +177,7 @@ def test_unwritable_target_is_refused_before_anything_changes(shop_bridge: Bridg
     assert response.error is not None and response.error.code.value == "denied"
     assert "shop/catalog.py cannot be written" in response.error.message
     assert snapshot(root) == original
-    assert buffer_lines(bridge, root / "shop" / "models.py") in (
+    assert bridge.buffer_lines(root / "shop" / "models.py") in (
         [],
         original[root / "shop" / "models.py"].splitlines(),
     )
@@ -279,10 +264,8 @@ def test_typescript_rename_through_the_command(ts_bridge: Bridge) -> None:
     assert DiagnosticDelta.between(before, after).new == {}
     for path in (pricing, basket):
         undo(bridge, path)
-    assert "  return round(sum);" in buffer_lines(bridge, basket)
-    assert "export function round(value: number, digits = 2): number {" in buffer_lines(
-        bridge, pricing
-    )
+    assert "  return round(sum);" in bridge.buffer_lines(basket)
+    assert "export function round(value: number, digits = 2): number {" in bridge.buffer_lines(pricing)
 
 
 def test_lsap_rename_command_on_the_cursor(shop_bridge: Bridge) -> None:
@@ -421,7 +404,7 @@ def test_no_edit_while_the_human_types_in_a_target(shop_bridge: Bridge) -> None:
     assert response.error.message == (
         f"rename Product → Item was not applied: the human is typing in {catalog}"
     )
-    assert snapshot(root) == original and not modified(bridge, catalog)
+    assert snapshot(root) == original and not bridge.modified(catalog)
     bridge.lua("vim.api.nvim_feedkeys(vim.keycode('<Esc>'), 'n', false)")
     wait_for(lambda: bridge.lua("return vim.api.nvim_get_mode().mode") == "n")
     assert bridge.request({"mode": "rename", "locate": ANCHOR, "new_name": "Item"}).ok

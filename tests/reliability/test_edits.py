@@ -38,21 +38,6 @@ def snapshot(root: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*.py"))}
 
 
-def buffer(bridge: Bridge, path: Path) -> list[str]:
-    lines: list[str] = bridge.lua(
-        "local b = vim.fn.bufnr(...);"
-        "return b > 0 and vim.api.nvim_buf_get_lines(b, 0, -1, false) or {}",
-        str(path),
-    )
-    return lines
-
-
-def modified(bridge: Bridge, path: Path) -> bool:
-    return bool(
-        bridge.lua("local b = vim.fn.bufnr(...); return b > 0 and vim.bo[b].modified", str(path))
-    )
-
-
 def move(bridge: Bridge) -> str:
     return bridge.loop.run(bridge.service.handle_text(MOVE)).text
 
@@ -62,8 +47,8 @@ def unchanged(bridge: Bridge, before: dict[str, str]) -> None:
     assert snapshot(root) == before
     assert not (root / "shop" / "lookup.py").exists()
     for rel in TOUCHED:
-        assert buffer(bridge, root / rel) in ([], before[rel].splitlines()), rel
-        assert not modified(bridge, root / rel), rel
+        assert bridge.buffer_lines(root / rel) in ([], before[rel].splitlines()), rel
+        assert not bridge.modified(root / rel), rel
 
 
 def chattr(flag: str, path: Path) -> None:
@@ -147,16 +132,16 @@ def test_a_move_spares_unsaved_work_and_undoes_in_one_step(bridge: Bridge) -> No
         "vim.api.nvim_buf_set_lines(b, 0, 0, false, {'# the human is writing this'})",
         str(checkout),
     )
-    typed = buffer(bridge, checkout)
-    catalog_before = buffer(bridge, catalog) or catalog.read_text().splitlines()
+    typed = bridge.buffer_lines(checkout)
+    catalog_before = bridge.buffer_lines(catalog) or catalog.read_text().splitlines()
     text = move(bridge)
     assert "lookup.py" in text and "error" not in text, text
 
     assert checkout.read_text() == on_disk, "the human's unsaved buffer was written"
-    now = buffer(bridge, checkout)
-    assert now[0] == "# the human is writing this" and modified(bridge, checkout)
+    now = bridge.buffer_lines(checkout)
+    assert now[0] == "# the human is writing this" and bridge.modified(checkout)
     assert any("from .lookup import find" in line for line in now), now
-    assert "def find(" not in catalog.read_text() and not modified(bridge, catalog)
+    assert "def find(" not in catalog.read_text() and not bridge.modified(catalog)
     assert "def find(" in (root / "shop" / "lookup.py").read_text()
 
     for path, expected in ((checkout, typed), (catalog, catalog_before)):
@@ -164,10 +149,10 @@ def test_a_move_spares_unsaved_work_and_undoes_in_one_step(bridge: Bridge) -> No
             "vim.api.nvim_buf_call(vim.fn.bufnr(...), function() vim.cmd('silent undo') end)",
             str(path),
         )
-        assert buffer(bridge, path) == expected, f"one undo did not restore {path.name}"
+        assert bridge.buffer_lines(path) == expected, f"one undo did not restore {path.name}"
     # and the human's own typing is still its own undo step, behind the move's
     bridge.lua(
         "vim.api.nvim_buf_call(vim.fn.bufnr(...), function() vim.cmd('silent undo') end)",
         str(checkout),
     )
-    assert buffer(bridge, checkout) == on_disk.splitlines()
+    assert bridge.buffer_lines(checkout) == on_disk.splitlines()
