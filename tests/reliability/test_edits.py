@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -57,11 +58,10 @@ def chattr(flag: str, path: Path) -> None:
         pytest.skip(f"chattr {flag} is not available here: {result.stderr.strip()}")
 
 
-def test_a_move_failing_part_way_changes_nothing(bridge: Bridge) -> None:
-    """checkout.py (whose import the move fixes) turns immutable after the edit was checked
-    and approved: the files written before it are put back, the new file is removed."""
-    before = snapshot(bridge.root)
-    victim = bridge.root / "shop" / "checkout.py"
+@contextmanager
+def failing_after_approval(bridge: Bridge, victim: Path) -> Iterator[None]:
+    """One target turns immutable once the edit has been checked and approved, so that
+    writing it fails after other files were already written."""
     session = bridge.service.session
     approve = session.approve_edit
 
@@ -71,35 +71,31 @@ def test_a_move_failing_part_way_changes_nothing(bridge: Bridge) -> None:
 
     session.approve_edit = make_one_target_immutable
     try:
-        text = move(bridge)
+        yield
     finally:
         subprocess.run(["chattr", "-i", str(victim)], check=False)
         session.approve_edit = approve
+
+
+def test_a_move_failing_part_way_changes_nothing(bridge: Bridge) -> None:
+    """checkout.py (whose import the move fixes) turns immutable after the edit was checked
+    and approved: the files written before it are put back, the new file is removed."""
+    before = snapshot(bridge.root)
+    with failing_after_approval(bridge, bridge.root / "shop" / "checkout.py"):
+        text = move(bridge)
     assert "rolled back" in text and "checkout.py" in text, text
     unchanged(bridge, before)
 
 
 def test_a_text_format_rename_failing_part_way_changes_nothing(bridge: Bridge) -> None:
     before = snapshot(bridge.root)
-    victim = bridge.root / "shop" / "checkout.py"
-    session = bridge.service.session
-    approve = session.approve_edit
-
-    async def make_one_target_immutable(summary: str, preview: str) -> bool:
-        chattr("+i", victim)
-        return True
-
-    session.approve_edit = make_one_target_immutable
     block = (
         "*** Begin Language Server Request\n*** File: shop/catalog.py\n"
         "@@ def find(name: str, products: list[Product]) -> Product | None:\n"
         "! find RENAME_TO lookup\n*** End Language Server Request"
     )
-    try:
+    with failing_after_approval(bridge, bridge.root / "shop" / "checkout.py"):
         text = bridge.loop.run(bridge.service.handle_text(block)).text
-    finally:
-        subprocess.run(["chattr", "-i", str(victim)], check=False)
-        session.approve_edit = approve
     assert "rolled back" in text and "checkout.py" in text, text
     unchanged(bridge, before)
 
