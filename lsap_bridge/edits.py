@@ -66,6 +66,17 @@ class _Plan:
     renamed: list[tuple[Path, Path]]
 
 
+def _skip_existing(change: dict[str, Any], what: str) -> bool:
+    """A create or rename whose target exists: overwrite it (False), skip the operation
+    (`ignoreIfExists`: True), or refuse the whole edit as LSP says."""
+    options = change.get("options") or {}
+    if options.get("overwrite"):
+        return False
+    if options.get("ignoreIfExists"):
+        return True
+    raise LsapError(ErrorCode.CONFLICT, f"{what}, which already exists", hint="nothing was changed")
+
+
 def _lsp_edits(change: dict[str, Any]) -> list[dict[str, Any]]:
     """TextEdit, AnnotatedTextEdit and SnippetTextEdit all carry a range and new text."""
     out = []
@@ -276,29 +287,15 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client) -> _Plan
             )
         elif kind == "create":
             path = files.inside(change["uri"])
-            options = change.get("options") or {}
-            if path in files.text and not options.get("overwrite"):
-                if options.get("ignoreIfExists"):
-                    continue
-                raise LsapError(
-                    ErrorCode.CONFLICT,
-                    f"the edit creates {display(path)}, which already exists",
-                    hint="nothing was changed",
-                )
+            if path in files.text and _skip_existing(change, f"the edit creates {display(path)}"):
+                continue
             files.text[path] = [""]
             created.append(path)
             ops.append({"kind": "create", "path": str(path)})
         elif kind == "rename":
             old, new = files.inside(change["oldUri"]), files.inside(change["newUri"])
-            options = change.get("options") or {}
-            if new in files.text and not options.get("overwrite"):
-                if options.get("ignoreIfExists"):
-                    continue
-                raise LsapError(
-                    ErrorCode.CONFLICT,
-                    f"the edit renames onto {display(new)}, which already exists",
-                    hint="nothing was changed",
-                )
+            if new in files.text and _skip_existing(change, f"the edit renames onto {display(new)}"):
+                continue
             if old not in files.text:
                 raise LsapError(
                     ErrorCode.CONFLICT, f"the edit renames {display(old)}, which does not exist"
