@@ -20,6 +20,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        auto_reload=False,  # templates ship with the package: no stat of each one per report
     )
 
 
@@ -28,22 +29,27 @@ _DEEP_HEADING = re.compile(r"#{4,}\s+(.*)")
 
 def render_markdown(template: str, data: dict[str, Any]) -> str:
     text = _environment().get_template(f"{template}.md.j2").render(**data)
+    lines = [line.rstrip() for line in text.strip().split("\n")]
+    if "```" in text or "####" in text:
+        _fit_markup(lines)
+    text = "\n".join(lines)
     # Templates stay readable with blank lines; reports collapse runs of them.
-    lines = text.strip().split("\n")
-    out: list[str] = []
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text + "\n"
+
+
+def _fit_markup(lines: list[str]) -> None:
+    """Fences and headings from servers' docs, made to fit a report (DESIGN §5)."""
     in_fence = False
-    for line in lines:
+    for i, line in enumerate(lines):
         if line.startswith("```"):
-            if not in_fence and line.strip() == "```":
-                line = "```text"  # an unnamed fence from a server's docs: every fence names one
+            if not in_fence and line == "```":
+                lines[i] = "```text"  # an unnamed fence from a server's docs: every fence names one
             in_fence = not in_fence
-        elif not in_fence and (deep := _DEEP_HEADING.match(line)):
-            # Servers' docs (hover, signature help) may bring their own headings: reports
-            # keep no heading deeper than ### (DESIGN §5).
-            line = f"**{deep.group(1).strip()}**"
-        if line.strip() or (out and out[-1].strip()):
-            out.append(line.rstrip())
-    return "\n".join(out) + "\n"
+        elif not in_fence and line.startswith("####") and (deep := _DEEP_HEADING.match(line)):
+            # Hover and signature docs may bring their own headings: none deeper than ###.
+            lines[i] = f"**{deep.group(1).strip()}**"
 
 
 def render_json(mode: str, data: dict[str, Any]) -> str:

@@ -30,6 +30,7 @@ import msgpack
 from . import __version__
 from .capabilities import REGISTRY
 from .capabilities.schema import request_schemas
+from .deadline import within
 from .errors import ErrorCode, LsapError
 from .service import Response, Service
 
@@ -371,7 +372,7 @@ class SocketServer:
         peer.running += 1
         self.running += 1
         try:
-            result = await asyncio.wait_for(function(params), timeout)
+            result = await within(function(params), timeout)
             ok = not (isinstance(result, dict) and result.get("ok") is False)
             text = str(result.get("text", "")) if isinstance(result, dict) else ""
             return result

@@ -1,0 +1,52 @@
+"""The cheaper forms of per-request work (issue 6) give the answers the slow forms gave."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from lsap_bridge.deadline import within
+from lsap_bridge.render import render_markdown
+from lsap_bridge.workspace import Workspace
+
+
+def test_display_is_relative_to_the_root_it_is_in(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    workspace = Workspace((one, two))
+    assert workspace.display(one / "pkg" / "a.py") == "pkg/a.py"
+    assert workspace.display(two / "b.py") == "b.py"
+    assert workspace.display(one) == "."
+    assert workspace.display(tmp_path / "one-more" / "c.py") == str(tmp_path / "one-more" / "c.py")
+    assert Workspace((Path("/"),)).display(Path("/etc/hosts")) == "etc/hosts"
+
+
+def test_a_file_not_yet_created_resolves_through_the_links_that_exist(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "real").mkdir(parents=True)
+    (root / "alias").symlink_to(root / "real", target_is_directory=True)
+    workspace = Workspace.of(root)
+    assert workspace.resolve("alias/new.py") == root.resolve() / "real" / "new.py"
+    (root / "real" / "there.py").write_text("x = 1\n")
+    assert workspace.resolve("alias/there.py") == root.resolve() / "real" / "there.py"
+
+
+def test_reports_lose_trailing_space_and_runs_of_blank_lines() -> None:
+    text = render_markdown("hover", {
+        "name": "f", "anchor": "a.py:f", "path": "a.py", "line": 1, "column": 5, "symbol": "f",
+        "text": "def f(): ...", "server": "srv", "partial": False,
+        "hover": "```python\ndef f() -> int   \n```\n\n\n\nDocs.\u00a0\n \n\n#### Returns\nint",
+    })
+    assert "def f() -> int\n```\n\nDocs.\n\n**Returns**\nint\n" in text
+    assert "\n\n\n" not in text and not any(line != line.rstrip() for line in text.splitlines())
+
+
+def test_within_returns_the_answer_or_times_out() -> None:
+    async def answer(delay: float) -> str:
+        await asyncio.sleep(delay)
+        return "done"
+
+    assert asyncio.run(within(answer(0), 1)) == "done"
+    with pytest.raises(asyncio.TimeoutError):
+        asyncio.run(within(answer(1), 0.01))
