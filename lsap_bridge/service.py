@@ -73,8 +73,8 @@ def parse_request(payload: dict[str, Any], workspace: Workspace) -> Request:
         # A bare argument (`lsap outline shop/`) comes as `locate`: it fills the mode's field.
         payload = {**{k: v for k, v in payload.items() if k != "locate"}, bare: given}
     if isinstance(payload.get("locate"), str):
-        locate = parse_anchor(payload["locate"], workspace.is_file)
-        payload = {**payload, "locate": locate.model_dump(exclude_none=True)}
+        # The parsed model itself, not its dump: pydantic takes it without validating again.
+        payload = {**payload, "locate": parse_anchor(payload["locate"], workspace.is_file)}
     try:
         return capability.model.model_validate(payload)
     except ValidationError as exc:
