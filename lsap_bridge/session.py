@@ -111,6 +111,8 @@ class Session:
     # Servers whose answers were seen to hold when asked twice (see references.settled).
     settled: set[int] = field(default_factory=set)
     _targets: dict[tuple[Path, str], Target] = field(default_factory=dict)
+    # Anchors resolved on held texts, for warm requests (see `locate.resolve.resolve`).
+    resolved: dict[tuple[Any, ...], tuple[float, Any]] = field(default_factory=dict)
 
     # -- text ---------------------------------------------------------------------
 

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ..errors import Candidate, ErrorCode, LsapError
 from ..gateway import Document
 from ..models import LineScope, Locate, SymbolScope
 from ..session import Session, Target
 from ..symbols import Symbol, SymbolTree
+from ..workspace import INSIDE_TTL
 from .anchor import format_anchor
 from .matcher import Match, MatchResult, Tier, find_matches, has_exact, parse_find
+
+REMEMBERED = 256  # anchors remembered per session (see `resolve`)
 
 
 @dataclass(frozen=True)
@@ -46,9 +51,45 @@ async def resolve(
 
     `optimistic` (see `Session.target`): only for a caller whose next step is a
     `session.call` with the resolved position, which checks that the text is still current.
+    Such callers also get an anchor resolved before, on the same held text by the same
+    server, without the work: agents ask hover, definition and references of one anchor
+    in a row, and repeat requests.
     """
-    path = session.workspace.resolve(locate.file_path)
+    key = _key(locate)
+    seen = session.resolved.get(key) if optimistic else None
+    before: Resolved | None = seen[1] if seen and time.monotonic() - seen[0] < INSIDE_TTL else None
+    # The path was confined when it was first resolved: trusted as long as `contains` is.
+    path = before.path if before else session.workspace.resolve(locate.file_path)
     target = await session.target(path, method, optimistic)
+    if before and target.doc is not None and _same_text(target.doc, before.doc) and (
+            target.client.id == before.target.client.id):
+        return replace(before, target=target, doc=target.doc)
+    resolved = await _resolve_on(session, locate, target)
+    if target.doc is not None:  # resolved on a held text: worth remembering
+        if len(session.resolved) > REMEMBERED:
+            session.resolved.clear()
+        session.resolved[key] = (time.monotonic(), resolved)
+    return resolved
+
+
+def _same_text(doc: Document, other: Document) -> bool:
+    """The same buffer at the same changedtick (a held text is only ever a buffer's)."""
+    return doc.bufnr == other.bufnr and doc.version == other.version
+
+
+def _key(locate: Locate) -> tuple[Any, ...]:
+    scope = locate.scope
+    if isinstance(scope, SymbolScope):
+        where: tuple[Any, ...] = tuple(scope.symbol_path)
+    elif isinstance(scope, LineScope):
+        where = (scope.start_line, scope.end_line)
+    else:
+        where = ()
+    return (locate.file_path, where, locate.find)
+
+
+async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resolved:
+    path = target.path
     doc = target.doc or await session.document(path)
     tree = await _tree(session, target, doc)
     regions = _regions(locate, tree, doc, session.workspace.display(path))

@@ -112,3 +112,36 @@ def test_a_buffer_opened_through_a_symlink_is_the_truth(bridge: Bridge) -> None:
     )
     data = bridge.ask(mode="locate", locate="shop/promotions.py@<|>UNSAVED_MARK = 1")
     assert data["line"] == 1
+
+
+def test_a_warm_anchor_is_resolved_once_per_text(bridge: Bridge, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hover, definition and hover again of one anchor: resolved once while the text holds;
+    an edit, or the 2 s a confined path is trusted running out, resolves it afresh."""
+    from lsap_bridge.locate import resolve
+
+    resolutions = []
+    original = resolve._resolve_on
+
+    async def counting(*args: Any) -> Any:
+        resolutions.append(args)
+        return await original(*args)
+
+    monkeypatch.setattr(resolve, "_resolve_on", counting)
+    anchor = "shop/models.py:Product.discounted"
+    for mode in ("hover", "definition", "hover", "definition"):  # both targets warm
+        bridge.ask(mode=mode, locate=anchor)
+    before = len(resolutions)
+    first = bridge.ask(mode="hover", locate=anchor)
+    assert bridge.ask(mode="definition", locate=anchor)["line"] == first["line"]
+    assert len(resolutions) == before
+    insert_above(bridge, bridge.root / "shop" / "models.py", 1)
+    # The stale guard turns the remembered answer away; the new text is then read, and
+    # resolved on once more when it is held (remembered from there on).
+    assert bridge.ask(mode="hover", locate=anchor)["line"] == first["line"] + 1
+    assert len(resolutions) == before + 1
+    for _ in range(2):
+        assert bridge.ask(mode="hover", locate=anchor)["line"] == first["line"] + 1
+    assert len(resolutions) == before + 2
+    monkeypatch.setattr(resolve, "INSIDE_TTL", 0.0)
+    bridge.ask(mode="hover", locate=anchor)
+    assert len(resolutions) == before + 3
