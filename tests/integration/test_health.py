@@ -88,7 +88,9 @@ def test_advice_when_not_registered_and_no_server(tmp_path: Path, project: Path)
 
 
 def test_service_failures_go_to_the_log_file(tmp_path: Path, project: Path) -> None:
-    home = make_home(tmp_path / "home")
+    # No socket, so no start at VimEnter: the host starts the service once, and the start
+    # below must be that one (a running service makes later starts no-ops).
+    home = make_home(tmp_path / "home", setup="{ socket = false }")
     home.register()
     nvim = home.attach(project)
     log = home.log_dir / "lsap.log"
