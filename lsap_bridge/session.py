@@ -96,6 +96,21 @@ def is_range(value: Any) -> TypeGuard[dict[str, Any]]:
 PULL = "textDocument/diagnostic"
 
 
+def spans(raw: Any) -> list[tuple[Path, dict[str, Any]]]:
+    """Location | Location[] | LocationLink[] as (path, LSP range) pairs, nothing read."""
+    items = raw if isinstance(raw, list) else [raw] if raw else []
+    out: list[tuple[Path, dict[str, Any]]] = []
+    paths: dict[str, Path] = {}  # thousands of results name a few hundred files
+    for item in items:
+        if not isinstance(item, dict):
+            continue  # a server's malformed entry: skipped, not crashed on
+        uri = item.get("targetUri") or item.get("uri")
+        rng = item.get("targetSelectionRange") or item.get("range")
+        if isinstance(uri, str) and uri.startswith("file:") and is_range(rng):
+            out.append((paths.get(uri) or paths.setdefault(uri, path_of(uri)), rng))
+    return out
+
+
 async def allow_all(_summary: str, _preview: str) -> bool:
     return True
 
@@ -223,24 +238,14 @@ class Session:
         `texts`, if given: documents this request already read (reused), and it receives
         the ones read on the way, for `documents(have=)`.
         """
-        if not raw:
-            return []
-        items = raw if isinstance(raw, list) else [raw]
-        spans: list[tuple[Path, dict[str, Any]]] = []
-        paths: dict[str, Path] = {}  # thousands of results name a few hundred files
-        for item in items:
-            if not isinstance(item, dict):
-                continue  # a server's malformed entry: skipped, not crashed on
-            uri = item.get("targetUri") or item.get("uri")
-            rng = item.get("targetSelectionRange") or item.get("range")
-            if isinstance(uri, str) and uri.startswith("file:") and is_range(rng):
-                spans.append((paths.get(uri) or paths.setdefault(uri, path_of(uri)), rng))
-        docs = await self.documents([p for p in paths.values() if self.workspace.contains(p)], have=texts)
+        found = spans(raw)
+        paths = dict.fromkeys(path for path, _ in found)
+        docs = await self.documents([p for p in paths if self.workspace.contains(p)], have=texts)
         if texts is not None:
             texts.update(docs)
         encoding = self.encoding(client)
         out = []
-        for path, rng in spans:
+        for path, rng in found:
             start, end = rng["start"], rng["end"]
             doc = docs.get(path)
             lines = doc.lines if doc else []

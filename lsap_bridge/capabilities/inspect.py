@@ -1,11 +1,13 @@
 """`inspect`: one symbol in full — signature, docs, code, callers, callees, reference count.
 
 Hover, definition, references and call-hierarchy preparation all ask about the same
-position, so they travel together in one round trip; callers and callees in a second.
+position, so they travel together in one round trip; callers and callees, with the
+definition's file, in a second; the callers' and callees' files in a third.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -14,7 +16,7 @@ from pydantic import Field
 
 from ..gateway import Client, Document, LspCall
 from ..locate.resolve import Resolved, resolve
-from ..session import Session
+from ..session import Session, spans
 from .base import LocateRequest, Report, anchor_data, capability, fence_language, word_at
 from .definition import code_of, defining_symbol
 from .hierarchy import Entry, edges_of, entry_paths, flatten, node_of, render_entries
@@ -66,25 +68,17 @@ async def inspect(session: Session, request: InspectRequest) -> Report:
     name = word_at(resolved.line_text, resolved.column)
 
     texts: dict[Path, Document] = {}  # files read once for the whole report
-    definition = await _definition(
-        session, request, resolved, results.get("textDocument/definition"), texts
+    # The definition's file and the calls are independent: both go to Neovim at once.
+    definition, (callers, callees) = await asyncio.gather(
+        _definition(session, request, resolved, results.get("textDocument/definition"), texts),
+        _calls(session, resolved, results.get("textDocument/prepareCallHierarchy"), request.include_external, texts),
     )
     references = None
     if "textDocument/references" in results:
-        found = await session.locations(results["textDocument/references"], target.client, texts)
-        inside = [loc for loc in found if session.workspace.contains(loc.path)]
-        references = {
-            "total": len(inside),
-            "files": len({loc.path for loc in inside}),
-            "external": len(found) - len(inside),
-        }
-    callers, callees = await _calls(
-        session,
-        resolved,
-        results.get("textDocument/prepareCallHierarchy"),
-        request.include_external,
-        texts,
-    )
+        # Counted from the paths alone: no file needs reading for a count.
+        found = [path for path, _ in spans(results["textDocument/references"])]
+        inside = [path for path in found if session.workspace.contains(path)]
+        references = {"total": len(inside), "files": len(set(inside)), "external": len(found) - len(inside)}
     anchor = resolved.anchor
     data = {
         **anchor_data(resolved, session),
