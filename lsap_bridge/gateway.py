@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .deadline import within
 from .errors import ErrorCode, LsapError
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 from .workspace import uri_of
@@ -144,7 +143,7 @@ class EditorGateway:
         self._waiting[token] = future
         try:
             await self._lua(f"require('lsap.transport').{function}(...)", token, *args)
-            return await within(future, timeout)
+            return await asyncio.wait_for(future, timeout)
         except asyncio.CancelledError:
             # The asker went away (an agent disconnected): stop the servers' work too.
             self._background(self._lua("require('lsap.transport').cancel(...)", token))

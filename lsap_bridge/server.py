@@ -30,7 +30,6 @@ import msgpack
 from . import __version__
 from .capabilities import REGISTRY
 from .capabilities.schema import request_schemas
-from .deadline import within
 from .errors import ErrorCode, LsapError
 from .service import Response, Service
 
@@ -372,7 +371,7 @@ class SocketServer:
         peer.running += 1
         self.running += 1
         try:
-            result = await within(function(params), timeout)
+            result = await asyncio.wait_for(function(params), timeout)
             ok = not (isinstance(result, dict) and result.get("ok") is False)
             text = str(result.get("text", "")) if isinstance(result, dict) else ""
             return result

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
-import pytest
-
-from lsap_bridge.deadline import within
 from lsap_bridge.render import render_markdown
 from lsap_bridge.workspace import Workspace
 
@@ -41,12 +37,3 @@ def test_reports_lose_trailing_space_and_runs_of_blank_lines() -> None:
     assert "def f() -> int\n```\n\nDocs.\n\n**Returns**\nint\n" in text
     assert "\n\n\n" not in text and not any(line != line.rstrip() for line in text.splitlines())
 
-
-def test_within_returns_the_answer_or_times_out() -> None:
-    async def answer(delay: float) -> str:
-        await asyncio.sleep(delay)
-        return "done"
-
-    assert asyncio.run(within(answer(0), 1)) == "done"
-    with pytest.raises(asyncio.TimeoutError):
-        asyncio.run(within(answer(1), 0.01))
