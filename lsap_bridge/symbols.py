@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from rapidfuzz import fuzz, process
 
@@ -29,9 +29,9 @@ KIND_NAMES = {
 }
 
 
-@dataclass(frozen=True)
-class Span:
-    """0-based lines, code-point columns, end exclusive."""
+class Span(NamedTuple):
+    """0-based lines, code-point columns, end exclusive. (A tuple: a 20,000-line file has
+    40,000 of them, each built in half the time of a frozen dataclass.)"""
 
     start_line: int
     start_col: int
@@ -136,15 +136,13 @@ class SymbolTree:
 
 def _span(raw: dict[str, Any], lines: Sequence[str], encoding: Encoding) -> Span:
     start, end = raw["start"], raw["end"]
+    first, last = start["line"], end["line"]
+    return Span(first, _column(lines, first, start["character"], encoding),
+                last, _column(lines, last, end["character"], encoding))
 
-    def col(line: int, character: int) -> int:
-        text = lines[line] if 0 <= line < len(lines) else ""
-        return from_lsp_character(text, character, encoding)
 
-    return Span(
-        start["line"], col(start["line"], start["character"]),
-        end["line"], col(end["line"], end["character"]),
-    )
+def _column(lines: Sequence[str], line: int, character: int, encoding: Encoding) -> int:
+    return from_lsp_character(lines[line] if 0 <= line < len(lines) else "", character, encoding)
 
 
 def build_tree(result: Any, lines: Sequence[str], encoding: Encoding) -> SymbolTree:
