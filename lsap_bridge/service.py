@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import re
+import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +24,7 @@ from .lsreq.parser import parse
 from .models import LineScope, Locate
 from .render import render_error, render_json, render_markdown
 from .session import Session
-from .workspace import Workspace
+from .workspace import INSIDE_TTL, Workspace
 
 
 @dataclass
@@ -74,7 +75,7 @@ def parse_request(payload: dict[str, Any], workspace: Workspace) -> Request:
         payload = {**{k: v for k, v in payload.items() if k != "locate"}, bare: given}
     if isinstance(payload.get("locate"), str):
         # The parsed model itself, not its dump: pydantic takes it without validating again.
-        payload = {**payload, "locate": parse_anchor(payload["locate"], workspace.is_file)}
+        payload = {**payload, "locate": anchor_of(payload["locate"], workspace)}
     try:
         return capability.model.model_validate(payload)
     except ValidationError as exc:
@@ -82,6 +83,23 @@ def parse_request(payload: dict[str, Any], workspace: Workspace) -> Request:
             describe_validation(exc, mode),
             hint=f"`lsap schema` prints the fields of `{mode}`",
         ) from None
+
+
+_anchors: dict[tuple[Workspace, str], tuple[float, Locate]] = {}
+
+
+def anchor_of(text: str, workspace: Workspace) -> Locate:
+    """`parse_anchor`, remembered for as long as the file checks it rests on are
+    (`INSIDE_TTL`): agents send one anchor string to several modes in a row."""
+    now = time.monotonic()
+    seen = _anchors.get((workspace, text))
+    if seen is not None and now - seen[0] < INSIDE_TTL:
+        return seen[1]
+    locate = parse_anchor(text, workspace.is_file)
+    if len(_anchors) > 1000:
+        _anchors.clear()
+    _anchors[(workspace, text)] = (now, locate)
+    return locate
 
 
 LOG = logging.getLogger("lsap.service")

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from lsap_bridge import service
+from lsap_bridge.errors import LsapError
 from lsap_bridge.render import render_markdown
 from lsap_bridge.workspace import Workspace
 
@@ -37,3 +41,18 @@ def test_reports_lose_trailing_space_and_runs_of_blank_lines() -> None:
     assert "def f() -> int\n```\n\nDocs.\n\n**Returns**\nint\n" in text
     assert "\n\n\n" not in text and not any(line != line.rstrip() for line in text.splitlines())
 
+
+
+def test_an_anchor_string_is_parsed_once_while_its_file_checks_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    workspace = Workspace.of(tmp_path)
+    first = service.anchor_of("a.py:1", workspace)
+    assert service.anchor_of("a.py:1", workspace) is first
+    assert service.anchor_of("a.py@x", workspace) is not first
+    with pytest.raises(LsapError):  # a bad anchor is refused every time, never remembered
+        service.anchor_of("a.py", workspace)
+    monkeypatch.setattr(service, "INSIDE_TTL", 0.0)
+    again = service.anchor_of("a.py:1", workspace)
+    assert again is not first and again == first
