@@ -364,7 +364,7 @@ class SocketServer:
             timeout = max(0.01, float(params["timeout"]))
         current_client.set(peer.name)
         started = time.monotonic()
-        logged = method not in ("ping", "auth")
+        logged = self.on_event is not None and method not in ("ping", "auth")
         if logged:
             self._event({"client": peer.name, "phase": "start", "what": describe(method, params)})
         ok, text = False, ""
