@@ -68,7 +68,7 @@ class Settings:
 
 
 FULL = Settings(
-    reps=15,
+    reps=25,
     probe_samples=400,
     scale_sizes=(200, 2000, 20000),
     accuracy_files=40,
