@@ -48,6 +48,14 @@ def test_quick_benchmark_measures_every_section(tmp_path: Path) -> None:
         assert latency[2].endswith(" ms") and latency[3].endswith(" ms")
         assert latency[4].endswith("x")
     assert table["hover: bridge's Neovim calls per request"][2] == "1"
+    # The raw hover asks documentSymbol too (the report names the anchor's symbol); the bare
+    # request is shown beside it, with the fixed cost.
+    assert table["hover: LSP requests (bridge warm, cached)"][2:4] == ["1", "2"]
+    alone = table["against the hover request alone"]
+    assert alone[2].endswith(" ms") and alone[3].endswith(" ms") and alone[4].endswith("x")
+    assert table["the bridge's fixed cost (added to that request)"][2].endswith(" ms")
+    memory = [cells for metric, cells in table.items() if metric.startswith("peak Python memory")]
+    assert memory and all(cells[2].endswith(" MB") and cells[3].endswith(" MB") for cells in memory)
     assert table["references: agent requests per unit of work"][2:4] == ["1", "9"]
     assert table["locations missing from the report"][2] == "0"
     assert table["enclosing symbols missing from the report"][2] == "0"
