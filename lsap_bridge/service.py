@@ -7,7 +7,6 @@ import contextlib
 import json
 import logging
 import re
-import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,7 @@ from .lsreq.parser import parse
 from .models import LineScope, Locate
 from .render import render_error, render_json, render_markdown
 from .session import Session
-from .workspace import INSIDE_TTL, Workspace
+from .workspace import Remembered, Workspace
 
 
 @dataclass
@@ -85,21 +84,14 @@ def parse_request(payload: dict[str, Any], workspace: Workspace) -> Request:
         ) from None
 
 
-_anchors: dict[tuple[Workspace, str], tuple[float, Locate]] = {}
+_anchors: Remembered[tuple[Workspace, str], Locate] = Remembered(1000)
 
 
 def anchor_of(text: str, workspace: Workspace) -> Locate:
-    """`parse_anchor`, remembered for as long as the file checks it rests on are
-    (`INSIDE_TTL`): agents send one anchor string to several modes in a row."""
-    now = time.monotonic()
+    """`parse_anchor`, remembered as long as the file checks it rests on are: agents send
+    one anchor string to several modes in a row."""
     seen = _anchors.get((workspace, text))
-    if seen is not None and now - seen[0] < INSIDE_TTL:
-        return seen[1]
-    locate = parse_anchor(text, workspace.is_file)
-    if len(_anchors) > 1000:
-        _anchors.clear()
-    _anchors[(workspace, text)] = (now, locate)
-    return locate
+    return seen if seen is not None else _anchors.put((workspace, text), parse_anchor(text, workspace.is_file))
 
 
 LOG = logging.getLogger("lsap.service")

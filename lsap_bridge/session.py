@@ -10,14 +10,17 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .errors import ErrorCode, LsapError
 from .gateway import Client, Document, EditorGateway, LspCall
 from .position import Encoding, from_lsp_character, to_lsp_character
 from .symbols import SymbolTree, build_tree
-from .workspace import Workspace, language_of, path_of, uri_of
+from .workspace import Remembered, Workspace, language_of, path_of, uri_of
+
+if TYPE_CHECKING:
+    from .locate.resolve import Resolved
 
 FALLBACKS = {
     "textDocument/references": "search",
@@ -127,7 +130,7 @@ class Session:
     settled: set[int] = field(default_factory=set)
     _targets: dict[tuple[Path, str], Target] = field(default_factory=dict)
     # Anchors resolved on held texts, for warm requests (see `locate.resolve.resolve`).
-    resolved: dict[tuple[Any, ...], tuple[float, Any]] = field(default_factory=dict)
+    resolved: Remembered[tuple[Any, ...], Resolved] = field(default_factory=lambda: Remembered(256))
 
     # -- text ---------------------------------------------------------------------
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Hashable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Generic, TypeVar
 from urllib.parse import quote, unquote, urlparse
 
 from .errors import ErrorCode, LsapError
@@ -33,9 +35,34 @@ def path_of(uri: str) -> Path:
     return Path(unquote(parsed.path))
 
 
-INSIDE_TTL = 2.0  # seconds an answer of `Workspace.contains` is trusted
-_inside: dict[tuple[tuple[Path, ...], Path], tuple[float, bool]] = {}
-_files: dict[tuple[tuple[Path, ...], str], tuple[float, bool]] = {}
+INSIDE_TTL = 2.0  # seconds an answer about a path (inside? a file? where to?) is trusted
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class Remembered(Generic[K, V]):
+    """Answers that rest on the file system, trusted for `INSIDE_TTL` seconds: long enough
+    for the thousands of lookups of one report, short enough that a changed symlink or a
+    new file is seen. At most `size` of them (all dropped when full)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: dict[K, tuple[float, V]] = {}
+
+    def get(self, key: K) -> V | None:
+        hit = self._items.get(key)
+        return hit[1] if hit is not None and time.monotonic() - hit[0] < INSIDE_TTL else None
+
+    def put(self, key: K, value: V) -> V:
+        if len(self._items) >= self.size:
+            self._items.clear()
+        self._items[key] = (time.monotonic(), value)
+        return value
+
+
+_inside: Remembered[tuple[tuple[Path, ...], Path], bool] = Remembered(10_000)
+_files: Remembered[tuple[tuple[Path, ...], str], bool] = Remembered(10_000)
 
 
 @dataclass(frozen=True)
@@ -55,22 +82,17 @@ class Workspace:
     def contains(self, path: Path) -> bool:
         """Whether a path is inside a root once `..` and symlinks are followed: a link in the
         workspace to /etc, or a server's `file:///root/../etc` URI, is outside."""
-        # Remembered for a moment: a references answer names the same few hundred files
-        # thousands of times, and each resolve costs an lstat per path component (20,000
-        # results: 8 s). Short-lived, so that a symlink changed later is seen.
-        now = time.monotonic()
+        # Remembered: a references answer names the same few hundred files thousands of
+        # times, and each resolve costs an lstat per path component (20,000 results: 8 s).
         hit = _inside.get((self.roots, path))
-        if hit is not None and now - hit[0] < INSIDE_TTL:
-            return hit[1]
+        if hit is not None:
+            return hit
         try:
             real = path.resolve()
             inside = any(real == root or real.is_relative_to(root) for root in self.roots)
         except (OSError, RuntimeError):  # a symlink loop: nothing to trust
             inside = False
-        if len(_inside) > 10_000:
-            _inside.clear()
-        _inside[(self.roots, path)] = (now, inside)
-        return inside
+        return _inside.put((self.roots, path), inside)
 
     def resolve(self, file_path: str) -> Path:
         """An absolute, symlink-free path inside a root, or an `outside_workspace` error."""
@@ -101,18 +123,14 @@ class Workspace:
         Remembered for a moment like `contains`: each anchor string tries two or three
         splits, and each costs a realpath (an lstat per component) on every request. Only
         the split uses it; the path the request then names is resolved afresh."""
-        now = time.monotonic()
         hit = _files.get((self.roots, file_path))
-        if hit is not None and now - hit[0] < INSIDE_TTL:
-            return hit[1]
+        if hit is not None:
+            return hit
         try:
             found = self.resolve(file_path).is_file()
         except (LsapError, OSError, ValueError):
             found = False
-        if len(_files) > 10_000:
-            _files.clear()
-        _files[(self.roots, file_path)] = (now, found)
-        return found
+        return _files.put((self.roots, file_path), found)
 
     @cached_property
     def _prefixes(self) -> tuple[str, ...]:

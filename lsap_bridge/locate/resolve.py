@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -12,11 +11,8 @@ from ..gateway import Document
 from ..models import LineScope, Locate, SymbolScope
 from ..session import Session, Target
 from ..symbols import Symbol, SymbolTree
-from ..workspace import INSIDE_TTL
 from .anchor import format_anchor
 from .matcher import Match, MatchResult, Tier, find_matches, has_exact, parse_find
-
-REMEMBERED = 256  # anchors remembered per session (see `resolve`)
 
 
 @dataclass(frozen=True)
@@ -56,8 +52,7 @@ async def resolve(
     in a row, and repeat requests.
     """
     key = _key(locate)
-    seen = session.resolved.get(key) if optimistic else None
-    before: Resolved | None = seen[1] if seen and time.monotonic() - seen[0] < INSIDE_TTL else None
+    before = session.resolved.get(key) if optimistic else None
     # The path was confined when it was first resolved: trusted as long as `contains` is.
     path = before.path if before else session.workspace.resolve(locate.file_path)
     target = await session.target(path, method, optimistic)
@@ -66,9 +61,7 @@ async def resolve(
         return replace(before, target=target, doc=target.doc)
     resolved = await _resolve_on(session, locate, target)
     if target.doc is not None:  # resolved on a held text: worth remembering
-        if len(session.resolved) > REMEMBERED:
-            session.resolved.clear()
-        session.resolved[key] = (time.monotonic(), resolved)
+        session.resolved.put(key, resolved)
     return resolved
 
 

@@ -117,6 +117,7 @@ def test_a_buffer_opened_through_a_symlink_is_the_truth(bridge: Bridge) -> None:
 def test_a_warm_anchor_is_resolved_once_per_text(bridge: Bridge, monkeypatch: pytest.MonkeyPatch) -> None:
     """Hover, definition and hover again of one anchor: resolved once while the text holds;
     an edit, or the 2 s a confined path is trusted running out, resolves it afresh."""
+    from lsap_bridge import workspace
     from lsap_bridge.locate import resolve
 
     resolutions = []
@@ -142,6 +143,6 @@ def test_a_warm_anchor_is_resolved_once_per_text(bridge: Bridge, monkeypatch: py
     for _ in range(2):
         assert bridge.ask(mode="hover", locate=anchor)["line"] == first["line"] + 1
     assert len(resolutions) == before + 2
-    monkeypatch.setattr(resolve, "INSIDE_TTL", 0.0)
+    monkeypatch.setattr(workspace, "INSIDE_TTL", 0.0)
     bridge.ask(mode="hover", locate=anchor)
     assert len(resolutions) == before + 3

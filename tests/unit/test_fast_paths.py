@@ -53,6 +53,6 @@ def test_an_anchor_string_is_parsed_once_while_its_file_checks_hold(
     assert service.anchor_of("a.py@x", workspace) is not first
     with pytest.raises(LsapError):  # a bad anchor is refused every time, never remembered
         service.anchor_of("a.py", workspace)
-    monkeypatch.setattr(service, "INSIDE_TTL", 0.0)
+    monkeypatch.setattr("lsap_bridge.workspace.INSIDE_TTL", 0.0)
     again = service.anchor_of("a.py:1", workspace)
     assert again is not first and again == first
