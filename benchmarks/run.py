@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from lsap_bridge import __version__
-from lsap_bridge.capabilities import REGISTRY
 from lsap_bridge.embedded import Embedded, find_nvim, start_embedded
 from lsap_bridge.gateway import LspCall, Timeouts
 from lsap_bridge.nvim_rpc import NvimConnection
@@ -468,9 +467,7 @@ def bridge_payload(mode: str, corpus: Corpus) -> dict[str, Any]:
         "inspect": corpus.hover,
     }
     if mode == "outline":
-        fields = REGISTRY["outline"].model.model_fields
-        key = next(k for k in ("path", "paths", "file_path", "target", "locate") if k in fields)
-        return {"mode": mode, key: [corpus.outline] if key == "paths" else corpus.outline}
+        return {"mode": mode, "file_path": corpus.outline}
     return {"mode": mode, "locate": anchors[mode]}
 
 
@@ -479,9 +476,6 @@ def bridge_payload(mode: str, corpus: Corpus) -> dict[str, Any]:
 
 async def latency(rig: Rig, results: Results, settings: Settings) -> None:
     for mode, (method, raw_runner) in METHODS.items():
-        if mode not in REGISTRY:
-            results.note(f"`{mode}` is not a mode of the bridge yet (being written): latency skipped")
-            continue
         payload = bridge_payload(mode, rig.corpus)
         anchor = rig.corpus.outline + ":1" if mode == "outline" else payload["locate"]
         point = await point_of(rig, anchor, method)
@@ -908,7 +902,7 @@ async def scale(
     anchors: dict[int, str],
     outlines: dict[int, str],
 ) -> None:
-    previous: tuple[int, float, float] | None = None
+    previous: Step | None = None
     for size, anchor in anchors.items():
         point = await point_of(rig, anchor, "textDocument/references")
         payload = {"mode": "references", "locate": anchor}
@@ -927,13 +921,7 @@ async def scale(
             "ms",
         )
         results.add("7 scale", f"  peak Python memory ({len(refs)} raw results)", peak, raw_peak, "MB")
-        if previous:
-            results.add(
-                "7 scale",
-                f"  growth for x{size // previous[0]} items: time, memory",
-                f"x{seconds / previous[1]:.1f}, x{peak / max(previous[2], 1e-6):.1f}",
-            )
-        previous = (size, seconds, peak)
+        previous = growth(results, "items", previous, (size, seconds, peak))
     results.add(
         "7 scale",
         "Neovim RSS after the scale runs",
@@ -941,19 +929,10 @@ async def scale(
         None,
         "MB",
     )
-    if "outline" not in REGISTRY:
-        results.note(
-            "`outline` is not a mode yet: the 20,000-line file is measured through `locate` of its "
-            "last symbol (the same symbol tree an outline needs), cold then warm"
-        )
     client = await point_of(rig, rig.corpus.widely_used, "textDocument/documentSymbol")
     previous = None
     for lines, path in outlines.items():
-        payload = (
-            bridge_payload("outline", Corpus(**{**rig.corpus.__dict__, "outline": path}))
-            if "outline" in REGISTRY
-            else {"mode": "locate", "locate": f"{path}:Block{(lines - 1) // 22}"}
-        )
+        payload = {"mode": "outline", "file_path": path}
         # Each side on its own identical file, so that both start cold.
         twin = Point(
             raw_twin(rig.corpus.root / path),
@@ -966,23 +945,31 @@ async def scale(
         warm, raw_warm = await medians(rig, payload, partial(raw_outline, rig, twin), SCALE_REPS)
         peak, raw_peak = await peak_mb(rig.bridge(payload)), await peak_mb(raw_outline(rig, twin))
         status = "" if answer["ok"] else " (failed)"
-        mode = payload["mode"]
         results.add(
             "7 scale",
-            f"{mode} of a {lines}-line file: first page, cold{status}",
+            f"outline of a {lines}-line file: first page, cold{status}",
             cold * 1000,
             raw_cold * 1000,
             "ms",
         )
         results.add("7 scale", f"  same, warm (median of {SCALE_REPS})", warm * 1000, raw_warm * 1000, "ms")
         results.add("7 scale", "  peak Python memory", peak, raw_peak, "MB")
-        if previous:
-            results.add(
-                "7 scale",
-                f"  growth for x{lines // previous[0]} lines: time, memory",
-                f"x{warm / previous[1]:.1f}, x{peak / max(previous[2], 1e-6):.1f}",
-            )
-        previous = (lines, warm, peak)
+        previous = growth(results, "lines", previous, (lines, warm, peak))
+
+
+Step = tuple[int, float, float]  # size, seconds, peak MB
+
+
+def growth(results: Results, unit: str, previous: Step | None, step: Step) -> Step:
+    """How time and memory grew from the previous size to this one; this one, for the next."""
+    if previous:
+        (size, seconds, peak), (last, last_seconds, last_peak) = step, previous
+        results.add(
+            "7 scale",
+            f"  growth for x{size // last} {unit}: time, memory",
+            f"x{seconds / last_seconds:.1f}, x{peak / max(last_peak, 1e-6):.1f}",
+        )
+    return step
 
 
 SCALE_REPS = 3
