@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -13,6 +14,7 @@ from lsap_bridge.embedded import Embedded, start_embedded
 from lsap_bridge.gateway import Timeouts
 from lsap_bridge.service import Response, Service
 from lsap_bridge.workspace import Workspace
+from tests.conftest import EXAMPLE
 
 T = TypeVar("T")
 
@@ -76,3 +78,13 @@ class Bridge:
     def close(self) -> None:
         self.loop.run(self.embedded.close())
         self.loop.close()
+
+
+def shop_bridge(tmp_path_factory: Any, name: str) -> Iterator[Bridge]:
+    """A module's own copy of examples/shop with basedpyright, closed when the module ends
+    (`yield from` it in a module-scoped fixture)."""
+    root = tmp_path_factory.mktemp(name) / "shop"
+    shutil.copytree(EXAMPLE, root)
+    bridge = Bridge(root, ["basedpyright"])
+    yield bridge
+    bridge.close()

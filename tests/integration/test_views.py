@@ -4,7 +4,6 @@ basedpyright. Edits here are unsaved buffer changes, undone at the end of each t
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,10 +11,9 @@ import pytest
 
 from lsap_bridge.capabilities import REGISTRY
 from lsap_bridge.errors import LsapError
-from tests.conftest import EXAMPLE
 from tests.golden import check_report_shape
 
-from .harness import Bridge
+from .harness import Bridge, shop_bridge
 
 pytestmark = pytest.mark.integration
 
@@ -24,11 +22,7 @@ BAD_LINES = [f'bad_{i}: int = "not a number {i}"' for i in range(4)]
 
 @pytest.fixture(scope="module")
 def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
-    root = tmp_path_factory.mktemp("views") / "shop"
-    shutil.copytree(EXAMPLE, root)
-    bridge = Bridge(root, ["basedpyright"])
-    yield bridge
-    bridge.close()
+    yield from shop_bridge(tmp_path_factory, "views")
 
 
 @pytest.fixture

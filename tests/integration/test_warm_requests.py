@@ -8,27 +8,20 @@ never computed from stale text.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import EXAMPLE
-
-from .harness import Bridge
+from .harness import Bridge, shop_bridge
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
-    root = tmp_path_factory.mktemp("warm") / "shop"
-    shutil.copytree(EXAMPLE, root)
-    bridge = Bridge(root, ["basedpyright"])
-    yield bridge
-    bridge.close()
+    yield from shop_bridge(tmp_path_factory, "warm")
 
 
 class Counted:

@@ -5,7 +5,6 @@ test_rename.py.)"""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE
-from tests.integration.harness import Bridge
+from tests.integration.harness import Bridge, shop_bridge
 
 pytestmark = pytest.mark.integration
 
@@ -28,11 +26,7 @@ TOUCHED = ("shop/catalog.py", "shop/checkout.py")
 
 @pytest.fixture(scope="module")
 def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
-    root = tmp_path_factory.mktemp("edits") / "shop"
-    shutil.copytree(EXAMPLE, root)
-    bridge = Bridge(root, ["basedpyright"])
-    yield bridge
-    bridge.close()
+    yield from shop_bridge(tmp_path_factory, "edits")
 
 
 def snapshot(root: Path) -> dict[str, str]:
