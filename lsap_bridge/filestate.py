@@ -1,0 +1,54 @@
+"""What a file on disk is right now: its identity, and a hash of its content.
+
+The world changes under the bridge (agents, git and formatters write files at any time).
+Reads compare what the bridge holds with a file's `DiskStamp` before answering from it, and
+edits record the stamp (and content hash) they were planned against and check both again
+right before writing. One definition, so that "the file changed" means the same everywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat as stat_module
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class DiskStamp:
+    """A file's identity as `stat` sees it; equal stamps mean "very likely unchanged".
+
+    Size, mtime and inode together catch in-place writes, atomic replacements (a new inode)
+    and truncations. Two writes within the file system's mtime granularity that keep the
+    size are not told apart: where that matters (an edit about to be written), compare the
+    content hash as well.
+    """
+
+    size: int
+    mtime_ns: int
+    ino: int
+    dev: int
+    mode: int
+    uid: int
+
+    @classmethod
+    def of(cls, path: Path | str) -> DiskStamp | None:
+        """The stamp of a regular file (symlinks followed), or None when there is none."""
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if not stat_module.S_ISREG(st.st_mode):
+            return None
+        return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, st.st_mode, st.st_uid)
+
+    @property
+    def token(self) -> str:
+        """A compact cache key (what `Document.version` holds for a file read from disk)."""
+        return f"disk:{self.dev}:{self.ino}:{self.mtime_ns}:{self.size}"
+
+
+def content_hash(data: bytes) -> str:
+    """The hash that settles whether a file's bytes are the ones an edit was planned on."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
