@@ -221,11 +221,15 @@ class EditorGateway:
         return [_client(c) for c in raw or []]
 
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]:
-        """Clients on the buffer, waiting (bounded) for one that supports `method`."""
+        """Clients on the buffer, waiting (bounded) for one that supports `method`; at once an
+        `unsupported` error when no server is attached and no enabled config covers the
+        buffer's filetype (none would come)."""
         raw = await self._ask(
             "when_attached", bufnr, method, int(self.timeouts.attach * 1000),
             timeout=self.timeouts.attach + 5,
         )
+        if isinstance(raw, dict) and raw.get("uncovered"):
+            raise uncovered(raw["uncovered"])
         return [_client(c) for c in raw or []]
 
     async def wait_until_idle(self, client_ids: list[int]) -> bool:
@@ -283,8 +287,12 @@ class EditorGateway:
     async def show_report(self, text: str, locations: list[dict[str, Any]], options: dict[str, Any]) -> None:
         await self._lua("require('lsap.report').show(...)", text, locations, options)
 
+    async def symbols_for_completion(self, path: str, paths: list[str], cmdline: str) -> None:
+        """A file's symbol paths, for the anchor completion that asked (`path:<Tab>`)."""
+        await self._lua("require('lsap.commands').symbols_arrived(...)", path, paths, cmdline)
+
     async def notify(self, message: str, level: str = "error") -> None:
-        await self._lua("require('lsap.report').notify(...)", message, level)
+        await self._lua("require('lsap.ui').notify(...)", message, level)
 
     async def all_clients(self) -> list[Client]:
         """Every language server running in this Neovim, whatever buffer it serves."""
@@ -301,9 +309,16 @@ class EditorGateway:
 
     async def confirm_edit(self, client: str, summary: str, preview: str, timeout: float) -> bool:
         """Ask the human (a non-blocking prompt) whether an agent's edit may go ahead."""
+        return (await self.edit_decision(client, summary, preview, timeout)).applied
+
+    async def edit_decision(self, client: str, summary: str, preview: str, timeout: float) -> Decision:
+        """The human's answer to an agent's edit, with why it was not applied. Neovim's
+        `edit_policy` and `approval.timeout` decide; `timeout` bounds the wait here."""
         answer = await self._ask("confirm", client, summary, preview, int(timeout * 1000),
-                                 timeout=timeout + 5, on_timeout=False)
-        return answer is True
+                                 timeout=timeout + 5, on_timeout=None)
+        if isinstance(answer, dict) and answer.get("decision") in DECISIONS:
+            return Decision(str(answer["decision"]), float(answer.get("waited") or 0))
+        return Decision("timeout", timeout) if answer is None else Decision("apply" if answer is True else "refuse")
 
     async def remove_on_exit(self, paths: list[str]) -> None:
         """Have Neovim delete these files when it quits (the socket and discovery file)."""
@@ -353,6 +368,42 @@ class EditorGateway:
     async def exec_lua(self, code: str, *args: Any) -> Any:
         """Escape hatch for setup code (embedded mode): configure servers, change directory."""
         return await self._lua(code, *args)
+
+
+DECISIONS = ("apply", "refuse", "deny", "timeout")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """How the human answered an agent's edit: `apply`, `refuse` (they said no), `deny`
+    (`edit_policy = 'deny'`) or `timeout` (no answer within `waited` seconds)."""
+
+    decision: str
+    waited: float = 0.0
+
+    @property
+    def applied(self) -> bool:
+        return self.decision == "apply"
+
+
+def uncovered(coverage: dict[str, Any]) -> LsapError:
+    """The error for a buffer no language server will attach to: which configs exist, and
+    which would cover it."""
+    filetype = str(coverage.get("filetype") or "")
+    name = Path(str(coverage.get("name") or "")).name
+    what = f"{filetype} files" if filetype else "files without a filetype"
+    enabled = "; ".join(
+        f"{c['name']} ({', '.join(c.get('filetypes') or []) or 'any filetype'})"
+        for c in coverage.get("enabled") or [])
+    candidates = list(coverage.get("candidates") or [])
+    if candidates:
+        hint = " or ".join(f"`vim.lsp.enable('{c}')`" for c in candidates) + \
+            f" would cover {filetype} (configured, not enabled)"
+    else:
+        hint = (f"enabled configs: {enabled or 'none'}; configure a server for {filetype or 'it'} "
+                "with vim.lsp.config() and vim.lsp.enable() (:help lsp-config)")
+    return LsapError(ErrorCode.UNSUPPORTED, f"no language server is configured for {what} ({name})",
+                     hint=hint)
 
 
 def _client(raw: dict[str, Any]) -> Client:

@@ -14,11 +14,12 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .discovery import SessionInfo, runtime_dir
-from .errors import LsapError
+from .errors import ErrorCode, LsapError
 from .gateway import EditorGateway
 from .logfile import log_to_file
 from .nvim_rpc import NvimConnection
@@ -29,7 +30,9 @@ from .workspace import Workspace
 
 _started: threading.Thread | None = None
 
-ASK_TIMEOUT = 300.0  # seconds the human has to answer an `ask` prompt before it counts as no
+# The longest an `ask` prompt may wait (Neovim's `approval.timeout`, default 300 s, is the
+# real limit; this bounds it should Neovim never answer).
+ASK_LIMIT = 3600.0
 LOG_FLUSH = 0.1  # seconds between batches sent to `:Lsap log`
 
 
@@ -54,21 +57,39 @@ class ActivityLog:
             await self.gateway.log_activity(entries)
 
 
-def edit_policy(gateway: EditorGateway, timeout: float = ASK_TIMEOUT) -> EditApproval:
+def edit_policy(gateway: EditorGateway, timeout: float = ASK_LIMIT) -> EditApproval:
     """The session's approval hook: agents' edits go to Neovim, where the `edit_policy`
     option (read at each edit, so `setup()` changes it live) allows, denies or asks.
 
     An edit the human started with a command (no agent client in the context) always goes
-    ahead without a round trip.
+    ahead without a round trip. An edit not applied is a `denied` error that tells the agent
+    why: the human refused, the policy denies, or nobody answered in time.
     """
 
     async def approve(summary: str, preview: str) -> bool:
         client = current_client.get()
         if client is None:
             return True
-        return await gateway.confirm_edit(client, summary, preview, timeout)
+        decision = await gateway.edit_decision(client, summary, preview, timeout)
+        if decision.applied:
+            return True
+        raise LsapError(ErrorCode.DENIED, *REFUSALS[decision.decision](summary, decision.waited))
 
     return approve
+
+
+# Why an agent's edit was not applied: the message and the hint of its `denied` error.
+REFUSALS: dict[str, Callable[[str, float], tuple[str, str]]] = {
+    "refuse": lambda summary, _: (
+        f"the human refused the edit ({summary})",
+        "nothing was changed; ask the human what they want instead"),
+    "deny": lambda summary, _: (
+        f"the editor's edit_policy denies agents' edits ({summary})",
+        "nothing was changed; the human can set edit_policy to 'ask' or 'allow'"),
+    "timeout": lambda summary, waited: (
+        f"no answer from the human within {waited:g} s: the edit was refused ({summary})",
+        "nothing was changed; the human may be away, ask again later"),
+}
 
 
 def parse_tcp(value: str) -> tuple[str, int]:

@@ -10,11 +10,12 @@ from typing import Any
 from jinja2 import Environment, PackageLoader
 
 from .errors import LsapError
+from .surface import phrase, phrase_option
 
 
 @cache
 def _environment() -> Environment:
-    return Environment(
+    environment = Environment(
         loader=PackageLoader("lsap_bridge", "templates"),
         trim_blocks=True,
         lstrip_blocks=True,
@@ -22,6 +23,9 @@ def _environment() -> Environment:
         autoescape=False,
         auto_reload=False,  # templates ship with the package: no stat of each one per report
     )
+    # Requests and options a report suggests, written for the surface that asked.
+    environment.globals.update(request=phrase, option=phrase_option)
+    return environment
 
 
 _DEEP_HEADING = re.compile(r"#{4,}\s+(.*)")

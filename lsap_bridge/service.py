@@ -14,6 +14,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from .capabilities import REGISTRY, Request
+from .capabilities.base import bare_field
+from .capabilities.outline import symbol_paths
 from .errors import ErrorCode, LsapError, invalid
 from .gateway import ClientGone, EditorGateway, StaleText
 from .locate.anchor import parse_anchor
@@ -23,6 +25,7 @@ from .lsreq.parser import parse
 from .models import LineScope, Locate
 from .render import render_error, render_json, render_markdown
 from .session import Session
+from .surface import SURFACE, fields_help
 from .workspace import Remembered, Workspace
 
 
@@ -80,7 +83,7 @@ def parse_request(payload: dict[str, Any], workspace: Workspace) -> Request:
     except ValidationError as exc:
         raise invalid(
             describe_validation(exc, mode),
-            hint=f"`lsap schema` prints the fields of `{mode}`",
+            hint=fields_help(mode),
         ) from None
 
 
@@ -130,14 +133,6 @@ async def guarded(answer: Coroutine[Any, Any, Response], what: str, fmt: str = "
         return failed(unexpected(exc, what), fmt)
 
 
-def bare_field(model: type[Request]) -> str | None:
-    """The field a bare argument fills: the mode's declared one (`locate` by default), else
-    its `file_path`, else none."""
-    if model.positional in model.model_fields:
-        return model.positional
-    return "file_path" if "file_path" in model.model_fields else None
-
-
 def word_at_cursor(field: str, cursor: dict[str, Any]) -> str:
     """The word under the human's cursor, for a mode whose bare argument is a name."""
     text = str(cursor.get("text") or "")
@@ -181,22 +176,37 @@ class Service:
         return await guarded(answer(), "the Language Server Request")
 
     async def handle_command(self, params: list[Any]) -> None:
-        """A command typed by the human (`:Lsap …`): run it and show the report in Neovim."""
+        """A command typed by the human (`:Lsap …`): run it and show the report in Neovim,
+        with the ticket it came with (so the report knows whether the human moved on) and
+        suggestions written as Ex commands. `{"complete": path}` asks for the file's symbol
+        paths instead, for completing anchors."""
         command = params[0] if params else {}
+        SURFACE.set("nvim")
+        if "complete" in command:
+            name = str(command["complete"])
+            try:
+                paths = await symbol_paths(self.session, self.workspace.resolve(name))
+            except LsapError:
+                paths = []  # no server reads it: nothing to offer, the anchor's error comes later
+            await self.gateway.symbols_for_completion(name, paths, str(command.get("line") or ""))
+            return
+        options = {"root": str(self.workspace.root), "ticket": command.get("ticket")}
         try:
             if "text" in command:  # `:LsapRequest`: a Language Server Request block
                 response = await self.handle_text(str(command["text"]))
-                payload = {"mode": "request"}
+                mode = "request"
             else:
-                payload = await self.command_request(command)
-                response = await self.handle(payload)
+                response = await self.handle(await self.command_request(command))
+                mode = str(command.get("mode"))
         except LsapError as error:
-            await self.gateway.show_report(render_error(error), [], {"root": str(self.workspace.root)})
+            await self.gateway.show_report(render_error(error), [], options)
+            return
+        except Exception as exc:  # the human always gets an answer, never a silent command
+            await self.gateway.show_report(render_error(unexpected(exc, f"`:Lsap {command.get('mode')}`")), [], options)
             return
         await self.gateway.show_report(
             response.text, response.locations,
-            {"root": str(self.workspace.root), "bang": bool(command.get("bang")),
-             "title": f"lsap {payload.get('mode')}"},
+            {**options, "bang": bool(command.get("bang")), "title": f"lsap {mode}"},
         )
 
     async def command_request(self, command: dict[str, Any]) -> dict[str, Any]:
@@ -207,10 +217,12 @@ class Service:
             if isinstance(value, str) and value[:1] in "[{":
                 with contextlib.suppress(json.JSONDecodeError):
                     options[key] = json.loads(value)
-        if mode in REGISTRY and "locate" not in REGISTRY[mode].model.model_fields:
-            return self.locateless_request(str(mode), command, options)
         anchor = command.get("anchor")
         lines = command.get("range")
+        fields = REGISTRY[mode].model.model_fields if mode in REGISTRY else None
+        if fields is not None and ("locate" not in fields or (not anchor and not lines and "file_path" in options)):
+            # No anchor to take from the cursor (`:Lsap inlay_hints file_path=… start_line=…`).
+            return self.locateless_request(str(mode), command, options)
         if anchor:
             locate = parse_anchor(anchor, self.workspace.is_file)
         elif lines:  # `:'<,'>Lsap mode`: the selected lines, as a line scope

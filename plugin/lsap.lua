@@ -24,6 +24,19 @@ for _, name in ipairs({
   vim.keymap.set('x', plug, ':Lsap ' .. name .. '<CR>', { silent = true, desc = 'lsap: ' .. name .. ' (range)' })
 end
 
+-- Reports and prompts that wait are reached from anywhere; no default mappings either.
+vim.keymap.set('n', '<Plug>(lsap-resume)', '<Cmd>Lsap resume<CR>', { desc = 'lsap: the last report again' })
+vim.keymap.set('n', '<Plug>(lsap-approval)', '<Cmd>Lsap approval<CR>', { desc = "lsap: the agent's edit waiting" })
+
+-- lsap's buffers opened by name (a session, `:edit lsap://report`) become lsap's again.
+vim.api.nvim_create_autocmd('BufReadCmd', {
+  group = vim.api.nvim_create_augroup('lsap.buffers', { clear = true }),
+  pattern = { 'lsap://report', 'lsap://log' },
+  callback = function(ev)
+    require(ev.match == 'lsap://log' and 'lsap.log' or 'lsap.report').read(ev.buf)
+  end,
+})
+
 -- Highlight groups of the report window, linked by default so colour schemes can override them.
 local function highlights()
   for group, link in pairs({

@@ -17,6 +17,7 @@ from ..gateway import ClientGone, Document, StaleText
 from ..locate.resolve import Resolved
 from ..models import Format, Locate, StrictModel
 from ..session import Session
+from ..surface import phrase
 from ..workspace import language_of
 
 MAX_ITEMS_LIMIT = 1000
@@ -38,6 +39,19 @@ class Request(StrictModel):
 
 class LocateRequest(Request):
     locate: Locate
+
+
+def bare_field(model: type[Request]) -> str | None:
+    """The field a bare argument fills: the mode's declared one (`locate` by default), else
+    its `file_path`, else none."""
+    if model.positional in model.model_fields:
+        return model.positional
+    return "file_path" if "file_path" in model.model_fields else None
+
+
+def suggest(model: type[Request], request: dict[str, Any]) -> str:
+    """A request of `model`'s mode to send next, written for the surface that asked."""
+    return phrase(request, bare_field(model))
 
 
 @dataclass
@@ -179,5 +193,5 @@ def page(request: Request, items: Sequence[Any]) -> tuple[list[Any], dict[str, A
         info["pagination_id"] = page_id
         next_request = request.model_dump(exclude_defaults=True, exclude_none=True)
         next_request.update(mode=request.mode, start_index=end, pagination_id=page_id)
-        info["next"] = json.dumps(next_request, separators=(",", ":"), ensure_ascii=False)
+        info["next"] = suggest(type(request), next_request)
     return shown, info

@@ -44,7 +44,8 @@ async def calls(session: Session, request: CallsRequest) -> Report:
         direction: lsp_expand(session, target.client, target.bufnr, method, key)
         for direction, (method, key) in DIRECTIONS.items()
     }
-    sections, locations = await walk_directions(session, roots, expanders, directions, request, at_site=True)
+    sections, locations = await walk_directions(
+        session, roots, expanders, directions, request, at_site=True, encoding=session.encoding(target.client))
     data = {
         **anchor_data(resolved, session),
         "name": name,

@@ -43,6 +43,7 @@ class Edge:
     node: Node
     site_path: Path | None = None
     sites: tuple[int, ...] = ()  # 0-based lines in site_path
+    site_character: int = 0  # where the first site starts on its line (the server's units)
 
 
 @dataclass
@@ -138,8 +139,9 @@ def edges_of(node: Node, result: Any, key: str | None) -> list[Edge]:
         nxt = node_of(raw[key] if key else raw)
         # Call sites: in the caller for incoming calls, in this node for outgoing ones.
         site = nxt.path if key == "from" else node.path
-        sites = tuple(sorted({int(r["start"]["line"]) for r in raw.get("fromRanges") or []}))
-        edges.append(Edge(nxt, site if sites else None, sites))
+        starts = sorted((int(r["start"]["line"]), int(r["start"]["character"])) for r in raw.get("fromRanges") or [])
+        sites = tuple(sorted({line for line, _ in starts}))
+        edges.append(Edge(nxt, site if sites else None, sites, starts[0][1] if starts else 0))
     return edges
 
 
@@ -219,9 +221,11 @@ async def walk_directions(
     directions: Sequence[str],
     request: HierarchyRequest,
     at_site: bool,
+    encoding: str,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A report section per direction, and the editor locations of its entries: the site
-    of each call (`at_site`, for calls) or the entry itself (for types)."""
+    of each call (`at_site`, for calls) or the entry itself (for types). `encoding`: the
+    units of the nodes' and sites' columns."""
     sections: list[dict[str, Any]] = []
     locations: list[dict[str, Any]] = []
     for direction in directions:
@@ -233,10 +237,11 @@ async def walk_directions(
             {
                 "path": (r["site_path"] if at_site else None) or r["path"],
                 "line": r["sites"][0] if at_site and r["sites"] else r["line"],
-                "col": 0,
+                "character": e.edge.site_character if at_site and r["sites"] else e.edge.node.col,
+                "encoding": encoding,
                 "text": f"{direction}: {r['name']}",
             }
-            for r in rows
+            for e, r in zip(entries, rows, strict=True)
             if not r["external"]
         ]
     return sections, locations

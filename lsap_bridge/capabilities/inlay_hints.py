@@ -6,7 +6,6 @@ sits exactly where the editor would draw it, so the code stays readable and copy
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from ..models import LineScope, Locate, SymbolScope
 from ..position import Encoding, from_lsp_character, to_lsp_character
 from ..session import Session, Target
 from ..workspace import uri_of
-from .base import Report, Request, capability, fence_language
+from .base import Report, Request, capability, fence_language, suggest
 
 INLAY_TAG = "/*<inlay>{}</inlay>*/"
 
@@ -184,9 +183,7 @@ async def inlay_hints(session: Session, request: InlayHintsRequest) -> Report:
         "language": fence_language(doc),
         "lines": lines,
         "cut": cut,
-        "next_range": json.dumps(
-            {"mode": "inlay_hints", "file_path": display, "start_line": stop + 1}
-        )
+        "next_range": suggest(InlayHintsRequest, {"mode": "inlay_hints", "file_path": display, "start_line": stop + 1})
         if cut
         else None,
     }

@@ -8,7 +8,6 @@ definition's file, in a second; the callers' and callees' files in a third.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -17,6 +16,7 @@ from pydantic import Field
 from ..gateway import Client, Document, LspCall
 from ..locate.resolve import Resolved, resolve
 from ..session import Session, spans
+from ..surface import phrase
 from .base import LocateRequest, Report, anchor_data, capability, fence_language, word_at
 from .definition import code_of, defining_symbol
 from .hierarchy import Entry, edges_of, entry_paths, flatten, node_of, render_entries
@@ -90,10 +90,8 @@ async def inspect(session: Session, request: InspectRequest) -> Report:
         "callees": callees,
         "lacking": [f"{target.client.name} lacks {m}" for m in ASKED if clients[m] is None],
         "more": {
-            "references": json.dumps({"mode": "references", "locate": anchor}, ensure_ascii=False),
-            "calls": json.dumps(
-                {"mode": "calls", "locate": anchor, "depth": 2}, ensure_ascii=False
-            ),
+            "references": phrase({"mode": "references", "locate": anchor}),
+            "calls": phrase({"mode": "calls", "locate": anchor, "depth": 2}),
         },
     }
     locations = (

@@ -96,6 +96,13 @@ async def _trees(session: Session, files: list[Path]) -> tuple[dict[Path, Symbol
     return trees, lacking
 
 
+async def symbol_paths(session: Session, path: Path) -> list[str]:
+    """The dotted paths the outline of one file lists, for completing anchors (`path:<Tab>`)."""
+    trees, _ = await _trees(session, [path])
+    tree = trees.get(path)
+    return list(dict.fromkeys(".".join(dotted) for dotted, _ in structure(tree.roots))) if tree else []
+
+
 @capability("outline", OutlineRequest, "symbols of a file, a directory or a glob, as dotted paths")
 async def outline(session: Session, request: OutlineRequest) -> Report:
     files = expand(session.workspace, request.file_path, request.recursive, MAX_FILES + 1)
@@ -129,6 +136,7 @@ async def outline(session: Session, request: OutlineRequest) -> Report:
                 {
                     "path": display,
                     "line": symbol.selection.start_line + 1,
+                    "column": symbol.selection.start_col + 1,
                     "kind": symbol.kind_name,
                     "symbol": ".".join(dotted),
                     "detail": symbol.detail,
@@ -154,7 +162,8 @@ async def outline(session: Session, request: OutlineRequest) -> Report:
         **paging,
     }
     locations = [
-        {"path": r["path"], "line": r["line"], "col": 0, "text": f"{r['kind']} {r['symbol']}"}
+        {"path": r["path"], "line": r["line"], "character": r["column"] - 1, "encoding": "utf-32",
+         "text": f"{r['kind']} {r['symbol']}"}
         for r in shown
     ]
     return Report("outline", data, locations)

@@ -25,7 +25,7 @@ from ..gateway import Client
 from ..locate.resolve import Resolved, resolve
 from ..session import Session
 from ..workspace import path_of
-from .base import LocateRequest, Report, Request, anchor_data, capability, page, word_at
+from .base import LocateRequest, Report, Request, anchor_data, capability, page, suggest, word_at
 
 METHOD = "textDocument/rename"
 PREPARE = "textDocument/prepareRename"
@@ -201,9 +201,7 @@ async def rename_preview(session: Session, request: RenamePreviewRequest) -> Rep
         "edits": sum(d.edits for d in diffs),
         "files": _diffs(shown),
         **paging,
-        "execute": json.dumps(
-            {"mode": "rename_execute", "rename_id": rename_id}, separators=(",", ":")
-        ),
+        "execute": suggest(RenameExecuteRequest, {"mode": "rename_execute", "rename_id": rename_id}),
     }
     return Report("rename_preview", data)
 

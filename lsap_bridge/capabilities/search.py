@@ -51,6 +51,9 @@ class SearchRequest(Request):
 _FILETYPES = {"tsx": "typescriptreact", "jsx": "javascriptreact"}
 
 
+EDITOR = "_editor"  # a result's key for what only the editor's locations need
+
+
 def filetype_of(path: Path) -> str:
     language = language_of(path)
     return _FILETYPES.get(language, language)
@@ -127,7 +130,7 @@ async def search(session: Session, request: SearchRequest) -> Report:
             [LspCall(c.id, METHOD, {"query": request.query}) for c in clients]
         )
         found: dict[tuple[str, int, str], dict[str, Any]] = {}
-        for answer in answers:
+        for client, answer in zip(clients, answers, strict=True):
             for raw in [] if answer.error else answer.result or []:
                 kind = KIND_NAMES.get(int(raw.get("kind", 0)), "symbol")
                 location = raw.get("location") or {}
@@ -137,7 +140,8 @@ async def search(session: Session, request: SearchRequest) -> Report:
                 if not session.workspace.contains(path):
                     external += 1
                     continue
-                line = int((location.get("range") or {}).get("start", {}).get("line", -1)) + 1
+                start = (location.get("range") or {}).get("start", {})
+                line = int(start.get("line", -1)) + 1
                 display = session.workspace.display(path)
                 found[(display, line, raw["name"])] = {
                     "name": raw["name"],
@@ -145,6 +149,9 @@ async def search(session: Session, request: SearchRequest) -> Report:
                     "container": raw.get("containerName") or None,
                     "path": display,
                     "line": line or None,
+                    # Where on the line, for the editor only (in the server's encoding).
+                    EDITOR: {"character": int(start.get("character", 0)),
+                             "encoding": session.encoding(client)},
                 }
         items = sorted(
             found.values(),
@@ -157,11 +164,11 @@ async def search(session: Session, request: SearchRequest) -> Report:
         "servers": servers,
         "lacking": lacking,
         "external": external,
-        "symbols": shown,
+        "symbols": [{k: v for k, v in r.items() if k != EDITOR} for r in shown],
         **paging,
     }
     locations = [
-        {"path": r["path"], "line": r["line"] or 1, "col": 0, "text": f"{r['kind']} {r['name']}"}
+        {"path": r["path"], "line": r["line"] or 1, **r[EDITOR], "text": f"{r['kind']} {r['name']}"}
         for r in shown
     ]
     return Report("search", data, locations)

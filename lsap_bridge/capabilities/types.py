@@ -202,7 +202,10 @@ async def types(session: Session, request: TypesRequest) -> Report:
             hint="point the anchor at a type's name (path:ClassName); for functions use `calls`",
         )
     directions = ["supertypes", "subtypes"] if request.direction == "both" else [request.direction]
-    sections, locations = await walk_directions(session, roots, expanders, directions, request, at_site=False)
+    # Native hierarchy items count in the server's units; derived nodes in code points.
+    encoding = session.encoding(native) if native is not None else "utf-32"
+    sections, locations = await walk_directions(
+        session, roots, expanders, directions, request, at_site=False, encoding=encoding)
     data = {
         **anchor_data(resolved, session),
         "name": name,

@@ -1,5 +1,7 @@
--- `:Lsap {mode} [anchor] [key=value …]` and the CamelCase commands: parsing, the picker and
--- completion. Everything here is pure Lua, so pressing <Tab> never starts the Python host.
+-- `:Lsap {mode} [anchor] [key=value …]` and the CamelCase commands: parsing, the picker,
+-- the rename prompt and completion. Completing modes, options and files is pure Lua, so
+-- pressing <Tab> there never starts the Python host; symbol paths after `path:` come from the
+-- attached server, asynchronously, and are kept per file version.
 local M = {}
 
 -- Options every mode takes (lsap_bridge.capabilities.base.Request).
@@ -45,7 +47,33 @@ M.values = {
   kinds = { 'class', 'function', 'method', 'interface', 'variable', 'constant', 'enum', 'module' },
 }
 
-local function notify(message, level) require('lsap.report').notify(message, level) end
+-- Fields that stay strings when typed as `key=value` (an id of digits is still an id).
+M.strings = { pagination_id = true, rename_id = true, new_name = true, query = true, file_path = true,
+  symbol_path = true }
+
+-- The modes a human runs, in the picker's order, each with its one-line description (the
+-- Python capability's summary; a test keeps them equal). Agents' plumbing (batch, schema,
+-- rename_execute, editor, completion, signature_help) stays out of the picker.
+M.human = {
+  { 'references', 'all uses of a symbol, grouped by file and enclosing symbol' },
+  { 'definition', 'where a symbol is defined, with its code' },
+  { 'hover', 'type, signature and documentation of a symbol' },
+  { 'inspect', 'one symbol in full: signature, docs, code, callers, callees, reference count' },
+  { 'outline', 'symbols of a file, a directory or a glob, as dotted paths' },
+  { 'search', 'workspace symbols by name, with kind filters' },
+  { 'calls', 'call hierarchy: callers and callees, to a depth' },
+  { 'types', 'type hierarchy: supertypes and subtypes of a class or interface' },
+  { 'implementations', 'concrete implementations of an interface or member' },
+  { 'declaration', 'where a symbol is declared, with its code' },
+  { 'type_definition', 'where the type of a value is defined, with its code' },
+  { 'diagnostics', "a file's or the workspace's errors and warnings" },
+  { 'inlay_hints', 'the code of a range with inlay hints woven in' },
+  { 'rename_preview', "a rename's diff per file, and an id to apply it" },
+  { 'rename', 'rename a symbol across the workspace in one step' },
+  { 'locate', 'resolve an anchor: file, line, column, enclosing symbol' },
+}
+
+local function notify(message, level) require('lsap.ui').notify(message, level) end
 
 --- The Language Server Request block to run: the range, else the block around the
 --- cursor, else the whole buffer.
@@ -85,6 +113,18 @@ M.subcommands = {
     desc = "agents' requests and answers, live",
     run = function() require('lsap.log').open() end,
   },
+  resume = {
+    desc = 'the last report again (resume N: the Nth before)',
+    run = function(_, args) require('lsap.report').resume(tonumber(args)) end,
+  },
+  history = {
+    desc = 'choose one of the last reports',
+    run = function() require('lsap.report').pick() end,
+  },
+  approval = {
+    desc = "go to the agent's edit waiting for your answer",
+    run = function() require('lsap.approval').focus() end,
+  },
 }
 
 -- The CamelCase commands of DESIGN §7 and what each runs.
@@ -113,7 +153,8 @@ local function options_of(mode)
   return vim.list_extend(vim.list_extend({}, M.shared), M.modes[mode] or {})
 end
 
-local function convert(value)
+local function convert(key, value)
+  if M.strings[key] then return value end
   if value == 'true' then return true end
   if value == 'false' then return false end
   return tonumber(value) or value
@@ -127,10 +168,49 @@ function M.parse(mode, args)
   while true do
     local before, key, value = (' ' .. anchor):match('^(.-)%s+([%a_]+)=(%S*)$')
     if not (key and known[key]) then break end
-    options[key] = convert(value)
+    options[key] = convert(key, value)
     anchor = vim.trim(before)
   end
   return (anchor ~= '' and anchor or nil), options
+end
+
+--- The name a rename starts from, as `vim.lsp.buf.rename` pre-fills it: the word under the
+--- cursor, or the anchor's (the identifier at its `<|>`, else at the start of its text,
+--- else the last part of its symbol path).
+function M.current_name(anchor)
+  if not anchor then return vim.fn.expand('<cword>') end
+  local scope, find = anchor:match('^[^@]-:([^@]*)@(.*)$')
+  find = find or anchor:match('^[^@:]*@(.*)$')
+  if find then
+    local after = find:match('<+|>+(.*)$')
+    return ((after or find):match('[%w_$]+')) or ''
+  end
+  scope = scope or anchor:match(':([^:]*)$') or ''
+  return scope:match('([%w_$]+)$') or ''
+end
+
+--- `:LsapRename` (and `rename_preview`) without `new_name=`: ask for it with `vim.ui.input`,
+--- pre-filled with the current name, then run.
+local function ask_name(name, run)
+  vim.ui.input({ prompt = 'New name: ', default = name }, function(input)
+    if input and input ~= '' and input ~= name then run(input) end
+  end)
+end
+
+-- Modes that need no file under the cursor.
+M.cursorless = { schema = true, editor = true, batch = true, rename_execute = true, search = true }
+
+--- The cursor a command works at: the human's, or inside the report the location under
+--- it. nil, with the reason, in a buffer that is not a file.
+local function cursor_for(mode)
+  local here = require('lsap.report').cursor()
+  if here then return here end
+  if here == false then return nil, 'no location on this line of the report: move to an entry (]]) or give an anchor' end
+  local bt = vim.bo.buftype
+  if bt ~= '' and not M.cursorless[mode] then
+    return nil, ('this %s buffer is not a file: give an anchor, e.g. :Lsap %s path/to/file.py:Symbol'):format(bt, mode)
+  end
+  return require('lsap.transport').cursor()
 end
 
 --- Run a mode or subcommand. `name` nil: the first word of the arguments, or the picker.
@@ -150,31 +230,82 @@ function M.run(name, opts)
     return notify(('unknown mode %q: use one of %s'):format(name, table.concat(M.names(), ', ')), 'error')
   end
   local anchor, options = M.parse(name, args)
-  require('lsap').run(name, {
-    anchor = anchor,
-    options = options,
-    bang = opts.bang,
-    range = (opts.range and opts.range > 0) and { opts.line1, opts.line2 } or nil,
-  })
+  local range = (opts.range and opts.range > 0) and { opts.line1, opts.line2 } or nil
+  local cursor, why = cursor_for(name)
+  if not cursor and not anchor then return notify(why, 'error') end
+  local function go()
+    require('lsap').run(name, { anchor = anchor, options = options, bang = opts.bang, range = range, cursor = cursor })
+  end
+  if (name == 'rename' or name == 'rename_preview') and options.new_name == nil then
+    return ask_name(M.current_name(anchor), function(new_name)
+      options.new_name = new_name
+      go()
+    end)
+  end
+  go()
 end
 
---- `:Lsap` alone: choose a mode with `vim.ui.select`, then run it at the cursor.
+--- `:Lsap` alone: choose a mode a human runs with `vim.ui.select` (telescope, fzf-lua,
+--- snacks and dressing show their own picker), then run it at the cursor.
 function M.pick(opts)
-  vim.ui.select(M.names(), {
+  local items, desc = {}, {}
+  for _, entry in ipairs(M.human) do
+    items[#items + 1] = entry[1]
+    desc[entry[1]] = entry[2]
+  end
+  for _, name in ipairs({ 'request', 'resume', 'history', 'log', 'approval', 'health' }) do
+    items[#items + 1] = name
+    desc[name] = M.subcommands[name].desc
+  end
+  local width = 0
+  for _, name in ipairs(items) do width = math.max(width, #name) end
+  vim.ui.select(items, {
     prompt = 'lsap',
-    format_item = function(name)
-      local sub = M.subcommands[name]
-      if sub then return name .. '  — ' .. sub.desc end
-      local extra = M.modes[name]
-      return #extra > 0 and (name .. '  (' .. table.concat(extra, ', ') .. ')') or name
-    end,
+    kind = 'lsap.mode',
+    format_item = function(name) return ('%-' .. width .. 's  %s'):format(name, desc[name]) end,
   }, function(choice)
     if choice then M.run(choice, vim.tbl_extend('force', opts, { args = '' })) end
   end)
 end
 
+-- -- completion ------------------------------------------------------------------------
+
 local function starting(list, prefix)
   return vim.tbl_filter(function(item) return vim.startswith(item, prefix) end, list)
+end
+
+-- Symbol paths per file, from the service: { [path] = { stamp =, paths = {…} } }.
+local symbols = {}
+
+--- What the file's symbols were computed from: its buffer's changedtick, else its mtime.
+local function stamp(path)
+  local bufnr = require('lsap.transport').loaded_buffers()(vim.fn.fnamemodify(path, ':p'))
+  if bufnr then return 'tick:' .. vim.b[bufnr].changedtick end
+  local stat = vim.uv.fs_stat(path)
+  return stat and ('mtime:' .. stat.mtime.sec .. '.' .. stat.mtime.nsec) or nil
+end
+
+--- The service's answer to a completion request: the file's symbol paths. If the human still
+--- has the same command line, offer them at once (as if <Tab> were pressed again).
+function M.symbols_arrived(path, paths, line)
+  symbols[path] = { stamp = stamp(path), paths = paths }
+  if vim.fn.getcmdtype() == ':' and vim.fn.getcmdline() == line then
+    vim.api.nvim_feedkeys(vim.fn.nr2char(vim.o.wildchar), 'nt', false)
+  end
+end
+
+--- Symbol paths of `path` (relative to the working directory), as anchors `path:A.b`: the
+--- ones kept for this version of the file, else the last ones while the service computes
+--- them again; never waiting.
+local function symbol_anchors(path, cmdline)
+  local known = symbols[path]
+  if not known or known.stamp ~= stamp(path) then
+    if not known or not known.asked then
+      require('lsap').send({ complete = path, line = cmdline })
+      symbols[path] = vim.tbl_extend('force', known or { paths = {} }, { asked = true })
+    end
+  end
+  return vim.tbl_map(function(p) return path .. ':' .. p end, (symbols[path] or {}).paths or {})
 end
 
 function M.complete(arglead, cmdline, cursorpos)
@@ -200,11 +331,19 @@ function M.complete(arglead, cmdline, cursorpos)
     if k then given[k] = true end
   end
   local out = {}
+  if #words <= 1 then
+    -- The anchor: a file's symbols after `path:`, else files (the current one first).
+    local file = arglead:match('^(.-):[^:]*$')
+    if file and vim.fn.filereadable(file) == 1 then return starting(symbol_anchors(file, cmdline:sub(1, cursorpos)), arglead) end
+    local current = vim.fn.expand('%:.')
+    if vim.bo.buftype == '' and current ~= '' and vim.startswith(current, arglead) then out[1] = current end
+    for _, f in ipairs(vim.fn.getcompletion(arglead, 'file')) do
+      if f ~= current then out[#out + 1] = f end
+    end
+  end
   for _, option in ipairs(options_of(name)) do
     if not given[option] and vim.startswith(option .. '=', arglead) then out[#out + 1] = option .. '=' end
   end
-  -- The anchor starts with a file path: offer files until one is given.
-  if arglead ~= '' and #words <= 1 then vim.list_extend(out, vim.fn.getcompletion(arglead, 'file')) end
   return out
 end
 

@@ -16,8 +16,17 @@ M.defaults = {
     -- Open the report in a vertical split on the right instead, this many columns wide.
     vertical = false,
     width = 80,
-    -- Move the cursor into the report window when it opens.
+    -- Move the cursor into the report window when it opens (never when you have typed,
+    -- moved or changed mode since asking: it then opens beside you and says where).
     focus = true,
+  },
+  -- How an agent's edit asks you under edit_policy = 'ask'.
+  approval = {
+    -- 'float': a window with the diff, answered by its keys (a apply, r refuse);
+    -- 'select': vim.ui.select (for UI plugins), with the diff in the log.
+    window = 'float',
+    -- Seconds to answer before the edit is refused (the agent is told); at most 3600.
+    timeout = 300,
   },
   -- Least severe message written to the log file (see require('lsap').log_file()).
   log_level = 'warn',
@@ -31,6 +40,7 @@ M.schema = {
   tcp = 'string',
   tcp_force = 'boolean',
   report = { height = 'number', vertical = 'boolean', width = 'number', focus = 'boolean' },
+  approval = { window = { 'float', 'select' }, timeout = 'number' },
   log_level = { 'error', 'warn', 'info', 'debug' },
 }
 
@@ -76,7 +86,7 @@ function M.setup(opts)
   M.unknown = unknown
   if #unknown > 0 then
     local message = 'unknown option ' .. table.concat(unknown, '; ') .. ': remove it from setup()'
-    require('lsap.report').notify(message, 'warn')
+    require('lsap.ui').notify(message, 'warn')
     M.log('warn', message)
   end
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
@@ -147,8 +157,9 @@ local queue = {}
 M.state = 'stopped'
 
 --- Run a mode at the cursor or on an anchor. opts: { anchor = 'path:Sym@find',
---- options = { max_items = 10, … }, bang = boolean, range = { first_line, last_line } };
---- mode 'request' takes `text`, a Language Server Request block, instead.
+--- options = { max_items = 10, … }, bang = boolean, range = { first_line, last_line },
+--- cursor = where to work instead of the cursor }; mode 'request' takes `text`, a Language
+--- Server Request block, instead. The report knows, by its ticket, whether you moved on.
 function M.run(mode, opts)
   opts = opts or {}
   M.send({
@@ -158,7 +169,8 @@ function M.run(mode, opts)
     options = opts.options or {},
     bang = opts.bang or false,
     range = opts.range,
-    cursor = require('lsap.transport').cursor(),
+    cursor = opts.cursor or require('lsap.transport').cursor(),
+    ticket = require('lsap.ui').ticket(mode),
   })
 end
 
@@ -192,12 +204,12 @@ M.start_timeout_ms = 15000
 
 --- Start the service in the Python host (the remote plugin `LsapStart`).
 function M.start()
-  local report = require('lsap.report')
+  local ui = require('lsap.ui')
   if not M.registered() then
     queue = {}
     local message = 'the remote plugin is not registered: run :UpdateRemotePlugins and restart Neovim (see :checkhealth lsap)'
     M.log('error', message)
-    return report.notify(message, 'error')
+    return ui.notify(message, 'error')
   end
   if M.state ~= 'stopped' then return end
   M.state = 'starting'
@@ -207,7 +219,7 @@ function M.start()
   if not ok then
     M.state, queue = 'stopped', {}
     M.log('error', 'LsapStart failed: ' .. tostring(err))
-    return report.notify('the Python host failed to start lsap: ' .. tostring(err) .. ' (see :checkhealth lsap)', 'error')
+    return ui.notify('the Python host failed to start lsap: ' .. tostring(err) .. ' (see :checkhealth lsap)', 'error')
   end
   vim.defer_fn(function()
     if M.state == 'starting' then
@@ -215,7 +227,7 @@ function M.start()
       local message = ('the service did not start within %d s: see %s and :checkhealth lsap')
         :format(M.start_timeout_ms / 1000, M.log_file())
       M.log('error', message)
-      report.notify(message, 'error')
+      ui.notify(message, 'error')
     end
   end, M.start_timeout_ms)
 end

@@ -12,17 +12,13 @@ M.answer_lines = 12 -- lines of each answer shown under its request
 ---@type table<string, {requests: integer, failed: integer}>
 M.stats = {}
 
-local bufnr ---@type integer?
+local ui = require('lsap.ui')
+M.NAME = 'lsap://log'
 
-local function buffer()
-  if bufnr and vim.api.nvim_buf_is_valid(bufnr) then return bufnr end
-  bufnr = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_name(bufnr, 'lsap://log')
-  vim.bo[bufnr].bufhidden = 'hide'
-  vim.bo[bufnr].modifiable = false
-  vim.bo[bufnr].filetype = 'lsaplog'
-  vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = bufnr, nowait = true, desc = 'lsap: close the log' })
-  vim.api.nvim_buf_call(bufnr, function()
+local function setup(buf)
+  vim.bo[buf].filetype = 'lsaplog'
+  vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = buf, nowait = true, desc = 'lsap: close the log' })
+  vim.api.nvim_buf_call(buf, function()
     vim.cmd([[
       syntax match LsapLogTime /^\d\d:\d\d:\d\d/
       syntax match LsapLogAsk / → /
@@ -36,16 +32,13 @@ local function buffer()
       highlight default link LsapLogDecision DiagnosticWarn
     ]])
   end)
-  return bufnr
 end
 
-local function windows()
-  local out = {}
-  if bufnr then
-    for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do out[#out + 1] = win end
-  end
-  return out
-end
+--- The log buffer, set up again if it was deleted (`:bd`) or reopened by a session: a
+--- buffer that lost its `nofile` would block `:qa` with E162.
+local function buffer() return ui.scratch(M.NAME, setup) end
+
+local function windows() return vim.fn.win_findbuf(buffer()) end
 
 local function write(lines)
   local buf = buffer()
@@ -55,12 +48,10 @@ local function write(lines)
   for _, win in ipairs(windows()) do
     if vim.api.nvim_win_get_cursor(win)[1] >= count then following[#following + 1] = win end
   end
-  vim.bo[buf].modifiable = true
   local empty = count == 1 and vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ''
-  vim.api.nvim_buf_set_lines(buf, empty and 0 or -1, -1, false, lines)
+  ui.set_lines(buf, empty and 0 or -1, -1, lines)
   local excess = vim.api.nvim_buf_line_count(buf) - M.max_lines
-  if excess > 0 then vim.api.nvim_buf_set_lines(buf, 0, excess, false, {}) end
-  vim.bo[buf].modifiable = false
+  if excess > 0 then ui.set_lines(buf, 0, excess, {}) end
   count = vim.api.nvim_buf_line_count(buf)
   for _, win in ipairs(following) do vim.api.nvim_win_set_cursor(win, { count, 0 }) end
 end
@@ -106,37 +97,42 @@ function M.open()
   vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(buffer()), 0 })
 end
 
+--- A buffer `lsap://log` opened by name (a session, `:edit`): the log from now on.
+function M.read() buffer() end
+
 --- The lines of the log, for tests and :checkhealth.
 function M.lines() return vim.api.nvim_buf_get_lines(buffer(), 0, -1, false) end
 
 --- An agent's edit under `edit_policy` (read now, so setup() changes it live): 'allow' and
---- 'deny' answer at once; 'ask' shows the preview in the log (opening a log window without
---- entering it when none is visible), then asks with `vim.ui.select` from a scheduled
---- callback, so the service's request never waits on the main loop. No answer within
---- `timeout_ms` is a refusal.
+--- 'deny' answer at once; 'ask' writes the preview to the log and asks the human
+--- (lsap.approval), never holding the service's request on the main loop. `done` gets
+--- `{ decision = 'apply' | 'refuse' | 'deny' | 'timeout', waited = seconds }`. Returns a
+--- function that takes the question back (the agent gave up).
 function M.confirm(client, summary, preview, timeout_ms, done)
   local policy = require('lsap').config.edit_policy
-  local answered = false
-  local function finish(ok, why)
-    if answered then return end
-    answered = true
-    M.append({ { client = client, phase = 'decision', what = (ok and 'applied: ' or why) .. summary } })
-    done(ok)
+  local function finish(answer)
+    local why = ({ apply = 'applied: ', refuse = 'refused: ', deny = 'denied by edit_policy: ',
+      timeout = 'no answer, refused: ' })[answer.decision]
+    M.append({ { client = client, phase = 'decision', what = why .. summary } })
+    done(answer)
   end
-  if policy ~= 'ask' then return finish(policy == 'allow', 'denied by edit_policy: ') end
+  if policy ~= 'ask' then
+    finish({ decision = policy == 'allow' and 'apply' or 'deny' })
+    return function() end
+  end
   local lines = { ('%s %s wants to %s — preview:'):format(os.date('%H:%M:%S'), client, summary) }
   for _, line in ipairs(vim.split(preview or '', '\n')) do lines[#lines + 1] = '  │ ' .. line end
   write(lines)
-  if #windows() == 0 then
-    vim.api.nvim_open_win(buffer(), false, { split = 'below', win = -1, height = math.min(#lines + 1, 15) })
+  if require('lsap').config.approval.window == 'select' then
+    -- vim.ui.select shows no diff: the log, in a split that does not take the cursor, does.
+    ui.when_free(function()
+      if #windows() == 0 then
+        vim.api.nvim_open_win(buffer(), false, { split = 'below', win = -1, height = math.min(#lines + 1, 15) })
+      end
+      for _, win in ipairs(windows()) do vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buffer()), 0 }) end
+    end)
   end
-  for _, win in ipairs(windows()) do vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buffer()), 0 }) end
-  vim.defer_fn(function() finish(false, 'no answer, refused: ') end, timeout_ms)
-  vim.schedule(function()
-    vim.ui.select({ 'Apply', 'Refuse' }, {
-      prompt = ('lsap: %s wants to %s (preview in the lsap log)'):format(client, summary),
-    }, function(choice) finish(choice == 'Apply', 'refused: ') end)
-  end)
+  return require('lsap.approval').ask(client, summary, preview, timeout_ms, finish)
 end
 
 --- Delete the socket and discovery file when Neovim quits, even if the host dies first.

@@ -1,17 +1,23 @@
--- The report window: one reusable scratch buffer `lsap://report` (markdown).
--- <CR> on a location jumps there, q closes, ]] / [[ move between entries, g? lists the keys;
--- the bang forms fill the quickfix list instead.
+-- The report window: one reusable scratch buffer `lsap://report` (markdown), and a short
+-- history of the reports shown (`:Lsap resume`, `:Lsap history`).
+--
+-- Every report that shows locations is a list: each row that shows one (a `42| code` line
+-- under a `### path` header, an outline's `- 13| method …`, a diagnostic's `- 10:14 …`, a
+-- `path:line` anywhere on a row, a changed line of a diff) is a target for <CR>, and the rows
+-- of the report's own locations are the entries `]]` / `[[` move between. The service sends
+-- the locations with exact columns; the bang forms fill the quickfix list with them.
 local M = {}
 
-M.NAME = 'lsap://report'
-local ns = vim.api.nvim_create_namespace('lsap.report')
--- root: the workspace root the report's paths are relative to; locations: the report's
--- locations ({path, line, col, text}); entries: rows of the buffer that show one.
-local state = { root = nil, locations = {}, entries = {} }
+local ui = require('lsap.ui')
 
-function M.notify(message, level)
-  vim.notify('(lsap) ' .. message, vim.log.levels[(level or 'info'):upper()] or vim.log.levels.INFO)
-end
+M.NAME = 'lsap://report'
+M.history_size = 10
+---@type table[] newest first: { text, locations, root, title, time, bang }
+M.history = {}
+
+local ns = vim.api.nvim_create_namespace('lsap.report')
+-- The report in the buffer, with its targets (row -> what the row shows) and entries.
+local current = nil ---@type table?
 
 M.keys = {
   { '<CR>', 'jump to the location under the cursor', function() M.jump() end },
@@ -34,100 +40,170 @@ function M.help()
     chunks[#chunks + 1] = { ('%-5s'):format(key[1]), 'Special' }
     chunks[#chunks + 1] = { ' ' .. key[2] .. '\n' }
   end
+  chunks[#chunks + 1] = { ':Lsap resume, :Lsap history  reopen this or an earlier report\n' }
   vim.api.nvim_echo(chunks, true, {})
 end
 
-local function report_buffer()
-  local bufnr = vim.fn.bufnr(M.NAME)
-  if bufnr > 0 then return bufnr end
-  bufnr = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_name(bufnr, M.NAME)
-  vim.bo[bufnr].bufhidden = 'hide'
-  vim.bo[bufnr].swapfile = false
+local function setup(bufnr)
   vim.bo[bufnr].filetype = 'markdown'
   -- Tree-sitter highlights the code fences in their languages where parsers are installed.
   pcall(vim.treesitter.start, bufnr, 'markdown')
   for _, key in ipairs(M.keys) do
     vim.keymap.set('n', key[1], key[3], { buffer = bufnr, nowait = true, desc = 'lsap: ' .. key[2] })
   end
-  return bufnr
+  vim.api.nvim_create_autocmd('BufWinEnter', {
+    buffer = bufnr,
+    callback = function() ui.view_options(vim.api.nvim_get_current_win()) end,
+  })
 end
 
---- A report path (relative to the workspace root) as a file name.
-local function absolute(path)
-  return (state.root and not vim.startswith(path, '/')) and (state.root .. '/' .. path) or path
+local function buffer() return ui.scratch(M.NAME, setup) end
+
+-- -- what each row shows ---------------------------------------------------------------
+
+local function absolute(root, path)
+  return (root and not vim.startswith(path, '/')) and (root .. '/' .. path) or path
 end
 
-local function column_of(path, lnum)
-  for _, loc in ipairs(state.locations) do
-    if loc.path == path and loc.line == lnum then return loc.col or 0 end
+local function readable(root, path) return vim.fn.filereadable(absolute(root, path)) == 1 end
+
+--- The byte column where a changed line of a diff changes: the start of the word in which
+--- the old and new text first differ (`apply(` → `apply_to(`: at `apply`).
+local function first_difference(old, new)
+  local i = 1
+  while i <= #old and old:byte(i) == new:byte(i) do i = i + 1 end
+  i = i - 1 -- bytes 1..i are the same
+  while i > 0 and old:sub(i, i):match('[%w_]') do i = i - 1 end
+  return i
+end
+
+--- Each row's target ({ path, line, loc = the report's location, col = byte column,
+--- code_at = where a numbered code line's code starts }) and the entry rows, from the
+--- report's lines and its locations.
+function M.index(lines, locations, root)
+  local known, paths = {}, {}
+  for _, loc in ipairs(locations) do
+    local key = loc.path .. ':' .. loc.line
+    known[key] = known[key] or loc
+    paths[loc.path] = true
   end
-  return 0
-end
-
---- The location row `row` of the report's `lines` shows: a `NN| code` line under a
---- `### path` header, or a `path:line[:column]` anywhere on the line (the anchor line).
-function M.location_at(lines, row)
-  local line = lines[row] or ''
-  local lnum = line:match('^%s*(%d+)|')
-  if lnum then
-    for i = row - 1, 1, -1 do
-      local header = lines[i]:match('^###%s+(.-)%s*$')
-      if header then
-        local path = header:gsub('%s+>%s+.*$', '')
-        lnum = tonumber(lnum)
-        return { path = path, line = lnum, col = column_of(path, lnum) }
+  local function file(path) return path ~= '' and (paths[path] or readable(root, path)) end
+  local function target(path, line, extra)
+    local t = extra or {}
+    t.path, t.line = path, line
+    t.loc = known[path .. ':' .. line]
+    return t
+  end
+  local targets, entries, seen = {}, {}, {}
+  local section, fence, diff = nil, nil, nil
+  for row, text in ipairs(lines) do
+    local t
+    local header = text:match('^###%s+(.-)%s*$')
+    if text:match('^```') then
+      fence = (fence == nil) and text:sub(4) or nil
+      diff = nil
+    elseif header then
+      local path = header:gsub(' > .*$', ''):gsub(' · .*$', ''):gsub(' %(.*$', '')
+      section = file(path) and path or nil
+    elseif fence == 'diff' and section then
+      local old = text:match('^@@ %-(%d+)')
+      if old then
+        diff = { old = tonumber(old) }
+      elseif diff and not text:match('^%-%-%- ') and not text:match('^%+%+%+ ') then
+        local sign = text:sub(1, 1)
+        if sign == '-' then
+          if not diff.run then diff.run = { row = row, line = diff.old, text = text:sub(2) } end
+          t = target(section, diff.old)
+          diff.old = diff.old + 1
+        elseif sign == '+' then
+          local run = diff.run
+          t = target(section, run and run.line or diff.old)
+          if run and not run.paired then
+            -- the first line of a change: its column is where the old and new text part
+            run.paired = true
+            local col = first_difference(run.text, text:sub(2))
+            targets[run.row].col = col
+            t.col = col
+          end
+        else
+          diff.old = diff.old + 1
+          diff.run = nil
+        end
+        if sign == '-' and diff.run.row == row then t.change = true end
+      end
+    else
+      local prefix, number = text:match('^(%s*%-?%s*(%d+)| ?)')
+      if number and section then
+        t = target(section, tonumber(number), { code_at = fence and #prefix or nil })
+      else
+        local l, c = text:match('^%s*%- (%d+):(%d+) ')
+        if l and section then
+          t = target(section, tonumber(l), { character = tonumber(c) - 1, encoding = 'utf-32' })
+        end
+      end
+      if not t then
+        -- `path:line[:column]` anywhere (search, calls, types, the anchor line): the first
+        -- that is one of the report's locations, else the first with a column (where an
+        -- anchor resolved), else the first naming a file.
+        local best, rank = nil, 0
+        for path, l, c in text:gmatch('([%w%._/%-@+~]+):(%d+):?(%d*)') do
+          if file(path) then
+            local candidate = target(path, tonumber(l))
+            if c ~= '' then candidate.character, candidate.encoding = tonumber(c) - 1, 'utf-32' end
+            local r = candidate.loc and 3 or (c ~= '' and 2 or 1)
+            if r > rank then best, rank = candidate, r end
+          end
+        end
+        t = best
+      end
+      if not t then -- `- path · 3 edits` (a rename): the file's location
+        local path = text:match('^%s*%- (%S+)')
+        if path and paths[path] then
+          for _, loc in ipairs(locations) do
+            if loc.path == path then t = target(path, loc.line) break end
+          end
+        end
+      end
+    end
+    if t then
+      targets[row] = t
+      -- Entries: the first row showing each of the report's locations; a report without
+      -- locations (a rename preview) has the first line of each change.
+      local key = t.path .. ':' .. t.line
+      if text:match('^Anchor:') then
+        -- what the report is about, not one of its entries
+      elseif (t.loc and not seen[key]) or (t.change and #locations == 0) then
+        seen[key] = true
+        entries[#entries + 1] = row
       end
     end
   end
-  for path, l, c in line:gmatch('([%w%._/%-]+%.[%w]+):(%d+):?(%d*)') do
-    if vim.fn.filereadable(absolute(path)) == 1 then
-      return { path = path, line = tonumber(l), col = c ~= '' and tonumber(c) - 1 or column_of(path, tonumber(l)) }
-    end
+  return targets, entries
+end
+
+--- A reader of files' lines: the loaded buffer's text, else the disk's.
+local function lines_of()
+  local find = require('lsap.transport').loaded_buffers()
+  return function(path, line)
+    local bufnr = find(path)
+    if bufnr then return vim.api.nvim_buf_get_lines(bufnr, line - 1, line, false)[1] or '' end
+    local ok, lines = pcall(vim.fn.readfile, path, '', line)
+    return ok and lines[line] or ''
   end
 end
 
---- Jump from the report to the location under the cursor, in the window the human came from.
-function M.jump()
-  local report_win = vim.api.nvim_get_current_win()
-  local row = vim.api.nvim_win_get_cursor(0)[1]
-  local loc = M.location_at(vim.api.nvim_buf_get_lines(0, 0, row, false), row)
-  if not loc then return M.notify('no location on this line', 'warn') end
-  vim.cmd('wincmd p')
-  if vim.api.nvim_get_current_win() == report_win then vim.cmd('aboveleft split') end
-  vim.cmd("normal! m'")
-  vim.cmd('edit ' .. vim.fn.fnameescape(absolute(loc.path)))
-  local last = vim.api.nvim_buf_line_count(0)
-  vim.api.nvim_win_set_cursor(0, { math.min(loc.line, last), loc.col })
+--- A target's byte column in the line `text` of its file: the report location's (a byte
+--- column, or a `character` in an `encoding`), the diff's, else the line's first non-blank.
+local function column(t, text)
+  local loc = t.loc or {}
+  local character, encoding = loc.character or t.character, loc.encoding or t.encoding
+  if loc.col and not loc.character then return loc.col end
+  if t.col then return t.col end
+  if character then return vim.str_byteindex(text, encoding or 'utf-32', character, false) end
+  return #(text:match('^%s*') or '')
 end
 
---- Move the cursor to the next (1) or previous (-1) entry of the report.
-function M.next_entry(direction)
-  local row = vim.api.nvim_win_get_cursor(0)[1]
-  local entries = state.entries
-  local from, to, step = 1, #entries, 1
-  if direction < 0 then from, to, step = #entries, 1, -1 end
-  for i = from, to, step do
-    if (direction > 0 and entries[i] > row) or (direction < 0 and entries[i] < row) then
-      return vim.api.nvim_win_set_cursor(0, { entries[i], 0 })
-    end
-  end
-end
-
---- Rows that show one of the report's locations; without locations, every `###` header.
-local function find_entries(lines)
-  local known, rows = {}, {}
-  for _, loc in ipairs(state.locations) do known[loc.path .. ':' .. loc.line] = true end
-  for row, text in ipairs(lines) do
-    if next(known) then
-      local loc = text:match('^%s*%d+|') and M.location_at(lines, row)
-      if loc and known[loc.path .. ':' .. loc.line] then rows[#rows + 1] = row end
-    elseif text:match('^###%s') then
-      rows[#rows + 1] = row
-    end
-  end
-  return rows
-end
+-- -- showing ---------------------------------------------------------------------------
 
 local function decorate(bufnr, lines)
   vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
@@ -143,48 +219,185 @@ local function decorate(bufnr, lines)
   end
 end
 
-local function quickfix(locations, title)
-  local items = {}
-  for _, loc in ipairs(locations) do
+local function quickfix_items(report)
+  local items, line_of = {}, lines_of()
+  local targets = {}
+  for _, loc in ipairs(report.locations) do targets[#targets + 1] = { path = loc.path, line = loc.line, loc = loc } end
+  if #targets == 0 then -- the rows' own (a rename preview's changes)
+    for _, row in ipairs(report.entries) do
+      targets[#targets + 1] = vim.tbl_extend('force', report.targets[row], { text = report.lines[row]:sub(2) })
+    end
+  end
+  for _, t in ipairs(targets) do
+    local path = absolute(report.root, t.path)
     items[#items + 1] = {
-      filename = absolute(loc.path),
-      lnum = loc.line,
-      col = (loc.col or 0) + 1,
-      text = loc.text,
+      filename = path, lnum = t.line, col = column(t, line_of(path, t.line)) + 1,
+      text = t.loc and t.loc.text or t.text,
     }
   end
-  vim.fn.setqflist({}, ' ', { title = title or 'lsap', items = items })
-  vim.cmd('botright copen')
+  return items
 end
 
---- Show a report. options: { root = string, bang = boolean, title = string }
+--- The key that takes the human to window `win`: `<C-w>b` for the bottom-right one.
+local function key_to(win)
+  local number = vim.api.nvim_win_get_number(win)
+  return number == vim.fn.winnr('$') and '<C-w>b' or (number .. '<C-w>w')
+end
+
+--- Put `report` in the report window (or, `bang`, its locations in the quickfix list).
+--- `focus`: move the cursor there; else the human stays where they are and is told where
+--- the report is.
+function M.present(report, focus, moved)
+  report.lines = vim.split(report.text, '\n', { plain = true })
+  report.targets, report.entries = M.index(report.lines, report.locations, report.root)
+  local origin = vim.api.nvim_get_current_win()
+  local win
+  if report.bang and (#report.locations > 0 or #report.entries > 0) then
+    vim.fn.setqflist({}, ' ', { title = report.title_qf or 'lsap', items = quickfix_items(report) })
+    vim.cmd('botright copen')
+    win = vim.api.nvim_get_current_win()
+    if not focus then vim.api.nvim_set_current_win(origin) end
+  else
+    current = report
+    local config = require('lsap').config.report
+    local bufnr = buffer()
+    ui.set_lines(bufnr, 0, -1, report.lines)
+    decorate(bufnr, report.lines)
+    win = vim.fn.bufwinid(bufnr)
+    if win == -1 then
+      win = vim.api.nvim_open_win(bufnr, false, config.vertical
+        and { split = 'right', win = -1, width = config.width }
+        or { split = 'below', win = -1, height = config.height })
+    end
+    ui.view_options(win)
+    vim.api.nvim_win_set_cursor(win, { 1, 0 })
+    if focus then vim.api.nvim_set_current_win(win) end
+  end
+  if moved and not focus then
+    ui.notify(('%s ready: %s goes there'):format(report.title, key_to(win)))
+  end
+end
+
+local function remember(report)
+  table.insert(M.history, 1, report)
+  while #M.history > M.history_size do table.remove(M.history) end
+end
+
+local latest -- the report waiting for the human to stop typing
+
+--- Show a report. options: { root = string, bang = boolean, title = string, ticket = id }
 --- With bang and at least one location, the locations go to the quickfix list instead.
+--- A report never opens while the human is typing; when they have moved on since asking
+--- (`ticket`, see lsap.ui), it opens without taking the cursor and says where it is.
 function M.show(text, locations, options)
   options = options or {}
-  state.root = options.root
-  state.locations = locations or {}
-  if options.bang and #state.locations > 0 then return quickfix(state.locations, options.title) end
-  local config = require('lsap').config.report
-  local bufnr = report_buffer()
-  local lines = vim.split(text, '\n', { plain = true })
-  vim.bo[bufnr].modifiable = true
-  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
-  vim.bo[bufnr].modifiable = false
-  vim.bo[bufnr].modified = false
-  decorate(bufnr, lines)
-  state.entries = find_entries(lines)
-  local origin = vim.api.nvim_get_current_win()
-  local win = vim.fn.bufwinid(bufnr)
-  if win == -1 then
-    vim.cmd(config.vertical and ('botright vertical ' .. config.width .. 'split') or ('botright ' .. config.height .. 'split'))
-    win = vim.api.nvim_get_current_win()
-    vim.api.nvim_win_set_buf(win, bufnr)
-    vim.wo[win].wrap = false
-    if not config.focus then vim.api.nvim_set_current_win(origin) end
-  elseif config.focus then
-    vim.api.nvim_set_current_win(win)
+  local report = {
+    text = text,
+    locations = locations or {},
+    root = options.root,
+    bang = options.bang,
+    title_qf = options.title,
+    title = (text:match('^#%s*([^\n]*)') or text:match('^[^\n]*')):gsub('`', ''),
+    time = os.time(),
+  }
+  remember(report)
+  ui.answered(options.ticket)
+  latest = report
+  ui.when_free(function()
+    local moved = ui.done(options.ticket)
+    if latest ~= report then return end -- a newer report replaced it while the human typed
+    M.present(report, require('lsap').config.report.focus and not moved, moved)
+  end)
+end
+
+--- `:Lsap resume [N]`: the last report again (or the Nth before), in the window, focused.
+function M.resume(n)
+  local report = M.history[n or 1]
+  if not report then return ui.notify('no report yet: run a command first (:Lsap)', 'warn') end
+  M.present(vim.tbl_extend('force', report, { bang = false }), true, false)
+end
+
+--- `:Lsap history`: choose one of the last reports with `vim.ui.select`.
+function M.pick()
+  if #M.history == 0 then return ui.notify('no report yet: run a command first (:Lsap)', 'warn') end
+  vim.ui.select(M.history, {
+    prompt = 'lsap reports',
+    kind = 'lsap.report',
+    format_item = function(r)
+      local n = #r.locations
+      local count = n > 0 and (' (%d location%s)'):format(n, n == 1 and '' or 's') or ''
+      return os.date('%H:%M:%S ', r.time) .. r.title .. count
+    end,
+  }, function(choice)
+    if choice then M.present(vim.tbl_extend('force', choice, { bang = false }), true, false) end
+  end)
+end
+
+--- A buffer `lsap://report` opened by name (a session, `:edit`): the last report, or a note.
+function M.read(bufnr)
+  vim.b[bufnr].lsap = nil
+  local b = buffer()
+  local report = current or M.history[1]
+  ui.set_lines(b, 0, -1, report and vim.split(report.text, '\n', { plain = true })
+    or { 'No lsap report yet: run a command (:Lsap), then :Lsap resume reopens it here.' })
+end
+
+-- -- moving ----------------------------------------------------------------------------
+
+--- The target under the cursor of the report window, if the current buffer is the report.
+local function here()
+  if not current or vim.api.nvim_buf_get_name(0) ~= M.NAME then return nil end
+  return current.targets[vim.api.nvim_win_get_cursor(0)[1]]
+end
+
+--- The location of report row `row` (of the report shown): { path, line, col }.
+function M.location_at(row)
+  local t = current and current.targets[row]
+  if not t then return nil end
+  local path = absolute(current.root, t.path)
+  return { path = path, line = t.line, col = column(t, lines_of()(path, t.line)) }
+end
+
+--- Jump from the report to the location under the cursor, in the window the human came
+--- from. On a code line, the cursor's own column in the code is kept.
+function M.jump()
+  local t = here()
+  if not t then return ui.notify('no location on this line', 'warn') end
+  local cursor_col = vim.api.nvim_win_get_cursor(0)[2]
+  local report_win = vim.api.nvim_get_current_win()
+  vim.cmd('wincmd p')
+  if vim.api.nvim_get_current_win() == report_win then vim.cmd('aboveleft split') end
+  vim.cmd("normal! m'")
+  vim.cmd('edit ' .. vim.fn.fnameescape(absolute(current.root, t.path)))
+  local line = math.min(t.line, vim.api.nvim_buf_line_count(0))
+  local text = vim.api.nvim_buf_get_lines(0, line - 1, line, false)[1] or ''
+  local col = (t.code_at and cursor_col > t.code_at) and (cursor_col - t.code_at) or column(t, text)
+  vim.api.nvim_win_set_cursor(0, { line, math.min(col, math.max(#text - 1, 0)) })
+end
+
+--- Move the cursor to the next (1) or previous (-1) entry of the report.
+function M.next_entry(direction)
+  if not current or vim.api.nvim_buf_get_name(0) ~= M.NAME then return end
+  local row = vim.api.nvim_win_get_cursor(0)[1]
+  local entries = current.entries
+  local from, to, step = 1, #entries, 1
+  if direction < 0 then from, to, step = #entries, 1, -1 end
+  for i = from, to, step do
+    if (direction > 0 and entries[i] > row) or (direction < 0 and entries[i] < row) then
+      return vim.api.nvim_win_set_cursor(0, { entries[i], 0 })
+    end
   end
-  vim.api.nvim_win_set_cursor(win, { 1, 0 })
+end
+
+--- The human's cursor for a command run inside the report: the location under it, as if
+--- the cursor were there in the file. nil elsewhere; false on a row with no location.
+function M.cursor()
+  if vim.api.nvim_buf_get_name(0) ~= M.NAME then return nil end
+  local t = here()
+  if not t then return false end
+  local path = absolute(current.root, t.path)
+  local text = lines_of()(path, t.line)
+  return { path = path, line = t.line - 1, col = column(t, text), text = text }
 end
 
 return M

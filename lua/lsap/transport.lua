@@ -35,8 +35,10 @@ function M.register(chan)
       progress[id] = state
       state.last = now_ms()
       if value.kind == 'begin' then
-        state.active[key] = true
+        state.active[key] = { title = value.title, percentage = value.percentage }
         state.reported = true
+      elseif value.kind == 'report' and state.active[key] then
+        state.active[key].percentage = value.percentage
       elseif value.kind == 'end' then
         state.active[key] = nil
       end
@@ -73,6 +75,16 @@ function M.register(chan)
   })
   vim.schedule(function() require('lsap').flush() end)
   return vim.fn.getpid()
+end
+
+--- A server's work in progress as the human would read it ("Indexing 40%", '' for work
+--- with no title), nil when it reports none.
+function M.work(client_id)
+  local state = progress[client_id]
+  for _, work in pairs(state and state.active or {}) do
+    local title = work.title or ''
+    return work.percentage and (title .. ' ' .. work.percentage .. '%') or title
+  end
 end
 
 local function client_info(client)
@@ -119,9 +131,14 @@ function M.all_clients()
   return out
 end
 
---- Ask the human about an agent's edit; replies true (apply) or false (refuse, or no answer).
+local withdraw = {} ---@type table<integer, fun()> approvals to take back if the agent gives up
+
+--- Ask the human about an agent's edit; replies with the decision (see lsap.approval).
 function M.confirm(token, client, summary, preview, timeout_ms)
-  require('lsap.log').confirm(client, summary, preview, timeout_ms, function(ok) reply(token, ok) end)
+  withdraw[token] = require('lsap.log').confirm(client, summary, preview, timeout_ms, function(decision)
+    withdraw[token] = nil
+    reply(token, decision)
+  end)
 end
 
 --- Fail the requests still pending on a server that exited, and tell the service it is gone.
@@ -196,6 +213,8 @@ end
 
 --- Cancel what is still in flight for a token (the service gave up waiting).
 function M.cancel(token)
+  if withdraw[token] then withdraw[token]() end
+  withdraw[token] = nil
   for _, req in ipairs(inflight[token] or {}) do
     local client = vim.lsp.get_client_by_id(req.client_id)
     if client then pcall(client.cancel_request, client, req.request_id) end
@@ -297,10 +316,38 @@ local function restart_if_none(bufnr, tries)
   pcall(vim.api.nvim_exec_autocmds, 'FileType', { group = 'nvim.lsp.enable', buffer = bufnr, modeline = false })
 end
 
+--- Why no server will come for a buffer: its filetype, the enabled configs (and what they
+--- cover), and configs that cover it but are not enabled (`vim.lsp.config()` ones and those
+--- of `lsp/*.lua` files on 'runtimepath', such as nvim-lspconfig's).
+function M.coverage(bufnr)
+  local filetype = vim.bo[bufnr].filetype
+  local enabled, candidates = {}, {}
+  for name in pairs(vim.lsp._enabled_configs or {}) do
+    local config = vim.lsp.config[name]
+    enabled[#enabled + 1] = { name = name, filetypes = config and config.filetypes or {} }
+  end
+  local names = vim.tbl_keys(vim.lsp.config._configs or {})
+  for _, file in ipairs(vim.api.nvim_get_runtime_file('lsp/*.lua', true)) do
+    names[#names + 1] = vim.fn.fnamemodify(file, ':t:r')
+  end
+  for _, name in ipairs(vim.fn.uniq(vim.fn.sort(names))) do
+    if name ~= '*' and not (vim.lsp._enabled_configs or {})[name] then
+      local ok, config = pcall(function() return vim.lsp.config[name] end)
+      if ok and config and config.filetypes and vim.tbl_contains(config.filetypes, filetype) then
+        candidates[#candidates + 1] = name
+      end
+    end
+  end
+  table.sort(enabled, function(a, b) return a.name < b.name end)
+  return { filetype = filetype, name = vim.api.nvim_buf_get_name(bufnr), enabled = enabled, candidates = candidates }
+end
+
 function M.when_attached(token, bufnr, method, timeout_ms)
   restart_if_none(bufnr, 50)
   local found = supporting(bufnr, method)
   if #found > 0 then return reply(token, found) end
+  -- No server on it and no enabled config for its filetype: none will come, say so now.
+  if not M.servers_expected({ bufnr })[1] then return reply(token, { uncovered = M.coverage(bufnr) }) end
   local done = false
   local autocmd
   local function finish()

@@ -5,6 +5,7 @@ the plugin as documented."""
 from __future__ import annotations
 
 import shutil
+import types
 import typing
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from lsap_bridge.capabilities import REGISTRY, Request
 from tests.conftest import EXAMPLE, ROOT
 
-from .nvim_home import Home, make_home
+from .nvim_home import Home, make_home, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -91,7 +92,7 @@ def closed_set(annotation: Any) -> list[str] | None:
 def test_lua_options_and_values_equal_the_python_models(nvim: pynvim.Nvim) -> None:
     lua = nvim.exec_lua(
         "local c = require('lsap.commands')"
-        " return { modes = c.modes, values = c.values, shared = c.shared }"
+        " return { modes = c.modes, values = c.values, shared = c.shared, strings = c.strings }"
     )
     shared = {k: f for k, f in Request.model_fields.items() if k != "mode"}
     assert set(lua["shared"]) == set(shared)
@@ -107,6 +108,20 @@ def test_lua_options_and_values_equal_the_python_models(nvim: pynvim.Nvim) -> No
             if values:
                 offered = lua["values"].get(f"{mode}.{key}") or lua["values"].get(key)
                 assert sorted(offered or []) == sorted(values), f"{mode} {key}="
+            # A string field stays a string when typed as digits (`pagination_id=1234`).
+            if is_string(field.annotation):
+                assert lua["strings"].get(key), f"{mode} {key} is a string field"
+
+
+def is_string(annotation: Any) -> bool:
+    """`str`, or a union with `str` in it (`str | None`, `list[str] | str`)."""
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    return annotation is str or (union and str in typing.get_args(annotation))
+
+
+def test_the_pickers_descriptions_are_the_capabilities_summaries(nvim: pynvim.Nvim) -> None:
+    human = nvim.exec_lua("return require('lsap.commands').human")
+    assert human and all(description == REGISTRY[mode].summary for mode, description in human)
 
 
 def test_completing_lsap_offers_every_mode_and_subcommand(nvim: pynvim.Nvim) -> None:
@@ -185,15 +200,55 @@ def test_lsap_request_sends_the_block_under_the_cursor(nvim: pynvim.Nvim, sent: 
 
 
 def test_lsap_alone_opens_a_picker_over_the_modes(nvim: pynvim.Nvim, sent: Any) -> None:
+    """Through `vim.ui.select` (so telescope, fzf-lua or snacks show it), one line per mode
+    with its description, only the modes a human runs."""
+    nvim.command("edit shop/models.py")
     nvim.exec_lua("""
+        local select = vim.ui.select
         vim.ui.select = function(items, opts, on_choice)
-          _G.lsap_offered = items
+          _G.lsap_offered = vim.tbl_map(opts.format_item, items)
+          _G.lsap_kind = opts.kind
+          vim.ui.select = select
           on_choice('hover')
         end
     """)
     nvim.command("Lsap")
-    assert "references" in nvim.exec_lua("return _G.lsap_offered")
+    offered = nvim.exec_lua("return _G.lsap_offered")
+    lines = {line.split()[0]: line for line in offered}
+    assert "references" in lines and "resume" in lines and "approval" in lines
+    assert not {"batch", "schema", "rename_execute", "editor"} & set(lines)
+    assert lines["references"].endswith(REGISTRY["references"].summary)
+    assert lines["log"].endswith("agents' requests and answers, live")
+    assert nvim.exec_lua("return _G.lsap_kind") == "lsap.mode"
     assert sent()[-1]["mode"] == "hover"
+
+
+def test_rename_without_a_name_asks_for_it_with_the_current_name(nvim: pynvim.Nvim, sent: Any) -> None:
+    nvim.command("edit shop/models.py")
+    nvim.call("cursor", nvim.call("search", "class Product"), 8)
+    nvim.exec_lua("""
+        local input = vim.ui.input
+        vim.ui.input = function(opts, on_confirm)
+          _G.lsap_asked = opts
+          vim.ui.input = input
+          on_confirm('Item')
+        end
+    """)
+    nvim.command("LsapRename")
+    assert nvim.exec_lua("return _G.lsap_asked") == {"prompt": "New name: ", "default": "Product"}
+    assert sent()[-1]["mode"] == "rename" and sent()[-1]["options"] == {"new_name": "Item"}
+    # An anchor's name: the identifier at its marker, else its symbol path's last part.
+    names = nvim.exec_lua("""
+        local c = require('lsap.commands')
+        return { c.current_name('shop/models.py:Order.total'), c.current_name('shop/a.py@x = <|>total_of(y)'),
+                 c.current_name('shop/models.py:Order@def add') }
+    """)
+    assert names == ["total", "total_of", "def"]
+    # Cancelled or unchanged: nothing is sent.
+    count = len(sent())
+    nvim.exec_lua("vim.ui.input = function(opts, on_confirm) on_confirm(nil) end")
+    nvim.command("Lsap rename_preview shop/models.py:Product")
+    assert len(sent()) == count
 
 
 def test_unknown_mode_and_disabled_buffer_send_nothing(nvim: pynvim.Nvim, sent: Any) -> None:
@@ -234,8 +289,10 @@ def test_setup_names_a_wrong_key_and_its_expected_type(nvim: pynvim.Nvim) -> Non
     assert "allow, ask, deny" in err
     nvim.exec_lua("require('lsap').setup({ sokcet = false, report = { height = 9 } })")
     [unknown] = nvim.exec_lua("return require('lsap').unknown")
-    assert unknown.startswith("sokcet (valid: edit_policy, ")
+    assert unknown.startswith("sokcet (valid: approval, edit_policy, ")
     assert ", socket" in unknown
+    ok, err = nvim.exec_lua("return { pcall(require('lsap').setup, { approval = { window = 'modal' } }) }")
+    assert err == '(lsap) option "approval.window" must be one of float, select, got "modal"'
     assert nvim.exec_lua("return require('lsap').config.report") == {
         "height": 9,
         "vertical": False,
@@ -333,6 +390,104 @@ def test_bang_sends_locations_to_the_quickfix_list(nvim: pynvim.Nvim, project: P
     assert [(i["lnum"], i["col"]) for i in items["items"]] == [(5, 13)]
     assert nvim.call("bufname", items["items"][0]["bufnr"]).endswith("shop/catalog.py")
     nvim.command("cclose")
+
+
+def show(nvim: pynvim.Nvim, project: Path, text: str = REPORT, **options: Any) -> None:
+    locations = [{"path": "shop/catalog.py", "line": 5, "col": 12, "text": "CROISSANT = …"}]
+    nvim.exec_lua("require('lsap.report').show(...)", text, locations, {"root": str(project), **options})
+
+
+def test_the_report_keeps_its_settings_whatever_is_done_to_buffers(nvim: pynvim.Nvim, project: Path) -> None:
+    nvim.command("only | edit shop/models.py")
+    show(nvim, project)
+    nvim.command("%bd!")
+    show(nvim, project)
+    report = nvim.current.buffer
+    assert report.name == "lsap://report"
+    assert (report.options["buftype"], report.options["filetype"], report.options["buflisted"]) == (
+        "nofile", "markdown", False)
+    nvim.command("bdelete")
+    show(nvim, project)
+    nvim.feedkeys("q", "x", False)  # a map again, not the start of a macro recording
+    assert nvim.call("reg_recording") == ""
+    assert nvim.current.buffer.name != "lsap://report"
+    # Reopened by name, as a session does: lsap's buffer again, with the last report.
+    nvim.command("edit lsap://report")
+    assert nvim.current.buffer.options["buftype"] == "nofile"
+    assert nvim.current.buffer[0] == "# References: `Product`"
+    assert any(m["lhs"] == "]]" for m in nvim.current.buffer.api.get_keymap("n"))
+    nvim.command("enew")
+
+
+def test_the_report_hides_the_users_window_options(nvim: pynvim.Nvim, project: Path) -> None:
+    nvim.command("only | set number relativenumber list nowrap signcolumn=yes | edit shop/models.py")
+    long_anchor = REPORT.replace("Product@class", "Product@" + "x" * 150 + " class")
+    try:
+        show(nvim, project, long_anchor)
+        options = nvim.current.window.options
+        assert (options["number"], options["relativenumber"], options["list"]) == (False, False, False)
+        assert (options["wrap"], options["signcolumn"]) == (True, "no")  # long Anchor lines wrap
+        nvim.command("wincmd p")
+        assert nvim.current.window.options["number"]  # the human's windows keep theirs
+    finally:
+        nvim.command("set nonumber norelativenumber nolist wrap signcolumn=auto | only")
+
+
+def test_resume_and_history_reopen_earlier_reports(nvim: pynvim.Nvim, project: Path) -> None:
+    nvim.command("only | edit shop/models.py")
+    show(nvim, project)
+    show(nvim, project, "# Hover: `Order`\n\nAnchor: `shop/models.py:Order`")
+    nvim.command("only")
+    nvim.command("Lsap resume")
+    assert nvim.current.buffer[0] == "# Hover: `Order`"
+    nvim.command("Lsap resume 2")
+    assert nvim.current.buffer[0] == "# References: `Product`"
+    nvim.feedkeys("]]", "x", False)  # its entries came back with it
+    assert nvim.current.window.cursor == (10, 0)
+    nvim.exec_lua("""
+        local select = vim.ui.select
+        vim.ui.select = function(items, opts, on_choice)
+          _G.lsap_reports = vim.tbl_map(opts.format_item, items)
+          vim.ui.select = select
+          on_choice(items[1])
+        end
+    """)
+    nvim.command("Lsap history")
+    reports = nvim.exec_lua("return _G.lsap_reports")
+    assert reports[0].endswith(" Hover: Order (1 location)")
+    assert reports[1].endswith(" References: Product (1 location)")
+    assert nvim.current.buffer[0] == "# Hover: `Order`"
+    nvim.command("only | enew")
+
+
+def test_a_report_waits_while_the_human_types_and_opens_beside_them(nvim: pynvim.Nvim, project: Path) -> None:
+    nvim.command("only | enew!")
+    typing_in = nvim.current.window
+    ticket = nvim.exec_lua("return require('lsap.ui').ticket('references')")
+    nvim.input("ihello ")
+    assert nvim.api.get_mode()["mode"] == "i"
+    show(nvim, project, ticket=ticket)  # the answer arrives mid-typing
+    assert nvim.call("bufwinid", "lsap://report") == -1  # not while typing
+    nvim.input("world<Esc>")
+    report = wait_for(lambda: nvim.call("bufwinid", "lsap://report") + 1, 5, "the report window") - 1
+    assert nvim.current.window == typing_in and nvim.current.buffer[:] == ["hello world"]
+    assert report != typing_in.handle
+    notes = nvim.exec_lua("return vim.fn.execute('messages')")
+    assert "(lsap) References: Product ready: <C-w>b goes there" in notes
+    nvim.command("only | enew!")
+
+
+def test_the_log_survives_bdelete_and_never_blocks_quitting(home: Home, project: Path) -> None:
+    nvim = home.attach(project)
+    entry = {"client": "agent", "phase": "start", "what": "references shop/models.py:Product"}
+    nvim.exec_lua("require('lsap.log').append({...})", entry)
+    nvim.command("Lsap log")
+    nvim.command("%bd!")
+    nvim.exec_lua("require('lsap.log').append({...})", entry)
+    assert nvim.call("getbufinfo", {"bufmodified": 1}) == []
+    assert nvim.exec_lua("return vim.bo[vim.fn.bufnr('lsap://log')].buftype") == "nofile"
+    with pytest.raises((OSError, EOFError)):  # Neovim quit: E162 would be an error reply instead
+        nvim.command("qa")
 
 
 # -- the help file ------------------------------------------------------------------------
