@@ -532,8 +532,8 @@ def test_edit_policy_for_agents(human: HumanNvim) -> None:
     renamed = {"mode": "locate", "locate": "shop/checkout.py:print_receipt"}
 
     def attempt(policy: str, answer: str) -> dict[str, Any]:
-        human.lua("require('lsap').config.edit_policy = ...; _G.lsap_answer = select(2, ...)",
-                  policy, answer)
+        human.lua("require('lsap').config.edit_policy = ...; _G.lsap_answer = select(2, ...)"
+                  "; require('lsap').config.approval.window = 'select'", policy, answer)
         with Connection(human.session.socket, name="editing-agent") as conn:
             result: dict[str, Any] = conn.call("request", {"request": rename})
             # The buffers changed exactly when the edit was approved.
