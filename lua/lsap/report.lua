@@ -350,14 +350,6 @@ local function here()
   return current.targets[vim.api.nvim_win_get_cursor(0)[1]]
 end
 
---- The location of report row `row` (of the report shown): { path, line, col }.
-function M.location_at(row)
-  local t = current and current.targets[row]
-  if not t then return nil end
-  local path = absolute(current.root, t.path)
-  return { path = path, line = t.line, col = column(t, lines_of()(path, t.line)) }
-end
-
 --- Jump from the report to the location under the cursor, in the window the human came
 --- from. On a code line, the cursor's own column in the code is kept.
 function M.jump()

@@ -1,17 +1,25 @@
 """The human's path end to end, in a real terminal: Neovim under tmux with the plugin
 installed as documented, :LsapReferences through the remote plugin, the report read off
-the screen, <CR> on an entry, and the cursor on the reference."""
+the screen, <CR> on an entry, and the cursor on the reference. Then the human typing while
+a slow report is computed, and while an agent's edit waits for an answer: every key lands
+where it was typed, and the report and the prompt open beside the human."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pynvim
 import pytest
 
+from lsap_bridge.client import Connection
 from tests.conftest import EXAMPLE
 
 from .nvim_home import Home, make_home, wait_for
@@ -69,6 +77,13 @@ class Terminal:
         except AssertionError as exc:
             raise AssertionError(f"{exc}; the screen:\n{self.screen()}") from None
 
+    def type(self, text: str, seconds: float) -> None:
+        """Type `text` as a person would, a few keys at a time over `seconds`."""
+        chunks = [text[i:i + 3] for i in range(0, len(text), 3)]
+        for chunk in chunks:
+            self.keys("-l", chunk)
+            time.sleep(seconds / len(chunks))
+
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
         self.path.unlink(missing_ok=True)
@@ -79,9 +94,43 @@ def terminal(tmp_path: Path) -> Iterator[tuple[Terminal, Path]]:
     project = tmp_path / "shop"
     shutil.copytree(EXAMPLE, project)
     home = make_home(tmp_path / "home")
+    # A global 'number' must not double the report's own `42|` numbers.
+    with (Path(home.env["XDG_CONFIG_HOME"]) / "nvim" / "init.lua").open("a") as init:
+        init.write("vim.o.number = true\n")
     home.register()
     term = Terminal(home, project, home.nvim, "shop/models.py")
     yield term, project
+    term.close()
+
+
+SLOW = """
+vim.filetype.add({{ extension = {{ slow = 'slow' }} }})
+vim.lsp.config('slow', {{
+  cmd = {{ {python!r}, {server!r}, '3' }}, filetypes = {{ 'slow' }}, root_markers = {{ 'pyproject.toml' }},
+}})
+vim.lsp.enable('slow')
+"""
+
+
+@pytest.fixture
+def editor(tmp_path: Path) -> Iterator[tuple[Terminal, pynvim.Nvim, Path]]:
+    """Neovim in a terminal, plus an RPC channel to look at its state (it sends no keys): a
+    `.slow` file is served by a server that takes 3 s per hover, Python by basedpyright, and
+    agents' edits ask (`edit_policy = 'ask'`)."""
+    project = tmp_path / "shop"
+    shutil.copytree(EXAMPLE, project)
+    (project / "notes.slow").write_text("hello world\n")
+    home = make_home(tmp_path / "home", setup="{ edit_policy = 'ask' }")
+    server = Path(__file__).with_name("slow_server.py")
+    with (Path(home.env["XDG_CONFIG_HOME"]) / "nvim" / "init.lua").open("a") as init:
+        init.write(SLOW.format(python=sys.executable, server=str(server)))
+    home.register()
+    address = str(tmp_path / "nvim.sock")
+    term = Terminal(home, project, home.nvim, "--listen", address, "notes.slow")
+    wait_for(lambda: os.path.exists(address), 30, "Neovim listening")
+    nvim = pynvim.attach("socket", path=address)
+    yield term, nvim, project
+    nvim.close()
     term.close()
 
 
@@ -119,8 +168,81 @@ def test_references_report_and_jump_in_a_real_terminal(terminal: tuple[Terminal,
         project / "shop" / "catalog.py", "CROISSANT = Product", "Product"
     )
     term.keys("/CROISSANT = Product", "Enter")
-    term.wait(f"{target_line}| CROISSANT")
+    screen = term.wait(f"{target_line}| CROISSANT")
+    # The report's numbers only: no line number column of 'number' before them.
+    assert any(row.startswith(f"{target_line}| CROISSANT") for row in screen.splitlines()), screen
     term.keys("Enter")
     term.keys(':echo "AT " . expand("%:.") . ":" . line(".") . ":" . col(".")', "Enter")
     screen = term.wait("AT shop/")
     assert f"AT shop/catalog.py:{target_line}:{target_col}" in screen
+
+
+def test_typing_while_a_slow_report_is_computed(editor: tuple[Terminal, pynvim.Nvim, Path]) -> None:
+    term, nvim, project = editor
+    term.wait("hello world", 30)
+    term.keys(":LsapHover", "Enter")
+    # Slower than 300 ms: a line says what it waits for (the service, then the server).
+    screen = term.wait("(lsap) hover: ", 10)
+    assert any(state in screen for state in ("starting the lsap service", "slow is starting", "waiting for slow"))
+    term.keys("G", "o")
+    typed = "the human keeps typing "
+    for _ in range(30):  # until the answer has arrived, while in Insert mode
+        term.type(typed, 0.5)
+        if nvim.exec_lua("return #require('lsap.report').history") > 0:
+            break
+    else:
+        raise AssertionError(f"no answer; the screen:\n{term.screen()}")
+    assert nvim.api.get_mode()["mode"] == "i"
+    assert nvim.call("bufwinid", "lsap://report") == -1  # it waits while the human types
+    term.type("and more", 0.5)
+    term.keys("Escape")
+    screen = term.wait("ready: <C-w>b goes there", 10)  # one line says where it is
+    assert "(lsap) Hover: hello ready" in screen
+    assert nvim.call("bufwinid", "lsap://report") != -1
+    # Every key landed in the file, and the cursor is still there.
+    assert nvim.current.buffer.name == str(project / "notes.slow")
+    lines = nvim.current.buffer[:]
+    assert lines[0] == "hello world" and lines[1].startswith(typed) and lines[1].endswith(typed + "and more")
+    assert set(lines[1].split(typed)[:-1]) == {""}, lines[1]  # nothing missing between the chunks
+    term.keys("C-w", "b")
+    term.wait("slow answer", 5)
+    assert nvim.current.buffer.name == "lsap://report"
+    term.keys("q")
+    wait_for(lambda: nvim.call("bufwinid", "lsap://report") == -1, 5, "the report closed")
+
+
+def test_typing_while_an_agents_edit_waits(editor: tuple[Terminal, pynvim.Nvim, Path]) -> None:
+    term, nvim, project = editor
+    term.wait("hello world", 30)
+    # The agent socket, in the runtime directory of the human's environment.
+    socket = f"{nvim.call('getenv', 'XDG_RUNTIME_DIR')}/lsap/nvim-{nvim.call('getpid')}.sock"
+    wait_for(lambda: os.path.exists(socket), 60, "the agent socket")
+    with Connection(socket) as conn:  # basedpyright up and indexed
+        assert conn.call("request", {"request": {"mode": "hover", "locate": "shop/models.py:Order"}})["ok"]
+    answer: dict[str, Any] = {}
+
+    def agent() -> None:
+        rename = {"mode": "rename", "locate": "shop/checkout.py:receipt", "new_name": "print_receipt"}
+        with Connection(socket, name="claude") as conn:
+            answer.update(conn.call("request", {"request": rename}))
+
+    term.keys("G", "o")
+    term.type("limit = 1", 0.3)
+    asking = threading.Thread(target=agent, daemon=True)
+    asking.start()
+    wait_for(lambda: nvim.exec_lua("return #require('lsap.approval').waiting()") == 1, 30, "the question")
+    term.keys("Enter")  # an <Enter> and an `a`, `r`, `d`: the prompt's keys, typed into the file
+    term.type("a r d done", 1)
+    assert "a apply" not in term.screen()  # nothing opened while typing
+    term.keys("Escape")
+    screen = term.wait("a apply · r refuse", 10)
+    assert "claude wants to rename" in screen and "+def print_receipt(order: Order) -> str:" in screen
+    assert nvim.current.buffer[:] == ["hello world", "limit = 1", "a r d done"]
+    assert not answer  # undecided until the human answers
+    term.keys(":Lsap approval", "Enter")
+    term.keys("a")
+    asking.join(30)
+    assert answer.get("ok"), answer
+    assert "def print_receipt(" in (project / "shop" / "checkout.py").read_text()
+    assert nvim.current.buffer.name == str(project / "notes.slow")
+    assert nvim.current.buffer[:] == ["hello world", "limit = 1", "a r d done"]
