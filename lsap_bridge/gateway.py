@@ -390,7 +390,7 @@ def uncovered(coverage: dict[str, Any]) -> LsapError:
     """The error for a buffer no language server will attach to: which configs exist, and
     which would cover it."""
     filetype = str(coverage.get("filetype") or "")
-    name = Path(str(coverage.get("name") or "")).name
+    name = str(coverage.get("name") or "this buffer")
     what = f"{filetype} files" if filetype else "files without a filetype"
     enabled = "; ".join(
         f"{c['name']} ({', '.join(c.get('filetypes') or []) or 'any filetype'})"
@@ -402,7 +402,7 @@ def uncovered(coverage: dict[str, Any]) -> LsapError:
     else:
         hint = (f"enabled configs: {enabled or 'none'}; configure a server for {filetype or 'it'} "
                 "with vim.lsp.config() and vim.lsp.enable() (:help lsp-config)")
-    return LsapError(ErrorCode.UNSUPPORTED, f"no language server is configured for {what} ({name})",
+    return LsapError(ErrorCode.UNSUPPORTED, f"no language server is attached to {name}: none is configured for {what}",
                      hint=hint)
 
 

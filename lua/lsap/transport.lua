@@ -339,7 +339,8 @@ function M.coverage(bufnr)
     end
   end
   table.sort(enabled, function(a, b) return a.name < b.name end)
-  return { filetype = filetype, name = vim.api.nvim_buf_get_name(bufnr), enabled = enabled, candidates = candidates }
+  local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ':~:.')
+  return { filetype = filetype, name = name, enabled = enabled, candidates = candidates }
 end
 
 function M.when_attached(token, bufnr, method, timeout_ms)

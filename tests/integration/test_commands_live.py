@@ -184,7 +184,7 @@ def test_a_file_no_server_covers_fails_at_once_naming_the_configs(nvim: pynvim.N
     lines = run(nvim, "LsapReferences")
     elapsed = time.monotonic() - started
     text = "\n".join(lines)
-    assert "no language server is configured for markdown files (notes.md)" in text, text
+    assert "no language server is attached to notes.md: none is configured for markdown files" in text, text
     assert "basedpyright (python)" in text  # what is enabled, and for what
     assert elapsed < 1.0, f"{elapsed:.2f} s"
 

@@ -175,6 +175,11 @@ def test_references_report_and_jump_in_a_real_terminal(terminal: tuple[Terminal,
     term.keys(':echo "AT " . expand("%:.") . ":" . line(".") . ":" . col(".")', "Enter")
     screen = term.wait("AT shop/")
     assert f"AT shop/catalog.py:{target_line}:{target_col}" in screen
+    # After a file and a colon, <Tab> offers the file's symbol paths from its server: they
+    # arrive after the first <Tab>, which waits for nothing.
+    term.keys(":Lsap hover shop/promotions.py:Promotion.a", "Tab")
+    term.wait(":Lsap hover shop/promotions.py:Promotion.apply", 30)
+    term.keys("Escape")
 
 
 def test_typing_while_a_slow_report_is_computed(editor: tuple[Terminal, pynvim.Nvim, Path]) -> None:
