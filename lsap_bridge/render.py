@@ -24,7 +24,7 @@ def _environment() -> Environment:
         auto_reload=False,  # templates ship with the package: no stat of each one per report
     )
     # Requests and options a report suggests, written for the surface that asked.
-    environment.globals.update(request=phrase, option=phrase_option)
+    environment.globals.update(suggest=phrase, suggest_option=phrase_option)
     return environment
 
 

@@ -126,7 +126,7 @@ local function open(item)
     if shown and vim.api.nvim_buf_is_valid(bufnr) then fill(bufnr, lines_of(shown.item)) end
   end))
   shown = { item = item, win = win, ticker = ticker }
-  ui.notify(('%s asks to %s: :Lsap approval to answer (a apply, r refuse)'):format(item.client, item.summary))
+  ui.notify(('%s asks you (:Lsap approval, then a apply, r refuse): %s'):format(item.client, item.summary))
 end
 
 local function ask_select(item)
@@ -234,7 +234,7 @@ function M.ask(client, summary, preview, timeout_ms, done)
   item.timer:start(seconds * 1000, 0, vim.schedule_wrap(function() M.answer(item, 'timeout') end))
   queue[#queue + 1] = item
   if ui.typing() then
-    ui.notify(('%s asks to %s: the prompt opens when you stop typing'):format(client, summary))
+    ui.notify(('%s asks you about an edit once you stop typing: %s'):format(client, summary))
   end
   refresh()
   return function()

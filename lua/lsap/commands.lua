@@ -174,11 +174,20 @@ function M.parse(mode, args)
   return (anchor ~= '' and anchor or nil), options
 end
 
---- The name a rename starts from, as `vim.lsp.buf.rename` pre-fills it: the word under the
---- cursor, or the anchor's (the identifier at its `<|>`, else at the start of its text,
---- else the last part of its symbol path).
-function M.current_name(anchor)
-  if not anchor then return vim.fn.expand('<cword>') end
+--- The identifier at (or just after) byte column `col` of `text`.
+local function word_at(text, col)
+  for _, word, after in text:gmatch('()([%w_$]+)()') do
+    if after > col + 1 then return word end
+  end
+  return ''
+end
+
+--- The name a rename starts from, as `vim.lsp.buf.rename` pre-fills it: the word at the
+--- cursor (a `cursor` table: its line's text and byte column), or the anchor's (the
+--- identifier at its `<|>`, else at the start of its text, else the last part of its
+--- symbol path).
+function M.current_name(anchor, cursor)
+  if not anchor then return word_at(cursor.text or '', cursor.col or 0) end
   local scope, find = anchor:match('^[^@]-:([^@]*)@(.*)$')
   find = find or anchor:match('^[^@:]*@(.*)$')
   if find then
@@ -237,7 +246,7 @@ function M.run(name, opts)
     require('lsap').run(name, { anchor = anchor, options = options, bang = opts.bang, range = range, cursor = cursor })
   end
   if (name == 'rename' or name == 'rename_preview') and options.new_name == nil then
-    return ask_name(M.current_name(anchor), function(new_name)
+    return ask_name(M.current_name(anchor, cursor), function(new_name)
       options.new_name = new_name
       go()
     end)

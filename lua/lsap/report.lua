@@ -87,7 +87,11 @@ function M.index(lines, locations, root)
     known[key] = known[key] or loc
     paths[loc.path] = true
   end
-  local function file(path) return path ~= '' and (paths[path] or readable(root, path)) end
+  local files = {} -- whether a path names a file, asked once per report
+  local function file(path)
+    if files[path] == nil then files[path] = path ~= '' and (paths[path] or readable(root, path)) end
+    return files[path]
+  end
   local function target(path, line, extra)
     local t = extra or {}
     t.path, t.line = path, line

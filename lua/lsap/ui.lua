@@ -47,7 +47,8 @@ local function release()
     poll = nil
   end
   pcall(vim.api.nvim_del_augroup_by_name, 'lsap.ui.free')
-  for _, fn in ipairs(ready) do fn() end
+  -- Each on its own turn of the loop: one failing does not keep the others from running.
+  for _, fn in ipairs(ready) do vim.schedule(fn) end
 end
 
 --- Run `fn` now if the human is not typing, else once they stop (they leave Insert, Replace,
