@@ -135,10 +135,13 @@ local withdraw = {} ---@type table<integer, fun()> approvals to take back if the
 
 --- Ask the human about an agent's edit; replies with the decision (see lsap.approval).
 function M.confirm(token, client, summary, preview, timeout_ms)
-  withdraw[token] = require('lsap.log').confirm(client, summary, preview, timeout_ms, function(decision)
+  local answered = false
+  local take_back = require('lsap.log').confirm(client, summary, preview, timeout_ms, function(decision)
+    answered = true
     withdraw[token] = nil
     reply(token, decision)
   end)
+  if not answered then withdraw[token] = take_back end -- 'allow' and 'deny' answer at once
 end
 
 --- Fail the requests still pending on a server that exited, and tell the service it is gone.
