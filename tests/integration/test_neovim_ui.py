@@ -412,7 +412,7 @@ def test_the_report_keeps_its_settings_whatever_is_done_to_buffers(nvim: pynvim.
     assert nvim.call("reg_recording") == ""
     assert nvim.current.buffer.name != "lsap://report"
     # Reopened by name, as a session does: lsap's buffer again, with the last report.
-    nvim.command("edit lsap://report")
+    nvim.command("bwipeout! lsap://report | edit lsap://report")
     assert nvim.current.buffer.options["buftype"] == "nofile"
     assert nvim.current.buffer[0] == "# References: `Product`"
     assert any(m["lhs"] == "]]" for m in nvim.current.buffer.api.get_keymap("n"))
