@@ -129,7 +129,7 @@ function M.index(lines, locations, root)
             targets[run.row].col = col
             t.col = col
           end
-        else
+        elseif sign == ' ' or text == '' then -- context (difflib strips a blank one's space)
           diff.old = diff.old + 1
           diff.run = nil
         end

@@ -47,8 +47,13 @@ local function release()
     poll = nil
   end
   pcall(vim.api.nvim_del_augroup_by_name, 'lsap.ui.free')
-  -- Each on its own turn of the loop: one failing does not keep the others from running.
-  for _, fn in ipairs(ready) do vim.schedule(fn) end
+  -- Each on its own turn of the loop, so one failing does not keep the others from running;
+  -- typing that started again meanwhile (`<Esc>i` typed at once) makes it wait again.
+  for _, fn in ipairs(ready) do
+    vim.schedule(function()
+      if M.typing() then M.when_free(fn) else fn() end
+    end)
+  end
 end
 
 --- Run `fn` now if the human is not typing, else once they stop (they leave Insert, Replace,

@@ -332,7 +332,10 @@ def test_bad_messages_leave_the_server_serving(human: HumanNvim) -> None:
     assert "larger than" in by_id[1][2]["message"] and by_id[2][3] == "pong"
     conn.close()
     # A client that leaves mid-request: its work is cancelled, the next client is served.
+    # (Text files get a server that never starts, so the request waits for it.)
     (human.root / "notes.txt").write_text("nothing a server knows\n")
+    human.lua("vim.lsp.config('silent', { cmd = { 'sleep', '600' }, filetypes = { 'text' } })"
+              "; vim.lsp.enable('silent')")
     leaver = JsonClient(human.session.socket)
     leaver.call("info", {"client": "leaver"})
     leaver.send_raw(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "request", "params": {
@@ -341,6 +344,7 @@ def test_bad_messages_leave_the_server_serving(human: HumanNvim) -> None:
     leaver.close()
     assert logged(human, "leaver ← failed definition"), "the abandoned request was not cancelled"
     assert logged(human, "cancelled: the client went away")
+    human.lua("vim.lsp.enable('silent', false)")
     with Connection(human.session.socket) as conn:
         assert conn.call("request", {"request": REFERENCES})["ok"]
 
