@@ -21,6 +21,7 @@ local current = nil ---@type table?
 
 M.keys = {
   { '<CR>', 'jump to the location under the cursor', function() M.jump() end },
+  { 'p', 'preview it: show the location, stay in the report', function() M.jump(true) end },
   { ']]', 'next entry', function() M.next_entry(1) end },
   { '[[', 'previous entry', function() M.next_entry(-1) end },
   { 'q', 'close the report', function() M.close() end },
@@ -355,8 +356,9 @@ local function here()
 end
 
 --- Jump from the report to the location under the cursor, in the window the human came
---- from. On a code line, the cursor's own column in the code is kept.
-function M.jump()
+--- from. On a code line, the cursor's own column in the code is kept. `preview`: show it
+--- there, the cursor staying in the report.
+function M.jump(preview)
   local t = here()
   if not t then return ui.notify('no location on this line', 'warn') end
   local cursor_col = vim.api.nvim_win_get_cursor(0)[2]
@@ -369,6 +371,10 @@ function M.jump()
   local text = vim.api.nvim_buf_get_lines(0, line - 1, line, false)[1] or ''
   local col = (t.code_at and cursor_col > t.code_at) and (cursor_col - t.code_at) or column(t, text)
   vim.api.nvim_win_set_cursor(0, { line, math.min(col, math.max(#text - 1, 0)) })
+  if preview then
+    vim.cmd('normal! zz')
+    vim.api.nvim_set_current_win(report_win)
+  end
 end
 
 --- Move the cursor to the next (1) or previous (-1) entry of the report.

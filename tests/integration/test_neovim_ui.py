@@ -352,7 +352,11 @@ def test_report_window_keys(nvim: pynvim.Nvim, project: Path) -> None:
     assert nvim.current.window.cursor == (10, 0)
     nvim.feedkeys("[[", "x", False)
     assert nvim.current.window.cursor == (8, 0)
-    nvim.feedkeys("]]" + nvim.replace_termcodes("<CR>", True, True, True), "x", False)
+    report = nvim.current.window
+    nvim.feedkeys("]]p", "x", False)  # preview: the location shown, the cursor stays
+    assert nvim.current.window == report
+    assert Path(origin.buffer.name) == project / "shop" / "catalog.py" and origin.cursor == (5, 12)
+    nvim.feedkeys(nvim.replace_termcodes("<CR>", True, True, True), "x", False)
     assert nvim.current.window == origin
     assert Path(nvim.current.buffer.name) == project / "shop" / "catalog.py"
     assert nvim.current.window.cursor == (5, 12)
