@@ -11,8 +11,15 @@ from __future__ import annotations
 import hashlib
 import os
 import stat as stat_module
+import time
 from dataclasses import dataclass
 from pathlib import Path
+
+# Two writes closer together than a file system's timestamp granularity (FAT: 2 s; others a
+# clock tick) can leave size and mtime alike: a stamp taken this soon after the file's last
+# write does not prove that a later equal stamp means equal content ("racily clean", as git
+# calls it), and the content hash has the last word.
+RACY_NS = 2_000_000_000
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,11 @@ class DiskStamp:
         if not stat_module.S_ISREG(st.st_mode):
             return None
         return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, st.st_mode, st.st_uid)
+
+    def racy(self, seen_ns: int | None = None) -> bool:
+        """Whether this stamp, taken at `seen_ns` (`time.time_ns()`, default now), is too
+        close to the file's last write to tell a rewrite of the same size apart."""
+        return (time.time_ns() if seen_ns is None else seen_ns) - self.mtime_ns < RACY_NS
 
     @property
     def token(self) -> str:

@@ -9,22 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .errors import ErrorCode, LsapError
+from .filestate import DiskStamp, content_hash
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
-from .workspace import uri_of
+from .workspace import Workspace, too_large, uri_of
 
 CommandHandler = Callable[[list[Any]], Coroutine[Any, Any, None]]
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-TEXT_CACHE = 512  # documents whose text the gateway keeps, by changedtick or mtime
+TEXT_CACHE = 512  # documents whose text the gateway keeps, by changedtick or disk stamp
+MAX_FILE_SIZE = 4 * 1024 * 1024  # until Neovim says otherwise (`max_file_size`)
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,15 @@ class Document:
 
     path: Path
     lines: list[str]
-    version: str  # changedtick for buffers, mtime for disk files: a cache key
+    version: str  # changedtick for buffers, the disk stamp for files: a cache key
     bufnr: int | None = None
     modified: bool = False
+    # A buffer with unsaved changes whose file was "changed" or "deleted" on disk since the
+    # buffer was read: the text is the human's, and answers say the disk differs.
+    disk_differs: str | None = None
+    # A text read from disk while its stamp was racy: its content hash, which settles
+    # whether an equal stamp later still means this text (see `DiskStamp.racy`).
+    digest: str | None = None
 
 
 class StaleText(Exception):
@@ -100,6 +107,9 @@ class EditorGateway:
     timeouts: Timeouts = field(default_factory=Timeouts)
     channel: int = 0
     nvim_pid: int = 0
+    max_file_size: int = MAX_FILE_SIZE  # Neovim's `max_file_size` when the service started
+    # The roots every path opened or read must be inside (the session's; None: no check).
+    workspace: Workspace | None = None
     _tokens: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _waiting: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
     _command_handler: CommandHandler | None = None
@@ -112,7 +122,8 @@ class EditorGateway:
         """Register this channel with the Lua transport so replies find their way back."""
         self.conn.on_notification(self._on_notification)
         self.channel = (await self.conn.request("nvim_get_api_info"))[0]
-        self.nvim_pid = await self._lua("return require('lsap.transport').register(...)", self.channel)
+        started = await self._lua("return require('lsap.transport').register(...)", self.channel)
+        self.nvim_pid, self.max_file_size = int(started["pid"]), int(started["max_file_size"])
 
     def on_command(self, handler: CommandHandler) -> None:
         """Commands typed by the human (`:Lsap …`) arrive as `lsap_command` notifications."""
@@ -168,12 +179,26 @@ class EditorGateway:
 
     # -- text -------------------------------------------------------------------------
 
+    def confine(self, path: Path) -> None:
+        """The check every path the gateway opens or reads goes through: inside the roots."""
+        if self.workspace is not None and not self.workspace.contains(path):
+            raise LsapError(
+                ErrorCode.OUTSIDE_WORKSPACE, f"{path} is outside the workspace",
+                hint="use a path inside " + ", ".join(str(r) for r in self.workspace.roots))
+
+    def _display(self, path: Path) -> str:
+        return self.workspace.display(path) if self.workspace is not None else str(path)
+
     async def read(self, paths: list[Path]) -> dict[Path, Document]:
         """Read many files in one round trip: buffers where loaded, the disk otherwise.
 
-        Texts are kept per buffer `changedtick` (and file mtime): a buffer that has not
-        changed since the last read costs its tick, not its lines, on the wire.
+        A loaded buffer nobody is editing is brought up to date with its file first (see
+        `fresh` in transport.lua); a file whose buffer is gone with it is read from disk,
+        and so found missing. Texts are kept per buffer `changedtick` (and disk stamp): a
+        buffer that has not changed since the last read costs its tick, not its lines.
         """
+        for path in paths:
+            self.confine(path)
         known = {str(p): [doc.bufnr, int(doc.version[5:])] for p in paths
                  if (doc := self._texts.get(p)) is not None and doc.version.startswith("tick:")}
         loaded = await self._lua("return require('lsap.transport').read(...)",
@@ -183,13 +208,16 @@ class EditorGateway:
         for path in paths:
             entry = loaded.get(str(path))
             cached = self._texts.get(path)
+            if entry and "too_large" in entry:
+                raise too_large(self._display(path), int(entry["too_large"]), self.max_file_size)
             if entry:
                 version = f"tick:{entry['changedtick']}"
                 lines = entry.get("lines")
                 if lines is None and cached is not None:  # unchanged: the transport said so
                     lines = cached.lines
                 out[path] = Document(path, list(lines or [""]), version, bufnr=entry["bufnr"],
-                                     modified=bool(entry["modified"]))
+                                     modified=bool(entry["modified"]),
+                                     disk_differs=entry.get("disk") or None)
             else:
                 out[path] = read_disk(path, cached)
             self._remember(out[path])
@@ -212,9 +240,22 @@ class EditorGateway:
     # -- buffers and clients ---------------------------------------------------------
 
     async def open(self, path: Path) -> int:
-        """A hidden buffer for a file, loaded so that servers attach; no window changes."""
+        """A hidden buffer for a file, loaded so that servers attach; no window changes.
+
+        Only inside the roots, and never a file over `max_file_size` (servers would chew on
+        it for minutes, for every client): that is an `invalid_request`.
+        """
+        self.confine(path)
+        stamp = DiskStamp.of(path)
+        if stamp is not None and stamp.size > self.max_file_size:
+            raise too_large(self._display(path), stamp.size, self.max_file_size)
         bufnr: int = await self._lua("return require('lsap.transport').open(...)", str(path))
         return bufnr
+
+    async def sync(self, changes: list[dict[str, Any]]) -> None:
+        """Tell the servers about files changed on disk (LSP `FileEvent`s) and bring every
+        loaded buffer up to date with its file, in one call (see `sync` in transport.lua)."""
+        await self._lua("require('lsap.transport').sync(...)", changes)
 
     async def clients(self, bufnr: int) -> list[Client]:
         raw = await self._lua("return require('lsap.transport').clients(...)", bufnr)
@@ -248,15 +289,17 @@ class EditorGateway:
                   guard: Document | None = None) -> list[LspAnswer]:
         """Send several LSP requests in one round trip; answers come back in order.
 
-        `guard`: the text the requests were computed from; if its buffer has changed since,
-        nothing is sent and `StaleText` is raised (and that text is no longer held).
+        `guard`: the text the requests were computed from; its buffer is brought up to date
+        with the disk first, and if it has changed since (or its file did, under unsaved
+        changes), nothing is sent and `StaleText` is raised (that text is no longer held).
         """
         payload = [
             {"client_id": c.client_id, "method": c.method, "params": c.params, "bufnr": c.bufnr}
             for c in calls
         ]
         held = guard is not None and guard.bufnr is not None and guard.version.startswith("tick:")
-        check = [guard.bufnr, int(guard.version[5:])] if guard is not None and held else None
+        check = ([guard.bufnr, int(guard.version[5:]), guard.disk_differs or ""]
+                 if guard is not None and held else None)
         raw = await self._ask("request", payload, check, timeout=timeout or self.timeouts.request)
         if isinstance(raw, dict) and raw.get("stale") and guard is not None:
             self._texts.pop(guard.path, None)
@@ -419,25 +462,32 @@ def _client(raw: dict[str, Any]) -> Client:
 
 
 def read_disk(path: Path, cached: Document | None = None) -> Document:
-    """A file's text from disk; `cached` is reused while the file's mtime and size match."""
-    try:
-        stat = os.stat(path)
-        version = f"mtime:{stat.st_mtime_ns}:{stat.st_size}"
-        if cached is not None and cached.version == version:
-            return Document(path, cached.lines, version)
-        data = path.read_bytes()
-    except FileNotFoundError:
+    """A file's text from disk; `cached` is reused while the file's stamp is the same (and,
+    when that stamp was racy, its content hash too)."""
+    stamp = DiskStamp.of(path)
+    if stamp is None:
+        if path.is_dir():
+            raise LsapError(ErrorCode.INVALID_REQUEST, f"{path} is a directory, not a file")
         raise LsapError(
             ErrorCode.NOT_FOUND,
             f"no such file: {path}",
             hint="check the path: it is relative to the workspace root",
-        ) from None
-    except IsADirectoryError:
-        raise LsapError(ErrorCode.INVALID_REQUEST, f"{path} is a directory, not a file") from None
+        )
+    version = stamp.token
+    unchanged = cached is not None and cached.version == version
+    if unchanged and cached is not None and cached.digest is None:
+        return cached
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return read_disk(path)  # deleted between the stat and the read: say so
+    digest = content_hash(data) if stamp.racy() or unchanged else None
+    if unchanged and cached is not None and digest == cached.digest:
+        return replace(cached, digest=digest if stamp.racy() else None)
     text = data.decode("utf-8", errors="replace")
     # Lines end where LSP and Neovim end them (\n, \r\n, \r), not at str.splitlines()'s
     # form feeds and U+2028, which would shift every line number after them.
     lines = _LINE_BREAK.split(text)
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
-    return Document(path, lines, version)
+    return Document(path, lines, version, digest=digest if stamp.racy() else None)

@@ -11,6 +11,7 @@ from jinja2 import Environment, PackageLoader
 
 from .errors import LsapError
 from .surface import phrase, phrase_option
+from .workspace import size_text
 
 
 @cache
@@ -25,6 +26,7 @@ def _environment() -> Environment:
     )
     # Requests and options a report suggests, written for the surface that asked.
     environment.globals.update(suggest=phrase, suggest_option=phrase_option)
+    environment.filters["size"] = size_text
     return environment
 
 
@@ -33,6 +35,9 @@ _DEEP_HEADING = re.compile(r"#{4,}\s+(.*)")
 
 def render_markdown(template: str, data: dict[str, Any]) -> str:
     text = _environment().get_template(f"{template}.md.j2").render(**data)
+    if data.get("notes"):  # under the title, whatever the mode (see `session.disk_notes`)
+        title, _, rest = text.partition("\n")
+        text = title + "\n\n" + _environment().get_template("_notes.md.j2").render(**data) + rest
     lines = [line.rstrip() for line in text.strip().split("\n")]
     if "```" in text or "####" in text:
         _fit_markup(lines)

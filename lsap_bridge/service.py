@@ -24,7 +24,7 @@ from .lsreq.executor import execute
 from .lsreq.parser import parse
 from .models import LineScope, Locate
 from .render import render_error, render_json, render_markdown
-from .session import Session
+from .session import Session, disk_notes
 from .surface import SURFACE, fields_help
 from .workspace import Remembered, Workspace
 
@@ -160,11 +160,11 @@ class Service:
 
     async def _answer(self, payload: dict[str, Any]) -> Response:
         request = parse_request(payload, self.workspace)
-        report = await REGISTRY[request.mode].run(self.session, request)
-        if request.format == "json":
-            text = render_json(request.mode, report.data)
-        else:
-            text = render_markdown(report.template, report.data)
+        with disk_notes() as notes:
+            report = await REGISTRY[request.mode].run(self.session, request)
+        data = {**report.data, "notes": list(notes.values())} if notes else report.data
+        as_json = request.format == "json"
+        text = render_json(request.mode, data) if as_json else render_markdown(report.template, data)
         return Response(text, request.mode, report.locations)
 
     async def handle_text(self, text: str) -> Response:

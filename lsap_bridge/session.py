@@ -7,13 +7,17 @@ readiness per server, so that per-item work happens once and only for items show
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
+from .diskwatch import DiskWatch
 from .errors import ErrorCode, LsapError
+from .filestate import DiskStamp
 from .gateway import Client, Document, EditorGateway, LspCall
 from .position import Encoding, from_lsp_character, to_lsp_character
 from .symbols import SymbolTree, build_tree
@@ -118,6 +122,27 @@ async def allow_all(_summary: str, _preview: str) -> bool:
     return True
 
 
+# The notes of the request being answered about texts that differ from the disk, by path.
+_NOTES: ContextVar[dict[Path, str] | None] = ContextVar("lsap_disk_notes", default=None)
+
+
+@contextmanager
+def disk_notes() -> Iterator[dict[Path, str]]:
+    """Collect, while one request runs, a note for each buffer it answered from whose file
+    differs on disk (`Document.disk_differs`): the answer is the buffer's, and says so."""
+    notes: dict[Path, str] = {}
+    token = _NOTES.set(notes)
+    try:
+        yield notes
+    finally:
+        _NOTES.reset(token)
+
+
+def disk_note(display: str, disk_differs: str) -> str:
+    how = "was deleted" if disk_differs == "deleted" else "differs"
+    return f"the buffer of {display} has unsaved changes and the file on disk {how}"
+
+
 @dataclass
 class Session:
     gateway: EditorGateway
@@ -131,6 +156,13 @@ class Session:
     _targets: dict[tuple[Path, str], Target] = field(default_factory=dict)
     # Anchors resolved on held texts, for warm requests (see `locate.resolve.resolve`).
     resolved: Remembered[tuple[Any, ...], Resolved] = field(default_factory=lambda: Remembered(256))
+    # What the servers were last told about the files on disk (see `sync_disk`).
+    watch: DiskWatch = field(init=False)
+
+    def __post_init__(self) -> None:
+        # The gateway confines every path it opens or reads to this session's roots.
+        self.gateway.workspace = self.workspace
+        self.watch = DiskWatch(self.workspace)
 
     # -- text ---------------------------------------------------------------------
 
@@ -140,7 +172,20 @@ class Session:
         have = have or {}
         unique = [p for p in dict.fromkeys(paths) if p not in have]
         read = await self.gateway.read(unique) if unique else {}
+        for doc in read.values():
+            self._note(doc)
         return {p: have[p] if p in have else read[p] for p in dict.fromkeys(paths)}
+
+    def _note(self, doc: Document) -> None:
+        notes = _NOTES.get()
+        if notes is not None and doc.disk_differs:
+            notes[doc.path] = disk_note(self.workspace.display(doc.path), doc.disk_differs)
+
+    async def sync_disk(self) -> None:
+        """Before an answer that spans the workspace: the servers hear of every code file
+        created, changed or deleted on disk since the last time, and every loaded buffer
+        nobody is editing is brought up to date with its file (one call into Neovim)."""
+        await self.gateway.sync(self.watch.changes())
 
     async def document(self, path: Path) -> Document:
         return (await self.documents([path]))[path]
@@ -159,8 +204,9 @@ class Session:
         held = self.gateway.held(path) if cached else None
         alive = cached is not None and cached.client.id not in self.gateway.gone
         if cached and held and held.bufnr == cached.bufnr and alive:
+            self._note(held)
             return replace(cached, doc=held)
-        if not path.is_file():
+        if not path.is_file() and not await self._unsaved(path):
             raise LsapError(
                 ErrorCode.NOT_FOUND,
                 f"no such file: {self.workspace.display(path)}",
@@ -181,6 +227,14 @@ class Session:
         if not partial:
             self._targets[(path, method)] = target
         return target
+
+    async def _unsaved(self, path: Path) -> bool:
+        """Whether a buffer with unsaved changes holds a file that is not on disk (the
+        human's text: it is answered from, with a note)."""
+        try:
+            return (await self.document(path)).bufnr is not None
+        except LsapError:
+            return False
 
     async def reader(self, path: Path, method: str) -> Client:
         """A server for `path` that has `method`, without opening the file when one already
@@ -274,6 +328,8 @@ class Session:
             cached = self._symbols.get(path)
             if cached and cached[0] == docs[path].version:
                 out[path] = cached[1]
+            elif docs[path].bufnr is None and self._too_large(path):
+                out[path] = SymbolTree([])  # a server would read all of it: not asked
             else:
                 missing.append(path)
         if not missing:
@@ -306,6 +362,10 @@ class Session:
                 out[path] = self._cache(path, fresh[path], result, client)
         return out
 
+    def _too_large(self, path: Path) -> bool:
+        stamp = DiskStamp.of(path)
+        return stamp is not None and stamp.size > self.gateway.max_file_size
+
     def _cache(self, path: Path, doc: Document, result: Any, client: Client) -> SymbolTree:
         tree = build_tree(result, doc.lines, self.encoding(client))
         self._symbols[path] = (doc.version, tree)
@@ -324,11 +384,16 @@ class Session:
         Files no server has analysed in time are in `.pending` with the reason, not hidden.
         """
         out = DiagnosticMap()
-        wanted = list(dict.fromkeys(paths))
+        opened: dict[Path, int] = {}
+        for path in dict.fromkeys(paths):
+            try:
+                opened[path] = await self.gateway.open(path)
+            except LsapError as refused:  # over the size limit: named, not opened
+                out[path] = []
+                out.pending[path] = refused.message
+        wanted, bufnrs = list(opened), list(opened.values())
         if not wanted:
             return out
-
-        bufnrs = [await self.gateway.open(p) for p in wanted]
         expected = await self.gateway.servers_expected(bufnrs)
 
         async def attach(bufnr: int, server: bool) -> tuple[int, list[Client]]:

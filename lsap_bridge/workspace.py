@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -19,6 +19,16 @@ LANGUAGES = {
     ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".go": "go", ".rs": "rust", ".lua": "lua",
     ".java": "java", ".rb": "ruby", ".json": "json", ".toml": "toml", ".md": "markdown",
 }
+
+
+# Code files only: configuration and docs (json, toml, markdown) have no symbols worth listing.
+CODE_SUFFIXES = frozenset(s for s, lang in LANGUAGES.items() if lang not in ("json", "toml", "markdown"))
+# Directories nobody means when asking about "the project's code" (walks skip every hidden
+# directory too; globs only these).
+IGNORED_DIRS = frozenset({
+    ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache",
+    ".ruff_cache", ".pytest_cache", ".tox", "dist", "build", ".idea", ".vscode",
+})
 
 
 def language_of(path: Path | str) -> str:
@@ -63,6 +73,49 @@ class Remembered(Generic[K, V]):
 
 _inside: Remembered[tuple[tuple[Path, ...], Path], bool] = Remembered(10_000)
 _files: Remembered[tuple[tuple[Path, ...], str], bool] = Remembered(10_000)
+
+
+@dataclass
+class Walk:
+    """Code files found under a directory or by a glob, and what was left out on the way."""
+
+    files: list[Path] = field(default_factory=list)
+    outside: int = 0  # symbolic links leading out of the roots: neither opened nor listed
+    too_large: int = 0  # files over the size limit for files opened for servers
+    more: bool = False  # the walk stopped at its limit: there are more files
+    _seen: set[Path] = field(default_factory=set, repr=False)  # a file and a link to it: once
+
+    def add(self, path: Path, size: int, limit: int, max_size: int | None) -> None:
+        if max_size is not None and size > max_size:
+            self.too_large += 1
+        elif len(self.files) >= limit:
+            self.more = True
+        elif path not in self._seen:
+            self._seen.add(path)
+            self.files.append(path)
+
+    @property
+    def skipped(self) -> int:
+        return self.outside + self.too_large
+
+
+def size_text(size: int) -> str:
+    """A file size as people read it: bytes, KiB or MiB (one decimal, none when whole)."""
+    if size < 1024:
+        return f"{size} bytes"
+    unit, scale = ("KiB", 1024) if size < 1048576 else ("MiB", 1048576)
+    return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
+
+
+def too_large(display: str, size: int, limit: int) -> LsapError:
+    """The error for a file the bridge will not open for servers (DESIGN: bounded files)."""
+    return LsapError(
+        ErrorCode.INVALID_REQUEST,
+        f"{display} is {size_text(size)}, over the {size_text(limit)} limit for files opened for language "
+        "servers (option `max_file_size`)",
+        hint="ask about a smaller file, or raise `max_file_size` (bytes) in require('lsap')"
+        ".setup(); embedded mode: the LSAP_MAX_FILE_SIZE environment variable",
+    )
 
 
 @dataclass(frozen=True)
@@ -131,6 +184,79 @@ class Workspace:
         except (LsapError, OSError, ValueError):
             found = False
         return _files.put((self.roots, file_path), found)
+
+    def walk(self, directory: Path, recursive: bool = True, limit: int = 5000,
+             max_size: int | None = None) -> Walk:
+        """The code files under a directory, sorted, each directory's files before its
+        subdirectories; dependency, tool and hidden directories are skipped.
+
+        The one walk of the workspace (outlines, diagnostics, the disk watch): a symbolic
+        link is followed only when it stays inside the roots, and one that leads out is
+        counted, never listed; files over `max_size` bytes are counted, not listed.
+        """
+        found = Walk()
+        self._walk(directory, recursive, limit, max_size, found)
+        return found
+
+    def _walk(self, directory: Path, recursive: bool, limit: int, max_size: int | None,
+              found: Walk) -> None:
+        try:
+            with os.scandir(directory) as scan:
+                entries = sorted(scan, key=lambda e: e.name)
+        except OSError:
+            return
+        subdirs = []
+        for entry in entries:
+            if found.more:
+                return
+            try:
+                path = Path(entry.path)
+                if entry.is_dir():
+                    if not recursive or entry.name in IGNORED_DIRS or entry.name.startswith("."):
+                        continue
+                    if not entry.is_symlink():
+                        subdirs.append(path)
+                    elif not self.contains(path):
+                        found.outside += 1
+                    # a link to a directory inside: walked where it really is
+                    continue
+                if path.suffix not in CODE_SUFFIXES or not entry.is_file():
+                    continue
+                if entry.is_symlink():
+                    if not self.contains(path):
+                        found.outside += 1
+                        continue
+                    path = Path(os.path.realpath(path))
+                size = entry.stat().st_size if max_size is not None else 0
+            except OSError:  # gone meanwhile, or unreadable
+                continue
+            found.add(path, size, limit, max_size)
+        for subdir in subdirs:
+            self._walk(subdir, recursive, limit, max_size, found)
+
+    def glob(self, pattern: str, limit: int = 5000, max_size: int | None = None) -> Walk:
+        """Code files matching a glob relative to the root, with the walk's rules."""
+        if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+            raise LsapError(
+                ErrorCode.OUTSIDE_WORKSPACE,
+                f"the glob {pattern!r} must be relative to the root and stay inside it",
+                hint="e.g. `shop/*.py` or `src/**/*.ts`",
+            )
+        found = Walk()
+        matches: dict[Path, int] = {}
+        for path in self.root.glob(pattern):
+            if path.suffix not in CODE_SUFFIXES or IGNORED_DIRS & set(path.relative_to(self.root).parts):
+                continue
+            try:
+                if not self.contains(path):
+                    found.outside += 1
+                elif path.is_file():
+                    matches[path.resolve()] = path.stat().st_size
+            except OSError:
+                continue
+        for path in sorted(matches):
+            found.add(path, matches[path], limit, max_size)
+        return found
 
     @cached_property
     def _prefixes(self) -> tuple[str, ...]:

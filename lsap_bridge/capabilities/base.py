@@ -78,23 +78,31 @@ class Capability:
 REGISTRY: dict[str, Capability] = {}
 
 
-def capability(mode: str, model: type[RequestT], summary: str) -> Callable[[Runner], Runner]:
-    """Register a mode: its request model and the coroutine that answers it."""
+def capability(mode: str, model: type[RequestT], summary: str,
+               workspace: bool = False) -> Callable[[Runner], Runner]:
+    """Register a mode: its request model and the coroutine that answers it.
+
+    `workspace`: its answer spans the workspace (references, search, …): the servers hear
+    of files changed on disk and the loaded buffers are brought up to date first
+    (`Session.sync_disk`). Other modes check only the files they read.
+    """
 
     def register(run: Runner) -> Runner:
-        REGISTRY[mode] = Capability(mode, model, _once_more_if_stale(run), summary)
+        REGISTRY[mode] = Capability(mode, model, _once_more_if_stale(run, workspace), summary)
         return run
 
     return register
 
 
-def _once_more_if_stale(run: Runner) -> Runner:
+def _once_more_if_stale(run: Runner, workspace: bool) -> Runner:
     """A warm request resolves against the text the session holds (`Session.target`,
-    optimistic); if the human edited that buffer meanwhile, or its server has exited,
-    nothing was sent and the capability runs again on fresh text and a live (restarted)
-    server. Per capability, so a batch never repeats others."""
+    optimistic); if the human edited that buffer meanwhile, its file changed on disk, or its
+    server has exited, nothing was sent and the capability runs again on fresh text and a
+    live (restarted) server. Per capability, so a batch never repeats others."""
 
     async def guarded(session: Session, request: Any) -> Report:
+        if workspace:
+            await session.sync_disk()
         try:
             return await run(session, request)
         except StaleText:

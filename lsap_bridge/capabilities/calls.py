@@ -26,7 +26,8 @@ class CallsRequest(LocateRequest):
     include_external: bool = False
 
 
-@capability("calls", CallsRequest, "call hierarchy: callers and callees, to a depth")
+@capability("calls", CallsRequest, "call hierarchy: callers and callees, to a depth",
+            workspace=True)
 async def calls(session: Session, request: CallsRequest) -> Report:
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target

@@ -22,7 +22,7 @@ from .base import (
     fence_language,
     page,
 )
-from .files import expand, walk_code
+from .files import expand
 from .rename import diagnostic_data
 
 Severity = Literal["error", "warning", "information", "hint"]
@@ -37,16 +37,13 @@ class DiagnosticsRequest(Request):
 
 async def collect(session: Session, request: DiagnosticsRequest) -> dict[str, Any]:
     """Every diagnostic at or above the severity, and what could not be checked."""
-    if request.file_path:
-        paths = expand(session.workspace, request.file_path, True, WORKSPACE_LIMIT + 1)
-    else:
-        paths = []
-        for path in walk_code(session.workspace.root, recursive=True):
-            paths.append(path)
-            if len(paths) > WORKSPACE_LIMIT:
-                break
-    skipped = len(paths) > WORKSPACE_LIMIT
-    found = await session.diagnostics(paths[:WORKSPACE_LIMIT])
+    max_size = session.gateway.max_file_size
+    walked = (
+        expand(session.workspace, request.file_path, True, WORKSPACE_LIMIT, max_size)
+        if request.file_path
+        else session.workspace.walk(session.workspace.root, True, WORKSPACE_LIMIT, max_size)
+    )
+    found = await session.diagnostics(walked.files)
     items = sorted(
         (
             (path, d)
@@ -59,7 +56,9 @@ async def collect(session: Session, request: DiagnosticsRequest) -> dict[str, An
     return {
         "items": items,
         "checked": len(found),
-        "skipped": skipped,
+        "skipped": walked.more,
+        "outside": walked.outside,
+        "too_large": walked.too_large,
         "pending": [
             {"path": session.workspace.display(p), "reason": r} for p, r in found.pending.items()
         ],
@@ -69,7 +68,8 @@ async def collect(session: Session, request: DiagnosticsRequest) -> dict[str, An
     }
 
 
-@capability("diagnostics", DiagnosticsRequest, "a file's or the workspace's errors and warnings")
+@capability("diagnostics", DiagnosticsRequest, "a file's or the workspace's errors and warnings",
+            workspace=True)
 async def diagnostics(session: Session, request: DiagnosticsRequest) -> Report:
     kept = PAGES.get(request.pagination_id)
     facts: dict[str, Any] = kept[0] if kept else await collect(session, request)
@@ -102,7 +102,10 @@ async def diagnostics(session: Session, request: DiagnosticsRequest) -> Report:
         "files": len({p for p, _ in items}),
         "checked": facts["checked"],
         "skipped": facts["skipped"],
+        "outside": facts["outside"],
+        "too_large": facts["too_large"],
         "limit": WORKSPACE_LIMIT,
+        "max_file_size": session.gateway.max_file_size,
         "pending": facts["pending"],
         "quiet": facts["quiet"],
         "groups": groups,

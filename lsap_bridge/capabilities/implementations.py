@@ -14,7 +14,8 @@ class ImplementationsRequest(DefinitionLikeRequest):
 
 
 @capability(
-    "implementations", ImplementationsRequest, "concrete implementations of an interface or member"
+    "implementations", ImplementationsRequest, "concrete implementations of an interface or member",
+    workspace=True,
 )
 async def implementations(session: Session, request: ImplementationsRequest) -> Report:
     return await run_definition_like(

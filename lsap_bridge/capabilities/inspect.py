@@ -47,6 +47,7 @@ def client_for(resolved: Resolved, method: str) -> Client | None:
     "inspect",
     InspectRequest,
     "one symbol in full: signature, docs, code, callers, callees, reference count",
+    workspace=True,
 )
 async def inspect(session: Session, request: InspectRequest) -> Report:
     # Optimistic: the next step is the batch below, guarded by the text resolved against.

@@ -105,7 +105,9 @@ async def symbol_paths(session: Session, path: Path) -> list[str]:
 
 @capability("outline", OutlineRequest, "symbols of a file, a directory or a glob, as dotted paths")
 async def outline(session: Session, request: OutlineRequest) -> Report:
-    files = expand(session.workspace, request.file_path, request.recursive, MAX_FILES + 1)
+    max_size = session.gateway.max_file_size
+    found = expand(session.workspace, request.file_path, request.recursive, MAX_FILES, max_size)
+    files = found.files
     many = len(files) > 1 or is_glob(request.file_path) or files[0].is_dir()
     given = (
         [request.symbol_path] if isinstance(request.symbol_path, str) else request.symbol_path or []
@@ -120,9 +122,9 @@ async def outline(session: Session, request: OutlineRequest) -> Report:
     items: list[dict[str, Any]] | None = PAGES.get(request.pagination_id)
     lacking: list[str] = []
     if items is None:
-        trees, lacking = await _trees(session, files[:MAX_FILES])
+        trees, lacking = await _trees(session, files)
         items = []
-        for path in files[:MAX_FILES]:
+        for path in files:
             tree = trees.get(path)
             if tree is None:
                 continue
@@ -156,7 +158,11 @@ async def outline(session: Session, request: OutlineRequest) -> Report:
         "scope": ".".join(names) if names else None,
         "many": many,
         "files": len({item["path"] for item in items}),
-        "more_files": max(0, len(files) - MAX_FILES),
+        "more_files": found.more,
+        "limit": MAX_FILES,
+        "outside": found.outside,
+        "too_large": found.too_large,
+        "max_file_size": max_size,
         "lacking": lacking,
         "groups": groups,
         **paging,

@@ -59,7 +59,8 @@ async def settled(session: Session, target: Target, params: dict[str, Any]) -> t
     return raw, True
 
 
-@capability("references", ReferencesRequest, "all uses of a symbol, grouped by file and enclosing symbol")
+@capability("references", ReferencesRequest,
+            "all uses of a symbol, grouped by file and enclosing symbol", workspace=True)
 async def references(session: Session, request: ReferencesRequest) -> Report:
     items: list[Location] | None = PAGES.get(request.pagination_id)
     # Optimistic only when the next step is the (guarded) references call.

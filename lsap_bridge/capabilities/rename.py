@@ -185,7 +185,8 @@ def _diffs(diffs: list[FileDiff]) -> list[dict[str, Any]]:
 
 
 @capability(
-    "rename_preview", RenamePreviewRequest, "a rename's diff per file, and an id to apply it"
+    "rename_preview", RenamePreviewRequest, "a rename's diff per file, and an id to apply it",
+    workspace=True,
 )
 async def rename_preview(session: Session, request: RenamePreviewRequest) -> Report:
     resolved, pending = await _compute(session, request)
@@ -271,7 +272,8 @@ def _locations(data: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-@capability("rename_execute", RenameExecuteRequest, "apply a previewed rename by its id")
+@capability("rename_execute", RenameExecuteRequest, "apply a previewed rename by its id",
+            workspace=True)
 async def rename_execute(session: Session, request: RenameExecuteRequest) -> Report:
     check_patterns(request.exclude_files)
     pending = RENAMES.get(request.rename_id)
@@ -289,7 +291,8 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Rep
     return Report("rename", data, _locations(data))
 
 
-@capability("rename", RenameRequest, "rename a symbol across the workspace in one step")
+@capability("rename", RenameRequest, "rename a symbol across the workspace in one step",
+            workspace=True)
 async def rename(session: Session, request: RenameRequest) -> Report:
     check_patterns(request.exclude_files)
     resolved, pending = await _compute(session, request)

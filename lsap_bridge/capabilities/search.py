@@ -68,7 +68,7 @@ async def symbol_clients(session: Session) -> tuple[list[Client], list[str]]:
     running = await session.gateway.all_clients()
     clients = [c for c in running if c.supports(METHOD)]
     lacking: list[str] = []
-    seeds = one_per_language(session.workspace)
+    seeds = one_per_language(session.workspace, session.gateway.max_file_size)
     if not clients:
         for seed in seeds:
             try:
@@ -109,7 +109,8 @@ def rank(query: str, name: str, kind: str) -> tuple[int, bool]:
     return closeness, kind in _MINOR
 
 
-@capability("search", SearchRequest, "workspace symbols by name, with kind filters")
+@capability("search", SearchRequest, "workspace symbols by name, with kind filters",
+            workspace=True)
 async def search(session: Session, request: SearchRequest) -> Report:
     items: list[dict[str, Any]] | None = PAGES.get(request.pagination_id)
     servers: list[str] = []

@@ -165,7 +165,8 @@ class Derived:
 
 
 @capability(
-    "types", TypesRequest, "type hierarchy: supertypes and subtypes of a class or interface"
+    "types", TypesRequest, "type hierarchy: supertypes and subtypes of a class or interface",
+    workspace=True,
 )
 async def types(session: Session, request: TypesRequest) -> Report:
     resolved = await resolve(session, request.locate, METHOD)

@@ -26,7 +26,7 @@ from ..errors import Candidate, ErrorCode, LsapError
 from ..gateway import Client, Document, LspCall
 from ..locate.matcher import Needle, Tier, find_matches
 from ..render import render_markdown
-from ..session import Session, Target
+from ..session import Session, Target, disk_note
 from ..symbols import SymbolTree
 from .commands import run_commands
 from .lines import identifiers, split_hover, symbol_column
@@ -98,6 +98,9 @@ class Executor:
             run.tree = await self.session.symbol_tree(run.target, run.doc)
         except LsapError as error:
             run.section.tags.append(error_tag(error))
+            return run
+        if run.doc.disk_differs:
+            run.section.tags.append(Tag("note", disk_note(run.section.path, run.doc.disk_differs)))
         return run
 
     def resolve(self, run: FileRun) -> None:
@@ -413,6 +416,8 @@ def _same_line(line: str, text: str) -> bool:
 async def execute(session: Session, request: Request) -> str:
     """Run every block and print the response."""
     executor = Executor(session)
+    # A block asks about several files and may edit the workspace: the disk first.
+    await session.sync_disk()
     for block in request.files:
         await executor.open(block)
     opened = [run for run in executor.runs if run.path is not None and run.doc is not None]

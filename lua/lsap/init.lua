@@ -30,6 +30,9 @@ M.defaults = {
   },
   -- Least severe message written to the log file (see require('lsap').log_file()).
   log_level = 'warn',
+  -- Files larger than this (bytes) are never opened for the language servers; a request on
+  -- one is refused. Default: $LSAP_MAX_FILE_SIZE (how the embedded mode sets it), else 4 MiB.
+  max_file_size = tonumber(vim.env.LSAP_MAX_FILE_SIZE) or 4 * 1024 * 1024,
 }
 
 -- What each option must be: a type name, a list of allowed values, or a table of
@@ -42,6 +45,7 @@ M.schema = {
   report = { height = 'number', vertical = 'boolean', width = 'number', focus = 'boolean' },
   approval = { window = { 'float', 'select' }, timeout = 'number' },
   log_level = { 'error', 'warn', 'info', 'debug' },
+  max_file_size = 'number',
 }
 
 M.config = vim.deepcopy(M.defaults)

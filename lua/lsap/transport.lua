@@ -8,6 +8,9 @@ local M = {}
 
 ---@type integer? channel of the lsap_bridge service
 M.chan = nil
+-- Files over this many bytes are not opened or reloaded for the servers (`max_file_size`,
+-- as it was when the service started).
+M.max_file_size = math.huge
 local inflight = {} ---@type table<integer, {client_id: integer, request_id: integer}[]>
 local progress = {} ---@type table<integer, {active: table<string, true>, last: integer}>
 local attached_at = {} ---@type table<integer, integer> when each server first attached (ms)
@@ -16,12 +19,161 @@ local diagnosed = {} ---@type table<integer, {tick: integer, at: integer}>
 
 local function now_ms() return vim.uv.now() end
 
+-- -- the disk --------------------------------------------------------------------------
+-- The disk is the truth for every buffer nobody is editing. Before the service reads a
+-- buffer, or sends a request computed from its text, `fresh` compares the file with the disk
+-- and reloads a stale unmodified buffer as `:checktime` does with 'autoread' (Neovim's own
+-- reload: no prompt, views kept, and the servers get the new text). A buffer with unsaved
+-- changes is the human's truth: never reloaded; the service is told its file changed.
+
+-- Each buffer's file as it was when Neovim last read or wrote it (nil stamp: no file then).
+local on_disk = {} ---@type table<integer, {stamp: table?, racy: boolean}>
+-- Buffers the bridge loaded for the servers: closed when their file goes away.
+local opened = {} ---@type table<integer, true>
+-- Writes this close to a read may leave size and mtime alike (see filestate.RACY_NS).
+local RACY_NS = 2e9
+
+local function stamp_of(name)
+  local st = vim.uv.fs_stat(name)
+  if not st or st.type ~= 'file' then return nil end
+  return { size = st.size, sec = st.mtime.sec, nsec = st.mtime.nsec, ino = st.ino, dev = st.dev }
+end
+
+local function same(a, b)
+  if a == nil or b == nil then return a == b end
+  return a.size == b.size and a.sec == b.sec and a.nsec == b.nsec and a.ino == b.ino and a.dev == b.dev
+end
+
+local function racy(stamp)
+  local now = vim.uv.clock_gettime('realtime')
+  return (now.sec - stamp.sec) * 1e9 + (now.nsec - stamp.nsec) < RACY_NS
+end
+
+--- Remember a buffer's file as Neovim has just read or written it.
+local function remember(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local stamp = name ~= '' and stamp_of(name) or nil
+  on_disk[bufnr] = { stamp = stamp, racy = stamp ~= nil and racy(stamp) }
+end
+
+local NEWLINES = { unix = '\n', dos = '\r\n', mac = '\r' }
+
+--- The file's bytes if they are not the unmodified buffer's text, else nil. Only for
+--- UTF-8 text, where bytes tell; a buffer in another encoding is trusted to its stamp.
+local function differing_text(bufnr, name)
+  local bo = vim.bo[bufnr]
+  if (bo.fileencoding ~= '' and bo.fileencoding ~= 'utf-8') or bo.bomb or bo.binary then return nil end
+  local file = io.open(name, 'rb')
+  if not file then return nil end
+  local data = file:read('*a')
+  file:close()
+  local nl = NEWLINES[bo.fileformat] or '\n'
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  local text = table.concat(lines, nl) .. (bo.eol and nl or '')
+  if text == data or (data == '' and #lines == 1 and lines[1] == '') then return nil end
+  return data
+end
+
+--- Put a file's text into its unmodified buffer when its stamp hid the change (a racy
+--- stamp: Neovim sees no change to reload). Only the lines that differ are replaced.
+local function load_text(bufnr, data)
+  local nl = NEWLINES[vim.bo[bufnr].fileformat] or '\n'
+  local lines = vim.split(data, nl, { plain = true })
+  local eol = #lines > 1 and lines[#lines] == ''
+  if eol then table.remove(lines) end
+  local old = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  local first, old_last, new_last = 1, #old, #lines
+  while first <= old_last and first <= new_last and old[first] == lines[first] do first = first + 1 end
+  while old_last >= first and new_last >= first and old[old_last] == lines[new_last] do
+    old_last, new_last = old_last - 1, new_last - 1
+  end
+  vim.api.nvim_buf_set_lines(bufnr, first - 1, old_last, false, vim.list_slice(lines, first, new_last))
+  vim.bo[bufnr].eol = eol
+  vim.bo[bufnr].modified = false
+end
+
+--- `:checktime` for one buffer, reloading without a prompt: 'autoread' on for it meanwhile,
+--- and the human's FileChangedShell handlers (which may prompt) left out.
+local function reload(bufnr)
+  local own = vim.api.nvim_get_option_value('autoread', { scope = 'local', buf = bufnr })
+  local forced = not (own == nil and vim.o.autoread or own)
+  if forced then vim.api.nvim_set_option_value('autoread', true, { scope = 'local', buf = bufnr }) end
+  local ignored = vim.o.eventignore
+  local handled = vim.fn.exists('#FileChangedShell') == 1
+  if handled then vim.o.eventignore = ignored == '' and 'FileChangedShell' or ignored .. ',FileChangedShell' end
+  pcall(vim.cmd.checktime, { args = { bufnr }, mods = { emsg_silent = true } })
+  if handled then vim.o.eventignore = ignored end
+  if forced and own == nil then
+    vim.api.nvim_buf_call(bufnr, function() vim.cmd('set autoread<') end)
+  elseif forced then
+    vim.api.nvim_set_option_value('autoread', own, { scope = 'local', buf = bufnr })
+  end
+end
+
+--- A hidden buffer the bridge loaded, not since shown or listed by the human.
+local function bridge_buffer(bufnr)
+  return opened[bufnr] and not vim.bo[bufnr].buflisted and #vim.fn.win_findbuf(bufnr) == 0
+end
+
+local function close(bufnr)
+  if bridge_buffer(bufnr) then pcall(vim.api.nvim_buf_delete, bufnr, {}) end
+end
+
+--- Bring a loaded buffer up to date with its file unless it has unsaved changes, and say
+--- how it stands:
+---   'same'       in sync (or no file buffer: nothing to compare)
+---   'reloaded'   it was stale and has been reloaded in place
+---   'gone'       unmodified, and its file no longer exists (a bridge buffer is closed)
+---   'too_large'  unmodified, and its file is over `max_file_size` (second value: the size);
+---                not reloaded (a bridge buffer is closed)
+---   'changed', 'deleted'  unsaved changes, and its file changed / was deleted on disk since
+function M.fresh(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or vim.bo[bufnr].buftype ~= '' then return 'same' end
+  local now, known = stamp_of(name), on_disk[bufnr]
+  if vim.bo[bufnr].modified then
+    if known == nil or same(known.stamp, now) then return 'same' end
+    return now and 'changed' or 'deleted'
+  end
+  if now == nil then
+    close(bufnr)
+    return 'gone'
+  end
+  if now.size > M.max_file_size then
+    close(bufnr)
+    return 'too_large', now.size
+  end
+  if known and same(known.stamp, now) then
+    if not known.racy then return 'same' end
+    local data = differing_text(bufnr, name)
+    if data then
+      load_text(bufnr, data)
+      return 'reloaded'
+    end
+    known.racy = racy(now)
+    return 'same'
+  end
+  local tick = vim.b[bufnr].changedtick
+  reload(bufnr)
+  remember(bufnr) -- also when Neovim found nothing to reload
+  return vim.b[bufnr].changedtick ~= tick and 'reloaded' or 'same'
+end
+
+--- Before a request whose answer spans the workspace: tell the servers what changed on disk
+--- (`changes`, see `files_changed`), then bring every loaded buffer up to date.
+function M.sync(changes)
+  if #changes > 0 then M.files_changed(changes) end
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) then M.fresh(bufnr) end
+  end
+end
+
 local function reply(token, payload)
   inflight[token] = nil
   if M.chan then vim.rpcnotify(M.chan, 'lsap_reply', token, payload) end
 end
 
---- Called once by the service after it connects.
+--- Called once by the service after it connects; returns Neovim's pid and `max_file_size`.
 function M.register(chan)
   M.chan = chan
   local group = vim.api.nvim_create_augroup('lsap.transport', { clear = true })
@@ -52,10 +204,23 @@ function M.register(chan)
       end
     end,
   })
-  -- Buffers open before the service started have had their servers' attention already.
+  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufWritePost', 'FileChangedShellPost' }, {
+    group = group,
+    callback = function(ev) remember(ev.buf) end,
+  })
+  vim.api.nvim_create_autocmd('BufUnload', {
+    group = group,
+    callback = function(ev) on_disk[ev.buf], opened[ev.buf] = nil, nil end,
+  })
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(bufnr) and #vim.lsp.get_clients({ bufnr = bufnr }) > 0 then
-      diagnosed[bufnr] = diagnosed[bufnr] or { tick = vim.b[bufnr].changedtick, at = 0 }
+    if vim.api.nvim_buf_is_loaded(bufnr) then
+      -- Buffers open before the service started have had their servers' attention already.
+      if #vim.lsp.get_clients({ bufnr = bufnr }) > 0 then
+        diagnosed[bufnr] = diagnosed[bufnr] or { tick = vim.b[bufnr].changedtick, at = 0 }
+      end
+      -- Unsaved changes: what is on disk now is taken as what they were made on. The
+      -- others are left to Neovim's own timestamps at the first `fresh`.
+      if vim.bo[bufnr].modified then remember(bufnr) end
     end
   end
   vim.api.nvim_create_autocmd('LspAttach', {
@@ -74,7 +239,8 @@ function M.register(chan)
     end,
   })
   vim.schedule(function() require('lsap').flush() end)
-  return vim.fn.getpid()
+  M.max_file_size = require('lsap').config.max_file_size
+  return { pid = vim.fn.getpid(), max_file_size = M.max_file_size }
 end
 
 --- A server's work in progress as the human would read it ("Indexing 40%", '' for work
@@ -156,12 +322,17 @@ end
 
 --- Send several LSP requests at once; one `lsap_reply` carries every answer, in order.
 --- calls: { {client_id=, method=, params=, bufnr=?}, ... }
---- guard (optional): {bufnr, changedtick} of the text the requests were computed from; when
---- the buffer has changed since, nothing is sent and the reply is `{stale = true}`.
+--- guard (optional): {bufnr, changedtick, disk} of the text the requests were computed from
+--- (disk: '', or the `fresh` state 'changed'/'deleted' it was read in); the buffer is brought
+--- up to date first, and when it changed since, or its disk state did, nothing is sent and
+--- the reply is `{stale = true}`.
 function M.request(token, calls, guard)
   if type(guard) == 'table' then
-    local bufnr, tick = guard[1], guard[2]
-    if not vim.api.nvim_buf_is_loaded(bufnr) or vim.b[bufnr].changedtick ~= tick then
+    local bufnr, tick, disk = guard[1], guard[2], guard[3]
+    if not vim.api.nvim_buf_is_loaded(bufnr) then return reply(token, { stale = true }) end
+    local state = M.fresh(bufnr)
+    local unsaved = (state == 'changed' or state == 'deleted') and state or ''
+    if state == 'gone' or state == 'too_large' or vim.b[bufnr].changedtick ~= tick or unsaved ~= disk then
       return reply(token, { stale = true })
     end
   end
@@ -225,8 +396,6 @@ function M.cancel(token)
   inflight[token] = nil
 end
 
---- Text of files: the buffer when one is loaded (unsaved edits included), else nothing
---- (the service reads the disk itself). Returns { [path] = {bufnr=, changedtick=, lines=} }.
 --- A finder of loaded buffers by file path: by name, else by the real path of a buffer
 --- opened through a symlink (the service's paths are real). One pass over the buffers
 --- instead of `bufnr(path)` per path, which stats every buffer each time (80 paths: 10 ms
@@ -251,6 +420,11 @@ function M.loaded_buffers()
   end
 end
 
+--- Text of files: the buffer when one is loaded (brought up to date first, see `fresh`;
+--- unsaved edits included), else nothing (the service reads the disk itself). Returns
+--- { [path] = {bufnr=, changedtick=, modified=, disk=, lines=} }, disk being '' or the
+--- `fresh` state 'changed'/'deleted' of a buffer with unsaved changes; a file over the
+--- size limit comes back as {too_large = size}.
 --- `known` ({ [path] = {bufnr, changedtick} }, optional): buffers still at that tick come
 --- back without their lines, since the service already holds them.
 function M.read(paths, known)
@@ -259,15 +433,20 @@ function M.read(paths, known)
   local find = M.loaded_buffers()
   for _, path in ipairs(paths) do
     local bufnr = find(path)
-    if bufnr then
+    local state, size
+    if bufnr then state, size = M.fresh(bufnr) end
+    if state == 'too_large' then
+      out[path] = { too_large = size }
+    elseif bufnr and state ~= 'gone' then
       local tick = vim.b[bufnr].changedtick
       local held = known[path]
-      local same = type(held) == 'table' and held[1] == bufnr and held[2] == tick
+      local unchanged = type(held) == 'table' and held[1] == bufnr and held[2] == tick
       out[path] = {
         bufnr = bufnr,
         changedtick = tick,
         modified = vim.bo[bufnr].modified,
-        lines = not same and vim.api.nvim_buf_get_lines(bufnr, 0, -1, false) or nil,
+        disk = (state == 'changed' or state == 'deleted') and state or '',
+        lines = not unchanged and vim.api.nvim_buf_get_lines(bufnr, 0, -1, false) or nil,
       }
     end
   end
@@ -281,6 +460,7 @@ function M.open(path)
     local listed = vim.bo[bufnr].buflisted
     vim.bo[bufnr].swapfile = false
     vim.fn.bufload(bufnr)
+    opened[bufnr] = true
     vim.bo[bufnr].buflisted = listed
     if vim.bo[bufnr].filetype == '' then
       vim.api.nvim_buf_call(bufnr, function() vim.cmd('silent! filetype detect') end)
