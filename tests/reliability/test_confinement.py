@@ -48,10 +48,12 @@ def outside(bridge: Bridge, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     root = bridge.root
     (root / "vendor").symlink_to(lib_dir, target_is_directory=True)
     (root / "passwd_link.py").symlink_to("/etc/passwd")
+    (root / "shop" / "passwd.py").symlink_to("/etc/passwd")
     (root / "shop" / "uses_vendor.py").write_text(USES)
     yield lib_dir
     (root / "vendor").unlink()
     (root / "passwd_link.py").unlink()
+    (root / "shop" / "passwd.py").unlink()
     (root / "shop" / "uses_vendor.py").unlink()
 
 
@@ -72,6 +74,7 @@ def refused(bridge: Bridge, payload: dict[str, Any]) -> str:
         "~/.bashrc",
         "vendor/lib.py",
         "passwd_link.py",
+        "shop/passwd.py",
     ],
 )
 @pytest.mark.parametrize("mode", ["locate", "hover", "references", "definition"])
@@ -104,11 +107,14 @@ def test_file_modes_refuse_paths_leading_out(
 
 
 def test_directory_listings_skip_symlinks_that_lead_out(bridge: Bridge, outside: Path) -> None:
-    for file_path in (".", "shop/*.py", "**/*.py"):
+    # ".": vendor/, passwd_link.py and shop/passwd.py; a glob: the links it matches (`**`
+    # does not go through links to directories)
+    for file_path, skipped in ((".", 3), ("shop", 1), ("shop/*.py", 1), ("**/*.py", 2)):
         response = bridge.request({"mode": "outline", "file_path": file_path, "recursive": True})
         assert response.ok, response.text
         assert "secret_helper" not in response.text and SECRET not in response.text
-        assert "passwd_link" not in response.text
+        assert "passwd_link" not in response.text and "passwd.py" not in response.text
+        assert f"+{skipped} skipped: outside the workspace" in response.text, (file_path, response.text)
     assert "shout" in bridge.request({"mode": "outline", "file_path": "shop/uses_vendor.py"}).text
 
 
@@ -199,8 +205,33 @@ def test_move_to_file_targets_leading_out_are_refused(
     assert not (bridge.root.parent / "moved.py").exists()
 
 
+def test_workspace_diagnostics_skip_links_that_lead_out(bridge: Bridge, outside: Path) -> None:
+    """`diagnostics` of the whole workspace walks it: a link `shop/passwd.py -> /etc/passwd`
+    is counted, never opened in Neovim nor printed."""
+    for payload in ({"mode": "diagnostics"}, {"mode": "diagnostics", "file_path": "."}):
+        response = bridge.request(payload)
+        assert response.ok, response.text
+        assert "root:x:0" not in response.text and SECRET not in response.text
+        assert "passwd" not in response.text and "lib.py" not in response.text
+        assert "+3 skipped: outside the workspace" in response.text, response.text
+        data = bridge.ask(**payload)
+        assert data["outside"] == 3
+    assert_nothing_outside_loaded(bridge, outside)
+
+
+def assert_nothing_outside_loaded(bridge: Bridge, outside: Path) -> None:
+    names = bridge.lua(
+        "local out = {}; for _, b in ipairs(vim.api.nvim_list_bufs()) do "
+        "out[#out + 1] = vim.api.nvim_buf_get_name(b) end; return out")
+    for name in names:
+        if name:
+            real = Path(name).resolve()
+            assert real.is_relative_to(bridge.root) and not real.is_relative_to(outside), name
+            assert "passwd" not in name, name
+
+
 def test_text_format_files_leading_out_are_refused(bridge: Bridge, outside: Path) -> None:
-    for path in ("../x.py", "vendor/lib.py", "/etc/passwd", "passwd_link.py"):
+    for path in ("../x.py", "vendor/lib.py", "/etc/passwd", "passwd_link.py", "shop/passwd.py"):
         block = (
             f"*** Begin Language Server Request\n*** File: {path}\n@@ def\n^\n"
             "*** End Language Server Request"
@@ -227,7 +258,10 @@ MODES_ON_THE_LIBRARY: list[dict[str, Any]] = [
     {"mode": "types", "locate": "shop/uses_vendor.py:shout@return <|>secret_helper"},
     {"mode": "search", "query": "secret"},
     {"mode": "outline", "file_path": ".", "recursive": True},
+    {"mode": "outline", "file_path": "shop/*.py"},
     {"mode": "diagnostics", "file_path": "."},
+    {"mode": "diagnostics", "file_path": "shop"},
+    {"mode": "diagnostics"},
 ]
 
 
@@ -266,3 +300,4 @@ def test_the_bridge_never_reads_or_opens_a_file_outside(bridge: Bridge, outside:
     assert asked, "the spies saw nothing"
     outside_paths = {p for p in asked if not p.resolve().is_relative_to(bridge.root)}
     assert outside_paths == set()
+    assert_nothing_outside_loaded(bridge, outside)

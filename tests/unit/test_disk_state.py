@@ -1,0 +1,90 @@
+"""What the bridge knows of files on disk, without Neovim: the disk watch's events for the
+servers, disk texts whose stamps are racy, and the note a report carries when a buffer with
+unsaved changes no longer matches its file."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from lsap_bridge.diskwatch import CHANGED, CREATED, DELETED, DiskWatch
+from lsap_bridge.filestate import DiskStamp
+from lsap_bridge.gateway import read_disk
+from lsap_bridge.render import render_json, render_markdown
+from lsap_bridge.session import disk_note
+from lsap_bridge.workspace import Workspace, uri_of
+
+
+def rewrite_keeping_the_stamp(path: Path, text: str) -> None:
+    """A same-size rewrite in place within one timestamp tick: size, mtime, inode alike."""
+    before = os.stat(path)
+    with open(path, "r+") as file:
+        file.write(text)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert DiskStamp.of(path) == DiskStamp(before.st_size, before.st_mtime_ns, before.st_ino,
+                                           before.st_dev, before.st_mode, before.st_uid)
+
+
+def test_the_watch_reports_created_changed_and_deleted_code_files(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("a = 1\n")
+    (tmp_path / "b.py").write_text("b = 1\n")
+    (tmp_path / "notes.md").write_text("not code\n")
+    watch = DiskWatch(Workspace.of(tmp_path))
+    assert watch.changes() == [], "the first look is the baseline"
+    assert watch.changes() == []
+    (tmp_path / "a.py").write_text("a = 22\n")
+    (tmp_path / "b.py").unlink()
+    (tmp_path / "c.py").write_text("c = 1\n")
+    (tmp_path / "notes.md").write_text("still not code\n")
+    events = watch.changes()
+    assert sorted(events, key=lambda e: e["type"]) == [
+        {"uri": uri_of(tmp_path / "c.py"), "type": CREATED},
+        {"uri": uri_of(tmp_path / "a.py"), "type": CHANGED},
+        {"uri": uri_of(tmp_path / "b.py"), "type": DELETED},
+    ]
+    assert watch.changes() == []
+
+
+def test_the_watch_sees_a_rewrite_that_keeps_the_stamp_while_it_is_racy(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_text("a = 1\n")  # just written: its stamp proves nothing yet
+    watch = DiskWatch(Workspace.of(tmp_path))
+    watch.changes()
+    rewrite_keeping_the_stamp(path, "a = 2\n")
+    assert watch.changes() == [{"uri": uri_of(path), "type": CHANGED}]
+    assert watch.changes() == []
+
+
+def test_an_old_stamp_is_trusted_without_reading(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_text("a = 1\n")
+    os.utime(path, (1_000_000, 1_000_000))  # written long ago
+    watch = DiskWatch(Workspace.of(tmp_path))
+    watch.changes()
+    rewrite_keeping_the_stamp(path, "a = 2\n")
+    assert watch.changes() == [], "size, mtime and inode alike, long settled: no read"
+
+
+def test_a_disk_text_read_while_racy_is_checked_by_content(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_text("first = 1\n")
+    doc = read_disk(path)
+    assert doc.digest is not None
+    rewrite_keeping_the_stamp(path, "again = 2\n")
+    assert read_disk(path, doc).lines == ["again = 2"]
+    os.utime(path, (1_000_000, 1_000_000))
+    settled = read_disk(path)
+    assert settled.digest is None and read_disk(path, settled) is settled
+
+
+def test_the_note_goes_under_the_title_and_into_json() -> None:
+    note = disk_note("shop/models.py", "changed")
+    assert note == "the buffer of shop/models.py has unsaved changes and the file on disk differs"
+    assert disk_note("shop/models.py", "deleted").endswith("the file on disk was deleted")
+    data = {"hover": "`x`", "anchor": "shop/models.py:X", "path": "shop/models.py", "line": 1,
+            "column": 1, "symbol": None, "name": "X", "server": "s", "partial": False,
+            "notes": [note]}
+    lines = render_markdown("hover", data).splitlines()
+    assert lines[0] == "# Hover: `X`" and lines[2] == f"> Note: {note}."
+    assert json.loads(render_json("hover", data))["notes"] == [note]
