@@ -12,17 +12,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .filestate import DiskStamp, content_hash
 from .workspace import Workspace, uri_of
 
-WATCH_LIMIT = 20_000  # code files watched per workspace; files past it are not followed
+# Code files watched per root (a scan costs a few microseconds each); files past it are
+# still read fresh, but the servers are not told when they change.
+WATCH_LIMIT = 10_000
 CREATED, CHANGED, DELETED = 1, 2, 3  # LSP FileChangeType
 
 
-@dataclass(frozen=True)
-class Seen:
+class Seen(NamedTuple):
     stamp: DiskStamp
     digest: str | None  # content hash, kept while the stamp alone proves nothing (racy)
 
@@ -34,19 +35,18 @@ class Seen:
 class DiskWatch:
     workspace: Workspace
     limit: int = WATCH_LIMIT
-    _known: dict[Path, Seen] | None = field(default=None, repr=False)
+    _known: dict[str, Seen] | None = field(default=None, repr=False)
 
     def changes(self) -> list[dict[str, Any]]:
         """LSP `FileEvent`s for what changed on disk since the last call; the first call
-        takes the baseline (what the servers read when they started) and returns none."""
+        (when the session starts) takes the baseline and returns none."""
         known = self._known
-        now: dict[Path, Seen] = {}
+        now: dict[str, Seen] = {}
         at = time.time_ns()
         for root in self.workspace.roots:
-            for path in self.workspace.walk(root, limit=self.limit).files:
-                stamp = DiskStamp.of(path)
-                if stamp is not None:
-                    now[path] = _seen(path, stamp, known.get(path) if known else None, at)
+            for path, stat in self.workspace.walk(root, limit=self.limit).stats.items():
+                stamp = DiskStamp.of_stat(stat)
+                now[path] = _seen(path, stamp, known.get(path) if known else None, at)
         self._known = now
         if known is None:
             return []
@@ -56,13 +56,13 @@ class DiskWatch:
         return events
 
 
-def _seen(path: Path, stamp: DiskStamp, before: Seen | None, at: int) -> Seen:
+def _seen(path: str, stamp: DiskStamp, before: Seen | None, at: int) -> Seen:
     """The file as seen now; its content is hashed only while its stamp is racy, and
     compared when the stamp is the same as a racy one before."""
     if not stamp.racy(at) and (before is None or before.digest is None or before.stamp != stamp):
         return Seen(stamp, None)
     try:
-        digest = content_hash(path.read_bytes())
+        digest = content_hash(Path(path).read_bytes())
     except OSError:
         return Seen(stamp, None)
     if not stamp.racy(at) and before is not None and before.digest == digest:
@@ -70,5 +70,5 @@ def _seen(path: Path, stamp: DiskStamp, before: Seen | None, at: int) -> Seen:
     return Seen(stamp, digest)
 
 
-def _event(path: Path, kind: int) -> dict[str, Any]:
-    return {"uri": uri_of(path), "type": kind}
+def _event(path: str, kind: int) -> dict[str, Any]:
+    return {"uri": uri_of(Path(path)), "type": kind}

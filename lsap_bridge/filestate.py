@@ -12,8 +12,8 @@ import hashlib
 import os
 import stat as stat_module
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 # Two writes closer together than a file system's timestamp granularity (FAT: 2 s; others a
 # clock tick) can leave size and mtime alike: a stamp taken this soon after the file's last
@@ -22,9 +22,11 @@ from pathlib import Path
 RACY_NS = 2_000_000_000
 
 
-@dataclass(frozen=True)
-class DiskStamp:
+class DiskStamp(NamedTuple):
     """A file's identity as `stat` sees it; equal stamps mean "very likely unchanged".
+
+    A named tuple: the disk watch builds and compares one per code file of the workspace
+    before each request that spans it.
 
     Size, mtime and inode together catch in-place writes, atomic replacements (a new inode)
     and truncations. Two writes within the file system's mtime granularity that keep the
@@ -48,6 +50,11 @@ class DiskStamp:
             return None
         if not stat_module.S_ISREG(st.st_mode):
             return None
+        return cls.of_stat(st)
+
+    @classmethod
+    def of_stat(cls, st: os.stat_result) -> DiskStamp:
+        """The stamp from a `stat` already made (a walk of the workspace has one per file)."""
         return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, st.st_mode, st.st_uid)
 
     def racy(self, seen_ns: int | None = None) -> bool:

@@ -163,6 +163,7 @@ class Session:
         # The gateway confines every path it opens or reads to this session's roots.
         self.gateway.workspace = self.workspace
         self.watch = DiskWatch(self.workspace)
+        self.watch.changes()  # the baseline: the files as the servers are reading them now
 
     # -- text ---------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from stat import S_ISREG
 from typing import Generic, TypeVar
 from urllib.parse import quote, unquote, urlparse
 
@@ -79,20 +80,24 @@ _files: Remembered[tuple[tuple[Path, ...], str], bool] = Remembered(10_000)
 class Walk:
     """Code files found under a directory or by a glob, and what was left out on the way."""
 
-    files: list[Path] = field(default_factory=list)
+    # What `stat` said of each file listed, by path, in walk order (a file and a link to
+    # it are listed once). Strings: a pathlib path costs more to hash than the stat.
+    stats: dict[str, os.stat_result] = field(default_factory=dict)
     outside: int = 0  # symbolic links leading out of the roots: neither opened nor listed
     too_large: int = 0  # files over the size limit for files opened for servers
     more: bool = False  # the walk stopped at its limit: there are more files
-    _seen: set[Path] = field(default_factory=set, repr=False)  # a file and a link to it: once
 
-    def add(self, path: Path, size: int, limit: int, max_size: int | None) -> None:
-        if max_size is not None and size > max_size:
+    @cached_property
+    def files(self) -> list[Path]:
+        return [Path(p) for p in self.stats]
+
+    def add(self, path: str, stat: os.stat_result, limit: int, max_size: int | None) -> None:
+        if max_size is not None and stat.st_size > max_size:
             self.too_large += 1
-        elif len(self.files) >= limit:
+        elif len(self.stats) >= limit:
             self.more = True
-        elif path not in self._seen:
-            self._seen.add(path)
-            self.files.append(path)
+        else:
+            self.stats.setdefault(path, stat)
 
     @property
     def skipped(self) -> int:
@@ -198,39 +203,42 @@ class Workspace:
         self._walk(directory, recursive, limit, max_size, found)
         return found
 
-    def _walk(self, directory: Path, recursive: bool, limit: int, max_size: int | None,
+    def _walk(self, directory: str | Path, recursive: bool, limit: int, max_size: int | None,
               found: Walk) -> None:
+        # On strings until a file is kept: a large tree has many entries that are not.
         try:
             with os.scandir(directory) as scan:
                 entries = sorted(scan, key=lambda e: e.name)
         except OSError:
             return
-        subdirs = []
+        subdirs: list[str] = []
         for entry in entries:
             if found.more:
                 return
+            name = entry.name
             try:
-                path = Path(entry.path)
                 if entry.is_dir():
-                    if not recursive or entry.name in IGNORED_DIRS or entry.name.startswith("."):
-                        continue
-                    if not entry.is_symlink():
-                        subdirs.append(path)
-                    elif not self.contains(path):
-                        found.outside += 1
-                    # a link to a directory inside: walked where it really is
+                    if recursive and name not in IGNORED_DIRS and not name.startswith("."):
+                        if not entry.is_symlink():
+                            subdirs.append(entry.path)
+                        elif not self.contains(Path(entry.path)):
+                            found.outside += 1
+                        # a link to a directory inside: walked where it really is
                     continue
-                if path.suffix not in CODE_SUFFIXES or not entry.is_file():
+                if os.path.splitext(name)[1] not in CODE_SUFFIXES:
                     continue
+                stat = entry.stat()
+                if not S_ISREG(stat.st_mode):
+                    continue
+                path = entry.path
                 if entry.is_symlink():
-                    if not self.contains(path):
+                    if not self.contains(Path(path)):
                         found.outside += 1
                         continue
-                    path = Path(os.path.realpath(path))
-                size = entry.stat().st_size if max_size is not None else 0
+                    path = os.path.realpath(path)
             except OSError:  # gone meanwhile, or unreadable
                 continue
-            found.add(path, size, limit, max_size)
+            found.add(path, stat, limit, max_size)
         for subdir in subdirs:
             self._walk(subdir, recursive, limit, max_size, found)
 
@@ -243,19 +251,19 @@ class Workspace:
                 hint="e.g. `shop/*.py` or `src/**/*.ts`",
             )
         found = Walk()
-        matches: dict[Path, int] = {}
+        matches: dict[Path, os.stat_result] = {}
         for path in self.root.glob(pattern):
             if path.suffix not in CODE_SUFFIXES or IGNORED_DIRS & set(path.relative_to(self.root).parts):
                 continue
             try:
                 if not self.contains(path):
                     found.outside += 1
-                elif path.is_file():
-                    matches[path.resolve()] = path.stat().st_size
+                elif S_ISREG((stat := path.stat()).st_mode):
+                    matches[path.resolve()] = stat
             except OSError:
                 continue
         for path in sorted(matches):
-            found.add(path, matches[path], limit, max_size)
+            found.add(str(path), matches[path], limit, max_size)
         return found
 
     @cached_property

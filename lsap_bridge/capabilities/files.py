@@ -50,16 +50,16 @@ def expand(workspace: Workspace, file_path: str, recursive: bool, limit: int,
             )
         return found
     try:
-        size = path.stat().st_size
+        stat = path.stat()
     except (FileNotFoundError, NotADirectoryError):
         raise LsapError(
             ErrorCode.NOT_FOUND,
             f"no such file or directory: {file_path}",
             hint="paths are relative to the workspace root " + str(workspace.root),
         ) from None
-    if max_size is not None and size > max_size:
-        raise too_large(workspace.display(path), size, max_size)
-    return Walk([path])
+    if max_size is not None and stat.st_size > max_size:
+        raise too_large(workspace.display(path), stat.st_size, max_size)
+    return Walk({str(path): stat})
 
 
 def one_per_language(workspace: Workspace, max_size: int | None = None,
