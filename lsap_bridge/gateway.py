@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .errors import ErrorCode, LsapError
 from .filestate import DiskStamp, content_hash
@@ -60,7 +60,7 @@ class Document:
     modified: bool = False
     # A buffer with unsaved changes whose file was "changed" or "deleted" on disk since the
     # buffer was read: the text is the human's, and answers say the disk differs.
-    disk_differs: str | None = None
+    disk_differs: Literal["changed", "deleted"] | None = None
     # A text read from disk while its stamp was racy: its content hash, which settles
     # whether an equal stamp later still means this text (see `DiskStamp.racy`).
     digest: str | None = None
@@ -217,7 +217,7 @@ class EditorGateway:
                     lines = cached.lines
                 out[path] = Document(path, list(lines or [""]), version, bufnr=entry["bufnr"],
                                      modified=bool(entry["modified"]),
-                                     disk_differs=entry.get("disk") or None)
+                                     disk_differs=_disk_differs(entry.get("disk")))
             else:
                 out[path] = read_disk(path, cached)
             self._remember(out[path])
@@ -246,11 +246,16 @@ class EditorGateway:
         it for minutes, for every client): that is an `invalid_request`.
         """
         self.confine(path)
-        stamp = DiskStamp.of(path)
-        if stamp is not None and stamp.size > self.max_file_size:
-            raise too_large(self._display(path), stamp.size, self.max_file_size)
+        size = self.oversized(path)
+        if size is not None:
+            raise too_large(self._display(path), size, self.max_file_size)
         bufnr: int = await self._lua("return require('lsap.transport').open(...)", str(path))
         return bufnr
+
+    def oversized(self, path: Path) -> int | None:
+        """The size of a file over `max_file_size`, None for any other path."""
+        stamp = DiskStamp.of(path)
+        return stamp.size if stamp is not None and stamp.size > self.max_file_size else None
 
     async def sync(self, changes: list[dict[str, Any]]) -> None:
         """Tell the servers about files changed on disk (LSP `FileEvent`s) and bring every
@@ -461,6 +466,10 @@ def _client(raw: dict[str, Any]) -> Client:
     )
 
 
+def _disk_differs(state: Any) -> Literal["changed", "deleted"] | None:
+    return "changed" if state == "changed" else "deleted" if state == "deleted" else None
+
+
 def read_disk(path: Path, cached: Document | None = None) -> Document:
     """A file's text from disk; `cached` is reused while the file's stamp is the same (and,
     when that stamp was racy, its content hash too)."""
@@ -473,7 +482,7 @@ def read_disk(path: Path, cached: Document | None = None) -> Document:
             f"no such file: {path}",
             hint="check the path: it is relative to the workspace root",
         )
-    version = stamp.token
+    version, racy = stamp.token, stamp.racy()
     unchanged = cached is not None and cached.version == version
     if unchanged and cached is not None and cached.digest is None:
         return cached
@@ -481,13 +490,13 @@ def read_disk(path: Path, cached: Document | None = None) -> Document:
         data = path.read_bytes()
     except FileNotFoundError:
         return read_disk(path)  # deleted between the stat and the read: say so
-    digest = content_hash(data) if stamp.racy() or unchanged else None
+    digest = content_hash(data) if racy or unchanged else None
     if unchanged and cached is not None and digest == cached.digest:
-        return replace(cached, digest=digest if stamp.racy() else None)
+        return replace(cached, digest=digest if racy else None)
     text = data.decode("utf-8", errors="replace")
     # Lines end where LSP and Neovim end them (\n, \r\n, \r), not at str.splitlines()'s
     # form feeds and U+2028, which would shift every line number after them.
     lines = _LINE_BREAK.split(text)
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
-    return Document(path, lines, version, digest=digest if stamp.racy() else None)
+    return Document(path, lines, version, digest=digest if racy else None)

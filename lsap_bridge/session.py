@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, TypeGuard, cast
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import DiskWatch
 from .errors import ErrorCode, LsapError
-from .filestate import DiskStamp
 from .gateway import Client, Document, EditorGateway, LspCall
 from .position import Encoding, from_lsp_character, to_lsp_character
 from .symbols import SymbolTree, build_tree
@@ -329,7 +328,7 @@ class Session:
             cached = self._symbols.get(path)
             if cached and cached[0] == docs[path].version:
                 out[path] = cached[1]
-            elif docs[path].bufnr is None and self._too_large(path):
+            elif docs[path].bufnr is None and self.gateway.oversized(path) is not None:
                 out[path] = SymbolTree([])  # a server would read all of it: not asked
             else:
                 missing.append(path)
@@ -362,10 +361,6 @@ class Session:
                 result = None if answer.error else answer.result
                 out[path] = self._cache(path, fresh[path], result, client)
         return out
-
-    def _too_large(self, path: Path) -> bool:
-        stamp = DiskStamp.of(path)
-        return stamp is not None and stamp.size > self.gateway.max_file_size
 
     def _cache(self, path: Path, doc: Document, result: Any, client: Client) -> SymbolTree:
         tree = build_tree(result, doc.lines, self.encoding(client))
