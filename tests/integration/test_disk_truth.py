@@ -165,6 +165,18 @@ def test_a_disk_edit_under_the_humans_unmodified_buffer_reloads_it_in_place(brid
         human_leaves(bridge)
 
 
+def test_a_disk_edit_of_a_file_nobody_has_open_is_seen_by_references(bridge: Bridge) -> None:
+    """The servers read such a file once and keep it: they are told it changed."""
+    _, rel = new_module(bridge, "loyal_defs")
+    user, _ = new_module(bridge, "loyal_user", f"from shop.loyal_defs import Customer\n\nC = Customer\n")
+    anchor = f"{rel}:Customer"
+    # the class, its use in greet(), the import and `C = Customer`, once the server indexed it
+    before = eventually(lambda: ref_count(bridge, anchor), lambda n: n == 4)
+    assert before == 4 and not loaded(bridge, user)
+    write(user, user.read_text() + "\n\ndef make() -> Customer:\n    return Customer('x')\n")
+    assert ref_count(bridge, anchor) == before + 2
+
+
 def test_a_warm_hover_sees_lines_added_on_disk(bridge: Bridge) -> None:
     path, rel = new_module(bridge, "loyal_warm")
     anchor = f"{rel}:Customer.points"
@@ -250,10 +262,10 @@ def test_a_rewrite_that_keeps_size_and_mtime_is_seen(bridge: Bridge) -> None:
     """Two writes in one timestamp tick leave size, mtime and inode alike: a stamp taken so
     soon after a write is not trusted, and the content decides (buffer and disk alike)."""
     path, rel = new_module(bridge, "racy")
+    bridge.ask(mode="locate", locate=f"{rel}@def <|>greet")  # a hidden buffer, read at once
     reader, _ = new_module(bridge, "racy_reader", "from shop.racy import greet\n")
-    bridge.ask(mode="locate", locate=f"{rel}@def <|>greet")  # a hidden buffer, just read
     session = bridge.service.session
-    bridge.loop.run(session.documents([reader]))  # read from disk: no buffer holds it
+    bridge.loop.run(session.documents([reader]))  # read from disk at once: no buffer holds it
     assert not loaded(bridge, reader)
     for target, old, new in ((path, "def greet(", "def grexx("), (reader, "import greet", "import gre_t")):
         stat = os.stat(target)
