@@ -168,7 +168,7 @@ def test_a_disk_edit_under_the_humans_unmodified_buffer_reloads_it_in_place(brid
 def test_a_disk_edit_of_a_file_nobody_has_open_is_seen_by_references(bridge: Bridge) -> None:
     """The servers read such a file once and keep it: they are told it changed."""
     _, rel = new_module(bridge, "loyal_defs")
-    user, _ = new_module(bridge, "loyal_user", f"from shop.loyal_defs import Customer\n\nC = Customer\n")
+    user, _ = new_module(bridge, "loyal_user", "from shop.loyal_defs import Customer\n\nC = Customer\n")
     anchor = f"{rel}:Customer"
     # the class, its use in greet(), the import and `C = Customer`, once the server indexed it
     before = eventually(lambda: ref_count(bridge, anchor), lambda n: n == 4)
