@@ -140,6 +140,8 @@ def anchor_data(resolved: Resolved, session: Session) -> dict[str, Any]:
             "matched": resolved.match.matched_text,
             "score": round(resolved.match.score, 1),
         }
+    if resolved.note:
+        data["note"] = resolved.note
     return data
 
 

@@ -1,8 +1,10 @@
-"""Find an anchor's text in a file (DESIGN §3): exact, whitespace, unicode, then fuzzy.
+"""Find an anchor's text in a file (DESIGN §3): exact, whitespace, unicode, fuzzy, then case.
 
 Pure functions over a list of lines, so every tier is testable without an
 editor. A tier never silently picks one of several matches: the caller gets
 all of them and reports ambiguity; on no match it gets the closest lines.
+`decide` turns the results of one search into one place, an ambiguity or a
+miss; the resolver and the benchmarks both use it.
 """
 
 from __future__ import annotations
@@ -13,27 +15,31 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from itertools import accumulate
-from math import ceil
 
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import LCSseq, Levenshtein, ScoreAlignment
 
 from lsap_bridge.errors import invalid
 
-#: A fuzzy match must score at least this (0-100) to count.
-FUZZY_THRESHOLD = 80.0
-#: Candidates within this many points of the best one make the match ambiguous.
-FUZZY_MARGIN = 3.0
-#: How many windows each prefilter pass keeps for exact rescoring.
+from .align import WORD, Alignment, Token, align, map_offset, spot_of, tokens
+
+#: A fuzzy match must score at least this (0-100: the share of the find's tokens it explains).
+FUZZY_THRESHOLD = 60.0
+#: A runner-up needing less than this many tokens more than the best makes it ambiguous ...
+_MARGIN = 0.5
+#: ... and so does one needing less than this share of the best one's cost more.
+_MARGIN_SHARE = 0.5
+#: How many windows each prefilter pass keeps for the token alignment.
 _PREFILTER_LIMIT = 20
 #: How many of a multi-line needle's longest lines place its candidate windows.
 _ANCHOR_LINES = 3
 #: How many near matches of each of those lines are tried as a window's place.
 _ANCHOR_LIMIT = 50
-#: Windows that cannot score this much are not worth a slow partial comparison.
-_FLOOR = 60.0
 #: How many below-threshold candidates a miss suggests.
 _CLOSEST = 3
+#: A line as the bridge's reports number it (`17|     return result`).
+_NUMBERED = re.compile(r"\s*([0-9]+)\|(?: |$)")
+#: A Markdown fence around pasted report lines.
+_FENCE = re.compile(r"\s*(```|~~~)[\w+-]*\s*")
 
 
 class Tier(Enum):
@@ -43,14 +49,19 @@ class Tier(Enum):
     WHITESPACE = "whitespace"
     UNICODE = "unicode"
     FUZZY = "fuzzy"
+    CASE = "case"  # letter case or identifier style (`get_user` for `getUser`); unique only
 
 
 @dataclass(frozen=True)
 class Needle:
-    """Text to find, and the code-point offset of its `<|>` marker (None: match start)."""
+    """Text to find, and the code-point offset of its `<|>` marker (None: match start).
+
+    `line` is the 0-based line a pasted report gave the marker's line (`17| …`), if any.
+    """
 
     text: str
     marker: int | None
+    line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -58,7 +69,8 @@ class Match:
     """One place the needle matched, 0-based lines and code-point columns.
 
     (line, column) is the marker, or the start of the match when there is no
-    marker; (end_line, end_column) is the end of the matched span.
+    marker; (end_line, end_column) is the end of the matched span. `cost` is
+    what a near miss differs by, in tokens (0 for the other tiers).
     """
 
     line: int
@@ -68,6 +80,7 @@ class Match:
     tier: Tier
     matched_text: str
     score: float
+    cost: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -87,7 +100,10 @@ def parse_find(find: str) -> Needle:
 
     The marker is the deepest `<`*k `|` `>`*k present, so text that itself
     contains `<|>` can be anchored with `<<|>>`; it must occur exactly once.
+    Lines pasted from a report (`17|     return result`, fenced or not) lose
+    their numbers, and the marker's line number is kept as `line`.
     """
+    find, numbers = unpaste(find)
     depth = 0
     for pipe in (i for i, ch in enumerate(find) if ch == "|"):
         left = pipe - len(find[:pipe].rstrip("<"))
@@ -112,7 +128,25 @@ def parse_find(find: str) -> Needle:
             "find is empty: it has no text besides the marker",
             hint='give the text around the position, e.g. "return <|>result"',
         )
-    return Needle(text, marker)
+    line = numbers[find.count("\n", 0, marker or 0)] if numbers else None
+    return Needle(text, marker, line)
+
+
+def unpaste(text: str) -> tuple[str, list[int]]:
+    """Lines copied from a report without their `N| ` numbers (and fence), and the
+    0-based line each number named; text that is not all numbered lines is kept as it is."""
+    lines = text.split("\n")
+    while lines and (not lines[0].strip() or _FENCE.fullmatch(lines[0])):
+        lines.pop(0)
+    while lines and (not lines[-1].strip() or _FENCE.fullmatch(lines[-1])):
+        lines.pop()
+    numbered = [_NUMBERED.match(line) for line in lines]
+    if not lines or not all(numbered):
+        return text, []
+    return (
+        "\n".join(line[hit.end() :] for line, hit in zip(lines, numbered, strict=True) if hit),
+        [int(hit.group(1)) - 1 for hit in numbered if hit],
+    )
 
 
 def find_matches(
@@ -141,7 +175,100 @@ def find_matches(
         found = _regex(hay, folded_text, pattern, Tier.UNICODE)
         if found:
             return MatchResult(Tier.UNICODE, found)
-    return _fuzzy(hay, folded_text, folded_needle, marker)
+    result = _fuzzy(hay, folded_text, folded_needle, marker)
+    if result.matches:
+        return result
+    found = _case(hay, folded_text, folded_needle, marker)
+    if len(found) == 1:
+        return MatchResult(Tier.CASE, found)
+    return MatchResult(None, closest=(found + result.closest)[: max(_CLOSEST, len(found))])
+
+
+def _case(hay: _Haystack, text: str, needle: str, marker: int) -> list[Match]:
+    """Matches that differ only in letter case or identifier style: each word of the
+    needle matches any word with the same letters, ignoring case and underscores
+    (`VALIDATE`, `validate`; `get_user`, `getUser`), with whitespace as in the second tier."""
+    found = tokens(needle)
+    spot = spot_of(found, marker)
+    parts: list[str] = []
+    for index, token in enumerate(found):
+        if index:
+            between = needle[found[index - 1].end : token.start]
+            joined = token.weight == WORD and found[index - 1].weight == WORD
+            parts.append((r"\s+" if between else "") if joined else r"\s*")
+        if token.weight == WORD:
+            letters = [re.escape(ch) for ch in token.text if ch != "_"] or [re.escape(token.text)]
+            word = r"(?<![\w$])_*" + "_*".join(letters) + r"_*(?![\w$])"
+            parts.append(f"(?P<m>{word})" if index == spot.index else word)
+        else:
+            parts.append(f"(?P<m>{re.escape(token.text)})" if index == spot.index else re.escape(token.text))
+    pattern = re.compile("".join(parts), re.IGNORECASE)
+    out: dict[int, Match] = {}
+    hit = pattern.search(text)
+    while hit:
+        word = hit.group("m")
+        at = hit.start("m") + map_offset(found[spot.index].text.lower(), word.lower(), spot.offset)
+        if at not in out:
+            out[at] = hay.match(hit.start(), hit.end(), at, Tier.CASE, 100.0)
+        hit = pattern.search(text, hit.start() + 1)
+    return list(out.values())
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a search comes to: one match, or the candidates of an ambiguity (`tier` set),
+    or of a miss (the closest lines, `tier` None). `note` says how a pasted line number
+    was used."""
+
+    match: Match | None
+    tier: Tier | None
+    candidates: list[Match] = field(default_factory=list)
+    note: str | None = None
+
+
+def decide(results: Sequence[MatchResult], line: int | None = None) -> Decision:
+    """One place from the results of the searched regions, or why not.
+
+    The first tier with a match decides; near misses close to the best one are
+    kept with it (an ambiguity, never a guess), case slips count only when
+    unique. `line`, the number of a pasted report line, settles a tie.
+    """
+    tiers = [r.tier for r in results if r.tier is not None and r.matches]
+    if not tiers:
+        closest = sorted((m for r in results for m in r.closest), key=lambda m: -m.score)
+        return Decision(None, None, closest[:_CLOSEST])
+    best = min(tiers, key=list(Tier).index)
+    matches = [m for r in results if r.tier is best for m in r.matches]
+    unique = list({(m.line, m.column): m for m in matches}.values())
+    if best is Tier.FUZZY:
+        top = min(unique, key=lambda m: m.cost)
+        unique = sorted((m for m in unique if m is top or close(top, m)), key=lambda m: m.cost)
+    elif best is Tier.CASE and len(unique) > 1:
+        return Decision(None, None, unique)
+    if len(unique) > 1 and line is not None:
+        settled = settle([m.line for m in unique], line)
+        unique = [m for m in unique if m.line == settled] or unique
+    if len(unique) > 1:
+        return Decision(None, best, unique)
+    return Decision(unique[0], best, note=moved(line, unique[0].line))
+
+
+def settle(found: Sequence[int], line: int) -> int | None:
+    """The candidate line a pasted line number names: the nearest, if it is the line itself
+    or under half as far as the next nearest (lines shift together when text is added above)."""
+    nearest = sorted(set(found), key=lambda n: abs(n - line))
+    if not nearest:
+        return None
+    if len(nearest) == 1 or nearest[0] == line or 2 * abs(nearest[0] - line) < abs(nearest[1] - line):
+        return nearest[0]
+    return None
+
+
+def moved(line: int | None, now: int) -> str | None:
+    """The note for a pasted line number the match is no longer at (1-based, as reports say)."""
+    if line is None or line == now:
+        return None
+    return f"line {line + 1} is now line {now + 1}"
 
 
 def has_exact(lines: Sequence[str], needle: Needle, start: int = 0, end: int | None = None) -> bool:
@@ -268,46 +395,64 @@ def _fold(text: str) -> str:
 
 
 def _fuzzy(hay: _Haystack, folded_text: str, folded_needle: str, marker: int) -> MatchResult:
-    """Near misses: score line windows of the needle's height with rapidfuzz.
+    """Near misses: the needle's tokens aligned to windows of its height (align.py).
 
     Both sides are compared with each line stripped, so a needle copied
-    without indentation still scores by its content.
+    without indentation still scores by its content. Cheap C scorers pick the
+    windows worth an alignment: the ones most like the needle as a whole, and
+    the ones holding most of its words (a dropped or added token leaves those).
     """
     needle, needle_marker = _squeeze(folded_needle, marker)
-    height = needle.count("\n") + 1
+    found = tokens(needle)
+    spot = spot_of(found, needle_marker)
     stripped = [line.strip() for line in folded_text.split("\n")]
-    windows = dict(enumerate(stripped)) if height == 1 else _tall_windows(needle, stripped)
-    rows = {
-        row
-        for _, _, row in process.extract(needle, windows, scorer=fuzz.ratio, limit=_PREFILTER_LIMIT)
-    }
-    # partial_ratio of a window shorter than the needle would search the window
-    # inside the needle (a lone "}" scores 100), so those only get ratio. And
-    # partial_ratio is slow for long needles, but bounded by 2L/(n+L) with L the
-    # longest common subsequence: a cheap LCS pass drops hopeless windows first.
-    least = ceil(_FLOOR * len(needle) / (200 - _FLOOR))
-    long_enough = {row: w for row, w in windows.items() if len(w) >= len(needle)}
-    hopeful = {
-        row: windows[row]
-        for _, _, row in process.extract(
-            needle, long_enough, scorer=LCSseq.similarity, score_cutoff=least, limit=None
-        )
-    }
-    partial = {
-        row: score
-        for _, score, row in process.extract(
-            needle, hopeful, scorer=fuzz.partial_ratio, limit=_PREFILTER_LIMIT
-        )
-    }
-    scored = [
-        _score(hay, row, windows[row], needle, needle_marker, partial.get(row, 0.0))
-        for row in rows | set(partial)
-    ]
-    ranked = _distinct(sorted(scored, key=lambda c: (-c[0].score, c[1])))
+    if "\n" in needle:
+        windows = _tall_windows(needle, stripped)
+        rows = _likely(needle, windows)
+    else:
+        windows = dict(enumerate(stripped))
+        rows = _likely(needle, windows) | _holding(found, hay, folded_text)
+    scored = []
+    for row in sorted(rows):
+        alignment = align(found, spot, tokens(windows[row]))
+        if alignment is not None:
+            match, start = _place(hay, row, windows[row], alignment)
+            # Among equal costs, the closest lines a miss lists are the most alike.
+            scored.append((match, start, fuzz.ratio(needle, match.matched_text)))
+    ordered = sorted(scored, key=lambda c: (-c[0].score, -c[2], c[1]))
+    ranked = _distinct([(match, start) for match, start, _ in ordered])
     if ranked and ranked[0].score >= FUZZY_THRESHOLD:
-        best = ranked[0].score
-        return MatchResult(Tier.FUZZY, [m for m in ranked if m.score >= best - FUZZY_MARGIN])
+        best = ranked[0]
+        return MatchResult(Tier.FUZZY, [m for m in ranked if m is best or close(best, m)])
     return MatchResult(None, closest=[m for m in ranked if m.score > 0][:_CLOSEST])
+
+
+def close(best: Match, other: Match) -> bool:
+    """Whether a runner-up is too close to the best near miss to tell them apart: it needs
+    less than half a token more, or less than half as much again."""
+    return other.cost - best.cost < max(_MARGIN, best.cost * _MARGIN_SHARE)
+
+
+def _likely(needle: str, windows: dict[int, str]) -> set[int]:
+    """The windows most like the needle as a whole."""
+    return {
+        row for _, _, row in process.extract(needle, windows, scorer=fuzz.ratio, limit=_PREFILTER_LIMIT)
+    }
+
+
+def _holding(found: list[Token], hay: _Haystack, text: str) -> set[int]:
+    """The lines holding most of the needle's words (weighted by length), found by `str.find`
+    over the whole text so that a long file costs what the words' occurrences cost."""
+    weight: dict[int, int] = {}
+    for word in {t.text for t in found if len(t.text) > 1 and t.weight == WORD}:
+        rows: set[int] = set()
+        at = text.find(word)
+        while at >= 0:
+            rows.add(bisect_right(hay.starts, at) - 1)
+            at = text.find(word, at + 1)
+        for row in rows:
+            weight[row] = weight.get(row, 0) + len(word)
+    return set(sorted(weight, key=lambda row: -weight[row])[:_PREFILTER_LIMIT])
 
 
 def _tall_windows(needle: str, stripped: list[str]) -> dict[int, str]:
@@ -353,23 +498,9 @@ def _squeeze(text: str, marker: int) -> tuple[str, int]:
     return "".join(kept), bisect_left(origins, marker)
 
 
-def _score(
-    hay: _Haystack, row: int, text: str, needle: str, marker: int, partial: float
-) -> tuple[Match, tuple[int, int]]:
-    """Score the window at row (stripped lines) by its whole and its best part.
-
-    `partial` is the window's partial_ratio from the prefilter (0 if unknown);
-    the slow alignment is only worth it when that beats the whole window.
-    Returns the match and its start, mapped back to the unstripped lines.
-    """
-    score, begin, stop = fuzz.ratio(needle, text), 0, len(text)
-    if partial > score:
-        part = fuzz.partial_ratio_alignment(needle, text)
-        if part is not None:
-            fitted = _fit(needle, text, part)
-            if fitted[0] > score:
-                score, begin, stop = fitted
-    spot = begin + _map_offset(needle, text[begin:stop], marker)
+def _place(hay: _Haystack, row: int, text: str, alignment: Alignment) -> tuple[Match, tuple[int, int]]:
+    """The match of an alignment in the window at row (stripped lines), and its start,
+    mapped back to the unstripped lines."""
     offsets = [0, *accumulate(len(line) + 1 for line in text.split("\n"))]
 
     def place(offset: int) -> tuple[int, int]:
@@ -378,39 +509,13 @@ def _score(
         indent = len(hay.lines[line]) - len(hay.lines[line].lstrip())
         return line, offset - offsets[index] + indent
 
-    line, column = place(spot)
-    start_line, start_column = place(begin)
-    end_line, end_column = place(stop)
+    line, column = place(alignment.marker)
+    start_line, start_column = place(alignment.begin)
+    end_line, end_column = place(alignment.end)
     matched = "\n".join(hay.lines[start_line : end_line + 1])
     matched = matched[start_column : len(matched) - len(hay.lines[end_line]) + end_column]
-    match = Match(line, column, end_line, end_column, Tier.FUZZY, matched, score)
+    match = Match(line, column, end_line, end_column, Tier.FUZZY, matched, alignment.score, alignment.cost)
     return match, (start_line, start_column)
-
-
-def _fit(needle: str, text: str, part: ScoreAlignment) -> tuple[float, int, int]:
-    """Refit a partial alignment's ends, scored by ratio.
-
-    partial_ratio compares windows exactly as long as the needle, but a needle
-    that dropped a token matches a longer span, one with a typo'd extra letter
-    a shorter one: move the end, then the start, to where the ratio peaks.
-    """
-    slack = min(len(needle) // 2, 32) + 1
-    begin = part.dest_start
-    ends = range(max(begin + 1, part.dest_end - slack), min(len(text), part.dest_end + slack) + 1)
-    stop = max(ends, key=lambda end: fuzz.ratio(needle, text[begin:end]))
-    starts = range(min(stop - 1, begin + slack), max(0, begin - slack) - 1, -1)
-    begin = max(starts, key=lambda start: fuzz.ratio(needle, text[start:stop]))
-    return fuzz.ratio(needle, text[begin:stop]), begin, stop
-
-
-def _map_offset(source: str, target: str, offset: int) -> int:
-    """Where source[offset] lands in target, through a Levenshtein alignment."""
-    for op in Levenshtein.opcodes(source, target):
-        if op.src_start <= offset < op.src_end:
-            if op.tag == "delete":
-                return op.dest_start
-            return min(op.dest_start + offset - op.src_start, op.dest_end)
-    return len(target)
 
 
 def _distinct(ranked: list[tuple[Match, tuple[int, int]]]) -> list[Match]:

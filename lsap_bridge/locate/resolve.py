@@ -12,7 +12,7 @@ from ..models import LineScope, Locate, SymbolScope
 from ..session import Session, Target
 from ..symbols import Symbol, SymbolTree
 from .anchor import format_anchor
-from .matcher import Match, MatchResult, Tier, find_matches, has_exact, parse_find
+from .matcher import Match, MatchResult, Needle, Tier, decide, find_matches, has_exact, parse_find
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class Resolved:
     symbol_path: str | None  # enclosing symbol, dotted
     match: Match | None
     anchor: str  # the string form of what was asked
+    note: str | None = None  # how a pasted line number was used ("line 17 is now line 19")
 
     @property
     def path(self) -> Path:
@@ -103,10 +104,10 @@ async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resol
     # signature, say) need not run the whitespace, unicode and fuzzy tiers.
     exact = [r for r in regions if has_exact(doc.lines, needle, r[0], r[1])]
     results = [find_matches(doc.lines, needle, start, end) for start, end, _ in exact or regions]
-    match = _decide(locate, results, doc, tree, session.workspace.display(path))
+    match, note = _decide(locate, needle, results, doc, tree, session.workspace.display(path))
     return Resolved(
         target, doc, match.line, match.column, tree.enclosing_path(match.line, match.column),
-        match, format_anchor(locate),
+        match, format_anchor(locate), note,
     )
 
 
@@ -144,31 +145,30 @@ def _regions(locate: Locate, tree: SymbolTree, doc: Document, name: str) -> list
     return [(0, total, None)]
 
 
-def _decide(locate: Locate, results: list[MatchResult], doc: Document, tree: SymbolTree, name: str) -> Match:
-    order = list(Tier)
-    tiers = [r.tier for r in results if r.tier is not None and r.matches]
-    if not tiers:
-        closest = sorted((m for r in results for m in r.closest), key=lambda m: -m.score)[:3]
+def _decide(locate: Locate, needle: Needle, results: list[MatchResult], doc: Document, tree: SymbolTree,
+            name: str) -> tuple[Match, str | None]:
+    """The one match and its note, or the `not_found` / `ambiguous` error with the candidates."""
+    decision = decide(results, needle.line)
+    if decision.match is not None:
+        return decision.match, decision.note
+    candidates = [_candidate(m, doc, tree) for m in decision.candidates]
+    if decision.tier is None:
         raise LsapError(
             ErrorCode.NOT_FOUND,
             f"{locate.find!r} is not in {name}" + (" within the scope" if locate.scope else ""),
             hint="the closest lines are listed; copy the text exactly, or widen the scope"
-            if closest else "check the text: nothing close to it was found",
-            candidates=[_candidate(m, doc, tree) for m in closest],
+            if candidates else "check the text: nothing close to it was found",
+            candidates=candidates,
         )
-    best = min(tiers, key=order.index)
-    matches = [m for r in results if r.tier is best for m in r.matches]
-    unique = list({(m.line, m.column): m for m in matches}.values())
-    if len(unique) > 1:
-        raise LsapError(
-            ErrorCode.AMBIGUOUS,
-            f"{locate.find!r} matches {len(unique)} places in {name}"
-            + ("" if best is Tier.EXACT else f" ({best.name.lower()} match)"),
-            hint="narrow it: add a `scope` (a symbol path like `Class.method`, or lines "
-            "`start,end`), or put more of the line in `find`",
-            candidates=[_candidate(m, doc, tree) for m in unique],
-        )
-    return unique[0]
+    best = decision.tier
+    raise LsapError(
+        ErrorCode.AMBIGUOUS,
+        f"{locate.find!r} matches {len(candidates)} places in {name}"
+        + ("" if best is Tier.EXACT else f" ({best.name.lower()} match)"),
+        hint="narrow it: add a `scope` (a symbol path like `Class.method`, or lines "
+        "`start,end`), or put more of the line in `find`",
+        candidates=candidates,
+    )
 
 
 def _candidate(match: Match, doc: Document, tree: SymbolTree) -> Candidate:

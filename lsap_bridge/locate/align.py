@@ -1,0 +1,178 @@
+"""Near misses aligned token by token, so that the marker lands on the token it stood before.
+
+A find copied with a dropped, added, changed or swapped token differs from the code by that
+token, whatever its length: costs are counted in tokens (a word weighs 1, a punctuation
+character 1/2, a typo inside a word a fraction of the word). The alignment is semi-global:
+the find may match any part of the window, and its first and last words may be cut (a find
+that stops at `self.rig` still matches `self.right`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rapidfuzz.distance import Levenshtein
+
+#: Words (identifiers, keywords, numbers) and single punctuation characters.
+_TOKEN = re.compile(r"[^\W\d]\w*|\$[\w$]*|\d\w*(?:\.\d+)?|\S")
+#: What a word and a punctuation character weigh; a dropped `self.` costs 1.5.
+WORD, PUNCTUATION = 1.0, 0.5
+#: A typo costs this much per unit of a word's lost similarity (one letter of 6: 0.25).
+_TYPO = 1.5
+#: A swap of two neighbouring words (with at most one punctuation between) costs one word.
+_SWAP = 1.0
+_INF = float("inf")
+#: Among alignments of one cost, the one that keeps more tokens the same wins.
+_TIE = 1e-6
+_SUB, _DROP, _EXTRA, _SWAP2, _SWAP3 = range(5)
+
+
+@dataclass(frozen=True)
+class Token:
+    start: int
+    end: int
+    text: str
+
+    @property
+    def weight(self) -> float:
+        return WORD if _is_word(self.text) else PUNCTUATION
+
+
+def tokens(text: str) -> list[Token]:
+    return [Token(hit.start(), hit.end(), hit.group()) for hit in _TOKEN.finditer(text)]
+
+
+def _is_word(text: str) -> bool:
+    return text[0].isalnum() or text[0] in "_$"
+
+
+@dataclass(frozen=True)
+class Spot:
+    """Where a marker sits in a find: in token `index`, `offset` code points into it."""
+
+    index: int
+    offset: int
+
+
+def spot_of(needle: Sequence[Token], marker: int) -> Spot:
+    """The token a marker offset belongs to: the one it starts or is inside, else the one
+    it ends (`return<|> x`), else the next one (`return <|> x`)."""
+    for index, token in enumerate(needle):
+        if token.start <= marker < token.end:
+            return Spot(index, marker - token.start)
+        if marker == token.end and (index + 1 == len(needle) or needle[index + 1].start > marker):
+            return Spot(index, marker - token.start)
+        if marker < token.start:
+            return Spot(index, 0)
+    return Spot(len(needle) - 1, needle[-1].end - needle[-1].start)
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """The best part of a window for a find: its cost in tokens, span and marker offsets."""
+
+    cost: float
+    weight: float  # the find's
+    begin: int
+    end: int
+    marker: int
+
+    @property
+    def score(self) -> float:
+        return max(0.0, 100.0 * (1.0 - self.cost / self.weight))
+
+
+def _change(a: str, b: str, first: bool, last: bool) -> float:
+    """What putting window token b where the find has a costs."""
+    if a == b:
+        return 0.0
+    word = _is_word(a)
+    if word != _is_word(b):
+        return _INF
+    if not word:
+        return PUNCTUATION + _TIE
+    if (first and b.endswith(a)) or (last and b.startswith(a)):
+        return 0.0  # the find starts or stops inside the word
+    return min(WORD, (1.0 - Levenshtein.normalized_similarity(a, b)) * _TYPO) + _TIE
+
+
+def align(needle: Sequence[Token], spot: Spot, window: Sequence[Token]) -> Alignment | None:
+    """The cheapest alignment of the find's tokens to a run of the window's tokens."""
+    n, m = len(needle), len(window)
+    if not n or not m:
+        return None
+    a = [t.text for t in needle]
+    b = [t.text for t in window]
+    wa = [t.weight for t in needle]
+    wb = [t.weight for t in window]
+    rows = [[0.0] * (m + 1)]  # rows[i][j]: a[:i] aligned to a run ending before b[j]
+    back = [[_EXTRA] * (m + 1)]
+    for i in range(1, n + 1):
+        up, ai = rows[i - 1], a[i - 1]
+        dropped = wa[i - 1] + _TIE
+        first, last = i == 1, i == n
+        row, steps = [up[0] + dropped] + [0.0] * m, [_DROP] * (m + 1)
+        for j in range(1, m + 1):
+            best, step = up[j - 1] + _change(ai, b[j - 1], first, last), _SUB
+            if row[j - 1] + wb[j - 1] < best:
+                best, step = row[j - 1] + wb[j - 1], _EXTRA
+            if up[j] + dropped < best:
+                best, step = up[j] + dropped, _DROP
+            if i > 1 and j > 1 and ai != a[i - 2] and ai == b[j - 2] and a[i - 2] == b[j - 1]:
+                if rows[i - 2][j - 2] + _SWAP < best:
+                    best, step = rows[i - 2][j - 2] + _SWAP, _SWAP2
+            if (i > 2 and j > 2 and ai != a[i - 3] and ai == b[j - 3] and a[i - 3] == b[j - 1]
+                    and a[i - 2] == b[j - 2]):
+                if rows[i - 3][j - 3] + _SWAP < best:
+                    best, step = rows[i - 3][j - 3] + _SWAP, _SWAP3
+            row[j], steps[j] = best, step
+        rows.append(row)
+        back.append(steps)
+    last_row = rows[n]
+    stop = min(range(m, 0, -1), key=lambda j: last_row[j])  # ties: the longer span
+    placed: dict[int, tuple[int, bool]] = {}  # find token -> (window token, is the same token)
+    i, j = n, stop
+    while i > 0:
+        step = back[i][j]
+        if step == _SUB:
+            placed[i - 1] = (j - 1, True)
+            i, j = i - 1, j - 1
+        elif step == _DROP:
+            placed[i - 1] = (j, False)  # not in the window: it would stand before b[j]
+            i -= 1
+        elif step == _EXTRA:
+            j -= 1
+        else:
+            width = 2 if step == _SWAP2 else 3
+            for k in range(width):
+                placed[i - 1 - k] = (j - width + k, True)
+            i, j = i - width, j - width
+    if j >= stop:
+        return None  # nothing of the window is used
+    return Alignment(round(last_row[stop], 3), sum(wa), window[j].start, window[stop - 1].end,
+                     _land(needle[spot.index], spot.offset, placed[spot.index], window, stop))
+
+
+def _land(token: Token, offset: int, placed: tuple[int, bool], window: Sequence[Token], stop: int) -> int:
+    """The window offset of a marker `offset` into `token`, given where the token went."""
+    index, kept = placed
+    if not kept:
+        return window[index].start if index < stop else window[stop - 1].end
+    target = window[index]
+    if target.text == token.text or target.text.startswith(token.text):
+        return target.start + min(offset, len(target.text))
+    if target.text.endswith(token.text):
+        return target.end - len(token.text) + offset
+    return target.start + map_offset(token.text, target.text, offset)
+
+
+def map_offset(source: str, target: str, offset: int) -> int:
+    """Where source[offset] lands in target, through a Levenshtein alignment."""
+    for op in Levenshtein.opcodes(source, target):
+        if op.src_start <= offset < op.src_end:
+            if op.tag == "delete":
+                return op.dest_start
+            return min(op.dest_start + offset - op.src_start, op.dest_end)
+    return len(target)
