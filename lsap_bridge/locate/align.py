@@ -19,8 +19,17 @@ from rapidfuzz.distance import Levenshtein
 _TOKEN = re.compile(r"[^\W\d]\w*|\$[\w$]*|\d\w*(?:\.\d+)?|\S")
 #: What a word and a punctuation character weigh; a dropped `self.` costs 1.5.
 WORD, PUNCTUATION = 1.0, 0.5
-#: A typo costs this much per unit of a word's lost similarity (one letter of 6: 0.25).
+#: A typo costs this much per unit of a word's lost similarity (one letter of 6: 0.25) ...
 _TYPO = 1.5
+#: ... in a word this much alike (normalized Levenshtein similarity); a less alike word is
+#: another word, and putting it in the find's place costs more than dropping or adding one.
+_ALIKE = 0.5
+_CHANGED = 1.5
+#: A word of the find that the code lacks counts this much more than one the find lacks:
+#: agents leave words out more often than they make them up.
+_LOST = 1.5
+#: A find's last word cut short (`self.rig` for `self.right`) costs a little.
+_CUT = 0.1
 #: A swap of two neighbouring words (with at most one punctuation between) costs one word.
 _SWAP = 1.0
 _INF = float("inf")
@@ -71,20 +80,28 @@ def spot_of(needle: Sequence[Token], marker: int) -> Spot:
 
 @dataclass(frozen=True)
 class Alignment:
-    """The best part of a window for a find: its cost in tokens, span and marker offsets."""
+    """The best part of a window for a find: its cost in tokens, span and marker offsets.
+
+    `at` is the window token the marker's token went to (None: the window lacks it),
+    `marker_changed` whether that token is another word there; `missing` counts the
+    find's words the span lacks or has changed beyond a typo.
+    """
 
     cost: float
-    weight: float  # the find's
+    weight: float  # the larger of the find's and the span's
     begin: int
     end: int
     marker: int
+    at: int | None
+    marker_changed: bool
+    missing: int
 
     @property
     def score(self) -> float:
         return max(0.0, 100.0 * (1.0 - self.cost / self.weight))
 
 
-def _change(a: str, b: str, first: bool, last: bool) -> float:
+def _change(a: str, b: str, last: bool) -> float:
     """What putting window token b where the find has a costs."""
     if a == b:
         return 0.0
@@ -93,13 +110,17 @@ def _change(a: str, b: str, first: bool, last: bool) -> float:
         return _INF
     if not word:
         return PUNCTUATION + _TIE
-    if (first and b.endswith(a)) or (last and b.startswith(a)):
-        return 0.0  # the find starts or stops inside the word
-    return min(WORD, (1.0 - Levenshtein.normalized_similarity(a, b)) * _TYPO) + _TIE
+    if last and b.startswith(a):
+        return _CUT  # the find stops inside the word (`self.rig`)
+    similarity = Levenshtein.normalized_similarity(a, b)
+    if similarity < _ALIKE:
+        return _CHANGED  # another word: the find's is missing and the window's is extra
+    return (1.0 - similarity) * _TYPO + _TIE
 
 
-def align(needle: Sequence[Token], spot: Spot, window: Sequence[Token]) -> Alignment | None:
-    """The cheapest alignment of the find's tokens to a run of the window's tokens."""
+def align(needle: Sequence[Token], spot: Spot, window: Sequence[Token], avoid: int | None = None) -> Alignment | None:
+    """The cheapest alignment of the find's tokens to a run of the window's tokens;
+    `avoid` is a window token the marker's token may not go to (for the runner-up)."""
     n, m = len(needle), len(window)
     if not n or not m:
         return None
@@ -107,32 +128,32 @@ def align(needle: Sequence[Token], spot: Spot, window: Sequence[Token]) -> Align
     b = [t.text for t in window]
     wa = [t.weight for t in needle]
     wb = [t.weight for t in window]
+    k = spot.index
     rows = [[0.0] * (m + 1)]  # rows[i][j]: a[:i] aligned to a run ending before b[j]
     back = [[_EXTRA] * (m + 1)]
     for i in range(1, n + 1):
         up, ai = rows[i - 1], a[i - 1]
-        dropped = wa[i - 1] + _TIE
-        first, last = i == 1, i == n
+        dropped = (wa[i - 1] * _LOST if wa[i - 1] == WORD else wa[i - 1]) + _TIE
+        last = i == n
         row, steps = [up[0] + dropped] + [0.0] * m, [_DROP] * (m + 1)
         for j in range(1, m + 1):
-            best, step = up[j - 1] + _change(ai, b[j - 1], first, last), _SUB
+            best, step = up[j - 1] + _change(ai, b[j - 1], last), _SUB
+            if avoid is not None and i - 1 == k and j - 1 == avoid:
+                best = _INF
             if row[j - 1] + wb[j - 1] < best:
                 best, step = row[j - 1] + wb[j - 1], _EXTRA
             if up[j] + dropped < best:
                 best, step = up[j] + dropped, _DROP
-            if i > 1 and j > 1 and ai != a[i - 2] and ai == b[j - 2] and a[i - 2] == b[j - 1]:
-                if rows[i - 2][j - 2] + _SWAP < best:
-                    best, step = rows[i - 2][j - 2] + _SWAP, _SWAP2
-            if (i > 2 and j > 2 and ai != a[i - 3] and ai == b[j - 3] and a[i - 3] == b[j - 1]
-                    and a[i - 2] == b[j - 2]):
-                if rows[i - 3][j - 3] + _SWAP < best:
-                    best, step = rows[i - 3][j - 3] + _SWAP, _SWAP3
+            for width, swap in ((2, _SWAP2), (3, _SWAP3)):
+                moved = avoid is not None and i - width <= k < i and j - 1 - (k - i + width) == avoid
+                if not moved and _swapped(a, b, i, j, width) and rows[i - width][j - width] + _SWAP < best:
+                    best, step = rows[i - width][j - width] + _SWAP, swap
             row[j], steps[j] = best, step
         rows.append(row)
         back.append(steps)
     last_row = rows[n]
     stop = min(range(m, 0, -1), key=lambda j: last_row[j])  # ties: the longer span
-    placed: dict[int, tuple[int, bool]] = {}  # find token -> (window token, is the same token)
+    placed: dict[int, tuple[int, bool]] = {}  # find token -> (window token, is there)
     i, j = n, stop
     while i > 0:
         step = back[i][j]
@@ -146,25 +167,43 @@ def align(needle: Sequence[Token], spot: Spot, window: Sequence[Token]) -> Align
             j -= 1
         else:
             width = 2 if step == _SWAP2 else 3
-            for k in range(width):
-                placed[i - 1 - k] = (j - width + k, True)
+            for offset in range(width):  # the first of the find's goes last, and back
+                placed[i - width + offset] = (j - 1 - offset, True)
             i, j = i - width, j - width
-    if j >= stop:
+    if j >= stop or last_row[stop] >= _INF:
         return None  # nothing of the window is used
-    return Alignment(round(last_row[stop], 3), sum(wa), window[j].start, window[stop - 1].end,
-                     _land(needle[spot.index], spot.offset, placed[spot.index], window, stop))
+    lost = {
+        index for index, (to, there) in placed.items()
+        if not there or _change(a[index], b[to], index == n - 1) >= _CHANGED
+    }
+    to, there = placed[k]
+    return Alignment(round(last_row[stop], 3), max(sum(wa), sum(wb[j:stop])), window[j].start, window[stop - 1].end,
+                     _land(needle[k], spot.offset, placed[k], window, stop), to if there else None,
+                     there and k in lost, sum(wa[index] == WORD for index in lost))
+
+
+def _swapped(a: list[str], b: list[str], i: int, j: int, width: int) -> bool:
+    """Whether a[i-width:i] is b[j-width:j] with its ends swapped (`x y`, `x , y`)."""
+    if i < width or j < width:
+        return False
+    first, last = a[i - width], a[i - 1]
+    return (first != last and first == b[j - 1] and last == b[j - width]
+            and a[i - width + 1 : i - 1] == b[j - width + 1 : j - 1])
 
 
 def _land(token: Token, offset: int, placed: tuple[int, bool], window: Sequence[Token], stop: int) -> int:
-    """The window offset of a marker `offset` into `token`, given where the token went."""
-    index, kept = placed
-    if not kept:
+    """The window offset of a marker `offset` into `token`, given where the token went:
+    the start or end of a token stays its start or end."""
+    index, there = placed
+    if not there:
         return window[index].start if index < stop else window[stop - 1].end
     target = window[index]
-    if target.text == token.text or target.text.startswith(token.text):
+    if offset == 0:
+        return target.start
+    if offset >= len(token.text) or target.text == token.text:
         return target.start + min(offset, len(target.text))
-    if target.text.endswith(token.text):
-        return target.end - len(token.text) + offset
+    if target.text.startswith(token.text):
+        return target.start + offset
     return target.start + map_offset(token.text, target.text, offset)
 
 

@@ -24,10 +24,10 @@ from .align import WORD, Alignment, Token, align, map_offset, spot_of, tokens
 
 #: A fuzzy match must score at least this (0-100: the share of the find's tokens it explains).
 FUZZY_THRESHOLD = 60.0
-#: A runner-up needing less than this many tokens more than the best makes it ambiguous ...
+#: A runner-up needing at most this many tokens more than the best makes it ambiguous ...
 _MARGIN = 0.5
-#: ... and so does one needing less than this share of the best one's cost more.
-_MARGIN_SHARE = 0.5
+#: ... if it also needs less than this many times the best one's cost.
+_MARGIN_RATIO = 2.5
 #: How many windows each prefilter pass keeps for the token alignment.
 _PREFILTER_LIMIT = 20
 #: How many of a multi-line needle's longest lines place its candidate windows.
@@ -412,25 +412,56 @@ def _fuzzy(hay: _Haystack, folded_text: str, folded_needle: str, marker: int) ->
     else:
         windows = dict(enumerate(stripped))
         rows = _likely(needle, windows) | _holding(found, hay, folded_text)
-    scored = []
+    near: list[_Near] = []
     for row in sorted(rows):
-        alignment = align(found, spot, tokens(windows[row]))
+        window = tokens(windows[row])
+        alignment = align(found, spot, window)
         if alignment is not None:
             match, start = _place(hay, row, windows[row], alignment)
-            # Among equal costs, the closest lines a miss lists are the most alike.
-            scored.append((match, start, fuzz.ratio(needle, match.matched_text)))
-    ordered = sorted(scored, key=lambda c: (-c[0].score, -c[2], c[1]))
-    ranked = _distinct([(match, start) for match, start, _ in ordered])
-    if ranked and ranked[0].score >= FUZZY_THRESHOLD:
-        best = ranked[0]
-        return MatchResult(Tier.FUZZY, [m for m in ranked if m is best or close(best, m)])
-    return MatchResult(None, closest=[m for m in ranked if m.score > 0][:_CLOSEST])
+            near.append(_Near(match, start, fuzz.ratio(needle, match.matched_text), alignment, row, window))
+    # Among equal costs, the closest lines a miss lists are the most alike.
+    near.sort(key=lambda c: (-c.match.score, -c.alike, c.start))
+    ranked = _distinct(near)
+    if not ranked or not _credible(ranked[0].alignment, found):
+        return MatchResult(None, closest=[c.match for c in ranked if c.match.score > 0][:_CLOSEST])
+    best = ranked[0]
+    matches = [best.match] + [c.match for c in ranked if c is not best and close(best.match, c.match)]
+    # The same window may fit as well with the marker elsewhere (`help = help[:end]` for
+    # `help =[:end]`): that is a runner-up too.
+    for c in [best] + [c for c in ranked if c.match in matches[1:]]:
+        other = align(found, spot, c.window, avoid=c.alignment.at) if c.alignment.at is not None else None
+        if other is not None and other.marker != c.alignment.marker:
+            twin, _ = _place(hay, c.row, windows[c.row], other)
+            if close(best.match, twin):
+                matches.append(twin)
+    return MatchResult(Tier.FUZZY, matches)
+
+
+def _credible(alignment: Alignment, found: list[Token]) -> bool:
+    """Whether a near miss may be taken: it scores enough, lacks at most a third of the
+    find's words, and has the marker's own token (else where the marker goes is a guess)."""
+    words = sum(t.weight == WORD for t in found)
+    return (alignment.score >= FUZZY_THRESHOLD and 3 * alignment.missing <= words
+            and alignment.at is not None and not alignment.marker_changed)
+
+
+@dataclass(frozen=True)
+class _Near:
+    """A window's alignment while near misses are ranked."""
+
+    match: Match
+    start: tuple[int, int]
+    alike: float
+    alignment: Alignment
+    row: int
+    window: list[Token]
 
 
 def close(best: Match, other: Match) -> bool:
     """Whether a runner-up is too close to the best near miss to tell them apart: it needs
-    less than half a token more, or less than half as much again."""
-    return other.cost - best.cost < max(_MARGIN, best.cost * _MARGIN_SHARE)
+    at most half a token more, and less than 2.5 times as much (a typo at 0.2 is told
+    apart from a changed punctuation at 0.6; a dropped word at 1.0 is not from 1.5)."""
+    return other.cost - best.cost <= _MARGIN and other.cost < best.cost * _MARGIN_RATIO
 
 
 def _likely(needle: str, windows: dict[int, str]) -> set[int]:
@@ -518,11 +549,11 @@ def _place(hay: _Haystack, row: int, text: str, alignment: Alignment) -> tuple[M
     return match, (start_line, start_column)
 
 
-def _distinct(ranked: list[tuple[Match, tuple[int, int]]]) -> list[Match]:
+def _distinct(ranked: list[_Near]) -> list[_Near]:
     """Drop candidates whose span overlaps a better one's: the same spot counts once."""
-    kept: list[tuple[Match, tuple[int, int]]] = []
-    for match, start in ranked:
-        stop = (match.end_line, match.end_column)
-        if not any(start < (m.end_line, m.end_column) and s < stop for m, s in kept):
-            kept.append((match, start))
-    return [match for match, _ in kept]
+    kept: list[_Near] = []
+    for near in ranked:
+        stop = (near.match.end_line, near.match.end_column)
+        if not any(near.start < (k.match.end_line, k.match.end_column) and k.start < stop for k in kept):
+            kept.append(near)
+    return kept
