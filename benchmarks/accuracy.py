@@ -185,25 +185,34 @@ def _inner_words(marked: str) -> list[re.Match[str]]:
 
 
 def _drop_token(marked: str, rng: random.Random) -> str | None:
-    """A word left out as agents leave them out: `self.`, `.attr`, an argument, a keyword."""
+    """A word left out as agents leave them out: a qualifier (`self.`, `t.`), a modifier
+    keyword, an argument, an attribute of a chain; another word only when the find has
+    none of those. The find keeps at least three words."""
     words = _inner_words(marked)
-    if not words:
+    if len(_words(marked)) < 4 or not words:
         return None
-    word = rng.choice(words)
-    start, end = word.start(), word.end()
-    after, before = marked[end : end + 2], marked[max(0, start - 2) : start]
-    if after[:1] == ".":
-        end += 1
-    elif before[-1:] == ".":
-        start -= 1
-    elif after == ", ":
-        end += 2
-    elif before == ", ":
-        start -= 2
-    elif after[:1] == " ":
-        end += 1
-    elif before[-1:] == " ":
-        start -= 1
+    kinds: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for word in words:
+        start, end = word.start(), word.end()
+        after, before = marked[end : end + 2], marked[max(0, start - 2) : start]
+        if after[:1] == "." and before[-1:] != ".":
+            kinds["qualifier"].append((start, end + 1))
+        elif word.group() in KEYWORDS and after[:1] == " ":
+            kinds["keyword"].append((start, end + 1))
+        elif before[-1:] == ".":
+            kinds["attribute"].append((start - 1, end))
+        elif after == ", ":
+            kinds["argument"].append((start, end + 2))
+        elif before == ", ":
+            kinds["argument"].append((start - 2, end))
+        elif after[:1] == " ":
+            kinds["word"].append((start, end + 1))
+        elif before[-1:] == " ":
+            kinds["word"].append((start - 1, end))
+    usual = [k for k in kinds if k != "word"] or list(kinds)
+    if not usual:
+        return None
+    start, end = rng.choice(kinds[rng.choice(usual)])
     return marked[:start] + marked[end:]
 
 
@@ -232,7 +241,8 @@ def _swap(marked: str, rng: random.Random) -> str | None:
     for left, right in zip(words, words[1:], strict=False):
         between = marked[left.end() : right.start()].replace(MARK, "")
         alone = marked[left.start() - 1 : left.start()] != "." and marked[right.end() : right.end() + 1] != "."
-        if alone and left.group() != right.group() and re.fullmatch(r"\s+|\s*[,+*|&<>-]\s*", between):
+        alike = (left.group() in KEYWORDS) == (right.group() in KEYWORDS)  # names, or modifiers
+        if alone and alike and left.group() != right.group() and re.fullmatch(r"\s+|\s*[,+*|&<>-]\s*", between):
             pairs.append((left, right))
     if not pairs:
         return None

@@ -13,25 +13,27 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA, Levenshtein
 
-#: Words (identifiers, keywords, numbers) and single punctuation characters.
-_TOKEN = re.compile(r"[^\W\d]\w*|\$[\w$]*|\d\w*(?:\.\d+)?|\S")
+#: Words (identifiers, keywords, numbers) and single punctuation characters. A qualifier
+#: keeps its dot (`self.`, `os.`): dropped or added, it is one word, as agents see it.
+_TOKEN = re.compile(r"(?:[^\W\d]\w*|\$[\w$]*)(?:\.(?=[^\W\d]|\$))?|\d\w*(?:\.\d+)?|\S")
 #: What a word and a punctuation character weigh; a dropped `self.` costs 1.5.
 WORD, PUNCTUATION = 1.0, 0.5
 #: A typo costs this much per unit of a word's lost similarity (one letter of 6: 0.25) ...
 _TYPO = 1.5
-#: ... in a word this much alike (normalized Levenshtein similarity); a less alike word is
-#: another word, and putting it in the find's place costs more than dropping or adding one.
-_ALIKE = 0.5
+#: ... when the words differ by one slip (a letter replaced, added, dropped or two swapped)
+#: per this many letters, or one; more is another word, and putting it in the find's place
+#: costs more than dropping or adding one.
+_TYPOS_PER = 4
 _CHANGED = 1.5
-#: A word of the find that the code lacks counts this much more than one the find lacks:
-#: agents leave words out more often than they make them up.
+#: A token of the find that the code lacks counts this much more than one the find lacks:
+#: agents leave tokens out more often than they make them up.
 _LOST = 1.5
 #: A find's last word cut short (`self.rig` for `self.right`) costs a little.
 _CUT = 0.1
-#: A swap of two neighbouring words (with at most one punctuation between) costs one word.
-_SWAP = 1.0
+#: A swap of two neighbouring words (with at most one punctuation between) costs half a word.
+_SWAP = 0.5
 _INF = float("inf")
 #: Among alignments of one cost, the one that keeps more tokens the same wins.
 _TIE = 1e-6
@@ -112,10 +114,11 @@ def _change(a: str, b: str, last: bool) -> float:
         return PUNCTUATION + _TIE
     if last and b.startswith(a):
         return _CUT  # the find stops inside the word (`self.rig`)
-    similarity = Levenshtein.normalized_similarity(a, b)
-    if similarity < _ALIKE:
+    if a.rstrip(".") == b.rstrip("."):
+        return _CUT  # `rich` for the qualifier `rich.` (the rest of the name dropped)
+    if OSA.distance(a, b) > max(1, min(len(a), len(b)) // _TYPOS_PER):
         return _CHANGED  # another word: the find's is missing and the window's is extra
-    return (1.0 - similarity) * _TYPO + _TIE
+    return (1.0 - Levenshtein.normalized_similarity(a, b)) * _TYPO + _TIE
 
 
 def align(needle: Sequence[Token], spot: Spot, window: Sequence[Token], avoid: int | None = None) -> Alignment | None:
@@ -133,7 +136,7 @@ def align(needle: Sequence[Token], spot: Spot, window: Sequence[Token], avoid: i
     back = [[_EXTRA] * (m + 1)]
     for i in range(1, n + 1):
         up, ai = rows[i - 1], a[i - 1]
-        dropped = (wa[i - 1] * _LOST if wa[i - 1] == WORD else wa[i - 1]) + _TIE
+        dropped = wa[i - 1] * _LOST + _TIE
         last = i == n
         row, steps = [up[0] + dropped] + [0.0] * m, [_DROP] * (m + 1)
         for j in range(1, m + 1):

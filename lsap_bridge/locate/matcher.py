@@ -28,6 +28,8 @@ FUZZY_THRESHOLD = 60.0
 _MARGIN = 0.5
 #: ... if it also needs less than this many times the best one's cost.
 _MARGIN_RATIO = 2.5
+#: The same window with the marker on another token is a runner-up within a word's cost.
+_TWIN = 1.0
 #: How many windows each prefilter pass keeps for the token alignment.
 _PREFILTER_LIMIT = 20
 #: How many of a multi-line needle's longest lines place its candidate windows.
@@ -197,9 +199,11 @@ def _case(hay: _Haystack, text: str, needle: str, marker: int) -> list[Match]:
             joined = token.weight == WORD and found[index - 1].weight == WORD
             parts.append((r"\s+" if between else "") if joined else r"\s*")
         if token.weight == WORD:
-            letters = [re.escape(ch) for ch in token.text if ch != "_"] or [re.escape(token.text)]
+            name = token.text.rstrip(".")  # a qualifier's dot is not part of its name
+            letters = [re.escape(ch) for ch in name if ch != "_"] or [re.escape(name)]
             word = r"(?<![\w$])_*" + "_*".join(letters) + r"_*(?![\w$])"
-            parts.append(f"(?P<m>{word})" if index == spot.index else word)
+            dot = r"\." * (len(token.text) - len(name))
+            parts.append((f"(?P<m>{word})" if index == spot.index else word) + dot)
         else:
             parts.append(f"(?P<m>{re.escape(token.text)})" if index == spot.index else re.escape(token.text))
     pattern = re.compile("".join(parts), re.IGNORECASE)
@@ -425,15 +429,15 @@ def _fuzzy(hay: _Haystack, folded_text: str, folded_needle: str, marker: int) ->
     if not ranked or not _credible(ranked[0].alignment, found):
         return MatchResult(None, closest=[c.match for c in ranked if c.match.score > 0][:_CLOSEST])
     best = ranked[0]
-    matches = [best.match] + [c.match for c in ranked if c is not best and close(best.match, c.match)]
-    # The same window may fit as well with the marker elsewhere (`help = help[:end]` for
-    # `help =[:end]`): that is a runner-up too.
-    for c in [best] + [c for c in ranked if c.match in matches[1:]]:
+    # A runner-up counts when it could have been taken on its own: the marker's token is
+    # there too. The same window may fit as well with the marker elsewhere (`help =
+    # help[:end]` for `help =[:end]`): that is a runner-up as well.
+    rivals = [c for c in ranked if c is not best and _rival(best, c.alignment, found)]
+    matches = [best.match] + [c.match for c in rivals]
+    for c in [best, *rivals]:
         other = align(found, spot, c.window, avoid=c.alignment.at) if c.alignment.at is not None else None
-        if other is not None and other.marker != c.alignment.marker:
-            twin, _ = _place(hay, c.row, windows[c.row], other)
-            if close(best.match, twin):
-                matches.append(twin)
+        if other is not None and other.marker != c.alignment.marker and _rival(best, other, found, _TWIN):
+            matches.append(_place(hay, c.row, windows[c.row], other)[0])
     return MatchResult(Tier.FUZZY, matches)
 
 
@@ -443,6 +447,12 @@ def _credible(alignment: Alignment, found: list[Token]) -> bool:
     words = sum(t.weight == WORD for t in found)
     return (alignment.score >= FUZZY_THRESHOLD and 3 * alignment.missing <= words
             and alignment.at is not None and not alignment.marker_changed)
+
+
+def _rival(best: _Near, other: Alignment, found: list[Token], margin: float | None = None) -> bool:
+    if margin is not None:  # a twin in the same window: only where the marker goes differs
+        return _credible(other, found) and other.cost - best.match.cost <= margin
+    return _credible(other, found) and close(best.match, other)
 
 
 @dataclass(frozen=True)
@@ -457,7 +467,7 @@ class _Near:
     window: list[Token]
 
 
-def close(best: Match, other: Match) -> bool:
+def close(best: Match, other: Match | Alignment) -> bool:
     """Whether a runner-up is too close to the best near miss to tell them apart: it needs
     at most half a token more, and less than 2.5 times as much (a typo at 0.2 is told
     apart from a changed punctuation at 0.6; a dropped word at 1.0 is not from 1.5)."""
