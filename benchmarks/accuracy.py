@@ -281,6 +281,12 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+def _names_place(text: str, file: _File) -> bool:
+    """Whether a changed find is a place's text, whitespace aside, or its words are a
+    place's words, punctuation aside: then it names that place, it is no mistake."""
+    return _squash(text) in file.squashed or f" {' '.join(WORD.findall(text))} " in file.stream
+
+
 @dataclass
 class _File:
     rel: str
@@ -288,6 +294,7 @@ class _File:
     text: str
     squashed: str
     words: set[str]
+    stream: str  # the words, space-separated, with a space at each end
 
 
 def _load(root: Path, pattern: str) -> list[_File]:
@@ -296,8 +303,9 @@ def _load(root: Path, pattern: str) -> list[_File]:
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
         joined = "\n".join(lines)
+        words = WORD.findall(joined)
         files.append(_File(path.relative_to(root).as_posix(), lines, joined, _squash(joined),
-                           set(WORD.findall(joined))))
+                           set(words), f" {' '.join(words)} "))
     return files
 
 
@@ -367,7 +375,7 @@ def _cases_at(
         # A change that is another place's text (whitespace aside, but for a change of
         # whitespace) is not a mistake any more.
         plain = changed.replace(MARK, "") if changed else ""
-        other = plain in file.text if kind in LITERAL else _squash(plain) in file.squashed
+        other = plain in file.text if kind in LITERAL else _names_place(plain, file)
         if changed and changed != marked and not other:
             add(Case(kind, file.rel, _find(changed), index, column))
     pasted = _numbered(line, index, lead, name.start())

@@ -20,11 +20,13 @@ from rapidfuzz.distance import OSA, Levenshtein
 _TOKEN = re.compile(r"(?:[^\W\d]\w*|\$[\w$]*)(?:\.(?=[^\W\d]|\$))?|\d\w*(?:\.\d+)?|\S")
 #: What a word and a punctuation character weigh; a dropped `self.` costs 1.5.
 WORD, PUNCTUATION = 1.0, 0.5
-#: A typo costs this much per unit of a word's lost similarity (one letter of 6: 0.25) ...
-_TYPO = 1.5
-#: ... when the words differ by one slip (a letter replaced, added, dropped or two swapped)
-#: per this many letters, or one; more is another word, and putting it in the find's place
-#: costs more than dropping or adding one.
+#: A typo costs this much per slip (a letter replaced, added, dropped, or two swapped),
+#: whatever the word's length: one slip is as likely as a dropped punctuation ...
+_TYPO = 0.5
+#: ... up to one slip per this many letters, or one, in words this long at least; more is
+#: another word (`T` for `A` too), and putting it in the find's place costs more than
+#: dropping or adding one.
+_SHORTEST = 3
 _TYPOS_PER = 4
 _CHANGED = 1.5
 #: A token of the find that the code lacks counts this much more than one the find lacks:
@@ -116,9 +118,11 @@ def _change(a: str, b: str, last: bool) -> float:
         return _CUT  # the find stops inside the word (`self.rig`)
     if a.rstrip(".") == b.rstrip("."):
         return _CUT  # `rich` for the qualifier `rich.` (the rest of the name dropped)
-    if OSA.distance(a, b) > max(1, min(len(a), len(b)) // _TYPOS_PER):
-        return _CHANGED  # another word: the find's is missing and the window's is extra
-    return (1.0 - Levenshtein.normalized_similarity(a, b)) * _TYPO + _TIE
+    shorter = min(len(a), len(b))
+    slips = OSA.distance(a, b)
+    if shorter < _SHORTEST or slips > max(1, shorter // _TYPOS_PER):
+        return _CHANGED + _TIE  # another word: the find's is missing, the window's extra
+    return slips * _TYPO + _TIE
 
 
 def align(needle: Sequence[Token], spot: Spot, window: Sequence[Token], avoid: int | None = None) -> Alignment | None:

@@ -242,12 +242,12 @@ def decide(results: Sequence[MatchResult], line: int | None = None) -> Decision:
         closest = sorted((m for r in results for m in r.closest), key=lambda m: -m.score)
         return Decision(None, None, closest[:_CLOSEST])
     best = min(tiers, key=list(Tier).index)
-    matches = [m for r in results if r.tier is best for m in r.matches]
-    unique = list({(m.line, m.column): m for m in matches}.values())
-    if best is Tier.FUZZY:
-        top = min(unique, key=lambda m: m.cost)
-        unique = sorted((m for m in unique if m is top or close(top, m)), key=lambda m: m.cost)
-    elif best is Tier.CASE and len(unique) > 1:
+    deciding = [r for r in results if r.tier is best]
+    if best is Tier.FUZZY:  # a region's runner-ups stand; other regions' bests must be close
+        top = min((r.matches[0] for r in deciding), key=lambda m: m.cost)
+        deciding = [r for r in deciding if r.matches[0] is top or close(top, r.matches[0])]
+    unique = list({(m.line, m.column): m for r in deciding for m in r.matches}.values())
+    if best is Tier.CASE and len(unique) > 1:
         return Decision(None, None, unique)
     if len(unique) > 1 and line is not None:
         settled = settle([m.line for m in unique], line)
@@ -415,7 +415,7 @@ def _fuzzy(hay: _Haystack, folded_text: str, folded_needle: str, marker: int) ->
         rows = _likely(needle, windows)
     else:
         windows = dict(enumerate(stripped))
-        rows = _likely(needle, windows) | _holding(found, hay, folded_text)
+        rows = _likely(needle, windows) | _holding(found, hay, folded_text, stripped, needle)
     near: list[_Near] = []
     for row in sorted(rows):
         window = tokens(windows[row])
@@ -481,11 +481,13 @@ def _likely(needle: str, windows: dict[int, str]) -> set[int]:
     }
 
 
-def _holding(found: list[Token], hay: _Haystack, text: str) -> set[int]:
+def _holding(found: list[Token], hay: _Haystack, text: str, stripped: list[str], needle: str) -> set[int]:
     """The lines holding most of the needle's words (weighted by length), found by `str.find`
-    over the whole text so that a long file costs what the words' occurrences cost."""
+    over the whole text so that a long file costs what the words' occurrences cost. Lines
+    that lack at most the longest word are ranked by their best part's likeness."""
     weight: dict[int, int] = {}
-    for word in {t.text for t in found if len(t.text) > 1 and t.weight == WORD}:
+    names = {t.text.rstrip(".") for t in found if t.weight == WORD and len(t.text) > 1}
+    for word in names:
         rows: set[int] = set()
         at = text.find(word)
         while at >= 0:
@@ -493,7 +495,13 @@ def _holding(found: list[Token], hay: _Haystack, text: str) -> set[int]:
             at = text.find(word, at + 1)
         for row in rows:
             weight[row] = weight.get(row, 0) + len(word)
-    return set(sorted(weight, key=lambda row: -weight[row])[:_PREFILTER_LIMIT])
+    if not weight:
+        return set()
+    most = max(weight.values()) - max(map(len, names))
+    near = {row: stripped[row] for row, w in weight.items() if w >= most}
+    heaviest = sorted(weight, key=lambda row: -weight[row])[:_PREFILTER_LIMIT]
+    alike = process.extract(needle, near, scorer=fuzz.partial_ratio, limit=_PREFILTER_LIMIT)
+    return set(heaviest) | {row for _, _, row in alike}
 
 
 def _tall_windows(needle: str, stripped: list[str]) -> dict[int, str]:
