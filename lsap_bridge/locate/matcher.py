@@ -427,7 +427,7 @@ def _fuzzy(hay: _Haystack, folded_text: str, folded_needle: str, marker: int) ->
     near.sort(key=lambda c: (-c.match.score, -c.alike, c.start))
     ranked = _distinct(near)
     if not ranked or not _credible(ranked[0].alignment, found):
-        return MatchResult(None, closest=[c.match for c in ranked if c.match.score > 0][:_CLOSEST])
+        return MatchResult(None, closest=[c.match for c in ranked if c.match.score or c.alike][:_CLOSEST])
     best = ranked[0]
     # A runner-up counts when it could have been taken on its own: the marker's token is
     # there too. The same window may fit as well with the marker elsewhere (`help =

@@ -24,7 +24,7 @@ from ..capabilities.inlay_hints import (
 from ..diagnostics import DiagnosticMap
 from ..errors import Candidate, ErrorCode, LsapError
 from ..gateway import Client, Document, LspCall
-from ..locate.matcher import Needle, Tier, find_matches
+from ..locate.matcher import Needle, Tier, find_matches, moved, settle, unpaste
 from ..render import render_markdown
 from ..session import Session, Target, disk_note
 from ..symbols import SymbolTree
@@ -341,11 +341,16 @@ def find_line(
     lines: list[str], tree: SymbolTree, name: str, text: str, previous: int | None
 ) -> tuple[int, str | None]:
     """The line an anchor names, searched after the previous anchor's line, and a note when
-    the match is not exact; `not_found` / `ambiguous` errors list the candidate lines."""
+    the match is not exact; `not_found` / `ambiguous` errors list the candidate lines.
+
+    A line pasted from a report (`@@ 17|     return result`) is matched without its number,
+    and the number settles a tie between candidates."""
     start = 0 if previous is None else previous + 1
-    result = find_matches(lines, Needle(text, None), start)
+    body, numbers = unpaste(text)
+    needle = Needle(body, None, numbers[0] if numbers else None)
+    result = find_matches(lines, needle, start)
     if not result.matches:
-        earlier = find_matches(lines, Needle(text, None), 0, start) if start else None
+        earlier = find_matches(lines, needle, 0, start) if start else None
         if earlier is not None and earlier.matches:
             where = ", ".join(str(m.line + 1) for m in earlier.matches[:5])
             raise LsapError(
@@ -365,9 +370,12 @@ def find_line(
             candidates=[candidate(lines, tree, m.line, m.score) for m in closest],
         )
     found = sorted({m.line for m in result.matches})
-    found = [n for n in found if _same_line(lines[n], text)] or found
+    found = [n for n in found if _same_line(lines[n], body)] or found
     if len(found) > 1 and previous is not None:
         found = [n for n in found if in_scope_of(tree, previous, n)] or found
+    if len(found) > 1 and needle.line is not None:
+        settled = settle(found, needle.line)
+        found = [settled] if settled is not None else found
     if len(found) > 1:
         raise LsapError(
             ErrorCode.AMBIGUOUS,
@@ -378,13 +386,14 @@ def find_line(
             candidates=[candidate(lines, tree, n) for n in found],
         )
     line = found[0]
-    if result.tier is Tier.EXACT or result.tier is None:
-        return line, None
-    note = f"anchor matched by {result.tier.value} text: " + lines[line].strip()
-    match = next(m for m in result.matches if m.line == line)
-    if match.tier is Tier.FUZZY:
-        note += f" (score {round(match.score, 1)})"
-    return line, note
+    notes = [moved(needle.line, line)]
+    if result.tier is not Tier.EXACT and result.tier is not None:
+        note = f"anchor matched by {result.tier.value} text: " + lines[line].strip()
+        match = next(m for m in result.matches if m.line == line)
+        if match.tier is Tier.FUZZY:
+            note += f" (score {round(match.score, 1)})"
+        notes.append(note)
+    return line, "; ".join(n for n in notes if n) or None
 
 
 def in_scope_of(tree: SymbolTree, previous: int, line: int) -> bool:

@@ -86,7 +86,7 @@ def test_inexact_matches_carry_a_note() -> None:
     assert line == 4 and note == "anchor matched by whitespace text: def validate(self):"
     assert find_line(LINES, TREE, "models.py", "class Ordr:", None) == (
         0,
-        "anchor matched by fuzzy text: class Order: (score 88.0)",
+        "anchor matched by fuzzy text: class Order: (score 80.0)",
     )
 
 
