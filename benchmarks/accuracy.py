@@ -23,6 +23,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,15 @@ MARK = "\x00"  # the marker's place while a find is perturbed; becomes `<|>`
 IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 WORD = re.compile(r"\w+")
 PUNCTUATION_SPACE = re.compile(r"\s*([=,:()\[\]+*/<>])\s*")
-KEYWORDS = frozenset(
-    "and as assert async await break case catch class const continue def del elif else "
-    "except export extends false finally for from function if import in interface is let "
-    "new none not null or pass private public raise readonly return self static super this "
-    "throw true try type typeof undefined var void while with yield".split()
-)
+#: Keywords (Python and TypeScript): not what an agent marks, nor a name to swap with one.
+KEYWORDS = frozenset({
+    "and", "as", "assert", "async", "await", "break", "case", "catch", "class", "const",
+    "continue", "def", "del", "elif", "else", "except", "export", "extends", "false",
+    "finally", "for", "from", "function", "if", "import", "in", "interface", "is", "let",
+    "new", "none", "not", "null", "or", "pass", "private", "public", "raise", "readonly",
+    "return", "self", "static", "super", "this", "throw", "true", "try", "type", "typeof",
+    "undefined", "var", "void", "while", "with", "yield", "None", "True", "False",
+})
 MOVED_BY = 3  # lines added above since a pasted report was made
 
 #: The categories in the order RESULTS.md lists them; those after `exact` are perturbed.
@@ -238,7 +242,7 @@ def _swap(marked: str, rng: random.Random) -> str | None:
     goes with its word."""
     words = _words(marked)
     pairs = []
-    for left, right in zip(words, words[1:], strict=False):
+    for left, right in pairwise(words):
         between = marked[left.end() : right.start()].replace(MARK, "")
         alone = marked[left.start() - 1 : left.start()] != "." and marked[right.end() : right.end() + 1] != "."
         alike = (left.group() in KEYWORDS) == (right.group() in KEYWORDS)  # names, or modifiers
@@ -333,7 +337,8 @@ def generate(root: Path, pattern: str, language: str, per_kind: int, rng: random
         if all(counts[k] >= per_kind for k in CATEGORIES):
             break
         for file in rng.sample(files, len(files)):
-            rows = [i for i, line in enumerate(file.lines) if len(line.strip()) >= 16 and "<|" not in line and "|>" not in line]
+            rows = [i for i, line in enumerate(file.lines)
+                    if len(line.strip()) >= 16 and "<|" not in line and "|>" not in line]
             for index in rng.sample(rows, min(4, len(rows))):
                 _cases_at(file, index, files, perturbations, language, rng, add)
     return cases
@@ -522,3 +527,26 @@ def tally(outcomes: list[Outcome]) -> dict[str, Counter[str]]:
 def perturbed(outcomes: list[Outcome]) -> list[Outcome]:
     """The cases whose find is not the code's text as it is (every place-expecting one but exact)."""
     return [o for o in outcomes if o.case.expect == "place" and o.case.kind not in EXACT]
+
+
+def rows(outcomes: list[Outcome]) -> list[tuple[str, float, str, str, bool | None]]:
+    """The anchors rows of a benchmark run: metric, value, unit, target, whether it holds."""
+    places = [o for o in outcomes if o.case.expect == "place"]
+    right = sum(o.verdict == "right" for o in places)
+    rate = 100 * right / max(1, len(places))
+    wrong = [o for o in outcomes if o.verdict == "wrong"]
+    silent = sum(o.tier in (None, "exact") for o in wrong)
+    out: list[tuple[str, float, str, str, bool | None]] = [
+        (f"resolve to the intended position ({right}/{len(places)})", rate, "%", ">= 95 %", rate >= 95),
+        ("wrong position without an approximate note", silent, "", "0", silent == 0),
+        ("wrong position, with the approximate note", len(wrong) - silent, "", "0", len(wrong) == silent),
+    ]
+    for kind, label in (("truly ambiguous", "non-unique reported ambiguous"), ("absent", "absent reported not found")):
+        group = [o for o in outcomes if o.case.kind == kind]
+        done = sum(o.verdict == "right" for o in group)
+        out.append((f"{label} ({done}/{len(group)})", 100 * done / max(1, len(group)), "%", "100 %",
+                    done == len(group)))
+    for kind, counts in tally(outcomes).items():
+        n = sum(counts.values())
+        out.append((f"  {kind}", 100 * counts["right"] / n, "%", f"n={n}", None))
+    return out

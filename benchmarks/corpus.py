@@ -2,7 +2,8 @@
 
 `rich` 13.9.4 (the sdist from PyPI) for Python, `rxjs` 7.8.1 (its npm tarball ships the
 TypeScript sources) for TypeScript, and the repository's own `examples/shop` for the quick
-mode. Generated files for the scale runs go inside the corpus directory as well.
+mode; the anchor accuracy adds `click` 8.1.7 (PyPI sdist) and `immer` 10.1.1 (npm, with
+its `src/`). Generated files for the scale runs go inside the corpus directory as well.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class Corpus:
 
 RICH = ("rich", "13.9.4")
 RXJS = ("rxjs", "7.8.1")
+CLICK = ("click", "8.1.7")
+IMMER = ("immer", "10.1.1")
 
 
 def _extract(archive: Path, into: Path) -> Path:
@@ -47,45 +50,22 @@ def _extract(archive: Path, into: Path) -> Path:
     return into / top.pop()
 
 
-def fetch_rich() -> Corpus:
-    """`pip download` the pinned sdist and unpack it into benchmarks/.corpus/."""
-    name, version = RICH
+def _pypi_sdist(name: str, version: str) -> Path:
+    """`pip download` a pinned sdist and unpack it into benchmarks/.corpus/."""
     root = CORPUS_DIR / f"{name}-{version}"
     if not root.is_dir():
         CORPUS_DIR.mkdir(exist_ok=True)
         subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                f"{name}=={version}",
-                "-d",
-                str(CORPUS_DIR),
-            ],
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+             f"{name}=={version}", "-d", str(CORPUS_DIR)],
             check=True,
         )
         _extract(CORPUS_DIR / f"{name}-{version}.tar.gz", CORPUS_DIR)
-    return Corpus(
-        name,
-        version,
-        root,
-        ["basedpyright"],
-        "rich/*.py",
-        widely_used="rich/console.py:Console",
-        definition="rich/table.py@new_line = <|>Segment.line()",
-        hover="rich/console.py:Console.print",
-        outline="rich/console.py",
-    )
+    return root
 
 
-def fetch_rxjs() -> Corpus:
-    """`npm pack` the pinned package (its tarball carries `src/**/*.ts` and a tsconfig)."""
-    name, version = RXJS
+def _npm_package(name: str, version: str) -> Path:
+    """`npm pack` a pinned package (these tarballs carry their TypeScript sources)."""
     root = CORPUS_DIR / f"{name}-{version}"
     if not root.is_dir():
         CORPUS_DIR.mkdir(exist_ok=True)
@@ -98,10 +78,30 @@ def fetch_rxjs() -> Corpus:
         extracted = _extract(CORPUS_DIR / f"{name}-{version}.tgz", CORPUS_DIR / "tmp")
         extracted.rename(root)
         shutil.rmtree(CORPUS_DIR / "tmp")
+    return root
+
+
+def fetch_rich() -> Corpus:
+    name, version = RICH
     return Corpus(
         name,
         version,
-        root,
+        _pypi_sdist(name, version),
+        ["basedpyright"],
+        "rich/*.py",
+        widely_used="rich/console.py:Console",
+        definition="rich/table.py@new_line = <|>Segment.line()",
+        hover="rich/console.py:Console.print",
+        outline="rich/console.py",
+    )
+
+
+def fetch_rxjs() -> Corpus:
+    name, version = RXJS
+    return Corpus(
+        name,
+        version,
+        _npm_package(name, version),
         ["ts_ls"],
         "src/internal/**/*.ts",
         widely_used="src/internal/Observable.ts:Observable",
@@ -110,6 +110,29 @@ def fetch_rxjs() -> Corpus:
         outline="src/internal/Observable.ts",
         language="typescript",
     )
+
+
+@dataclass(frozen=True)
+class Sources:
+    """A code base the anchor accuracy runs on without a language server."""
+
+    name: str
+    version: str
+    root: Path
+    files: str  # glob of the sources, relative to root
+    language: str
+
+
+def anchor_sources() -> list[Sources]:
+    """The code bases of the anchor accuracy: rich and click (Python), rxjs and immer
+    (TypeScript), each fetched from its registry."""
+    rich, rxjs = fetch_rich(), fetch_rxjs()
+    return [
+        Sources(rich.name, rich.version, rich.root, rich.files, "python"),
+        Sources(*CLICK, _pypi_sdist(*CLICK), "src/click/*.py", "python"),
+        Sources(rxjs.name, rxjs.version, rxjs.root, rxjs.files, "typescript"),
+        Sources(*IMMER, _npm_package(*IMMER), "src/**/*.ts", "typescript"),
+    ]
 
 
 def example_copy(into: Path) -> Corpus:
