@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
 from rapidfuzz.distance import OSA, Levenshtein
 
@@ -42,19 +44,19 @@ _TIE = 1e-6
 _SUB, _DROP, _EXTRA, _SWAP2, _SWAP3 = range(5)
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     start: int
     end: int
     text: str
-
-    @property
-    def weight(self) -> float:
-        return WORD if _is_word(self.text) else PUNCTUATION
+    weight: float  # WORD or PUNCTUATION
 
 
 def tokens(text: str) -> list[Token]:
-    return [Token(hit.start(), hit.end(), hit.group()) for hit in _TOKEN.finditer(text)]
+    return [
+        Token(hit.start(), hit.end(), word, WORD if _is_word(word) else PUNCTUATION)
+        for hit in _TOKEN.finditer(text)
+        for word in (hit.group(),)
+    ]
 
 
 def _is_word(text: str) -> bool:
@@ -105,8 +107,10 @@ class Alignment:
         return max(0.0, 100.0 * (1.0 - self.cost / self.weight))
 
 
+@lru_cache(maxsize=65536)
 def _change(a: str, b: str, last: bool) -> float:
-    """What putting window token b where the find has a costs."""
+    """What putting window token b where the find has a costs (the same pairs come back
+    in every window and request: cached)."""
     if a == b:
         return 0.0
     word = _is_word(a)
@@ -141,19 +145,21 @@ def align(needle: Sequence[Token], spot: Spot, window: Sequence[Token], avoid: i
     for i in range(1, n + 1):
         up, ai = rows[i - 1], a[i - 1]
         dropped = wa[i - 1] * _LOST + _TIE
-        last = i == n
+        changes = [_change(ai, bj, i == n) for bj in b]
+        if avoid is not None and i - 1 == k:
+            changes[avoid] = _INF
         row, steps = [up[0] + dropped] + [0.0] * m, [_DROP] * (m + 1)
         for j in range(1, m + 1):
-            best, step = up[j - 1] + _change(ai, b[j - 1], last), _SUB
-            if avoid is not None and i - 1 == k and j - 1 == avoid:
-                best = _INF
-            if row[j - 1] + wb[j - 1] < best:
-                best, step = row[j - 1] + wb[j - 1], _EXTRA
+            best, step = up[j - 1] + changes[j - 1], _SUB
+            extra = row[j - 1] + wb[j - 1]
+            if extra < best:
+                best, step = extra, _EXTRA
             if up[j] + dropped < best:
                 best, step = up[j] + dropped, _DROP
+            # Swapped neighbours, `x y` or `x , y` (checked from the cheapest test on).
             for width, swap in ((2, _SWAP2), (3, _SWAP3)):
-                moved = avoid is not None and i - width <= k < i and j - 1 - (k - i + width) == avoid
-                if not moved and _swapped(a, b, i, j, width) and rows[i - width][j - width] + _SWAP < best:
+                if (i >= width and j >= width and ai == b[j - width] and rows[i - width][j - width] + _SWAP < best
+                        and _swapped(a, b, i, j, width) and not _moves(avoid, k, i, j, width)):
                     best, step = rows[i - width][j - width] + _SWAP, swap
             row[j], steps[j] = best, step
         rows.append(row)
@@ -191,11 +197,14 @@ def align(needle: Sequence[Token], spot: Spot, window: Sequence[Token], avoid: i
 
 def _swapped(a: list[str], b: list[str], i: int, j: int, width: int) -> bool:
     """Whether a[i-width:i] is b[j-width:j] with its ends swapped (`x y`, `x , y`)."""
-    if i < width or j < width:
-        return False
     first, last = a[i - width], a[i - 1]
     return (first != last and first == b[j - 1] and last == b[j - width]
             and a[i - width + 1 : i - 1] == b[j - width + 1 : j - 1])
+
+
+def _moves(avoid: int | None, k: int, i: int, j: int, width: int) -> bool:
+    """Whether a swap would put the marker's token k on the window token to avoid."""
+    return avoid is not None and i - width <= k < i and j - 1 - (k - i + width) == avoid
 
 
 def _land(token: Token, offset: int, placed: tuple[int, bool], window: Sequence[Token], stop: int) -> int:

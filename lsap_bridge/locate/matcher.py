@@ -32,6 +32,8 @@ _MARGIN_RATIO = 2.5
 _TWIN = 1.0
 #: How many windows each prefilter pass keeps for the token alignment.
 _PREFILTER_LIMIT = 20
+#: How many of those, the most alike, are aligned token by token.
+_ALIGNED = 10
 #: How many of a multi-line needle's longest lines place its candidate windows.
 _ANCHOR_LINES = 3
 #: How many near matches of each of those lines are tried as a window's place.
@@ -417,7 +419,7 @@ def _fuzzy(hay: _Haystack, folded_text: str, folded_needle: str, marker: int) ->
         windows = dict(enumerate(stripped))
         rows = _likely(needle, windows) | _holding(found, hay, folded_text, stripped, needle)
     near: list[_Near] = []
-    for row in sorted(rows):
+    for row in _most_alike(needle, {row: windows[row] for row in rows}):
         window = tokens(windows[row])
         alignment = align(found, spot, window)
         if alignment is not None:
@@ -472,6 +474,16 @@ def close(best: Match, other: Match | Alignment) -> bool:
     at most half a token more, and less than 2.5 times as much (a typo at 0.2 is told
     apart from a changed punctuation at 0.6; a dropped word at 1.0 is not from 1.5)."""
     return other.cost - best.cost <= _MARGIN and other.cost < best.cost * _MARGIN_RATIO
+
+
+def _most_alike(needle: str, windows: dict[int, str]) -> list[int]:
+    """The candidate windows worth an alignment (it costs a Python loop per token pair):
+    the ones whose best part is most like the needle, and all that tie with the last."""
+    alike = process.extract(needle, windows, scorer=fuzz.partial_ratio, limit=None)
+    if len(alike) <= _ALIGNED:
+        return sorted(row for _, _, row in alike)
+    least = alike[_ALIGNED - 1][1]
+    return sorted(row for _, score, row in alike if score >= least)
 
 
 def _likely(needle: str, windows: dict[int, str]) -> set[int]:
