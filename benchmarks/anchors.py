@@ -35,7 +35,7 @@ SEED = 2026  # the report's seed; the matcher was developed against others
 PER_KIND = 150
 LATENCY_FINDS = 12  # of each group
 LATENCY_REPS = 10
-LATENCY_ROUNDS = 4  # children per side, alternating
+LATENCY_ROUNDS = 6  # children per side, alternating
 NEAR = ("one typo", "a token dropped", "a token added", "neighbouring tokens swapped")
 
 

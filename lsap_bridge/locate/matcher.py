@@ -405,8 +405,10 @@ def _fuzzy(hay: _Haystack, folded_text: str, folded_needle: str, marker: int) ->
 
     Both sides are compared with each line stripped, so a needle copied
     without indentation still scores by its content. Cheap C scorers pick the
-    windows worth an alignment: the ones most like the needle as a whole, and
-    the ones holding most of its words (a dropped or added token leaves those).
+    windows worth an alignment: the ones most like the needle as a whole and
+    the ones holding most of its words (a dropped or added token leaves those),
+    of which the most alike in their best part are aligned. The best is taken
+    only when credible and clearly ahead of every credible runner-up.
     """
     needle, needle_marker = _squeeze(folded_needle, marker)
     found = tokens(needle)
@@ -471,8 +473,9 @@ class _Near:
 
 def close(best: Match, other: Match | Alignment) -> bool:
     """Whether a runner-up is too close to the best near miss to tell them apart: it needs
-    at most half a token more, and less than 2.5 times as much (a typo at 0.2 is told
-    apart from a changed punctuation at 0.6; a dropped word at 1.0 is not from 1.5)."""
+    at most half a token more, and less than 2.5 times as much (a typo, 0.5, is told apart
+    from a dropped word, 1.5, but not from a changed punctuation, 0.5; a find cut inside a
+    word, 0.1, is told apart from a typo)."""
     return other.cost - best.cost <= _MARGIN and other.cost < best.cost * _MARGIN_RATIO
 
 

@@ -52,6 +52,15 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                            "hover": "```python\nclass Product(name: str, price: float)\n```"}),
     "hover_empty.md": ("hover", {**ANCHOR, "name": "Product", "hover": ""}),
     "locate.md": ("locate", {**ANCHOR, "language": "python", "lines": [{"number": 7, "text": "class Product:"}]}),
+    "locate_pasted_moved.md": ("locate", {
+        **ANCHOR, "anchor": "shop/models.py@5| class <|>Product:", "note": "line 5 is now line 7",
+        "language": "python", "lines": [{"number": 7, "text": "class Product:"}],
+    }),
+    "locate_case.md": ("locate", {
+        **ANCHOR, "anchor": "shop/models.py@class <|>PRODUCT:",
+        "approximate": {"tier": "case", "matched": "class Product:", "score": 100.0},
+        "language": "python", "lines": [{"number": 7, "text": "class Product:"}],
+    }),
 }
 
 
