@@ -155,6 +155,13 @@ def _child(
     return result
 
 
+def carry_block(previous: str, out: Path) -> None:
+    """Keep the anchors block of a RESULTS.md that benchmarks.run has just rewritten."""
+    if BEGIN in previous and END in previous:
+        block = previous.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n").split("\n")
+        write_block(out, block)
+
+
 def write_block(out: Path, block: list[str]) -> None:
     """Put the block between its markers in RESULTS.md (appended the first time)."""
     text = out.read_text() if out.exists() else ""

@@ -40,7 +40,7 @@ from lsap_bridge.service import Service
 from lsap_bridge.symbols import build_tree
 from lsap_bridge.workspace import Workspace, path_of, uri_of
 
-from . import accuracy
+from . import accuracy, anchors
 from .corpus import (
     Corpus,
     example_copy,
@@ -1152,7 +1152,9 @@ def write_report(out: Path, all_results: list[Results], command: str, seconds: f
         HOW,
     ]
     lines += [r.markdown() for r in all_results]
+    previous = out.read_text() if out.exists() else ""
     out.write_text("\n".join(lines))
+    anchors.carry_block(previous, out)
 
 
 def main(argv: list[str] | None = None) -> None:
