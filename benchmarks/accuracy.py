@@ -65,7 +65,8 @@ CATEGORIES = (
     "absent",
 )
 EXACT = {"exact"}
-LITERAL = {"whitespace changed", "unicode look-alikes"}  # changes whitespace, or only letters' looks
+LOOKS = {"whitespace changed", "unicode look-alikes"}  # changes that keep the text's meaning
+_UNLOOK = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "\u00a0": " "})
 EXPECTING = {"truly ambiguous": "ambiguous", "absent": "absent"}
 
 
@@ -285,6 +286,11 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+def _places(text: str, file: _File) -> int:
+    """How many places a find changed only in its looks (whitespace, quotes, dashes) names."""
+    return file.squashed.count(_squash(text.translate(_UNLOOK)))
+
+
 def _names_place(text: str, file: _File) -> bool:
     """Whether a changed find is a place's text, whitespace aside, or its words are a
     place's words, punctuation aside: then it names that place, it is no mistake."""
@@ -377,10 +383,10 @@ def _cases_at(
     add(Case("exact", file.rel, _find(marked), index, column))
     for kind, perturb in perturbations.items():
         changed = perturb(marked, rng)
-        # A change that is another place's text (whitespace aside, but for a change of
-        # whitespace) is not a mistake any more.
+        # A change that is another place's text (whitespace aside), or that names several
+        # places once its looks are undone, is not a mistake any more.
         plain = changed.replace(MARK, "") if changed else ""
-        other = plain in file.text if kind in LITERAL else _names_place(plain, file)
+        other = _places(plain, file) > 1 if kind in LOOKS else _names_place(plain, file)
         if changed and changed != marked and not other:
             add(Case(kind, file.rel, _find(changed), index, column))
     pasted = _numbered(line, index, lead, name.start())

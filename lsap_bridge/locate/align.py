@@ -2,9 +2,9 @@
 
 A find copied with a dropped, added, changed or swapped token differs from the code by that
 token, whatever its length: costs are counted in tokens (a word weighs 1, a punctuation
-character 1/2, a typo inside a word a fraction of the word). The alignment is semi-global:
-the find may match any part of the window, and its first and last words may be cut (a find
-that stops at `self.rig` still matches `self.right`).
+character 1/2, a slip of the finger inside a word 1/2, a word put in the place of another
+1 1/2). The alignment is semi-global: the find may match any part of the window, and its
+last word may be cut (a find that stops at `self.rig` still matches `self.right`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from rapidfuzz.distance import OSA, Levenshtein
 #: Words (identifiers, keywords, numbers) and single punctuation characters. A qualifier
 #: keeps its dot (`self.`, `os.`): dropped or added, it is one word, as agents see it.
 _TOKEN = re.compile(r"(?:[^\W\d]\w*|\$[\w$]*)(?:\.(?=[^\W\d]|\$))?|\d\w*(?:\.\d+)?|\S")
-#: What a word and a punctuation character weigh; a dropped `self.` costs 1.5.
+#: What a word and a punctuation character weigh (`self.` is one word).
 WORD, PUNCTUATION = 1.0, 0.5
 #: A typo costs this much per slip (a letter replaced, added, dropped, or two swapped),
 #: whatever the word's length: one slip is as likely as a dropped punctuation ...

@@ -156,6 +156,16 @@ def test_near_miss_resolves_and_says_so(bridge: Bridge, find: str, tier: str) ->
     assert "Approximate match" in text
 
 
+def test_a_pasted_report_line_settles_which_return_and_a_case_slip_resolves(bridge: Bridge) -> None:
+    data = bridge.ask(mode="locate", locate="shop/models.py@35|         return <|>result")
+    assert (data["line"], data["column"], data["symbol"]) == (35, 16, "Order.validate")
+    assert "approximate" not in data and "note" not in data
+    data = bridge.ask(mode="locate", locate="shop/models.py@def <|>VALIDATE(self)")
+    assert (data["line"], data["approximate"]["tier"]) == (33, "case")
+    text = bridge.request({"mode": "locate", "locate": "shop/models.py@def <|>VALIDATE(self)"}).text
+    assert "letter case or identifier style" in text
+
+
 def test_curly_quotes_resolve(bridge: Bridge) -> None:
     data = bridge.ask(mode="locate", locate="shop/catalog.py@Product(“croissant”, 1.2)")
     assert data["line"] == 5
