@@ -129,9 +129,12 @@ def _change(a: str, b: str, last: bool) -> float:
     return slips * _TYPO + _TIE
 
 
-def align(needle: Sequence[Token], spot: Spot, window: Sequence[Token], avoid: int | None = None) -> Alignment | None:
+def align(
+    needle: Sequence[Token], spot: Spot, window: Sequence[Token], avoid: int | None = None, bound: float = _INF
+) -> Alignment | None:
     """The cheapest alignment of the find's tokens to a run of the window's tokens;
-    `avoid` is a window token the marker's token may not go to (for the runner-up)."""
+    `avoid` is a window token the marker's token may not go to (for the runner-up).
+    None once every partial alignment costs more than `bound` (costs only grow)."""
     n, m = len(needle), len(window)
     if not n or not m:
         return None
@@ -162,6 +165,8 @@ def align(needle: Sequence[Token], spot: Spot, window: Sequence[Token], avoid: i
                         and _swapped(a, b, i, j, width) and not _moves(avoid, k, i, j, width)):
                     best, step = rows[i - width][j - width] + _SWAP, swap
             row[j], steps[j] = best, step
+        if min(row) > bound:
+            return None
         rows.append(row)
         back.append(steps)
     last_row = rows[n]

@@ -421,10 +421,12 @@ def _fuzzy(hay: _Haystack, folded_text: str, folded_needle: str, marker: int) ->
         windows = dict(enumerate(stripped))
         rows = _likely(needle, windows) | _holding(found, hay, folded_text, stripped, needle)
     near: list[_Near] = []
+    bound = float("inf")  # windows costing a token more than the best so far cannot compete
     for row in _most_alike(needle, {row: windows[row] for row in rows}):
         window = tokens(windows[row])
-        alignment = align(found, spot, window)
+        alignment = align(found, spot, window, bound=bound)
         if alignment is not None:
+            bound = min(bound, alignment.cost + _TWIN)
             match, start = _place(hay, row, windows[row], alignment)
             near.append(_Near(match, start, fuzz.ratio(needle, match.matched_text), alignment, row, window))
     # Among equal costs, the closest lines a miss lists are the most alike.
@@ -481,12 +483,13 @@ def close(best: Match, other: Match | Alignment) -> bool:
 
 def _most_alike(needle: str, windows: dict[int, str]) -> list[int]:
     """The candidate windows worth an alignment (it costs a Python loop per token pair):
-    the ones whose best part is most like the needle, and all that tie with the last."""
+    the ones whose best part is most like the needle, and all that tie with the last,
+    most alike first (so that the first alignments bound the others)."""
     alike = process.extract(needle, windows, scorer=fuzz.partial_ratio, limit=None)
     if len(alike) <= _ALIGNED:
-        return sorted(row for _, _, row in alike)
+        return [row for _, _, row in alike]
     least = alike[_ALIGNED - 1][1]
-    return sorted(row for _, score, row in alike if score >= least)
+    return [row for _, score, row in alike if score >= least]
 
 
 def _likely(needle: str, windows: dict[int, str]) -> set[int]:
