@@ -3,8 +3,12 @@ get them wrong, each knowing the place it means.
 
 A find is a line or a run of whole tokens (16 to 60 characters) around an identifier, with
 the marker at the start of that identifier. The mistakes are made on the text alone, never
-by asking the matcher: a changed find that is another place's text (whitespace aside) is
-dropped, since it is no longer a mistake. Each case expects one of three answers:
+by asking the matcher; a changed find is dropped when it is no longer a mistake: when it is
+another place's text (whitespace aside), its words are another place's words (punctuation
+aside), or it names several places once its looks (whitespace, quotes, dashes) are undone.
+Drops and swaps are the ones agents make (a qualifier, a modifier keyword, an argument, an
+attribute; two names or two keywords side by side) and leave at least three words. Each
+case expects one of three answers:
 
 - `place`: the marker's original line and column (perturbed, exact, pasted finds);
 - `ambiguous`: text that occurs more than once, with nothing to tell the places apart;
