@@ -139,9 +139,9 @@ skipped: the anchored line above was not found
 @@ return nothing_like_this_at_all
 /*<error:not_found>
 'return nothing_like_this_at_all' is not in shop/models.py after line 35
-  31 in Order.total (score 45.5): return result
-  35 in Order.validate (score 45.5): return result
-  15 in Product.discounted (score 44.9): return Product(self.name, round(self.price * (1 - percent / 100), 2))
+  31 in Order.total (score 25.0): return result
+  35 in Order.validate (score 25.0): return result
+  15 in Product.discounted (score 25.0): return Product(self.name, round(self.price * (1 - percent / 100), 2))
 Next: the closest lines are listed: copy the line's text exactly
 </error:not_found>*/
 *** File: shop/models.py
