@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test check clean
+.PHONY: setup demo test check dist clean
 
 setup: $(VENV)/.installed node_modules/.installed
 
@@ -25,8 +25,15 @@ check: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: check
+# The sdist, and the wheel built from it (so a file missing from the sdist breaks the
+# wheel too), checked the way PyPI checks an upload.
+dist: setup
+	rm -rf dist
+	$(BIN)/python -m build --quiet --outdir dist .
+	$(BIN)/twine check --strict dist/*
+
+test: check dist
 	PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
 
 clean:
-	rm -rf $(VENV) node_modules
+	rm -rf $(VENV) node_modules dist
