@@ -5,6 +5,7 @@
     lsap request < block.txt          (a Language Server Request block on stdin)
     lsap schema | lsap info | lsap sessions [--json] | lsap daemon status|stop
     lsap mcp                          (a stdio MCP server for agents)
+    lsap doctor | lsap --version      (where each part was found; what is missing and the fix)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .client import ClientError, Connection, env_servers, find_session
 from .discovery import sessions
 
 OPTIONS = ("max_items", "start_index", "pagination_id", "context_lines", "format")
-COMMANDS = ("query", "request", "schema", "info", "sessions", "daemon", "mcp")
+COMMANDS = ("query", "request", "schema", "info", "sessions", "daemon", "mcp", "doctor")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="embedded mode: comma-separated servers (basedpyright,pylsp,ts_ls,…)")
     parser.add_argument("--idle-timeout", type=float, default=900.0,
                         help="embedded mode: seconds the daemon stays warm (default 900)")
-    parser.add_argument("words", nargs="*", help="<mode> <anchor>, or query/schema/sessions/daemon")
+    parser.add_argument("words", nargs="*", help="<mode> <anchor>, or query/schema/sessions/daemon/doctor")
+    parser.add_argument("--version", action="store_true",
+                        help="the version, and where the Lua half, Neovim and the servers were found")
     parser.add_argument("--max-items", type=int)
     parser.add_argument("--start-index", type=int)
     parser.add_argument("--pagination-id")
@@ -96,6 +99,10 @@ def run(args: argparse.Namespace) -> int:
             roots = ", ".join(info.roots)
             print(f"{info.name}\tpid {info.pid}\tneovim pid {info.nvim_pid}\t{roots}")
         return 0
+    if command == "doctor":
+        from .doctor import main as doctor
+
+        return doctor(with_session=True)
     if command == "mcp":
         import asyncio
 
@@ -132,6 +139,10 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.version:
+        from .doctor import main as doctor
+
+        raise SystemExit(doctor(with_session=False))
     if not args.words:
         parser.print_help()
         raise SystemExit(2)

@@ -18,13 +18,16 @@ MIN_VERSION = (0, 11)
 
 
 def plugin_root() -> Path:
-    """The directory holding `lua/lsap` and `plugin/lsap.lua` (the repository or checkout)."""
+    """The directory holding `lua/lsap` and `plugin/lsap.lua`: the checkout around this
+    package (a clone, an editable install), else the copy a wheel carries in `nvim/`."""
     here = Path(__file__).resolve().parent
     for candidate in (here.parent, here / "nvim"):
         if (candidate / "lua" / "lsap" / "transport.lua").is_file():
             return candidate
-    raise LsapError(ErrorCode.SERVER_ERROR, "the Lua half of lsap.nvim was not found next to lsap_bridge",
-                    hint="install lsap-bridge from a checkout of the repository (pip install -e .)")
+    raise LsapError(ErrorCode.SERVER_ERROR, f"the Lua half of lsap.nvim is not in {here / 'nvim'} "
+                    "nor in a checkout around it",
+                    hint="reinstall lsap-bridge (pip install --force-reinstall lsap-bridge); `lsap doctor` "
+                         "shows what else is missing")
 
 
 def _version(binary: str) -> tuple[int, int] | None:

