@@ -3,6 +3,10 @@
 if vim.g.loaded_lsap then return end
 vim.g.loaded_lsap = true
 
+-- With vim.g.python3_host_prog unset, Neovim's Python host is the venv that
+-- require('lsap').build() made (one stat; nothing starts).
+require('lsap.install').use_venv()
+
 local function complete(arglead, cmdline, pos) return require('lsap.commands').complete(arglead, cmdline, pos) end
 
 vim.api.nvim_create_user_command('Lsap', function(opts) require('lsap.commands').run(nil, opts) end,

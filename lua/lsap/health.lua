@@ -32,71 +32,106 @@ local function neovim()
   end
 end
 
-local VERSIONS = [[
-import importlib.metadata as md, json
-out = {}
-for name in ("lsap-bridge", "pynvim", "msgpack", "jinja2", "pydantic", "rapidfuzz"):
-    try:
-        out[name] = md.version(name)
-    except md.PackageNotFoundError:
-        out[name] = False
-try:
-    import lsap_bridge
-    out["location"] = lsap_bridge.__file__
-except Exception as exc:
-    out["location"] = False
-    out["error"] = repr(exc)
-print(json.dumps(out))
-]]
+local BUILD = ':lua require("lsap").build()'
 
+--- The lsap command of the host: agents and MCP configs run it by name.
+local function command(install, info, fix)
+  local lsap, where, other = install.command(info)
+  if not lsap then
+    return health.warn('no lsap command next to ' .. info.executable, { fix })
+  end
+  if where == 'on_path' then
+    return health.ok('lsap command: ' .. lsap .. ' (on PATH, for agents and MCP configs)')
+  end
+  local link = ('ln -sf %s ~/.local/bin/lsap (with ~/.local/bin on PATH)'):format(lsap)
+  if where == 'other' then
+    return health.warn(('lsap on PATH is %s, not this host\'s %s'):format(other, lsap), { 'run: ' .. link })
+  end
+  health.warn(('lsap command: %s, which is not on PATH, so agents cannot run it by name'):format(lsap), {
+    'run: ' .. link .. '; ' .. BUILD .. ' makes that link when ~/.local/bin is on PATH',
+  })
+end
+
+--- Returns whether the host can run the remote plugin (pynvim and lsap_bridge import).
 local function python()
   health.start('Python host')
-  local lsap = require('lsap')
-  local plugin_root, prog = lsap.root, lsap.python()
-  local install = ('run :lua require("lsap").build(), or in a shell: %s -m pip install -e %s')
-    :format(prog or 'python3', plugin_root)
+  local install = require('lsap.install')
+  if vim.g.loaded_python3_provider == 0 then
+    health.error('the Python 3 provider is disabled (vim.g.loaded_python3_provider = 0)',
+      { 'remove that line from your config, then restart Neovim' })
+    return false
+  end
+  local prog, origin = install.host()
   if not prog then
-    return health.error('no Python 3 host found', {
-      'install Python >= 3.10 and set vim.g.python3_host_prog to its path (see |provider-python|)',
-    })
+    local python3 = vim.fn.exepath('python3')
+    if python3 == '' then
+      health.error('Neovim has no Python 3 host, and there is no python3 on PATH',
+        { 'install Python >= 3.10 (e.g. sudo apt install python3 python3-venv), then run ' .. BUILD })
+    else
+      health.error(('Neovim has no Python 3 host: no Python on PATH has pynvim (the first is %s)'):format(python3),
+        { 'run ' .. BUILD .. ': it makes a venv for Neovim with pynvim and lsap_bridge in it' })
+    end
+    return false
   end
-  local result = vim.system({ prog, '-c', VERSIONS }, { text = true }):wait(15000)
-  local ok, found = pcall(vim.json.decode, result.stdout or '')
-  if result.code ~= 0 or not ok then
-    return health.error(('%s did not run: %s'):format(prog, vim.trim(result.stderr or '')),
-      { 'set vim.g.python3_host_prog to a working Python >= 3.10' })
+  local from = ({ setting = 'vim.g.python3_host_prog', venv = 'the venv of require("lsap").build()',
+    path = 'found on PATH' })[origin]
+  local elsewhere = 'point vim.g.python3_host_prog at a Python >= 3.10, or remove it and run ' .. BUILD
+  if vim.fn.executable(prog) ~= 1 then
+    health.error(('the Python host %s (%s) does not exist'):format(prog, from),
+      { 'run ' .. BUILD .. ' (it makes the venv when the path ends in bin/python), or ' .. elsewhere })
+    return false
   end
-  health.ok('Python host: ' .. prog)
-  if not found['lsap-bridge'] then
-    health.error('the Python package lsap_bridge is not installed in this Python', { install })
+  local info, err = install.read_probe(prog, vim.system(install.probe_cmd(prog), { text = true }):wait(15000))
+  if not info then
+    health.error(err, { elsewhere })
+    return false
+  end
+  local new, version = install.new_enough(info)
+  if not new then
+    health.error(('%s is Python %s; lsap needs 3.10 or newer'):format(prog, version), { elsewhere })
+    return false
+  end
+  health.ok(('Python host: %s (Python %s, %s)'):format(prog, version, from))
+  local fix = info.managed
+      and ('run ' .. BUILD .. ' and set vim.g.python3_host_prog to the venv it makes: ' .. prog
+        .. ' is externally managed (PEP 668), so pip cannot install into it')
+    or ('run ' .. BUILD .. ', or in a shell: ' .. prog .. ' -m pip install -e ' .. install.root)
+  local found = info.packages
+  if found.pynvim then
+    health.ok('pynvim ' .. found.pynvim)
   else
-    health.ok('lsap_bridge ' .. found['lsap-bridge'] .. ' (' .. tostring(found.location) .. ')')
-    if found.location and not vim.startswith(vim.fn.resolve(found.location), vim.fn.resolve(plugin_root)) then
-      health.warn('lsap_bridge is imported from another copy than this plugin (' .. plugin_root .. ')',
-        { 'install this copy so the Lua and Python halves match: ' .. install })
+    health.error('pynvim is not installed in ' .. prog .. ', so Neovim cannot run it as its Python host', { fix })
+  end
+  if not found['lsap-bridge'] then
+    health.error('the Python package lsap_bridge is not installed in ' .. prog, { fix })
+  elseif not info.location then
+    health.error('lsap_bridge does not import: ' .. tostring(info.error), { fix })
+  else
+    health.ok('lsap_bridge ' .. found['lsap-bridge'] .. ' (' .. info.location .. ')')
+    if not vim.startswith(vim.fn.resolve(info.location), vim.fn.resolve(install.root)) then
+      health.warn('lsap_bridge is imported from another copy than this plugin (' .. install.root .. ')',
+        { 'install this copy so the Lua and Python halves match: ' .. fix })
     end
   end
-  if found.location == false and found['lsap-bridge'] then
-    health.error('lsap_bridge does not import: ' .. tostring(found.error), { install })
-  end
-  for _, dep in ipairs({ 'pynvim', 'msgpack', 'jinja2', 'pydantic', 'rapidfuzz' }) do
+  for _, dep in ipairs({ 'msgpack', 'jinja2', 'pydantic', 'rapidfuzz' }) do
     if found[dep] then
       health.ok(dep .. ' ' .. found[dep])
     else
-      health.error(dep .. ' is missing', { install })
+      health.error(dep .. ' is missing', { fix })
     end
   end
+  if found['lsap-bridge'] then command(install, info, fix) end
+  return (found.pynvim and info.location) and true or false
 end
 
-local function remote_plugin()
+local function remote_plugin(host_ready)
   health.start('Remote plugin')
-  local lsap = require('lsap')
-  local manifest = vim.fn.exists('g:loaded_remote_plugins') == 1 and vim.g.loaded_remote_plugins or ''
-  local this = vim.fn.resolve(lsap.root .. '/rplugin/python3/lsap.py')
+  local lsap, install = require('lsap'), require('lsap.install')
+  local this = install.adapter()
+  local paths, manifest = install.manifest_plugins()
   local other
-  for _, line in ipairs(vim.fn.filereadable(manifest) == 1 and vim.fn.readfile(manifest) or {}) do
-    local path = line:match("RegisterPlugin%('python3', '([^']*/rplugin/python3/lsap%.py)'")
-    if path and vim.fn.resolve(path) ~= this then other = path end
+  for _, path in ipairs(paths) do
+    if path:match('/rplugin/python3/lsap%.py$') and vim.fn.resolve(path) ~= this then other = path end
   end
   if other then
     health.warn('the manifest registers another copy of lsap: ' .. other, {
@@ -104,10 +139,14 @@ local function remote_plugin()
     })
   elseif lsap.registered() then
     health.ok('registered (LsapStart), manifest: ' .. manifest)
+  elseif host_ready then
+    health.error('the remote plugin is not registered, so no command can reach the service', {
+      'run :UpdateRemotePlugins, then restart Neovim (' .. BUILD .. ' does it too)',
+      'with lazy.nvim, the `build` step of the spec does this (see |lsap-installation|)',
+    })
   else
     health.error('the remote plugin is not registered, so no command can reach the service', {
-      'run :UpdateRemotePlugins, then restart Neovim',
-      'with lazy.nvim, the `build` step of the spec does this (see |lsap-installation|)',
+      'run ' .. BUILD .. ': it sets up the Python host above and registers the remote plugin; then restart Neovim',
     })
   end
   local states = {
@@ -203,8 +242,7 @@ end
 
 function M.check()
   neovim()
-  python()
-  remote_plugin()
+  remote_plugin(python())
   servers()
   socket()
   configuration()

@@ -133,26 +133,12 @@ end
 -- -- installation -------------------------------------------------------------------
 
 --- The directory of this plugin (it holds `lua/`, `rplugin/` and `pyproject.toml`).
-M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
+M.root = require('lsap.install').root
 
---- Neovim's Python 3 host: `vim.g.python3_host_prog`, else what the provider finds.
-function M.python()
-  local prog = vim.g.python3_host_prog
-  if prog and prog ~= '' then return vim.fn.expand(prog) end
-  local ok, found = pcall(vim.fn['provider#python3#Prog'])
-  return ok and found ~= '' and found or nil
-end
-
---- The build step for plugin managers and by-hand installs: install the Python half into
---- Neovim's Python host, then register the remote plugin. Raises with pip's error.
-function M.build()
-  local python = M.python() or 'python3'
-  local pip = vim.system({ python, '-m', 'pip', 'install', '--quiet', '-e', M.root }, { text = true }):wait()
-  if pip.code ~= 0 then
-    error(('(lsap) %s -m pip install -e %s failed:\n%s'):format(python, M.root, pip.stderr), 0)
-  end
-  vim.cmd('UpdateRemotePlugins')
-end
+--- The build step for plugin managers and by-hand installs: the Python host (a venv of its
+--- own unless you chose one), lsap_bridge in it, :UpdateRemotePlugins, the help tags and
+--- `lsap` on PATH, with progress and a one-line result (`:help lsap.build()`).
+function M.build() return require('lsap.install').build() end
 
 -- -- the service --------------------------------------------------------------------
 
@@ -208,12 +194,8 @@ M.start_timeout_ms = 15000
 
 --- Start the service in the Python host (the remote plugin `LsapStart`).
 function M.start()
-  local ui = require('lsap.ui')
   if not M.registered() then
-    queue = {}
-    local message = 'the remote plugin is not registered: run :UpdateRemotePlugins and restart Neovim (see :checkhealth lsap)'
-    M.log('error', message)
-    return ui.notify(message, 'error')
+    return M.start_failed('lsap is not installed in this Neovim yet: run :lua require("lsap").build(), then restart Neovim (see :checkhealth lsap)')
   end
   if M.state ~= 'stopped' then return end
   M.state = 'starting'
@@ -221,19 +203,23 @@ function M.start()
     address = vim.v.servername, config = M.config, cwd = vim.fn.getcwd(), log_file = M.log_file(),
   })
   if not ok then
-    M.state, queue = 'stopped', {}
-    M.log('error', 'LsapStart failed: ' .. tostring(err))
-    return ui.notify('the Python host failed to start lsap: ' .. tostring(err) .. ' (see :checkhealth lsap)', 'error')
+    return M.start_failed(('Neovim\'s Python host did not start lsap (%s): :checkhealth lsap names the missing piece, :lua require("lsap").build() installs it')
+      :format(vim.trim(tostring(err))))
   end
   vim.defer_fn(function()
     if M.state == 'starting' then
-      M.state, queue = 'stopped', {}
-      local message = ('the service did not start within %d s: see %s and :checkhealth lsap')
-        :format(M.start_timeout_ms / 1000, M.log_file())
-      M.log('error', message)
-      ui.notify(message, 'error')
+      M.start_failed(('the service did not start within %d s: see %s and :checkhealth lsap')
+        :format(M.start_timeout_ms / 1000, M.log_file()))
     end
   end, M.start_timeout_ms)
+end
+
+--- The service cannot start: drop what waited for it, log and tell the human why. Also
+--- called by the remote plugin when the host cannot import lsap_bridge.
+function M.start_failed(message)
+  M.state, queue = 'stopped', {}
+  M.log('error', message)
+  require('lsap.ui').notify(message, 'error')
 end
 
 return M

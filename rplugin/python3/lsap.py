@@ -1,5 +1,6 @@
 """Remote-plugin adapter: hands everything to `lsap_bridge` (see lsap_bridge/host.py)."""
 
+import sys
 from typing import Any
 
 import pynvim
@@ -14,6 +15,15 @@ class LsapPlugin:
     def start(self, args: list[Any]) -> None:
         # Imported here, not at the top: Neovim waits for the host to load its plugins, and
         # lsap_bridge (pydantic, jinja2, …) would hold the editor for most of a second.
-        from lsap_bridge.host import start_in_editor
-
+        try:
+            from lsap_bridge.host import start_in_editor
+        except ImportError as exc:
+            # The remote plugin is registered but this Python lacks the package (or one of
+            # its dependencies): say so in the editor, with the step that installs it.
+            self.nvim.exec_lua(
+                "require('lsap').start_failed(...)",
+                f"lsap_bridge does not import in Neovim's Python host {sys.executable} ({exc}): "
+                "run :lua require(\"lsap\").build(), then restart Neovim (see :checkhealth lsap)",
+            )
+            return
         start_in_editor(args[0] if args else {})
