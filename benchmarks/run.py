@@ -822,7 +822,7 @@ async def _bare_neovim() -> None:
 
 async def _until_complete(rig: Rig, payload: dict[str, Any]) -> tuple[int, float]:
     """Ask again until the count holds for 3 s: a server that says it is ready may still be
-    loading the project (DESIGN §10), and warm figures must not be measured on a partial one."""
+    loading the project (doc/architecture.md, Costs), and warm figures must not be measured on a partial one."""
     start, last, since = time.perf_counter(), -1, time.perf_counter()
     while time.perf_counter() - start < 180:
         total = _total((await rig.bridge(payload))[1]["text"])

@@ -1,4 +1,4 @@
-"""`lsap`: the agent's command line (DESIGN §8).
+"""`lsap`: the agent's command line (doc/architecture.md, Agents: socket, CLI, MCP).
 
     lsap <mode> <anchor> [--max-items N] [--format json] …
     lsap query '<json>' | lsap query -

@@ -1,4 +1,5 @@
-"""Error classes with stable codes (DESIGN §5): every failure is a report, never a traceback."""
+"""Error classes with stable codes: every failure is a report, never a traceback
+(doc/architecture.md, Reports and errors)."""
 
 from __future__ import annotations
 

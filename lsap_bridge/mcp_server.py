@@ -1,6 +1,6 @@
 """`lsap mcp`: a stdio MCP server forwarding to the session found like `lsap` finds it.
 
-Tool descriptions cost tokens on every agent turn (DESIGN §10), so the surface is four
+Tool descriptions cost tokens on every agent turn (doc/architecture.md, Costs), so the surface is four
 tools with tight schemas: `lsap_query` takes any request of `lsap schema`, the two most
 used modes get their own schema (from their pydantic models, trimmed of titles and
 nulls), and `lsap_text` takes a Language Server Request block.

@@ -1,4 +1,4 @@
-"""Request models (DESIGN §3, §4): validated by pydantic, unknown fields rejected."""
+"""Request models (doc/architecture.md, Anchors and Requests): validated by pydantic, unknown fields rejected."""
 
 from __future__ import annotations
 

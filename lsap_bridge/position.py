@@ -1,4 +1,4 @@
-"""LSP position encodings (DESIGN §2): the one place code points meet utf-8/16/32 units.
+"""LSP position encodings (doc/architecture.md, Positions): the one place code points meet utf-8/16/32 units.
 
 Python indexes strings by code point; a language server counts `character` in
 the unit of its negotiated `offset_encoding`. Every conversion goes through

@@ -1,4 +1,4 @@
-"""Reports as Markdown from Jinja2 templates kept as files (DESIGN §5), or as JSON."""
+"""Reports as Markdown from Jinja2 templates kept as files (doc/architecture.md, Reports and errors), or as JSON."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def render_markdown(template: str, data: dict[str, Any]) -> str:
 
 
 def _fit_markup(lines: list[str]) -> None:
-    """Fences and headings from servers' docs, made to fit a report (DESIGN §5)."""
+    """Fences and headings from servers' docs, made to fit a report (doc/architecture.md, Reports and errors)."""
     in_fence = False
     for i, line in enumerate(lines):
         if line.startswith("```"):

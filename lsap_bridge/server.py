@@ -1,4 +1,4 @@
-"""The agent socket (DESIGN §8): one per-user Unix socket speaking two framings.
+"""The agent socket (doc/architecture.md, Agents: socket, CLI, MCP): one per-user Unix socket speaking two framings.
 
 A connection's first byte decides its framing: `{` (or whitespace) means newline-delimited
 JSON-RPC 2.0, a msgpack array header means msgpack-RPC (as Neovim and pynvim speak it).

@@ -168,7 +168,7 @@ class Service:
         return Response(text, request.mode, report.locations)
 
     async def handle_text(self, text: str) -> Response:
-        """A Language Server Request block (DESIGN §6) and its response block."""
+        """A Language Server Request block (doc/architecture.md, The text format) and its response block."""
 
         async def answer() -> Response:
             return Response(await execute(self.session, parse(text)), "request")

@@ -1,6 +1,6 @@
 """What every capability needs: text, servers, symbols and positions over the gateway.
 
-It keeps the caches that make reports cheap (DESIGN §10): symbol trees per file version,
+It keeps the caches that make reports cheap (doc/architecture.md, Costs): symbol trees per file version,
 readiness per server, so that per-item work happens once and only for items shown.
 """
 

@@ -33,7 +33,7 @@ IGNORED_DIRS = frozenset({
 
 
 def language_of(path: Path | str) -> str:
-    """The code fence language for a file (DESIGN §5: every fence names its language)."""
+    """The code fence language for a file (doc/architecture.md, Reports and errors: every fence names its language)."""
     return LANGUAGES.get(Path(path).suffix.lower(), "text")
 
 

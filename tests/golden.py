@@ -33,7 +33,8 @@ def assert_report_golden(name: str, template: str, data: dict[str, Any]) -> None
 
 
 def check_report_shape(text: str) -> list[str]:
-    """DESIGN §5 rules every report keeps: no heading deeper than ###, fences name a language."""
+    """The rules every report keeps: no heading deeper than ###, fences name a language
+    (doc/architecture.md, Reports and errors)."""
     problems = []
     in_fence = False
     for number, line in enumerate(text.splitlines(), 1):

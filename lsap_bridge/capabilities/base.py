@@ -24,7 +24,7 @@ MAX_ITEMS_LIMIT = 1000
 
 
 class Request(StrictModel):
-    """Fields every mode accepts (DESIGN §4)."""
+    """Fields every mode accepts (doc/architecture.md, Requests)."""
 
     mode: str
     format: Format = "markdown"
@@ -123,7 +123,7 @@ def _once_more_if_stale(run: Runner, workspace: bool) -> Runner:
 
 
 def anchor_data(resolved: Resolved, session: Session) -> dict[str, Any]:
-    """How the anchor resolved, including the approximate-match note (DESIGN §3)."""
+    """How the anchor resolved, including the approximate-match note (doc/architecture.md, Anchors)."""
     data: dict[str, Any] = {
         "anchor": resolved.anchor,
         "path": session.workspace.display(resolved.path),

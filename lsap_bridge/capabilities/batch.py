@@ -3,7 +3,7 @@
 Requests run in order, so one that edits (a rename) is seen by the ones after it. A failing
 request becomes an error section; the others still run. Each section's own title becomes
 its `### [n] mode` header, and deeper headings are flattened, so the whole report keeps
-to `###` (DESIGN §5).
+to `###` (doc/architecture.md, Reports and errors).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`definition`: where a symbol is defined, with the defining symbol's code, bounded.
 
-A 2,000-line class must not come back as 22k tokens (DESIGN §10): long definitions show
+A 2,000-line class must not come back as 22k tokens (doc/architecture.md, Costs): long definitions show
 their head (signature and docstring) and an outline of their members instead.
 """
 

@@ -1,6 +1,6 @@
 """`editor`: what the human is looking at, so an agent can talk about "this" and "here".
 
-The cursor comes back as an anchor string (the agent's own form, DESIGN §7), the selection
+The cursor comes back as an anchor string (the agent's own form, doc/architecture.md, The human's side), the selection
 as text with its range. Nothing in the editor is moved or changed to find out.
 """
 

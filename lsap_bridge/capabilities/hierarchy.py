@@ -3,7 +3,7 @@
 `calls`, `types` and `inspect` share it: a node is expanded once however often it is
 reached (cycles and diamonds are shown once, then marked), nodes outside the workspace
 (standard-library stubs, dependencies) are counted but never expanded, and listed only
-when asked for (DESIGN §10).
+when asked for (doc/architecture.md, Costs).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Inlay hints woven into the code they annotate, as `/*<inlay>label</inlay>*/` tags.
 
-Shared by the `inlay_hints` mode and the text format's `?` lines (DESIGN §6): the hint
+Shared by the `inlay_hints` mode and the text format's `?` lines (doc/architecture.md, The text format): the hint
 sits exactly where the editor would draw it, so the code stays readable and copyable.
 """
 

@@ -34,7 +34,7 @@ class ReferencesRequest(LocateRequest):
 
 
 # A server that has just started may answer from a partial index (typescript-language-server
-# gave 21 of 420 references for seconds while loading the project; DESIGN §10): while it is
+# gave 21 of 420 references for seconds while loading the project; doc/architecture.md, Costs): while it is
 # young, ask again until the count holds, for a bounded time, and say so if it never did.
 YOUNG = 30.0
 RECHECK = 0.7

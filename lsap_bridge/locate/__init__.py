@@ -1,1 +1,1 @@
-"""Locate: semantic anchors (DESIGN §3) resolved to positions."""
+"""Locate: semantic anchors (doc/architecture.md, Anchors) resolved to positions."""

@@ -1,4 +1,4 @@
-"""The string form of an anchor, `path:scope@find` (DESIGN §3), for CLIs and humans.
+"""The string form of an anchor, `path:scope@find` (doc/architecture.md, Anchors), for CLIs and humans.
 
 - `path` may itself contain `:` or `@` (`node_modules/@types/x.d.ts`, a
   Windows drive `C:`): the longest prefix ending before a `:` or `@` that is

@@ -1,4 +1,4 @@
-"""The human's cursor as an anchor, so reports teach the agent's form (DESIGN §7)."""
+"""The human's cursor as an anchor, so reports teach the agent's form (doc/architecture.md, The human's side)."""
 
 from __future__ import annotations
 

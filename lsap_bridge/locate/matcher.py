@@ -1,4 +1,4 @@
-"""Find an anchor's text in a file (DESIGN §3): exact, whitespace, unicode, fuzzy, then case.
+"""Find an anchor's text in a file (doc/architecture.md, Anchors): exact, whitespace, unicode, fuzzy, then case.
 
 Pure functions over a list of lines, so every tier is testable without an
 editor. A tier never silently picks one of several matches: the caller gets

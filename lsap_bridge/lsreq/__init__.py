@@ -1,1 +1,1 @@
-"""The Language Server Request text format (DESIGN §6): parser, executor, printer."""
+"""The Language Server Request text format (doc/architecture.md, The text format): parser, executor, printer."""

@@ -1,4 +1,4 @@
-"""Run a parsed Language Server Request over the session (DESIGN §6).
+"""Run a parsed Language Server Request over the session (doc/architecture.md, The text format).
 
 Anchors are found in file order with the Locate tiers, each after the previous one in the
 same file; a line that is missing or ambiguous gets an error block and the rest still runs.

@@ -1,4 +1,4 @@
-"""Parse a Language Server Request block (DESIGN §6) into files, anchors and operations.
+"""Parse a Language Server Request block (doc/architecture.md, The text format) into files, anchors and operations.
 
 The format follows Codex's apply_patch, so every line's first characters say what it is.
 Anything malformed is an `invalid_request` error that names the request's line number and

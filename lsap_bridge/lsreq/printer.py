@@ -1,4 +1,4 @@
-"""Print a Language Server Response block in the shape of seed 002 (DESIGN §6).
+"""Print a Language Server Response block (`:help lsap-text-response`; doc/architecture.md, The text format).
 
 The executor hands over what to say per file: echoed lines, in file order, each with the
 answers that belong to it as `/*<tag>…</tag>*/` blocks. Diagnostics are merged in here by

@@ -127,7 +127,7 @@ M.subcommands = {
   },
 }
 
--- The CamelCase commands of DESIGN §7 and what each runs.
+-- The CamelCase commands (doc/architecture.md, The human's side) and what each runs.
 M.camel = {
   LsapReferences = 'references',
   LsapDefinition = 'definition',

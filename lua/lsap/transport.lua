@@ -559,7 +559,7 @@ end
 -- A server reports its start-up work a moment after attaching (typescript-language-server:
 -- ~0.4 s, then ~1.6 s of "Initializing"): until it has reported some, or this grace has
 -- passed, a fresh server counts as busy, so its first answers are not from a half-loaded
--- project (DESIGN §10: 21 of 420 references).
+-- project (doc/architecture.md, Costs: 21 of 420 references).
 local STARTUP_GRACE_MS = 1000
 
 local function busy(client_id, settle_ms)

@@ -1,4 +1,4 @@
-"""The MCP tool list: small, valid, and built from the request models (DESIGN §10)."""
+"""The MCP tool list: small, valid, and built from the request models (doc/architecture.md, Costs)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A young server's references are asked again until the count holds (DESIGN §10)."""
+"""A young server's references are asked again until the count holds (doc/architecture.md, Costs)."""
 
 from __future__ import annotations
 
