@@ -55,8 +55,8 @@ def add_package(requirement: str) -> str:
     prefix = Path(sys.prefix)
     if prefix.parent.name == "venvs" and "pipx" in str(prefix.parent.parent):
         return f"pipx inject {prefix.name} {requirement}"
-    if prefix.parent.name == "tools" and "uv" in prefix.parts:
-        return f"uv tool install --with {requirement} {prefix.name}"
+    if prefix.parent.name == "tools" and "uv" in prefix.parts:  # `uv tool install`: no pip inside
+        return f"uv pip install --python {sys.executable} {requirement}"
     if "archive-v0" in prefix.parts:  # an environment of uvx
         return f"add --with {requirement} to the uvx command"
     return f"{sys.executable} -m pip install {requirement}"

@@ -157,9 +157,12 @@ Job.__index = Job
 
 local failure = {} -- the error value that carries a step's failure message
 
+--- Show a step. `ui.notify` cuts it to the message line, so that a long path never stops
+--- the editor at a hit-enter prompt while the build goes on.
 function Job:say(message)
   self.last = message
-  if self.lazy then coroutine.yield(message) else require('lsap.ui').notify(message) end
+  if self.lazy then return coroutine.yield(message) end
+  require('lsap.ui').notify(message)
 end
 
 function Job:fail(message) error({ [failure] = message }, 0) end
@@ -232,7 +235,7 @@ end
 
 function Job:make_venv(venv, base)
   base = base or self:base_python()
-  self:say(('creating the Python host %s (%s -m venv)…'):format(tilde(venv), base))
+  self:say(('creating the Python host %s…'):format(tilde(venv)))
   local made = self:run({ base, '-m', 'venv', venv })
   if made.code == 0 then return end
   local why = vim.trim(made.stderr ~= '' and made.stderr or made.stdout)
@@ -270,7 +273,8 @@ function Job:steps()
   if not self:probe(host).pip then
     self:fail(('%s has no pip: run %s -m ensurepip --upgrade, then the build again'):format(host, host))
   end
-  self:say(('installing lsap_bridge and its dependencies into %s (pip; a minute the first time)…'):format(tilde(host)))
+  local where = tilde(venv or host)
+  self:say(('installing lsap_bridge into %s (pip, up to a minute)…'):format(where))
   local pip = self:run({ host, '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '-e', M.root })
   if pip.code ~= 0 then
     self:fail(('%s -m pip install -e %s failed: %s'):format(host, M.root, vim.trim(pip.stderr)))
@@ -282,7 +286,6 @@ function Job:steps()
   local help = pcall(vim.cmd.helptags, vim.fn.fnameescape(M.root .. '/doc')) and ':help lsap'
     or ('no help tags (' .. M.root .. '/doc is not writable)')
   local lsap = link_command(info)
-  local where = venv and tilde(venv) or tilde(host)
   if self.advice then
     return ('installed lsap_bridge %s into %s, but %s; then restart Neovim (%s; %s)')
       :format(info.packages['lsap-bridge'], where, self.advice, help, lsap), 'warn'
