@@ -29,6 +29,9 @@ function M.venv_python(venv) return script(venv or M.venv(), 'python') end
 -- True when lsap, not your config, set `vim.g.python3_host_prog` (to its venv).
 M.chose_host = false
 
+-- The build running in the background, if any: two at once would race in one venv.
+M.building = nil
+
 --- At start-up (plugin/lsap.lua): with `python3_host_prog` unset, use the venv build() made.
 function M.use_venv()
   local prog = vim.g.python3_host_prog
@@ -315,7 +318,15 @@ function M.build()
     if not ok then error('(lsap) ' .. message, 0) end
     return true, message
   end
-  job.co = coroutine.create(function() job.ok, job.message = job:main(); job.done = true end)
+  if M.building then
+    require('lsap.report').notify('a build is already running: wait for its result', 'warn')
+    return false, 'a build is already running'
+  end
+  M.building = job
+  job.co = coroutine.create(function()
+    job.ok, job.message = job:main()
+    job.done, M.building = true, nil
+  end)
   coroutine.resume(job.co)
   if #vim.api.nvim_list_uis() == 0 then
     -- Headless (`nvim --headless +'lua require("lsap").build()' +qa`): nothing to keep

