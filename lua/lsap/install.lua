@@ -178,15 +178,9 @@ function Job:run(cmd)
     if not self.lazy then vim.schedule(function() coroutine.resume(self.co) end) end
   end)
   if not ok then self:fail(('%s cannot run: %s'):format(cmd[1], err)) end
-  while not result do
-    if self.lazy then
-      -- lazy.nvim resumes its tasks on every turn of the loop: wait in short slices.
-      vim.wait(50, function() return result ~= nil end)
-      if not result then coroutine.yield(self.last) end
-    else
-      coroutine.yield()
-    end
-  end
+  -- lazy.nvim resumes its tasks whenever Neovim's loop wakes (the process's exit wakes it);
+  -- our own coroutine is resumed by the callback above.
+  while not result do coroutine.yield(self.lazy and self.last or nil) end
   return result
 end
 
@@ -297,6 +291,10 @@ function Job:steps()
     :format(info.packages['lsap-bridge'], where, help, lsap), 'info'
 end
 
+--- The plugin's one wait on the main loop, used only where nobody is editing: in a Neovim
+--- without a UI (an install script) and while Neovim quits.
+local function finish(job) vim.wait(M.timeout_ms, function() return job.done end, 50) end
+
 --- Run every step; returns ok and the one-line result, which is also shown and logged.
 function Job:main()
   local ok, message, level = pcall(self.steps, self)
@@ -329,16 +327,13 @@ function M.build()
   end)
   coroutine.resume(job.co)
   if #vim.api.nvim_list_uis() == 0 then
-    -- Headless (`nvim --headless +'lua require("lsap").build()' +qa`): nothing to keep
-    -- responsive, and the next command must see the result.
-    vim.wait(M.timeout_ms, function() return job.done end, 50)
+    -- Headless (`nvim --headless +'lua require("lsap").build()' +qa`): the next command
+    -- must see the result.
+    finish(job)
     return job.ok == true, job.message
   end
   -- Quitting Neovim while the build runs waits for it instead of cutting pip short.
-  vim.api.nvim_create_autocmd('VimLeavePre', {
-    once = true,
-    callback = function() vim.wait(M.timeout_ms, function() return job.done end, 50) end,
-  })
+  vim.api.nvim_create_autocmd('VimLeavePre', { once = true, callback = function() finish(job) end })
   return nil, 'building in the background'
 end
 
