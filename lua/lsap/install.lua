@@ -160,12 +160,23 @@ Job.__index = Job
 
 local failure = {} -- the error value that carries a step's failure message
 
---- Show a step. `ui.notify` cuts it to the message line, so that a long path never stops
---- the editor at a hit-enter prompt while the build goes on.
+--- A line for the human. In a UI, steps go through `ui.notify`, which cuts them to the
+--- message line so that a long path never stops the editor at a hit-enter prompt while the
+--- build goes on; the result, which must be read in full, and everything in a Neovim
+--- without a UI (where nothing prompts) are shown whole.
+local function tell(message, level, whole)
+  if whole or #vim.api.nvim_list_uis() == 0 then
+    vim.notify('(lsap) ' .. message, vim.log.levels[(level or 'info'):upper()])
+  else
+    require('lsap.ui').notify(message, level)
+  end
+end
+
+--- Show a step: lazy.nvim shows what its build functions yield.
 function Job:say(message)
   self.last = message
   if self.lazy then return coroutine.yield(message) end
-  require('lsap.ui').notify(message)
+  tell(message)
 end
 
 function Job:fail(message) error({ [failure] = message }, 0) end
@@ -303,7 +314,7 @@ function Job:main()
     level = 'error'
   end
   require('lsap').log(level == 'error' and 'error' or 'info', 'build: ' .. message)
-  require('lsap.ui').notify(message, level)
+  tell(message, level, true)
   return ok, message
 end
 
@@ -317,7 +328,7 @@ function M.build()
     return true, message
   end
   if M.building then
-    require('lsap.report').notify('a build is already running: wait for its result', 'warn')
+    tell('a build is already running: wait for its result', 'warn')
     return false, 'a build is already running'
   end
   M.building = job

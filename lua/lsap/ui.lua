@@ -1,5 +1,5 @@
--- The human's focus and keys (DESIGN §2: never take them). Every window lsap opens and every
--- prompt it shows goes through here:
+-- The human's focus and keys: never take them (doc/architecture.md, Layers). Every window
+-- lsap opens and every prompt it shows goes through here:
 --   * `typing()` / `when_free(fn)`: nothing opens while the human is in the middle of typing
 --     (Insert, Replace, Select, Cmdline or Terminal mode, or a command waiting for a key);
 --   * tickets: each command the human runs gets one, so that its answer can tell whether the
