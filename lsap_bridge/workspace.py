@@ -113,7 +113,7 @@ def size_text(size: int) -> str:
 
 
 def too_large(display: str, size: int, limit: int) -> LsapError:
-    """The error for a file the bridge will not open for servers (DESIGN: bounded files)."""
+    """The error for a file the bridge will not open for servers (doc/architecture.md, Costs)."""
     return LsapError(
         ErrorCode.INVALID_REQUEST,
         f"{display} is {size_text(size)}, over the {size_text(limit)} limit for files opened for language "
