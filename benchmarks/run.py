@@ -3,6 +3,7 @@
     python -m benchmarks.run                 # rich 13.9.4 (Python) and rxjs 7.8.1 (TypeScript)
     python -m benchmarks.run --corpus rich   # one corpus
     python -m benchmarks.run --quick         # examples/shop, small sizes, no download
+    python -m benchmarks.run --peers         # beside lsap-sdk and Serena (benchmarks/peers.py)
 
 One embedded headless Neovim per corpus serves both sides: the bridge through its agent
 socket, the raw baseline as the LSP requests an agent needs, sent through the same Neovim
@@ -54,6 +55,8 @@ from .corpus import (
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 TIMEOUTS = Timeouts(request=180, attach=90, index=600, settle=0.5)
+# The section benchmarks/peers.py writes at the end of RESULTS.md; a run of this module keeps it.
+PEERS_HEADING = "## Side by side with lsap-sdk and Serena"
 
 
 @dataclass(frozen=True)
@@ -1155,6 +1158,9 @@ def write_report(out: Path, all_results: list[Results], command: str, seconds: f
     previous = out.read_text() if out.exists() else ""
     out.write_text("\n".join(lines))
     anchors.carry_block(previous, out)
+    kept = previous.partition(PEERS_HEADING)
+    if kept[1]:
+        out.write_text(out.read_text() + f"\n{kept[1]}{kept[2]}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -1165,7 +1171,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, help="where to write the results (Markdown)")
     parser.add_argument("--probe", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--agent", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--peers", action="store_true", help="rich beside lsap-sdk and Serena (benchmarks/peers.py)")
     args = parser.parse_args(argv)
+    if args.peers:  # its own module, which reuses this one's rig: run it, not import it
+        os.execv(sys.executable, [sys.executable, "-m", "benchmarks.peers"])
     if args.probe:
         return probe_main(args.probe[0], int(args.probe[1]))
     if args.agent:
