@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -64,7 +65,8 @@ def relay(source: BinaryIO, server: subprocess.Popen[bytes], log_path: str) -> N
 
 
 def main() -> int:
-    """Exits with the server: a client waits for this process, not for the server, to end."""
+    """The server's exit code, as soon as it exits: a client waits for this process to end, not
+    for its own end of the pipe to close."""
     log_path, *command = sys.argv[1:]
     server = subprocess.Popen(command, stdin=subprocess.PIPE)
     threading.Thread(target=relay, args=(sys.stdin.buffer, server, log_path), daemon=True).start()
@@ -72,4 +74,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # At once, not through interpreter shutdown, which would wait for the relay's blocked read
+    # of stdin (every logged line is already flushed).
+    os._exit(main())

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lsap_bridge.workspace import path_of
+
 from .corpus import CORPUS_DIR, Corpus, fetch_rich
 from .run import PEERS_HEADING, REPO, Rig, encoder, point_of, raw_references, versions
 
@@ -55,8 +57,8 @@ class Task:
     name: str
     title: str
     bridge: dict[str, Any]  # the request on the agent socket (what `lsap` and `lsap mcp` send)
-    lsap: tuple[str, dict[str, Any]] | None  # capability, request model as JSON
-    serena: tuple[str, dict[str, Any]] | None  # MCP tool, arguments
+    lsap: tuple[str, dict[str, Any]]  # capability, request model as JSON
+    serena: tuple[str, dict[str, Any]]  # MCP tool, arguments
     reps: int  # warm repetitions after the first call
 
 
@@ -153,7 +155,8 @@ class Tool:
 
 @dataclass
 class Baseline:
-    """Raw LSP's references of Console through the bridge's Neovim, once the index is complete."""
+    """Raw LSP's references of Console through the bridge's Neovim, once the index is complete:
+    the lines of its uses (the declaration's own line left out: not a use, and Serena omits it)."""
 
     lines: set[tuple[str, int]]
     requests: int
@@ -259,6 +262,7 @@ async def run_bridge(corpus: Corpus, workdir: Path, tool: Tool) -> Baseline:
     started = time.perf_counter()
     rig = await Rig.start(corpus, workdir / "peers.sock")
     tool.ready_seconds = time.perf_counter() - started
+    since_start = 0.0
     try:
         for task in TASKS:
             tool.spelled[task.name] = f"`{json.dumps(task.bridge)}`"
@@ -281,10 +285,11 @@ async def run_bridge(corpus: Corpus, workdir: Path, tool: Tool) -> Baseline:
         work = await raw_references(rig, point)
         workspace = rig.service.workspace
         lines = {
-            (workspace.display(Path(ref["uri"][len("file://") :])), ref["range"]["start"]["line"] + 1)
+            (workspace.display(path_of(ref["uri"])), ref["range"]["start"]["line"] + 1)
             for ref in work.answers["references"] or []
         }
-        return Baseline(lines, work.lsp_requests)
+        declaration = (workspace.display(point.path), point.params["position"]["line"] + 1)
+        return Baseline(lines - {declaration}, work.lsp_requests)
     finally:
         await rig.close()
 
@@ -303,11 +308,14 @@ def run_lsap(corpus: Corpus, workdir: Path, tool: Tool) -> None:
         "request_timeout 10 s); the server is the project's basedpyright behind the counting tap",
         "one capability object per kind (`ReferenceCapability(client)` …) called in-process with the "
         "request model; the agent is shown `response.format()` (its Markdown template)",
+        "what its answers hold: references, each use with 2 lines around and its enclosing symbol (one "
+        "documentSymbol and, inside a symbol, one hover per use); definition, the whole code of the target "
+        "symbol (here the 2,000-line class); outline, every symbol with its hover; search, `workspace/symbol`; "
+        "a `find` text is matched literally, first match taken",
     ]
     calls = [
         {"task": t.name, "capability": t.lsap[0], "request": t.lsap[1], "reps": t.reps + 1}
         for t in TASKS
-        if t.lsap is not None
     ]
     spec = {"root": str(corpus.root), "server": [*tapped(log), "--stdio"], "log": str(log), "calls": calls}
     done = subprocess.run(
@@ -326,7 +334,6 @@ def run_lsap(corpus: Corpus, workdir: Path, tool: Tool) -> None:
         tool.notes.append(out["error"][:300])
     for record in out.get("calls", []):
         task = next(t for t in TASKS if t.name == record["task"])
-        assert task.lsap is not None
         kind = LSAP_KINDS[task.lsap[0]]
         tool.spelled[task.name] = (
             f"`await {kind}Capability(client)({kind}Request.model_validate({json.dumps(task.lsap[1])}))`"
@@ -422,6 +429,12 @@ async def run_serena(corpus: Corpus, workdir: Path, tool: Tool) -> None:
         f"`SERENA_HOME/serena_config.yml`: {', '.join(settings)}",
         "the `tools` agent interface (one MCP tool per operation); the REPL interface, a new configuration's "
         "default, is listed for its tool-list tokens only",
+        "what its answers hold: references, JSON grouped by file and kind of referencing symbol, each use "
+        "with a line around it (0-based line numbers); definition (`find_declaration`), the target's name "
+        "path and location, no code unless `include_body`; outline (`get_symbols_overview`, depth 1), "
+        "names grouped by kind; search (`find_symbol`), Serena's own index of documentSymbol results "
+        "(cached on disk), not `workspace/symbol`; a name path shared by several symbols resolves to the "
+        "one whose whole name path it is, if any, and is an error otherwise",
     ]
     started = time.perf_counter()
 
@@ -429,8 +442,6 @@ async def run_serena(corpus: Corpus, workdir: Path, tool: Tool) -> None:
         tool.ready_seconds = time.perf_counter() - started
         tool.tool_list["tools (claude-code context)"] = tool_list_tokens((await session.list_tools()).tools)
         for task in TASKS:
-            if task.serena is None:
-                continue
             name, arguments = task.serena
             tool.spelled[task.name] = f"`call_tool({name!r}, {json.dumps(arguments)})`"
             seconds, lsp, first = [], [], None
@@ -514,6 +525,9 @@ def rows(baseline: Baseline) -> list[Row]:
     def warm(task: str) -> Metric:
         return lambda t: 1000 * c.warm if (c := _call(t, task)) and c.warm is not None else None
 
+    def returns(task: str) -> Metric:
+        return lambda t: gist(_call(t, task))
+
     def lsp(task: str) -> Metric:
         return lambda t: c.warm_lsp if (c := _call(t, task)) else None
 
@@ -521,7 +535,7 @@ def rows(baseline: Baseline) -> list[Row]:
         if (c := _call(t, "references")) is None or c.lines is None:
             return None
         found = len(c.lines & baseline.lines)
-        if found >= len(baseline.lines) - 1:  # Serena leaves the declaration out
+        if found == len(baseline.lines):
             return f"complete ({found}/{len(baseline.lines)})"
         return f"{found}/{len(baseline.lines)}: {says_incomplete(c)}"
 
@@ -540,7 +554,7 @@ def rows(baseline: Baseline) -> list[Row]:
         ),
         Row("references: warm (median)", warm("references"), "ms"),
         Row(
-            f"references: completeness against raw LSP ({len(baseline.lines)} lines)",
+            f"references: completeness against raw LSP ({len(baseline.lines)} lines of uses)",
             lambda t: completeness(_call(t, "references"), baseline),
             "%",
         ),
@@ -553,8 +567,8 @@ def rows(baseline: Baseline) -> list[Row]:
             Row(f"{task}: warm (median)", warm(task), "ms"),
             Row(f"{task}: LSP requests, warm", lsp(task)),
         ]
-    for task in ("typo", "ambiguous"):
-        out.append(Row(f"{task}: what it returns", lambda t, task=task: gist(_call(t, task)), ratio=False))
+    for task in ("definition", "typo", "ambiguous"):
+        out.append(Row(f"{task}: what it returns", returns(task), ratio=False))
     out.append(
         Row(
             "MCP tool list, tokens an agent pays every turn",
@@ -660,6 +674,17 @@ def section(tools: list[Tool], baseline: Baseline | None, seconds: float) -> str
     return "\n".join(out) + "\n"
 
 
+def dump_answers(tools: list[Tool]) -> Path:
+    """Every first answer as the agent got it, to read beside the table (git-ignored)."""
+    into = PEERS_DIR / "answers"
+    shutil.rmtree(into, ignore_errors=True)
+    into.mkdir(parents=True)
+    for tool in tools:
+        for task, call in tool.calls.items():
+            (into / f"{tool.name}-{task}.txt").write_text(call.text)
+    return into
+
+
 def write_section(out: Path, text: str) -> None:
     """Put the section in place of the last one (the rest of the file is run.py's)."""
     current = out.read_text() if out.exists() else ""
@@ -703,6 +728,7 @@ def main(argv: list[str] | None = None) -> None:
                     tool.notes.append("its log ends: " + log.read_text(errors="replace")[-400:].replace("\n", " "))
     text = section(tools, baseline, time.perf_counter() - started)
     print(text)
+    print(f"answers in {dump_answers(tools)}")
     write_section(args.out, text)
     print(f"wrote {args.out}")
 
