@@ -61,6 +61,10 @@ class Task:
     serena: tuple[str, dict[str, Any]]  # MCP tool, arguments
     reps: int  # warm repetitions after the first call
 
+    @property
+    def lists_uses(self) -> bool:
+        return bool(self.bridge["mode"] == "references")
+
 
 USE = "def console(self) -> <|>Console"  # rich/progress.py, `Progress.console`: one line
 TYPO = "def consle(self) -> <|>Console"  # the same line with one character dropped
@@ -262,24 +266,20 @@ async def run_bridge(corpus: Corpus, workdir: Path, tool: Tool) -> Baseline:
     started = time.perf_counter()
     rig = await Rig.start(corpus, workdir / "peers.sock")
     tool.ready_seconds = time.perf_counter() - started
-    since_start = 0.0
     try:
         for task in TASKS:
             tool.spelled[task.name] = f"`{json.dumps(task.bridge)}`"
-            texts: list[tuple[str, bool]] = []
-            seconds, lsp = [], []
-            for _ in range(task.reps + 1):
+            seconds: list[float] = []
+            lsp: list[int] = []
+            for rep in range(task.reps + 1):
                 before = rig.counters.lsp_requests
                 elapsed, answer = await rig.bridge(task.bridge)
                 seconds.append(elapsed)
                 lsp.append(rig.counters.lsp_requests - before)
-                texts.append((answer["text"], answer["ok"]))
-                if len(texts) == 1 and task is TASKS[0]:
-                    since_start = time.perf_counter() - started
-            text, ok = texts[0]
-            call = Call(text, ok, seconds, lsp)
-            if task.name == "references":
-                call.lines, call.since_start = bridge_lines(text), since_start
+                if rep == 0:
+                    call = Call(answer["text"], answer["ok"], seconds, lsp, since_start=time.perf_counter() - started)
+            if task.lists_uses and call.ok:
+                call.lines = bridge_lines(call.text)
             tool.calls[task.name] = call
         point = await point_of(rig, "rich/console.py:Console", "textDocument/references")
         work = await raw_references(rig, point)
@@ -340,9 +340,9 @@ def run_lsap(corpus: Corpus, workdir: Path, tool: Tool) -> None:
         )
         first = record["first"]
         call = Call(first["text"], first["ok"], record["seconds"], record["lsp_requests"])
-        if task.name == "references" and first["locations"] is not None:
+        call.since_start = record["since_start"]
+        if task.lists_uses and first["locations"] is not None:
             call.lines = {(path, line) for path, line in first["locations"]}
-            call.since_start = record["since_start"]
         tool.calls[task.name] = call
 
 
@@ -454,7 +454,7 @@ async def run_serena(corpus: Corpus, workdir: Path, tool: Tool) -> None:
                     first = Call(result_text(result), not result.is_error, seconds, lsp)
                     first.since_start = time.perf_counter() - started
             assert first is not None
-            if task.name == "references":
+            if task.lists_uses and first.ok:
                 first.lines = serena_lines(first.text)
             tool.calls[task.name] = first
 
@@ -492,13 +492,17 @@ def says_incomplete(call: Call) -> str:
     return "says so" if INCOMPLETE.search(call.text) else "does not say so"
 
 
-def gist(call: Call | None, limit: int = 160) -> str:
-    """The start of an answer, on one line, for the table."""
+def gist(call: Call | None, limit: int = 140) -> str:
+    """The start of an answer on one line, for the table; for a list of uses, which they are."""
     if call is None:
         return "–"
     lines = [line.strip() for line in call.text.splitlines() if line.strip() and not line.startswith("```")]
     text = " / ".join(lines)[:limit].replace("|", "\\|").replace("`", "'")
-    return ("" if call.ok else "error: ") + text + ("…" if len(" / ".join(lines)) > limit else "")
+    text += "…" if len(" / ".join(lines)) > limit else ""
+    if call.lines:
+        shown = ", ".join(f"{path}:{line}" for path, line in sorted(call.lines)[:3])
+        return f"{len(call.lines)} uses ({shown}{', …' if len(call.lines) > 3 else ''}): {text}"
+    return ("" if call.ok else "error: ") + text
 
 
 Metric = Callable[[Tool], "float | str | None"]
@@ -559,6 +563,10 @@ def rows(baseline: Baseline) -> list[Row]:
             "%",
         ),
         Row("references: report tokens (cl100k)", tokens_of("references")),
+        Row(
+            "references: LSP requests, the first call",
+            lambda t: c.lsp_requests[0] if (c := _call(t, "references")) else None,
+        ),
         Row(f"references: LSP requests, warm (raw LSP: {baseline.requests})", lsp("references")),
     ]
     for task in ("definition", "outline", "search"):
