@@ -35,7 +35,7 @@ from typing import Any
 from lsap_bridge.workspace import path_of
 
 from .corpus import CORPUS_DIR, Corpus, fetch_rich
-from .run import PEERS_HEADING, REPO, Rig, encoder, point_of, raw_references, versions
+from .run import PEERS_HEADING, REPO, Rig, _fmt, encoder, point_of, raw_references, versions
 
 HERE = Path(__file__).resolve().parent
 PEERS_DIR = CORPUS_DIR / "peers"
@@ -368,7 +368,10 @@ def serena_home(venv: Path, corpus: Corpus, log: Path) -> tuple[Path, list[str]]
         "projects": [],
     }
     (home / "serena_config.yml").write_text(json.dumps(settings, indent=2))  # YAML is a superset of JSON
-    return home, [f"`{key}: {json.dumps(value)}`" for key, value in settings.items() if key != "projects"]
+    def shown(value: Any) -> str:  # paths relative to the repository, the run's own directory as <tmp>
+        return json.dumps(value).replace(str(log.parent), "<tmp>").replace(str(REPO) + "/", "")
+
+    return home, [f"`{key}: {shown(value)}`" for key, value in settings.items() if key != "projects"]
 
 
 def serena_command(venv: Path, corpus: Corpus, interface: str) -> list[str]:
@@ -500,8 +503,9 @@ def gist(call: Call | None, limit: int = 140) -> str:
     text = " / ".join(lines)[:limit].replace("|", "\\|").replace("`", "'")
     text += "…" if len(" / ".join(lines)) > limit else ""
     if call.lines:
+        count, more = len(call.lines), ", …" if len(call.lines) > 3 else ""
         shown = ", ".join(f"{path}:{line}" for path, line in sorted(call.lines)[:3])
-        return f"{len(call.lines)} uses ({shown}{', …' if len(call.lines) > 3 else ''}): {text}"
+        return f"{count} use{'s' if count > 1 else ''} ({shown}{more}): {text}"
     return ("" if call.ok else "error: ") + text
 
 
@@ -587,18 +591,6 @@ def rows(baseline: Baseline) -> list[Row]:
     return out
 
 
-def _fmt(value: float | str | None, unit: str) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, str):
-        return value
-    if unit == "ms":
-        return f"{value:,.1f} ms"
-    if unit == "%":
-        return f"{value:.1f} %"
-    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
-
-
 def first_number(value: float | str | None) -> float | None:
     if isinstance(value, (int, float)):
         return float(value)
@@ -627,6 +619,7 @@ def table(tools: list[Tool], baseline: Baseline) -> list[str]:
             cells += [cell, ratio]
         out.append("| " + " | ".join(cells) + " |")
     if any(t.tool_list for t in tools):
+        out.append("")
         for peer in peers:
             for interface, count in peer.tool_list.items():
                 mine = next(iter(bridge.tool_list.values()), None)
@@ -648,7 +641,7 @@ def unable(peer: Tool, label: str) -> str:
     return "cannot: no answer (see its notes)"
 
 
-def section(tools: list[Tool], baseline: Baseline | None, seconds: float) -> str:
+def section(tools: list[Tool], baseline: Baseline | None, seconds: float, load: str = "") -> str:
     out = [
         PEERS_HEADING,
         "",
@@ -656,7 +649,7 @@ def section(tools: list[Tool], baseline: Baseline | None, seconds: float) -> str
         "rich 13.9.4 with basedpyright "
         f"({versions()[2]}, the project's, for every tool). Reproduce: `python -m benchmarks.run --peers` "
         "(installs the peers from PyPI into benchmarks/.corpus/peers/; needs a Python >= 3.12, "
-        "e.g. from pyenv).",
+        "e.g. from pyenv)." + (f" Load average (1 min) at the start and the end: {load}." if load else ""),
         "",
         "The tools run one after the other on the same machine, each started fresh; latency is the "
         "time of one call as its users make it (the bridge: a request on the agent socket; lsap-sdk: "
@@ -671,6 +664,7 @@ def section(tools: list[Tool], baseline: Baseline | None, seconds: float) -> str
     if baseline is None:
         return "\n".join([*out, "The bridge side failed, so nothing is compared: "
                           + (tools[0].error or "") + "\n"])
+    out += ["Tasks:", "", *(f"- {task.name}: {task.title}" for task in TASKS), ""]
     out += table(tools, baseline)
     for tool in tools:
         out += ["", f"#### {tool.name}", "", f"- version: {tool.version or 'not installed'}"]
@@ -709,7 +703,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     args = parser.parse_args(argv)
     chosen = [t for t in args.tools.split(",") if t]
-    started = time.perf_counter()
+    started, load = time.perf_counter(), os.getloadavg()[0]
     corpus = fetch_rich()
     tools = [Tool("bridge"), *(Tool(name) for name in chosen if name != "bridge")]
     with tempfile.TemporaryDirectory(prefix="lsap-peers-") as tmp:
@@ -734,7 +728,8 @@ def main(argv: list[str] | None = None) -> None:
                 log = workdir / ("serena.log" if tool.name == "serena" else "lsap-tap.log")
                 if log.exists() and tool.name == "serena":
                     tool.notes.append("its log ends: " + log.read_text(errors="replace")[-400:].replace("\n", " "))
-    text = section(tools, baseline, time.perf_counter() - started)
+    load_text = f"{load:.1f} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    text = section(tools, baseline, time.perf_counter() - started, load_text)
     print(text)
     print(f"answers in {dump_answers(tools)}")
     write_section(args.out, text)
