@@ -155,20 +155,21 @@ def _child(
     return result
 
 
-def carry_block(previous: str, out: Path) -> None:
-    """Keep the anchors block of a RESULTS.md that benchmarks.run has just rewritten."""
-    if BEGIN in previous and END in previous:
-        block = previous.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n").split("\n")
-        write_block(out, block)
+def carry_block(previous: str, out: Path, begin: str = BEGIN, end: str = END) -> None:
+    """Keep a block (the anchors' unless other markers are given) of a RESULTS.md that
+    benchmarks.run has just rewritten."""
+    if begin in previous and end in previous:
+        block = previous.split(begin, 1)[1].split(end, 1)[0].strip("\n").split("\n")
+        write_block(out, block, begin, end)
 
 
-def write_block(out: Path, block: list[str]) -> None:
+def write_block(out: Path, block: list[str], begin: str = BEGIN, end: str = END) -> None:
     """Put the block between its markers in RESULTS.md (appended the first time)."""
     text = out.read_text() if out.exists() else ""
-    body = "\n".join([BEGIN, *block, END])
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + body + rest.split(END, 1)[1]
+    body = "\n".join([begin, *block, end])
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + body + rest.split(end, 1)[1]
     else:
         text = text.rstrip("\n") + "\n\n" + body + "\n"
     out.write_text(text)

@@ -34,8 +34,9 @@ from typing import Any
 
 from lsap_bridge.workspace import path_of
 
+from .anchors import write_block
 from .corpus import CORPUS_DIR, Corpus, fetch_rich
-from .run import PEERS_HEADING, REPO, Rig, _fmt, encoder, point_of, raw_references, versions
+from .run import PEERS_MARKERS, REPO, Rig, _fmt, encoder, point_of, raw_references, versions
 
 HERE = Path(__file__).resolve().parent
 PEERS_DIR = CORPUS_DIR / "peers"
@@ -44,6 +45,7 @@ LSAP_PACKAGES = ("lsap-sdk==0.2.0", "lsp-client==0.3.9")
 SERENA_PACKAGES = ("serena-agent==2.1.0",)
 TOOLS = ("bridge", "lsap-sdk", "serena")
 LSAP_KINDS = {"references": "Reference", "definition": "Definition", "outline": "Outline", "search": "Search"}
+HEADING = "## Side by side with lsap-sdk and Serena"
 START_TIMEOUT = 300  # seconds a peer gets to install, start or answer one call
 
 
@@ -643,7 +645,7 @@ def unable(peer: Tool, label: str) -> str:
 
 def section(tools: list[Tool], baseline: Baseline | None, seconds: float, load: str = "") -> str:
     out = [
-        PEERS_HEADING,
+        HEADING,
         "",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} in {seconds:.0f} s, on "
         "rich 13.9.4 with basedpyright "
@@ -687,13 +689,6 @@ def dump_answers(tools: list[Tool]) -> Path:
     return into
 
 
-def write_section(out: Path, text: str) -> None:
-    """Put the section in place of the last one (the rest of the file is run.py's)."""
-    current = out.read_text() if out.exists() else ""
-    head = current.split(PEERS_HEADING, 1)[0].rstrip()
-    out.write_text((head + "\n\n" if head else "") + text)
-
-
 # -- the run ---------------------------------------------------------------------------------
 
 
@@ -732,7 +727,7 @@ def main(argv: list[str] | None = None) -> None:
     text = section(tools, baseline, time.perf_counter() - started, load_text)
     print(text)
     print(f"answers in {dump_answers(tools)}")
-    write_section(args.out, text)
+    write_block(args.out, text.rstrip("\n").split("\n"), *PEERS_MARKERS)
     print(f"wrote {args.out}")
 
 

@@ -55,8 +55,8 @@ from .corpus import (
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 TIMEOUTS = Timeouts(request=180, attach=90, index=600, settle=0.5)
-# The section benchmarks/peers.py writes at the end of RESULTS.md; a run of this module keeps it.
-PEERS_HEADING = "## Side by side with lsap-sdk and Serena"
+# The block of RESULTS.md that benchmarks/peers.py writes; a run of this module keeps it.
+PEERS_MARKERS = ("<!-- peers: python -m benchmarks.run --peers -->", "<!-- /peers -->")
 
 
 @dataclass(frozen=True)
@@ -1158,9 +1158,7 @@ def write_report(out: Path, all_results: list[Results], command: str, seconds: f
     previous = out.read_text() if out.exists() else ""
     out.write_text("\n".join(lines))
     anchors.carry_block(previous, out)
-    kept = previous.partition(PEERS_HEADING)
-    if kept[1]:
-        out.write_text(out.read_text() + f"\n{kept[1]}{kept[2]}")
+    anchors.carry_block(previous, out, *PEERS_MARKERS)
 
 
 def main(argv: list[str] | None = None) -> None:

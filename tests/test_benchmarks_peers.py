@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import lsp_tap, peers, run
+from benchmarks import anchors, lsp_tap, peers, run
 
 ECHO = "import sys, shutil; shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)"
 ONE_THEN_EXIT = "import sys; sys.stdin.buffer.read(1); sys.exit(3)"
@@ -69,16 +69,18 @@ def test_lines_read_from_each_answer() -> None:
     assert peers.serena_lines("Error executing tool: no symbol") is None
 
 
-def test_the_peers_section_replaces_its_last_run_and_survives_a_full_run(tmp_path: Path) -> None:
+def test_the_peers_block_replaces_its_last_run_and_survives_a_full_run(tmp_path: Path) -> None:
     out = tmp_path / "RESULTS.md"
     out.write_text("# lsap.nvim benchmarks\n\nthe full run's tables\n")
-    peers.write_section(out, f"{run.PEERS_HEADING}\n\nfirst\n")
-    peers.write_section(out, f"{run.PEERS_HEADING}\n\nsecond\n")
-    assert out.read_text() == f"# lsap.nvim benchmarks\n\nthe full run's tables\n\n{run.PEERS_HEADING}\n\nsecond\n"
+    for text in ("first", "second"):
+        anchors.write_block(out, [peers.HEADING, "", text], *run.PEERS_MARKERS)
+    begin, end = run.PEERS_MARKERS
+    block = f"{begin}\n{peers.HEADING}\n\nsecond\n{end}\n"
+    assert out.read_text() == f"# lsap.nvim benchmarks\n\nthe full run's tables\n\n{block}"
     run.write_report(out, [run.Results("corpus")], "python -m benchmarks.run", 1.0)
     text = out.read_text()
     assert "the full run's tables" not in text and "### corpus" in text
-    assert text.endswith(f"{run.PEERS_HEADING}\n\nsecond\n")
+    assert text.endswith(block) and text.count(peers.HEADING) == 1
 
 
 def test_a_peer_that_failed_is_reported_and_the_others_are_compared() -> None:
