@@ -1,26 +1,46 @@
 """Applying an LSP WorkspaceEdit safely: checked first, previewable, all or nothing.
 
 Every edit an agent causes (rename, move, code actions) goes through here, so that the
-rules hold in one place: nothing outside the workspace, nothing against a stale buffer,
-one undo step per buffer, the human's unsaved work never written behind their back, and
-either every file changes or none does. Positions are turned into code points (for the
-preview) and byte columns (for `lua/lsap/edits.lua`) using the server's offset encoding.
+rules hold in one place: nothing outside the workspace, no write without proof, one undo
+step per buffer, the human's unsaved work never written behind their back, and either
+every file changes or none does, a crash included.
+
+No write without proof: the plan records what each file was when the edit was computed
+(the buffer's changedtick, the disk's stamp and content hash), and right before anything
+changes every target is checked again (after an `ask` approval, however long it took):
+still the same real path inside the workspace, the same content, writable in place. Then
+the new contents go to disk through a journal (`journal.py`), and Neovim switches files
+and buffers in one main-loop call that checks the ticks and stamps once more
+(`lua/lsap/edits.lua`). The service writes the files, never `:write`: an edit must not
+take whatever a buffer holds over a file that changed under it.
+
+Positions are turned into code points (for the preview and the disk's text) and byte
+columns (for the buffers) using the server's offset encoding.
 """
 
 from __future__ import annotations
 
+import asyncio
+import codecs
 import difflib
 import itertools
 import os
+import re
+import stat as stat_module
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import ErrorCode, LsapError
+from .filestate import Snapshot, snapshot
 from .gateway import Client, Document
+from .journal import Change, Journal
 from .position import Encoding, from_lsp_character
 from .session import Session
-from .workspace import path_of
+from .workspace import Workspace, path_of
+
+NOTHING = "nothing was changed"
+_LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
 
 
 @dataclass(frozen=True)
@@ -39,6 +59,8 @@ class FileChange:
     path: str
     edits: int
     saved: bool  # written to disk; False when the human's unsaved changes kept it in the buffer
+    # Not saved: the file on disk was left alone, and holds other text than the buffer now.
+    disk_differs: bool = False
 
 
 @dataclass
@@ -57,15 +79,6 @@ class EditResult:
         return [f.path for f in self.files if not f.saved]
 
 
-@dataclass
-class _Plan:
-    ops: list[dict[str, Any]]
-    diffs: list[FileDiff]
-    counts: dict[Path, int]
-    created: list[Path]
-    renamed: list[tuple[Path, Path]]
-
-
 def _skip_existing(change: dict[str, Any], what: str) -> bool:
     """A create or rename whose target exists: overwrite it (False), skip the operation
     (`ignoreIfExists`: True), or refuse the whole edit as LSP says."""
@@ -74,7 +87,7 @@ def _skip_existing(change: dict[str, Any], what: str) -> bool:
         return False
     if options.get("ignoreIfExists"):
         return True
-    raise LsapError(ErrorCode.CONFLICT, f"{what}, which already exists", hint="nothing was changed")
+    raise LsapError(ErrorCode.CONFLICT, f"{what}, which already exists", hint=NOTHING)
 
 
 def _lsp_edits(change: dict[str, Any]) -> list[dict[str, Any]]:
@@ -118,10 +131,15 @@ class _Spliced:
     byte_edits: list[list[Any]]  # [line, byte, end line, end byte, new lines], last first
     append: bool  # an empty line was appended for positions after the final newline
     fix_eol: bool  # a trailing empty line left by the edits is the final newline: drop it
+    breaks: list[str] | None = None  # the line ends of the disk's text, when given
 
 
 def _splice(
-    lines: list[str], edits: list[dict[str, Any]], encoding: Encoding, name: str
+    lines: list[str],
+    edits: list[dict[str, Any]],
+    encoding: Encoding,
+    name: str,
+    breaks: list[str] | None = None,
 ) -> _Spliced:
     """Apply text edits to lines, as Neovim's buffer will get them.
 
@@ -129,12 +147,19 @@ def _splice(
     after the last one (appending to the file) works on an extra empty line, and a trailing
     empty line left at the end is that final newline again (as in `vim.lsp.util`). An empty
     file ([""]) has no final newline yet, so the same holds for it.
+
+    `breaks`: each line's end on disk (the last one "" when the file has no final
+    newline), kept through the edits so that the file is rewritten byte for byte except
+    where it was edited; new line breaks take the file's first kind.
     """
-    empty = lines == [""]
-    append = not empty and any(
+    empty = lines == [""] and (breaks is None or breaks == [""])
+    ends_with_newline = breaks is None or breaks[-1] != ""
+    append = not empty and ends_with_newline and any(
         int(item["range"][end]["line"]) >= len(lines) for item in edits for end in ("start", "end")
     )
     work = [*lines, ""] if append else list(lines)
+    work_breaks = None if breaks is None else [*breaks, ""] if append else list(breaks)
+    eol = next((b for b in breaks or [] if b), "\n")
     spans = []
     for index, item in enumerate(edits):
         start = _position(work, item["range"]["start"], encoding)
@@ -158,11 +183,18 @@ def _splice(
         byte_edits.append(
             [sl, len(work[sl][:sc].encode()), el, len(work[el][:ec].encode()), text.split("\n")]
         )
-        work[sl : el + 1] = (work[sl][:sc] + text + work[el][ec:]).split("\n")
+        new = (work[sl][:sc] + text + work[el][ec:]).split("\n")
+        if work_breaks is not None:
+            work_breaks[sl : el + 1] = [eol] * (len(new) - 1) + [work_breaks[el]]
+        work[sl : el + 1] = new
     fix_eol = append or empty
     if fix_eol and len(work) > 1 and work[-1] == "":
         work.pop()
-    return _Spliced(work, byte_edits, append, fix_eol)
+        if work_breaks is not None:
+            last = work_breaks.pop()
+            # An empty file got its first lines: the final newline is the new line break.
+            work_breaks[-1] = work_breaks[-1] if not empty else (last or eol)
+    return _Spliced(work, byte_edits, append, fix_eol, work_breaks)
 
 
 def _replaces_all(edits: list[dict[str, Any]], lines: list[str]) -> bool:
@@ -176,12 +208,36 @@ def _replaces_all(edits: list[dict[str, Any]], lines: list[str]) -> bool:
     return False
 
 
-def _writable(path: Path) -> bool:
-    """Whether the file (or, for a new file, its nearest existing directory) can be written."""
-    probe = path
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    return os.access(probe, os.W_OK)
+def unwritable(path: Path, stat: os.stat_result | None = None) -> str | None:
+    """Why the bridge may not replace `path` with a new file of the same content, if so.
+
+    Replacing (write beside, then rename over) must change nothing but the content: the
+    file must be writable by this user as it is (a read-only file stays read-only, for
+    root too), keep its owner, and have no other hard links (which would keep the old
+    content under another name). A new file needs a writable directory.
+    """
+    if stat is None:
+        try:
+            stat = os.stat(path)
+        except FileNotFoundError:
+            stat = None
+    if stat is None:
+        probe = path.parent
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        return None if os.access(probe, os.W_OK | os.X_OK) else f"its directory {probe} is not writable"
+    mode = stat_module.S_IMODE(stat.st_mode)
+    if not mode & 0o222:
+        return f"it is read-only (mode {mode:04o})"
+    if not os.access(path, os.W_OK):
+        return f"this user may not write it (mode {mode:04o}, or an immutable flag)"
+    if stat.st_uid != os.geteuid() and os.geteuid() != 0:
+        return f"it belongs to another user (uid {stat.st_uid}), and a new file would be yours"
+    if stat.st_nlink > 1:
+        return f"it has {stat.st_nlink} hard links, which would keep the old content"
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        return f"its directory {path.parent} is not writable"
+    return None
 
 
 def _diff(name: str, old: list[str], new: list[str], old_name: str | None = None) -> str:
@@ -189,80 +245,156 @@ def _diff(name: str, old: list[str], new: list[str], old_name: str | None = None
     return "\n".join(lines)
 
 
-class _Files:
-    """The text of every file the edit touches, as it will be after each step."""
+def _decode(disk: Snapshot, name: str) -> tuple[list[str], list[str], bytes]:
+    """A file's lines as a language server counts them (\\r\\n, \\r and \\n end a line), each
+    line's end, and its byte-order mark; only UTF-8 text is edited on disk."""
+    data = disk.data
+    bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
+    try:
+        text = data[len(bom):].decode("utf-8")
+    except UnicodeDecodeError:
+        raise LsapError(
+            ErrorCode.UNSUPPORTED,
+            f"{name} is not UTF-8 text, which the bridge does not rewrite on disk",
+            hint="nothing was changed; make this change in Neovim, or by hand",
+        ) from None
+    parts = _LINE_BREAK.split(text)
+    lines, breaks = parts[0::2], [*parts[1::2], ""]
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+        breaks.pop()
+    return lines, breaks, bom
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
-        self.text: dict[Path, list[str]] = {}
-        self.original: dict[Path, list[str]] = {}
-        self.docs: dict[Path, Document] = {}
 
-    def inside(self, uri: str) -> Path:
+@dataclass
+class _File:
+    """One path the edit touches: what it was when planned, and what it is to become."""
+
+    path: Path
+    disk: Snapshot | None  # the file on disk when planned (None: there was none)
+    doc: Document | None  # its loaded buffer when planned (None: not loaded)
+    lines: list[str]  # the text as the steps so far leave it
+    breaks: list[str] | None  # the disk text's line ends (None: the edit stays in the buffer)
+    bom: bytes = b""
+    original: list[str] = field(default_factory=list)
+    steps: list[dict[str, Any]] = field(default_factory=list)  # the buffer's edits, in order
+    edits: int = 0
+    origin: Path | None = None  # renamed from
+    created: bool = False
+
+    @property
+    def buffer_only(self) -> bool:
+        """The human has unsaved changes here: the edit goes into the buffer, not the disk."""
+        return self.doc is not None and self.doc.modified
+
+    @property
+    def tick(self) -> int | None:
+        return int(self.doc.version[5:]) if self.doc is not None else None
+
+    def new_bytes(self) -> bytes:
+        assert self.breaks is not None
+        return self.bom + "".join(a + b for a, b in zip(self.lines, self.breaks, strict=True)).encode()
+
+
+def _loaded(doc: Document) -> bool:
+    return doc.bufnr is not None and doc.version.startswith("tick:")
+
+
+async def _load(session: Session, paths: list[Path]) -> dict[Path, _File]:
+    """Every existing file's buffer (if loaded) and disk content, checked to agree."""
+    wanted = list(dict.fromkeys(paths))
+    existing = [p for p in wanted if p.is_file()]
+    docs = await session.documents(existing)
+    disks = await asyncio.to_thread(lambda: {p: snapshot(p) for p in wanted})
+    display = session.workspace.display
+    files: dict[Path, _File] = {}
+    for path in existing:
+        doc, disk = docs[path], disks.get(path)
+        buffer = doc if _loaded(doc) else None
+        if buffer is not None and buffer.modified:
+            files[path] = _File(path, disk, buffer, list(buffer.lines), None)
+            continue
+        if disk is None:
+            raise LsapError(ErrorCode.CONFLICT, f"{display(path)} is gone from the disk", hint=NOTHING)
+        lines, breaks, bom = _decode(disk, display(path))
+        if buffer is not None and buffer.lines != lines:
+            raise LsapError(
+                ErrorCode.CONFLICT,
+                f"the buffer of {display(path)} does not hold what is on disk: the file "
+                "changed on disk since it was loaded, and the edit was computed on the old text",
+                hint=NOTHING + "; ask again, on the text now on disk",
+            )
+        files[path] = _File(path, disk, buffer, lines, breaks, bom)
+    for file in files.values():
+        file.original = list(file.lines)
+    return files
+
+
+class _Inside:
+    """Paths of the edit, resolved and confined (the same check as every request's)."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    def __call__(self, uri: str) -> Path:
         path = path_of(uri)
         resolved = path.resolve() if path.exists() else path.parent.resolve() / path.name
-        if not self.session.workspace.contains(resolved):
+        if not self.workspace.contains(resolved):
             raise LsapError(
                 ErrorCode.OUTSIDE_WORKSPACE,
                 f"the edit would change {path}, outside the workspace",
                 hint="nothing was changed; edits may only touch files under "
-                + ", ".join(str(r) for r in self.session.workspace.roots),
+                + ", ".join(str(r) for r in self.workspace.roots),
             )
         return resolved
 
-    async def load(self, paths: list[Path]) -> None:
-        on_disk = [p for p in dict.fromkeys(paths) if p not in self.text and p.is_file()]
-        self.docs.update(await self.session.documents(on_disk))
-        for path in on_disk:
-            self.text[path] = list(self.docs[path].lines)
-            self.original[path] = list(self.docs[path].lines)
+
+@dataclass
+class _Plan:
+    files: list[_File]  # every file that ends up changed, in the edit's order
+    removed: list[_File]  # files renamed away
+    diffs: list[FileDiff]
+
+    @property
+    def on_disk(self) -> list[_File]:
+        return [f for f in [*self.files, *self.removed] if not f.buffer_only]
 
 
 async def _plan(session: Session, edit: dict[str, Any], client: Client) -> _Plan:
     """Check the whole edit before anything changes, and compute the new texts."""
-    files = _Files(session)
+    inside = _Inside(session.workspace)
     steps = _steps(edit)
     paths: list[Path] = []
     for kind, change in steps:
         if kind == "edit":
-            paths.append(files.inside(change["textDocument"]["uri"]))
+            paths.append(inside(change["textDocument"]["uri"]))
         elif kind in ("create", "delete"):
-            paths.append(files.inside(change["uri"]))
+            paths.append(inside(change["uri"]))
         elif kind == "rename":
-            paths += [files.inside(change["oldUri"]), files.inside(change["newUri"])]
-    await files.load(paths)
-
+            paths += [inside(change["oldUri"]), inside(change["newUri"])]
+    files = await _load(session, paths)
     display = session.workspace.display
-    ops: list[dict[str, Any]] = []
-    counts: dict[Path, int] = {}
-    created: list[Path] = []
-    renamed: list[tuple[Path, Path]] = []
-    renamed_from: dict[Path, Path] = {}
+    order: dict[Path, _File] = {}  # files that end up changed
+    removed: list[_File] = []
     for kind, change in steps:
         if kind == "edit":
-            path = files.inside(change["textDocument"]["uri"])
-            if path not in files.text:
+            path = inside(change["textDocument"]["uri"])
+            file = files.get(path)
+            if file is None:
                 raise LsapError(
                     ErrorCode.CONFLICT,
                     f"the edit changes {display(path)}, which does not exist",
                     hint="nothing was changed; ask again once the file exists",
                 )
-            doc = files.docs.get(path)
             version = change["textDocument"].get("version")
-            tick = int(doc.version.split(":")[1]) if doc and doc.bufnr is not None else None
-            if (
-                version
-                and tick is not None
-                and path not in renamed_from.values()
-                and tick > int(version)
-            ):
+            if version and file.tick is not None and file.origin is None and file.tick > int(version):
                 raise LsapError(
                     ErrorCode.CONFLICT,
                     f"{display(path)} changed after the server computed the edit",
                     hint="nothing was changed; ask again",
                 )
             lsp = _lsp_edits(change)
-            if doc is not None and doc.modified and _replaces_all(lsp, files.text[path]):
+            if file.buffer_only and _replaces_all(lsp, file.lines):
                 raise LsapError(
                     ErrorCode.CONFLICT,
                     f"{client.name} would replace all of {display(path)}, which has unsaved "
@@ -270,76 +402,81 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client) -> _Plan
                     "them",
                     hint="nothing was changed; save (or undo) that buffer's changes and ask again",
                 )
-            spliced = _splice(files.text[path], lsp, session.encoding(client), display(path))
-            files.text[path] = spliced.lines
-            # The buffer must still be at the version read here when Lua applies the first step.
-            first = path not in counts and path not in created and path not in renamed_from.values()
-            counts[path] = counts.get(path, 0) + len(lsp)
-            ops.append(
-                {
-                    "kind": "edit",
-                    "path": str(path),
-                    "edits": spliced.byte_edits,
-                    "append": spliced.append,
-                    "fix_eol": spliced.fix_eol,
-                    "tick": tick if first else None,
-                }
+            spliced = _splice(file.lines, lsp, session.encoding(client), display(path), file.breaks)
+            file.lines, file.breaks = spliced.lines, spliced.breaks
+            file.steps.append(
+                {"edits": spliced.byte_edits, "append": spliced.append, "fix_eol": spliced.fix_eol}
             )
+            file.edits += len(lsp)
+            order.setdefault(path, file)
         elif kind == "create":
-            path = files.inside(change["uri"])
-            if path in files.text and _skip_existing(change, f"the edit creates {display(path)}"):
+            path = inside(change["uri"])
+            if path in files and _skip_existing(change, f"the edit creates {display(path)}"):
                 continue
-            files.text[path] = [""]
-            created.append(path)
-            ops.append({"kind": "create", "path": str(path)})
+            if path in files:  # overwritten: an edit that empties it
+                file = files[path]
+                end = {"line": len(file.lines), "character": 0}
+                empty = [{"range": {"start": {"line": 0, "character": 0}, "end": end}, "newText": ""}]
+                spliced = _splice(file.lines, empty, "utf-32", display(path), file.breaks)
+                file.lines, file.breaks = spliced.lines, spliced.breaks
+                file.steps.append({"edits": spliced.byte_edits, "append": spliced.append,
+                                   "fix_eol": spliced.fix_eol})
+                order.setdefault(path, file)
+                continue
+            files[path] = order[path] = _File(path, None, None, [""], [""], created=True)
         elif kind == "rename":
-            old, new = files.inside(change["oldUri"]), files.inside(change["newUri"])
-            if new in files.text and _skip_existing(change, f"the edit renames onto {display(new)}"):
+            old, new = inside(change["oldUri"]), inside(change["newUri"])
+            if new in files and _skip_existing(change, f"the edit renames onto {display(new)}"):
                 continue
-            if old not in files.text:
+            file = files.pop(old, None)
+            if file is None:
                 raise LsapError(
-                    ErrorCode.CONFLICT, f"the edit renames {display(old)}, which does not exist"
+                    ErrorCode.CONFLICT, f"the edit renames {display(old)}, which does not exist",
+                    hint=NOTHING,
                 )
-            files.text[new] = files.text.pop(old)
-            files.original[new] = files.original.pop(old)
-            renamed.append((old, new))
-            renamed_from[old] = new
-            ops.append({"kind": "rename", "old": str(old), "path": str(new)})
+            if file.buffer_only or (new in files and files[new].buffer_only):
+                raise LsapError(
+                    ErrorCode.CONFLICT,
+                    f"the edit renames {display(old)} onto {display(new)}, and a buffer of them "
+                    "has unsaved changes",
+                    hint="nothing was changed; save (or undo) that buffer's changes and ask again",
+                )
+            order.pop(old, None)
+            if file.origin is None and file.disk is not None:
+                removed.append(_File(old, file.disk, None, [], None))
+            # The content moves; what the new path held before (if anything) is replaced.
+            replaced = files.get(new)
+            file.disk = replaced.disk if replaced is not None else None
+            file.path, file.origin = new, file.origin or old
+            files[new] = order[new] = file
         else:
             raise LsapError(
                 ErrorCode.UNSUPPORTED,
                 f"the edit would {kind} a file, which the bridge does not do",
                 hint="nothing was changed; make that change by hand",
             )
-
-    touched = [
-        p for p in dict.fromkeys(paths) if p in counts or p in created or p in renamed_from.values()
-    ]
-    for path in dict.fromkeys([*touched, *renamed_from]):
-        if not _writable(path):
+    changed = [f for f in order.values() if f.lines != f.original or f.created or f.origin]
+    plan = _Plan(changed, removed, [])
+    for file in plan.on_disk:
+        problem = unwritable(file.path)
+        if problem:
             raise LsapError(
                 ErrorCode.DENIED,
-                f"{display(path)} cannot be written",
+                f"{display(file.path)} cannot be written: {problem}",
                 hint="nothing was changed; make the file writable and ask again",
             )
-
-    old_name = {new: old for old, new in renamed}
-    diffs = []
-    for path in touched:
-        original = files.original.get(path, [])
-        before = old_name.get(path)
-        diffs.append(
+    for file in changed:
+        before = display(file.origin) if file.origin else None
+        plan.diffs.append(
             FileDiff(
-                path=display(path),
-                diff=_diff(
-                    display(path), original, files.text[path], display(before) if before else None
-                ),
-                edits=counts.get(path, 0),
-                kind="create" if path in created else "rename" if before else "edit",
-                old_path=display(before) if before else None,
+                path=display(file.path),
+                diff=_diff(display(file.path), file.original, file.lines, before),
+                edits=file.edits,
+                kind="create" if file.created else "rename" if before else "edit",
+                old_path=before,
             )
         )
-    return _Plan(ops, diffs, counts, created, renamed)
+    return plan
 
 
 async def preview(session: Session, edit: dict[str, Any], client: Client) -> list[FileDiff]:
@@ -351,16 +488,147 @@ def preview_text(diffs: list[FileDiff]) -> str:
     return "\n".join(d.diff for d in diffs if d.diff)
 
 
+def _recheck(plan: _Plan, workspace: Workspace) -> dict[Path, Snapshot | None]:
+    """Every file the edit writes, once more, right before anything changes: the same real
+    path (no directory swapped for a symlink), the same content, still writable. Returns
+    what is on disk now, for Neovim's own last check of the stamps."""
+    display = workspace.display
+    now: dict[Path, Snapshot | None] = {}
+    for file in plan.on_disk:
+        path = file.path
+        real = Path(os.path.realpath(path if file.disk is not None else path.parent))
+        if real != (path if file.disk is not None else path.parent):
+            where = real if file.disk is not None else real / path.name
+            if not workspace.contains(where):
+                raise LsapError(
+                    ErrorCode.OUTSIDE_WORKSPACE,
+                    f"{display(path)} now leads to {where}, outside the workspace (a symlink "
+                    "changed after the edit was planned)",
+                    hint=NOTHING,
+                )
+            raise LsapError(
+                ErrorCode.CONFLICT,
+                f"{display(path)} now leads to {display(where)} (a symlink changed after the "
+                "edit was planned)",
+                hint=NOTHING + "; ask again",
+            )
+        found = snapshot(path)
+        what = None
+        if file.disk is None and (found is not None or os.path.lexists(path)):
+            what = "was created by someone else"
+        elif file.disk is not None and found is None:
+            what = "was deleted"
+        elif file.disk is not None and found is not None and found.digest != file.disk.digest:
+            what = "changed on disk"
+        elif problem := unwritable(path, None if found is None else os.stat(path)):
+            what = f"cannot be written any more: {problem}"
+        if what:
+            raise LsapError(
+                ErrorCode.CONFLICT,
+                f"{display(path)} {what} after the edit was planned",
+                hint=NOTHING + "; ask again",
+            )
+        now[path] = found
+    return now
+
+
+def _changes(plan: _Plan) -> list[Change]:
+    out = [Change(f.path, None, f.disk.digest if f.disk else None) for f in plan.removed]
+    for file in plan.files:
+        if not file.buffer_only:
+            out.append(Change(file.path, file.new_bytes(), file.disk.digest if file.disk else None))
+    return out
+
+
+def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None]) -> list[dict[str, Any]]:
+    """What `lua/lsap/edits.lua` applies: per file, the disk switch and the buffer's edits."""
+    temps = {Path(e.path): e.temp for e in journal.entries} if journal else {}
+
+    def stamp(path: Path) -> dict[str, int] | None:
+        found = now.get(path)
+        if found is None:
+            return None
+        s = found.stamp
+        return {"size": s.size, "sec": s.mtime_ns // 10**9, "nsec": s.mtime_ns % 10**9,
+                "ino": s.ino, "dev": s.dev}
+
+    ops: list[dict[str, Any]] = []
+    for file in plan.removed:
+        ops.append({"kind": "remove", "path": str(file.path), "dir": str(file.path.parent),
+                    "stamp": stamp(file.path)})
+    for file in plan.files:
+        kind = "buffer" if file.buffer_only else "write" if file.disk else "create"
+        ops.append({
+            "kind": kind,
+            "path": str(file.path),
+            "dir": str(file.path.parent),
+            "temp": temps.get(file.path),
+            "stamp": stamp(file.path),
+            "origin": str(file.origin) if file.origin else None,
+            "tick": file.tick,
+            # The human's unsaved buffer takes the edits; other buffers re-read their file.
+            "steps": file.steps if file.buffer_only else None,
+            "lines": file.lines if file.buffer_only else None,
+        })
+    return ops
+
+
+def _rolled_back(problems: list[str]) -> str:
+    if not problems:
+        return "every change was rolled back"
+    return "rolling back failed for: " + "; ".join(problems)
+
+
+async def _switch(session: Session, journal: Journal | None, ops: list[dict[str, Any]],
+                  label: str) -> None:
+    """Have Neovim switch files and buffers, then settle the journal either way."""
+
+    def settle(commit: bool) -> list[str]:
+        if journal is None:
+            return []
+        if commit:
+            journal.commit()
+            journal.finish()
+            return []
+        return journal.roll_back()
+
+    try:
+        outcome = await session.gateway.apply_edits(ops)
+    except BaseException as exc:
+        problems = await asyncio.to_thread(settle, False)
+        if isinstance(exc, LsapError):
+            raise LsapError(ErrorCode.SERVER_ERROR,
+                            f"applying {label} failed: {exc.message}; {_rolled_back(problems)}",
+                            hint="ask again") from None
+        raise
+    ok = bool(outcome.get("ok"))
+    problems = await asyncio.to_thread(settle, ok)
+    if ok:
+        return
+    if outcome.get("busy") or outcome.get("conflict"):
+        raise LsapError(
+            ErrorCode.CONFLICT,
+            f"{label} was not applied: {outcome.get('error')}",
+            hint=NOTHING + ("; ask again once the human has left Insert mode" if outcome.get("busy")
+                            else "; ask again"),
+        )
+    raise LsapError(
+        ErrorCode.CONFLICT if not problems else ErrorCode.SERVER_ERROR,
+        f"applying {label} failed: {outcome.get('error')}; {_rolled_back(problems)}",
+        hint="fix the cause (e.g. make the file writable) and ask again",
+    )
+
+
 async def apply_workspace_edit(
     session: Session, edit: dict[str, Any], client: Client, *, label: str
 ) -> EditResult:
-    """Check, ask the edit policy, then apply every file's edits or none of them."""
+    """Check, ask the edit policy, check again, then apply every file's edits or none."""
     plan = await _plan(session, edit, client)
-    if not plan.ops:
+    if not plan.files and not plan.removed:
         return EditResult(label)
-    edits, files = sum(plan.counts.values()), len(plan.diffs)
-    summary = f"{label}: {edits} edit{'s' if edits != 1 else ''} in {files} file" + (
-        "s" if files != 1 else ""
+    edits, count = sum(f.edits for f in plan.files), len(plan.diffs)
+    summary = f"{label}: {edits} edit{'s' if edits != 1 else ''} in {count} file" + (
+        "s" if count != 1 else ""
     )
     if not await session.approve_edit(summary, preview_text(plan.diffs)):
         raise LsapError(
@@ -368,30 +636,38 @@ async def apply_workspace_edit(
             f"the edit was not approved ({summary})",
             hint="the editor's edit policy refused it; nothing was changed",
         )
-    outcome = await session.gateway.apply_edits(plan.ops)
-    if outcome.get("busy"):
-        raise LsapError(
-            ErrorCode.CONFLICT,
-            f"{label} was not applied: {outcome.get('error')}",
-            hint="nothing was changed; ask again once the human has left Insert mode",
-        )
-    if not outcome.get("ok"):
-        problems = outcome.get("rollback") or []
-        raise LsapError(
-            ErrorCode.CONFLICT if not problems else ErrorCode.SERVER_ERROR,
-            f"applying {label} failed: {outcome.get('error')}; "
-            + (
-                "every change was rolled back"
-                if not problems
-                else "rolling back failed for: " + "; ".join(problems)
-            ),
-            hint="fix the cause (e.g. make the file writable) and ask again",
-        )
-    saved = {Path(p): bool(v.get("saved")) for p, v in (outcome.get("files") or {}).items()}
+    now = await asyncio.to_thread(_recheck, plan, session.workspace)
+    journal = None
+    changes = _changes(plan)
+    if changes:
+        directory = Path(await session.gateway.exec_lua("return require('lsap.edits').journal_dir()"))
+        try:
+            journal = await asyncio.to_thread(Journal.prepare, directory, label, changes)
+        except OSError as exc:
+            raise LsapError(ErrorCode.SERVER_ERROR, f"{label} could not be prepared: {exc}",
+                            hint=NOTHING) from None
+    # Shielded: an asker who goes away must not leave the journal half settled.
+    await asyncio.shield(_switch(session, journal, _ops(plan, journal, now), label))
     display = session.workspace.display
     return EditResult(
         label,
-        files=[FileChange(display(p), n, saved.get(p, True)) for p, n in plan.counts.items()],
-        created=[display(p) for p in plan.created],
-        renamed=[(display(a), display(b)) for a, b in plan.renamed],
+        files=[
+            FileChange(display(f.path), f.edits, not f.buffer_only,
+                       f.buffer_only and _disk_differs(f))
+            for f in plan.files if f.edits
+        ],
+        created=[display(f.path) for f in plan.files if f.created],
+        renamed=[(display(f.origin), display(f.path)) for f in plan.files if f.origin],
     )
+
+
+def _disk_differs(file: _File) -> bool:
+    """Whether the file on disk holds other text than its buffer now does."""
+    if file.disk is None:
+        return True
+    try:
+        lines, _breaks, _bom = _decode(file.disk, str(file.path))
+    except LsapError:
+        return True
+    return lines != file.lines
+

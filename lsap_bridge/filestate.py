@@ -71,3 +71,38 @@ class DiskStamp(NamedTuple):
 def content_hash(data: bytes) -> str:
     """The hash that settles whether a file's bytes are the ones an edit was planned on."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class Snapshot(NamedTuple):
+    """A file's bytes together with the stamp they were read under."""
+
+    stamp: DiskStamp
+    data: bytes
+
+    @property
+    def digest(self) -> str:
+        return content_hash(self.data)
+
+
+def snapshot(path: Path | str) -> Snapshot | None:
+    """The file's stamp and bytes, read consistently (None when there is no regular file).
+
+    The stamp comes from the open file itself, before and after reading: a write that lands
+    while the bytes are read shows as a changed stamp, and the read is tried again.
+    """
+    for _ in range(3):
+        try:
+            # Non-blocking: a FIFO named like a source file must not hang the read.
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        with os.fdopen(fd, "rb") as file:
+            st = os.fstat(fd)
+            if not stat_module.S_ISREG(st.st_mode):
+                return None
+            before = DiskStamp.of_stat(st)
+            data = file.read()
+            after = DiskStamp.of_stat(os.fstat(fd))
+        if before == after:
+            return Snapshot(before, data)
+    raise OSError(f"{path} kept changing while it was read")

@@ -2,17 +2,15 @@
 applied across files with one undo step per buffer, the human's unsaved work kept out of the
 disk, all or nothing when a write fails, and exclude_files kept inside the workspace.
 
-The part-way failure is real: the edit policy hook (`Session.approve_edit`, called after the
-edit was checked and before it is applied) makes one target immutable with `chattr +i`, so
-that the actual `:write` of that file fails after other files were already written. Tests
-run as root, for whom file modes are no obstacle, hence the immutable flag.
+The part-way failure is real: one target's new content vanishes after every check, right
+before Neovim switches the files, so that renaming it into place fails after other files
+were already switched (tests/integration/edit_faults.py).
 """
 
 from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,9 +19,9 @@ import pytest
 
 from lsap_bridge.diagnostics import DiagnosticDelta
 from lsap_bridge.errors import LsapError
-from lsap_bridge.session import allow_all
 from tests.conftest import EXAMPLE, ROOT
 
+from .edit_faults import chattr, failing_switch, immutable
 from .harness import Bridge
 
 pytestmark = pytest.mark.integration
@@ -131,12 +129,6 @@ def test_rename_across_files_is_clean_undoable_and_spares_unsaved_work(
             assert bridge.buffer_lines(path) == expected, rel
 
 
-def chattr(flag: str, path: Path) -> None:
-    result = subprocess.run(["chattr", flag, str(path)], capture_output=True, text=True)
-    if result.returncode != 0:
-        pytest.skip(f"chattr {flag} is not available here: {result.stderr.strip()}")
-
-
 def test_rename_failing_part_way_changes_nothing(shop_bridge: Bridge) -> None:
     bridge, root = shop_bridge, shop_bridge.root
     original = snapshot(root)
@@ -144,17 +136,8 @@ def test_rename_failing_part_way_changes_nothing(shop_bridge: Bridge) -> None:
     order = [f["path"] for f in preview["files"]]
     assert len(order) >= 3
     victim = root / order[-1]  # written last: the files before it are already on disk
-    session = bridge.service.session
-
-    async def make_one_target_immutable(summary: str, preview_text: str) -> bool:
-        chattr("+i", victim)
-        return True
-
-    session.approve_edit = make_one_target_immutable
-    try:
+    with failing_switch(bridge, victim):
         response = bridge.request({"mode": "rename_execute", "rename_id": preview["rename_id"]})
-    finally:
-        subprocess.run(["chattr", "-i", str(victim)], check=False)
     assert response.error is not None, response.text
     assert "every change was rolled back" in response.error.message
     assert order[-1] in response.error.message
@@ -169,11 +152,9 @@ def test_unwritable_target_is_refused_before_anything_changes(shop_bridge: Bridg
     bridge, root = shop_bridge, shop_bridge.root
     original = snapshot(root)
     victim = root / "shop" / "catalog.py"
-    chattr("+i", victim)
-    try:
+    with immutable(victim):
+        chattr("+i", victim)
         response = bridge.request({"mode": "rename", "locate": ANCHOR, "new_name": "Item"})
-    finally:
-        subprocess.run(["chattr", "-i", str(victim)], check=False)
     assert response.error is not None and response.error.code.value == "denied"
     assert "shop/catalog.py cannot be written" in response.error.message
     assert snapshot(root) == original
@@ -256,11 +237,12 @@ def test_typescript_rename_through_the_command(ts_bridge: Bridge) -> None:
     assert {f["path"] for f in data["changed"]} == {"src/pricing.ts", "src/basket.ts"}
     assert "round(" not in basket.read_text().replace("Math.round(", "")
     assert "roundTo(sum)" in basket.read_text()
-    # typescript-language-server publishes nothing for a file that stays clean: the
-    # bridge's quiet period covers it instead of reporting the files as not analysed.
+    # Each file is analysed afresh (its buffer re-read the renamed file) or, where
+    # typescript-language-server published nothing new, covered by the quiet period: none
+    # is reported as not analysed.
     assert data["new_diagnostics"] == [] and data["pending"] == []
     after = bridge.loop.run(session.diagnostics([pricing, basket]))
-    assert set(after.quiet) == {pricing, basket} and not after.pending
+    assert not after.pending
     assert DiagnosticDelta.between(before, after).new == {}
     for path in (pricing, basket):
         undo(bridge, path)
@@ -360,22 +342,13 @@ def test_file_operations_apply_in_order_and_roll_back(shop_bridge: Bridge) -> No
         root / "shop" / "catalogue.py",
     )
 
-    async def fail_models(summary: str, preview_text: str) -> bool:
-        chattr("+i", models)
-        return True
-
-    session.approve_edit = fail_models
-    try:
-        with pytest.raises(LsapError) as caught:
-            bridge.loop.run(
-                apply_workspace_edit(session, edit(extra, catalog, catalogue), client, label="t")
-            )
-    finally:
-        subprocess.run(["chattr", "-i", str(models)], check=False)
+    with failing_switch(bridge, models), pytest.raises(LsapError) as caught:
+        bridge.loop.run(
+            apply_workspace_edit(session, edit(extra, catalog, catalogue), client, label="t")
+        )
     assert "every change was rolled back" in caught.value.message
     assert not extra.exists() and not catalogue.exists() and snapshot(root) == original
 
-    session.approve_edit = allow_all
     result = bridge.loop.run(
         apply_workspace_edit(session, edit(extra, catalog, catalogue), client, label="t")
     )

@@ -5,13 +5,12 @@ test_rename.py.)"""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from tests.integration.edit_faults import failing_switch
 from tests.integration.harness import Bridge, shop_bridge
 
 pytestmark = pytest.mark.integration
@@ -46,36 +45,11 @@ def unchanged(bridge: Bridge, before: dict[str, str]) -> None:
         assert not bridge.modified(root / rel), rel
 
 
-def chattr(flag: str, path: Path) -> None:
-    result = subprocess.run(["chattr", flag, str(path)], capture_output=True, text=True)
-    if result.returncode != 0:
-        pytest.skip(f"chattr {flag} is not available here: {result.stderr.strip()}")
-
-
-@contextmanager
-def failing_after_approval(bridge: Bridge, victim: Path) -> Iterator[None]:
-    """One target turns immutable once the edit has been checked and approved, so that
-    writing it fails after other files were already written."""
-    session = bridge.service.session
-    approve = session.approve_edit
-
-    async def make_one_target_immutable(summary: str, preview: str) -> bool:
-        chattr("+i", victim)
-        return True
-
-    session.approve_edit = make_one_target_immutable
-    try:
-        yield
-    finally:
-        subprocess.run(["chattr", "-i", str(victim)], check=False)
-        session.approve_edit = approve
-
-
 def test_a_move_failing_part_way_changes_nothing(bridge: Bridge) -> None:
-    """checkout.py (whose import the move fixes) turns immutable after the edit was checked
-    and approved: the files written before it are put back, the new file is removed."""
+    """checkout.py (whose import the move fixes) fails to switch after every check passed:
+    the files switched before it are put back, the new file is removed."""
     before = snapshot(bridge.root)
-    with failing_after_approval(bridge, bridge.root / "shop" / "checkout.py"):
+    with failing_switch(bridge, bridge.root / "shop" / "checkout.py"):
         text = move(bridge)
     assert "rolled back" in text and "checkout.py" in text, text
     unchanged(bridge, before)
@@ -88,7 +62,7 @@ def test_a_text_format_rename_failing_part_way_changes_nothing(bridge: Bridge) -
         "@@ def find(name: str, products: list[Product]) -> Product | None:\n"
         "! find RENAME_TO lookup\n*** End Language Server Request"
     )
-    with failing_after_approval(bridge, bridge.root / "shop" / "checkout.py"):
+    with failing_switch(bridge, bridge.root / "shop" / "checkout.py"):
         text = bridge.loop.run(bridge.service.handle_text(block)).text
     assert "rolled back" in text and "checkout.py" in text, text
     unchanged(bridge, before)

@@ -4,6 +4,7 @@ golden files of the rename, diagnostics, editor, batch and schema templates."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -439,10 +440,12 @@ def test_schema_report_golden() -> None:
 
 
 class _FakeGateway:
-    """Buffers by path: `read` answers like the real gateway; applying is recorded."""
+    """Buffers by path: `read` answers like the real gateway; applying switches the files
+    as `lua/lsap/edits.lua` does, and is recorded."""
 
-    def __init__(self, buffers: dict[Path, tuple[list[str], int, bool]]) -> None:
+    def __init__(self, buffers: dict[Path, tuple[list[str], int, bool]], state: Path) -> None:
         self.buffers = buffers
+        self.state = state
         self.applied: list[Any] = []
 
     async def read(self, paths: list[Path]) -> dict[Path, Any]:
@@ -457,9 +460,18 @@ class _FakeGateway:
                 out[path] = read_disk(path)
         return out
 
+    async def exec_lua(self, code: str, *args: Any) -> Any:
+        assert "journal_dir" in code
+        return str(self.state / "journal")
+
     async def apply_edits(self, ops: list[dict[str, Any]]) -> dict[str, Any]:
         self.applied.append(ops)
-        return {"ok": True, "files": {op["path"]: {"saved": True} for op in ops}}
+        for op in ops:
+            if op["kind"] in ("write", "create"):
+                os.rename(op["temp"], op["path"])
+            elif op["kind"] == "remove":
+                os.unlink(op["path"])
+        return {"ok": True}
 
 
 def _edit(path: Path, version: int | None, text: str = "Item") -> dict[str, Any]:
@@ -475,12 +487,13 @@ def _edit(path: Path, version: int | None, text: str = "Item") -> dict[str, Any]
 def fake(tmp_path: Path) -> tuple[Any, Path]:
     from lsap_bridge.session import Session
 
-    root = tmp_path.resolve()
+    root = tmp_path.resolve() / "ws"
+    root.mkdir()
     models = root / "models.py"
     models.write_text("class Product:\n    pass\n")
-    session = Session(
-        _FakeGateway({models: (["class Product:", "    pass"], 7, False)}), Workspace.of(root)
-    )  # type: ignore[arg-type]
+    buffers = {models: (["class Product:", "    pass"], 7, False)}
+    gateway = _FakeGateway(buffers, tmp_path / "state")
+    session = Session(gateway, Workspace.of(root))  # type: ignore[arg-type]
     return session, models
 
 

@@ -1,0 +1,87 @@
+"""Changes to the world at the two moments an edit is most exposed, for the edit tests.
+
+- `during_approval`: while the edit policy is asked (`Session.approve_edit`, where an
+  `ask` prompt waits for the human), after the edit was planned and checked.
+- `when_switching`: after every check and the journal, right before Neovim renames the
+  new files into place, so that the switch itself fails part-way.
+
+Tests run as root, for whom file modes are no obstacle to writing: an immutable flag
+(`chattr +i`) makes a file really unwritable.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.harness import Bridge
+
+
+def chattr(flag: str, path: Path) -> None:
+    result = subprocess.run(["chattr", flag, str(path)], capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip(f"chattr {flag} is not available here: {result.stderr.strip()}")
+
+
+@contextmanager
+def immutable(path: Path) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=False)
+
+
+@contextmanager
+def during_approval(bridge: Bridge, action: Callable[[], None]) -> Iterator[list[str]]:
+    """`action` runs while the edit is being approved (then it is approved); yields the
+    summaries the policy was asked about."""
+    session = bridge.service.session
+    approve = session.approve_edit
+    asked: list[str] = []
+
+    async def meanwhile(summary: str, preview: str) -> bool:
+        asked.append(summary)
+        action()
+        return True
+
+    session.approve_edit = meanwhile
+    try:
+        yield asked
+    finally:
+        session.approve_edit = approve
+
+
+@contextmanager
+def when_switching(bridge: Bridge, action: Callable[[list[dict[str, Any]]], None]) -> Iterator[None]:
+    """`action(ops)` runs right before Neovim switches the files of the next edit."""
+    gateway = bridge.embedded.gateway
+    apply = gateway.apply_edits
+
+    async def switch(ops: list[dict[str, Any]]) -> dict[str, Any]:
+        action(ops)
+        return await apply(ops)
+
+    gateway.apply_edits = switch  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        gateway.apply_edits = apply  # type: ignore[method-assign]
+
+
+@contextmanager
+def failing_switch(bridge: Bridge, victim: Path) -> Iterator[None]:
+    """The next edit's switch fails at `victim`: once every check has passed, its new
+    content vanishes from beside it, so renaming it into place fails after the files
+    before it were switched, which must then go back."""
+
+    def lose_the_new_content(ops: list[dict[str, Any]]) -> None:
+        (temp,) = [op["temp"] for op in ops if op["path"] == str(victim)]
+        Path(temp).unlink()
+
+    with when_switching(bridge, lose_the_new_content):
+        yield
