@@ -33,8 +33,8 @@ from typing import Any
 
 from .errors import ErrorCode, LsapError
 from .filestate import Snapshot, snapshot
-from .gateway import Client, Document
-from .journal import Change, Journal
+from .gateway import Client, Document, EditorGateway
+from .journal import Change, Journal, Recovery, recover
 from .position import Encoding, from_lsp_character
 from .session import Session
 from .workspace import Workspace, path_of
@@ -619,6 +619,21 @@ async def _switch(session: Session, journal: Journal | None, ops: list[dict[str,
     )
 
 
+async def journal_dir(gateway: EditorGateway) -> Path:
+    """Where this Neovim keeps edit journals (under its state directory)."""
+    return Path(await gateway.exec_lua("return require('lsap.edits').journal_dir()"))
+
+
+async def recover_edits(gateway: EditorGateway) -> list[Recovery]:
+    """Settle the edits a crash left unfinished (see `journal.recover`), at start-up before
+    any request; buffers already loaded of the files settled re-read them."""
+    found = await asyncio.to_thread(recover, await journal_dir(gateway))
+    paths = [path for recovery in found for path in recovery.paths]
+    if paths:
+        await gateway.exec_lua("require('lsap.edits').reload(...)", paths)
+    return found
+
+
 async def apply_workspace_edit(
     session: Session, edit: dict[str, Any], client: Client, *, label: str
 ) -> EditResult:
@@ -640,7 +655,7 @@ async def apply_workspace_edit(
     journal = None
     changes = _changes(plan)
     if changes:
-        directory = Path(await session.gateway.exec_lua("return require('lsap.edits').journal_dir()"))
+        directory = await journal_dir(session.gateway)
         try:
             journal = await asyncio.to_thread(Journal.prepare, directory, label, changes)
         except OSError as exc:

@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .edits import recover_edits
 from .errors import ErrorCode, LsapError
 from .gateway import EditorGateway, Timeouts
 from .nvim_rpc import NvimConnection
@@ -85,6 +86,7 @@ async def start_embedded(root: Path, servers: list[str] | None = None,
     conn = await NvimConnection.spawn(argv, env=env)
     gateway = EditorGateway(conn, timeouts or Timeouts())
     await gateway.start()
+    await recover_edits(gateway)  # logged (journal.recover)
     enabled = await gateway.exec_lua(
         "local root, names = ...; vim.cmd.cd(vim.fn.fnameescape(root)); "
         "return require('lsap.servers').enable(names, root)",

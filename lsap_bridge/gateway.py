@@ -20,7 +20,7 @@ from typing import Any, Literal
 from .errors import ErrorCode, LsapError
 from .filestate import DiskStamp, content_hash
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
-from .workspace import Workspace, too_large, uri_of
+from .workspace import Workspace, too_large
 
 CommandHandler = Callable[[list[Any]], Coroutine[Any, Any, None]]
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -401,11 +401,6 @@ class EditorGateway:
         raw = await self._ask("when_diagnosed", bufnrs, exclude_clients, settle_ms, quiet_ms,
                               timeout_ms, timeout=self.timeouts.diagnostics + 5)
         return {int(entry["bufnr"]): entry for entry in raw or []}
-
-    async def files_created(self, paths: list[Path]) -> None:
-        """Tell the servers about new files, so that imports of them resolve."""
-        changes = [{"uri": uri_of(p), "type": 1} for p in paths]
-        await self._lua("require('lsap.transport').files_changed(...)", changes)
 
     async def server_commands(self, client_id: int) -> list[str]:
         """The commands a server offers through `workspace/executeCommand`."""

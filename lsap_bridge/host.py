@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .discovery import SessionInfo, runtime_dir
+from .edits import recover_edits
 from .errors import ErrorCode, LsapError
 from .gateway import EditorGateway
 from .logfile import log_to_file
@@ -104,6 +105,8 @@ async def serve_editor(address: str, options: dict[str, Any]) -> None:
     service = Service(gateway, Workspace.of(options.get("cwd") or os.getcwd()))
     gateway.on_command(service.handle_command)
     await gateway.start()
+    for recovery in await recover_edits(gateway):
+        await gateway.notify("lsap: " + recovery.message, "warn")
     config = options.get("config") or {}
     service.session.approve_edit = edit_policy(gateway)
     server = info = None

@@ -2,17 +2,24 @@
 
 The preview shows each file's diff and an id; executing the id applies exactly what was
 previewed (refused if a file changed since), minus `exclude_files`. Application goes
-through `edits.apply_workspace_edit` (one undo step per buffer, all or nothing), and the
-report ends with the diagnostics the rename introduced, so a broken rename is visible.
+through `edits.apply_workspace_edit` (checked twice, one undo step per buffer, all or
+nothing), and the report ends with the diagnostics the rename introduced, so a broken
+rename is visible.
+
+Guard rail: the server is asked for the symbol's `references` along with the rename. Uses
+the rename's edits do not cover (a server answering 1 edit where it finds 5 uses) are
+listed in the report, and every file that uses the symbol has its diagnostics checked
+afterwards, not only the files that changed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import hashlib
 import json
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -23,12 +30,15 @@ from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
 from ..locate.resolve import Resolved, resolve
-from ..session import Session
+from ..position import from_lsp_character
+from ..session import Session, Target, spans
 from ..workspace import path_of
 from .base import LocateRequest, Report, Request, anchor_data, capability, page, suggest, word_at
 
 METHOD = "textDocument/rename"
 PREPARE = "textDocument/prepareRename"
+REFERENCES = "textDocument/references"
+UNCOVERED_SHOWN = 20  # uncovered uses listed in a report (the rest are counted)
 
 
 class RenamePreviewRequest(LocateRequest):
@@ -59,6 +69,10 @@ class PendingRename:
     new_name: str
     versions: dict[Path, str]  # file versions the edit was computed against
     partial: bool = False  # the server was still indexing: uses may be missing
+    # The symbol's uses as `references` found them (None: the server could not say), and
+    # those the edit leaves alone.
+    uses: list[tuple[Path, dict[str, Any]]] | None = None
+    uncovered: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Renames:
@@ -148,7 +162,8 @@ def without(
 async def _compute(
     session: Session, request: RenamePreviewRequest | RenameRequest
 ) -> tuple[Resolved, PendingRename]:
-    """Resolve the anchor and ask the server for the rename's WorkspaceEdit."""
+    """Resolve the anchor and ask the server for the rename's WorkspaceEdit (and, to check
+    it, for the symbol's references)."""
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
     params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
@@ -159,7 +174,10 @@ async def _compute(
             f"{target.client.name} cannot rename `{old_name}` at {resolved.anchor}",
             hint="point the anchor at a symbol defined in the workspace, not a keyword",
         )
-    edit = await session.call(target, METHOD, {**params, "newName": request.new_name})
+    edit, uses = await asyncio.gather(
+        session.call(target, METHOD, {**params, "newName": request.new_name}),
+        _uses(session, target, params),
+    )
     if not edit or not (edit.get("changes") or edit.get("documentChanges")):
         raise LsapError(
             ErrorCode.NOT_FOUND,
@@ -172,9 +190,91 @@ async def _compute(
     )
     versions = {p: d.version for p, d in docs.items()}
     pending = PendingRename(
-        edit, target.client, old_name, request.new_name, versions, target.partial
+        edit, target.client, old_name, request.new_name, versions, target.partial, uses,
+        await _uncovered(session, target, edit, uses or [], old_name),
     )
     return resolved, pending
+
+
+async def _uses(session: Session, target: Target, params: dict[str, Any]) -> list[tuple[Path, dict[str, Any]]] | None:
+    """The symbol's uses in the workspace, declaration included; None when the server
+    cannot say (the rename goes ahead unchecked)."""
+    if not target.client.supports(REFERENCES):
+        return None
+    try:
+        found = await session.call(
+            target, REFERENCES, {**params, "context": {"includeDeclaration": True}}
+        )
+    except LsapError:
+        return None
+    return [(p, r) for p, r in spans(found) if session.workspace.contains(p)]
+
+
+def _edit_ranges(edit: dict[str, Any]) -> dict[Path, list[dict[str, Any]]]:
+    """Every text edit of a WorkspaceEdit, by file."""
+    out: dict[Path, list[dict[str, Any]]] = {}
+    for uri, items in (edit.get("changes") or {}).items():
+        out.setdefault(path_of(uri), []).extend(items or [])
+    for change in edit.get("documentChanges") or []:
+        if "textDocument" in change:
+            out.setdefault(path_of(change["textDocument"]["uri"]), []).extend(change.get("edits") or [])
+    return out
+
+
+def _renames(item: dict[str, Any], start: dict[str, Any], old_name: str) -> bool:
+    """Whether a text edit renames the use starting at `start`: it spans the use, and,
+    where it rewrites whole lines (jedi sends the whole file), the use's line no longer
+    has the old name there."""
+    rng = item.get("range") or {}
+    first, last = rng.get("start") or {}, rng.get("end") or {}
+    key = (start["line"], start["character"])
+    if not ((first.get("line", -1), first.get("character", 0)) <= key
+            < (last.get("line", -1), last.get("character", 0))):
+        return False
+    if first.get("line") == last.get("line"):
+        return True
+    row = int(start["line"]) - int(first["line"])
+    lines = str(item.get("newText") or "").split("\n")
+    if row >= len(lines):
+        return True
+    column = int(start["character"]) - (int(first.get("character", 0)) if row == 0 else 0)
+    return lines[row][column:column + len(old_name)] != old_name
+
+
+async def _uncovered(session: Session, target: Target, edit: dict[str, Any],
+                     uses: list[tuple[Path, dict[str, Any]]], old_name: str) -> list[dict[str, Any]]:
+    """The uses `references` found that no edit of the rename renames."""
+    edits = _edit_ranges(edit)
+    missed = [
+        (path, rng) for path, rng in uses
+        if not any(_renames(item, rng["start"], old_name) for item in edits.get(path, []))
+    ]
+    docs = await session.documents(list(dict.fromkeys(p for p, _ in missed if p.is_file())))
+    encoding = session.encoding(target.client)
+    out = []
+    for path, rng in missed:
+        lines = docs[path].lines if path in docs else []
+        line = rng["start"]["line"]
+        text = lines[line] if line < len(lines) else ""
+        out.append({
+            "path": session.workspace.display(path),
+            "line": line + 1,
+            "column": from_lsp_character(text, rng["start"]["character"], encoding) + 1,
+            "text": text.strip(),
+        })
+    return out
+
+
+def _guard(pending: PendingRename) -> dict[str, Any]:
+    """The report's part on uses the edit leaves alone."""
+    if pending.uses is None:
+        return {"uses": None, "uncovered": [], "uncovered_total": 0}
+    return {
+        "uses": {"found": len(pending.uses), "files": len({p for p, _ in pending.uses}),
+                 "covered": len(pending.uses) - len(pending.uncovered)},
+        "uncovered": pending.uncovered[:UNCOVERED_SHOWN],
+        "uncovered_total": len(pending.uncovered),
+    }
 
 
 def _diffs(diffs: list[FileDiff]) -> list[dict[str, Any]]:
@@ -201,6 +301,7 @@ async def rename_preview(session: Session, request: RenamePreviewRequest) -> Rep
         "rename_id": rename_id,
         "edits": sum(d.edits for d in diffs),
         "files": _diffs(shown),
+        **_guard(pending),
         **paging,
         "execute": suggest(RenameExecuteRequest, {"mode": "rename_execute", "rename_id": rename_id}),
     }
@@ -220,7 +321,9 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str]) 
     Excluded files are checked too: they still use the old name, which is what breaks.
     """
     edit, excluded = without(pending.edit, session, patterns)
-    watched = [path_of(u) for u in _uris(pending.edit)]
+    # Every file that uses the symbol, changed or not: a use the edit missed breaks there.
+    watched = list(dict.fromkeys([*(path_of(u) for u in _uris(pending.edit)),
+                                  *(p for p, _ in pending.uses or [])]))
     before = await session.diagnostics([p for p in watched if p.is_file()])
     result: EditResult = await apply_workspace_edit(
         session, edit, pending.client, label=f"rename {pending.old_name} → {pending.new_name}"
@@ -238,11 +341,13 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str]) 
         "new_name": pending.new_name,
         "server": pending.client.name,
         "edits": sum(f.edits for f in result.files),
-        "changed": [{"path": f.path, "edits": f.edits, "saved": f.saved} for f in result.files],
+        "changed": [{"path": f.path, "edits": f.edits, "saved": f.saved,
+                     "disk_differs": f.disk_differs} for f in result.files],
         "unsaved": result.unsaved,
         "created": result.created,
         "renamed": [{"old": a, "new": b} for a, b in result.renamed],
         "excluded": excluded,
+        **_guard(pending),
         "new_diagnostics": [
             {"path": session.workspace.display(p), **diagnostic_data(d)}
             for p, items in delta.new.items()

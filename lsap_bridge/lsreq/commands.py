@@ -1,8 +1,9 @@
 """`RENAME_TO` and `MOVE_TO_FILE` for the text format, and the response after them.
 
-Every change goes through `edits.apply_workspace_edit` (checked, approved, all or nothing,
-on disk unless the human has unsaved changes). Anchored lines are followed through each
-edit, so the response shows where they ended up, with the diagnostics of every file.
+Every change goes through `edits.apply_workspace_edit` (checked, approved, checked
+again, all or nothing through a journal, on disk unless the human has unsaved changes).
+Anchored lines are followed through each edit, so the response shows where they ended up,
+with the diagnostics of every file.
 """
 
 from __future__ import annotations
@@ -79,10 +80,8 @@ class Tracker:
         """
         paths = edit_paths(edit)
         old = await self.texts(paths)
+        # Servers hear of the files it writes or creates (didChangeWatchedFiles) as it goes.
         result = await apply_workspace_edit(self.session, edit, client, label=label)
-        created = [p for p in paths if not old.get(p) and p.exists()]
-        if created:
-            await self.session.gateway.files_created(created)
         new = await self.texts(paths)
         for path in paths:
             self.before.setdefault(path, old[path])

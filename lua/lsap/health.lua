@@ -241,12 +241,40 @@ local function configuration()
   health.info('log file: ' .. file .. (stat and (' (' .. stat.size .. ' bytes)') or ' (empty)'))
 end
 
+-- Edits journalled by the service (lsap_bridge/journal.py): one still being applied, one a
+-- crash left (settled when the service next starts), and what was settled lately.
+local function journal()
+  health.start('Edit journal')
+  local dir = require('lsap.edits').journal_dir()
+  local pending = vim.fn.glob(vim.fs.joinpath(dir, '*.json'), true, true)
+  for _, file in ipairs(pending) do
+    local ok, record = pcall(vim.json.decode, table.concat(vim.fn.readfile(file), '\n'))
+    record = ok and type(record) == 'table' and record or {}
+    local what = ('%s (%d files, started %s)'):format(tostring(record.label or '?'),
+      #(record.files or {}), record.started and os.date('%Y-%m-%d %H:%M:%S', math.floor(record.started)) or '?')
+    if record.pid and vim.uv.kill(record.pid, 0) == 0 then
+      health.info('being applied by process ' .. record.pid .. ': ' .. what)
+    else
+      health.warn('an edit left unfinished by a crash: ' .. what .. ' (' .. file .. ')', {
+        'it is completed or rolled back when the service next starts: run any :Lsap command, or restart Neovim',
+      })
+    end
+  end
+  if #pending == 0 then health.ok('no unfinished edit (' .. dir .. ')') end
+  local record = vim.fs.joinpath(dir, 'recovered.log')
+  if vim.fn.filereadable(record) == 1 then
+    local lines = vim.fn.readfile(record)
+    for i = math.max(1, #lines - 4), #lines do health.info('settled after a crash: ' .. lines[i]) end
+  end
+end
+
 function M.check()
   neovim()
   remote_plugin(python())
   servers()
   socket()
   configuration()
+  journal()
 end
 
 return M

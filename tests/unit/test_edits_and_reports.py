@@ -246,6 +246,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                 },
             ],
             "execute": '{"mode":"rename_execute","rename_id":"0123abcd45"}',
+            "uses": {"found": 5, "files": 3, "covered": 3},
+            "uncovered": [
+                {"path": "shop/report.py", "line": 12, "column": 9, "text": "row: Product = rows[0]"}
+            ],
+            "uncovered_total": 2,
             "total": 3,
             "start": 1,
             "end": 2,
@@ -263,8 +268,13 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
             "edits": 10,
             "changed": [
                 {"path": "shop/models.py", "edits": 5, "saved": True},
-                {"path": "shop/promotions.py", "edits": 5, "saved": False},
+                {"path": "shop/promotions.py", "edits": 5, "saved": False, "disk_differs": True},
             ],
+            "uses": {"found": 11, "files": 3, "covered": 10},
+            "uncovered": [
+                {"path": "shop/report.py", "line": 3, "column": 21, "text": "from .models import Product"}
+            ],
+            "uncovered_total": 1,
             "unsaved": ["shop/promotions.py"],
             "created": [],
             "renamed": [],
@@ -292,6 +302,9 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
             "created": ["shop/new.py"],
             "renamed": [{"old": "shop/a.py", "new": "shop/b.py"}],
             "excluded": [],
+            "uses": {"found": 2, "files": 1, "covered": 2},
+            "uncovered": [],
+            "uncovered_total": 0,
             "new_diagnostics": [],
             "pending": [],
         },
