@@ -1,0 +1,189 @@
+"""The edit journal (lsap_bridge/journal.py) across crashes, and the disk side of the edit
+engine: a process applying an edit is killed (it exits without a word) after each step in
+turn, and the next start finds every file wholly old, or wholly new once committed; the
+new bytes keep everything of a file the edit did not touch."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsap_bridge.edits import _decode, _splice, unwritable
+from lsap_bridge.filestate import snapshot
+from lsap_bridge.journal import RECORD, Change, Journal, recover
+
+OLD = {"a.py": "class Product:\n    pass\n", "b.py": "from a import Product\n", "gone.py": "x = 1\n"}
+NEW = {"a.py": "class Item:\n    pass\n", "b.py": "from a import Item\n", "c.py": "from a import Item\n"}
+
+# Applies the edit of `NEW` to `root` in a child process, switching files (as Neovim does)
+# up to `switched`, then stops dead: `os._exit` runs no clean-up, like a SIGKILL.
+CHILD = textwrap.dedent("""
+    import os, sys
+    from pathlib import Path
+    from lsap_bridge.journal import Change, Journal
+    from lsap_bridge.filestate import content_hash
+    root, journals, switched, commit = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+    def digest(name):
+        path = root / name
+        return content_hash(path.read_bytes()) if path.exists() else None
+    changes = [Change(root / "a.py", b"class Item:\\n    pass\\n", digest("a.py")),
+               Change(root / "b.py", b"from a import Item\\n", digest("b.py")),
+               Change(root / "c.py", b"from a import Item\\n", None),
+               Change(root / "gone.py", None, digest("gone.py"))]
+    journal = Journal.prepare(journals, "rename Product → Item", changes)
+    for entry in journal.entries[:switched]:
+        if entry.temp:
+            os.rename(entry.temp, entry.path)
+        else:
+            os.unlink(entry.path)
+    if commit:
+        journal.commit()
+    os._exit(0)
+""")
+
+
+def project(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "ws"
+    root.mkdir()
+    for name, text in OLD.items():
+        (root / name).write_text(text)
+    return root, tmp_path / "state" / "journal"
+
+
+def files(root: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(root.iterdir())}
+
+
+def crash(root: Path, journals: Path, switched: int, commit: bool = False) -> None:
+    subprocess.run([sys.executable, "-c", CHILD, str(root), str(journals), str(switched),
+                    "1" if commit else "0"], check=True, timeout=60,
+                   cwd=Path(__file__).resolve().parents[2])
+
+
+@pytest.mark.parametrize("switched", range(5))
+def test_a_crash_before_the_commit_is_rolled_back_whole(tmp_path: Path, switched: int) -> None:
+    root, journals = project(tmp_path)
+    crash(root, journals, switched)
+    assert list(journals.glob("*.json")), "the journal outlives the crash"
+    [recovery] = recover(journals)
+    assert recovery.outcome == "rolled back" and recovery.problems == []
+    assert len(recovery.paths) == 4
+    assert files(root) == OLD  # no temp, no backup, nothing half renamed
+    assert not list(journals.glob("*.json")) and not list(journals.glob("*.committed"))
+    assert "was rolled back: every file is back as it was" in (journals / RECORD).read_text()
+    assert recover(journals) == []  # settled once
+
+
+def test_a_crash_after_the_commit_is_completed(tmp_path: Path) -> None:
+    root, journals = project(tmp_path)
+    crash(root, journals, 4, commit=True)
+    [recovery] = recover(journals)
+    assert recovery.outcome == "completed"
+    assert files(root) == NEW
+    assert "rename Product → Item, 4 files" in recovery.message
+
+
+def test_a_file_changed_after_the_crash_is_left_alone(tmp_path: Path) -> None:
+    root, journals = project(tmp_path)
+    crash(root, journals, 4)
+    (root / "b.py").write_text("# someone else's\n")
+    [recovery] = recover(journals)
+    assert recovery.problems == [f"{root / 'b.py'} was changed by someone else since: left as it is"]
+    assert files(root) == {**OLD, "b.py": "# someone else's\n"}
+
+
+def test_a_journal_being_applied_is_not_settled_by_another_start(tmp_path: Path) -> None:
+    root, journals = project(tmp_path)
+    journal = Journal.prepare(journals, "t", [Change(root / "a.py", b"new\n", None)])
+    assert recover(journals) == []  # its lock is held: the edit is still going
+    assert len(list(journals.glob("*.json"))) == 1
+    journal.commit()
+    journal.finish()
+    assert list(journals.iterdir()) == []
+    assert files(root) == OLD
+
+
+def test_a_torn_journal_is_removed(tmp_path: Path) -> None:
+    _root, journals = project(tmp_path)
+    journals.mkdir(parents=True)
+    (journals / "0123.json").write_text('{"id": "0123", "fil')
+    [recovery] = recover(journals)
+    assert recovery.outcome == "removed" and not (journals / "0123.json").exists()
+
+
+def test_new_contents_keep_the_mode_and_the_old_inode_is_pinned(tmp_path: Path) -> None:
+    root, journals = project(tmp_path)
+    target = root / "a.py"
+    target.chmod(0o640)
+    before, disk = os.stat(target), snapshot(target)
+    assert disk is not None
+    journal = Journal.prepare(journals, "t", [Change(target, b"new\n", disk.digest)])
+    [entry] = journal.entries
+    assert entry.temp and entry.backup
+    assert os.stat(entry.temp).st_mode & 0o777 == 0o640
+    assert os.stat(entry.backup).st_ino == before.st_ino  # the backup is the old file itself
+    assert journal.roll_back() == []
+    assert files(root) == OLD
+
+
+# -- the disk's text -----------------------------------------------------------------------
+
+
+def rng(sl: int, sc: int, el: int, ec: int) -> dict[str, Any]:
+    return {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
+
+
+def rewrite(data: bytes, edits: list[dict[str, Any]], tmp_path: Path) -> bytes:
+    """A file's bytes after the edits, as the edit engine writes them."""
+    path = tmp_path / "f.py"
+    path.write_bytes(data)
+    disk = snapshot(path)
+    assert disk is not None
+    lines, breaks, bom = _decode(disk, "f.py")
+    spliced = _splice(lines, edits, "utf-16", "f.py", breaks)
+    assert spliced.breaks is not None
+    return bom + "".join(a + b for a, b in zip(spliced.lines, spliced.breaks, strict=True)).encode()
+
+
+@pytest.mark.parametrize(
+    ("data", "edits", "expected"),
+    [
+        # CRLF stays CRLF, in the new line too.
+        (b"a = 1\r\nb = 2\r\n", [{"range": rng(1, 0, 1, 0), "newText": "x = 0\n"}],
+         b"a = 1\r\nx = 0\r\nb = 2\r\n"),
+        # No final newline: none is added.
+        (b"a = 1\nb = Product", [{"range": rng(1, 4, 1, 11), "newText": "Item"}], b"a = 1\nb = Item"),
+        # Mixed line ends: the untouched ones are kept as they are.
+        (b"a\r\nb\nc\r\n", [{"range": rng(1, 0, 1, 1), "newText": "B"}], b"a\r\nB\nc\r\n"),
+        # A byte-order mark stays.
+        (b"\xef\xbb\xbfa = 1\n", [{"range": rng(0, 0, 0, 1), "newText": "z"}], b"\xef\xbb\xbfz = 1\n"),
+        # Appending after the final newline.
+        (b"a\n", [{"range": rng(1, 0, 1, 0), "newText": "b\n"}], b"a\nb\n"),
+        # A file of one empty line keeps it below the new first line.
+        (b"\n", [{"range": rng(0, 0, 0, 0), "newText": "x\n"}], b"x\n\n"),
+        # An empty file gets its first line, with a final newline.
+        (b"", [{"range": rng(0, 0, 0, 0), "newText": "FEE = 2\n"}], b"FEE = 2\n"),
+    ],
+)
+def test_the_disk_text_is_rewritten_only_where_edited(
+    tmp_path: Path, data: bytes, edits: list[dict[str, Any]], expected: bytes
+) -> None:
+    assert rewrite(data, edits, tmp_path) == expected
+
+
+def test_what_may_not_be_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "f.py"
+    path.write_text("x\n")
+    assert unwritable(path) is None
+    path.chmod(0o444)  # read-only, for root too
+    assert unwritable(path) == "it is read-only (mode 0444)"
+    path.chmod(0o644)
+    os.link(path, tmp_path / "other.py")
+    assert unwritable(path) == "it has 2 hard links, which would keep the old content"
+    assert unwritable(tmp_path / "new" / "g.py") is None  # a new file in a writable tree
