@@ -360,8 +360,33 @@ class _Plan:
         return [f for f in [*self.files, *self.removed] if not f.buffer_only]
 
 
-async def _plan(session: Session, edit: dict[str, Any], client: Client) -> _Plan:
-    """Check the whole edit before anything changes, and compute the new texts."""
+def _check_replaced(lines: list[str], edits: list[dict[str, Any]], replaces: str,
+                    encoding: Encoding, name: str) -> None:
+    """A rename's edits each replace the old name: one that would replace other text was
+    computed on another text than this (the file changed since the server read it)."""
+    for item in edits:
+        start, end = item["range"]["start"], item["range"]["end"]
+        line = int(start["line"])
+        if line != int(end["line"]) or line >= len(lines):
+            continue  # whole lines rewritten (jedi): nothing to compare
+        text = lines[line]
+        found = text[from_lsp_character(text, int(start["character"]), encoding):
+                     from_lsp_character(text, int(end["character"]), encoding)]
+        if replaces not in found:
+            raise LsapError(
+                ErrorCode.CONFLICT,
+                f"the edit of {name} at {line + 1}:{int(start['character']) + 1} would replace "
+                f"`{found}`, not `{replaces}`: the file changed since the server read it",
+                hint=NOTHING + "; ask again once the server has seen the file as it is now",
+            )
+
+
+async def _plan(session: Session, edit: dict[str, Any], client: Client,
+                replaces: str | None = None) -> _Plan:
+    """Check the whole edit before anything changes, and compute the new texts.
+
+    `replaces`: the text each edit replaces (a rename's old name), checked against the
+    text planned on."""
     inside = _Inside(session.workspace)
     steps = _steps(edit)
     paths: list[Path] = []
@@ -402,6 +427,8 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client) -> _Plan
                     "them",
                     hint="nothing was changed; save (or undo) that buffer's changes and ask again",
                 )
+            if replaces is not None:
+                _check_replaced(file.lines, lsp, replaces, session.encoding(client), display(path))
             spliced = _splice(file.lines, lsp, session.encoding(client), display(path), file.breaks)
             file.lines, file.breaks = spliced.lines, spliced.breaks
             file.steps.append(
@@ -479,9 +506,10 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client) -> _Plan
     return plan
 
 
-async def preview(session: Session, edit: dict[str, Any], client: Client) -> list[FileDiff]:
+async def preview(session: Session, edit: dict[str, Any], client: Client,
+                  replaces: str | None = None) -> list[FileDiff]:
     """The diff each file would get, without changing anything."""
-    return (await _plan(session, edit, client)).diffs
+    return (await _plan(session, edit, client, replaces)).diffs
 
 
 def preview_text(diffs: list[FileDiff]) -> str:
@@ -536,7 +564,9 @@ def _changes(plan: _Plan) -> list[Change]:
     out = [Change(f.path, None, f.disk.digest if f.disk else None) for f in plan.removed]
     for file in plan.files:
         if not file.buffer_only:
-            out.append(Change(file.path, file.new_bytes(), file.disk.digest if file.disk else None))
+            # A loaded buffer is written by Neovim, in place; other files get theirs renamed in.
+            out.append(Change(file.path, file.new_bytes(), file.disk.digest if file.disk else None,
+                              in_place=file.doc is not None))
     return out
 
 
@@ -558,6 +588,7 @@ def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None])
                     "stamp": stamp(file.path)})
     for file in plan.files:
         kind = "buffer" if file.buffer_only else "write" if file.disk else "create"
+        loaded = file.doc is not None
         ops.append({
             "kind": kind,
             "path": str(file.path),
@@ -566,9 +597,10 @@ def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None])
             "stamp": stamp(file.path),
             "origin": str(file.origin) if file.origin else None,
             "tick": file.tick,
-            # The human's unsaved buffer takes the edits; other buffers re-read their file.
-            "steps": file.steps if file.buffer_only else None,
-            "lines": file.lines if file.buffer_only else None,
+            # A buffer loaded when planned takes the edits (then Neovim writes it, unless the
+            # human has unsaved changes in it); files no buffer holds get the new content.
+            "steps": file.steps if loaded else None,
+            "lines": file.lines if loaded else None,
         })
     return ops
 
@@ -581,37 +613,33 @@ def _rolled_back(problems: list[str]) -> str:
 
 async def _switch(session: Session, journal: Journal | None, ops: list[dict[str, Any]],
                   label: str) -> None:
-    """Have Neovim switch files and buffers, then settle the journal either way."""
-
-    def settle(commit: bool) -> list[str]:
-        if journal is None:
-            return []
-        if commit:
-            journal.commit()
-            journal.finish()
-            return []
-        return journal.roll_back()
-
+    """Have Neovim switch files and buffers, then settle the journal whatever happened."""
+    marker = str(journal.marker) if journal else None
     try:
-        outcome = await session.gateway.apply_edits(ops)
+        outcome = await session.gateway.apply_edits({"marker": marker, "ops": ops})
     except BaseException as exc:
-        problems = await asyncio.to_thread(settle, False)
-        if isinstance(exc, LsapError):
-            raise LsapError(ErrorCode.SERVER_ERROR,
-                            f"applying {label} failed: {exc.message}; {_rolled_back(problems)}",
-                            hint="ask again") from None
-        raise
-    ok = bool(outcome.get("ok"))
-    problems = await asyncio.to_thread(settle, ok)
-    if ok:
-        return
-    if outcome.get("busy") or outcome.get("conflict"):
+        # Neovim went away (or failed) mid-call: complete the edit if the switch began.
+        settled = await asyncio.to_thread(journal.settle) if journal else None
+        if not isinstance(exc, LsapError):
+            raise
+        raise LsapError(ErrorCode.SERVER_ERROR,
+                        f"applying {label} failed: {exc.message}"
+                        + (f"; {settled.message}" if settled else "; nothing was changed"),
+                        hint="ask again") from None
+    if outcome.get("ok") or not outcome.get("switched"):
+        if journal is not None:
+            await asyncio.to_thread(journal.finish)
+        if outcome.get("ok"):
+            return
         raise LsapError(
             ErrorCode.CONFLICT,
             f"{label} was not applied: {outcome.get('error')}",
             hint=NOTHING + ("; ask again once the human has left Insert mode" if outcome.get("busy")
                             else "; ask again"),
         )
+    restored, problems = await asyncio.to_thread(journal.roll_back) if journal else ([], [])
+    # A buffer whose file was put back here (Neovim could not write it back) re-reads it.
+    await session.gateway.exec_lua("require('lsap.edits').reload(...)", restored)
     raise LsapError(
         ErrorCode.CONFLICT if not problems else ErrorCode.SERVER_ERROR,
         f"applying {label} failed: {outcome.get('error')}; {_rolled_back(problems)}",
@@ -635,10 +663,13 @@ async def recover_edits(gateway: EditorGateway) -> list[Recovery]:
 
 
 async def apply_workspace_edit(
-    session: Session, edit: dict[str, Any], client: Client, *, label: str
+    session: Session, edit: dict[str, Any], client: Client, *, label: str,
+    replaces: str | None = None,
 ) -> EditResult:
-    """Check, ask the edit policy, check again, then apply every file's edits or none."""
-    plan = await _plan(session, edit, client)
+    """Check, ask the edit policy, check again, then apply every file's edits or none.
+
+    `replaces`: what each edit replaces (a rename's old name), see `_check_replaced`."""
+    plan = await _plan(session, edit, client, replaces)
     if not plan.files and not plan.removed:
         return EditResult(label)
     edits, count = sum(f.edits for f in plan.files), len(plan.diffs)

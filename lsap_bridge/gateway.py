@@ -374,9 +374,9 @@ class EditorGateway:
 
     # -- edits and diagnostics --------------------------------------------------------
 
-    async def apply_edits(self, ops: list[dict[str, Any]]) -> dict[str, Any]:
-        """Apply planned edits to buffers and files in one call; Lua rolls back on failure."""
-        result: dict[str, Any] = await self._lua("return require('lsap.edits').apply(...)", ops)
+    async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]:
+        """Switch files and buffers to a planned edit in one call (see lua/lsap/edits.lua)."""
+        result: dict[str, Any] = await self._lua("return require('lsap.edits').apply(...)", plan)
         return result or {}
 
     async def servers_expected(self, bufnrs: list[int]) -> list[bool]:

@@ -1,15 +1,20 @@
 """A multi-file edit that survives a crash whole: every file ends up wholly old or wholly new.
 
-The service writes the new contents beside their targets first (temporary files, fsynced)
-and pins each old content with a hard link (the backup), after a journal naming all of
-them is on disk under Neovim's state directory. Only then does Neovim switch the files
-(renames, in one main-loop call, see `lua/lsap/edits.lua`). Once every file is switched
-the journal is marked committed, and the backups and the journal are removed.
+The service writes each file's new content beside it (a temporary file, fsynced) and
+keeps its old content (a hard link to it, or a copy for a file Neovim rewrites in place),
+after a journal naming all of them is on disk under Neovim's state directory. Neovim then
+marks the journal committed (a marker file, fsynced) and only then switches the files,
+all in one main-loop call (`lua/lsap/edits.lua`). When that succeeded the leftovers and
+the journal are removed.
 
-A journal left behind by a crash is settled at the next start (editor or embedded, see
-`recover`): committed ones are finished (only clean-up was left); others are rolled back,
-file by file from the backups, so the set is back to where it was before the edit. A
-journal is locked (`flock`) by the process applying it for as long as it runs, so that
+A journal left behind by a crash is settled at the next start, editor or embedded
+(`recover`): without the marker nothing had been switched, and the leftovers go; with
+it the edit is completed from the new contents, file by file, so the whole set is new.
+A file holding something else by then (changed by someone after the crash) is left as
+it is and named. Should switching fail while the service runs (a file that cannot be
+replaced), the files already switched get their old contents back (`roll_back`).
+
+A journal is locked (`flock`) by the process applying it for as long as it runs, so that
 a session starting meanwhile never settles another session's edit that is still going.
 """
 
@@ -23,7 +28,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -37,12 +42,14 @@ RECORD_KEEP = 50  # lines of RECORD kept
 
 @dataclass(frozen=True)
 class Change:
-    """One file's planned state: `new` bytes (None: the file goes away), and the content
-    hash it has now (`old`, None: it does not exist yet)."""
+    """One file's planned state: `new` bytes (None: the file goes away), the content hash
+    it has now (`old`, None: it does not exist yet), and whether Neovim writes it in place
+    (a loaded buffer) rather than renaming the new content over it."""
 
     path: Path
     new: bytes | None
     old: str | None
+    in_place: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,7 @@ class Entry:
     new: str | None
     temp: str | None
     backup: str | None
+    in_place: bool = False
 
 
 def _sibling(path: Path, edit_id: str, what: str) -> Path:
@@ -90,136 +98,23 @@ def _write_new(target: Path, temp: Path, data: bytes) -> None:
         if st is not None:
             os.fchmod(fd, st.st_mode & 0o7777)
             if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
-                os.fchown(fd, st.st_uid, st.st_gid)  # only root gets here (see edits.writable)
+                os.fchown(fd, st.st_uid, st.st_gid)  # only root gets here (see edits.unwritable)
         os.fsync(fd)
     finally:
         os.close(fd)
 
 
-def _keep_old(target: Path, backup: Path) -> None:
-    """Pin the old content under the backup name: a hard link costs nothing and keeps the
-    very inode the rename replaces; a copy where links are not supported."""
-    try:
-        os.link(target, backup)
-    except OSError:
-        shutil.copy2(target, backup)
-
-
-class Journal:
-    """The record of one multi-file edit being applied (see the module docstring)."""
-
-    def __init__(self, path: Path, fd: int, label: str, entries: list[Entry]) -> None:
-        self.path = path
-        self._fd = fd
-        self.label = label
-        self.entries = entries
-
-    @property
-    def id(self) -> str:
-        return self.path.stem
-
-    @property
-    def marker(self) -> Path:
-        return self.path.with_suffix(".committed")
-
-    @classmethod
-    def prepare(cls, directory: Path, label: str, changes: list[Change]) -> Journal:
-        """Write the journal, then every new content and backup; undone whole on failure."""
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        edit_id = secrets.token_hex(6)
-        path = directory / f"{edit_id}.json"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        entries = [
-            Entry(
-                str(c.path),
-                c.old,
-                None if c.new is None else content_hash(c.new),
-                None if c.new is None else str(_sibling(c.path, edit_id, "new")),
-                None if c.old is None else str(_sibling(c.path, edit_id, "old")),
-            )
-            for c in changes
-        ]
-        journal = cls(path, fd, label, entries)
-        record = {"id": edit_id, "label": label, "pid": os.getpid(), "started": time.time(),
-                  "files": [asdict(e) for e in entries]}
-        os.write(fd, json.dumps(record).encode())
-        os.fsync(fd)
-        _fsync_dir(directory)
+def _keep_old(change: Change, backup: Path) -> None:
+    """Keep the old content under the backup name: a hard link costs nothing and pins the
+    very inode a rename replaces; a file rewritten in place (or where links are not
+    supported) needs a copy."""
+    if not change.in_place:
         try:
-            for change, entry in zip(changes, entries, strict=True):
-                if entry.temp is not None and change.new is not None:
-                    _write_new(change.path, Path(entry.temp), change.new)
-                if entry.backup is not None:
-                    _keep_old(change.path, Path(entry.backup))
-            for parent in dict.fromkeys(c.path.parent for c in changes):
-                _fsync_dir(parent)
-        except BaseException:
-            journal.roll_back()
-            raise
-        return journal
-
-    def commit(self) -> None:
-        """Every file is switched: from here a crash only leaves clean-up to do."""
-        fd = os.open(self.marker, os.O_WRONLY | os.O_CREAT, 0o600)
-        os.fsync(fd)
-        os.close(fd)
-        _fsync_dir(self.path.parent)
-
-    def finish(self) -> None:
-        """Remove the backups and leftovers, then the journal (after `commit`)."""
-        for entry in self.entries:
-            _remove((entry.backup, entry.temp))
-        self._close()
-
-    def roll_back(self) -> list[str]:
-        """Put every file back as it was before the edit; returns what could not be.
-
-        File by file, from what is on disk now: a file holding the new content gets its
-        backup back (or is removed, if the edit created it); one still holding the old
-        content is left; one holding neither was changed by someone else since, and is left
-        as it is (and named in the answer).
-        """
-        problems = []
-        for entry in self.entries:
-            try:
-                problem = _restore(entry)
-            except OSError as exc:
-                problem = f"{entry.path}: {exc}"
-            if problem:
-                problems.append(problem)
-        self._close()
-        return problems
-
-    def _close(self) -> None:
-        for path in (self.path, self.marker):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-        os.close(self._fd)
-
-
-def _restore(entry: Entry) -> str | None:
-    now = _current(entry.path)
-    backup = entry.backup if entry.backup and os.path.lexists(entry.backup) else None
-    problem = None
-    if now is not None and now == entry.new:
-        if backup is not None:
-            os.rename(backup, entry.path)
-            backup = None
-        elif entry.old is None:  # the edit created it
-            os.unlink(entry.path)
-        else:
-            problem = f"{entry.path}: its old content is lost"
-    elif now is None and entry.new is None and entry.old is not None:
-        if backup is None:
-            problem = f"{entry.path}: removed, and its old content is lost"
-        else:
-            os.rename(backup, entry.path)
-            backup = None
-    elif now != entry.old:
-        problem = f"{entry.path} was changed by someone else since: left as it is"
-    _remove((backup, entry.temp))
-    return problem
+            os.link(change.path, backup)
+            return
+        except OSError:
+            pass
+    shutil.copy2(change.path, backup)
 
 
 def _remove(leftovers: Iterable[str | None]) -> None:
@@ -236,12 +131,150 @@ def _remove(leftovers: Iterable[str | None]) -> None:
             LOG.warning("lsap: could not remove %s: %s", leftover, exc)
 
 
+class Journal:
+    """The record of one multi-file edit being applied (see the module docstring)."""
+
+    def __init__(self, path: Path, fd: int, label: str, entries: list[Entry],
+                 started: float | None = None) -> None:
+        self.path = path
+        self._fd = fd
+        self.label = label
+        self.entries = entries
+        self.started = started
+
+    @property
+    def marker(self) -> Path:
+        """Exists once the switch began: from then on a crash completes the edit."""
+        return self.path.with_suffix(".committed")
+
+    @classmethod
+    def prepare(cls, directory: Path, label: str, changes: list[Change]) -> Journal:
+        """Write the journal, then every new content and backup; undone whole on failure."""
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        edit_id = secrets.token_hex(6)
+        path = directory / f"{edit_id}.json"
+        # Written under another name, then renamed: a journal is never seen half written.
+        fd = os.open(path.with_suffix(".new"), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        entries = [
+            Entry(
+                str(c.path),
+                c.old,
+                None if c.new is None else content_hash(c.new),
+                None if c.new is None else str(_sibling(c.path, edit_id, "new")),
+                None if c.old is None else str(_sibling(c.path, edit_id, "old")),
+                c.in_place,
+            )
+            for c in changes
+        ]
+        journal = cls(path, fd, label, entries, time.time())
+        record = {"id": edit_id, "label": label, "pid": os.getpid(), "started": journal.started,
+                  "files": [asdict(e) for e in entries]}
+        os.write(fd, json.dumps(record).encode())
+        os.fsync(fd)
+        os.rename(path.with_suffix(".new"), path)  # the lock stays: it is on the file itself
+        _fsync_dir(directory)
+        try:
+            for change, entry in zip(changes, entries, strict=True):
+                if entry.temp is not None and change.new is not None:
+                    _write_new(change.path, Path(entry.temp), change.new)
+                if entry.backup is not None:
+                    _keep_old(change, Path(entry.backup))
+            for parent in dict.fromkeys(c.path.parent for c in changes):
+                _fsync_dir(parent)
+        except BaseException:
+            journal.finish()
+            raise
+        return journal
+
+    def finish(self) -> None:
+        """Remove every new content and backup left, then the journal: the edit is done, or
+        was never begun."""
+        for entry in self.entries:
+            _remove((entry.backup, entry.temp))
+        for path in (self.path, self.path.with_suffix(".new"), self.marker):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        os.close(self._fd)
+
+    def roll_back(self) -> tuple[list[str], list[str]]:
+        """After switching failed part-way: put every file back as it was (see `_restore`);
+        returns the files put back here, and those that could not be."""
+        return self._each(_restore)
+
+    def settle(self) -> Recovery:
+        """After a crash (or Neovim gone mid-switch): complete a committed edit, drop one
+        that never began; logged, and recorded for `:checkhealth lsap`."""
+        paths = [e.path for e in self.entries]
+        if self.marker.exists():
+            found = Recovery(self.label, "completed", paths, self._each(_complete)[1], self.started)
+        else:
+            self.finish()
+            found = Recovery(self.label, "rolled back", paths, [], self.started)
+        _record(self.path.parent, found)
+        return found
+
+    def _each(self, settle: Callable[[Entry], bool]) -> tuple[list[str], list[str]]:
+        """`settle` each file (True: it changed it; a string error: it could not); then
+        finish. Returns the files changed, and the problems."""
+        changed, problems = [], []
+        for entry in self.entries:
+            try:
+                if settle(entry):
+                    changed.append(entry.path)
+            except (OSError, Unsettled) as exc:
+                problems.append(str(exc))
+        self.finish()
+        return changed, problems
+
+
+class Unsettled(Exception):
+    """A file that cannot be settled, and why."""
+
+
+def _restore(entry: Entry) -> bool:
+    """One file back to its old content, from what is on disk now: holding the new content
+    (or, rewritten in place, anything but the old one: Neovim was writing it), it gets its
+    backup back, or is removed if the edit created it; one still holding the old content is
+    left; one holding something else was changed by someone else since, and is left."""
+    now = _current(entry.path)
+    if now == entry.old:
+        return False  # never switched, or written back already
+    if now != entry.new and not (entry.in_place and now is not None):
+        raise Unsettled(f"{entry.path} was changed by someone else since: left as it is")
+    if entry.backup is not None and os.path.lexists(entry.backup):
+        os.rename(entry.backup, entry.path)
+    elif entry.old is None:  # the edit created it
+        os.unlink(entry.path)
+    else:
+        raise Unsettled(f"{entry.path}: its old content is lost")
+    return True
+
+
+def _complete(entry: Entry) -> bool:
+    """One file to its new content, from what is on disk now: still holding the old one
+    (or, rewritten in place, anything but the new one: Neovim was writing it), it gets
+    the new content; one holding something else was changed by someone else since."""
+    now = _current(entry.path)
+    if now == entry.new:
+        return False
+    if now != entry.old and not (entry.in_place and now is not None):
+        raise Unsettled(f"{entry.path} was changed by someone else since: left as it is")
+    if entry.new is None:
+        os.unlink(entry.path)
+    elif entry.temp is not None and os.path.lexists(entry.temp):
+        os.rename(entry.temp, entry.path)
+    else:
+        raise Unsettled(f"{entry.path}: its new content is lost")
+    return True
+
+
 @dataclass(frozen=True)
 class Recovery:
     """What was done with a journal left behind."""
 
     label: str
-    outcome: str  # "completed" | "rolled back" | "removed"
+    outcome: str  # "completed" | "rolled back"
     paths: list[str]
     problems: list[str]
     started: float | None
@@ -251,8 +284,8 @@ class Recovery:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.started)) if self.started else "?"
         text = (f"an edit left unfinished ({self.label}, {len(self.paths)} file"
                 f"{'s' if len(self.paths) != 1 else ''}, started {when}) was {self.outcome}")
-        if self.outcome == "rolled back":
-            text += ": every file is back as it was before it"
+        text += {"completed": ": every file has its new content",
+                 "rolled back": ": no file had been changed"}.get(self.outcome, "")
         if self.problems:
             text += "; except: " + "; ".join(self.problems)
         return text
@@ -260,7 +293,7 @@ class Recovery:
 
 def recover(directory: Path) -> list[Recovery]:
     """Settle every journal in `directory` that no running process holds (see the module
-    docstring); each is logged and appended to the record `:checkhealth lsap` shows."""
+    docstring)."""
     found = []
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
         try:
@@ -272,37 +305,40 @@ def recover(directory: Path) -> list[Recovery]:
         except BlockingIOError:
             os.close(fd)  # a running session is applying it
             continue
-        found.append(_settle(path, fd))
-    for marker in directory.glob("*.committed") if directory.is_dir() else []:
-        if not marker.with_suffix(".json").exists():
-            marker.unlink(missing_ok=True)
-    if found:
-        _record(directory, found)
-    for recovery in found:
-        LOG.warning("lsap: %s", recovery.message)
+        found.append(_load(path, fd).settle())
+    for leftover in [*directory.glob("*.committed"), *directory.glob("*.new")] if directory.is_dir() else []:
+        if not leftover.with_suffix(".json").exists() and not _locked(leftover):
+            leftover.unlink(missing_ok=True)  # a journal never begun, or a marker of a done one
     return found
 
 
-def _settle(path: Path, fd: int) -> Recovery:
+def _locked(path: Path) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def _load(path: Path, fd: int) -> Journal:
     try:
         record: dict[str, Any] = json.loads(os.read(fd, os.fstat(fd).st_size) or b"null")
-        entries = [Entry(**e) for e in record["files"]]
+        return Journal(path, fd, str(record["label"]), [Entry(**e) for e in record["files"]],
+                       record.get("started"))
     except (ValueError, TypeError, KeyError):
         # Torn while the journal itself was written: no file had been touched yet.
-        Journal(path, fd, "?", [])._close()
-        return Recovery("an unreadable journal", "removed", [], [], None)
-    journal = Journal(path, fd, str(record.get("label")), entries)
-    paths = [e.path for e in entries]
-    started = record.get("started")
-    if journal.marker.exists():
-        journal.finish()
-        return Recovery(journal.label, "completed", paths, [], started)
-    return Recovery(journal.label, "rolled back", paths, journal.roll_back(), started)
+        return Journal(path, fd, "an unreadable journal", [])
 
 
-def _record(directory: Path, recoveries: Iterable[Recovery]) -> None:
+def _record(directory: Path, recovery: Recovery) -> None:
+    LOG.warning("lsap: %s", recovery.message)
     record = directory / RECORD
     lines = record.read_text().splitlines() if record.exists() else []
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-    lines += [f"{stamp} {r.message}" for r in recoveries]
+    lines.append(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {recovery.message}")
     record.write_text("\n".join(lines[-RECORD_KEEP:]) + "\n")

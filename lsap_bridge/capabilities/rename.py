@@ -290,7 +290,7 @@ def _diffs(diffs: list[FileDiff]) -> list[dict[str, Any]]:
 )
 async def rename_preview(session: Session, request: RenamePreviewRequest) -> Report:
     resolved, pending = await _compute(session, request)
-    diffs = await preview(session, pending.edit, pending.client)
+    diffs = await preview(session, pending.edit, pending.client, pending.old_name)
     rename_id = RENAMES.keep(pending)
     # Diffs are paged by file (`max_items`); the id applies every file, shown or not.
     shown, paging = page(request, diffs)
@@ -326,7 +326,8 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str]) 
                                   *(p for p, _ in pending.uses or [])]))
     before = await session.diagnostics([p for p in watched if p.is_file()])
     result: EditResult = await apply_workspace_edit(
-        session, edit, pending.client, label=f"rename {pending.old_name} → {pending.new_name}"
+        session, edit, pending.client, label=f"rename {pending.old_name} → {pending.new_name}",
+        replaces=pending.old_name,
     )
     moved = {
         session.workspace.resolve(old): session.workspace.resolve(new)

@@ -73,15 +73,18 @@ class Tracker:
         client: Client,
         label: str,
         moved: dict[int, tuple[Path, str]] | None = None,
+        replaces: str | None = None,
     ) -> None:
         """Apply an edit and move every anchored line along with it.
 
         `moved`: anchors (by id) whose line went to another file, with the line's text.
+        `replaces`: what each edit replaces (a rename's old name).
         """
         paths = edit_paths(edit)
         old = await self.texts(paths)
         # Servers hear of the files it writes or creates (didChangeWatchedFiles) as it goes.
-        result = await apply_workspace_edit(self.session, edit, client, label=label)
+        result = await apply_workspace_edit(self.session, edit, client, label=label,
+                                            replaces=replaces)
         new = await self.texts(paths)
         for path in paths:
             self.before.setdefault(path, old[path])
@@ -142,7 +145,8 @@ async def rename(tracker: Tracker, run: FileRun, item: Anchored, op: Rename) -> 
             f"{target.client.name} cannot rename {op.symbol!r} here",
             hint="point at the symbol's declaration or a use of it",
         )
-    await tracker.apply(edit, target.client, f"rename {op.symbol} to {op.new_name}")
+    await tracker.apply(edit, target.client, f"rename {op.symbol} to {op.new_name}",
+                        replaces=op.symbol)
 
 
 async def run_commands(executor: Executor) -> list[FileSection]:

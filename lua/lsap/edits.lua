@@ -1,14 +1,17 @@
 -- Switch files and buffers to a planned workspace edit, in one main-loop call.
 --
--- The Python side (lsap_bridge/edits.py) has checked the edit, written each file's new
--- content beside it and recorded all of it in a journal (lsap_bridge/journal.py). Here,
--- with nothing else running in between, every target is checked once more (a buffer's
--- changedtick, the file's stamp and real directory); then buffers with the human's unsaved
--- changes get their edits as ONE undo step each (0-based lines and byte columns) and stay
--- unsaved, their files left alone; then the new files are renamed into place; then each
--- other loaded buffer re-reads its file, which is its one undo step. Files are never
--- written with `:write`: a buffer never goes over a file that changed under it. Any failure
--- puts every buffer back; the Python side then rolls the files back from the journal.
+-- The Python side (lsap_bridge/edits.py) has checked the edit, turned every position into
+-- 0-based lines and byte columns, written each file's new content beside it and recorded
+-- all of it in a journal (lsap_bridge/journal.py). Here, with nothing else running in
+-- between: every target is checked once more (a buffer's changedtick, the file's stamp
+-- and real directory); loaded buffers get their edits as ONE undo step each; the journal
+-- is marked committed; then the files switch: a buffer that had no unsaved changes is
+-- written to its file (so it ends unmodified and in step with it, and its servers saw the
+-- edit as a change), a file no buffer holds gets its new content renamed into place, and
+-- a buffer with the human's unsaved changes keeps the edits unsaved, its file left alone.
+-- A write goes only over a file whose stamp was checked a moment before, in this call.
+-- A failure before any file switched puts every buffer back and changes nothing; one
+-- after puts the buffers back and the Python side rolls the files back from the journal.
 local M = {}
 
 --- Where edit journals live (the service reads this too, and `:checkhealth lsap`).
@@ -26,44 +29,54 @@ local function break_undo(bufnr)
   end)
 end
 
---- Re-read an unmodified buffer from its file, which now holds new text: the reload is
---- the buffer's one undo step ('undoreload' saves it whatever the size), the buffer ends
---- unmodified and in step with the file (no "file changed" prompt later), and no window
---- showing it moves its cursor or view. No autocommands run: nothing of the human's, the
---- filetype stays. `rename_to`: its file was renamed to that path.
-local function reload(bufnr, rename_to)
-  local saved, old = vim.o.undoreload, vim.api.nvim_buf_get_name(bufnr)
-  local views = {}
-  for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
-    views[win] = vim.api.nvim_win_call(win, vim.fn.winsaveview)
-  end
-  vim.o.undoreload = -1
+local function first_error(err)
+  local message = tostring(err)
+  return message:match('(E%d+:[^\n]*)') or vim.split(message, '\n')[1]
+end
+
+--- Write a buffer to its file, in place: no backup file beside it (the journal holds the
+--- old and new contents), no autocommands (nothing of the human's, such as a formatter,
+--- changes what was approved). Only ever over a file just checked to be as planned.
+local function write(bufnr, path)
+  local writebackup, backup = vim.o.writebackup, vim.o.backup
+  local old = vim.api.nvim_buf_get_name(bufnr)
+  vim.o.writebackup, vim.o.backup = false, false
   local ok, err = pcall(vim.api.nvim_buf_call, bufnr, function()
-    if rename_to then vim.cmd('noautocmd keepalt file ' .. vim.fn.fnameescape(rename_to)) end
-    vim.cmd('noautocmd keepalt keepjumps edit!')
+    if old ~= path then vim.cmd('noautocmd keepalt file ' .. vim.fn.fnameescape(path)) end -- renamed
+    vim.cmd('silent noautocmd keepalt lockmarks write!')
   end)
-  vim.o.undoreload = saved
-  for win, view in pairs(views) do
-    if vim.api.nvim_win_is_valid(win) then vim.api.nvim_win_call(win, function() vim.fn.winrestview(view) end) end
-  end
-  if rename_to then -- `:file` leaves an empty buffer of the old name behind: it names no file now
+  vim.o.writebackup, vim.o.backup = writebackup, backup
+  if old ~= path then -- `:file` leaves an empty buffer of the old name, which names no file now
     for _, b in ipairs(vim.api.nvim_list_bufs()) do
       if b ~= bufnr and vim.api.nvim_buf_get_name(b) == old and not vim.api.nvim_buf_is_loaded(b) then
         pcall(vim.api.nvim_buf_delete, b, { force = true })
       end
     end
   end
-  if not ok then require('lsap').log('warn', ('reloading %s failed: %s'):format(old, err)) end
+  if not ok then error(('cannot write %s: %s'):format(path, first_error(err)), 0) end
 end
 
---- Reload the unmodified buffers of files that changed on disk (after a journal was
---- settled at start-up); the reload is their undo step.
+--- Re-read unmodified buffers whose files changed on disk, keeping their undo history (the
+--- reload is its own undo step) and every window's view; no autocommands run. For buffers
+--- the bridge did not edit itself: loaded after the edit was planned, or whose files a
+--- roll-back or a journal settled at start-up put back.
 function M.reload(paths)
   local find = require('lsap.transport').loaded_buffers()
+  local saved = vim.o.undoreload
+  vim.o.undoreload = -1
   for _, path in ipairs(paths) do
     local bufnr = find(path)
-    if bufnr and not vim.bo[bufnr].modified then reload(bufnr) end
+    if bufnr and not vim.bo[bufnr].modified then
+      local views = {}
+      for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do views[win] = vim.api.nvim_win_call(win, vim.fn.winsaveview) end
+      local ok, err = pcall(vim.api.nvim_buf_call, bufnr, function() vim.cmd('noautocmd keepalt keepjumps edit!') end)
+      for win, view in pairs(views) do
+        if vim.api.nvim_win_is_valid(win) then vim.api.nvim_win_call(win, function() vim.fn.winrestview(view) end) end
+      end
+      if not ok then require('lsap').log('warn', ('reloading %s failed: %s'):format(path, err)) end
+    end
   end
+  vim.o.undoreload = saved
 end
 
 local function same_stamp(stat, stamp)
@@ -105,11 +118,13 @@ local function snapshot(state, bufnr)
       lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false),
       modified = vim.bo[bufnr].modified,
       tick = vim.b[bufnr].changedtick,
+      name = vim.api.nvim_buf_get_name(bufnr),
     }
     state.order[#state.order + 1] = bufnr
   end
 end
 
+--- Put every buffer edited so far back as it was (its undo step undone).
 local function restore(state)
   for i = #state.order, 1, -1 do
     local bufnr = state.order[i]
@@ -119,6 +134,9 @@ local function restore(state)
       local now = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
       if not vim.deep_equal(now, saved.lines) then
         vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, saved.lines)
+      end
+      if vim.api.nvim_buf_get_name(bufnr) ~= saved.name then
+        pcall(vim.api.nvim_buf_call, bufnr, function() vim.cmd('noautocmd keepalt file ' .. vim.fn.fnameescape(saved.name)) end)
       end
       vim.bo[bufnr].modified = saved.modified
     end
@@ -147,16 +165,26 @@ local function edit_buffer(state, op, bufnr)
   end
 end
 
+--- Mark the journal committed (from here a crash completes the edit), durably.
+local function commit(marker)
+  local fd = assert(vim.uv.fs_open(marker, 'w', 384))
+  vim.uv.fs_fsync(fd)
+  vim.uv.fs_close(fd)
+end
+
 local CHANGE = { write = 2, create = 1, remove = 3 }
 
---- ops: per file, in order: { kind = 'write'|'create'|'remove'|'buffer', path=, dir=,
---- temp=?, stamp=? {size, sec, nsec, ino, dev}, origin=? (renamed from), tick=? (the
---- buffer's changedtick when planned), steps=? {{edits={{sl, sc, el, ec, lines}, …},
---- append=, fix_eol=}, …}, lines=? (the buffer's text after the steps) }.
+--- plan: { marker = the journal's commit marker (nil: no file changes on disk), ops = per
+--- file, in order: { kind = 'write'|'create'|'remove'|'buffer', path=, dir=, temp=?,
+--- stamp=? {size, sec, nsec, ino, dev}, origin=? (renamed from), tick=? (the buffer's
+--- changedtick when planned), steps=? {{edits={{sl, sc, el, ec, lines}, …}, append=,
+--- fix_eol=}, …} and lines=? (the buffer's text after them), for a buffer loaded when
+--- planned } }.
 --- Returns { ok=true }, { ok=false, busy=true|conflict=true, error= } when nothing was
---- changed, or { ok=false, error= } after a failure (buffers put back; the caller rolls the
---- files back).
-function M.apply(ops)
+--- changed, or { ok=false, switched=true, error= } after a failure once the files began
+--- to switch (the buffers are put back; the caller rolls the files back).
+function M.apply(plan)
+  local ops = plan.ops
   -- Never edit under the human's fingers: a buffer being typed into is left alone.
   local mode = vim.api.nvim_get_mode().mode:sub(1, 1)
   if mode == 'i' or mode == 'R' then
@@ -170,39 +198,60 @@ function M.apply(ops)
   local find = require('lsap.transport').loaded_buffers()
   local buffers = {}
   for i, op in ipairs(ops) do
-    buffers[i] = find(given(op.origin) and op.origin or op.path)
+    if op.kind ~= 'remove' then buffers[i] = find(given(op.origin) and op.origin or op.path) end
     local wrong = problem(op, buffers[i])
     if wrong then return { ok = false, conflict = true, error = wrong } end
   end
-  local state = { buffers = {}, order = {} }
+  local state = { buffers = {}, order = {}, written = {} }
   local ok, err = pcall(function()
     for i, op in ipairs(ops) do
-      if buffers[i] and op.kind == 'buffer' then edit_buffer(state, op, buffers[i]) end
-    end
-    for _, op in ipairs(ops) do
-      local done, why
-      if op.kind == 'write' or op.kind == 'create' then
-        done, why = vim.uv.fs_rename(op.temp, op.path)
-      elseif op.kind == 'remove' then
-        done, why = vim.uv.fs_unlink(op.path)
-      end
-      if op.kind ~= 'buffer' and not done then error(('cannot write %s: %s'):format(op.path, why), 0) end
+      if buffers[i] and given(op.steps) then edit_buffer(state, op, buffers[i]) end
     end
   end)
   if not ok then
     restore(state)
-    return { ok = false, error = tostring(err) }
+    return { ok = false, conflict = true, error = tostring(err) }
   end
-  local changes = {}
-  for i, op in ipairs(ops) do
-    local bufnr = buffers[i]
-    if bufnr and op.kind ~= 'buffer' and op.kind ~= 'remove' then
-      reload(bufnr, given(op.origin) and op.path or nil)
+  local reread, changes = {}, {}
+  ok, err = pcall(function()
+    if given(plan.marker) then commit(plan.marker) end
+    for i, op in ipairs(ops) do
+      local bufnr, done, why = buffers[i], true, nil
+      if op.kind == 'buffer' then
+        bufnr = nil -- the human's unsaved buffer: its file is left alone
+      elseif op.kind == 'remove' then
+        done, why = vim.uv.fs_unlink(op.path)
+      elseif bufnr and given(op.steps) then
+        write(bufnr, op.path)
+        state.written[#state.written + 1] = bufnr
+      else
+        done, why = vim.uv.fs_rename(op.temp, op.path)
+        if bufnr then reread[#reread + 1] = op.path end -- loaded after the plan was made
+      end
+      if not done then error(('cannot write %s: %s'):format(op.path, why), 0) end
+      if CHANGE[op.kind] and not bufnr then
+        changes[#changes + 1] = { uri = vim.uri_from_fname(op.path), type = CHANGE[op.kind] }
+      end
     end
-    if CHANGE[op.kind] then changes[#changes + 1] = { uri = vim.uri_from_fname(op.path), type = CHANGE[op.kind] } end
+  end)
+  if not ok then
+    restore(state)
+    -- Buffers written already write their old text back: they stay in step with their
+    -- files, and their servers see the change undone (the caller restores the rest).
+    for i = #state.written, 1, -1 do
+      local bufnr = state.written[i]
+      local back, why = pcall(write, bufnr, vim.api.nvim_buf_get_name(bufnr))
+      if not back then require('lsap').log('warn', 'rolling back: ' .. tostring(why)) end
+    end
+    return { ok = false, switched = true, error = tostring(err) }
   end
-  -- Servers learn of the files no buffer holds (the reloads tell them of the others).
-  if #changes > 0 then require('lsap.transport').files_changed(changes) end
+  -- The files are switched: nothing below may fail the edit.
+  M.reload(reread)
+  -- Servers learn of the files no buffer holds (they saw the others change).
+  if #changes > 0 then
+    local sent, why = pcall(require('lsap.transport').files_changed, changes)
+    if not sent then require('lsap').log('warn', 'telling the servers of changed files failed: ' .. tostring(why)) end
+  end
   return { ok = true }
 end
 

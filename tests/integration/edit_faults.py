@@ -57,14 +57,16 @@ def during_approval(bridge: Bridge, action: Callable[[], None]) -> Iterator[list
 
 
 @contextmanager
-def when_switching(bridge: Bridge, action: Callable[[list[dict[str, Any]]], None]) -> Iterator[None]:
-    """`action(ops)` runs right before Neovim switches the files of the next edit."""
+def when_switching(bridge: Bridge, action: Callable[[dict[str, Any]], None]) -> Iterator[None]:
+    """`action(op)` runs for each file right before Neovim switches the files of the next
+    edit (the plan's ops, see lua/lsap/edits.lua)."""
     gateway = bridge.embedded.gateway
     apply = gateway.apply_edits
 
-    async def switch(ops: list[dict[str, Any]]) -> dict[str, Any]:
-        action(ops)
-        return await apply(ops)
+    async def switch(plan: dict[str, Any]) -> dict[str, Any]:
+        for op in plan["ops"]:
+            action(op)
+        return await apply(plan)
 
     gateway.apply_edits = switch  # type: ignore[method-assign]
     try:
@@ -75,13 +77,17 @@ def when_switching(bridge: Bridge, action: Callable[[list[dict[str, Any]]], None
 
 @contextmanager
 def failing_switch(bridge: Bridge, victim: Path) -> Iterator[None]:
-    """The next edit's switch fails at `victim`: once every check has passed, its new
-    content vanishes from beside it, so renaming it into place fails after the files
-    before it were switched, which must then go back."""
+    """The next edit's switch fails at `victim`, once every check has passed, after the
+    files before it were switched, which must then go back. A file with a buffer (which
+    Neovim writes) turns immutable; for another, its new content vanishes from beside it."""
 
-    def lose_the_new_content(ops: list[dict[str, Any]]) -> None:
-        (temp,) = [op["temp"] for op in ops if op["path"] == str(victim)]
-        Path(temp).unlink()
+    def break_victim(op: dict[str, Any]) -> None:
+        if op["path"] != str(victim):
+            return
+        if op["steps"] is not None:
+            chattr("+i", victim)
+        else:
+            Path(op["temp"]).unlink()
 
-    with when_switching(bridge, lose_the_new_content):
+    with immutable(victim), when_switching(bridge, break_victim):
         yield

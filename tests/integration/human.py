@@ -55,10 +55,13 @@ class HumanNvim:
             cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
-        while not os.path.exists(self.address):
-            assert time.monotonic() < deadline, "nvim did not listen"
-            time.sleep(0.05)
-        self.nvim = pynvim.attach("socket", path=self.address)
+        while True:  # the socket file appears a moment before Neovim accepts on it
+            try:
+                self.nvim = pynvim.attach("socket", path=self.address)
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                assert time.monotonic() < deadline, "nvim did not listen"
+                time.sleep(0.05)
         self.pid = int(self.nvim.call("getpid"))
         self.nvim.exec_lua("require('lsap.servers').enable(...)", servers, str(root))
         self.nvim.exec_lua("require('lsap').setup(...)", setup or {})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -453,8 +454,8 @@ def test_schema_report_golden() -> None:
 
 
 class _FakeGateway:
-    """Buffers by path: `read` answers like the real gateway; applying switches the files
-    as `lua/lsap/edits.lua` does, and is recorded."""
+    """Buffers by path: `read` answers like the real gateway; applying commits and switches
+    the files as `lua/lsap/edits.lua` does, and is recorded."""
 
     def __init__(self, buffers: dict[Path, tuple[list[str], int, bool]], state: Path) -> None:
         self.buffers = buffers
@@ -477,11 +478,13 @@ class _FakeGateway:
         assert "journal_dir" in code
         return str(self.state / "journal")
 
-    async def apply_edits(self, ops: list[dict[str, Any]]) -> dict[str, Any]:
-        self.applied.append(ops)
-        for op in ops:
+    async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]:
+        self.applied.append(plan["ops"])
+        if plan["marker"]:
+            Path(plan["marker"]).touch()
+        for op in plan["ops"]:
             if op["kind"] in ("write", "create"):
-                os.rename(op["temp"], op["path"])
+                shutil.copyfile(op["temp"], op["path"])
             elif op["kind"] == "remove":
                 os.unlink(op["path"])
         return {"ok": True}

@@ -21,29 +21,34 @@ from lsap_bridge.journal import RECORD, Change, Journal, recover
 OLD = {"a.py": "class Product:\n    pass\n", "b.py": "from a import Product\n", "gone.py": "x = 1\n"}
 NEW = {"a.py": "class Item:\n    pass\n", "b.py": "from a import Item\n", "c.py": "from a import Item\n"}
 
-# Applies the edit of `NEW` to `root` in a child process, switching files (as Neovim does)
-# up to `switched`, then stops dead: `os._exit` runs no clean-up, like a SIGKILL.
+# Applies the edit of `NEW` to `root` in a child process as the bridge does: the journal
+# is prepared; with `commit`, it is marked committed and `switched` files are switched
+# (renamed in; `partial`: a.py, rewritten in place, is left half written), then the child
+# stops dead: `os._exit` runs no clean-up, like a SIGKILL.
 CHILD = textwrap.dedent("""
     import os, sys
     from pathlib import Path
     from lsap_bridge.journal import Change, Journal
     from lsap_bridge.filestate import content_hash
-    root, journals, switched, commit = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+    root, journals, switched = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+    commit, partial = sys.argv[4] == "1", sys.argv[5] == "1"
     def digest(name):
         path = root / name
         return content_hash(path.read_bytes()) if path.exists() else None
-    changes = [Change(root / "a.py", b"class Item:\\n    pass\\n", digest("a.py")),
+    changes = [Change(root / "a.py", b"class Item:\\n    pass\\n", digest("a.py"), in_place=partial),
                Change(root / "b.py", b"from a import Item\\n", digest("b.py")),
                Change(root / "c.py", b"from a import Item\\n", None),
                Change(root / "gone.py", None, digest("gone.py"))]
     journal = Journal.prepare(journals, "rename Product → Item", changes)
+    if commit:
+        journal.marker.touch()
+    if partial:
+        (root / "a.py").write_bytes(b"class It")
     for entry in journal.entries[:switched]:
         if entry.temp:
             os.rename(entry.temp, entry.path)
         else:
             os.unlink(entry.path)
-    if commit:
-        journal.commit()
     os._exit(0)
 """)
 
@@ -56,46 +61,85 @@ def project(tmp_path: Path) -> tuple[Path, Path]:
     return root, tmp_path / "state" / "journal"
 
 
+def digest(path: Path) -> str:
+    found = snapshot(path)
+    assert found is not None
+    return found.digest
+
+
 def files(root: Path) -> dict[str, str]:
     return {p.name: p.read_text() for p in sorted(root.iterdir())}
 
 
-def crash(root: Path, journals: Path, switched: int, commit: bool = False) -> None:
+def crash(root: Path, journals: Path, switched: int = 0, commit: bool = False,
+          partial: bool = False) -> None:
     subprocess.run([sys.executable, "-c", CHILD, str(root), str(journals), str(switched),
-                    "1" if commit else "0"], check=True, timeout=60,
+                    "1" if commit else "0", "1" if partial else "0"], check=True, timeout=60,
                    cwd=Path(__file__).resolve().parents[2])
 
 
-@pytest.mark.parametrize("switched", range(5))
-def test_a_crash_before_the_commit_is_rolled_back_whole(tmp_path: Path, switched: int) -> None:
-    root, journals = project(tmp_path)
-    crash(root, journals, switched)
-    assert list(journals.glob("*.json")), "the journal outlives the crash"
+def settled_once(journals: Path) -> Any:
     [recovery] = recover(journals)
-    assert recovery.outcome == "rolled back" and recovery.problems == []
-    assert len(recovery.paths) == 4
-    assert files(root) == OLD  # no temp, no backup, nothing half renamed
     assert not list(journals.glob("*.json")) and not list(journals.glob("*.committed"))
-    assert "was rolled back: every file is back as it was" in (journals / RECORD).read_text()
-    assert recover(journals) == []  # settled once
+    assert recover(journals) == []
+    return recovery
 
 
-def test_a_crash_after_the_commit_is_completed(tmp_path: Path) -> None:
+def test_a_crash_before_the_commit_changes_nothing(tmp_path: Path) -> None:
     root, journals = project(tmp_path)
-    crash(root, journals, 4, commit=True)
-    [recovery] = recover(journals)
-    assert recovery.outcome == "completed"
+    crash(root, journals)
+    assert list(journals.glob("*.json")), "the journal outlives the crash"
+    recovery = settled_once(journals)
+    assert recovery.outcome == "rolled back" and recovery.problems == []
+    assert files(root) == OLD  # no new content, no backup left beside the files
+    assert "was rolled back: no file had been changed" in (journals / RECORD).read_text()
+
+
+@pytest.mark.parametrize("switched", range(5))
+def test_a_crash_after_the_commit_is_completed_whole(tmp_path: Path, switched: int) -> None:
+    root, journals = project(tmp_path)
+    crash(root, journals, switched, commit=True)
+    recovery = settled_once(journals)
+    assert recovery.outcome == "completed" and recovery.problems == []
     assert files(root) == NEW
     assert "rename Product → Item, 4 files" in recovery.message
+    assert "was completed: every file has its new content" in (journals / RECORD).read_text()
+
+
+def test_a_file_neovim_was_writing_is_completed(tmp_path: Path) -> None:
+    root, journals = project(tmp_path)
+    crash(root, journals, 0, commit=True, partial=True)
+    assert (root / "a.py").read_text() == "class It"
+    assert settled_once(journals).problems == []
+    assert files(root) == NEW
 
 
 def test_a_file_changed_after_the_crash_is_left_alone(tmp_path: Path) -> None:
     root, journals = project(tmp_path)
-    crash(root, journals, 4)
+    crash(root, journals, 1, commit=True)
     (root / "b.py").write_text("# someone else's\n")
-    [recovery] = recover(journals)
+    recovery = settled_once(journals)
     assert recovery.problems == [f"{root / 'b.py'} was changed by someone else since: left as it is"]
-    assert files(root) == {**OLD, "b.py": "# someone else's\n"}
+    assert files(root) == {**NEW, "b.py": "# someone else's\n"}
+
+
+def test_a_switch_failing_part_way_is_rolled_back(tmp_path: Path) -> None:
+    """While the service runs: a.py (rewritten in place) was half written and b.py renamed in
+    when the switch failed; every file gets its old content back."""
+    root, journals = project(tmp_path)
+    a, b = root / "a.py", root / "b.py"
+    journal = Journal.prepare(journals, "t", [
+        Change(a, b"class Item:\n", digest(a), in_place=True),
+        Change(b, b"from a import Item\n", digest(b)),
+        Change(root / "c.py", b"new\n", None),
+    ])
+    journal.marker.touch()
+    a.write_bytes(b"class It")
+    os.rename(journal.entries[1].temp or "", b)
+    os.rename(journal.entries[2].temp or "", root / "c.py")
+    assert journal.roll_back() == ([str(a), str(b), str(root / "c.py")], [])
+    assert files(root) == OLD
+    assert list(journals.iterdir()) == []
 
 
 def test_a_journal_being_applied_is_not_settled_by_another_start(tmp_path: Path) -> None:
@@ -103,7 +147,6 @@ def test_a_journal_being_applied_is_not_settled_by_another_start(tmp_path: Path)
     journal = Journal.prepare(journals, "t", [Change(root / "a.py", b"new\n", None)])
     assert recover(journals) == []  # its lock is held: the edit is still going
     assert len(list(journals.glob("*.json"))) == 1
-    journal.commit()
     journal.finish()
     assert list(journals.iterdir()) == []
     assert files(root) == OLD
@@ -114,21 +157,24 @@ def test_a_torn_journal_is_removed(tmp_path: Path) -> None:
     journals.mkdir(parents=True)
     (journals / "0123.json").write_text('{"id": "0123", "fil')
     [recovery] = recover(journals)
-    assert recovery.outcome == "removed" and not (journals / "0123.json").exists()
+    assert recovery.outcome == "rolled back" and recovery.paths == []
+    assert not (journals / "0123.json").exists()
 
 
-def test_new_contents_keep_the_mode_and_the_old_inode_is_pinned(tmp_path: Path) -> None:
+def test_new_contents_keep_the_mode_and_the_old_one_is_kept(tmp_path: Path) -> None:
     root, journals = project(tmp_path)
-    target = root / "a.py"
-    target.chmod(0o640)
-    before, disk = os.stat(target), snapshot(target)
-    assert disk is not None
-    journal = Journal.prepare(journals, "t", [Change(target, b"new\n", disk.digest)])
-    [entry] = journal.entries
-    assert entry.temp and entry.backup
-    assert os.stat(entry.temp).st_mode & 0o777 == 0o640
-    assert os.stat(entry.backup).st_ino == before.st_ino  # the backup is the old file itself
-    assert journal.roll_back() == []
+    a, b = root / "a.py", root / "b.py"
+    a.chmod(0o640)
+    before = os.stat(a)
+    journal = Journal.prepare(journals, "t", [Change(a, b"new\n", digest(a)),
+                                              Change(b, b"new\n", digest(b), in_place=True)])
+    linked, copied = journal.entries
+    assert linked.temp and linked.backup and copied.backup
+    assert os.stat(linked.temp).st_mode & 0o777 == 0o640
+    assert os.stat(linked.backup).st_ino == before.st_ino  # a hard link: the old file itself
+    # Rewritten in place, b.py needs a copy: the inode itself is overwritten.
+    assert os.stat(copied.backup).st_ino != os.stat(b).st_ino
+    journal.finish()
     assert files(root) == OLD
 
 

@@ -1,0 +1,79 @@
+"""A real language server behind a filter that drops part of its renames.
+
+`filter_server.py <server command…>` runs the server and passes every message through,
+except the answers to `textDocument/rename`: of those only the edits of the document the
+rename was asked about are kept. That is the shape of a rename that misses uses in other
+files (basedpyright once answered 1 edit where `references` found 5 uses in 2 files), for
+the bridge's guard rail to catch.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from typing import IO, Any
+
+
+def read(stream: IO[bytes]) -> dict[str, Any] | None:
+    length = 0
+    while True:
+        line = stream.readline()
+        if not line:
+            return None
+        if line in (b"\r\n", b"\n"):
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    message: dict[str, Any] = json.loads(stream.read(length))
+    return message
+
+
+def write(stream: IO[bytes], message: dict[str, Any], lock: threading.Lock) -> None:
+    body = json.dumps(message).encode()
+    with lock:
+        stream.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        stream.flush()
+
+
+def only(uri: str, edit: Any) -> Any:
+    """The WorkspaceEdit's changes of `uri` alone."""
+    if not isinstance(edit, dict):
+        return edit
+    kept = dict(edit)
+    if edit.get("changes"):
+        kept["changes"] = {u: e for u, e in edit["changes"].items() if u == uri}
+    if edit.get("documentChanges"):
+        kept["documentChanges"] = [c for c in edit["documentChanges"]
+                                   if (c.get("textDocument") or {}).get("uri") == uri]
+    return kept
+
+
+def main() -> None:
+    server = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert server.stdin is not None and server.stdout is not None
+    to_server, to_client = threading.Lock(), threading.Lock()
+    renames: dict[Any, str] = {}  # request id -> the document asked about
+
+    def from_server() -> None:
+        assert server.stdout is not None
+        while (message := read(server.stdout)) is not None:
+            uri = renames.pop(message.get("id"), None) if "method" not in message else None
+            if uri is not None and "result" in message:
+                message["result"] = only(uri, message["result"])
+            write(sys.stdout.buffer, message, to_client)
+
+    threading.Thread(target=from_server, daemon=True).start()
+    while (message := read(sys.stdin.buffer)) is not None:
+        if message.get("method") == "textDocument/rename":
+            renames[message["id"]] = message["params"]["textDocument"]["uri"]
+        write(server.stdin, message, to_server)
+        if message.get("method") == "exit":
+            break
+    server.stdin.close()
+    server.wait(10)
+
+
+if __name__ == "__main__":
+    main()
