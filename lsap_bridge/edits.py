@@ -6,13 +6,17 @@ step per buffer, the human's unsaved work never written behind their back, and e
 every file changes or none does, a crash included.
 
 No write without proof: the plan records what each file was when the edit was computed
-(the buffer's changedtick, the disk's stamp and content hash), and right before anything
-changes every target is checked again (after an `ask` approval, however long it took):
-still the same real path inside the workspace, the same content, writable in place. Then
-the new contents go to disk through a journal (`journal.py`), and Neovim switches files
-and buffers in one main-loop call that checks the ticks and stamps once more
-(`lua/lsap/edits.lua`). The service writes the files, never `:write`: an edit must not
-take whatever a buffer holds over a file that changed under it.
+(the buffer's changedtick, the disk's stamp and content hash; a loaded buffer must hold
+what is on disk), and right before anything changes every target is checked again (after
+an `ask` approval, however long it took): the same real path inside the workspace, the
+same content, writable in place. Then every new content is written beside its file
+through a journal (`journal.py`), and Neovim switches files and buffers in one
+main-loop call that checks the ticks and stamps once more (`lua/lsap/edits.lua`).
+
+Who writes: the service writes the new contents (temporary files, fsynced, off Neovim's
+main loop) and the journal; Neovim renames them into place for files no buffer holds, and
+writes loaded buffers itself once they took the edits, so that each ends unmodified, in
+step with its file, and its servers saw an ordinary change.
 
 Positions are turned into code points (for the preview and the disk's text) and byte
 columns (for the buffers) using the server's offset encoding.
@@ -330,23 +334,18 @@ async def _load(session: Session, paths: list[Path]) -> dict[Path, _File]:
     return files
 
 
-class _Inside:
-    """Paths of the edit, resolved and confined (the same check as every request's)."""
-
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
-
-    def __call__(self, uri: str) -> Path:
-        path = path_of(uri)
-        resolved = path.resolve() if path.exists() else path.parent.resolve() / path.name
-        if not self.workspace.contains(resolved):
-            raise LsapError(
-                ErrorCode.OUTSIDE_WORKSPACE,
-                f"the edit would change {path}, outside the workspace",
-                hint="nothing was changed; edits may only touch files under "
-                + ", ".join(str(r) for r in self.workspace.roots),
-            )
-        return resolved
+def _inside(workspace: Workspace, uri: str) -> Path:
+    """A path of the edit, resolved and confined (the same check as every request's)."""
+    path = path_of(uri)
+    resolved = path.resolve() if path.exists() else path.parent.resolve() / path.name
+    if not workspace.contains(resolved):
+        raise LsapError(
+            ErrorCode.OUTSIDE_WORKSPACE,
+            f"the edit would change {path}, outside the workspace",
+            hint="nothing was changed; edits may only touch files under "
+            + ", ".join(str(r) for r in workspace.roots),
+        )
+    return resolved
 
 
 @dataclass
@@ -387,7 +386,9 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
 
     `replaces`: the text each edit replaces (a rename's old name), checked against the
     text planned on."""
-    inside = _Inside(session.workspace)
+    def inside(uri: str) -> Path:
+        return _inside(session.workspace, uri)
+
     steps = _steps(edit)
     paths: list[Path] = []
     for kind, change in steps:
