@@ -9,32 +9,14 @@ the bridge's guard rail to catch.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import threading
-from typing import IO, Any
+from pathlib import Path
+from typing import Any
 
-
-def read(stream: IO[bytes]) -> dict[str, Any] | None:
-    length = 0
-    while True:
-        line = stream.readline()
-        if not line:
-            return None
-        if line in (b"\r\n", b"\n"):
-            break
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    message: dict[str, Any] = json.loads(stream.read(length))
-    return message
-
-
-def write(stream: IO[bytes], message: dict[str, Any], lock: threading.Lock) -> None:
-    body = json.dumps(message).encode()
-    with lock:
-        stream.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        stream.flush()
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lsp_wire import read, send
 
 
 def only(uri: str, edit: Any) -> Any:
@@ -53,7 +35,6 @@ def only(uri: str, edit: Any) -> Any:
 def main() -> None:
     server = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert server.stdin is not None and server.stdout is not None
-    to_server, to_client = threading.Lock(), threading.Lock()
     renames: dict[Any, str] = {}  # request id -> the document asked about
 
     def from_server() -> None:
@@ -62,13 +43,13 @@ def main() -> None:
             uri = renames.pop(message.get("id"), None) if "method" not in message else None
             if uri is not None and "result" in message:
                 message["result"] = only(uri, message["result"])
-            write(sys.stdout.buffer, message, to_client)
+            send(message)
 
     threading.Thread(target=from_server, daemon=True).start()
-    while (message := read(sys.stdin.buffer)) is not None:
+    while (message := read()) is not None:
         if message.get("method") == "textDocument/rename":
             renames[message["id"]] = message["params"]["textDocument"]["uri"]
-        write(server.stdin, message, to_server)
+        send(message, server.stdin)
         if message.get("method") == "exit":
             break
     server.stdin.close()
