@@ -1,7 +1,7 @@
 """Changes to the world at the two moments an edit is most exposed, for the edit tests.
 
-- `during_approval`: while the edit policy is asked (`Session.approve_edit`, where an
-  `ask` prompt waits for the human), after the edit was planned and checked.
+- `during_approval`: while an `ask` prompt waits for the human (`edit_policy` and
+  `confirm_edit`), after the edit was planned and checked.
 - `when_switching`: after every check and the journal, right before Neovim renames the
   new files into place, so that the switch itself fails part-way.
 
@@ -19,6 +19,9 @@ from typing import Any
 
 import pytest
 
+from lsap_bridge.host import edit_policy
+from lsap_bridge.server import current_client
+from lsap_bridge.service import Response
 from tests.integration.harness import Bridge
 
 
@@ -38,22 +41,35 @@ def immutable(path: Path) -> Iterator[None]:
 
 @contextmanager
 def during_approval(bridge: Bridge, action: Callable[[], None]) -> Iterator[list[str]]:
-    """`action` runs while the edit is being approved (then it is approved); yields the
-    summaries the policy was asked about."""
-    session = bridge.service.session
-    approve = session.approve_edit
-    asked: list[str] = []
+    """`edit_policy = 'ask'`, and `action` runs while the prompt is open (then the human
+    approves); yields what the human was asked. Requests must come from an agent
+    (`as_agent`): the human's own commands are never asked about."""
+    gateway = bridge.embedded.gateway
+    session, confirm = bridge.service.session, gateway.confirm_edit
+    approve, asked = session.approve_edit, []
 
-    async def meanwhile(summary: str, preview: str) -> bool:
-        asked.append(summary)
+    async def human_approves_late(client: str, summary: str, preview: str, timeout: float) -> bool:
+        asked.append(f"{client}: {summary}")
         action()
         return True
 
-    session.approve_edit = meanwhile
+    session.approve_edit = edit_policy(gateway)
+    gateway.confirm_edit = human_approves_late  # type: ignore[method-assign]
     try:
         yield asked
     finally:
         session.approve_edit = approve
+        gateway.confirm_edit = confirm  # type: ignore[method-assign]
+
+
+def as_agent(bridge: Bridge, payload: dict[str, Any]) -> Response:
+    """A request from an agent (`current_client` set, as the socket does)."""
+
+    async def ask() -> Response:
+        current_client.set("agent-7")
+        return await bridge.service.handle(payload)
+
+    return bridge.loop.run(ask())
 
 
 @contextmanager

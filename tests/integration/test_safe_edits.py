@@ -10,22 +10,20 @@ that changed on disk keeps both texts apart; a rename whose edits miss uses that
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from lsap_bridge.host import edit_policy
-from lsap_bridge.server import current_client
-from lsap_bridge.service import Response
 from tests.conftest import EXAMPLE
 
-from .edit_faults import during_approval
+from .edit_faults import as_agent, during_approval
 from .harness import Bridge
+from .test_rename import fresh
 
 pytestmark = pytest.mark.integration
 
@@ -39,33 +37,14 @@ def snapshot(root: Path) -> dict[str, bytes]:
             for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
 
 
-def fresh(tmp_path: Path, servers: list[str]) -> Iterator[Bridge]:
-    root = tmp_path / "shop"
-    shutil.copytree(EXAMPLE, root)
-    bridge = Bridge(root, servers)
-    yield bridge
-    bridge.close()
-
-
 @pytest.fixture(params=["basedpyright", "pylsp"])
 def python_bridge(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bridge]:
-    yield from fresh(tmp_path, [request.param])
+    yield from fresh(tmp_path, EXAMPLE, [request.param])
 
 
 @pytest.fixture
 def shop_bridge(tmp_path: Path) -> Iterator[Bridge]:
-    yield from fresh(tmp_path, ["basedpyright"])
-
-
-def as_agent(bridge: Bridge, payload: dict[str, Any]) -> Response:
-    """A request from an agent (`current_client` set, as the socket does), so that the
-    edit policy of the human's editor applies."""
-
-    async def ask() -> Response:
-        current_client.set("agent-7")
-        return await bridge.service.handle(payload)
-
-    return bridge.loop.run(ask())
+    yield from fresh(tmp_path, EXAMPLE, ["basedpyright"])
 
 
 def agent_edits(path: Path) -> str:
@@ -104,20 +83,12 @@ def test_the_disk_changed_while_the_human_decides(shop_bridge: Bridge) -> None:
     """edit_policy = 'ask': the file changes while the prompt is open; the approval does not
     make the rename go over it."""
     bridge, root = shop_bridge, shop_bridge.root
-    gateway = bridge.embedded.gateway
     catalog = root / "shop" / "catalog.py"
     bridge.ask(mode="references", locate="shop/models.py:Product")
-    asked: list[str] = []
-
-    async def human_approves_late(client: str, summary: str, preview: str, timeout: float) -> bool:
-        asked.append(f"{client}: {summary}")
-        agent_edits(catalog)  # meanwhile another agent (or git) writes a file of the rename
-        return True
-
     before_prompt = snapshot(root)
-    bridge.service.session.approve_edit = edit_policy(gateway)
-    gateway.confirm_edit = human_approves_late  # type: ignore[method-assign]
-    response = as_agent(bridge, RENAME)
+    # Meanwhile another agent (or git) writes a file of the rename.
+    with during_approval(bridge, lambda: agent_edits(catalog)) as asked:
+        response = as_agent(bridge, RENAME)
     assert asked == ["agent-7: rename Product → Item: 18 edits in 4 files"]
     assert response.error is not None and response.error.code.value == "conflict", response.text
     assert response.error.message == (
@@ -135,7 +106,7 @@ def test_a_target_made_read_only_during_the_prompt(shop_bridge: Bridge) -> None:
     checkout = root / "shop" / "checkout.py"
     before = snapshot(root)
     with during_approval(bridge, lambda: checkout.chmod(0o444)) as asked:
-        response = bridge.request(RENAME)
+        response = as_agent(bridge, RENAME)
     assert asked, "the edit policy was asked"
     assert response.error is not None and response.error.code.value == "conflict", response.text
     assert response.error.message == (
@@ -160,8 +131,9 @@ def test_a_directory_swapped_for_a_symlink_out_of_the_workspace(
         package.rename(root / "shop.real")
         package.symlink_to(outside, target_is_directory=True)
 
-    with during_approval(bridge, swap):
-        response = bridge.request(RENAME)
+    with during_approval(bridge, swap) as asked:
+        response = as_agent(bridge, RENAME)
+    assert asked
     assert response.error is not None, response.text
     assert response.error.code.value == "outside_workspace", response.text
     assert "a symlink changed after the edit was planned" in response.error.message
@@ -191,8 +163,6 @@ def test_unsaved_changes_and_a_different_disk_stay_apart(python_bridge: Bridge) 
         assert promotions.read_text() == on_disk
         return
     assert response.ok, response.text
-    import json
-
     data = json.loads(response.text)
     [entry] = [f for f in data["changed"] if f["path"] == "shop/promotions.py"]
     assert entry == {"path": "shop/promotions.py", "edits": entry["edits"], "saved": False,
