@@ -56,27 +56,17 @@ local function write(bufnr, path)
   if not ok then error(('cannot write %s: %s'):format(path, first_error(err)), 0) end
 end
 
---- Re-read unmodified buffers whose files changed on disk, keeping their undo history (the
---- reload is its own undo step) and every window's view; no autocommands run. For buffers
---- the bridge did not edit itself: loaded after the edit was planned, or whose files a
---- roll-back or a journal settled at start-up put back.
+--- Bring the unmodified buffers of files that changed on disk up to date, as every read
+--- does (`fresh` in transport.lua): for buffers the bridge did not edit itself (loaded after
+--- the edit was planned, or whose files a roll-back or a journal settled at start-up put
+--- back).
 function M.reload(paths)
-  local find = require('lsap.transport').loaded_buffers()
-  local saved = vim.o.undoreload
-  vim.o.undoreload = -1
+  local transport = require('lsap.transport')
+  local find = transport.loaded_buffers()
   for _, path in ipairs(paths) do
     local bufnr = find(path)
-    if bufnr and not vim.bo[bufnr].modified then
-      local views = {}
-      for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do views[win] = vim.api.nvim_win_call(win, vim.fn.winsaveview) end
-      local ok, err = pcall(vim.api.nvim_buf_call, bufnr, function() vim.cmd('noautocmd keepalt keepjumps edit!') end)
-      for win, view in pairs(views) do
-        if vim.api.nvim_win_is_valid(win) then vim.api.nvim_win_call(win, function() vim.fn.winrestview(view) end) end
-      end
-      if not ok then require('lsap').log('warn', ('reloading %s failed: %s'):format(path, err)) end
-    end
+    if bufnr then transport.fresh(bufnr) end
   end
-  vim.o.undoreload = saved
 end
 
 local function same_stamp(stat, stamp)

@@ -1,7 +1,7 @@
 """Changes to the world at the two moments an edit is most exposed, for the edit tests.
 
-- `during_approval`: while an `ask` prompt waits for the human (`edit_policy` and
-  `confirm_edit`), after the edit was planned and checked.
+- `during_approval`: while an `ask` prompt waits for the human (`edit_policy`, and the
+  gateway's `edit_decision`), after the edit was planned and checked.
 - `when_switching`: after every check and the journal, right before Neovim renames the
   new files into place, so that the switch itself fails part-way.
 
@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from lsap_bridge.gateway import Decision
 from lsap_bridge.host import edit_policy
 from lsap_bridge.server import current_client
 from lsap_bridge.service import Response
@@ -45,21 +46,22 @@ def during_approval(bridge: Bridge, action: Callable[[], None]) -> Iterator[list
     approves); yields what the human was asked. Requests must come from an agent
     (`as_agent`): the human's own commands are never asked about."""
     gateway = bridge.embedded.gateway
-    session, confirm = bridge.service.session, gateway.confirm_edit
+    session, decide = bridge.service.session, gateway.edit_decision
     approve, asked = session.approve_edit, []
 
-    async def human_approves_late(client: str, summary: str, preview: str, timeout: float) -> bool:
+    async def human_approves_late(client: str, summary: str, preview: str,
+                                  timeout: float) -> Decision:
         asked.append(f"{client}: {summary}")
         action()
-        return True
+        return Decision("apply")
 
     session.approve_edit = edit_policy(gateway)
-    gateway.confirm_edit = human_approves_late  # type: ignore[method-assign]
+    gateway.edit_decision = human_approves_late  # type: ignore[method-assign]
     try:
         yield asked
     finally:
         session.approve_edit = approve
-        gateway.confirm_edit = confirm  # type: ignore[method-assign]
+        gateway.edit_decision = decide  # type: ignore[method-assign]
 
 
 def as_agent(bridge: Bridge, payload: dict[str, Any]) -> Response:

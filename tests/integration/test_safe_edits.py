@@ -79,6 +79,24 @@ def test_an_agents_disk_edit_before_a_rename_is_never_lost(python_bridge: Bridge
         assert {p: t for p, t in snapshot(root).items() if p != "shop/models.py"} == others
 
 
+def test_an_agents_edit_of_a_file_no_buffer_holds_is_never_lost(python_bridge: Bridge) -> None:
+    """The agent shifts every line of catalog.py (which no buffer holds) and adds a use: the
+    rename's positions are either the new ones, or the rename is refused."""
+    bridge, root = python_bridge, python_bridge.root
+    catalog = root / "shop" / "catalog.py"
+    assert bridge.ask(mode="references", locate="shop/models.py:Product")["total"] > 0
+    assert bridge.buffer_lines(catalog) == []
+    edited = "# moved down by the agent\n\n" + catalog.read_text() + AGENT_LINES
+    catalog.write_text(edited)
+    response = bridge.request(RENAME)
+    on_disk = catalog.read_text()
+    if response.ok:
+        assert on_disk == re.sub(r"\bProduct\b", "Item", edited)
+    else:
+        assert response.error is not None and response.error.code.value == "conflict", response.text
+        assert on_disk == edited
+
+
 def test_the_disk_changed_while_the_human_decides(shop_bridge: Bridge) -> None:
     """edit_policy = 'ask': the file changes while the prompt is open; the approval does not
     make the rename go over it."""

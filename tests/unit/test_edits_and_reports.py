@@ -577,6 +577,42 @@ def test_a_refused_edit_is_denied_and_the_policy_sees_the_diff(fake: tuple[Any, 
     assert "-class Product:\n+class Item:" in seen[0][1]
 
 
+def test_a_buffer_behind_its_file_is_a_conflict(fake: tuple[Any, Path]) -> None:
+    """The buffer (unmodified) still holds the text the server computed the edit on, but
+    the file changed on disk: writing the edit would lose the disk's change."""
+    from lsap_bridge.edits import apply_workspace_edit
+
+    session, models = fake
+    models.write_text("class Product:\n    pass\n\nEXTRA = 1\n")
+    with pytest.raises(LsapError) as caught:
+        _run(apply_workspace_edit(session, _edit(models, None), CLIENT, label="rename"))
+    assert caught.value.code is ErrorCode.CONFLICT
+    assert caught.value.message.startswith("the buffer of models.py does not hold what is on disk")
+    assert session.gateway.applied == [] and models.read_text().endswith("EXTRA = 1\n")
+
+
+def test_a_rename_computed_on_other_text_is_a_conflict(fake: tuple[Any, Path]) -> None:
+    """No buffer holds the file, and its lines moved since the server read it: the edit's
+    range no longer holds the old name."""
+    from lsap_bridge.edits import apply_workspace_edit
+
+    session, models = fake
+    session.gateway.buffers.clear()
+    models.write_text("# moved\nclass Product:\n    pass\n")
+    with pytest.raises(LsapError) as caught:
+        _run(apply_workspace_edit(session, _edit(models, None), CLIENT, label="rename",
+                                  replaces="Product"))
+    assert caught.value.code is ErrorCode.CONFLICT
+    assert caught.value.message == (
+        "the edit of models.py at 1:7 would replace `d`, not `Product`: the file changed since "
+        "the server read it"
+    )
+    assert session.gateway.applied == []
+    moved = {"changes": {models.as_uri(): [{"range": rng(1, 6, 1, 13), "newText": "Item"}]}}
+    result = _run(apply_workspace_edit(session, moved, CLIENT, label="rename", replaces="Product"))
+    assert result.changed == ["models.py"] and models.read_text() == "# moved\nclass Item:\n    pass\n"
+
+
 def test_whole_file_replacements_are_recognised() -> None:
     from lsap_bridge.edits import _replaces_all
 
