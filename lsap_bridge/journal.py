@@ -29,6 +29,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from .filestate import content_hash, snapshot
 LOG = logging.getLogger("lsap.journal")
 RECORD = "recovered.log"  # the settled journals, newest last, for `:checkhealth lsap`
 RECORD_KEEP = 50  # lines of RECORD kept
+WRITERS = 8  # files written (and fsynced) at once while an edit is prepared
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,15 @@ def _fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _fsync(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _current(path: str) -> str | None:
@@ -115,6 +126,14 @@ def _keep_old(change: Change, backup: Path) -> None:
         except OSError:
             pass
     shutil.copy2(change.path, backup)
+
+
+def _stage(change: Change, entry: Entry) -> None:
+    """One file's new content and backup, beside it."""
+    if entry.temp is not None and change.new is not None:
+        _write_new(change.path, Path(entry.temp), change.new)
+    if entry.backup is not None:
+        _keep_old(change, Path(entry.backup))
 
 
 def _remove(leftovers: Iterable[str | None]) -> None:
@@ -175,13 +194,10 @@ class Journal:
         os.rename(path.with_suffix(".new"), path)  # the lock stays: it is on the file itself
         _fsync_dir(directory)
         try:
-            for change, entry in zip(changes, entries, strict=True):
-                if entry.temp is not None and change.new is not None:
-                    _write_new(change.path, Path(entry.temp), change.new)
-                if entry.backup is not None:
-                    _keep_old(change, Path(entry.backup))
-            for parent in dict.fromkeys(c.path.parent for c in changes):
-                _fsync_dir(parent)
+            # Files side by side: their fsyncs wait for the disk together, not in turn.
+            with ThreadPoolExecutor(WRITERS) as pool:
+                list(pool.map(_stage, changes, entries))
+                list(pool.map(_fsync_dir, dict.fromkeys(c.path.parent for c in changes)))
         except BaseException:
             journal.finish()
             raise
@@ -189,7 +205,11 @@ class Journal:
 
     def finish(self) -> None:
         """Remove every new content and backup left, then the journal: the edit is done, or
-        was never begun."""
+        was never begun. Files Neovim rewrote in place are fsynced first (Neovim does not
+        wait for the disk: until here their new content is in the journal)."""
+        if self.marker.exists():
+            with ThreadPoolExecutor(WRITERS) as pool:
+                list(pool.map(_fsync, [e.path for e in self.entries if e.in_place]))
         for entry in self.entries:
             _remove((entry.backup, entry.temp))
         for path in (self.path, self.path.with_suffix(".new"), self.marker):

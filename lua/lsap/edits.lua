@@ -36,16 +36,17 @@ end
 
 --- Write a buffer to its file, in place: no backup file beside it (the journal holds the
 --- old and new contents), no autocommands (nothing of the human's, such as a formatter,
---- changes what was approved). Only ever over a file just checked to be as planned.
+--- changes what was approved), no waiting for the disk (the service fsyncs the file before
+--- it lets the journal go). Only ever over a file just checked to be as planned.
 local function write(bufnr, path)
-  local writebackup, backup = vim.o.writebackup, vim.o.backup
+  local writebackup, backup, fsync = vim.o.writebackup, vim.o.backup, vim.o.fsync
   local old = vim.api.nvim_buf_get_name(bufnr)
-  vim.o.writebackup, vim.o.backup = false, false
+  vim.o.writebackup, vim.o.backup, vim.o.fsync = false, false, false
   local ok, err = pcall(vim.api.nvim_buf_call, bufnr, function()
     if old ~= path then vim.cmd('noautocmd keepalt file ' .. vim.fn.fnameescape(path)) end -- renamed
     vim.cmd('silent noautocmd keepalt lockmarks write!')
   end)
-  vim.o.writebackup, vim.o.backup = writebackup, backup
+  vim.o.writebackup, vim.o.backup, vim.o.fsync = writebackup, backup, fsync
   if old ~= path then -- `:file` leaves an empty buffer of the old name, which names no file now
     for _, b in ipairs(vim.api.nvim_list_bufs()) do
       if b ~= bufnr and vim.api.nvim_buf_get_name(b) == old and not vim.api.nvim_buf_is_loaded(b) then
