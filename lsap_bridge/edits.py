@@ -31,6 +31,7 @@ import itertools
 import os
 import re
 import stat as stat_module
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -571,7 +572,8 @@ def _changes(plan: _Plan) -> list[Change]:
     return out
 
 
-def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None]) -> list[dict[str, Any]]:
+def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
+         display: Callable[[Path], str]) -> list[dict[str, Any]]:
     """What `lua/lsap/edits.lua` applies: per file, the disk switch and the buffer's edits."""
     temps = {Path(e.path): e.temp for e in journal.entries} if journal else {}
 
@@ -585,14 +587,15 @@ def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None])
 
     ops: list[dict[str, Any]] = []
     for file in plan.removed:
-        ops.append({"kind": "remove", "path": str(file.path), "dir": str(file.path.parent),
-                    "stamp": stamp(file.path)})
+        ops.append({"kind": "remove", "path": str(file.path), "name": display(file.path),
+                    "dir": str(file.path.parent), "stamp": stamp(file.path)})
     for file in plan.files:
         kind = "buffer" if file.buffer_only else "write" if file.disk else "create"
         loaded = file.doc is not None
         ops.append({
             "kind": kind,
             "path": str(file.path),
+            "name": display(file.path),
             "dir": str(file.path.parent),
             "temp": temps.get(file.path),
             "stamp": stamp(file.path),
@@ -648,6 +651,20 @@ async def _switch(session: Session, journal: Journal | None, ops: list[dict[str,
     )
 
 
+async def _journalled(session: Session, plan: _Plan, now: dict[Path, Snapshot | None],
+                      directory: Path, label: str) -> None:
+    """Write the journal and the new contents, then have Neovim switch (see `_switch`)."""
+    journal = None
+    changes = _changes(plan)
+    if changes:
+        try:
+            journal = await asyncio.to_thread(Journal.prepare, directory, label, changes)
+        except OSError as exc:
+            raise LsapError(ErrorCode.SERVER_ERROR, f"{label} could not be prepared: {exc}",
+                            hint=NOTHING) from None
+    await _switch(session, journal, _ops(plan, journal, now, session.workspace.display), label)
+
+
 async def journal_dir(gateway: EditorGateway) -> Path:
     """Where this Neovim keeps edit journals (under its state directory)."""
     return Path(await gateway.exec_lua("return require('lsap.edits').journal_dir()"))
@@ -684,17 +701,9 @@ async def apply_workspace_edit(
             hint="the editor's edit policy refused it; nothing was changed",
         )
     now = await asyncio.to_thread(_recheck, plan, session.workspace)
-    journal = None
-    changes = _changes(plan)
-    if changes:
-        directory = await journal_dir(session.gateway)
-        try:
-            journal = await asyncio.to_thread(Journal.prepare, directory, label, changes)
-        except OSError as exc:
-            raise LsapError(ErrorCode.SERVER_ERROR, f"{label} could not be prepared: {exc}",
-                            hint=NOTHING) from None
+    directory = await journal_dir(session.gateway)
     # Shielded: an asker who goes away must not leave the journal half settled.
-    await asyncio.shield(_switch(session, journal, _ops(plan, journal, now), label))
+    await asyncio.shield(_journalled(session, plan, now, directory, label))
     display = session.workspace.display
     return EditResult(
         label,

@@ -38,7 +38,7 @@ end
 --- old and new contents), no autocommands (nothing of the human's, such as a formatter,
 --- changes what was approved), no waiting for the disk (the service fsyncs the file before
 --- it lets the journal go). Only ever over a file just checked to be as planned.
-local function write(bufnr, path)
+local function write(bufnr, path, name)
   local writebackup, backup, fsync = vim.o.writebackup, vim.o.backup, vim.o.fsync
   local old = vim.api.nvim_buf_get_name(bufnr)
   vim.o.writebackup, vim.o.backup, vim.o.fsync = false, false, false
@@ -54,7 +54,7 @@ local function write(bufnr, path)
       end
     end
   end
-  if not ok then error(('cannot write %s: %s'):format(path, first_error(err)), 0) end
+  if not ok then error(('cannot write %s: %s'):format(name, first_error(err)), 0) end
 end
 
 --- Bring the unmodified buffers of files that changed on disk up to date, as every read
@@ -82,23 +82,23 @@ local function given(value) return value ~= nil and value ~= vim.NIL end
 local function problem(op, bufnr)
   if op.kind ~= 'buffer' then
     if vim.uv.fs_realpath(op.dir) ~= op.dir then
-      return ('%s now leads elsewhere (a directory on its path was replaced)'):format(op.path)
+      return ('%s now leads elsewhere (a directory on its path was replaced)'):format(op.name)
     end
     local stat = vim.uv.fs_lstat(op.path)
     if op.kind == 'create' then
-      if stat then return op.path .. ' was created by someone else meanwhile' end
+      if stat then return op.name .. ' was created by someone else meanwhile' end
     elseif not same_stamp(stat, op.stamp) then
-      return op.path .. ' changed on disk while the edit was being applied'
+      return op.name .. ' changed on disk while the edit was being applied'
     end
   end
   if given(op.tick) then
     if not bufnr then
-      if op.kind == 'buffer' then return 'the buffer of ' .. op.path .. ' was closed meanwhile' end
+      if op.kind == 'buffer' then return 'the buffer of ' .. op.name .. ' was closed meanwhile' end
     elseif vim.b[bufnr].changedtick ~= op.tick then
-      return op.path .. ' changed while the edit was prepared'
+      return op.name .. ' changed while the edit was prepared'
     end
   elseif bufnr and vim.bo[bufnr].modified then
-    return op.path .. ' was opened and changed while the edit was prepared'
+    return op.name .. ' was opened and changed while the edit was prepared'
   end
 end
 
@@ -152,7 +152,7 @@ local function edit_buffer(state, op, bufnr)
   end
   break_undo(bufnr)
   if not vim.deep_equal(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), op.lines) then
-    error(('the buffer of %s did not take the edit as planned'):format(op.path), 0)
+    error(('the buffer of %s did not take the edit as planned'):format(op.name), 0)
   end
 end
 
@@ -166,7 +166,8 @@ end
 local CHANGE = { write = 2, create = 1, remove = 3 }
 
 --- plan: { marker = the journal's commit marker (nil: no file changes on disk), ops = per
---- file, in order: { kind = 'write'|'create'|'remove'|'buffer', path=, dir=, temp=?,
+--- file, in order: { kind = 'write'|'create'|'remove'|'buffer', path=, name= (to show),
+--- dir=, temp=?,
 --- stamp=? {size, sec, nsec, ino, dev}, origin=? (renamed from), tick=? (the buffer's
 --- changedtick when planned), steps=? {{edits={{sl, sc, el, ec, lines}, …}, append=,
 --- fix_eol=}, …} and lines=? (the buffer's text after them), for a buffer loaded when
@@ -182,7 +183,7 @@ function M.apply(plan)
     local current = vim.api.nvim_buf_get_name(0)
     for _, op in ipairs(ops) do
       if op.path == current or op.origin == current then
-        return { ok = false, busy = true, error = ('the human is typing in %s'):format(current) }
+        return { ok = false, busy = true, error = ('the human is typing in %s'):format(op.name) }
       end
     end
   end
@@ -213,13 +214,13 @@ function M.apply(plan)
       elseif op.kind == 'remove' then
         done, why = vim.uv.fs_unlink(op.path)
       elseif bufnr and given(op.steps) then
-        write(bufnr, op.path)
+        write(bufnr, op.path, op.name)
         state.written[#state.written + 1] = bufnr
       else
         done, why = vim.uv.fs_rename(op.temp, op.path)
         if bufnr then reread[#reread + 1] = op.path end -- loaded after the plan was made
       end
-      if not done then error(('cannot write %s: %s'):format(op.path, why), 0) end
+      if not done then error(('cannot write %s: %s'):format(op.name, why), 0) end
       if CHANGE[op.kind] and not bufnr then
         changes[#changes + 1] = { uri = vim.uri_from_fname(op.path), type = CHANGE[op.kind] }
       end
@@ -231,7 +232,8 @@ function M.apply(plan)
     -- files, and their servers see the change undone (the caller restores the rest).
     for i = #state.written, 1, -1 do
       local bufnr = state.written[i]
-      local back, why = pcall(write, bufnr, vim.api.nvim_buf_get_name(bufnr))
+      local name = vim.api.nvim_buf_get_name(bufnr)
+      local back, why = pcall(write, bufnr, name, name)
       if not back then require('lsap').log('warn', 'rolling back: ' .. tostring(why)) end
     end
     return { ok = false, switched = true, error = tostring(err) }

@@ -11,6 +11,7 @@ Tests run as root, for whom file modes are no obstacle to writing: an immutable 
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -41,10 +42,11 @@ def immutable(path: Path) -> Iterator[None]:
 
 
 @contextmanager
-def during_approval(bridge: Bridge, action: Callable[[], None]) -> Iterator[list[str]]:
+def during_approval(bridge: Bridge, action: Callable[[], Any]) -> Iterator[list[str]]:
     """`edit_policy = 'ask'`, and `action` runs while the prompt is open (then the human
-    approves); yields what the human was asked. Requests must come from an agent
-    (`as_agent`): the human's own commands are never asked about."""
+    approves; an awaitable it returns is awaited: the prompt waits in the service's loop);
+    yields what the human was asked. Requests must come from an agent (`as_agent`): the
+    human's own commands are never asked about."""
     gateway = bridge.embedded.gateway
     session, decide = bridge.service.session, gateway.edit_decision
     approve, asked = session.approve_edit, []
@@ -52,7 +54,9 @@ def during_approval(bridge: Bridge, action: Callable[[], None]) -> Iterator[list
     async def human_approves_late(client: str, summary: str, preview: str,
                                   timeout: float) -> Decision:
         asked.append(f"{client}: {summary}")
-        action()
+        done = action()
+        if inspect.isawaitable(done):
+            await done
         return Decision("apply")
 
     session.approve_edit = edit_policy(gateway)

@@ -375,7 +375,7 @@ def test_no_edit_while_the_human_types_in_a_target(shop_bridge: Bridge) -> None:
     response = bridge.request({"mode": "rename", "locate": ANCHOR, "new_name": "Item"})
     assert response.error is not None and response.error.code.value == "conflict"
     assert response.error.message == (
-        f"rename Product → Item was not applied: the human is typing in {catalog}"
+        "rename Product → Item was not applied: the human is typing in shop/catalog.py"
     )
     assert snapshot(root) == original and not bridge.modified(catalog)
     bridge.lua("vim.api.nvim_feedkeys(vim.keycode('<Esc>'), 'n', false)")

@@ -136,6 +136,30 @@ def test_a_target_made_read_only_during_the_prompt(shop_bridge: Bridge) -> None:
     assert bridge.request(RENAME).ok
 
 
+def test_the_human_types_in_a_target_during_the_prompt(shop_bridge: Bridge) -> None:
+    """The human changes models.py (a loaded buffer the edit was planned on) while the prompt
+    is open: nothing is applied, and the human's typing stays, unsaved."""
+    bridge, root = shop_bridge, shop_bridge.root
+    models = root / "shop" / "models.py"
+    bridge.lua("vim.cmd.edit(vim.fn.fnameescape(...))", str(models))
+    before = snapshot(root)
+    typing = bridge.embedded.gateway.exec_lua(
+        "vim.api.nvim_buf_set_lines(vim.fn.bufnr(...), 0, 0, false, {'# typed meanwhile'})",
+        str(models))
+    with during_approval(bridge, lambda: typing) as asked:
+        response = as_agent(bridge, RENAME)
+    assert asked
+    assert response.error is not None and response.error.code.value == "conflict", response.text
+    assert response.error.message == (
+        "rename Product → Item was not applied: shop/models.py changed while the edit was prepared"
+    )
+    assert snapshot(root) == before
+    lines = bridge.buffer_lines(models)
+    assert lines[0] == "# typed meanwhile" and "class Product:" in lines and bridge.modified(models)
+    assert not any("Item" in line for rel in ("catalog.py", "checkout.py")
+                   for line in bridge.buffer_lines(root / "shop" / rel))
+
+
 def test_a_directory_swapped_for_a_symlink_out_of_the_workspace(
     shop_bridge: Bridge, tmp_path: Path
 ) -> None:
