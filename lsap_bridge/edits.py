@@ -196,9 +196,9 @@ def _splice(
     if fix_eol and len(work) > 1 and work[-1] == "":
         work.pop()
         if work_breaks is not None:
-            last = work_breaks.pop()
-            # An empty file got its first lines: the final newline is the new line break.
-            work_breaks[-1] = work_breaks[-1] if not empty else (last or eol)
+            work_breaks.pop()
+    if empty and work_breaks is not None and work != [""]:
+        work_breaks[-1] = eol  # an empty file's first text ends with a newline, as `:w` does
     return _Spliced(work, byte_edits, append, fix_eol, work_breaks)
 
 

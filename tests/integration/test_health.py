@@ -24,6 +24,7 @@ SECTIONS = [
     "Language servers",
     "Agent socket",
     "Configuration",
+    "Edit journal",
 ]
 
 
@@ -54,6 +55,7 @@ def test_good_setup_is_ok_in_every_section(tmp_path: Path, shop: Path) -> None:
     assert "basedpyright on shop/models.py (utf-16" in ok and "references, definition" in ok
     assert re.search(r"listening on \S+/lsap/nvim-\d+\.sock \(mode 600\)", ok)
     assert "no unknown options" in ok
+    assert "no unfinished edit (" in ok
 
 
 def test_advice_when_not_registered_and_no_server(tmp_path: Path, shop: Path) -> None:

@@ -213,8 +213,9 @@ def rewrite(data: bytes, edits: list[dict[str, Any]], tmp_path: Path) -> bytes:
         (b"a\n", [{"range": rng(1, 0, 1, 0), "newText": "b\n"}], b"a\nb\n"),
         # A file of one empty line keeps it below the new first line.
         (b"\n", [{"range": rng(0, 0, 0, 0), "newText": "x\n"}], b"x\n\n"),
-        # An empty file gets its first line, with a final newline.
+        # An empty file gets its first line, with a final newline, given or not.
         (b"", [{"range": rng(0, 0, 0, 0), "newText": "FEE = 2\n"}], b"FEE = 2\n"),
+        (b"", [{"range": rng(0, 0, 0, 0), "newText": "a\nb"}], b"a\nb\n"),
     ],
 )
 def test_the_disk_text_is_rewritten_only_where_edited(
