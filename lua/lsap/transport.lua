@@ -374,6 +374,7 @@ function M.request(token, calls, guard)
         table.insert(inflight[token], {
           client_id = call.client_id,
           request_id = request_id,
+          method = call.method,
           fail = function()
             finish(i, { error = { code = -32803, message = 'the language server exited before answering' } })
           end,
@@ -385,13 +386,33 @@ function M.request(token, calls, guard)
   end
 end
 
---- Cancel what is still in flight for a token (the service gave up waiting).
+-- Requests that pyright and basedpyright (1.40 included) must never see cancelled: when a
+-- `$/cancelRequest` arrives before the handler has read its token, the handler leaves a
+-- token source behind whose `cancel` is missing, and every later request of the same kind
+-- fails with "this._token.cancel is not a function" until the server restarts
+-- (`:help lsap-cancellation`). The bridge lets such a request finish and drops its answer.
+local UNCANCELLABLE = {
+  ['textDocument/references'] = true,
+  ['textDocument/implementation'] = true,
+  ['workspace/executeCommand'] = true,
+}
+
+local function pyright_family(client)
+  local info = client.server_info or {}
+  return tostring(info.name or client.name):find('pyright', 1, true) ~= nil
+    or tostring(client.name):find('pyright', 1, true) ~= nil
+end
+
+--- Cancel what is still in flight for a token (the service gave up waiting, or its client
+--- went away): the servers stop that work, except where cancelling would break them.
 function M.cancel(token)
   if withdraw[token] then withdraw[token]() end
   withdraw[token] = nil
   for _, req in ipairs(inflight[token] or {}) do
     local client = vim.lsp.get_client_by_id(req.client_id)
-    if client then pcall(client.cancel_request, client, req.request_id) end
+    if client and not (UNCANCELLABLE[req.method] and pyright_family(client)) then
+      pcall(client.cancel_request, client, req.request_id)
+    end
   end
   inflight[token] = nil
 end
