@@ -17,8 +17,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .client import ClientError, Connection, env_servers, find_session
-from .discovery import sessions
+from .client import ClientError, Connection, call_session, env_servers, find_session
+from .discovery import SessionInfo, sessions
 
 OPTIONS = ("max_items", "start_index", "pagination_id", "context_lines", "format")
 COMMANDS = ("query", "request", "schema", "info", "sessions", "daemon", "mcp", "doctor")
@@ -70,11 +70,9 @@ def mode_request(args: argparse.Namespace) -> dict[str, Any]:
     return request
 
 
-def connect(args: argparse.Namespace) -> Connection:
+def session(args: argparse.Namespace) -> SessionInfo | None:
     servers = args.servers.split(",") if args.servers else env_servers()
-    info = find_session(Path.cwd(), args.root, args.session, servers, args.idle_timeout)
-    assert info is not None
-    return Connection(info.socket, name="lsap cli")
+    return find_session(Path.cwd(), args.root, args.session, servers, args.idle_timeout)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,11 +122,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
     else:
         method, params = "request", mode_request(args)
-    conn = connect(args)
-    try:
-        result = conn.call(method, params)
-    finally:
-        conn.close()
+    result = call_session(lambda: session(args), method, params, name="lsap cli")
     if command in ("schema", "info"):
         print(json.dumps(result, indent=1))
         return 0
@@ -149,5 +143,5 @@ def main(argv: list[str] | None = None) -> None:
     try:
         raise SystemExit(run(args))
     except ClientError as exc:
-        print(f"lsap: {exc}", file=sys.stderr)
+        print(f"lsap: {exc.code + ': ' if exc.code else ''}{exc}", file=sys.stderr)
         raise SystemExit(3) from None

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,36 @@ ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "package.json", "tsco
 
 
 class ClientError(Exception):
-    """The session could not be reached or answered with a protocol error."""
+    """The session could not be reached or answered with a protocol error; `code` is the
+    stable code the session gave (`busy`, `session_gone`, `timeout`, …), if any."""
+
+    def __init__(self, message: str, code: str | None = None, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.data = data or {}
+
+    @classmethod
+    def of(cls, error: dict[str, Any]) -> ClientError:
+        """From a JSON-RPC error object."""
+        data = error.get("data")
+        data = data if isinstance(data, dict) else {}
+        return cls(str(error.get("message", "error")), data.get("code"), data)
+
+    @property
+    def never_ran(self) -> bool:
+        """The session went away before running the call: sending it again is safe."""
+        return self.code == "session_gone" and self.data.get("started") is False
+
+    def report(self) -> str:
+        """As an error report, for surfaces that show reports (the MCP tools)."""
+        if self.code is None:
+            return f"# Error: server_error\n\nthe lsap session is unreachable: {self}\n"
+        return f"# Error: {self.code}\n\n{self}\n"
+
+
+def gone(what: str, started: bool) -> ClientError:
+    return ClientError(f"the lsap session {what}; send the request again: lsap finds, or starts, "
+                       "a session for it", "session_gone", {"started": started})
 
 
 def project_root(directory: Path) -> Path:
@@ -41,6 +71,9 @@ class Connection:
         self.sock.settimeout(timeout)
         try:
             self.sock.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            self.sock.close()
+            raise gone(f"at {path} is gone", started=False) from None
         except OSError as exc:
             self.sock.close()
             raise ClientError(f"cannot connect to {path}: {exc.strerror or exc}") from None
@@ -57,12 +90,12 @@ class Connection:
         while True:
             line = self.file.readline()
             if not line:
-                raise ClientError("the session closed the connection")
+                raise gone("closed the connection before answering", started=True)
             reply = json.loads(line)
             if reply.get("id") == msg_id:
                 break
         if "error" in reply:
-            raise ClientError(reply["error"].get("message", "error"))
+            raise ClientError.of(reply["error"])
         return reply["result"]
 
     def close(self) -> None:
@@ -114,6 +147,24 @@ def _spawn_daemon(root: Path, servers: list[str], idle_timeout: float, wait: flo
     raise ClientError(f"the embedded Neovim did not start within {wait:g} s; see {log}")
 
 
+def call_session(find: Callable[[], SessionInfo | None], method: str, params: Any,
+                 name: str | None = None) -> Any:
+    """One call to the session `find` picks. When that session went away before running it
+    (it stopped, or died, between being found and answering), `find` runs again (it starts
+    a daemon when none is left) and the call is sent once more."""
+    for attempt in range(2):
+        info = find()
+        if info is None:
+            raise ClientError("no session to ask")
+        try:
+            with Connection(info.socket, name=name) as conn:
+                return conn.call(method, params)
+        except ClientError as exc:
+            if attempt or not exc.never_ran:
+                raise
+    raise AssertionError("unreachable")
+
+
 def find_session(directory: Path, root: Path | None = None, session: str | None = None,
                  servers: list[str] | None = None, idle_timeout: float = 900.0,
                  start: bool = True) -> SessionInfo | None:
@@ -154,6 +205,8 @@ class AsyncConnection:
     async def open(cls, path: str, name: str | None = None) -> AsyncConnection:
         try:
             reader, writer = await asyncio.open_unix_connection(path, limit=1 << 26)
+        except (FileNotFoundError, ConnectionRefusedError):
+            raise gone(f"at {path} is gone", started=False) from None
         except OSError as exc:
             raise ClientError(f"cannot connect to {path}: {exc.strerror or exc}") from None
         return cls(reader, writer, name)
@@ -162,7 +215,7 @@ class AsyncConnection:
         if self.name and (params is None or isinstance(params, dict)):
             params = {**(params or {}), "client": self.name}
         if self.reading.done():
-            raise ClientError("the session closed the connection")
+            raise gone("closed the connection", started=False)
         msg_id = next(self.ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.pending[msg_id] = future
@@ -174,7 +227,7 @@ class AsyncConnection:
         finally:
             self.pending.pop(msg_id, None)
         if "error" in reply:
-            raise ClientError(reply["error"].get("message", "error"))
+            raise ClientError.of(reply["error"])
         return reply["result"]
 
     async def _read(self) -> None:
@@ -189,7 +242,7 @@ class AsyncConnection:
         finally:
             for future in self.pending.values():
                 if not future.done():
-                    future.set_exception(ClientError("the session closed the connection"))
+                    future.set_exception(gone("closed the connection before answering", started=True))
 
     async def close(self) -> None:
         self.reading.cancel()

@@ -18,6 +18,11 @@ class ErrorCode(str, Enum):
     SERVER_ERROR = "server_error"
     CONFLICT = "conflict"
     DENIED = "denied"
+    # Not run: the connection's queue is full; send it again after `retry_after` seconds.
+    BUSY = "busy"
+    # The lsap session (the embedded daemon, or the editor's service) stopped or vanished
+    # before answering; sending the request again reaches, or starts, a new one.
+    SESSION_GONE = "session_gone"
 
 
 @dataclass(frozen=True)

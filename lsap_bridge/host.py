@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .connection import Limits, Scheduler
 from .discovery import SessionInfo, runtime_dir
 from .edits import recover_edits
 from .errors import ErrorCode, LsapError
@@ -103,17 +104,20 @@ async def serve_editor(address: str, options: dict[str, Any]) -> None:
     conn = await NvimConnection.connect(address)
     gateway = EditorGateway(conn)
     service = Service(gateway, Workspace.of(options.get("cwd") or os.getcwd()))
-    gateway.on_command(service.handle_command)
+    config = options.get("config") or {}
+    limits = Limits.of(config.get("agent_limits"))
+    scheduler = Scheduler(limits.running)
+    gateway.on_command(scheduler.ahead(service.handle_command))  # the human goes first
     await gateway.start()
     for recovery in await recover_edits(gateway):
         await gateway.notify("lsap: " + recovery.message, "warn")
-    config = options.get("config") or {}
     service.session.approve_edit = edit_policy(gateway)
     server = info = None
     if config.get("socket", True):
         name = f"nvim-{gateway.nvim_pid}"
         log = ActivityLog(gateway)
-        server = SocketServer(service, runtime_dir() / f"{name}.sock", on_event=log.add)
+        server = SocketServer(service, runtime_dir() / f"{name}.sock", on_event=log.add,
+                              limits=limits, scheduler=scheduler)
         await server.start()
         nvim_version = await gateway.nvim_version()
         tcp = token = ""
@@ -140,7 +144,7 @@ async def serve_editor(address: str, options: dict[str, Any]) -> None:
         if info is not None:
             info.withdraw()
         if server is not None:
-            await server.close()
+            await server.close("Neovim exited")
 
 
 def start_in_editor(options: dict[str, Any]) -> None:

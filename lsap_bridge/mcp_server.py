@@ -8,6 +8,7 @@ nulls), and `lsap_text` takes a Language Server Request block.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -95,28 +96,36 @@ class Forwarder:
         self.directory = directory
         self.session = session
         self.conn: AsyncConnection | None = None
+        self.opening = asyncio.Lock()  # parallel tool calls share one connection (and its queue)
 
     async def connection(self) -> AsyncConnection:
-        if self.conn is None or self.conn.reading.done():
-            import anyio.to_thread
+        async with self.opening:
+            if self.conn is None or self.conn.reading.done():
+                import anyio.to_thread
 
-            info = await anyio.to_thread.run_sync(
-                lambda: find_session(self.directory, None, self.session, env_servers()))
-            assert info is not None
-            self.conn = await AsyncConnection.open(info.socket, name="mcp")
-        return self.conn
+                info = await anyio.to_thread.run_sync(
+                    lambda: find_session(self.directory, None, self.session, env_servers()))
+                assert info is not None
+                self.conn = await AsyncConnection.open(info.socket, name="mcp")
+            return self.conn
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """The report text and whether it is an error."""
-        conn = await self.connection()
         if tool == "lsap_text":
-            result = await conn.call("text", {"text": arguments.get("text", "")})
+            method, params = "text", {"text": arguments.get("text", "")}
         elif tool == "lsap_query":
-            result = await conn.call("request", {"request": arguments.get("request")})
+            method, params = "request", {"request": arguments.get("request")}
         elif tool.startswith("lsap_"):
-            result = await conn.call("request", {"request": {**arguments, "mode": tool[5:]}})
+            method, params = "request", {"request": {**arguments, "mode": tool[5:]}}
         else:
             return f"unknown tool {tool!r}", True
+        try:
+            result = await (await self.connection()).call(method, params)
+        except ClientError as exc:
+            if not exc.never_ran:
+                raise
+            self.conn = None  # the session went away before running it: find one, once more
+            result = await (await self.connection()).call(method, params)
         return str(result["text"]), not result["ok"]
 
 
@@ -136,7 +145,7 @@ async def serve(directory: Path, session: str | None = None) -> None:
         try:
             text, failed = await forwarder.call(params.name, params.arguments or {})
         except ClientError as exc:
-            text, failed = f"# Error: server_error\n\nthe lsap session is unreachable: {exc}", True
+            text, failed = exc.report(), True
         return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
 
     server: Server[Any] = Server("lsap", version=__version__, on_list_tools=list_tools,

@@ -4,8 +4,9 @@ A connection's first byte decides its framing: `{` (or whitespace) means newline
 JSON-RPC 2.0, a msgpack array header means msgpack-RPC (as Neovim and pynvim speak it).
 Both reach the same methods. The socket is 0600 in a 0700 directory and the peer's uid is
 checked again with SO_PEERCRED; an optional loopback TCP listener asks for a token first.
-Every request runs as its own task: many clients and many requests in flight, each with a
-timeout; a client that goes away cancels what it still had pending.
+Each connection reads, queues and answers within its limits (`connection.py`); each call
+runs as its own task with a timeout; a client that goes away cancels what it still had
+pending.
 """
 
 from __future__ import annotations
@@ -16,34 +17,37 @@ import ipaddress
 import json
 import os
 import secrets
-import socket
-import struct
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import msgpack
 
 from . import __version__
 from .capabilities import REGISTRY
 from .capabilities.schema import request_schemas
+from .connection import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    MAX_BATCH,
+    METHOD_NOT_FOUND,
+    TIMEOUT,
+    TOO_BUSY,
+    TOO_LARGE,
+    UNAUTHORIZED,
+    Connection,
+    Limits,
+    Peer,
+    RpcFailure,
+    Scheduler,
+)
 from .errors import ErrorCode, LsapError
 from .service import Response, Service
 
-MAX_MESSAGE = 10 * 1024 * 1024
+__all__ = ["MAX_BATCH", "TIMEOUT", "TOO_BUSY", "TOO_LARGE", "Limits", "RpcFailure", "SocketServer"]
+
 REQUEST_TIMEOUT = 120.0
-MAX_BATCH = 50
-MAX_IN_FLIGHT = 32  # per connection: one client cannot starve the others
-
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
-    -32700, -32600, -32601, -32602, -32603,
-)
-TIMEOUT, UNAUTHORIZED, TOO_LARGE, TOO_BUSY = -32001, -32002, -32003, -32004
-
-MSGPACK_REQUEST, MSGPACK_RESPONSE, MSGPACK_NOTIFICATION = 0, 1, 2
+MAX_MESSAGE = Limits.message
 
 Method = Callable[[Any], Awaitable[Any]]
 EventSink = Callable[[dict[str, Any]], None]
@@ -51,12 +55,6 @@ EventSink = Callable[[dict[str, Any]], None]
 # The name of the agent client whose request is running, None for the human's own commands:
 # the edit policy (host.py) asks only about agent-initiated edits.
 current_client: ContextVar[str | None] = ContextVar("lsap_current_client", default=None)
-
-
-class RpcFailure(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def schema() -> dict[str, Any]:
@@ -95,26 +93,6 @@ def describe(method: str, params: Any) -> str:
     return method
 
 
-@dataclass
-class Peer:
-    """One connected client: its name (from `client` in any params) and its pending work."""
-
-    name: str
-    authenticated: bool
-    tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    running: int = 0  # methods in progress, capped by MAX_IN_FLIGHT
-
-
-def peer_uid(writer: asyncio.StreamWriter) -> int | None:
-    """The uid of the process at the other end of a Unix socket (Linux SO_PEERCRED)."""
-    sock = writer.get_extra_info("socket")
-    if sock is None or not hasattr(socket, "SO_PEERCRED"):
-        return None
-    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", raw)
-    return int(uid)
-
-
 def check_loopback(host: str, force: bool) -> None:
     """TCP is for this machine only unless the user insists (`tcp_force`)."""
     try:
@@ -134,17 +112,21 @@ class SocketServer:
 
     def __init__(self, service: Service, path: Path, *,
                  on_activity: Callable[[], None] | None = None, on_event: EventSink | None = None,
-                 extra_methods: dict[str, Method] | None = None) -> None:
+                 extra_methods: dict[str, Method] | None = None, limits: Limits | None = None,
+                 scheduler: Scheduler | None = None) -> None:
         self.service = service
         self.path = path
         self.on_activity = on_activity or (lambda: None)
         self.on_event = on_event
+        self.limits = limits or Limits()
+        self.scheduler = scheduler or Scheduler(self.limits.running)
+        self.connections: set[Connection] = set()
         self.token: str | None = None
         self.tcp_address: tuple[str, int] | None = None
         self.info_extra: dict[str, Any] = {}
         self._servers: list[asyncio.AbstractServer] = []
         self._numbers = iter(range(1, 1 << 62))
-        self.running = 0  # methods in progress over all clients (the daemon's idle check)
+        self.running = 0  # methods in progress over all clients
         self.methods: dict[str, Method] = {
             "request": self._request,
             "text": self._text,
@@ -155,13 +137,18 @@ class SocketServer:
             **(extra_methods or {}),
         }
 
+    @property
+    def busy(self) -> bool:
+        """Whether any call is running or waiting (the daemon's idle check)."""
+        return self.running > 0 or any(c.queue or c.running for c in self.connections)
+
     async def start(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
+        loop = asyncio.get_running_loop()
         old_umask = os.umask(0o177)
         try:
-            server = await asyncio.start_unix_server(self._unix_client, str(self.path),
-                                                     limit=MAX_MESSAGE)
+            server = await loop.create_unix_server(lambda: Connection(self, unix=True), str(self.path))
         finally:
             os.umask(old_umask)
         self.path.chmod(0o600)
@@ -172,189 +159,52 @@ class SocketServer:
         """Listen on TCP too; returns the token a client must send in `auth` first."""
         check_loopback(host, force)
         self.token = secrets.token_urlsafe(32)
-        server = await asyncio.start_server(self._tcp_client, host, port, limit=MAX_MESSAGE)
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(lambda: Connection(self, unix=False), host, port)
         bound = server.sockets[0].getsockname()
         self.tcp_address = (str(bound[0]), int(bound[1]))
         self._servers.append(server)
         return self.token
 
-    async def close(self) -> None:
+    async def close(self, reason: str = "it is shutting down") -> None:
+        """Stop listening; calls still waiting or running are answered `session_gone`."""
         for server in self._servers:
             server.close()
+        connections = list(self.connections)
+        for conn in connections:
+            conn.stop(reason)
+        tasks = [task for conn in connections for task in conn.tasks]
+        if tasks:
+            await asyncio.wait(tasks, timeout=2)
+        for conn in connections:
+            conn.finish()
+        for server in self._servers:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 2)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
-    # -- connections -------------------------------------------------------------------
+    # -- what a connection asks of its server ------------------------------------------------
 
-    async def _unix_client(self, reader: asyncio.StreamReader,
-                           writer: asyncio.StreamWriter) -> None:
-        uid = peer_uid(writer)
-        if uid is not None and uid != os.getuid():
-            with contextlib.suppress(Exception):
-                writer.write(_encode_json(_error(None, UNAUTHORIZED,
-                                                 f"refused: uid {uid} does not own this session")))
-                await writer.drain()
-                writer.close()
-            return
-        await self._client(reader, writer, authenticated=True)
+    def next_name(self) -> str:
+        return f"client {next(self._numbers)}"
 
-    async def _tcp_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await self._client(reader, writer, authenticated=False)
-
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                      authenticated: bool) -> None:
-        peer = Peer(f"client {next(self._numbers)}", authenticated)
-        try:
-            first = await reader.read(1)
-            if first and first[0] in b"{[ \t\r\n":
-                await self._serve_json(peer, first, reader, writer)
-            elif first:
-                await self._serve_msgpack(peer, first, reader, writer)
-        except ConnectionError:
-            pass
-        finally:
-            for task in list(peer.tasks):
-                task.cancel()
-            with contextlib.suppress(Exception):
-                writer.close()
-
-    async def _serve_json(self, peer: Peer, first: bytes, reader: asyncio.StreamReader,
-                          writer: asyncio.StreamWriter) -> None:
-        lock = asyncio.Lock()
-
-        async def send(message: Any) -> None:
-            async with lock:
-                writer.write(_encode_json(message))
-                await writer.drain()
-
-        pending, done = first, False
-        while not done:
-            try:
-                line = pending + await reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError as eof:  # the last line may lack its newline
-                line, done = pending + eof.partial, True
-            except asyncio.LimitOverrunError as overrun:  # drop it, keep the connection
-                await _skip_line(reader, overrun.consumed)
-                await send(_error(None, TOO_LARGE, f"message larger than {MAX_MESSAGE} bytes"))
-                pending = b""
-                continue
-            pending = b""
-            if line.strip():
-                self._spawn(peer, self._answer_json(peer, line, send))
-
-    async def _serve_msgpack(self, peer: Peer, first: bytes, reader: asyncio.StreamReader,
-                             writer: asyncio.StreamWriter) -> None:
-        lock = asyncio.Lock()
-
-        async def send(message: list[Any]) -> None:
-            async with lock:
-                writer.write(msgpack.packb(message, use_bin_type=True))
-                await writer.drain()
-
-        # msgpack has no delimiters: a message over the limit is still parsed (the buffer
-        # allows a few times the limit) and then refused by size, so the stream stays in step.
-        unpacker = msgpack.Unpacker(raw=False, max_buffer_size=4 * MAX_MESSAGE)
-        data, offset = first, 0
-        while data:
-            try:
-                unpacker.feed(data)
-                for message in unpacker:
-                    size, offset = unpacker.tell() - offset, unpacker.tell()
-                    self._spawn(peer, self._answer_msgpack(peer, message, size, send))
-            except msgpack.BufferFull:
-                await send([MSGPACK_NOTIFICATION, "lsap_error",
-                            [f"message larger than {4 * MAX_MESSAGE} bytes; closing"]])
-                return
-            except (ValueError, msgpack.UnpackException):
-                # Bytes that are not msgpack: there is no way to find the next message.
-                await send([MSGPACK_NOTIFICATION, "lsap_error", ["malformed msgpack; closing"]])
-                return
-            data = await reader.read(1 << 16)
-
-    def _spawn(self, peer: Peer, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        peer.tasks.add(task)
-        task.add_done_callback(peer.tasks.discard)
-
-    async def _answer_json(self, peer: Peer, line: bytes,
-                           send: Callable[[Any], Awaitable[None]]) -> None:
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):
-            await _quiet(send(_error(None, PARSE_ERROR,
-                                     "not valid JSON; send one JSON-RPC object per line")))
-            return
-        if isinstance(message, list) and message:  # a JSON-RPC batch: one array of replies
-            replies = await asyncio.gather(*(self._reply_json(peer, m) for m in message))
-            answered = [r for r in replies if r is not None]
-            if answered:
-                await _quiet(send(answered))
-            return
-        reply = await self._reply_json(peer, message)
-        if reply is not None:
-            await _quiet(send(reply))
-
-    async def _reply_json(self, peer: Peer, message: Any) -> dict[str, Any] | None:
-        """The reply to one JSON-RPC message; None for a notification."""
-        msg_id = message.get("id") if isinstance(message, dict) else None
-        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
-            return _error(msg_id, INVALID_REQUEST, 'a JSON-RPC request is '
-                          '{"jsonrpc":"2.0","id":1,"method":"…","params":{…}}')
-        try:
-            result = await self._call(peer, message["method"], message.get("params"))
-        except RpcFailure as failure:
-            reply = _error(msg_id, failure.code, str(failure))
-        else:
-            reply = {"jsonrpc": "2.0", "id": msg_id, "result": result}
-        return reply if "id" in message else None
-
-    async def _answer_msgpack(self, peer: Peer, message: Any, size: int,
-                              send: Callable[[list[Any]], Awaitable[None]]) -> None:
-        if isinstance(message, list) and len(message) == 4 and message[0] == MSGPACK_REQUEST:
-            kind, msg_id, method, params = message
-        elif isinstance(message, list) and len(message) == 3 and message[0] == MSGPACK_NOTIFICATION:
-            kind, msg_id, method, params = MSGPACK_NOTIFICATION, None, message[1], message[2]
-        else:
-            await _quiet(send([MSGPACK_NOTIFICATION, "lsap_error",
-                               ["a msgpack-RPC request is [0, msgid, method, [params]]"]]))
-            return
-        if isinstance(params, list) and len(params) == 1:
-            params = params[0]  # msgpack-RPC passes an array of arguments; ours take one
-        try:
-            if size > MAX_MESSAGE:
-                raise RpcFailure(TOO_LARGE, f"message larger than {MAX_MESSAGE} bytes")
-            if not isinstance(method, str):
-                raise RpcFailure(INVALID_REQUEST, "the method must be a string")
-            result = await self._call(peer, method, params)
-        except RpcFailure as failure:
-            error = {"code": failure.code, "message": str(failure)}
-            reply = [MSGPACK_RESPONSE, msg_id, error, None]
-        else:
-            reply = [MSGPACK_RESPONSE, msg_id, None, result]
-        if kind == MSGPACK_REQUEST:
-            await _quiet(send(reply))
+    def authentic(self, params: Any) -> bool:
+        """Whether `auth` params carry the TCP token."""
+        return bool(self.token) and isinstance(params, dict) and secrets.compare_digest(
+            str(params.get("token", "")), str(self.token))
 
     # -- methods -------------------------------------------------------------------------
 
-    async def _call(self, peer: Peer, method: str, params: Any) -> Any:
-        """Authenticate, name the client, run a method with its timeout, log it."""
+    async def call(self, peer: Peer, method: str, params: Any) -> Any:
+        """Name the client, run a method with its timeout, log it."""
         self.on_activity()
         if isinstance(params, dict) and isinstance(params.get("client"), str) and params["client"]:
             peer.name = params["client"][:64]
         if method == "auth":
-            if self.token and isinstance(params, dict) and secrets.compare_digest(
-                    str(params.get("token", "")), self.token):
-                peer.authenticated = True
+            if self.authentic(params):
                 return {"ok": True}
             raise RpcFailure(UNAUTHORIZED, "wrong token: read it from the session's discovery file")
-        if not peer.authenticated:
-            raise RpcFailure(UNAUTHORIZED, 'send {"method":"auth","params":{"token":…}} first; the '
-                             "token is in the session's discovery file (`lsap sessions --json`)")
-        if peer.running >= MAX_IN_FLIGHT:
-            raise RpcFailure(TOO_BUSY, f"{peer.name} already has {MAX_IN_FLIGHT} requests in flight; "
-                             "wait for some answers before sending more")
         function = self.methods.get(method)
         if function is None:
             raise RpcFailure(METHOD_NOT_FOUND, f"unknown method {method!r}; "
@@ -368,7 +218,6 @@ class SocketServer:
         if logged:
             self._event({"client": peer.name, "phase": "start", "what": describe(method, params)})
         ok, text = False, ""
-        peer.running += 1
         self.running += 1
         try:
             result = await asyncio.wait_for(function(params), timeout)
@@ -391,7 +240,6 @@ class SocketServer:
             text = f"internal error: {exc!r}"
             raise RpcFailure(INTERNAL_ERROR, text) from None
         finally:
-            peer.running -= 1
             self.running -= 1
             self.on_activity()  # idle time counts from the end of the last answer
             if logged:
@@ -437,6 +285,7 @@ class SocketServer:
             "roots": [str(r) for r in self.service.workspace.roots],
             "modes": sorted(REGISTRY),
             "methods": sorted([*self.methods, "auth"]),
+            "limits": self.limits.public(),
             "pid": os.getpid(),
             "client": current_client.get(),
             "servers": [{"id": c.id, "name": c.name, "root_dir": c.root_dir,
@@ -447,31 +296,3 @@ class SocketServer:
 
     async def _ping(self, params: Any) -> str:
         return "pong"
-
-
-async def _quiet(sending: Awaitable[None]) -> None:
-    """Send a reply; a client that already left is not an error."""
-    with contextlib.suppress(ConnectionError, RuntimeError):
-        await sending
-
-
-async def _skip_line(reader: asyncio.StreamReader, consumed: int) -> None:
-    """Discard an oversized line: what was scanned, then up to and including its newline."""
-    try:
-        await reader.readexactly(consumed)
-        while True:
-            try:
-                await reader.readuntil(b"\n")
-                return
-            except asyncio.LimitOverrunError as exc:
-                await reader.readexactly(exc.consumed)
-    except asyncio.IncompleteReadError:
-        return
-
-
-def _encode_json(message: Any) -> bytes:
-    return json.dumps(message, ensure_ascii=False).encode() + b"\n"
-
-
-def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}

@@ -10,6 +10,11 @@ M.defaults = {
   -- Also listen on TCP, e.g. tcp = '127.0.0.1:0' (loopback only, token in the discovery
   -- file); unset by default. tcp_force = true allows a non-loopback address.
   tcp_force = false,
+  -- Agents' share of the service (:help lsap-limits): calls one connection runs at once
+  -- and may have waiting beyond those (more are refused with `busy`), the memory one
+  -- connection may hold in MiB (unanswered calls and unread replies), and agents' calls
+  -- running at once over all connections.
+  agent_limits = { in_flight = 8, queue = 256, memory_mib = 16, running = 16 },
   report = {
     -- Height of the report window (a horizontal split at the bottom), in lines.
     height = 15,
@@ -35,13 +40,14 @@ M.defaults = {
   max_file_size = tonumber(vim.env.LSAP_MAX_FILE_SIZE) or 4 * 1024 * 1024,
 }
 
--- What each option must be: a type name, a list of allowed values, or a table of
--- sub-options. Add an entry here with every new option.
+-- What each option must be: a type name ('count': a whole number >= 1), a list of allowed
+-- values, or a table of sub-options. Add an entry here with every new option.
 M.schema = {
   socket = 'boolean',
   edit_policy = { 'allow', 'ask', 'deny' },
   tcp = 'string',
   tcp_force = 'boolean',
+  agent_limits = { in_flight = 'count', queue = 'count', memory_mib = 'count', running = 'count' },
   report = { height = 'number', vertical = 'boolean', width = 'number', focus = 'boolean' },
   approval = { window = { 'float', 'select' }, timeout = 'number' },
   log_level = { 'error', 'warn', 'info', 'debug' },
@@ -67,6 +73,10 @@ local function check(opts, schema, prefix, unknown)
     local name, rule = prefix .. tostring(key), schema[key]
     if rule == nil then
       unknown[#unknown + 1] = ('%s (valid: %s)'):format(name, table.concat(names_of(schema), ', '))
+    elseif rule == 'count' then
+      if type(value) ~= 'number' or value < 1 or value % 1 ~= 0 then
+        fail(('option %q must be a whole number >= 1, got %s'):format(name, vim.inspect(value)))
+      end
     elseif type(rule) == 'string' then
       if type(value) ~= rule then fail(('option %q must be a %s, got %s'):format(name, rule, type(value))) end
     elseif vim.islist(rule) then

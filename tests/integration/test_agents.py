@@ -292,20 +292,24 @@ def test_tcp_needs_the_token(human: HumanNvim) -> None:
     host, port = human.session.tcp.rsplit(":", 1)
     assert host == "127.0.0.1" and human.session.token
 
-    def exchange(conn: socket.socket, message: dict[str, Any]) -> dict[str, Any]:
+    def exchange(conn: socket.socket, message: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        """The reply, and what follows it (b"" once the server has closed)."""
         conn.sendall(json.dumps({"jsonrpc": "2.0", "id": 1, **message}).encode() + b"\n")
-        reply: dict[str, Any] = json.loads(conn.makefile("rb").readline())
-        return reply
+        replies = conn.makefile("rb")
+        reply: dict[str, Any] = json.loads(replies.readline())
+        return reply, b"" if "error" not in reply else replies.readline()
 
+    # anything but `auth` first, or a wrong token: an error, and the connection closes
     with socket.create_connection((host, int(port)), timeout=30) as conn:
-        refused = exchange(conn, {"method": "request", "params": REFERENCES})["error"]
-        assert "auth" in refused["message"]
-        wrong = exchange(conn, {"method": "auth", "params": {"token": "x"}})["error"]
-        assert "wrong token" in wrong["message"]
-        assert exchange(conn, {"method": "ping"})["error"]["code"] == -32002
+        refused, after = exchange(conn, {"method": "request", "params": REFERENCES})
+        assert "auth" in refused["error"]["message"] and after == b""
+    with socket.create_connection((host, int(port)), timeout=30) as conn:
+        wrong, after = exchange(conn, {"method": "auth", "params": {"token": "x"}})
+        assert wrong["error"]["code"] == -32002 and after == b""
+    with socket.create_connection((host, int(port)), timeout=30) as conn:
         auth = {"method": "auth", "params": {"token": human.session.token}}
-        assert exchange(conn, auth)["result"]["ok"]
-        assert exchange(conn, {"method": "ping"})["result"] == "pong"
+        assert exchange(conn, auth)[0]["result"]["ok"]
+        assert exchange(conn, {"method": "ping"})[0]["result"] == "pong"
 
 
 def test_bad_messages_leave_the_server_serving(human: HumanNvim) -> None:

@@ -3,8 +3,10 @@ reliability tests, with the agent socket served from the same loop."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +15,8 @@ import pytest
 from lsap_bridge.server import SocketServer
 from tests.conftest import EXAMPLE
 from tests.integration.harness import Bridge
+
+from .processes import running
 
 
 @pytest.fixture(scope="session")
@@ -36,3 +40,14 @@ def socket_server(bridge: Bridge) -> Iterator[SocketServer]:
     bridge.loop.run(server.start())
     yield server
     bridge.loop.run(server.close())
+
+
+@pytest.fixture
+def reap() -> Iterator[set[int]]:
+    """Pids a test started: whatever still runs when it ends (a failed test) is killed."""
+    started: set[int] = set()
+    yield started
+    for pid in sorted(started):
+        if running(pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

@@ -4,73 +4,23 @@ discovery file is left that a client would trust."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from lsap_bridge.client import Connection
-from lsap_bridge.discovery import SessionInfo, daemon_name, session_for, sessions
+from lsap_bridge.discovery import SessionInfo, session_for, sessions
 from tests.integration.human import HumanNvim, register_remote_plugin
 
+from .processes import names, running, server_names, start_daemon, tree, wait_until
+
 pytestmark = pytest.mark.integration
-
-
-def children() -> dict[int, list[int]]:
-    """ppid -> pids, from /proc (no psutil)."""
-    out: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            out.setdefault(ppid, []).append(int(entry.name))
-    return out
-
-
-def tree(pid: int) -> set[int]:
-    """A process and all its descendants, now."""
-    kids, found, todo = children(), set(), [pid]
-    while todo:
-        current = todo.pop()
-        found.add(current)
-        todo += kids.get(current, [])
-    return found
-
-
-def running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def names(pids: set[int]) -> list[str]:
-    out = []
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
-            out.append(f"{pid}:{command}")
-    return out
-
-
-def wait_until(check: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.1)
-    return check()
 
 
 def trusted(info: SessionInfo) -> bool:
@@ -87,24 +37,9 @@ def trusted(info: SessionInfo) -> bool:
     return True
 
 
-def server_names(pids: set[int]) -> list[str]:
-    return [n for n in names(pids) if "node" in n or "pyright" in n]
-
-
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return register_remote_plugin(tmp_path_factory.mktemp("rplugin"))
-
-
-@pytest.fixture
-def reap() -> Iterator[set[int]]:
-    """Pids a test started: whatever still runs when it ends (a failed test) is killed."""
-    pids: set[int] = set()
-    yield pids
-    for pid in sorted(pids):
-        if running(pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
 
 
 def open_editor(env: dict[str, str], root: Path, reap: set[int]) -> tuple[HumanNvim, set[int]]:
@@ -140,40 +75,9 @@ def test_editor_exit_leaves_no_process_socket_or_trusted_session(
     assert not Path(info.socket).exists() and not info.file.exists()
 
 
-def start_daemon(
-    root: Path, idle: float, reap: set[int]
-) -> tuple[subprocess.Popen[bytes], SessionInfo]:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lsap_bridge.daemon",
-            "--root",
-            str(root),
-            "--servers",
-            "basedpyright",
-            "--idle-timeout",
-            str(idle),
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=(root.parent / "daemon.log").open("wb"),
-    )
-    reap.add(process.pid)
-    name = daemon_name(root.resolve())
-    assert wait_until(lambda: any(s.name == name for s in sessions()), 90), (
-        f"the daemon did not start (exit {process.poll()}): "
-        + (root.parent / "daemon.log").read_text()[-2000:]
-    )
-    info = next(s for s in sessions() if s.name == name)
-    with Connection(info.socket) as conn:
-        assert conn.call("request", {"mode": "hover", "locate": "shop/models.py:Product"})["ok"]
-    return process, info
-
-
 @pytest.mark.parametrize("how", ["idle", "stop", "sigkill"])
 def test_daemon_exit_leaves_no_orphans(shop: Path, how: str, reap: set[int]) -> None:
-    process, info = start_daemon(shop, 6 if how == "idle" else 120, reap)
+    process, info = start_daemon(shop, reap, idle=6 if how == "idle" else 120)
     procs = tree(process.pid)
     reap.update(procs)
     assert info.nvim_pid in procs and server_names(procs), names(procs)
@@ -198,3 +102,4 @@ def test_daemon_exit_leaves_no_orphans(shop: Path, how: str, reap: set[int]) -> 
     assert not trusted(info)
     assert not any(s.name == info.name for s in sessions())
     assert not Path(info.socket).exists() and not info.file.exists()
+

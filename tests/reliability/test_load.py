@@ -18,6 +18,8 @@ from lsap_bridge.host import edit_policy
 from lsap_bridge.server import SocketServer
 from tests.integration.harness import Bridge
 
+from .processes import rss_kb
+
 pytestmark = pytest.mark.integration
 
 CLIENTS, REQUESTS = 8, 250
@@ -30,13 +32,6 @@ READS: list[dict[str, Any]] = [
     {"mode": "search", "query": "Order"},
     {"mode": "references", "locate": "shop/models.py:Order.add@def <|>add"},
 ]
-
-
-def rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no VmRSS for {pid}")
 
 
 def agent_files(root: Path, n: int) -> None:

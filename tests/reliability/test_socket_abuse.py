@@ -21,41 +21,9 @@ from lsap_bridge import server as server_module
 from lsap_bridge.server import SocketServer
 from tests.integration.harness import Bridge
 
+from .clients import Raw, sleepy_server
+
 pytestmark = pytest.mark.integration
-
-
-class Raw:
-    """A JSON-lines client that sends bytes as they are and reads replies one by one."""
-
-    def __init__(self, path: Path, timeout: float = 30) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(str(path))
-        self.file = self.sock.makefile("rb")
-
-    def send(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def reply(self) -> Any:
-        line = self.file.readline()
-        assert line, "the server closed the connection"
-        return json.loads(line)
-
-    def call(self, method: str, params: Any, msg_id: Any = "final") -> dict[str, Any]:
-        self.send(
-            json.dumps(
-                {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
-            ).encode()
-            + b"\n"
-        )
-        while True:
-            reply: dict[str, Any] = self.reply()
-            if reply.get("id") == msg_id:
-                return reply
-
-    def close(self) -> None:
-        self.file.close()
-        self.sock.close()
 
 
 @pytest.fixture
@@ -306,46 +274,7 @@ def test_max_items_and_batch_limits_are_named(raw: Raw) -> None:
 
 @pytest.fixture
 def sleepy(bridge: Bridge) -> Iterator[SocketServer]:
-    """The same service with a method that holds a request in flight for a while."""
-
-    async def sleep(params: Any) -> str:
-        await asyncio.sleep(float(params.get("seconds", 1)) if isinstance(params, dict) else 1)
-        return "slept"
-
-    path = Path(os.environ["XDG_RUNTIME_DIR"]) / "sleepy.sock"
-    server = SocketServer(bridge.service, path, extra_methods={"sleep": sleep})
-    bridge.loop.run(server.start())
-    yield server
-    bridge.loop.run(server.close())
-
-
-def test_requests_in_flight_per_client_are_capped(sleepy: SocketServer) -> None:
-    limit = server_module.MAX_IN_FLIGHT
-    hog, polite = Raw(sleepy.path), Raw(sleepy.path)
-    try:
-        hog.send(
-            b"".join(
-                json.dumps(
-                    {"jsonrpc": "2.0", "id": i, "method": "sleep", "params": {"seconds": 3}}
-                ).encode()
-                + b"\n"
-                for i in range(limit + 5)
-            )
-        )
-        refused = [
-            hog.reply() for _ in range(5)
-        ]  # the refusals come at once, before any sleep ends
-        assert all(r["error"]["code"] == server_module.TOO_BUSY for r in refused), refused
-        assert sorted(r["id"] for r in refused) == list(range(limit, limit + 5))
-        assert f"{limit} requests in flight" in refused[0]["error"]["message"]
-        # another client is not held back by the first one's cap
-        assert polite.call("ping", None)["result"] == "pong"
-        done = [hog.reply() for _ in range(limit)]
-        assert all(r["result"] == "slept" for r in done)
-        assert hog.call("ping", None)["result"] == "pong", "the cap frees up as answers go out"
-    finally:
-        hog.close()
-        polite.close()
+    yield from sleepy_server(bridge, "sleepy")
 
 
 def test_per_request_timeout_answers_instead_of_hanging(sleepy: SocketServer) -> None:

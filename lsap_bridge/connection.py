@@ -1,0 +1,673 @@
+"""One agent connection and its fair share of the service (DESIGN §8).
+
+What a connection may hold is bounded by `Limits`, never by what the client does: the calls
+it sent that are not answered yet, and the replies it has not read, stay within
+`Limits.memory`. Past that the connection is no longer read from (the client's own writes
+then block in the kernel), and one that leaves its replies unread for `Limits.stall`
+seconds is closed, with the reason in the log. Calls past `in_flight` wait in a bounded
+queue; only past the queue's bound is a call refused, with `busy` and a retry hint. The
+`Scheduler` starts waiting calls in turn across connections, at most `running` at once,
+and none while one of the human's own commands runs. Over TCP nothing beyond a small
+`auth` message is read before the client has authenticated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import struct
+import time
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Protocol, TypeVar
+
+import msgpack
+
+from .errors import ErrorCode
+
+MIB = 1024 * 1024
+MAX_BATCH = 50  # requests in one `batch` call, and calls in one JSON-RPC batch array
+
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
+    -32700, -32600, -32601, -32602, -32603,
+)
+TIMEOUT, UNAUTHORIZED, TOO_LARGE, TOO_BUSY, SESSION_GONE = -32001, -32002, -32003, -32004, -32005
+# Every JSON-RPC error also carries one of the stable codes of the reports, in `data.code`.
+STABLE = {
+    PARSE_ERROR: ErrorCode.INVALID_REQUEST, INVALID_REQUEST: ErrorCode.INVALID_REQUEST,
+    METHOD_NOT_FOUND: ErrorCode.INVALID_REQUEST, INVALID_PARAMS: ErrorCode.INVALID_REQUEST,
+    TOO_LARGE: ErrorCode.INVALID_REQUEST, INTERNAL_ERROR: ErrorCode.SERVER_ERROR,
+    TIMEOUT: ErrorCode.TIMEOUT, UNAUTHORIZED: ErrorCode.DENIED, TOO_BUSY: ErrorCode.BUSY,
+    SESSION_GONE: ErrorCode.SESSION_GONE,
+}
+
+MSGPACK_REQUEST, MSGPACK_RESPONSE, MSGPACK_NOTIFICATION = 0, 1, 2
+JSON_START = b"{[ \t\r\n"  # a connection whose first byte is one of these speaks JSON lines
+
+LOG = logging.getLogger("lsap.server")
+T = TypeVar("T")
+DROPPED = object()  # stands for a message over the size limit, which was not kept
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one connection, and agents together, may hold and run (`agent_limits` in setup())."""
+
+    in_flight: int = 8  # calls of one connection running at once
+    queue: int = 256  # calls of one connection waiting past `in_flight`; more are `busy`
+    memory: int = 16 * MIB  # bytes of unanswered calls and unread replies per connection
+    running: int = 16  # agents' calls running at once, over all connections
+    stall: float = 30.0  # seconds a connection may leave its replies unread before it is closed
+    message: int = 10 * MIB  # one message
+    auth_bytes: int = 4096  # the first message over TCP (`auth`)
+    auth_timeout: float = 5.0  # seconds it has to arrive
+    unauthenticated: int = 16  # TCP connections waiting to authenticate, at once
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any] | None) -> Limits:
+        """From setup()'s `agent_limits` table (`in_flight`, `queue`, `memory_mib`,
+        `running`); what it leaves out keeps its default."""
+        given = dict(config or {})
+        if "memory_mib" in given:
+            given["memory"] = int(given.pop("memory_mib")) * MIB
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: max(1, int(v)) for k, v in given.items() if k in known})
+
+    def public(self) -> dict[str, Any]:
+        """The limits a client can plan with (the socket's `info`)."""
+        return {"in_flight": self.in_flight, "queue": self.queue, "memory_mib": self.memory // MIB,
+                "message_mib": self.message // MIB, "stall_s": self.stall}
+
+
+class RpcFailure(Exception):
+    """A call that fails at the protocol level: a JSON-RPC error code and a message."""
+
+    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.data = data or {}
+
+    def error(self) -> dict[str, Any]:
+        return {"code": self.code, "message": str(self),
+                "data": {"code": STABLE[self.code].value, **self.data}}
+
+
+@dataclass
+class Peer:
+    """One connected client as the methods see it: its name (from `client` in any params)."""
+
+    name: str
+    authenticated: bool
+
+
+class Host(Protocol):
+    """What a connection needs from the server it belongs to."""
+
+    limits: Limits
+    scheduler: Scheduler
+    connections: set[Connection]
+
+    def next_name(self) -> str: ...
+
+    def authentic(self, params: Any) -> bool: ...
+
+    async def call(self, peer: Peer, method: str, params: Any) -> Any: ...
+
+
+def peer_uid(transport: asyncio.BaseTransport) -> int | None:
+    """The uid of the process at the other end of a Unix socket (Linux SO_PEERCRED)."""
+    sock = transport.get_extra_info("socket")
+    if sock is None or not hasattr(socket, "SO_PEERCRED"):
+        return None
+    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", raw)
+    return int(uid)
+
+
+# -- framing ------------------------------------------------------------------------------------
+
+
+class Malformed(Exception):
+    """Bytes after which no next message can be found: the connection is closed."""
+
+
+class JsonLines:
+    """Newline-delimited JSON: complete lines out of a buffer that never holds more than
+    one line over the limit (the rest of such a line is skipped as it arrives)."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._start = 0  # where the next line begins
+        self._scanned = 0  # no newline before this offset
+        self._skipping = False
+
+    def feed(self, data: bytes) -> None:
+        self._buffer += data
+
+    def take(self, limit: int) -> tuple[Any, int] | None:
+        """The next line and its size, (DROPPED, size) for one over `limit`, or None until a
+        whole line has arrived."""
+        while True:
+            end = self._buffer.find(b"\n", max(self._start, self._scanned))
+            if end < 0:
+                self._scanned = len(self._buffer)
+                size = len(self._buffer) - self._start
+                if self._skipping or size > limit:
+                    self._start = self._scanned = len(self._buffer)  # drop what came so far
+                    if not self._skipping:
+                        self._skipping = True
+                        return DROPPED, size
+                return None
+            line, self._start = bytes(self._buffer[self._start:end]), end + 1
+            if self._skipping:  # the end of a line already refused
+                self._skipping = False
+                continue
+            if len(line) > limit:
+                return DROPPED, len(line)
+            if line.strip():
+                return line, len(line)
+
+    def compact(self) -> None:
+        del self._buffer[:self._start]
+        self._scanned -= self._start
+        self._start = 0
+
+    def buffered(self) -> int:
+        return len(self._buffer) - self._start
+
+
+class Msgpack:
+    """msgpack-RPC: messages have no delimiters, so one over the limit is still parsed (the
+    buffer allows a few times the limit) and then refused by size, keeping the stream in step."""
+
+    def __init__(self, limit: int) -> None:
+        self._most = 4 * limit
+        self._unpacker = msgpack.Unpacker(raw=False, max_buffer_size=self._most)
+        self._fed = self._taken = 0
+
+    def feed(self, data: bytes) -> None:
+        try:
+            self._unpacker.feed(data)
+        except msgpack.BufferFull:
+            raise Malformed(f"message larger than {self._most} bytes") from None
+        self._fed += len(data)
+
+    def take(self, limit: int) -> tuple[Any, int] | None:
+        try:
+            message = next(self._unpacker)
+        except StopIteration:
+            return None
+        except (ValueError, msgpack.UnpackException):
+            raise Malformed("malformed msgpack") from None
+        size, self._taken = self._unpacker.tell() - self._taken, self._unpacker.tell()
+        return message, size
+
+    def compact(self) -> None:
+        pass  # the unpacker drops what it has consumed
+
+    def buffered(self) -> int:
+        return self._fed - self._taken
+
+
+def _pack(message: Any) -> bytes:
+    packed: bytes = msgpack.packb(message, use_bin_type=True)
+    return packed
+
+
+def _encode_json(message: Any) -> bytes:
+    return json.dumps(message, ensure_ascii=False).encode() + b"\n"
+
+
+def json_error(msg_id: Any, failure: RpcFailure) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "error": failure.error()}
+
+
+def _json_ids(line: bytes) -> list[Any]:
+    """The ids a JSON line asks answers for (a batch array has several), for refusals."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return [None]
+    items = message if isinstance(message, list) else [message]
+    return [m.get("id") for m in items if isinstance(m, dict) and "id" in m] or (
+        [] if isinstance(message, dict) and "method" in message else [None])
+
+
+# -- one connection -----------------------------------------------------------------------------
+
+
+@dataclass
+class Call:
+    """A message read and not answered yet: JSON bytes, or a parsed msgpack message."""
+
+    message: Any
+    size: int
+
+
+class Connection(asyncio.Protocol):
+    """One client: reads calls while it stays within its budget, runs them as the scheduler
+    allows, writes their replies."""
+
+    def __init__(self, host: Host, unix: bool) -> None:
+        self.host, self.limits, self.unix = host, host.limits, unix
+        self.peer = Peer(host.next_name(), authenticated=unix)
+        self.transport: asyncio.Transport | None = None
+        self.framing: JsonLines | Msgpack | None = None
+        self.queue: deque[Call] = deque()
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.running = 0
+        self.held = 0  # bytes of the calls read and not answered yet
+        self.written = 0  # bytes handed to the transport
+        self.reading = True
+        self.writing = True  # False while the transport's buffer is over its high-water mark
+        self.closing: str | None = None  # why, once it is being closed
+        self.stopping: str | None = None  # the session is stopping: why, for the replies
+        self.mean = 0.2  # seconds a call takes, on average (for the retry hint)
+        self._timer: asyncio.TimerHandle | None = None
+        self._progress = (0, 0.0)  # bytes the client had read, and when that last grew
+
+    # -- asyncio.Protocol -------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.set_write_buffer_limits(high=self.limits.memory // 2, low=self.limits.memory // 8)
+        waiting = sum(1 for c in self.host.connections if not c.peer.authenticated and not c.closing)
+        self.host.connections.add(self)
+        if self.unix:  # checked before anything is read
+            uid = peer_uid(transport)
+            if uid is not None and uid != os.getuid():
+                self._refuse(RpcFailure(UNAUTHORIZED, f"refused: uid {uid} does not own this session"))
+        elif waiting >= self.limits.unauthenticated:
+            self._refuse(RpcFailure(UNAUTHORIZED, f"refused: {waiting} connections are already "
+                                    "waiting to authenticate; try again shortly"))
+        else:
+            self._timer = asyncio.get_running_loop().call_later(self.limits.auth_timeout, self._auth_late)
+
+    def data_received(self, data: bytes) -> None:
+        if self.closing:
+            return
+        if self.framing is None:
+            self.framing = JsonLines() if data[:1] in JSON_START else Msgpack(self.limits.message)
+        try:
+            self.framing.feed(data)
+            while not self.closing:
+                limit = self.limits.message if self.peer.authenticated else self.limits.auth_bytes
+                taken = self.framing.take(limit)
+                if taken is None:
+                    break
+                self._received(*taken)
+        except Malformed as exc:
+            self._notify_error(f"{exc}; closing")
+            self._close(str(exc))
+            return
+        if self.closing:
+            return
+        if not self.peer.authenticated and self.framing.buffered() > self.limits.auth_bytes:
+            self._refuse(self._unauthenticated())
+            return
+        self.framing.compact()
+        self._pace()
+
+    def eof_received(self) -> bool | None:
+        return None  # the client went away: close, and cancel what it still had pending
+
+    def pause_writing(self) -> None:
+        self.writing = False
+        self._pace()
+        self._progress = (self._drained(), time.monotonic())
+        self._watch()
+
+    def resume_writing(self) -> None:
+        self.writing = True
+        self._pace()
+        if self.queue:
+            self.host.scheduler.wants(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closing = self.closing or "the client went away"
+        if self._timer is not None:
+            self._timer.cancel()
+        self.host.connections.discard(self)
+        self.host.scheduler.forget(self)
+        self.queue.clear()
+        for task in list(self.tasks):
+            task.cancel()
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _received(self, message: Any, size: int) -> None:
+        if not self.peer.authenticated:
+            self._authenticate(message)
+        elif message is DROPPED or size > self.limits.message:
+            self._refused([self._id(message)], RpcFailure(
+                TOO_LARGE, f"message larger than {self.limits.message} bytes"))
+        elif len(self.queue) >= self.limits.queue:
+            retry = round(min(60.0, max(0.1, self.mean * len(self.queue) / self.limits.in_flight)), 1)
+            self._refused(self._ids(message), RpcFailure(
+                TOO_BUSY, f"{self.peer.name} already has {len(self.queue)} calls waiting (the "
+                f"queue's bound) and {self.running} running: this one was not run; send it again in "
+                f"about {retry:g} s, or wait for answers first", {"retry_after": retry}))
+        else:
+            self.queue.append(Call(message, size))
+            self.held += size
+            self.host.scheduler.wants(self)
+
+    def _authenticate(self, message: Any) -> None:
+        """The first message over TCP: `auth` with the token, else the connection closes."""
+        request = self._request(message)
+        if request is None or request[1] != "auth" or not self.host.authentic(request[2]):
+            self._refuse(self._unauthenticated(), [request[0]] if request else [None])
+            return
+        self.peer.authenticated = True
+        if isinstance(request[2], dict) and isinstance(request[2].get("client"), str) and request[2]["client"]:
+            self.peer.name = request[2]["client"][:64]
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._write(self._result(request[0], {"ok": True}))
+
+    def _unauthenticated(self) -> RpcFailure:
+        return RpcFailure(UNAUTHORIZED, 'the first message must be {"method":"auth","params":'
+                          f'{{"token":…}}}} within {self.limits.auth_bytes} bytes and '
+                          f"{self.limits.auth_timeout:g} s; the token is in the session's discovery file "
+                          "(`lsap sessions --json`); closing")
+
+    def _auth_late(self) -> None:
+        self._timer = None
+        if not self.peer.authenticated:
+            self._refuse(self._unauthenticated())
+
+    def _request(self, message: Any) -> tuple[Any, str, Any] | None:
+        """(id, method, params) of a single request, or None."""
+        if message is DROPPED:
+            return None
+        if isinstance(self.framing, JsonLines):
+            try:
+                decoded = json.loads(message)
+            except (ValueError, RecursionError):
+                return None
+            if isinstance(decoded, dict) and isinstance(decoded.get("method"), str):
+                return decoded.get("id"), decoded["method"], decoded.get("params")
+            return None
+        if isinstance(message, list) and len(message) == 4 and message[0] == MSGPACK_REQUEST:
+            params = message[3]
+            params = params[0] if isinstance(params, list) and len(params) == 1 else params
+            return message[1], str(message[2]), params
+        return None
+
+    def _id(self, message: Any) -> Any:
+        request = self._request(message)
+        return request[0] if request else None
+
+    def _ids(self, message: Any) -> list[Any]:
+        """The ids a message asks answers for (a JSON batch array has several)."""
+        if isinstance(self.framing, JsonLines):
+            return _json_ids(message)
+        request = self._request(message)
+        return [request[0]] if request else []
+
+    def _pace(self) -> None:
+        """Read only while the connection stays within its memory budget."""
+        if self.closing or self.transport is None:
+            return
+        held = self.held + self.transport.get_write_buffer_size()
+        over = not self.writing or held > self.limits.memory
+        if over and self.reading:
+            self.transport.pause_reading()
+            self.reading = False
+        elif not over and not self.reading:
+            self.transport.resume_reading()
+            self.reading = True
+
+    # -- running ----------------------------------------------------------------------------
+
+    def ready(self) -> bool:
+        """Whether a waiting call may start now: room in flight, and its replies being read."""
+        return bool(self.queue) and self.running < self.limits.in_flight and self.writing and not self.closing
+
+    def start(self) -> None:
+        call = self.queue.popleft()
+        self.running += 1
+        task = asyncio.get_running_loop().create_task(self._run(call))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _run(self, call: Call) -> None:
+        started = time.monotonic()
+        reply: bytes | None = None
+        try:
+            reply = await self._answer(call)
+        except asyncio.CancelledError:
+            if self.stopping:
+                reply = self._gone(call, started=True)
+        finally:
+            self.running -= 1
+            self.held -= call.size
+            self.mean = 0.8 * self.mean + 0.2 * (time.monotonic() - started)
+            self.host.scheduler.finished(self)
+        if reply is not None:
+            self._write(reply)
+        self._pace()
+
+    async def _answer(self, call: Call) -> bytes | None:
+        if isinstance(self.framing, JsonLines):
+            return await self._answer_json(call.message)
+        return await self._answer_msgpack(call.message)
+
+    async def _answer_json(self, line: bytes) -> bytes | None:
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return _encode_json(json_error(None, RpcFailure(
+                PARSE_ERROR, "not valid JSON; send one JSON-RPC object per line")))
+        if isinstance(message, list) and message:  # a JSON-RPC batch: one array of replies
+            if len(message) > MAX_BATCH:
+                return _encode_json(json_error(None, RpcFailure(
+                    INVALID_REQUEST, f"a JSON-RPC batch holds at most {MAX_BATCH} calls; split it")))
+            replies = await asyncio.gather(*(self._reply_json(m) for m in message))
+            answered = [r for r in replies if r is not None]
+            return _encode_json(answered) if answered else None
+        reply = await self._reply_json(message)
+        return _encode_json(reply) if reply is not None else None
+
+    async def _reply_json(self, message: Any) -> dict[str, Any] | None:
+        """The reply to one JSON-RPC message; None for a notification."""
+        msg_id = message.get("id") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            return json_error(msg_id, RpcFailure(INVALID_REQUEST, 'a JSON-RPC request is '
+                              '{"jsonrpc":"2.0","id":1,"method":"…","params":{…}}'))
+        try:
+            result = await self.host.call(self.peer, message["method"], message.get("params"))
+        except RpcFailure as failure:
+            reply = json_error(msg_id, failure)
+        else:
+            reply = {"jsonrpc": "2.0", "id": msg_id, "result": result}
+        return reply if "id" in message else None
+
+    async def _answer_msgpack(self, message: Any) -> bytes | None:
+        if isinstance(message, list) and len(message) == 4 and message[0] == MSGPACK_REQUEST:
+            kind, msg_id, method, params = message
+        elif isinstance(message, list) and len(message) == 3 and message[0] == MSGPACK_NOTIFICATION:
+            kind, msg_id, method, params = MSGPACK_NOTIFICATION, None, message[1], message[2]
+        else:
+            return self._notification_bytes("a msgpack-RPC request is [0, msgid, method, [params]]")
+        if isinstance(params, list) and len(params) == 1:
+            params = params[0]  # msgpack-RPC passes an array of arguments; ours take one
+        try:
+            if not isinstance(method, str):
+                raise RpcFailure(INVALID_REQUEST, "the method must be a string")
+            result = await self.host.call(self.peer, method, params)
+        except RpcFailure as failure:
+            reply = [MSGPACK_RESPONSE, msg_id, failure.error(), None]
+        else:
+            reply = [MSGPACK_RESPONSE, msg_id, None, result]
+        return _pack(reply) if kind == MSGPACK_REQUEST else None
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def _write(self, data: bytes) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return
+        self.transport.write(data)
+        self.written += len(data)
+
+    def _drained(self) -> int:
+        """Bytes the client has read so far."""
+        return self.written - (self.transport.get_write_buffer_size() if self.transport else 0)
+
+    def _result(self, msg_id: Any, result: Any) -> bytes:
+        if isinstance(self.framing, Msgpack):
+            return _pack([MSGPACK_RESPONSE, msg_id, None, result])
+        return _encode_json({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    def _failure(self, msg_id: Any, failure: RpcFailure) -> bytes:
+        if isinstance(self.framing, Msgpack):
+            return _pack([MSGPACK_RESPONSE, msg_id, failure.error(), None])
+        return _encode_json(json_error(msg_id, failure))
+
+    def _failures(self, ids: list[Any], failure: RpcFailure) -> bytes | None:
+        """The error for each id of a message (a JSON batch array gets one array)."""
+        if not ids:
+            return None
+        if isinstance(self.framing, JsonLines) and len(ids) > 1:
+            return _encode_json([json_error(i, failure) for i in ids])
+        return self._failure(ids[0], failure)
+
+    def _refused(self, ids: list[Any], failure: RpcFailure) -> None:
+        """Answer a message without running it."""
+        reply = self._failures(ids, failure)
+        if reply is not None:
+            self._write(reply)
+
+    def _notification_bytes(self, text: str) -> bytes:
+        return _pack([MSGPACK_NOTIFICATION, "lsap_error", [text]])
+
+    def _notify_error(self, text: str) -> None:
+        self._write(self._notification_bytes(text))
+
+    def _refuse(self, failure: RpcFailure, ids: list[Any] | None = None) -> None:
+        """Answer with an error, then close."""
+        for msg_id in ids or [None]:
+            self._write(self._failure(msg_id, failure))
+        self._close(str(failure))
+
+    def _close(self, reason: str, *, abort: bool = False, log: bool = False) -> None:
+        if self.closing or self.transport is None:
+            return
+        self.closing = reason
+        if log:
+            LOG.warning("closed the connection of %s: %s", self.peer.name, reason)
+        if abort:
+            self.transport.abort()  # drop what it left unread at once
+        else:
+            self.transport.close()  # after what is buffered has been written
+
+    def _watch(self) -> None:
+        """While its replies stay unread, check each second that the client still reads."""
+        if self._timer is None and not self.closing:
+            interval = min(1.0, self.limits.stall / 4)
+            self._timer = asyncio.get_running_loop().call_later(interval, self._check_stall)
+
+    def _check_stall(self) -> None:
+        self._timer = None
+        if self.closing or self.writing:
+            return
+        drained, since = self._progress
+        if self._drained() > drained:
+            self._progress = (self._drained(), time.monotonic())
+        elif time.monotonic() - since >= self.limits.stall:
+            unread = (self.transport.get_write_buffer_size() if self.transport else 0) / MIB
+            self._close(f"it left {unread:.1f} MiB of replies unread for {self.limits.stall:g} s",
+                        abort=True, log=True)
+            return
+        self._watch()
+
+    # -- the session stopping -----------------------------------------------------------------
+
+    def _gone(self, call: Call, started: bool) -> bytes | None:
+        what = ("while it ran this call, which was cancelled (an edit may have been applied: "
+                "check before sending it again)" if started else "before it ran this call")
+        failure = RpcFailure(SESSION_GONE, f"the lsap session stopped ({self.stopping}) {what}; "
+                             "send it again: lsap finds, or starts, a session for it",
+                             {"started": started})
+        return self._failures(self._ids(call.message), failure)
+
+    def stop(self, reason: str) -> None:
+        """The session is stopping: waiting calls are answered `session_gone` (not run), the
+        running ones are cancelled and answered the same; `finish` closes once they have."""
+        self.stopping = reason
+        while self.queue:
+            call = self.queue.popleft()
+            self.held -= call.size
+            reply = self._gone(call, started=False)
+            if reply is not None:
+                self._write(reply)
+        for task in list(self.tasks):
+            task.cancel()
+
+    def finish(self) -> None:
+        self._close(self.stopping or "the session stopped")
+
+
+class Scheduler:
+    """Starts agents' calls in turn across the connections that have some waiting (one call
+    per connection per turn), at most `capacity` at once, and none while one of the human's
+    own commands runs: a greedy connection cannot starve the others, and agents never hold
+    the human back."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.running = 0
+        self.human = 0  # the human's commands running
+        self._turns: OrderedDict[Connection, None] = OrderedDict()  # waiting connections, in turn
+
+    def wants(self, conn: Connection) -> None:
+        """A connection has a call waiting."""
+        self._turns.setdefault(conn)
+        self._pump()
+
+    def finished(self, conn: Connection) -> None:
+        """One of its calls ended: the slot goes to the next in turn, then to it again."""
+        self.running -= 1
+        if conn.queue and not conn.closing:
+            self._turns.setdefault(conn)
+        self._pump()
+
+    def forget(self, conn: Connection) -> None:
+        self._turns.pop(conn, None)
+
+    def _pump(self) -> None:
+        while self.running < self.capacity and not self.human and self._turns:
+            conn = next(iter(self._turns))
+            del self._turns[conn]
+            if not conn.ready():
+                continue  # it asks again when it can (a call of its own ended, or it read)
+            conn.start()
+            self.running += 1
+            if conn.queue:
+                self._turns[conn] = None  # back of the line
+
+    @contextlib.asynccontextmanager
+    async def _human_first(self) -> AsyncIterator[None]:
+        self.human += 1
+        try:
+            yield
+        finally:
+            self.human -= 1
+            self._pump()
+
+    def ahead(self, handler: Callable[[T], Awaitable[None]]) -> Callable[[T], Coroutine[Any, Any, None]]:
+        """The human's command handler: while it runs, no agent call starts (those running
+        finish)."""
+
+        async def run(params: T) -> None:
+            async with self._human_first():
+                await handler(params)
+
+        return run
