@@ -26,14 +26,19 @@ async def serve(root: Path, servers: list[str], idle_timeout: float) -> None:
     embedded = await start_embedded(root, servers)
     service = Service(embedded.gateway, Workspace.of(root))
     stop = asyncio.Event()
+    why = ["idle timeout"]  # what ended it: said to the clients whose calls it cut off
     last = time.monotonic()
 
     def touch() -> None:
         nonlocal last
         last = time.monotonic()
 
+    def ask_stop(reason: str) -> None:
+        why[0] = reason
+        stop.set()
+
     async def shutdown(_params: Any) -> str:
-        asyncio.get_running_loop().call_soon(stop.set)
+        asyncio.get_running_loop().call_soon(ask_stop, "`lsap daemon stop`")
         return "stopping"
 
     name = daemon_name(root)
@@ -48,18 +53,19 @@ async def serve(root: Path, servers: list[str], idle_timeout: float) -> None:
     info.publish()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, ask_stop, f"signal {sig.name}")
     try:
         while not stop.is_set() and not embedded.conn.closed:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(stop.wait(), 1.0)
-            if time.monotonic() - last > idle_timeout and not server.running:
+            await embedded.track()  # the servers running now, should Neovim crash
+            if time.monotonic() - last > idle_timeout and not server.busy:
                 break
+        if embedded.conn.closed:
+            why[0] = "its Neovim exited"
     finally:
         info.withdraw()
-        await server.close()
-        with contextlib.suppress(Exception):
-            await embedded.gateway.exec_lua("vim.schedule(function() vim.cmd('qall!') end)")
+        await server.close(why[0])
         await embedded.close()
 
 

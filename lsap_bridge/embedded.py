@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .edits import recover_edits
 from .errors import ErrorCode, LsapError
 from .gateway import EditorGateway, Timeouts
-from .nvim_rpc import NvimConnection
+from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 
 MIN_VERSION = (0, 11)
+# Seconds language servers get to exit by themselves once Neovim has quit (they were sent
+# `shutdown` and `exit`, and their stdin closed), and again after SIGTERM, before SIGKILL.
+GRACE = (1.0, 2.0)
+LOG = logging.getLogger("lsap.embedded")
 
 
 def plugin_root() -> Path:
@@ -65,14 +74,77 @@ def server_path() -> str:
     return os.pathsep.join([*extra, os.environ.get("PATH", "")])
 
 
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+async def end_groups(groups: set[int], grace: tuple[float, float] = GRACE) -> list[int]:
+    """Wait for process groups to exit, SIGTERM those still alive after `grace[0]` seconds,
+    SIGKILL those alive `grace[1]` seconds later. Returns the groups that had to be killed."""
+    killed: list[int] = []
+    for sig, wait in ((None, grace[0]), (signal.SIGTERM, grace[1]), (signal.SIGKILL, 1.0)):
+        alive = {g for g in groups if _group_alive(g)}
+        if not alive:
+            break
+        if sig is not None:
+            for group in alive:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(group, sig)
+            if sig == signal.SIGKILL:
+                killed += sorted(alive)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and any(_group_alive(g) for g in alive):
+            await asyncio.sleep(0.05)
+    return killed
+
+
 @dataclass
 class Embedded:
+    """The headless Neovim and the process groups of the language servers it started:
+    Neovim starts each server detached, in a group of its own, so a server's own children
+    (basedpyright's node under its Python wrapper) are in it too."""
+
     gateway: EditorGateway
     conn: NvimConnection
     servers: list[str]
+    groups: set[int] = field(default_factory=set)
+
+    async def track(self) -> None:
+        """Note the process groups of the servers running now (and forget those gone), so
+        that `close` ends them even after Neovim itself has crashed."""
+        try:
+            pids = await asyncio.wait_for(
+                self.conn.request("nvim_get_proc_children", self.gateway.nvim_pid), 2)
+        except (asyncio.TimeoutError, NvimDisconnected, NvimRpcError, ConnectionError):
+            pids = []
+        own = os.getpgrp()
+        for pid in pids or []:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                if (group := os.getpgid(int(pid))) != own:
+                    self.groups.add(group)
+        self.groups = {g for g in self.groups if _group_alive(g)}
 
     async def close(self) -> None:
+        """Quit Neovim (which sends its servers `shutdown` and `exit`), then end every
+        server group still alive after a grace period, busy or not: no orphans."""
+        await self.track()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                self.gateway.exec_lua("vim.schedule(function() vim.cmd('qall!') end)"), 2)
+        if self.conn.process is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.conn.process.wait(), 3)
         await self.conn.close()
+        killed = await end_groups(self.groups)
+        if killed:
+            LOG.warning("killed language servers that ignored shutdown, exit and SIGTERM: "
+                        "process groups %s", killed)
 
 
 async def start_embedded(root: Path, servers: list[str] | None = None,

@@ -98,6 +98,10 @@ function M.enable(names, root)
     local config = M.configs[name]
     if config and vim.fn.executable(config.cmd[1]) == 1 then
       config = vim.deepcopy(config)
+      -- Each server in a process group of its own (Neovim's default off Windows, said here
+      -- because the daemon relies on it): stopping the daemon ends the whole group, the
+      -- server's own children included, even when the server ignores `shutdown` and `exit`.
+      config.detached = true
       if root and root ~= vim.NIL then
         config.root_dir = function(_, on_dir) on_dir(root) end
       end

@@ -6,13 +6,16 @@ change it while the server runs:
 - `ok`: answer normally;
 - `hang`: never answer (a server stuck in a loop);
 - `exit`: die at once without answering (a crash mid-request);
-- `garbage`: answer with results of the wrong shape.
+- `garbage`: answer with results of the wrong shape;
+- `busy`: compute forever, reading nothing more (so `shutdown`, `exit` and the end of its
+  stdin go unseen) and ignoring SIGTERM: only SIGKILL ends it.
 The server writes its pid to the pid file, so a test can also SIGKILL it.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -79,6 +82,10 @@ def main() -> None:
                 continue
             if behaviour == "exit":
                 os._exit(3)
+            if behaviour == "busy":
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                while True:
+                    sum(range(10_000))
             result = (
                 GARBAGE[method]
                 if behaviour == "garbage"

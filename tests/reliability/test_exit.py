@@ -4,6 +4,7 @@ discovery file is left that a client would trust."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -14,11 +15,22 @@ from pathlib import Path
 
 import pytest
 
-from lsap_bridge.client import Connection
+from lsap_bridge.client import ClientError, Connection
 from lsap_bridge.discovery import SessionInfo, session_for, sessions
 from tests.integration.human import HumanNvim, register_remote_plugin
 
-from .processes import names, running, server_names, start_daemon, tree, wait_until
+from .processes import (
+    HERE,
+    cpu_seconds,
+    groups,
+    in_groups,
+    names,
+    running,
+    server_names,
+    start_daemon,
+    tree,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -103,3 +115,58 @@ def test_daemon_exit_leaves_no_orphans(shop: Path, how: str, reap: set[int]) -> 
     assert not any(s.name == info.name for s in sessions())
     assert not Path(info.socket).exists() and not info.file.exists()
 
+
+def big_module(path: Path, functions: int = 6000) -> None:
+    """Python that keeps basedpyright checking for a long while (well under the size limit):
+    every function's return type is inferred from the one before."""
+    lines = ["def f0(x):\n    return [x]\n"]
+    for n in range(1, functions):
+        lines.append(f"def f{n}(x):\n    y = f{n - 1}(x)\n    return [y, y[0]] if x else {{'k': y}}\n")
+    path.write_text("\n".join(lines))
+
+
+def busy(pid: int) -> bool:
+    """Whether the process spends much of the next second on the CPU."""
+    before = cpu_seconds(pid)
+    time.sleep(1.0)
+    return cpu_seconds(pid) - before > 0.25
+
+
+@pytest.mark.parametrize("how", ["stop", "sigterm"])
+def test_busy_servers_ignoring_shutdown_are_gone_when_the_daemon_stops(
+    shop: Path, how: str, reap: set[int]
+) -> None:
+    """basedpyright deep in a big file, and a server that computes forever, reads nothing
+    more and ignores SIGTERM: a few seconds after the daemon stops, neither is left."""
+    (shop / "notes.fault").write_text("alpha beta gamma\n")
+    big_module(shop / "shop" / "big.py")
+    pid_file = shop.parent / "fault.pid"
+    process, info = start_daemon(shop, reap, launcher=[str(HERE / "fault_daemon.py"), str(pid_file)])
+    with Connection(info.socket) as conn:
+        # the fault server, sent into its endless computation (the answer never comes)
+        pid_file.with_suffix(".mode").write_text("busy")
+        hover = {"request": {"mode": "hover", "locate": "notes.fault@beta"}, "timeout": 3}
+        with contextlib.suppress(ClientError):
+            conn.call("request", hover)
+        # basedpyright, checking the big file (the request stops waiting after two seconds)
+        check = {"request": {"mode": "diagnostics", "file_path": "shop/big.py"}, "timeout": 2}
+        with contextlib.suppress(ClientError):
+            conn.call("request", check)
+    fault = int(pid_file.read_text())
+    procs = tree(process.pid)
+    reap.update(procs)
+    servers = groups(procs) - groups({process.pid})
+    assert busy(fault), names(procs)
+    node = [p for p in procs if "node" in " ".join(names({p}))]
+    assert node and any(busy(p) for p in node), names(procs)
+    reap.update(in_groups(servers))
+    started = time.monotonic()
+    if how == "stop":
+        Connection(info.socket).call("shutdown")
+    else:
+        os.kill(process.pid, signal.SIGTERM)
+    process.wait(30)
+    assert wait_until(lambda: not in_groups(servers), 10), names(in_groups(servers))
+    assert not any(running(p) for p in procs), names({p for p in procs if running(p)})
+    assert time.monotonic() - started < 12
+    assert "killed language servers" in (shop.parent / "daemon.log").read_text()
