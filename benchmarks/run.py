@@ -57,6 +57,7 @@ REPO = HERE.parent
 TIMEOUTS = Timeouts(request=180, attach=90, index=600, settle=0.5)
 # The block of RESULTS.md that benchmarks/peers.py writes; a run of this module keeps it.
 PEERS_MARKERS = ("<!-- peers: python -m benchmarks.run --peers -->", "<!-- /peers -->")
+SOAK_MARKERS = ("<!-- soak: python -m benchmarks.soak -->", "<!-- /soak -->")
 
 
 @dataclass(frozen=True)
@@ -1159,6 +1160,7 @@ def write_report(out: Path, all_results: list[Results], command: str, seconds: f
     out.write_text("\n".join(lines))
     anchors.carry_block(previous, out)
     anchors.carry_block(previous, out, *PEERS_MARKERS)
+    anchors.carry_block(previous, out, *SOAK_MARKERS)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -23,7 +23,7 @@ import struct
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import msgpack
@@ -71,12 +71,12 @@ class Limits:
     @classmethod
     def of(cls, config: Mapping[str, Any] | None) -> Limits:
         """From setup()'s `agent_limits` table (`in_flight`, `queue`, `memory_mib`,
-        `running`); what it leaves out keeps its default."""
-        given = dict(config or {})
+        `running`: whole numbers >= 1); what it leaves out keeps its default."""
+        given = {k: max(1, int(v)) for k, v in (config or {}).items()
+                 if k in ("in_flight", "queue", "memory_mib", "running")}
         if "memory_mib" in given:
-            given["memory"] = int(given.pop("memory_mib")) * MIB
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: max(1, int(v)) for k, v in given.items() if k in known})
+            given["memory"] = given.pop("memory_mib") * MIB
+        return cls(**given)
 
     def public(self) -> dict[str, Any]:
         """The limits a client can plan with (the socket's `info`)."""
@@ -345,7 +345,7 @@ class Connection(asyncio.Protocol):
         if not self.peer.authenticated:
             self._authenticate(message)
         elif message is DROPPED or size > self.limits.message:
-            self._refused([self._id(message)], RpcFailure(
+            self._refused([None] if message is DROPPED else self._ids(message), RpcFailure(
                 TOO_LARGE, f"message larger than {self.limits.message} bytes"))
         elif len(self.queue) >= self.limits.queue:
             retry = round(min(60.0, max(0.1, self.mean * len(self.queue) / self.limits.in_flight)), 1)
@@ -400,10 +400,6 @@ class Connection(asyncio.Protocol):
             params = params[0] if isinstance(params, list) and len(params) == 1 else params
             return message[1], str(message[2]), params
         return None
-
-    def _id(self, message: Any) -> Any:
-        request = self._request(message)
-        return request[0] if request else None
 
     def _ids(self, message: Any) -> list[Any]:
         """The ids a message asks answers for (a JSON batch array has several)."""

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .discovery import alive
 from .edits import recover_edits
 from .errors import ErrorCode, LsapError
 from .gateway import EditorGateway, Timeouts
@@ -75,13 +76,7 @@ def server_path() -> str:
 
 
 def _group_alive(group: int) -> bool:
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return alive(-group)  # a negative pid names a process group
 
 
 async def end_groups(groups: set[int], grace: tuple[float, float] = GRACE) -> list[int]:

@@ -398,9 +398,8 @@ local UNCANCELLABLE = {
 }
 
 local function pyright_family(client)
-  local info = client.server_info or {}
-  return tostring(info.name or client.name):find('pyright', 1, true) ~= nil
-    or tostring(client.name):find('pyright', 1, true) ~= nil
+  local names = tostring(client.name) .. ' ' .. tostring((client.server_info or {}).name)
+  return names:find('pyright', 1, true) ~= nil
 end
 
 --- Cancel what is still in flight for a token (the service gave up waiting, or its client

@@ -175,6 +175,7 @@ def test_a_client_that_stops_reading_is_no_longer_read_then_closed(
     assert logged and "unread for 1.5 s" in logged[0], logged
 
 
+@pytest.mark.slow
 def test_a_client_that_never_reads_leaves_the_host_bounded_and_others_served(
     shop: Path, reap: set[int]
 ) -> None:
@@ -245,6 +246,7 @@ def host_pid(editor: HumanNvim) -> int:
     return int(found[0].split(":", 1)[0])
 
 
+@pytest.mark.slow
 def test_unauthenticated_tcp_floods_hold_nothing(env: dict[str, str], shop: Path, reap: set[int]) -> None:
     editor = HumanNvim(shop, env, ["basedpyright"], {"tcp": "127.0.0.1:0", "agent_limits": {"queue": 300}})
     reap.add(editor.process.pid)

@@ -132,6 +132,7 @@ def busy(pid: int) -> bool:
     return cpu_seconds(pid) - before > 0.25
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["stop", "sigterm"])
 def test_busy_servers_ignoring_shutdown_are_gone_when_the_daemon_stops(
     shop: Path, how: str, reap: set[int]

@@ -9,10 +9,10 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from benchmarks.soak import agent_files, run_agent
 from lsap_bridge.client import Connection
 from lsap_bridge.host import edit_policy
 from lsap_bridge.server import SocketServer
@@ -23,50 +23,6 @@ from .processes import rss_kb
 pytestmark = pytest.mark.integration
 
 CLIENTS, REQUESTS = 8, 250
-READS: list[dict[str, Any]] = [
-    {"mode": "locate", "locate": "shop/models.py:Order.total@return <|>result"},
-    {"mode": "hover", "locate": "shop/models.py:Product@class <|>Product"},
-    {"mode": "definition", "locate": "shop/checkout.py@order = <|>Order()"},
-    {"mode": "references", "locate": "shop/models.py:Product@class <|>Product", "max_items": 20},
-    {"mode": "outline", "file_path": "shop/models.py"},
-    {"mode": "search", "query": "Order"},
-    {"mode": "references", "locate": "shop/models.py:Order.add@def <|>add"},
-]
-
-
-def agent_files(root: Path, n: int) -> None:
-    """Each agent renames its own helper, defined in one file and used in another."""
-    (root / "shop" / f"load_{n}.py").write_text(
-        f"def helper_{n}(x: int) -> int:\n    return x + {n}\n\n\ndef twice_{n}(x: int) -> int:\n"
-        f"    return helper_{n}(helper_{n}(x))\n"
-    )
-    (root / "shop" / f"load_use_{n}.py").write_text(
-        f"from shop.load_{n} import helper_{n}\n\nVALUE = helper_{n}(1)\n"
-    )
-
-
-def run_agent(path: str, n: int, failures: list[str], latencies: list[float]) -> None:
-    names = [f"helper_{n}", f"helper_{n}_b"]
-    with Connection(path, timeout=120, name=f"agent {n}") as conn:
-        for i in range(REQUESTS):
-            if i % 10 == 9:  # a rename, back and forth
-                old, new = names[(i // 10) % 2], names[(i // 10 + 1) % 2]
-                payload: dict[str, Any] = {
-                    "mode": "rename",
-                    "new_name": new,
-                    "locate": f"shop/load_{n}.py@def <|>{old}",
-                }
-            else:
-                payload = READS[(i + n) % len(READS)]
-            started = time.monotonic()
-            try:
-                result = conn.call("request", payload)
-            except Exception as exc:  # a protocol failure is a failure too
-                failures.append(f"agent {n} #{i} {payload['mode']}: {exc!r}")
-                continue
-            latencies.append(time.monotonic() - started)
-            if not result.get("ok"):
-                failures.append(f"agent {n} #{i} {payload['mode']}: {result.get('text', '')[:300]}")
 
 
 def test_eight_agents_two_thousand_mixed_requests(
@@ -102,7 +58,8 @@ def test_eight_agents_two_thousand_mixed_requests(
     sampler.start()
     started = time.monotonic()
     agents = [
-        threading.Thread(target=run_agent, args=(str(socket_server.path), n, failures, latencies))
+        threading.Thread(target=run_agent, args=(str(socket_server.path), n, lambda i: i < REQUESTS,
+                                                 failures, latencies))
         for n in range(CLIENTS)
     ]
     for agent in agents:
