@@ -143,7 +143,8 @@ class EditorGateway:
         try:
             return await self.conn.request("nvim_exec_lua", code, list(args))
         except NvimDisconnected as exc:
-            raise LsapError(ErrorCode.SERVER_ERROR, "Neovim is gone: " + str(exc)) from exc
+            raise LsapError(ErrorCode.SESSION_GONE, "Neovim is gone: " + str(exc),
+                            hint="send the request again: lsap finds, or starts, a session for it") from exc
         except NvimRpcError as exc:
             raise LsapError(ErrorCode.SERVER_ERROR, f"Neovim refused a call: {exc}") from exc
 

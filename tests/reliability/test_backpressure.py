@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import socket
 import threading
 import time
@@ -18,9 +19,10 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.client import AsyncConnection, ClientError, Connection, call_session
+from lsap_bridge.client import ClientError, Connection, call_session
 from lsap_bridge.connection import MIB, TOO_BUSY, Limits
 from lsap_bridge.discovery import SessionInfo
+from lsap_bridge.mcp_server import Forwarder
 from lsap_bridge.server import SocketServer
 from tests.integration.harness import Bridge
 from tests.integration.human import HumanNvim, register_remote_plugin
@@ -66,22 +68,28 @@ def test_calls_past_in_flight_wait_and_only_past_the_queue_are_busy(small: Socke
         polite.close()
 
 
-def test_a_hundred_parallel_calls_on_one_connection_all_answer(
-    bridge: Bridge, socket_server: SocketServer
-) -> None:
-    """As an MCP client sends them: one connection, 100 tool calls at once."""
+def test_a_hundred_parallel_mcp_tool_calls_all_answer(bridge: Bridge, socket_server: SocketServer) -> None:
+    """As `lsap mcp` forwards them: 100 tool calls at once, one connection, all answered."""
+    info = SessionInfo("mcp-parallel", "editor", os.getpid(), str(socket_server.path), [str(bridge.root)])
+    info.publish()
+    before = set(socket_server.connections)
+    forwarder = Forwarder(bridge.root, None)
 
-    async def parallel() -> list[Any]:
-        conn = await AsyncConnection.open(str(socket_server.path), name="mcp")
-        try:
-            return await asyncio.gather(
-                *(conn.call("request", {"request": HOVER}) for _ in range(100)))
-        finally:
-            await conn.close()
+    async def parallel() -> list[tuple[str, bool]]:
+        return await asyncio.gather(
+            *(forwarder.call("lsap_query", {"request": HOVER}) for _ in range(100)))
 
-    results = bridge.loop.run(parallel())
+    try:
+        results = bridge.loop.run(parallel())
+        opened = set(socket_server.connections) - before
+    finally:
+        info.file.unlink()
+        if forwarder.conn is not None:
+            bridge.loop.run(forwarder.conn.close())
     assert len(results) == 100
-    assert all(r["ok"] and "Product" in r["text"] for r in results), [r for r in results if not r["ok"]][:2]
+    assert [failed for _, failed in results].count(True) == 0, [t for t, f in results if f][:2]
+    assert all("Product" in text for text, _ in results)
+    assert len(opened) == 1, "the tool calls share one connection, and its queue"
 
 
 # -- fairness and the human ---------------------------------------------------------------------

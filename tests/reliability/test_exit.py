@@ -133,12 +133,13 @@ def busy(pid: int) -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["stop", "sigterm"])
+@pytest.mark.parametrize("how", ["stop", "sigterm", "neovim crash"])
 def test_busy_servers_ignoring_shutdown_are_gone_when_the_daemon_stops(
     shop: Path, how: str, reap: set[int]
 ) -> None:
     """basedpyright deep in a big file, and a server that computes forever, reads nothing
-    more and ignores SIGTERM: a few seconds after the daemon stops, neither is left."""
+    more and ignores SIGTERM: a few seconds after the daemon stops (asked to, by a signal,
+    or because its Neovim crashed), neither is left."""
     (shop / "notes.fault").write_text("alpha beta gamma\n")
     big_module(shop / "shop" / "big.py")
     pid_file = shop.parent / "fault.pid"
@@ -164,8 +165,10 @@ def test_busy_servers_ignoring_shutdown_are_gone_when_the_daemon_stops(
     started = time.monotonic()
     if how == "stop":
         Connection(info.socket).call("shutdown")
-    else:
+    elif how == "sigterm":
         os.kill(process.pid, signal.SIGTERM)
+    else:
+        os.kill(info.nvim_pid, signal.SIGKILL)
     process.wait(30)
     assert wait_until(lambda: not in_groups(servers), 10), names(in_groups(servers))
     assert not any(running(p) for p in procs), names({p for p in procs if running(p)})
