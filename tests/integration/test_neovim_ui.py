@@ -289,7 +289,7 @@ def test_setup_names_a_wrong_key_and_its_expected_type(nvim: pynvim.Nvim) -> Non
     assert "allow, ask, deny" in err
     nvim.exec_lua("require('lsap').setup({ sokcet = false, report = { height = 9 } })")
     [unknown] = nvim.exec_lua("return require('lsap').unknown")
-    assert unknown.startswith("sokcet (valid: approval, edit_policy, ")
+    assert unknown.startswith("sokcet (valid: agent_limits, approval, edit_policy, ")
     assert ", socket" in unknown
     ok, err = nvim.exec_lua("return { pcall(require('lsap').setup, { approval = { window = 'modal' } }) }")
     assert err == '(lsap) option "approval.window" must be one of float, select, got "modal"'
