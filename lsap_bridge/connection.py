@@ -80,7 +80,8 @@ class Limits:
 
     def public(self) -> dict[str, Any]:
         """The limits a client can plan with (the socket's `info`)."""
-        return {"in_flight": self.in_flight, "queue": self.queue, "memory_mib": self.memory // MIB,
+        return {"in_flight": self.in_flight, "queue": self.queue, "running": self.running,
+                "memory_mib": self.memory // MIB,
                 "message_mib": self.message // MIB, "stall_s": self.stall}
 
 

@@ -32,8 +32,6 @@ from .connection import (
     MAX_BATCH,
     METHOD_NOT_FOUND,
     TIMEOUT,
-    TOO_BUSY,
-    TOO_LARGE,
     UNAUTHORIZED,
     Connection,
     Limits,
@@ -44,10 +42,7 @@ from .connection import (
 from .errors import ErrorCode, LsapError
 from .service import Response, Service
 
-__all__ = ["MAX_BATCH", "TIMEOUT", "TOO_BUSY", "TOO_LARGE", "Limits", "RpcFailure", "SocketServer"]
-
 REQUEST_TIMEOUT = 120.0
-MAX_MESSAGE = Limits.message
 
 Method = Callable[[Any], Awaitable[Any]]
 EventSink = Callable[[dict[str, Any]], None]

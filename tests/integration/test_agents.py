@@ -24,8 +24,8 @@ import msgpack
 import pytest
 
 from lsap_bridge.client import AsyncConnection, Connection
+from lsap_bridge.connection import Limits
 from lsap_bridge.discovery import runtime_dir, sessions
-from lsap_bridge.server import MAX_MESSAGE
 
 from .human import HumanNvim, register_remote_plugin
 
@@ -317,7 +317,7 @@ def test_bad_messages_leave_the_server_serving(human: HumanNvim) -> None:
     client.send_raw(b"{this is not json\n")
     assert client.reply()["error"]["code"] == -32700
     assert client.call("ping")["result"] == "pong"
-    huge = b"x" * MAX_MESSAGE
+    huge = b"x" * Limits.message
     client.send_raw(b'{"jsonrpc":"2.0","id":5,"method":"ping","params":"' + huge + b'"}\n')
     assert "larger than" in client.reply()["error"]["message"]
     assert client.call("request", {"request": REFERENCES}, msg_id=6)["result"]["ok"]

@@ -18,6 +18,7 @@ import msgpack
 import pytest
 
 from lsap_bridge import server as server_module
+from lsap_bridge.connection import TOO_LARGE, Limits
 from lsap_bridge.server import SocketServer
 from tests.integration.harness import Bridge
 
@@ -253,11 +254,11 @@ def test_msgpack_garbage_closes_only_that_connection(socket_server: SocketServer
 def test_an_oversized_message_is_refused_and_the_connection_stays(
     raw: Raw, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    size = server_module.MAX_MESSAGE + 1000
+    size = Limits.message + 1000
     raw.send(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":"' + b"x" * size + b'"}\n')
     reply = raw.reply()
-    assert reply["error"]["code"] == server_module.TOO_LARGE
-    assert str(server_module.MAX_MESSAGE) in reply["error"]["message"]
+    assert reply["error"]["code"] == TOO_LARGE
+    assert str(Limits.message) in reply["error"]["message"]
     assert raw.call("ping", None)["result"] == "pong"
 
 
