@@ -79,23 +79,39 @@ def _group_alive(group: int) -> bool:
     return alive(-group)  # a negative pid names a process group
 
 
+def _live(groups: set[int]) -> set[int]:
+    """The groups that still have a process other than a zombie (where /proc tells): a
+    server that exited stays a zombie until something reaps it, and needs no signal."""
+    found = {g for g in groups if _group_alive(g)}
+    if not found or not Path("/proc").is_dir():
+        return found
+    running = set()
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if entry.name.isdigit():
+                state, _ppid, group = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:3]
+                if state != "Z" and int(group) in found:
+                    running.add(int(group))
+    return running
+
+
 async def end_groups(groups: set[int], grace: tuple[float, float] = GRACE) -> list[int]:
     """Wait for process groups to exit, SIGTERM those still alive after `grace[0]` seconds,
     SIGKILL those alive `grace[1]` seconds later. Returns the groups that had to be killed."""
     killed: list[int] = []
     for sig, wait in ((None, grace[0]), (signal.SIGTERM, grace[1]), (signal.SIGKILL, 1.0)):
-        alive = {g for g in groups if _group_alive(g)}
-        if not alive:
+        left = _live(groups)
+        if not left:
             break
         if sig is not None:
-            for group in alive:
+            for group in left:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(group, sig)
             if sig == signal.SIGKILL:
-                killed += sorted(alive)
+                killed += sorted(left)
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and any(_group_alive(g) for g in alive):
-            await asyncio.sleep(0.05)
+        while time.monotonic() < deadline and _live(left):
+            await asyncio.sleep(0.1)
     return killed
 
 
