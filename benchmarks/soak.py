@@ -92,6 +92,7 @@ class Soak:
     seconds: float
     every: float
     samples: list[tuple[float, float, float, int]] = field(default_factory=list)  # s, host MB, Neovim MB, answered
+    load: list[float] = field(default_factory=list)  # the machine's 1-minute load average, per sample
     failures: list[str] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
 
@@ -127,6 +128,7 @@ def soak(root: Path, clients: int, seconds: float, every: float) -> Soak:
             time.sleep(max(0.0, started + min(k * every, seconds) - time.monotonic()))
             result.samples.append((time.monotonic() - started, neovim_rss_mb(info.pid),
                                    neovim_rss_mb(info.nvim_pid), len(result.latencies)))
+            result.load.append(os.getloadavg()[0])
             now, host, nvim, answered = result.samples[-1]
             print(f"  {now:5.0f} s  host {host:6.1f} MB  Neovim {nvim:6.1f} MB  {answered} answered, "
                   f"{len(result.failures)} failed", flush=True)
@@ -151,7 +153,8 @@ def markdown(result: Soak, took: float) -> list[str]:
         f"Each agent sends mixed requests back to back on its own connection (locate, hover, "
         f"definition, references, outline, search; every tenth a rename back and forth). RSS is "
         f"sampled every {result.every:g} s; memory is flat when the last sample is within "
-        f"{FLAT:.0%} of the first one after {WARM_UP:g} s of warm-up.",
+        f"{FLAT:.0%} of the first one after {WARM_UP:g} s of warm-up. The machine was shared: "
+        f"its load average ranged {min(result.load):.1f}–{max(result.load):.1f} during the run.",
         "",
         "| time | host RSS | Neovim RSS | requests answered |",
         "|---:|---:|---:|---:|",
