@@ -26,6 +26,7 @@ MIN_VERSION = (0, 11)
 # `shutdown` and `exit`, and their stdin closed), and again after SIGTERM, before SIGKILL.
 GRACE = (1.0, 2.0)
 LOG = logging.getLogger("lsap.embedded")
+UNDO_LEVELS = 10
 
 
 def plugin_root() -> Path:
@@ -165,6 +166,9 @@ async def start_embedded(root: Path, servers: list[str] | None = None,
     argv = [
         find_nvim(), "--embed", "--headless", "--clean", "-n", "-i", "NONE",
         "--cmd", f"set rtp^={plugin_root()}",
+        # Nobody undoes in a headless Neovim: a short history (enough for an edit's own
+        # rollback) keeps agents' edits from growing its memory for thousands of steps.
+        "--cmd", f"set undolevels={UNDO_LEVELS}",
     ]
     conn = await NvimConnection.spawn(argv, env=env)
     gateway = EditorGateway(conn, timeouts or Timeouts())
