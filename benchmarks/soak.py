@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lsap_bridge.client import Connection, start_daemon
+from lsap_bridge.discovery import alive
 
 from .anchors import write_block
 from .corpus import example_copy
@@ -136,7 +137,18 @@ def soak(root: Path, clients: int, seconds: float, every: float) -> Soak:
             agent.join(180)
     finally:
         Connection(info.socket).call("shutdown")
+        deadline = time.monotonic() + 30  # its files go with it: wait before removing the dir
+        while not ended(info.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
     return result
+
+
+def ended(pid: int) -> bool:
+    """Whether the daemon (a child of this process, which reaps it here) has exited."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:  # reaped already
+        return not alive(pid)
 
 
 def markdown(result: Soak, took: float) -> list[str]:
