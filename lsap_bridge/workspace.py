@@ -7,7 +7,7 @@ import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from stat import S_ISREG
 from typing import Generic, TypeVar
 from urllib.parse import quote, unquote, urlparse
@@ -44,6 +44,50 @@ def uri_of(path: Path) -> str:
 def path_of(uri: str) -> Path:
     parsed = urlparse(uri)
     return Path(unquote(parsed.path))
+
+
+def local_path(text: str) -> str:
+    """A path as given, with a `file:` URI (RFC 8089: `file:///abs`, `file://localhost/abs`,
+    `file:/abs`) decoded to its local path. Agents copy URIs out of LSP answers; a URI read
+    as a relative path would name a directory `file:` inside the workspace. Lenient about
+    unescaped characters (`file:///my dir/a#1.py`): a `%` escape is decoded, the rest kept."""
+    if text[:5].lower() != "file:":
+        return text
+    rest = text[5:]
+    if rest.startswith("//"):
+        host, slash, tail = rest[2:].partition("/")
+        if host.lower() not in ("", "localhost"):
+            raise LsapError(
+                ErrorCode.INVALID_REQUEST,
+                f"{shorten(text)} names the host {shorten(host, 40)!r}: only local files can be read",
+                hint="give a path relative to the workspace root, or a file:///absolute/path URI",
+            )
+        rest = slash + tail
+    if not rest.startswith("/"):
+        raise LsapError(
+            ErrorCode.INVALID_REQUEST,
+            f"{shorten(text)} is not a file URI: one names an absolute path (file:///…)",
+            hint="give a path relative to the workspace root, or a file:///absolute/path URI",
+        )
+    return unquote(rest)
+
+
+def shorten(text: str, limit: int = 80) -> str:
+    """Text quoted in an error, cut to `limit` characters: an error must stay bounded even
+    when the input is a 5,000-character path."""
+    return text if len(text) <= limit else text[: limit - 1] + f"… ({len(text):,} characters)"
+
+
+# The file system's limits where `os.pathconf` cannot tell them (Linux's values).
+NAME_MAX, PATH_MAX = 255, 4096
+
+
+def _pathconf(root: Path, name: str, default: int) -> int:
+    try:
+        value = os.pathconf(root, name)
+    except (OSError, ValueError, AttributeError):  # no such root yet, or no pathconf (Windows)
+        return default
+    return value if value > 0 else default
 
 
 INSIDE_TTL = 2.0  # seconds an answer about a path (inside? a file? where to?) is trusted
@@ -152,20 +196,32 @@ class Workspace:
             inside = False
         return _inside.put((self.roots, path), inside)
 
+    @cached_property
+    def limits(self) -> tuple[int, int]:
+        """The longest file name and path (bytes) the root's file system takes: NAME_MAX and
+        PATH_MAX, as `os.pathconf` says where it can."""
+        return (_pathconf(self.root, "PC_NAME_MAX", NAME_MAX), _pathconf(self.root, "PC_PATH_MAX", PATH_MAX))
+
     def resolve(self, file_path: str) -> Path:
-        """An absolute, symlink-free path inside a root, or an `outside_workspace` error."""
-        if "\x00" in file_path:
+        """An absolute, symlink-free path inside a root, or an `outside_workspace` error.
+
+        The one check every path a request names goes through: a `file:` URI is decoded
+        first, and a path or name longer than the file system takes is an `invalid_request`
+        naming the limit (not an OSError deep in a capability)."""
+        path = local_path(file_path)
+        if "\x00" in path:
             raise LsapError(ErrorCode.INVALID_REQUEST, "file_path contains a NUL character")
         try:
-            candidate = Path(file_path).expanduser()
+            candidate = Path(path).expanduser()
         except RuntimeError:  # `~name` of no known user: a literal name, like any other
-            candidate = Path(file_path)
+            candidate = Path(path)
         if not candidate.is_absolute():
             candidate = self.root / candidate
+        self._check_length(file_path, candidate)
         try:
             resolved = _link_free(candidate)
-        except (RuntimeError, OSError) as exc:  # a symlink loop, a name too long
-            raise LsapError(ErrorCode.INVALID_REQUEST, f"cannot resolve {file_path}: {exc}",
+        except (RuntimeError, OSError) as exc:  # a symlink loop
+            raise LsapError(ErrorCode.INVALID_REQUEST, f"cannot resolve {shorten(file_path)}: {exc}",
                             hint="give the path of an existing file inside the workspace") from None
         if not self.contains(resolved):
             raise LsapError(
@@ -174,6 +230,49 @@ class Workspace:
                 hint="use a path inside " + ", ".join(str(r) for r in self.roots),
             )
         return resolved
+
+    def _check_length(self, given: str, candidate: Path) -> None:
+        name_max, path_max = self.limits
+        long_name = next((part for part in candidate.parts if len(os.fsencode(part)) > name_max), None)
+        if long_name is not None:
+            raise LsapError(
+                ErrorCode.INVALID_REQUEST,
+                f"a name in the path {shorten(given, 60)} is {len(os.fsencode(long_name)):,} bytes long, "
+                f"over the file system's limit of {name_max} bytes for a file name (NAME_MAX)",
+                hint=f"no file can have that name: give an existing path, each name at most {name_max} bytes",
+            )
+        size = len(os.fsencode(str(candidate)))
+        if size >= path_max:
+            raise LsapError(
+                ErrorCode.INVALID_REQUEST,
+                f"the path {shorten(given)} is {size:,} bytes long (from the root), over the file "
+                f"system's limit of {path_max} bytes for a path (PATH_MAX)",
+                hint=f"no file can have that path: give an existing one, under {path_max} bytes",
+            )
+
+    def relative_glob(self, pattern: str, what: str = "the glob") -> str:
+        """A glob (or an `exclude_files` pattern) relative to the root, as globs are matched:
+        a `file:` URI is decoded, and an absolute pattern inside a root is made relative to
+        it; one that is absolute elsewhere, starts with `~` or goes up with `..` is refused
+        with `outside_workspace`."""
+        text = local_path(pattern)
+        pure = PurePosixPath(text)
+        if pure.is_absolute() and ".." not in pure.parts:
+            for prefix in self._prefixes:
+                if text.startswith(prefix) and text[len(prefix):]:
+                    return text[len(prefix):]
+        if pure.is_absolute() or text.startswith("~") or ".." in pure.parts:
+            raise LsapError(
+                ErrorCode.OUTSIDE_WORKSPACE,
+                f"{what} {shorten(pattern)!r} points outside the workspace: globs are relative to "
+                "the root and stay inside it",
+                hint="e.g. `tests/*` or `src/**/*.ts` (or an absolute path or file:// URI inside the root)",
+            )
+        return text
+
+    def exclude_patterns(self, patterns: list[str]) -> list[str]:
+        """A rename's `exclude_files`, each as `relative_glob` makes it."""
+        return [self.relative_glob(p, "exclude_files pattern") for p in patterns]
 
     def is_file(self, file_path: str) -> bool:
         """Whether a path names a file inside the workspace (for splitting anchor strings).
@@ -244,12 +343,7 @@ class Workspace:
 
     def glob(self, pattern: str, limit: int = 5000, max_size: int | None = None) -> Walk:
         """Code files matching a glob relative to the root, with the walk's rules."""
-        if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
-            raise LsapError(
-                ErrorCode.OUTSIDE_WORKSPACE,
-                f"the glob {pattern!r} must be relative to the root and stay inside it",
-                hint="e.g. `shop/*.py` or `src/**/*.ts`",
-            )
+        pattern = self.relative_glob(pattern)
         found = Walk()
         matches: dict[Path, os.stat_result] = {}
         for path in self.root.glob(pattern):

@@ -20,7 +20,7 @@ import hashlib
 import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
@@ -106,18 +106,6 @@ class Renames:
 
 
 RENAMES = Renames()
-
-
-def check_patterns(patterns: list[str]) -> None:
-    """`exclude_files` globs are relative to the workspace root and stay inside it."""
-    for pattern in patterns:
-        pure = PurePosixPath(pattern)
-        if pure.is_absolute() or pattern.startswith("~") or ".." in pure.parts:
-            raise LsapError(
-                ErrorCode.OUTSIDE_WORKSPACE,
-                f"exclude_files pattern {pattern!r} points outside the workspace",
-                hint="give globs relative to the workspace root, e.g. `tests/*`",
-            )
 
 
 def _excluded(display: str, patterns: list[str]) -> bool:
@@ -381,7 +369,7 @@ def _locations(data: dict[str, Any]) -> list[dict[str, Any]]:
 @capability("rename_execute", RenameExecuteRequest, "apply a previewed rename by its id",
             workspace=True)
 async def rename_execute(session: Session, request: RenameExecuteRequest) -> Report:
-    check_patterns(request.exclude_files)
+    patterns = session.workspace.exclude_patterns(request.exclude_files)
     pending = RENAMES.get(request.rename_id)
     stale = await _stale(session, pending)
     if stale:
@@ -391,7 +379,7 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Rep
             "files changed since the preview: " + ", ".join(stale),
             hint="nothing was changed; run `rename_preview` again for a fresh id",
         )
-    data = await _apply(session, pending, request.exclude_files)
+    data = await _apply(session, pending, patterns)
     RENAMES.forget(request.rename_id)
     data = {"rename_id": request.rename_id, "partial": pending.partial, **data}
     return Report("rename", data, _locations(data))
@@ -400,10 +388,10 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Rep
 @capability("rename", RenameRequest, "rename a symbol across the workspace in one step",
             workspace=True)
 async def rename(session: Session, request: RenameRequest) -> Report:
-    check_patterns(request.exclude_files)
+    patterns = session.workspace.exclude_patterns(request.exclude_files)
     resolved, pending = await _compute(session, request)
     data = {
         **anchor_data(resolved, session),
-        **await _apply(session, pending, request.exclude_files),
+        **await _apply(session, pending, patterns),
     }
     return Report("rename", data, _locations(data))

@@ -1,10 +1,11 @@
 """The string form of an anchor, `path:scope@find` (doc/architecture.md, Anchors), for CLIs and humans.
 
 - `path` may itself contain `:` or `@` (`node_modules/@types/x.d.ts`, a
-  Windows drive `C:`): the longest prefix ending before a `:` or `@` that is
-  an existing file is the path. When none exists, the first `:` or `@` that
-  can end a file name splits it (not a drive letter's colon, not an `@` right
-  after a slash), so the caller can report the missing file.
+  Windows drive `C:`, a `file:///abs/x.py` URI): the longest prefix ending
+  before a `:` or `@` that is an existing file is the path. When none exists,
+  the first `:` or `@` that can end a file name splits it (not a drive
+  letter's colon, not a URI's `file:`, not an `@` right after a slash), so the
+  caller can report the missing file.
 - `scope` comes after the path's `:` and runs to the next `@`: a dotted
   symbol path (`User.validate`; dots inside brackets, as in `(*T).M`, stay
   in the name), a line (`42`), or `start,end` (end exclusive, 0 = end of file).
@@ -58,8 +59,10 @@ def split_path(text: str, file_exists: Callable[[str], bool]) -> tuple[str, str]
 
 
 def _can_end_path(text: str, cut: int) -> bool:
-    """Whether the `:`/`@` at cut may end a path: not after a slash (`@types`), not `C:\\`."""
-    return text[cut - 1 : cut] not in ("/", "\\") and not (cut == 1 and _DRIVE.match(text))
+    """Whether the `:`/`@` at cut may end a path: not after a slash (`@types`), not `C:\\`,
+    not the colon of a `file:` URI (decoded where every path is, `Workspace.resolve`)."""
+    return text[cut - 1 : cut] not in ("/", "\\") and not (cut == 1 and _DRIVE.match(text)) and not (
+        cut == 4 and text[:4].lower() == "file")
 
 
 def parse_anchor(text: str, file_exists: Callable[[str], bool]) -> Locate:

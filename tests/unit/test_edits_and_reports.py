@@ -14,7 +14,7 @@ import pytest
 from lsap_bridge.capabilities import REGISTRY
 from lsap_bridge.capabilities.batch import section
 from lsap_bridge.capabilities.editor import selection_data
-from lsap_bridge.capabilities.rename import check_patterns, without
+from lsap_bridge.capabilities.rename import without
 from lsap_bridge.capabilities.schema import request_schemas
 from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta, from_lsp, from_vim
 from lsap_bridge.edits import _splice, _steps
@@ -93,9 +93,9 @@ def test_steps_cover_changes_and_document_changes() -> None:
 
 
 @pytest.mark.parametrize("pattern", ["/etc/*", "../*", "shop/../../x", "~/x"])
-def test_exclude_patterns_outside_the_workspace_are_refused(pattern: str) -> None:
+def test_exclude_patterns_outside_the_workspace_are_refused(pattern: str, tmp_path: Path) -> None:
     with pytest.raises(LsapError) as caught:
-        check_patterns([pattern])
+        Workspace.of(tmp_path).exclude_patterns([pattern])
     assert caught.value.code is ErrorCode.OUTSIDE_WORKSPACE
 
 
