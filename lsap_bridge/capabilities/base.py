@@ -193,15 +193,47 @@ PAGES = Pages()
 
 
 def page(request: Request, items: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
-    """The slice to show and the paging facts; `next` is the exact request for the next page."""
+    """The slice to show and the paging facts; `next` is the exact request for the next page.
+
+    A `start_index` at or past the end is an `invalid_request` that says how many items
+    there are and gives the exact request for the last page, in every paged mode."""
     start = request.start_index
+    if start and start >= len(items):
+        raise _past_the_end(request, items)
     shown = list(items[start:start + request.max_items])
     end = start + len(shown)
     info: dict[str, Any] = {"total": len(items), "start": start + 1 if shown else start, "end": end}
     if end < len(items):
-        page_id = PAGES.keep(request, list(items))
-        info["pagination_id"] = page_id
-        next_request = request.model_dump(exclude_defaults=True, exclude_none=True)
-        next_request.update(mode=request.mode, start_index=end, pagination_id=page_id)
-        info["next"] = suggest(type(request), next_request)
+        info["pagination_id"], info["next"] = _page_request(request, items, end)
     return shown, info
+
+
+def _page_request(request: Request, items: Sequence[Any], start: int) -> tuple[str, str]:
+    """The id under which the whole list is kept, and the request for the page at `start`."""
+    page_id = PAGES.keep(request, list(items))
+    return page_id, suggest(type(request), {**_unpaged(request), "start_index": start, "pagination_id": page_id})
+
+
+def _unpaged(request: Request) -> dict[str, Any]:
+    """The request as sent, without its place in the pages."""
+    fields = request.model_dump(exclude_defaults=True, exclude_none=True,
+                                exclude={"mode", "start_index", "pagination_id"})
+    return {"mode": request.mode, **fields}
+
+
+def _past_the_end(request: Request, items: Sequence[Any]) -> LsapError:
+    total = len(items)
+    if not total:
+        return LsapError(
+            ErrorCode.INVALID_REQUEST,
+            f"nothing at start_index {request.start_index}: the {request.mode} answer has no items",
+            hint=f"the whole answer: `{suggest(type(request), _unpaged(request))}`",
+        )
+    last = (total - 1) // request.max_items * request.max_items
+    shown = f"items {last + 1}–{total}" if last + 1 < total else f"item {total}"
+    return LsapError(
+        ErrorCode.INVALID_REQUEST,
+        f"nothing at start_index {request.start_index}: the {request.mode} answer has {total} "
+        f"item{'s' if total != 1 else ''} (start_index 0–{total - 1})",
+        hint=f"the last page ({shown}): `{_page_request(request, items, last)[1]}`",
+    )
