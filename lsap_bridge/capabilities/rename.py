@@ -29,6 +29,7 @@ from ..diagnostics import Diagnostic, DiagnosticDelta
 from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
+from ..identifiers import check_new_name, declined
 from ..locate.resolve import Resolved, resolve
 from ..position import from_lsp_character
 from ..session import Session, Target, spans
@@ -152,11 +153,13 @@ async def _compute(
 ) -> tuple[Resolved, PendingRename]:
     """Resolve the anchor and ask the server for the rename's WorkspaceEdit (and, to check
     it, for the symbol's references)."""
+    check_new_name(request.new_name, request.locate.file_path)
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
     params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
     old_name = word_at(resolved.line_text, resolved.column)
-    if target.client.supports(PREPARE) and await session.call(target, PREPARE, params) is None:
+    prepared = target.client.supports(PREPARE)
+    if prepared and await session.call(target, PREPARE, params) is None:
         raise LsapError(
             ErrorCode.INVALID_REQUEST,
             f"{target.client.name} cannot rename `{old_name}` at {resolved.anchor}",
@@ -167,6 +170,8 @@ async def _compute(
         _uses(session, target, params),
     )
     if not edit or not (edit.get("changes") or edit.get("documentChanges")):
+        if prepared:  # the position can be renamed: it is the name the server refuses
+            raise declined(target.client.name, old_name, request.new_name)
         raise LsapError(
             ErrorCode.NOT_FOUND,
             f"{target.client.name} found nothing to rename for `{old_name}` at {resolved.anchor}",

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from ..errors import LsapError, invalid
+from ..identifiers import check_new_name
 
 BEGIN = "*** Begin Language Server Request"
 END = "*** End Language Server Request"
@@ -35,7 +36,6 @@ RULES = {
 
 VIEWS = ("hover", "docs", "refs", "def", "type", "impl", "calls")
 _SYMBOL = re.compile(r"^([^\s\[\]]+)(?:\[([^\]]*)\])?$")
-_IDENTIFIER = re.compile(r"^[^\W\d]\w*$|^[$_a-zA-Z][$\w]*$")
 
 
 class AnchorKind(str, Enum):
@@ -315,8 +315,11 @@ class _Parser:
                     else "RENAME_TO takes one new name (no spaces)",
                     "rename",
                 )
-            if not _IDENTIFIER.match(words[2]):
-                raise _fail(number, f"{words[2]!r} is not a valid identifier", "rename")
+            try:
+                check_new_name(words[2], block.path)
+            except LsapError as error:
+                raise invalid(f"line {number}: {error.message}",
+                              hint=f"rule (rename): {RULES['rename']}; {error.hint}") from None
             anchor.operations.append(Rename(number, line, words[0], words[2]))
             return
         raise _fail(

@@ -141,7 +141,7 @@ def test_bare_caret_several_symbols_views_and_several_files() -> None:
             block("*** File: a.ts", "@@ x", "! x RENAME_TO 9z"),
             4,
             "rename",
-            "not a valid identifier",
+            "'9z' cannot be the new name: it starts with a digit",
         ),
         (block("*** File: a.ts", "[@ x", "@@ y"), 3, "select", "never closed"),
         (block("*** File: a.ts", "[@ x", "*** File: b.ts", "@@ y"), 3, "select", "never closed"),
