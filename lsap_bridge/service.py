@@ -104,11 +104,14 @@ def unexpected(exc: Exception, what: str) -> LsapError:
     """A failure nobody planned for (most often a server's answer of an unexpected shape):
     an error report for the asker and a traceback in the log, never a dead request."""
     LOG.error("%s failed", what, exc_info=exc)
+    # One hint per cause: a file system's refusal is no language server's malformed answer.
+    cause = ("the file system refused it" if isinstance(exc, OSError)
+             else "a language server may have sent a malformed answer")
     return LsapError(
         ErrorCode.SERVER_ERROR,
         f"{what} failed on something unexpected: {type(exc).__name__}: {exc}"[:500],
-        hint="a language server may have sent a malformed answer; the traceback is in the "
-        "log (`:checkhealth lsap` shows where). Other requests are not affected.",
+        hint=f"{cause}; the traceback is in the log (`:checkhealth lsap` shows where). Other "
+        "requests are not affected.",
     )
 
 

@@ -64,9 +64,7 @@ def _scope(
         raise LsapError(
             ErrorCode.NOT_FOUND,
             f"no symbol {'.'.join(names)} in {display}",
-            hint="did you mean " + ", ".join(f"`{s}`" for s in suggestions) + "?"
-            if suggestions
-            else "ask for the outline without `symbol_path`",
+            hint="ask for the outline without `symbol_path` to see every symbol",
             suggestions=suggestions,
         )
     out: list[tuple[tuple[str, ...], Symbol]] = []

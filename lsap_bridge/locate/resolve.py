@@ -129,8 +129,8 @@ def _regions(locate: Locate, tree: SymbolTree, doc: Document, name: str) -> list
             raise LsapError(
                 ErrorCode.NOT_FOUND,
                 f"no symbol {wanted} in {name}",
-                hint=("did you mean " + ", ".join(f"`{s}`" for s in suggestions) + "?")
-                if suggestions else "run the `outline` mode to see the file's symbols",
+                # The suggestions are shown once, as such; the hint says what else to do.
+                hint="run the `outline` mode to see the file's symbols",
                 suggestions=suggestions,
             )
         return [(s.span.start_line, s.span.end_line + 1, s) for s in symbols]
