@@ -171,7 +171,7 @@ async def start_embedded(root: Path, servers: list[str] | None = None,
         "--cmd", f"set undolevels={UNDO_LEVELS}",
     ]
     conn = await NvimConnection.spawn(argv, env=env)
-    gateway = EditorGateway(conn, timeouts or Timeouts())
+    gateway = EditorGateway(conn, timeouts or Timeouts(), embedded=True)
     await gateway.start()
     await recover_edits(gateway)  # logged (journal.recover)
     enabled = await gateway.exec_lua(

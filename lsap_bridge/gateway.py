@@ -20,6 +20,7 @@ from typing import Any, Literal
 from .errors import ErrorCode, LsapError
 from .filestate import DiskStamp, content_hash
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
+from .surface import restart_help
 from .workspace import Workspace, too_large
 
 CommandHandler = Callable[[list[Any]], Coroutine[Any, Any, None]]
@@ -108,6 +109,7 @@ class EditorGateway:
     channel: int = 0
     nvim_pid: int = 0
     max_file_size: int = MAX_FILE_SIZE  # Neovim's `max_file_size` when the service started
+    embedded: bool = False  # the Neovim is lsap's own (the daemon's), not the human's
     # The roots every path opened or read must be inside (the session's; None: no check).
     workspace: Workspace | None = None
     _tokens: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -148,8 +150,10 @@ class EditorGateway:
         except NvimRpcError as exc:
             raise LsapError(ErrorCode.SERVER_ERROR, f"Neovim refused a call: {exc}") from exc
 
-    async def _ask(self, function: str, *args: Any, timeout: float, on_timeout: Any = None) -> Any:
-        """Call a transport function that answers later with `lsap_reply`."""
+    async def _ask(self, function: str, *args: Any, timeout: float, on_timeout: Any = None,
+                   servers: tuple[int, ...] = ()) -> Any:
+        """Call a transport function that answers later with `lsap_reply`. `servers`: the
+        language servers whose answers it waits for, whom a timeout is about."""
         token = next(self._tokens)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[token] = future
@@ -164,11 +168,13 @@ class EditorGateway:
             if on_timeout is not None:
                 return on_timeout
             await self._lua("require('lsap.transport').cancel(...)", token)
-            raise LsapError(
-                ErrorCode.TIMEOUT,
-                f"the language server did not answer within {timeout:g} s",
-                hint="try again once the server has finished indexing, or raise the timeout",
-            ) from None
+            if not servers:  # the transport answers its own waits at their deadline
+                raise LsapError(
+                    ErrorCode.TIMEOUT, f"Neovim did not answer within {timeout:g} s",
+                    hint="its main loop is held (a long command or a prompt): send the request again "
+                    "once it is free") from None
+            health = await self._lua("return require('lsap.transport').health(...)", list(servers))
+            raise server_timeout(health or [], timeout, self.embedded) from None
         finally:
             self._waiting.pop(token, None)
 
@@ -306,7 +312,8 @@ class EditorGateway:
         held = guard is not None and guard.bufnr is not None and guard.version.startswith("tick:")
         check = ([guard.bufnr, int(guard.version[5:]), guard.disk_differs or ""]
                  if guard is not None and held else None)
-        raw = await self._ask("request", payload, check, timeout=timeout or self.timeouts.request)
+        raw = await self._ask("request", payload, check, timeout=timeout or self.timeouts.request,
+                              servers=tuple(dict.fromkeys(c.client_id for c in calls)))
         if isinstance(raw, dict) and raw.get("stale") and guard is not None:
             self._texts.pop(guard.path, None)
             raise StaleText(f"{guard.path} changed while the request was prepared")
@@ -448,6 +455,45 @@ def uncovered(coverage: dict[str, Any]) -> LsapError:
                 "with vim.lsp.config() and vim.lsp.enable() (:help lsp-config)")
     return LsapError(ErrorCode.UNSUPPORTED, f"no language server is attached to {name}: none is configured for {what}",
                      hint=hint)
+
+
+# Work in progress a server has not reported on for this long is stalled, not indexing (a
+# server may report only the begin and the end of minutes of start-up work).
+STALLED_MS = 120_000
+
+
+def server_timeout(health: list[dict[str, Any]], timeout: float, embedded: bool) -> LsapError:
+    """The error for language servers that did not answer in time, with one hint per cause,
+    told apart by what Neovim saw of each during the wait (`health` in transport.lua):
+    indexing (work in progress reported, not stalled), busy with this request (it answered
+    others meanwhile), or busy or hung (no progress, and no answer for the whole wait), which
+    takes a restart."""
+    waited = timeout * 1000
+    causes: list[str] = []
+    for server in health:
+        name, work = str(server.get("name")), server.get("work")
+        progress, answer = server.get("progress_ms"), server.get("answer_ms")
+        if work is not None and progress is not None and progress < max(waited, STALLED_MS):
+            cause = (f"{name} is still indexing ({work or 'work in progress'}, reported {_ago(progress)}): "
+                     "send the request again once it has finished")
+        elif answer is not None and answer < waited:
+            cause = (f"{name} answered other requests meanwhile (the last {_ago(answer)}) but not this "
+                     "one: it is slow here; send it again, or narrow it (a smaller scope or file)")
+        else:
+            last = f"its last answer was {_ago(answer)}" if answer is not None else "it has answered nothing yet"
+            stalled = f", and its last progress report ({work}) {_ago(progress)}" if (
+                work is not None and progress is not None) else ""
+            cause = (f"{name} is busy or hung: no progress and no answer for the {timeout:g} s wait "
+                     f"({last}{stalled}); " + restart_help(name, int(server.get("id") or 0), embedded))
+        causes.append(cause)
+    names = ", ".join(dict.fromkeys(str(s.get("name")) for s in health)) or "the language server"
+    return LsapError(ErrorCode.TIMEOUT, f"{names} did not answer within {timeout:g} s",
+                     hint="; ".join(dict.fromkeys(causes)) or None)
+
+
+def _ago(ms: Any) -> str:
+    seconds = float(ms) / 1000
+    return "just now" if seconds < 1 else f"{seconds:.0f} s ago"
 
 
 def _client(raw: dict[str, Any]) -> Client:

@@ -45,6 +45,18 @@ def fields_help(mode: str) -> str:
     return f"`lsap schema` prints the fields of `{mode}`"
 
 
+def restart_help(server: str, client_id: int, embedded: bool) -> str:
+    """How the asker restarts a language server that is stuck: in Neovim by its command, in
+    the embedded mode by stopping the daemon; an agent of the human's Neovim asks them."""
+    command = (f"`:LspRestart {server}` (nvim-lspconfig) or `:lua vim.lsp.stop_client({client_id}, true)`; "
+               "the next lsap request starts it again")
+    if SURFACE.get() == "nvim":
+        return "restart it: " + command
+    if embedded:
+        return "restart it: `lsap daemon stop`, and the next `lsap` call starts a fresh Neovim and servers"
+    return "ask the human to restart it in their Neovim: " + command
+
+
 def ex_command(request: dict[str, Any], positional: str | None) -> str | None:
     """`:Lsap mode anchor key=value …`, or None when a value cannot be one word."""
     fields = dict(request)

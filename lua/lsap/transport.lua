@@ -14,6 +14,9 @@ M.max_file_size = math.huge
 local inflight = {} ---@type table<integer, {client_id: integer, request_id: integer}[]>
 local progress = {} ---@type table<integer, {active: table<string, true>, last: integer}>
 local attached_at = {} ---@type table<integer, integer> when each server first attached (ms)
+-- When each server last answered a request, anyone's (ms): with `progress`, what tells a
+-- server that is indexing from one that is busy or hung (see `health`).
+local answered_at = {} ---@type table<integer, integer>
 -- When diagnostics last changed per buffer, and at which changedtick (see `when_diagnosed`).
 local diagnosed = {} ---@type table<integer, {tick: integer, at: integer}>
 
@@ -196,6 +199,12 @@ function M.register(chan)
       end
     end,
   })
+  vim.api.nvim_create_autocmd('LspRequest', {
+    group = group,
+    callback = function(ev)
+      if ev.data.request and ev.data.request.type == 'complete' then answered_at[ev.data.client_id] = now_ms() end
+    end,
+  })
   vim.api.nvim_create_autocmd('DiagnosticChanged', {
     group = group,
     callback = function(ev)
@@ -251,6 +260,26 @@ function M.work(client_id)
     local title = work.title or ''
     return work.percentage and (title .. ' ' .. work.percentage .. '%') or title
   end
+end
+
+--- What Neovim has seen of servers lately, for a request that got no answer in time: per
+--- client, its work in progress (`work`), and how long ago (ms) it last reported progress,
+--- last answered any request, and attached (nil: not seen since the service started).
+function M.health(client_ids)
+  local out = {}
+  for _, id in ipairs(client_ids) do
+    local client = vim.lsp.get_client_by_id(id)
+    local state, at = progress[id], answered_at[id]
+    out[#out + 1] = {
+      id = id,
+      name = client and client.name or ('server ' .. id),
+      work = M.work(id),
+      progress_ms = state and state.reported and (now_ms() - state.last) or nil,
+      answer_ms = at and (now_ms() - at) or nil,
+      age_ms = attached_at[id] and (now_ms() - attached_at[id]) or nil,
+    }
+  end
+  return out
 end
 
 local function client_info(client)

@@ -4,6 +4,8 @@
 requests) is read per request from `<pid file>.mode` when that file exists, so a test can
 change it while the server runs:
 - `ok`: answer normally;
+- `indexing`: report work in progress ("Indexing", `$/progress`) and never answer (the
+  work ends with the next answer);
 - `hang`: never answer (a server stuck in a loop);
 - `exit`: die at once without answering (a crash mid-request);
 - `garbage`: answer with results of the wrong shape;
@@ -52,8 +54,13 @@ def good(method: str, params: dict[str, Any]) -> Any:
     return None
 
 
+def progress(value: dict[str, Any]) -> None:
+    send({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": "index", "value": value}})
+
+
 def main() -> None:
     PID_FILE.write_text(str(os.getpid()))
+    indexing = False  # work in progress reported and not ended
     while (message := read()) is not None:
         method, msg_id = message.get("method"), message.get("id")
         if method == "initialize":
@@ -78,6 +85,14 @@ def main() -> None:
             return
         elif msg_id is not None and method in GARBAGE:
             behaviour = mode()
+            if behaviour == "indexing":
+                if not indexing:
+                    progress({"kind": "begin", "title": "Indexing", "percentage": 40})
+                    indexing = True
+                continue
+            if indexing:
+                progress({"kind": "end"})
+                indexing = False
             if behaviour == "hang":
                 continue
             if behaviour == "exit":

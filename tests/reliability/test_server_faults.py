@@ -91,6 +91,41 @@ def test_a_server_that_never_answers_gives_timeout(faulty: Bridge, server: Path)
     healthy(faulty)  # the server is still there: the next request works
 
 
+def test_a_timeout_while_the_server_reports_indexing_says_so(faulty: Bridge, server: Path) -> None:
+    healthy(faulty)
+    faulty.embedded.gateway.timeouts.request = 2
+    behave(server, "indexing")
+    response = faulty.request(HOVER)
+    error = response.error
+    assert error is not None and error.code.value == "timeout", response.text
+    assert error.hint is not None and "fault is still indexing (Indexing 40%" in error.hint, error.hint
+    assert "restart" not in error.hint and "hung" not in error.hint
+    server.with_suffix(".mode").unlink()
+    healthy(faulty)
+
+
+def test_a_timeout_from_a_stopped_server_says_hung_and_how_to_restart(faulty: Bridge, server: Path) -> None:
+    """SIGSTOP: no progress, no answer, the last answer older than the wait."""
+    healthy(faulty)
+    time.sleep(0.5)
+    faulty.embedded.gateway.timeouts.request = 2
+    pid = server_pid(server)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        response = faulty.request(HOVER)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    error = response.error
+    assert error is not None and error.code.value == "timeout", response.text
+    assert "fault did not answer within 2 s" in error.message
+    assert error.hint is not None and "fault is busy or hung" in error.hint, error.hint
+    assert "its last answer was" in error.hint and "indexing" not in error.hint
+    # The bridge's embedded Neovim: the daemon is what an agent restarts.
+    assert "`lsap daemon stop`" in error.hint
+    assert response.text.count("Next:") == 1
+    healthy(faulty)
+
+
 def test_a_server_killed_mid_request_gives_server_error_then_restarts(
     faulty: Bridge, server: Path
 ) -> None:
