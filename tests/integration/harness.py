@@ -80,11 +80,15 @@ class Bridge:
         self.loop.close()
 
 
-def shop_bridge(tmp_path_factory: Any, name: str) -> Iterator[Bridge]:
+def shop_bridge(tmp_path_factory: Any, name: str, servers: tuple[str, ...] = ("basedpyright",),
+                also: dict[str, Path] | None = None) -> Iterator[Bridge]:
     """A module's own copy of examples/shop with basedpyright, closed when the module ends
-    (`yield from` it in a module-scoped fixture)."""
+    (`yield from` it in a module-scoped fixture). `also`: more trees copied in, by the
+    directory they go to (`{"web": TS_SHOP}`), for the `servers` that read them."""
     root = tmp_path_factory.mktemp(name) / "shop"
     shutil.copytree(EXAMPLE, root)
-    bridge = Bridge(root, ["basedpyright"])
+    for where, tree in (also or {}).items():
+        shutil.copytree(tree, root / where)
+    bridge = Bridge(root, list(servers))
     yield bridge
     bridge.close()

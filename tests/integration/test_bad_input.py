@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,8 +13,7 @@ from typing import Any
 import pytest
 
 from lsap_bridge.service import Response
-from tests.conftest import EXAMPLE
-from tests.integration.harness import Bridge
+from tests.integration.harness import Bridge, shop_bridge
 
 pytestmark = pytest.mark.integration
 
@@ -25,12 +23,7 @@ TS_FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "ts_shop"
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
     """examples/shop (Python) with the TypeScript fixture in `web/`."""
-    root = tmp_path_factory.mktemp("bad_input") / "shop"
-    shutil.copytree(EXAMPLE, root)
-    shutil.copytree(TS_FIXTURE, root / "web")
-    bridge = Bridge(root, ["basedpyright", "ts_ls"])
-    yield bridge
-    bridge.close()
+    yield from shop_bridge(tmp_path_factory, "bad_input", ("basedpyright", "ts_ls"), {"web": TS_FIXTURE})
 
 
 def error_of(response: Response, code: str) -> str:
