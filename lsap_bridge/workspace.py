@@ -78,6 +78,8 @@ def shorten(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + f"… ({len(text):,} characters)"
 
 
+GLOB_CHARS = frozenset("*?[")
+
 # The file system's limits where `os.pathconf` cannot tell them (Linux's values).
 NAME_MAX, PATH_MAX = 255, 4096
 
@@ -232,8 +234,10 @@ class Workspace:
         return resolved
 
     def _check_length(self, given: str, candidate: Path) -> None:
+        """A path (or a glob: its names without wildcards) the file system cannot have."""
         name_max, path_max = self.limits
-        long_name = next((part for part in candidate.parts if len(os.fsencode(part)) > name_max), None)
+        long_name = next((part for part in candidate.parts
+                          if len(os.fsencode(part)) > name_max and not GLOB_CHARS & set(part)), None)
         if long_name is not None:
             raise LsapError(
                 ErrorCode.INVALID_REQUEST,
@@ -257,6 +261,7 @@ class Workspace:
         with `outside_workspace`."""
         text = local_path(pattern)
         pure = PurePosixPath(text)
+        self._check_length(pattern, self.root / text)
         if pure.is_absolute() and ".." not in pure.parts:
             for prefix in self._prefixes:
                 if text.startswith(prefix) and text[len(prefix):]:
@@ -346,16 +351,20 @@ class Workspace:
         pattern = self.relative_glob(pattern)
         found = Walk()
         matches: dict[Path, os.stat_result] = {}
-        for path in self.root.glob(pattern):
-            if path.suffix not in CODE_SUFFIXES or IGNORED_DIRS & set(path.relative_to(self.root).parts):
-                continue
-            try:
-                if not self.contains(path):
-                    found.outside += 1
-                elif S_ISREG((stat := path.stat()).st_mode):
-                    matches[path.resolve()] = stat
-            except OSError:
-                continue
+        try:
+            for path in self.root.glob(pattern):
+                if path.suffix not in CODE_SUFFIXES or IGNORED_DIRS & set(path.relative_to(self.root).parts):
+                    continue
+                try:
+                    if not self.contains(path):
+                        found.outside += 1
+                    elif S_ISREG((stat := path.stat()).st_mode):
+                        matches[path.resolve()] = stat
+                except OSError:
+                    continue
+        except ValueError as exc:  # pathlib's own rules: `**` only as a whole name
+            raise LsapError(ErrorCode.INVALID_REQUEST, f"the glob {shorten(pattern)!r} is malformed: {exc}",
+                            hint="e.g. `shop/*.py` or `src/**/*.ts`") from None
         for path in sorted(matches):
             found.add(str(path), matches[path], limit, max_size)
         return found

@@ -6,9 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ErrorCode, LsapError
-from ..workspace import Walk, Workspace, language_of, too_large
-
-GLOB_CHARS = set("*?[")
+from ..workspace import GLOB_CHARS, Walk, Workspace, language_of, too_large
 
 
 def is_glob(text: str) -> bool:

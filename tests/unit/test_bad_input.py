@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import string
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,25 @@ def test_globs_and_exclude_patterns_take_uris_inside_and_refuse_the_rest(workspa
     for outside in ("file:///etc/*", "/etc/*", f"{root_uri}/../*", "~/x", "../*"):
         error = raised(workspace.exclude_patterns, [outside])
         assert error.code is ErrorCode.OUTSIDE_WORKSPACE and "exclude_files pattern" in error.message
+
+
+@pytest.mark.parametrize(
+    ("pattern", "words"),
+    [
+        ("n" * 300 + "/*.py", "(NAME_MAX)"),
+        ("a/" * 2500 + "*.py", "(PATH_MAX)"),
+        ("*/" * 2500, "(PATH_MAX)"),
+        ("pkg/**x.py", "is malformed: Invalid pattern"),
+    ],
+)
+def test_globs_the_file_system_cannot_match_are_invalid_requests(workspace: Workspace, pattern: str,
+                                                                 words: str) -> None:
+    error = raised(workspace.glob, pattern)
+    assert error.code is ErrorCode.INVALID_REQUEST and words in error.message and len(error.message) < 300
+    # A long name with wildcards may still match a short one.
+    classes = "".join(f"[{ch}{string.ascii_letters}]" for ch in "mod.py")
+    assert len(classes) > workspace.limits[0]
+    assert [p.name for p in workspace.glob(f"pkg/{classes}").files] == ["mod.py"]
 
 
 # -- pages ------------------------------------------------------------------------------
