@@ -480,8 +480,10 @@ def server_timeout(health: list[dict[str, Any]], timeout: float, embedded: bool)
             cause = (f"{name} answered other requests meanwhile (the last {_ago(answer)}) but not this "
                      "one: it is slow here; send it again, or narrow it (a smaller scope or file)")
         else:
-            last = f"its last answer was {_ago(answer)}" if answer is not None else (
-                "no answer from it since lsap started")
+            age = server.get("age_ms")
+            last = (f"its last answer was {_ago(answer)}" if answer is not None
+                    else f"no answer since it attached {_ago(age)}" if age is not None
+                    else "no answer from it since lsap started")
             stalled = f", and its last progress report ({work}) {_ago(progress)}" if (
                 work is not None and progress is not None) else ""
             cause = (f"{name} is busy or hung: no progress and no answer for the {timeout:g} s wait "

@@ -249,7 +249,7 @@ class Workspace:
         if size >= path_max:
             raise LsapError(
                 ErrorCode.INVALID_REQUEST,
-                f"the path {shorten(given)} is {size:,} bytes long (from the root), over the file "
+                f"the path {shorten(given)} is {size:,} bytes long as an absolute path, over the file "
                 f"system's limit of {path_max} bytes for a path (PATH_MAX)",
                 hint=f"no file can have that path: give an existing one, under {path_max} bytes",
             )

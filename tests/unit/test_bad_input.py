@@ -267,13 +267,19 @@ def test_a_timeout_while_answering_others_is_a_slow_request() -> None:
 
 
 @pytest.mark.parametrize(
-    "state",
-    [health(answer_ms=45_000), health(), health(work="Indexing", progress_ms=600_000, answer_ms=700_000)],
-    ids=["silent", "never answered", "stalled indexing"],
+    "case",
+    [(health(answer_ms=45_000), "its last answer was 45 s ago"),
+     (health(), "no answer since it attached 90 s ago"),
+     (health(age_ms=None), "no answer from it since lsap started"),
+     (health(work="Indexing", progress_ms=600_000, answer_ms=700_000),
+      "its last answer was 700 s ago, and its last progress report (Indexing) 600 s ago")],
+    ids=["silent", "never answered", "attached before lsap", "stalled indexing"],
 )
-def test_a_timeout_with_no_progress_and_no_answer_is_hung_and_says_how_to_restart(state: dict[str, Any]) -> None:
+def test_a_timeout_with_no_progress_and_no_answer_is_hung_and_says_how_to_restart(
+        case: tuple[dict[str, Any], str]) -> None:
+    state, last = case
     hint = server_timeout([state], 30, embedded=True).hint or ""
-    assert hint.startswith("basedpyright is busy or hung: no progress and no answer for the 30 s wait")
+    assert hint.startswith(f"basedpyright is busy or hung: no progress and no answer for the 30 s wait ({last})")
     assert "restart it: `lsap daemon stop`" in hint and "indexing" not in hint
     human = server_timeout([state], 30, embedded=False).hint or ""
     assert "ask the human to restart it in their Neovim: `:LspRestart basedpyright`" in human
