@@ -17,17 +17,7 @@ local M = {}
 --- Where edit journals live (the service reads this too, and `:checkhealth lsap`).
 function M.journal_dir() return vim.fs.joinpath(vim.fn.stdpath('state'), 'lsap', 'journal') end
 
---- Close the current undo block of a buffer, so that an edit is its own undo step and
---- neither joins the human's earlier typing nor the human's next change.
-local function break_undo(bufnr)
-  vim.api.nvim_buf_call(bufnr, function()
-    if vim.bo.undolevels == -123456 then
-      vim.o.undolevels = vim.o.undolevels
-    else
-      vim.bo.undolevels = vim.bo.undolevels
-    end
-  end)
-end
+local break_undo = require('lsap.transport').break_undo
 
 local function first_error(err)
   local message = tostring(err)

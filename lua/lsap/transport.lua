@@ -25,11 +25,17 @@ local function now_ms() return vim.uv.now() end
 -- -- the disk --------------------------------------------------------------------------
 -- The disk is the truth for every buffer nobody is editing. Before the service reads a
 -- buffer, or sends a request computed from its text, `fresh` compares the file with the disk
--- and reloads a stale unmodified buffer as `:checktime` does with 'autoread' (Neovim's own
--- reload: no prompt, views kept, and the servers get the new text). A buffer with unsaved
--- changes is the human's truth: never reloaded; the service is told its file changed.
+-- and brings a stale unmodified buffer up to date in place: the lines that differ are
+-- replaced, so the servers get an ordinary didChange (what an editor that reloads a
+-- document in place sends), and Neovim then takes the file's new time and size as read, so
+-- that it neither reloads the buffer nor warns about the change later. Neovim's own reload
+-- (`:checktime` with 'autoread') is left for text in another encoding: it sends the servers
+-- didClose + didOpen, after which basedpyright may no longer count the file as the
+-- project's own and rename within it alone (doc/lsap.txt, lsap-disk). A buffer with
+-- unsaved changes is the human's truth: never touched; the service is told its file changed.
 
--- Each buffer's file as it was when Neovim last read or wrote it (nil stamp: no file then).
+-- Each buffer's file as it was when Neovim last read or wrote it, or the bridge brought the
+-- buffer up to date with it (nil stamp: no file then).
 local on_disk = {} ---@type table<integer, {stamp: table?, racy: boolean}>
 -- Buffers the bridge loaded for the servers: closed when their file goes away.
 local opened = {} ---@type table<integer, true>
@@ -61,55 +67,110 @@ end
 
 local NEWLINES = { unix = '\n', dos = '\r\n', mac = '\r' }
 
---- The file's bytes if they are not the unmodified buffer's text, else nil. Only for
---- UTF-8 text, where bytes tell; a buffer in another encoding is trusted to its stamp.
-local function differing_text(bufnr, name)
+--- The file's bytes, when they can be compared with the buffer's lines (UTF-8 text: bytes
+--- tell), else nil (another encoding, binary, unreadable).
+local function file_text(bufnr, name)
   local bo = vim.bo[bufnr]
   if (bo.fileencoding ~= '' and bo.fileencoding ~= 'utf-8') or bo.bomb or bo.binary then return nil end
   local file = io.open(name, 'rb')
   if not file then return nil end
   local data = file:read('*a')
   file:close()
-  local nl = NEWLINES[bo.fileformat] or '\n'
-  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
-  local text = table.concat(lines, nl) .. (bo.eol and nl or '')
-  if text == data or (data == '' and #lines == 1 and lines[1] == '') then return nil end
   return data
 end
 
---- Put a file's text into its unmodified buffer when its stamp hid the change (a racy
---- stamp: Neovim sees no change to reload). Only the lines that differ are replaced.
-local function load_text(bufnr, data)
-  local nl = NEWLINES[vim.bo[bufnr].fileformat] or '\n'
-  local lines = vim.split(data, nl, { plain = true })
+--- Whether the buffer's lines, as Neovim would write them, are these bytes.
+local function holds(bufnr, data)
+  local bo = vim.bo[bufnr]
+  local nl = NEWLINES[bo.fileformat] or '\n'
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  return table.concat(lines, nl) .. (bo.eol and nl or '') == data or (data == '' and #lines == 1 and lines[1] == '')
+end
+
+--- A file's text as lines of this buffer, the way Neovim reads it in the buffer's
+--- 'fileformat' (dos: a line break with or without its CR), and whether it ends with a
+--- newline; nil for 'fileformat' mac.
+local function lines_of(bufnr, data)
+  local ff = vim.bo[bufnr].fileformat
+  if ff == 'mac' then return nil end
+  local lines = vim.split(data, '\n', { plain = true })
   local eol = #lines > 1 and lines[#lines] == ''
   if eol then table.remove(lines) end
+  if ff == 'dos' then
+    for i, line in ipairs(lines) do lines[i] = line:gsub('\r$', '') end
+  end
+  return lines, eol
+end
+
+--- Close the current undo block of a buffer, so that a change is its own undo step and
+--- neither joins the human's earlier typing nor the human's next change.
+function M.break_undo(bufnr)
+  vim.api.nvim_buf_call(bufnr, function()
+    if vim.bo.undolevels == -123456 then
+      vim.o.undolevels = vim.o.undolevels
+    else
+      vim.bo.undolevels = vim.bo.undolevels
+    end
+  end)
+end
+
+--- Put a file's text into its unmodified buffer: only the lines that differ are replaced,
+--- as one undo step of their own, and the buffer stays unmodified. False (nothing changed)
+--- for 'fileformat' mac.
+local function load_text(bufnr, data)
+  local lines, eol = lines_of(bufnr, data)
+  if not lines then return false end
   local old = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
   local first, old_last, new_last = 1, #old, #lines
   while first <= old_last and first <= new_last and old[first] == lines[first] do first = first + 1 end
   while old_last >= first and new_last >= first and old[old_last] == lines[new_last] do
     old_last, new_last = old_last - 1, new_last - 1
   end
+  M.break_undo(bufnr)
   vim.api.nvim_buf_set_lines(bufnr, first - 1, old_last, false, vim.list_slice(lines, first, new_last))
+  M.break_undo(bufnr)
   vim.bo[bufnr].eol = eol
   vim.bo[bufnr].modified = false
+  return true
 end
 
---- `:checktime` for one buffer, reloading without a prompt: 'autoread' on for it meanwhile,
---- and the human's FileChangedShell handlers (which may prompt) left out.
-local function reload(bufnr)
+--- `:checktime` for one buffer with 'autoread' on or off for it meanwhile. With `quiet`, a
+--- FileChangedShell handler of the bridge's own, which leaves v:fcs_choice empty, makes
+--- Neovim take the file's time, size and mode as they are now and do nothing else (no
+--- reload, no warning); without it, the human's handlers (which may prompt) are left out.
+local function checktime(bufnr, autoread, quiet)
   local own = vim.api.nvim_get_option_value('autoread', { scope = 'local', buf = bufnr })
-  local forced = not (own == nil and vim.o.autoread or own)
-  if forced then vim.api.nvim_set_option_value('autoread', true, { scope = 'local', buf = bufnr }) end
-  local ignored = vim.o.eventignore
-  local handled = vim.fn.exists('#FileChangedShell') == 1
-  if handled then vim.o.eventignore = ignored == '' and 'FileChangedShell' or ignored .. ',FileChangedShell' end
+  local effective = own
+  if effective == nil then effective = vim.o.autoread end
+  local forced = effective ~= autoread
+  if forced then vim.api.nvim_set_option_value('autoread', autoread, { scope = 'local', buf = bufnr }) end
+  local ignored, handler = vim.o.eventignore, nil
+  if quiet then
+    handler = vim.api.nvim_create_autocmd('FileChangedShell', { buffer = bufnr, callback = function() end })
+  elseif vim.fn.exists('#FileChangedShell') == 1 then
+    vim.o.eventignore = ignored == '' and 'FileChangedShell' or ignored .. ',FileChangedShell'
+  end
   pcall(vim.cmd.checktime, { args = { bufnr }, mods = { emsg_silent = true } })
-  if handled then vim.o.eventignore = ignored end
+  vim.o.eventignore = ignored
+  if handler then pcall(vim.api.nvim_del_autocmd, handler) end
   if forced and own == nil then
     vim.api.nvim_buf_call(bufnr, function() vim.cmd('set autoread<') end)
   elseif forced then
     vim.api.nvim_set_option_value('autoread', own, { scope = 'local', buf = bufnr })
+  end
+end
+
+--- Bring a stale unmodified buffer up to date with its file: its text in place and then
+--- Neovim's record of the file (`checktime` quiet) where bytes tell (UTF-8 text), else
+--- Neovim's own reload. The human's FileChangedShell handlers would run beside the bridge's
+--- own: with some defined, Neovim's record is left for Neovim to bring up to date, through
+--- them, when it next looks (on focus, `:checktime`).
+local function update(bufnr, name)
+  local data = file_text(bufnr, name)
+  if data and (holds(bufnr, data) or load_text(bufnr, data)) then
+    if vim.fn.exists('#FileChangedShell') == 0 then checktime(bufnr, false, true) end
+  else
+    checktime(bufnr, true, false)
   end
 end
 
@@ -148,17 +209,15 @@ function M.fresh(bufnr)
   end
   if known and same(known.stamp, now) then
     if not known.racy then return 'same' end
-    local data = differing_text(bufnr, name)
-    if data then
-      load_text(bufnr, data)
-      return 'reloaded'
+    local data = file_text(bufnr, name)
+    if not data or holds(bufnr, data) then
+      known.racy = racy(now)
+      return 'same'
     end
-    known.racy = racy(now)
-    return 'same'
   end
   local tick = vim.b[bufnr].changedtick
-  reload(bufnr)
-  remember(bufnr) -- also when Neovim found nothing to reload
+  update(bufnr, name)
+  remember(bufnr) -- also when only the stamp had changed
   return vim.b[bufnr].changedtick ~= tick and 'reloaded' or 'same'
 end
 

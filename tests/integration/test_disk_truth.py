@@ -284,3 +284,66 @@ def test_json_and_markdown_of_a_report_without_disk_trouble_have_no_note(bridge:
     response = bridge.request({"mode": "hover", "locate": "shop/models.py:Product", "format": "json"})
     assert "notes" not in json.loads(response.text)
     assert "Note:" not in bridge.request({"mode": "hover", "locate": "shop/models.py:Product"}).text
+
+
+def test_the_servers_get_a_disk_edit_as_a_change_and_neovim_takes_the_file_as_read(bridge: Bridge) -> None:
+    """The human's unmodified buffer, brought up to date: the servers see a didChange, never
+    didClose + didOpen (basedpyright would stop renaming across files from it); Neovim takes
+    the file as read, so a later `:checktime` neither reloads it nor warns, 'autoread' or
+    not; one undo step brings back the old text; the cursor stays on its line."""
+    path, rel = new_module(bridge, "loyal_change")
+    human_opens(bridge, path)
+    try:
+        bridge.ask(mode="hover", locate=f"{rel}:Customer.points")
+        bridge.lua("""
+            local uri = vim.uri_from_fname(...)
+            vim.g.sent = {}
+            vim.api.nvim_create_autocmd('LspNotify', { group = vim.api.nvim_create_augroup('t', {}),
+              callback = function(ev)
+                local doc = ev.data.params and ev.data.params.textDocument
+                if doc and doc.uri == uri then vim.g.sent = vim.list_extend(vim.g.sent, { ev.data.method }) end
+              end })
+        """, str(path))
+        write(path, EDITED)
+        assert bridge.ask(mode="locate", locate=f"{rel}@def <|>loyalty_points")["line"] == 13
+        sent = bridge.lua("return vim.g.sent")
+        assert "textDocument/didChange" in sent and "textDocument/didClose" not in sent, sent
+        assert "textDocument/didOpen" not in sent, sent
+        state = bridge.lua("""
+            local tick = vim.b.changedtick
+            vim.v.warningmsg = ''
+            vim.cmd('checktime')
+            vim.bo.autoread = false
+            vim.cmd('checktime')
+            vim.cmd('set autoread<')
+            return { vim.b.changedtick - tick, vim.v.warningmsg, vim.bo.modified, vim.api.nvim_win_get_cursor(0) }
+        """)
+        assert state == [0, "", False, [3, 0]]
+        bridge.lua("vim.cmd('silent undo')")
+        assert bridge.buffer_lines(path) == CUSTOMER.splitlines()
+        bridge.lua("vim.cmd('silent redo')")
+        assert bridge.buffer_lines(path) == EDITED.splitlines()
+        assert bridge.lua("return vim.g.sent")[-1] == "textDocument/didChange"
+    finally:
+        bridge.lua("vim.api.nvim_del_augroup_by_name('t'); vim.cmd('silent edit!')")
+        human_leaves(bridge)
+
+
+def test_files_in_another_encoding_or_with_dos_line_ends_are_brought_up_to_date(bridge: Bridge) -> None:
+    """Latin-1 text is left to Neovim's own reload (its bytes are not the buffer's lines);
+    CRLF text is put in as lines, as Neovim reads it, and stays unmodified."""
+    latin, latin_rel = new_module(bridge, "latin", "")
+    latin.write_bytes(CUSTOMER.replace("Someone who buys.", "Caf\xe9 client.").encode("latin-1"))
+    dos, dos_rel = new_module(bridge, "dos", "")
+    dos.write_bytes(CUSTOMER.replace("\n", "\r\n").encode())
+    for rel in (latin_rel, dos_rel):
+        bridge.ask(mode="locate", locate=f"{rel}@def <|>greet")
+    formats = "local a, b = ...; return { vim.bo[vim.fn.bufnr(a)].fileencoding, vim.bo[vim.fn.bufnr(b)].fileformat }"
+    assert bridge.lua(formats, str(latin), str(dos)) == ["latin1", "dos"]
+    latin.write_bytes(EDITED.replace("Someone who buys.", "Caf\xe9 cliente.").encode("latin-1"))
+    dos.write_bytes(EDITED.replace("\n", "\r\n").encode())
+    for path, rel in ((latin, latin_rel), (dos, dos_rel)):
+        assert bridge.ask(mode="locate", locate=f"{rel}@def <|>loyalty_points")["line"] == 13
+        assert not bridge.modified(path)
+    assert bridge.buffer_lines(latin)[4] == '    """Café cliente."""'
+    assert bridge.buffer_lines(dos) == EDITED.splitlines()
