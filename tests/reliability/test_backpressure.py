@@ -249,9 +249,10 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 def host_pid(editor: HumanNvim) -> int:
     """The remote-plugin host serving the socket: Neovim's Python child."""
-    found = [n for n in names(tree(editor.process.pid)) if "neovim.start" in n]
-    assert len(found) == 1, found
-    return int(found[0].split(":", 1)[0])
+    found = [pid for pid in tree(editor.process.pid)  # whole command lines: `names` cuts them
+             if b"neovim.start" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(found) == 1, names(tree(editor.process.pid))
+    return found[0]
 
 
 @pytest.mark.slow
