@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test check dist clean
+.PHONY: setup demo test check lua dist clean
 
 setup: $(VENV)/.installed node_modules/.installed
 
@@ -24,6 +24,11 @@ demo: setup
 check: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+# lua/lsap/modes.lua from the mode declarations (a unit test fails while it is stale).
+lua: setup
+	$(BIN)/python -m lsap_bridge.lua_modes
 
 # The sdist, and the wheel built from it (so a file missing from the sdist breaks the
 # wheel too), checked the way PyPI checks an upload.

@@ -38,7 +38,7 @@ from typing import Any
 
 from .errors import ErrorCode, LsapError
 from .filestate import Snapshot, snapshot
-from .gateway import Client, Document, EditorGateway
+from .gateway import Client, Document, Editor
 from .journal import Change, Journal, Recovery, recover
 from .position import Encoding, from_lsp_character
 from .session import Session
@@ -665,12 +665,12 @@ async def _journalled(session: Session, plan: _Plan, now: dict[Path, Snapshot | 
     await _switch(session, journal, _ops(plan, journal, now, session.workspace.display), label)
 
 
-async def journal_dir(gateway: EditorGateway) -> Path:
+async def journal_dir(gateway: Editor) -> Path:
     """Where this Neovim keeps edit journals (under its state directory)."""
     return Path(await gateway.exec_lua("return require('lsap.edits').journal_dir()"))
 
 
-async def recover_edits(gateway: EditorGateway) -> list[Recovery]:
+async def recover_edits(gateway: Editor) -> list[Recovery]:
     """Settle the edits a crash left unfinished (see `journal.recover`), at start-up before
     any request; buffers already loaded of the files settled re-read them."""
     found = await asyncio.to_thread(recover, await journal_dir(gateway))

@@ -1,8 +1,10 @@
-"""The editor gateway: the only Python module that talks to Neovim.
+"""The editor gateway: the service's one way to Neovim (doc/architecture.md, Layers).
 
-Capabilities ask it for text, clients and LSP answers; it turns those into calls of
-`lua/lsap/transport.lua`, which answers asynchronously through `vim.rpcnotify`, so that
-Neovim's main loop is never held while a language server thinks.
+The session and capabilities ask it, through the `Editor` protocol, for text, clients and
+LSP answers; it turns those into calls of `lua/lsap/transport.lua`, which answers
+asynchronously through `vim.rpcnotify`, so that Neovim's main loop is never held while a
+language server thinks. (The hosts' start-up code, host.py and embedded.py, use the RPC
+connection directly before a service exists.) Unit tests implement `Editor` with fakes.
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ import asyncio
 import itertools
 import re
 import time
-from collections import OrderedDict
+from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from .errors import ErrorCode, LsapError
+from cachetools import LRUCache
+
+from .errors import ClientGone, ErrorCode, LsapError, StaleText
 from .filestate import DiskStamp, content_hash
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 from .surface import restart_help
@@ -67,15 +71,6 @@ class Document:
     digest: str | None = None
 
 
-class StaleText(Exception):
-    """A buffer changed between reading its text and sending a request computed from it."""
-
-
-class ClientGone(StaleText):
-    """The server chosen for a request had exited before the request was sent (it was
-    picked from a cache, or just before Neovim detached it): worth one fresh try."""
-
-
 @dataclass(frozen=True)
 class LspCall:
     client_id: int
@@ -115,10 +110,13 @@ class EditorGateway:
     _tokens: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _waiting: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
     _command_handler: CommandHandler | None = None
-    _texts: OrderedDict[Path, Document] = field(default_factory=OrderedDict)
+    _texts: LRUCache[Path, Document] = field(default_factory=lambda: LRUCache(TEXT_CACHE))
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     # Clients that exited (crashed, killed, stopped): never picked again from a cache.
     gone: set[int] = field(default_factory=set)
+    # What the service asked of Neovim since it started, read by `info` and the benchmarks:
+    # `calls` into Neovim (each a round trip) and `lsp` requests sent to servers.
+    stats: Counter[str] = field(default_factory=Counter)
 
     async def start(self) -> None:
         """Register this channel with the Lua transport so replies find their way back."""
@@ -142,6 +140,7 @@ class EditorGateway:
             self.gone.add(int(params[0]))
 
     async def _lua(self, code: str, *args: Any) -> Any:
+        self.stats["calls"] += 1
         try:
             return await self.conn.request("nvim_exec_lua", code, list(args))
         except NvimDisconnected as exc:
@@ -240,9 +239,6 @@ class EditorGateway:
 
     def _remember(self, doc: Document) -> None:
         self._texts[doc.path] = doc
-        self._texts.move_to_end(doc.path)
-        while len(self._texts) > TEXT_CACHE:
-            self._texts.popitem(last=False)
 
     # -- buffers and clients ---------------------------------------------------------
 
@@ -309,6 +305,7 @@ class EditorGateway:
             {"client_id": c.client_id, "method": c.method, "params": c.params, "bufnr": c.bufnr}
             for c in calls
         ]
+        self.stats["lsp"] += len(calls)
         held = guard is not None and guard.bufnr is not None and guard.version.startswith("tick:")
         check = ([guard.bufnr, int(guard.version[5:]), guard.disk_differs or ""]
                  if guard is not None and held else None)
@@ -330,10 +327,6 @@ class EditorGateway:
         return answers
 
     # -- the human's editor -----------------------------------------------------------
-
-    async def cursor(self) -> dict[str, Any]:
-        result: dict[str, Any] = await self._lua("return require('lsap.transport').cursor()")
-        return result
 
     async def editor(self) -> dict[str, Any]:
         """The human's view: file, cursor, visible lines, unsaved state, visual selection."""
@@ -362,10 +355,6 @@ class EditorGateway:
     async def log_activity(self, entries: list[dict[str, Any]]) -> None:
         """Append agents' requests and answers to `:Lsap log`."""
         await self._lua("require('lsap.log').append(...)", entries)
-
-    async def confirm_edit(self, client: str, summary: str, preview: str, timeout: float) -> bool:
-        """Ask the human (a non-blocking prompt) whether an agent's edit may go ahead."""
-        return (await self.edit_decision(client, summary, preview, timeout)).applied
 
     async def edit_decision(self, client: str, summary: str, preview: str, timeout: float) -> Decision:
         """The human's answer to an agent's edit, with why it was not applied. Neovim's
@@ -419,6 +408,35 @@ class EditorGateway:
     async def exec_lua(self, code: str, *args: Any) -> Any:
         """Escape hatch for setup code (embedded mode): configure servers, change directory."""
         return await self._lua(code, *args)
+
+
+class Editor(Protocol):
+    """What the service needs of the editor: `EditorGateway` over Neovim, or a test's fake
+    (tests/fakes.py). Capabilities reach it through the session's methods."""
+
+    workspace: Workspace | None
+    max_file_size: int
+    gone: set[int]
+    stats: Counter[str]
+
+    async def read(self, paths: list[Path]) -> dict[Path, Document]: ...
+    def held(self, path: Path) -> Document | None: ...
+    async def open(self, path: Path) -> int: ...
+    def oversized(self, path: Path) -> int | None: ...
+    async def sync(self, changes: list[dict[str, Any]]) -> None: ...
+    async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]: ...
+    async def wait_until_idle(self, client_ids: list[int]) -> bool: ...
+    async def lsp(self, calls: list[LspCall], timeout: float | None = None,
+                  guard: Document | None = None) -> list[LspAnswer]: ...
+    async def editor(self) -> dict[str, Any]: ...
+    async def show_report(self, text: str, locations: list[dict[str, Any]], options: dict[str, Any]) -> None: ...
+    async def symbols_for_completion(self, path: str, paths: list[str], cmdline: str) -> None: ...
+    async def all_clients(self) -> list[Client]: ...
+    async def servers_expected(self, bufnrs: list[int]) -> list[bool]: ...
+    async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int]) -> dict[int, dict[str, Any]]: ...
+    async def server_commands(self, client_id: int) -> list[str]: ...
+    async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]: ...
+    async def exec_lua(self, code: str, *args: Any) -> Any: ...
 
 
 DECISIONS = ("apply", "refuse", "deny", "timeout")

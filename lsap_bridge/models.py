@@ -1,8 +1,9 @@
-"""Request models (doc/architecture.md, Anchors and Requests): validated by pydantic, unknown fields rejected."""
+"""Request and report models (doc/architecture.md, Requests and Reports): validated by
+pydantic, unknown fields rejected; every mode's request and report derive from these."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -47,8 +48,90 @@ class Locate(StrictModel):
         return self
 
 
-def dump(model: BaseModel) -> dict[str, Any]:
-    return model.model_dump(exclude_none=True)
-
-
 Format = Literal["markdown", "json"]
+MAX_ITEMS_LIMIT = 1000
+
+
+class Request(StrictModel):
+    """Fields every mode accepts (doc/architecture.md, Requests)."""
+
+    mode: str
+    format: Format = "markdown"
+    max_items: Annotated[int, Field(ge=1, le=MAX_ITEMS_LIMIT)] = 50
+    start_index: Annotated[int, Field(ge=0)] = 0
+    pagination_id: str | None = None
+    context_lines: Annotated[int, Field(ge=0, le=50)] = 0
+
+    # The field a bare argument fills (`lsap outline shop/`, `:Lsap search Product`).
+    positional: ClassVar[str] = "locate"
+
+
+class LocateRequest(Request):
+    locate: Locate
+
+
+def bare_field(model: type[Request]) -> str | None:
+    """The field a bare argument fills: the mode's declared one (`locate` by default), else
+    its `file_path`, else none."""
+    if model.positional in model.model_fields:
+        return model.positional
+    return "file_path" if "file_path" in model.model_fields else None
+
+
+def absent() -> Any:
+    """A report field left out of the JSON while it is None (a next page, a note): the
+    template still sees it, as None."""
+    return Field(default=None, exclude_if=lambda value: value is None)
+
+
+class Report(BaseModel):
+    """What a mode answers: its `format: "json"` output is the dump, and its template
+    renders the same fields (doc/architecture.md, Reports and errors)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Set by the service: buffers answered from whose file differs on disk.
+    notes: list[str] | None = absent()
+
+    def fields(self) -> dict[str, Any]:
+        """Every field by name, the absent ones as None: what a template renders."""
+        return {name: getattr(self, name) for name in type(self).model_fields}
+
+
+class Row(BaseModel):
+    """A part of a report (a group, a line, a definition): typed, nothing else allowed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Line(Row):
+    """A numbered line of code, as reports print them (`17| return result`)."""
+
+    number: int
+    text: str
+
+
+class Anchored(Report):
+    """How a request's anchor resolved (`_anchor.md.j2`)."""
+
+    anchor: str
+    path: str
+    line: int
+    column: int
+    symbol: str | None
+    text: str
+    server: str
+    partial: bool
+    approximate: dict[str, Any] | None = absent()  # tier, matched text, score
+    note: str | None = absent()  # how a pasted line number was used
+
+
+class Paged(Report):
+    """Where a page sits in the whole answer (`_next.md.j2`): 1-based `start`..`end` of
+    `total`, and the exact request for the next page."""
+
+    total: int = 0
+    start: int = 0
+    end: int = 0
+    pagination_id: str | None = absent()
+    next: str | None = absent()

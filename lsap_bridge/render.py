@@ -1,4 +1,6 @@
-"""Reports as Markdown from Jinja2 templates kept as files (doc/architecture.md, Reports and errors), or as JSON."""
+"""Reports as Markdown from Jinja2 templates kept as files, or as JSON: the report model's
+dump (doc/architecture.md, Reports and errors). Templates render with `StrictUndefined`: a
+field a template names and the report lacks is an error, never an empty space."""
 
 from __future__ import annotations
 
@@ -7,9 +9,10 @@ import re
 from functools import cache
 from typing import Any
 
-from jinja2 import Environment, PackageLoader
+from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from .errors import LsapError
+from .models import Report
 from .surface import phrase, phrase_option
 from .workspace import size_text
 
@@ -23,6 +26,7 @@ def _environment() -> Environment:
         keep_trailing_newline=True,
         autoescape=False,
         auto_reload=False,  # templates ship with the package: no stat of each one per report
+        undefined=StrictUndefined,
     )
     # Requests and options a report suggests, written for the surface that asked.
     environment.globals.update(suggest=phrase, suggest_option=phrase_option)
@@ -61,8 +65,14 @@ def _fit_markup(lines: list[str]) -> None:
             lines[i] = f"**{deep.group(1).strip()}**"
 
 
-def render_json(mode: str, data: dict[str, Any]) -> str:
-    return json.dumps({"mode": mode, **data}, ensure_ascii=False, indent=1, default=str)
+def render_report(template: str, report: Report) -> str:
+    """A mode's report as Markdown, through its template."""
+    return render_markdown(template, report.fields())
+
+
+def render_json(mode: str, report: Report) -> str:
+    """A mode's report as `format: "json"` gives it: the model's dump, with the mode."""
+    return json.dumps({"mode": mode, **report.model_dump(mode="json")}, ensure_ascii=False, indent=1)
 
 
 def render_error(error: LsapError, fmt: str = "markdown") -> str:

@@ -2,31 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import logging
 import re
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
-from .capabilities import REGISTRY, Request
-from .capabilities.base import bare_field
+from .capabilities import REGISTRY
 from .capabilities.outline import symbol_paths
-from .errors import ErrorCode, LsapError, invalid
-from .gateway import ClientGone, EditorGateway, StaleText
+from .cursor import anchor_at_cursor
+from .errors import LsapError, as_error, invalid
+from .gateway import Editor
 from .locate.anchor import parse_anchor
-from .locate.cursor import anchor_at_cursor
 from .lsreq.executor import execute
 from .lsreq.parser import parse
-from .models import LineScope, Locate
-from .render import render_error, render_json, render_markdown
+from .models import LineScope, Locate, bare_field
+from .render import render_error, render_json, render_report
+from .requests import parse_request
 from .session import Session, disk_notes
-from .surface import SURFACE, fields_help
-from .workspace import Remembered, Workspace
+from .surface import SURFACE
+from .workspace import Workspace
 
 
 @dataclass
@@ -41,99 +37,18 @@ class Response:
         return self.error is None
 
 
-def describe_validation(exc: ValidationError, mode: str) -> str:
-    """Pydantic errors as one sentence per field, naming the field and what was wrong."""
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "request"
-        if err["type"] == "extra_forbidden":
-            parts.append(f"unknown field `{where}`")
-        elif err["type"] == "missing":
-            parts.append(f"missing field `{where}`")
-        else:
-            parts.append(f"`{where}`: {err['msg']}")
-    return f"invalid {mode} request: " + "; ".join(parts)
-
-
-def parse_request(payload: dict[str, Any], workspace: Workspace) -> Request:
-    """Validate a JSON request into its mode's model; errors name the field.
-
-    `locate` may also be the string form of an anchor (`path:Symbol@find`).
-    """
-    if not isinstance(payload, dict):
-        raise invalid("a request is a JSON object with a `mode`", hint='e.g. {"mode": "references", "locate": {...}}')
-    mode = payload.get("mode")
-    if not isinstance(mode, str) or mode not in REGISTRY:
-        modes = ", ".join(sorted(REGISTRY))
-        raise invalid(
-            f"unknown mode {mode!r}" if mode is not None else "the request has no `mode`",
-            hint=f"use one of: {modes}",
-        )
-    capability = REGISTRY[mode]
-    bare = bare_field(capability.model)
-    given = payload.get("locate")
-    if bare not in (None, "locate") and bare not in payload and isinstance(given, str):
-        # A bare argument (`lsap outline shop/`) comes as `locate`: it fills the mode's field.
-        payload = {**{k: v for k, v in payload.items() if k != "locate"}, bare: given}
-    if isinstance(payload.get("locate"), str):
-        # The parsed model itself, not its dump: pydantic takes it without validating again.
-        payload = {**payload, "locate": anchor_of(payload["locate"], workspace)}
-    try:
-        return capability.model.model_validate(payload)
-    except ValidationError as exc:
-        raise invalid(
-            describe_validation(exc, mode),
-            hint=fields_help(mode),
-        ) from None
-
-
-_anchors: Remembered[tuple[Workspace, str], Locate] = Remembered(1000)
-
-
-def anchor_of(text: str, workspace: Workspace) -> Locate:
-    """`parse_anchor`, remembered as long as the file checks it rests on are: agents send
-    one anchor string to several modes in a row."""
-    seen = _anchors.get((workspace, text))
-    return seen if seen is not None else _anchors.put((workspace, text), parse_anchor(text, workspace.is_file))
-
-
-LOG = logging.getLogger("lsap.service")
-
-
-def unexpected(exc: Exception, what: str) -> LsapError:
-    """A failure nobody planned for (most often a server's answer of an unexpected shape):
-    an error report for the asker and a traceback in the log, never a dead request."""
-    LOG.error("%s failed", what, exc_info=exc)
-    # One hint per cause: a file system's refusal is no language server's malformed answer.
-    cause = ("the file system refused it" if isinstance(exc, OSError)
-             else "a language server may have sent a malformed answer")
-    return LsapError(
-        ErrorCode.SERVER_ERROR,
-        f"{what} failed on something unexpected: {type(exc).__name__}: {exc}"[:500],
-        hint=f"{cause}; the traceback is in the log (`:checkhealth lsap` shows where). Other "
-        "requests are not affected.",
-    )
-
-
 def failed(error: LsapError, fmt: str = "markdown") -> Response:
     """An error as the response to a request."""
     return Response(render_error(error, fmt), error=error)
 
 
 async def guarded(answer: Coroutine[Any, Any, Response], what: str, fmt: str = "markdown") -> Response:
-    """Every failure of a request becomes an error report; none escapes to the caller."""
+    """Every failure of a request becomes an error report (`errors.as_error`); none escapes
+    to the caller."""
     try:
         return await answer
-    except LsapError as error:
-        return failed(error, fmt)
-    except ClientGone as gone:
-        return failed(LsapError(ErrorCode.SERVER_ERROR, f"{gone}: it exited", hint="send the request again"), fmt)
-    except StaleText as stale:
-        return failed(LsapError(ErrorCode.CONFLICT, str(stale), hint="send the request again"), fmt)
-    except asyncio.TimeoutError:
-        return failed(LsapError(ErrorCode.TIMEOUT, "the request took too long"), fmt)
     except Exception as exc:
-        return failed(unexpected(exc, what), fmt)
+        return failed(as_error(exc, what), fmt)
 
 
 def word_at_cursor(field: str, cursor: dict[str, Any]) -> str:
@@ -150,7 +65,7 @@ def word_at_cursor(field: str, cursor: dict[str, Any]) -> str:
 class Service:
     """One per Neovim: the bridge's core, shared by the human's commands and agents."""
 
-    def __init__(self, gateway: EditorGateway, workspace: Workspace) -> None:
+    def __init__(self, gateway: Editor, workspace: Workspace) -> None:
         self.gateway = gateway
         self.workspace = workspace
         self.session = Session(gateway, workspace)
@@ -162,13 +77,14 @@ class Service:
         return await guarded(self._answer(payload), what, fmt)
 
     async def _answer(self, payload: dict[str, Any]) -> Response:
-        request = parse_request(payload, self.workspace)
+        request = parse_request(payload, self.workspace, self.session.anchors)
+        capability = REGISTRY[request.mode]
         with disk_notes() as notes:
-            report = await REGISTRY[request.mode].run(self.session, request)
-        data = {**report.data, "notes": list(notes.values())} if notes else report.data
+            answer = await self.session.run(capability, request)
+        report = answer.report.model_copy(update={"notes": list(notes.values())}) if notes else answer.report
         as_json = request.format == "json"
-        text = render_json(request.mode, data) if as_json else render_markdown(report.template, data)
-        return Response(text, request.mode, report.locations)
+        text = render_json(request.mode, report) if as_json else render_report(capability.template, report)
+        return Response(text, request.mode, answer.locations)
 
     async def handle_text(self, text: str) -> Response:
         """A Language Server Request block (doc/architecture.md, The text format) and its response block."""
@@ -201,11 +117,8 @@ class Service:
             else:
                 response = await self.handle(await self.command_request(command))
                 mode = str(command.get("mode"))
-        except LsapError as error:
-            await self.gateway.show_report(render_error(error), [], options)
-            return
         except Exception as exc:  # the human always gets an answer, never a silent command
-            await self.gateway.show_report(render_error(unexpected(exc, f"`:Lsap {command.get('mode')}`")), [], options)
+            await self.gateway.show_report(render_error(as_error(exc, f"`:Lsap {command.get('mode')}`")), [], options)
             return
         await self.gateway.show_report(
             response.text, response.locations,

@@ -1,7 +1,10 @@
-"""What every capability needs: text, servers, symbols and positions over the gateway.
+"""What every capability needs: text, servers, symbols and positions over the editor, and
+the one warm path a capability runs on (`Session.run`).
 
-It keeps the caches that make reports cheap (doc/architecture.md, Costs): symbol trees per file version,
-readiness per server, so that per-item work happens once and only for items shown.
+It keeps the caches that make reports cheap (doc/architecture.md, Costs): symbol trees per
+file version, readiness per server, so that per-item work happens once and only for items
+shown; and the state of the answers given (pages, previewed renames, parsed anchors), each
+bounded and keyed by what makes it valid (doc/architecture.md, Where state lives).
 """
 
 from __future__ import annotations
@@ -12,57 +15,21 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard, cast
+from typing import Any, cast
 
+from cachetools import LRUCache, TTLCache
+
+from .decode import spans
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import DiskWatch
-from .errors import ErrorCode, LsapError
-from .gateway import Client, Document, EditorGateway, LspCall
+from .errors import ErrorCode, LsapError, StaleText, invalid
+from .gateway import Client, Document, Editor, LspAnswer, LspCall
+from .locate.matcher import Match, Tier
+from .models import Locate, Request
+from .modes import Answer, Capability, fallback
 from .position import Encoding, from_lsp_character, to_lsp_character
 from .symbols import SymbolTree, build_tree
-from .workspace import Remembered, Workspace, language_of, path_of, uri_of
-
-if TYPE_CHECKING:
-    from .locate.resolve import Resolved
-
-FALLBACKS = {
-    "textDocument/references": "search",
-    "textDocument/definition": "search",
-    "textDocument/hover": "definition",
-    "textDocument/documentSymbol": "locate with a line scope",
-    "textDocument/declaration": "definition",
-    "textDocument/typeDefinition": "hover",
-    "textDocument/implementation": "references",
-    "textDocument/prepareCallHierarchy": "references",
-    "textDocument/inlayHint": "hover",
-    "textDocument/signatureHelp": "hover",
-    "textDocument/completion": "hover",
-    "workspace/symbol": "outline",
-    "textDocument/rename": "references",
-}
-
-
-# What a suggested mode needs from a server, so that a suggestion is one that works.
-MODE_METHODS = {
-    "search": "workspace/symbol",
-    "definition": "textDocument/definition",
-    "hover": "textDocument/hover",
-    "references": "textDocument/references",
-    "outline": "textDocument/documentSymbol",
-}
-LAST_RESORTS = ("hover", "definition", "references", "outline", "search")
-
-
-def fallback(method: str, clients: Sequence[Client]) -> str:
-    """The nearest mode some attached server can answer: the method's own fallback, else the
-    first last resort that works, else `locate` (which needs no server)."""
-    for mode in (FALLBACKS.get(method), *LAST_RESORTS):
-        if mode is None:
-            continue
-        need = MODE_METHODS.get(mode.split()[0])
-        if need is None or any(c.supports(need) for c in clients):
-            return mode
-    return "locate"
+from .workspace import Workspace, language_of, remembered, uri_of
 
 
 @dataclass(frozen=True)
@@ -78,6 +45,36 @@ class Target:
     # computed from it are guarded by (`Session.call` raises `StaleText` if it changed).
     doc: Document | None = field(default=None, compare=False)
 
+    def client_for(self, method: str) -> Client | None:
+        """The chosen server if it has `method`, else another attached server that has it."""
+        return next((c for c in (self.client, *self.clients) if c.supports(method)), None)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Where an anchor points, with what the report needs to say about it."""
+
+    target: Target
+    doc: Document
+    line: int  # 0-based
+    column: int  # code points
+    symbol_path: str | None  # enclosing symbol, dotted
+    match: Match | None
+    anchor: str  # the string form of what was asked
+    note: str | None = None  # how a pasted line number was used ("line 17 is now line 19")
+
+    @property
+    def path(self) -> Path:
+        return self.target.path
+
+    @property
+    def line_text(self) -> str:
+        return self.doc.lines[self.line] if self.line < len(self.doc.lines) else ""
+
+    @property
+    def approximate(self) -> bool:
+        return self.match is not None and self.match.tier is not Tier.EXACT
+
 
 @dataclass(frozen=True)
 class Location:
@@ -89,32 +86,7 @@ class Location:
 
 
 EditApproval = Callable[[str, str], Awaitable[bool]]
-
-
-def is_range(value: Any) -> TypeGuard[dict[str, Any]]:
-    """Whether a server's value is an LSP Range (servers do send garbage)."""
-    return isinstance(value, dict) and all(
-        isinstance(end := value.get(key), dict)
-        and type(end.get("line")) is int and end["line"] >= 0
-        and type(end.get("character")) is int and end["character"] >= 0
-        for key in ("start", "end")
-    )
 PULL = "textDocument/diagnostic"
-
-
-def spans(raw: Any) -> list[tuple[Path, dict[str, Any]]]:
-    """Location | Location[] | LocationLink[] as (path, LSP range) pairs, nothing read."""
-    items = raw if isinstance(raw, list) else [raw] if raw else []
-    out: list[tuple[Path, dict[str, Any]]] = []
-    paths: dict[str, Path] = {}  # thousands of results name a few hundred files
-    for item in items:
-        if not isinstance(item, dict):
-            continue  # a server's malformed entry: skipped, not crashed on
-        uri = item.get("targetUri") or item.get("uri")
-        rng = item.get("targetSelectionRange") or item.get("range")
-        if isinstance(uri, str) and uri.startswith("file:") and is_range(rng):
-            out.append((paths.get(uri) or paths.setdefault(uri, path_of(uri)), rng))
-    return out
 
 
 async def allow_all(_summary: str, _preview: str) -> bool:
@@ -123,6 +95,9 @@ async def allow_all(_summary: str, _preview: str) -> bool:
 
 # The notes of the request being answered about texts that differ from the disk, by path.
 _NOTES: ContextVar[dict[Path, str] | None] = ContextVar("lsap_disk_notes", default=None)
+# Inside `Session.run`: the held texts a warm request answered from that no guarded LSP
+# call has confirmed yet, by path (None outside a run: nothing is taken on trust).
+_HELD: ContextVar[dict[Path, Document] | None] = ContextVar("lsap_held_texts", default=None)
 
 
 @contextmanager
@@ -142,19 +117,30 @@ def disk_note(display: str, disk_differs: str) -> str:
     return f"the buffer of {display} has unsaved changes and the file on disk {how}"
 
 
+PAGES = 64  # result lists kept for paging
+RENAMES = 32  # previewed renames kept for `rename_execute`
+ANCHORS = 1000  # anchor strings parsed, trusted as long as the file checks they rest on
+
+
 @dataclass
 class Session:
-    gateway: EditorGateway
+    gateway: Editor
     workspace: Workspace
     # Asked before an agent's edit is applied (summary, preview); the edit policy lives behind it.
     approve_edit: EditApproval = allow_all
-    _symbols: dict[Path, tuple[str, SymbolTree]] = field(default_factory=dict)
+    _symbols: LRUCache[Path, tuple[str, SymbolTree]] = field(default_factory=lambda: LRUCache(4096))
     _ready: set[int] = field(default_factory=set)
     # Servers whose answers were seen to hold when asked twice (see references.settled).
     settled: set[int] = field(default_factory=set)
-    _targets: dict[tuple[Path, str], Target] = field(default_factory=dict)
+    _targets: LRUCache[tuple[Path, str], Target] = field(default_factory=lambda: LRUCache(1024))
     # Anchors resolved on held texts, for warm requests (see `locate.resolve.resolve`).
-    resolved: Remembered[tuple[Any, ...], Resolved] = field(default_factory=lambda: Remembered(256))
+    resolved: TTLCache[tuple[Any, ...], Resolved] = field(default_factory=lambda: remembered(256))
+    # Result lists by `pagination_id`, with the mode that made them (see `report.paging`).
+    pages: LRUCache[str, tuple[str, list[Any]]] = field(default_factory=lambda: LRUCache(PAGES))
+    # Previewed renames by `rename_id` (capabilities/rename.py checks their file versions).
+    renames: LRUCache[str, Any] = field(default_factory=lambda: LRUCache(RENAMES))
+    # Anchor strings as parsed: agents send one anchor to several modes in a row.
+    anchors: TTLCache[str, Locate] = field(default_factory=lambda: remembered(ANCHORS))
     # What the servers were last told about the files on disk (see `sync_disk`).
     watch: DiskWatch = field(init=False)
 
@@ -192,19 +178,61 @@ class Session:
 
     # -- servers --------------------------------------------------------------------
 
-    async def target(self, path: Path, method: str, optimistic: bool = False) -> Target:
+    # -- the warm path ----------------------------------------------------------------
+
+    async def run(self, capability: Capability, request: Request) -> Answer:
+        """Answer a request with its capability: the one way every mode runs.
+
+        Inside a run the session answers warm: a file and method answered before, whose
+        text it holds, costs no round trip (`target`), and every LSP call computed from a
+        held text is guarded by its changedtick (`call`, `lsp`); a held text no call
+        confirmed is checked once at the end. If the human edited that buffer meanwhile,
+        its file changed on disk, or its server exited, nothing was sent and the capability
+        runs once more, on fresh text and a live (restarted) server; a second stale text
+        is a `conflict` (see `errors.as_error`). Per capability, so a batch never repeats
+        others. A mode that spans the workspace has the servers hear of the disk first.
+        """
+        if capability.workspace:
+            await self.sync_disk()
+        try:
+            return await self._held_run(capability, request)
+        except StaleText:
+            pass
+        return await self._held_run(capability, request)
+
+    async def _held_run(self, capability: Capability, request: Request) -> Answer:
+        held: dict[Path, Document] = {}
+        token = _HELD.set(held)
+        try:
+            answer = await capability.run(self, request)
+            if held:  # answered from held texts no guarded call confirmed: are they current?
+                now = await self.gateway.read(list(held))
+                if any(now[path].version != doc.version for path, doc in held.items()):
+                    raise StaleText(f"{', '.join(map(str, held))} changed while the request ran")
+            return answer
+        finally:
+            _HELD.reset(token)
+
+    @property
+    def warm(self) -> bool:
+        """Whether held texts may be answered from (inside `run`, where they are checked)."""
+        return _HELD.get() is not None
+
+    async def target(self, path: Path, method: str) -> Target:
         """Open the file for the servers (hidden buffer) and pick a server that has `method`.
 
-        `optimistic`: when this file and method were answered before and its text is held,
-        return at once with that text as `Target.doc`, costing no round trip; the caller's
-        next `call` is then guarded by the text's changedtick (a warm request in one round
-        trip instead of four; the service retries once, fresh, on `StaleText`).
+        Warm (inside `run`): when this file and method were answered before and its text is
+        held, return at once with that text as `Target.doc`, costing no round trip; the
+        calls computed from it are then guarded (a warm request in one round trip instead
+        of four).
         """
-        cached = self._targets.get((path, method)) if optimistic else None
+        held_texts = _HELD.get()
+        cached = self._targets.get((path, method)) if held_texts is not None else None
         held = self.gateway.held(path) if cached else None
         alive = cached is not None and cached.client.id not in self.gateway.gone
-        if cached and held and held.bufnr == cached.bufnr and alive:
+        if cached and held and held.bufnr == cached.bufnr and alive and held_texts is not None:
             self._note(held)
+            held_texts.setdefault(path, held)
             return replace(cached, doc=held)
         if not path.is_file() and not await self._unsaved(path):
             raise LsapError(
@@ -263,15 +291,40 @@ class Session:
         )
 
     async def call(self, target: Target, method: str, params: dict[str, Any]) -> Any:
-        """One LSP request; guarded by the held text when the target came from the cache."""
-        call = LspCall(target.client.id, method, params, target.bufnr)
-        answer = (await self.gateway.lsp([call], guard=target.doc))[0]
+        """One LSP request about the target's file (see `lsp`); its error is a `server_error`."""
+        answer = (await self.lsp([LspCall(target.client.id, method, params, target.bufnr)], target))[0]
         if answer.error:
             raise LsapError(
                 ErrorCode.SERVER_ERROR,
                 f"{target.client.name} failed {method}: {answer.error.get('message', answer.error)}",
             )
         return answer.result
+
+    async def lsp(self, calls: list[LspCall], target: Target | None = None) -> list[LspAnswer]:
+        """Several LSP requests in one round trip, answers in order. Computed from `target`'s
+        held text (a warm request): guarded by it, so a changed buffer sends nothing."""
+        guard = target.doc if target is not None else None
+        answers = await self.gateway.lsp(calls, guard=guard)
+        held = _HELD.get()
+        if guard is not None and held is not None and held.get(guard.path) == guard:
+            del held[guard.path]  # confirmed current by the guard
+        return answers
+
+    def kept(self, request: Request) -> list[Any] | None:
+        """The whole result list a `pagination_id` names, kept when its first page was
+        shown; None when it is unknown or forgotten (the answer is computed again). An id
+        of another mode's answer is an `invalid_request`."""
+        page_id = request.pagination_id
+        kept = self.pages.get(page_id) if page_id else None
+        if kept is None:
+            return None
+        mode, items = kept
+        if mode != request.mode:
+            raise invalid(
+                f"pagination_id {page_id!r} is of a {mode} answer, not of {request.mode}",
+                hint=f"send it with the {mode} request it came from, or leave `pagination_id` out",
+            )
+        return items
 
     # -- positions ------------------------------------------------------------------
 
@@ -339,7 +392,7 @@ class Session:
                     {"textDocument": {"uri": uri_of(p)}}, docs[p].bufnr)
             for p in missing
         ]
-        answers = await self.gateway.lsp(calls)
+        answers = await self.lsp(calls)
         retry = []
         for path, answer in zip(missing, answers, strict=True):
             # An error, or nothing for a file not loaded: the server does not know the file
@@ -353,7 +406,7 @@ class Session:
             bufnrs = [await self.gateway.open(path) for path in retry]
             fresh = await self.documents(retry)
             method = "textDocument/documentSymbol"
-            answers = await self.gateway.lsp([
+            answers = await self.lsp([
                 LspCall(client.id, method, {"textDocument": {"uri": uri_of(path)}}, bufnr)
                 for path, bufnr in zip(retry, bufnrs, strict=True)
             ])
@@ -413,7 +466,7 @@ class Session:
             for p, c in pulls
         ]
         answers, pushed = await asyncio.gather(
-            self.gateway.lsp(calls),
+            self.lsp(calls),
             self.gateway.pushed_diagnostics(
                 [attached[p][0] for p in waits], list({c.id for _, c in pulls})),
         )

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from stat import S_ISREG
-from typing import Generic, TypeVar
+from typing import Any
 from urllib.parse import quote, unquote, urlparse
+
+from cachetools import TTLCache
 
 from .errors import ErrorCode, LsapError
 
@@ -92,35 +93,25 @@ def _pathconf(root: Path, name: str, default: int) -> int:
     return value if value > 0 else default
 
 
-INSIDE_TTL = 2.0  # seconds an answer about a path (inside? a file? where to?) is trusted
-
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
-
-
-class Remembered(Generic[K, V]):
-    """Answers that rest on the file system, trusted for `INSIDE_TTL` seconds: long enough
-    for the thousands of lookups of one report, short enough that a changed symlink or a
-    new file is seen. At most `size` of them (all dropped when full)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: dict[K, tuple[float, V]] = {}
-
-    def get(self, key: K) -> V | None:
-        hit = self._items.get(key)
-        return hit[1] if hit is not None and time.monotonic() - hit[0] < INSIDE_TTL else None
-
-    def put(self, key: K, value: V) -> V:
-        if len(self._items) >= self.size:
-            self._items.clear()
-        self._items[key] = (time.monotonic(), value)
-        return value
+# Seconds an answer that rests on the file system (inside a root? a file?) is trusted: long
+# enough for the thousands of lookups of one report, short enough that a changed symlink or
+# a new file is seen.
+INSIDE_TTL = 2.0
+REMEMBERED = 10_000  # such answers kept per workspace
 
 
-_inside: Remembered[tuple[tuple[Path, ...], Path], bool] = Remembered(10_000)
-_files: Remembered[tuple[tuple[Path, ...], str], bool] = Remembered(10_000)
+def clock() -> float:
+    """The time caches of file-system answers count in (`time.monotonic`; tests move it)."""
+    return time.monotonic()
 
+
+def remembered(size: int) -> TTLCache[Any, Any]:
+    """A bounded cache of answers that rest on the file system, trusted for `INSIDE_TTL`."""
+    return TTLCache(size, INSIDE_TTL, timer=lambda: clock())
+
+
+def _remembered() -> TTLCache[object, bool]:
+    return remembered(REMEMBERED)
 
 @dataclass
 class Walk:
@@ -174,6 +165,8 @@ class Workspace:
     """The roots a session may read and write; everything else is refused."""
 
     roots: tuple[Path, ...]
+    _inside: TTLCache[object, bool] = field(default_factory=_remembered, compare=False, repr=False)
+    _files: TTLCache[object, bool] = field(default_factory=_remembered, compare=False, repr=False)
 
     @classmethod
     def of(cls, *roots: str | Path) -> Workspace:
@@ -188,7 +181,7 @@ class Workspace:
         workspace to /etc, or a server's `file:///root/../etc` URI, is outside."""
         # Remembered: a references answer names the same few hundred files thousands of
         # times, and each resolve costs an lstat per path component (20,000 results: 8 s).
-        hit = _inside.get((self.roots, path))
+        hit = self._inside.get(path)
         if hit is not None:
             return hit
         try:
@@ -196,7 +189,8 @@ class Workspace:
             inside = any(real == root or real.is_relative_to(root) for root in self.roots)
         except (OSError, RuntimeError):  # a symlink loop: nothing to trust
             inside = False
-        return _inside.put((self.roots, path), inside)
+        self._inside[path] = inside
+        return inside
 
     @cached_property
     def limits(self) -> tuple[int, int]:
@@ -285,14 +279,15 @@ class Workspace:
         Remembered for a moment like `contains`: each anchor string tries two or three
         splits, and each costs a realpath (an lstat per component) on every request. Only
         the split uses it; the path the request then names is resolved afresh."""
-        hit = _files.get((self.roots, file_path))
+        hit = self._files.get(file_path)
         if hit is not None:
             return hit
         try:
             found = self.resolve(file_path).is_file()
         except (LsapError, OSError, ValueError):
             found = False
-        return _files.put((self.roots, file_path), found)
+        self._files[file_path] = found
+        return found
 
     def walk(self, directory: Path, recursive: bool = True, limit: int = 5000,
              max_size: int | None = None) -> Walk:

@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lsap_bridge.render import render_markdown
+from lsap_bridge.capabilities import REGISTRY
+from lsap_bridge.render import render_markdown, render_report
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -25,9 +26,18 @@ def assert_golden(name: str, text: str) -> None:
     assert text == path.read_text(), f"report differs from {path} (LSAP_UPDATE_GOLDEN=1 rewrites it)"
 
 
+def render_data(template: str, data: dict[str, Any]) -> str:
+    """A template rendered from data that is first validated as its mode's report model
+    (a field the model lacks, or lacks a value for, fails here)."""
+    if template == "error":
+        return render_markdown(template, data)
+    report = next(c.report for c in REGISTRY.values() if c.template == template)
+    return render_report(template, report.model_validate(data))
+
+
 def assert_report_golden(name: str, template: str, data: dict[str, Any]) -> None:
     """Render a template from data, check the report rules, compare with its golden file."""
-    text = render_markdown(template, data)
+    text = render_data(template, data)
     assert check_report_shape(text) == []
     assert_golden(name, text)
 

@@ -1,52 +1,16 @@
-"""One module per capability; importing them fills the registry."""
+"""The modes: every module of this package is a capability, discovered here (nothing lists
+them). A module declares its modes with `modes.mode(...)` (doc/architecture.md, How to add
+a capability); importing this package fills `REGISTRY`."""
 
-from . import (
-    batch,
-    calls,
-    completion,
-    declaration,
-    definition,
-    diagnostics,
-    editor,
-    hover,
-    implementations,
-    inlay_hints,
-    inspect,
-    locate,
-    outline,
-    references,
-    rename,
-    schema,
-    search,
-    signature_help,
-    type_definition,
-    types,
-)
-from .base import REGISTRY, Capability, Report, Request
+from __future__ import annotations
 
-__all__ = [
-    "REGISTRY",
-    "Capability",
-    "Report",
-    "Request",
-    "batch",
-    "calls",
-    "completion",
-    "declaration",
-    "definition",
-    "diagnostics",
-    "editor",
-    "hover",
-    "implementations",
-    "inlay_hints",
-    "inspect",
-    "locate",
-    "outline",
-    "references",
-    "rename",
-    "schema",
-    "search",
-    "signature_help",
-    "type_definition",
-    "types",
-]
+import importlib
+import pkgutil
+
+from ..models import Request
+from ..modes import REGISTRY, Answer, Capability
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+
+__all__ = ["REGISTRY", "Answer", "Capability", "Request"]

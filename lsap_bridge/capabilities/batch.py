@@ -1,9 +1,9 @@
 """`batch`: several requests in one round trip, one report with a section per request.
 
 Requests run in order, so one that edits (a rename) is seen by the ones after it. A failing
-request becomes an error section; the others still run. Each section's own title becomes
-its `### [n] mode` header, and deeper headings are flattened, so the whole report keeps
-to `###` (doc/architecture.md, Reports and errors).
+request, whatever the failure, becomes an error section; the others still run. Each
+section's own title becomes its `### [n] mode` header, and deeper headings are flattened,
+so the whole report keeps to `###` (doc/architecture.md, Reports and errors).
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..errors import LsapError, invalid
-from ..render import render_error, render_markdown
+from ..errors import LsapError, as_error, invalid
+from ..models import Report, Request, Row, absent
+from ..modes import REGISTRY, Answer, mode
+from ..render import render_error, render_report
+from ..requests import parse_request
 from ..session import Session
-from .base import REGISTRY, Report, Request, capability
 
 MAX_REQUESTS = 20
 
@@ -24,6 +26,30 @@ MAX_REQUESTS = 20
 class BatchRequest(Request):
     mode: Literal["batch"] = "batch"
     requests: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=MAX_REQUESTS)]
+
+
+class Result(Row):
+    """One request's answer, for `format: "json"`: its report, or its error."""
+
+    mode: str
+    ok: bool
+    data: dict[str, Any] | None = absent()
+    error: dict[str, Any] | None = absent()
+
+
+class Part(Row):
+    index: int
+    mode: str
+    title: str
+    body: str
+    ok: bool
+
+
+class BatchReport(Report):
+    count: int | None = absent()
+    failed: int | None = absent()
+    sections: list[Part] | None = absent()
+    results: list[Result] | None = absent()  # `format: "json"`: the answers themselves
 
 
 def section(index: int, mode: str, text: str) -> dict[str, Any]:
@@ -48,45 +74,39 @@ def _outside_fences(original: list[str], flattened: list[str]) -> str:
     return "\n".join(out).strip()
 
 
-async def run_one(session: Session, payload: Any) -> tuple[str, Report | None, LsapError | None]:
-    # Imported here: the service imports the capabilities, and a batch dispatches like it.
-    from ..service import parse_request
-
-    mode = str(payload.get("mode")) if isinstance(payload, dict) else "?"
+async def run_one(session: Session, payload: Any) -> tuple[str, Answer | None, LsapError | None]:
+    name = str(payload.get("mode")) if isinstance(payload, dict) else "?"
     try:
-        if mode == "batch":
+        if name == "batch":
             raise invalid(
                 "a batch cannot contain another batch", hint="put its requests in this one"
             )
-        request = parse_request(payload, session.workspace)
-        return mode, await REGISTRY[request.mode].run(session, request), None
-    except LsapError as error:
-        return mode, None, error
+        request = parse_request(payload, session.workspace, session.anchors)
+        return name, await session.run(REGISTRY[request.mode], request), None
+    except Exception as exc:  # one request's failure is its section's, not the batch's
+        return name, None, as_error(exc, f"the {name} request")
 
 
-@capability("batch", BatchRequest, "several requests in one round trip, one section each")
-async def batch(session: Session, request: BatchRequest) -> Report:
+@mode("batch", request=BatchRequest, report=BatchReport,
+      summary="several requests in one round trip, one section each")
+async def batch(session: Session, request: BatchRequest) -> Answer:
     results = [await run_one(session, payload) for payload in request.requests]
     if request.format == "json":
         items = [
-            {
-                "mode": mode,
-                "ok": error is None,
-                **({"data": report.data} if report else {}),
-                **({"error": error.to_dict()} if error else {}),
-            }
-            for mode, report, error in results
+            Result(mode=name, ok=error is None,
+                   data=answer.report.model_dump(mode="json") if answer else None,
+                   error=error.to_dict() if error else None)
+            for name, answer, error in results
         ]
-        return Report("batch", {"results": items})
+        return Answer(BatchReport(results=items))
     sections = []
     locations: list[dict[str, Any]] = []
-    for index, (mode, report, error) in enumerate(results, 1):
-        if report is not None:
-            text = render_markdown(report.template, report.data)
-            locations += report.locations
+    for index, (name, answer, error) in enumerate(results, 1):
+        if answer is not None:
+            text = render_report(REGISTRY[name].template, answer.report)
+            locations += answer.locations
         else:
             text = render_error(error) if error else ""
-        sections.append({**section(index, mode, text), "ok": error is None})
-    failed = sum(1 for s in sections if not s["ok"])
-    data = {"count": len(sections), "failed": failed, "sections": sections}
-    return Report("batch", data, locations)
+        sections.append(Part(**section(index, name, text), ok=error is None))
+    failed = sum(1 for s in sections if not s.ok)
+    return Answer(BatchReport(count=len(sections), failed=failed, sections=sections), locations)

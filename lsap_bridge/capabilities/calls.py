@@ -7,10 +7,12 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from ..errors import ErrorCode, LsapError
-from ..locate.resolve import resolve
+from ..models import Anchored, LocateRequest
+from ..modes import Answer, Offer, mode
+from ..report.hierarchy import Root, Section, call_roots, lsp_expand, roots_data, walk_directions
+from ..report.pieces import anchor_fields, word_at
+from ..resolve import resolve
 from ..session import Session
-from .base import LocateRequest, Report, anchor_data, capability, word_at
-from .hierarchy import call_roots, lsp_expand, roots_data, walk_directions
 
 METHOD = "textDocument/prepareCallHierarchy"
 DIRECTIONS = {
@@ -26,9 +28,18 @@ class CallsRequest(LocateRequest):
     include_external: bool = False
 
 
-@capability("calls", CallsRequest, "call hierarchy: callers and callees, to a depth",
-            workspace=True)
-async def calls(session: Session, request: CallsRequest) -> Report:
+class CallsReport(Anchored):
+    name: str
+    roots: list[Root]
+    depth: int
+    sections: list[Section]
+
+
+@mode("calls", request=CallsRequest, report=CallsReport,
+      summary="call hierarchy: callers and callees, to a depth", method=METHOD,
+      fallback="references", workspace=True,
+      offer=Offer(command="LsapCalls", picker=7, view="calls"))
+async def calls(session: Session, request: CallsRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
     params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
@@ -47,11 +58,6 @@ async def calls(session: Session, request: CallsRequest) -> Report:
     }
     sections, locations = await walk_directions(
         session, roots, expanders, directions, request, at_site=True, encoding=session.encoding(target.client))
-    data = {
-        **anchor_data(resolved, session),
-        "name": name,
-        "roots": roots_data(session, roots),
-        "depth": request.depth,
-        "sections": sections,
-    }
-    return Report("calls", data, locations)
+    report = CallsReport(**anchor_fields(resolved, session), name=name, roots=roots_data(session, roots),
+                         depth=request.depth, sections=sections)
+    return Answer(report, locations)

@@ -6,9 +6,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..locate.resolve import resolve
+from ..models import Anchored, LocateRequest, Paged, Row
+from ..modes import Answer, mode
+from ..report.paging import page
+from ..report.pieces import anchor_fields
+from ..resolve import resolve
 from ..session import Session
-from .base import PAGES, LocateRequest, Report, anchor_data, capability, page
 
 METHOD = "textDocument/completion"
 # LSP CompletionItemKind (not SymbolKind: the numbering differs).
@@ -46,7 +49,18 @@ class CompletionRequest(LocateRequest):
     max_items: Annotated[int, Field(ge=1, le=1000)] = 30
 
 
-def completion_items(result: Any) -> tuple[list[dict[str, Any]], bool]:
+class Item(Row):
+    label: str
+    kind: str
+    detail: str
+
+
+class CompletionReport(Anchored, Paged):
+    items: list[Item]
+    incomplete: bool  # the server's list is incomplete: typing more narrows it
+
+
+def completion_items(result: Any) -> tuple[list[Item], bool]:
     """`CompletionList | CompletionItem[]` as rows in the server's order; is the list incomplete."""
     raw = result.get("items", []) if isinstance(result, dict) else result or []
     incomplete = bool(result.get("isIncomplete")) if isinstance(result, dict) else False
@@ -59,20 +73,17 @@ def completion_items(result: Any) -> tuple[list[dict[str, Any]], bool]:
             for part in (details.get("detail"), details.get("description"), item.get("detail"))
             if part
         )
-        rows.append(
-            {
-                "label": str(item.get("label", "")),
-                "kind": COMPLETION_KINDS.get(int(item.get("kind") or 0), ""),
-                "detail": " ".join(detail.split()),
-            }
-        )
+        rows.append(Item(label=str(item.get("label", "")),
+                         kind=COMPLETION_KINDS.get(int(item.get("kind") or 0), ""),
+                         detail=" ".join(detail.split())))
     return rows, incomplete
 
 
-@capability("completion", CompletionRequest, "completions at a position: labels, kinds and details")
-async def completion(session: Session, request: CompletionRequest) -> Report:
+@mode("completion", request=CompletionRequest, report=CompletionReport,
+      summary="completions at a position: labels, kinds and details", method=METHOD, fallback="hover")
+async def completion(session: Session, request: CompletionRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
-    rows: list[dict[str, Any]] | None = PAGES.get(request.pagination_id)
+    rows: list[Item] | None = session.kept(request)
     incomplete = False
     if rows is None:
         params = session.position_params(
@@ -80,6 +91,6 @@ async def completion(session: Session, request: CompletionRequest) -> Report:
         )
         params["context"] = {"triggerKind": 1}
         rows, incomplete = completion_items(await session.call(resolved.target, METHOD, params))
-    shown, paging = page(request, rows)
-    data = {**anchor_data(resolved, session), "items": shown, "incomplete": incomplete, **paging}
-    return Report("completion", data)
+    shown, paging = page(session, request, rows)
+    return Answer(CompletionReport(**anchor_fields(resolved, session), items=shown, incomplete=incomplete,
+                                   **paging))

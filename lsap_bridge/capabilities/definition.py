@@ -1,34 +1,25 @@
-"""`definition`: where a symbol is defined, with the defining symbol's code, bounded.
+"""`definition`, `declaration`, `type_definition`, `implementations`: where a symbol is
+defined (declared, its type defined, implemented), with the code of each, bounded.
 
-A 2,000-line class must not come back as 22k tokens (doc/architecture.md, Costs): long definitions show
-their head (signature and docstring) and an outline of their members instead.
+A 2,000-line class must not come back as 22k tokens (doc/architecture.md, Costs): long
+definitions show their head (signature and docstring) and an outline of their members
+instead (`report.pieces.code_of`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from ..gateway import Document
-from ..locate.resolve import resolve
+from ..models import Anchored, LocateRequest, Paged
+from ..modes import Answer, Offer, mode
+from ..report.paging import page
+from ..report.pieces import Code, anchor_fields, code_of, defining_symbol, editor_location, word_at
+from ..resolve import resolve
 from ..session import Location, Session
-from ..symbols import Symbol, SymbolTree
-from .base import (
-    PAGES,
-    LocateRequest,
-    Report,
-    anchor_data,
-    capability,
-    editor_location,
-    excerpt,
-    fence_language,
-    page,
-    word_at,
-)
-
-HEAD_LINES = 12
 
 
 class DefinitionLikeRequest(LocateRequest):
@@ -41,46 +32,35 @@ class DefinitionRequest(DefinitionLikeRequest):
     mode: Literal["definition"] = "definition"
 
 
-def defining_symbol(tree: SymbolTree, loc: Location) -> tuple[str, Symbol] | None:
-    """The symbol whose name is at the location, else the innermost one containing it."""
-    best: tuple[str, Symbol] | None = None
-    for path, symbol in tree.walk():
-        if symbol.selection.contains(loc.line, loc.col):
-            return ".".join(path), symbol
-        if symbol.span.contains(loc.line, loc.col) and (
-            best is None or symbol.span.start_line >= best[1].span.start_line
-        ):
-            best = ".".join(path), symbol
-    return best
+class DeclarationRequest(DefinitionLikeRequest):
+    mode: Literal["declaration"] = "declaration"
 
 
-def code_of(doc: Document, symbol: Symbol | None, loc: Location, limit: int) -> dict[str, Any]:
-    """The symbol's code if it fits in `limit` lines, else its head and member outline."""
-    if symbol is None:
-        return {"lines": excerpt(doc, loc.line, loc.line, 2), "truncated": 0, "members": []}
-    first, last = symbol.span.start_line, symbol.span.end_line
-    size = last - first + 1
-    if size <= limit:
-        return {"lines": excerpt(doc, first, last), "truncated": 0, "members": []}
-    head = min(HEAD_LINES, limit)
-    members = [
-        {"name": child.bare_name, "kind": child.kind_name, "line": child.selection.start_line + 1}
-        for child in symbol.children
-    ]
-    return {"lines": excerpt(doc, first, first + head - 1), "truncated": size - head, "members": members}
+class TypeDefinitionRequest(DefinitionLikeRequest):
+    mode: Literal["type_definition"] = "type_definition"
+
+
+class ImplementationsRequest(DefinitionLikeRequest):
+    mode: Literal["implementations"] = "implementations"
+
+
+class DefinitionReport(Anchored, Paged):
+    name: str
+    kind_label: str  # "definition", "type definition", "implementation", …
+    definitions: list[Code]
+    external: list[str]  # results outside the workspace, by path
 
 
 async def run_definition_like(
     session: Session, request: DefinitionLikeRequest, method: str, label: str | None = None,
-) -> Report:
+) -> Answer:
     """Shared by definition, declaration, type_definition and implementations.
 
     Results are paged (`max_items`), so an interface with hundreds of implementations
     costs code excerpts only for the page shown.
     """
-    found: list[Location] | None = PAGES.get(request.pagination_id)
-    # Optimistic only when the next step is the (guarded) definition call.
-    resolved = await resolve(session, request.locate, method, optimistic=found is None)
+    found: list[Location] | None = session.kept(request)
+    resolved = await resolve(session, request.locate, method)
     target = resolved.target
     texts: dict[Path, Document] = {}  # read while converting columns, reused below
     if found is None:
@@ -88,7 +68,7 @@ async def run_definition_like(
         found = await session.locations(await session.call(target, method, params), target.client,
                                         texts)
     external = [loc for loc in found if not session.workspace.contains(loc.path)]
-    inside, paging = page(request, [loc for loc in found if session.workspace.contains(loc.path)])
+    inside, paging = page(session, request, [loc for loc in found if session.workspace.contains(loc.path)])
     docs = await session.documents([loc.path for loc in inside], have=texts)
     trees = await session.symbols([loc.path for loc in inside], target.client, docs) if (
         target.client.supports("textDocument/documentSymbol")) else {}
@@ -97,27 +77,43 @@ async def run_definition_like(
     for loc in inside:
         doc = docs[loc.path]
         named = defining_symbol(trees[loc.path], loc) if loc.path in trees else None
-        display = session.workspace.display(loc.path)
-        definitions.append({
-            "path": display,
-            "line": loc.line + 1,
-            "symbol": named[0] if named else None,
-            "kind": named[1].kind_name if named else None,
-            "language": fence_language(doc),
-            **code_of(doc, named[1] if named else None, loc, request.max_code_lines),
-        })
-        locations.append(editor_location(display, doc, loc.line, loc.col))
-    data = {
-        **anchor_data(resolved, session),
-        "name": word_at(resolved.line_text, resolved.column),
-        "kind_label": label or request.mode.replace("_", " "),
-        "definitions": definitions,
-        "external": [str(loc.path) for loc in external],
+        definitions.append(code_of(session, doc, named, loc, request.max_code_lines))
+        locations.append(editor_location(session.workspace.display(loc.path), doc, loc.line, loc.col))
+    report = DefinitionReport(
+        **anchor_fields(resolved, session),
+        name=word_at(resolved.line_text, resolved.column),
+        kind_label=label or request.mode.replace("_", " "),
+        definitions=definitions,
+        external=[str(loc.path) for loc in external],
         **paging,
-    }
-    return Report("definition", data, locations)
+    )
+    return Answer(report, locations)
 
 
-@capability("definition", DefinitionRequest, "where a symbol is defined, with its code")
-async def definition(session: Session, request: DefinitionRequest) -> Report:
+@mode("definition", request=DefinitionRequest, report=DefinitionReport,
+      summary="where a symbol is defined, with its code", method="textDocument/definition",
+      fallback="search", offer=Offer(command="LsapDefinition", picker=2, view="def", mcp=True))
+async def definition(session: Session, request: DefinitionRequest) -> Answer:
     return await run_definition_like(session, request, "textDocument/definition")
+
+
+@mode("declaration", request=DeclarationRequest, report=DefinitionReport, template="definition",
+      summary="where a symbol is declared, with its code", method="textDocument/declaration",
+      fallback="definition", offer=Offer(picker=10))
+async def declaration(session: Session, request: DeclarationRequest) -> Answer:
+    return await run_definition_like(session, request, "textDocument/declaration")
+
+
+@mode("type_definition", request=TypeDefinitionRequest, report=DefinitionReport,
+      template="definition", summary="where the type of a value is defined, with its code",
+      method="textDocument/typeDefinition", fallback="hover", offer=Offer(picker=11, view="type"))
+async def type_definition(session: Session, request: TypeDefinitionRequest) -> Answer:
+    return await run_definition_like(session, request, "textDocument/typeDefinition", "type definition")
+
+
+@mode("implementations", request=ImplementationsRequest, report=DefinitionReport,
+      template="definition", summary="concrete implementations of an interface or member",
+      method="textDocument/implementation", fallback="references", workspace=True,
+      offer=Offer(picker=9, view="impl"))
+async def implementations(session: Session, request: ImplementationsRequest) -> Answer:
+    return await run_definition_like(session, request, "textDocument/implementation", "implementation")

@@ -11,19 +11,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..diagnostics import SEVERITIES, Diagnostic
+from ..models import Line, Paged, Request, Row
+from ..modes import Answer, Offer, mode
+from ..report.files import expand
+from ..report.paging import keep, page
+from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
 from ..session import Session
-from .base import (
-    PAGES,
-    Report,
-    Request,
-    capability,
-    editor_location,
-    excerpt,
-    fence_language,
-    page,
-)
-from .files import expand
-from .rename import diagnostic_data
 
 Severity = Literal["error", "warning", "information", "hint"]
 WORKSPACE_LIMIT = 200  # files checked for a workspace request: each is opened for its server
@@ -33,6 +26,37 @@ class DiagnosticsRequest(Request):
     mode: Literal["diagnostics"] = "diagnostics"
     file_path: str | None = None  # a file, a directory or a glob; none = the whole workspace
     min_severity: Severity = "hint"
+
+
+class Shown(DiagnosticRow):
+    lines: list[Line]
+
+
+class FileDiagnostics(Row):
+    path: str
+    language: str
+    diagnostics: list[Shown]
+
+
+class Unanalysed(Row):
+    path: str
+    reason: str
+
+
+class DiagnosticsReport(Paged):
+    scope: str
+    min_severity: str
+    counts: dict[str, int]  # by severity, those with any
+    files: int
+    checked: int
+    skipped: bool  # the walk stopped at `limit` files
+    outside: int
+    too_large: int
+    limit: int
+    max_file_size: int
+    pending: list[Unanalysed]  # no server had analysed them yet
+    quiet: list[Unanalysed]  # their server published nothing new: the earlier diagnostics stand
+    groups: list[FileDiagnostics]
 
 
 async def collect(session: Session, request: DiagnosticsRequest) -> dict[str, Any]:
@@ -68,16 +92,17 @@ async def collect(session: Session, request: DiagnosticsRequest) -> dict[str, An
     }
 
 
-@capability("diagnostics", DiagnosticsRequest, "a file's or the workspace's errors and warnings",
-            workspace=True)
-async def diagnostics(session: Session, request: DiagnosticsRequest) -> Report:
-    kept = PAGES.get(request.pagination_id)
+@mode("diagnostics", request=DiagnosticsRequest, report=DiagnosticsReport,
+      summary="a file's or the workspace's errors and warnings", workspace=True,
+      offer=Offer(command="LsapDiagnostics", picker=12))
+async def diagnostics(session: Session, request: DiagnosticsRequest) -> Answer:
+    kept = session.kept(request)
     facts: dict[str, Any] = kept[0] if kept else await collect(session, request)
     items: list[tuple[Path, Diagnostic]] = facts["items"]
-    shown, paging = page(request, items)
+    shown, paging = page(session, request, items)
     if "pagination_id" in paging:
         # Later pages reuse this analysis and its notes, not only the items (same page key).
-        PAGES.keep(request, [facts])
+        keep(session, request, [facts])
     docs = await session.documents([p for p, _ in shown])
     groups = []
     locations = []
@@ -86,29 +111,27 @@ async def diagnostics(session: Session, request: DiagnosticsRequest) -> Report:
         display = session.workspace.display(path)
         entries = []
         for _, d in in_file:
-            entries.append(
-                {**diagnostic_data(d), "lines": excerpt(doc, d.line, d.line, request.context_lines)}
-            )
+            entries.append(Shown(**diagnostic_row(d), lines=excerpt(doc, d.line, d.line, request.context_lines)))
             summary = f"{d.severity}: {d.message.splitlines()[0] if d.message else ''}"
             locations.append({**editor_location(display, doc, d.line, d.col), "text": summary})
-        groups.append({"path": display, "language": fence_language(doc), "diagnostics": entries})
+        groups.append(FileDiagnostics(path=display, language=fence_language(doc), diagnostics=entries))
     counts = {s: 0 for s in SEVERITIES}
     for _, d in items:
         counts[d.severity] += 1
-    data = {
-        "scope": request.file_path or "the workspace",
-        "min_severity": request.min_severity,
-        "counts": {s: n for s, n in counts.items() if n},
-        "files": len({p for p, _ in items}),
-        "checked": facts["checked"],
-        "skipped": facts["skipped"],
-        "outside": facts["outside"],
-        "too_large": facts["too_large"],
-        "limit": WORKSPACE_LIMIT,
-        "max_file_size": session.gateway.max_file_size,
-        "pending": facts["pending"],
-        "quiet": facts["quiet"],
-        "groups": groups,
+    report = DiagnosticsReport(
+        scope=request.file_path or "the workspace",
+        min_severity=request.min_severity,
+        counts={s: n for s, n in counts.items() if n},
+        files=len({p for p, _ in items}),
+        checked=facts["checked"],
+        skipped=facts["skipped"],
+        outside=facts["outside"],
+        too_large=facts["too_large"],
+        limit=WORKSPACE_LIMIT,
+        max_file_size=session.gateway.max_file_size,
+        pending=facts["pending"],
+        quiet=facts["quiet"],
+        groups=groups,
         **paging,
-    }
-    return Report("diagnostics", data, locations)
+    )
+    return Answer(report, locations)

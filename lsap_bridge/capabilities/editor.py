@@ -9,24 +9,54 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+from ..cursor import anchor_at_cursor
 from ..errors import LsapError
 from ..locate.anchor import format_anchor
-from ..locate.cursor import anchor_at_cursor
+from ..models import Line, Report, Request, Row, absent
+from ..modes import Answer, mode
 from ..position import from_lsp_character
 from ..session import Session
 from ..workspace import language_of
-from .base import Report, Request, capability
 
 
 class EditorRequest(Request):
     mode: Literal["editor"] = "editor"
 
 
+class Selection(Row):
+    """The visual selection: 1-based lines and columns, end inclusive, and its text."""
+
+    active: bool
+    type: str
+    start_line: int
+    start_column: int
+    end_line: int
+    end_column: int
+    lines: list[Line]
+    truncated: int
+
+
+class EditorReport(Report):
+    path: str | None
+    modified: bool
+    anchor: str | None  # the cursor as an anchor string
+    note: str | None = absent()  # the current buffer is not a file
+    inside: bool | None = absent()
+    language: str | None = absent()
+    line: int | None = absent()
+    column: int | None = absent()
+    text: str | None = absent()
+    top: int | None = absent()
+    bottom: int | None = absent()
+    anchor_problem: str | None = absent()
+    selection: Selection | None = absent()
+
+
 def _column(line: str, byte: int) -> int:
     return from_lsp_character(line, max(0, byte), "utf-8")
 
 
-def selection_data(raw: dict[str, Any], lines: list[str], limit: int) -> dict[str, Any]:
+def selection_data(raw: dict[str, Any], lines: list[str], limit: int) -> Selection:
     """The selection's range (1-based lines and columns, end inclusive) and its numbered text."""
     first, last = int(raw["start_line"]), min(int(raw["end_line"]), max(len(lines) - 1, 0))
     linewise = raw["type"] == "linewise"
@@ -34,26 +64,27 @@ def selection_data(raw: dict[str, Any], lines: list[str], limit: int) -> dict[st
     start_col = 0 if linewise else _column(start_text, int(raw["start_col"]))
     end_col = len(end_text) if linewise else _column(end_text, int(raw["end_col"])) + 1
     text = list(raw.get("text") or [])
-    return {
-        "active": bool(raw.get("active")),
-        "type": raw["type"],
-        "start_line": first + 1,
-        "start_column": start_col + 1,
-        "end_line": last + 1,
-        "end_column": min(end_col, max(len(end_text), 1)),
-        "lines": [{"number": first + i + 1, "text": t} for i, t in enumerate(text[:limit])],
-        "truncated": max(0, len(text) - limit),
-    }
+    return Selection(
+        active=bool(raw.get("active")),
+        type=raw["type"],
+        start_line=first + 1,
+        start_column=start_col + 1,
+        end_line=last + 1,
+        end_column=min(end_col, max(len(end_text), 1)),
+        lines=[Line(number=first + i + 1, text=t) for i, t in enumerate(text[:limit])],
+        truncated=max(0, len(text) - limit),
+    )
 
 
-@capability("editor", EditorRequest, "what the human is looking at: file, cursor anchor, selection")
-async def editor(session: Session, request: EditorRequest) -> Report:
+@mode("editor", request=EditorRequest, report=EditorReport,
+      summary="what the human is looking at: file, cursor anchor, selection")
+async def editor(session: Session, request: EditorRequest) -> Answer:
     state = await session.gateway.editor()
     name: str = state.get("path") or ""
     data: dict[str, Any] = {"path": None, "modified": bool(state.get("modified")), "anchor": None}
     if not name or state.get("buftype"):
         data["note"] = f"the current buffer is not a file ({name or 'no name'})"
-        return Report("editor", data)
+        return Answer(EditorReport(**data))
     path = Path(name)
     inside = session.workspace.contains(path.resolve())
     doc = await session.document(path) if path.is_file() else None
@@ -82,4 +113,4 @@ async def editor(session: Session, request: EditorRequest) -> Report:
         "col": int(state.get("col") or 0),
         "text": text.strip(),
     }
-    return Report("editor", data, [location])
+    return Answer(EditorReport(**data), [location])

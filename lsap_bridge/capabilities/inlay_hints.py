@@ -1,73 +1,23 @@
-"""Inlay hints woven into the code they annotate, as `/*<inlay>label</inlay>*/` tags.
-
-Shared by the `inlay_hints` mode and the text format's `?` lines (doc/architecture.md, The text format): the hint
-sits exactly where the editor would draw it, so the code stays readable and copyable.
+"""`inlay_hints`: a range of code with its inlay hints woven in as `/*<inlay>label</inlay>*/`
+tags, exactly where the editor would draw them, so the code stays readable and copyable
+(`decode.weave_inlay_hints`, shared with the text format's `?` lines).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from ..decode import InlayHint, inlay_hint_params, inlay_hints_from_lsp, weave_inlay_hints
 from ..errors import ErrorCode, LsapError
 from ..gateway import Document
-from ..locate.resolve import resolve
-from ..models import LineScope, Locate, SymbolScope
-from ..position import Encoding, from_lsp_character, to_lsp_character
+from ..models import Line, LineScope, Locate, Report, Request, SymbolScope
+from ..modes import Answer, Offer, mode
+from ..report.paging import suggest
+from ..report.pieces import fence_language
+from ..resolve import resolve
 from ..session import Session, Target
-from ..workspace import uri_of
-from .base import Report, Request, capability, fence_language, suggest
-
-INLAY_TAG = "/*<inlay>{}</inlay>*/"
-
-
-@dataclass(frozen=True)
-class InlayHint:
-    line: int  # 0-based
-    col: int  # code points
-    label: str
-    kind: int | None = None  # 1 = type, 2 = parameter
-
-
-def hint_label(raw: Any) -> str:
-    """A hint's label: a string, or InlayHintLabelPart values joined."""
-    label = raw.get("label", "") if isinstance(raw, dict) else raw
-    if isinstance(label, list):
-        return "".join(str(part.get("value", "")) for part in label if isinstance(part, dict))
-    return str(label or "")
-
-
-def inlay_hints_from_lsp(result: Any, lines: Sequence[str], encoding: Encoding) -> list[InlayHint]:
-    """`textDocument/inlayHint` answers as hints with code-point columns, in text order."""
-    hints = []
-    for raw in result or []:
-        position = raw.get("position") or {}
-        line = int(position.get("line", 0))
-        text = lines[line] if 0 <= line < len(lines) else ""
-        col = from_lsp_character(text, int(position.get("character", 0)), encoding)
-        kind = raw.get("kind")
-        hints.append(InlayHint(line, col, hint_label(raw).strip(), int(kind) if kind else None))
-    return sorted(hints, key=lambda h: (h.line, h.col))
-
-
-def weave_inlay_hints(text: str, hints: Sequence[InlayHint], tag: str = INLAY_TAG) -> str:
-    """One line of code with its hints inserted as tags at their columns (padding dropped)."""
-    out: list[str] = []
-    at = 0
-    for hint in sorted(hints, key=lambda h: h.col):
-        col = max(at, min(hint.col, len(text)))
-        out.append(text[at:col])
-        out.append(tag.format(hint.label))
-        at = col
-    out.append(text[at:])
-    return "".join(out)
-
-
-# -- the `inlay_hints` mode ---------------------------------------------------------------
 
 METHOD = "textDocument/inlayHint"
 MAX_LINES = 400
@@ -81,20 +31,6 @@ async def inlay_hints_for(
     params = inlay_hint_params(target.path, doc, first, stop, encoding)
     hints = inlay_hints_from_lsp(await session.call(target, METHOD, params), doc.lines, encoding)
     return [h for h in hints if first <= h.line < stop]
-
-
-def inlay_hint_params(
-    path: Path, doc: Document, first: int, stop: int, encoding: Encoding
-) -> dict[str, Any]:
-    """`textDocument/inlayHint` params for lines `first` up to `stop` (exclusive)."""
-    last = doc.lines[stop - 1] if 0 < stop <= len(doc.lines) else ""
-    return {
-        "textDocument": {"uri": uri_of(path)},
-        "range": {
-            "start": {"line": first, "character": 0},
-            "end": {"line": stop - 1, "character": to_lsp_character(last, len(last), encoding)},
-        },
-    }
 
 
 class InlayHintsRequest(Request):
@@ -116,6 +52,21 @@ class InlayHintsRequest(Request):
                 f"end_line ({self.end_line}) must be greater than start_line ({self.start_line})"
             )
         return self
+
+
+class InlayHintsReport(Report):
+    anchor: str
+    path: str
+    first: int
+    last: int
+    count: int
+    hinted_lines: int
+    server: str
+    partial: bool
+    language: str
+    lines: list[Line]
+    cut: int  # lines past the limit, not shown
+    next_range: str | None  # the request for the lines cut
 
 
 async def _range(
@@ -152,8 +103,10 @@ async def _range(
     return resolved.target, doc, first, stop, resolved.anchor
 
 
-@capability("inlay_hints", InlayHintsRequest, "the code of a range with inlay hints woven in")
-async def inlay_hints(session: Session, request: InlayHintsRequest) -> Report:
+@mode("inlay_hints", request=InlayHintsRequest, report=InlayHintsReport,
+      summary="the code of a range with inlay hints woven in", method=METHOD, fallback="hover",
+      offer=Offer(picker=13))
+async def inlay_hints(session: Session, request: InlayHintsRequest) -> Answer:
     target, doc, first, stop, anchor = await _range(session, request)
     display = session.workspace.display(target.path)
     if first >= len(doc.lines):
@@ -164,29 +117,22 @@ async def inlay_hints(session: Session, request: InlayHintsRequest) -> Report:
     cut = max(0, stop - first - MAX_LINES)
     stop -= cut
     hints = await inlay_hints_for(session, target, doc, first, stop)
-    lines = [
-        {
-            "number": n + 1,
-            "text": weave_inlay_hints(doc.lines[n], [h for h in hints if h.line == n]),
-        }
-        for n in range(first, stop)
-    ]
-    data = {
-        "anchor": anchor,
-        "path": display,
-        "first": first + 1,
-        "last": stop,
-        "count": len(hints),
-        "hinted_lines": len({h.line for h in hints}),
-        "server": target.client.name,
-        "partial": target.partial,
-        "language": fence_language(doc),
-        "lines": lines,
-        "cut": cut,
-        "next_range": suggest(InlayHintsRequest, {"mode": "inlay_hints", "file_path": display, "start_line": stop + 1})
+    lines = [Line(number=n + 1, text=weave_inlay_hints(doc.lines[n], [h for h in hints if h.line == n]))
+             for n in range(first, stop)]
+    report = InlayHintsReport(
+        anchor=anchor,
+        path=display,
+        first=first + 1,
+        last=stop,
+        count=len(hints),
+        hinted_lines=len({h.line for h in hints}),
+        server=target.client.name,
+        partial=target.partial,
+        language=fence_language(doc),
+        lines=lines,
+        cut=cut,
+        next_range=suggest(InlayHintsRequest, {"mode": "inlay_hints", "file_path": display, "start_line": stop + 1})
         if cut
         else None,
-    }
-    return Report(
-        "inlay_hints", data, [{"path": display, "line": first + 1, "col": 0, "text": anchor}]
     )
+    return Answer(report, [{"path": display, "line": first + 1, "col": 0, "text": anchor}])

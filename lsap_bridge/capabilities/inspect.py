@@ -13,14 +13,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..gateway import Client, Document, LspCall
-from ..locate.resolve import Resolved, resolve
-from ..session import Session, spans
+from ..decode import hover_text, spans
+from ..gateway import Document, LspCall
+from ..models import Anchored, LocateRequest, Row
+from ..modes import Answer, Offer, mode
+from ..report.hierarchy import Entry, Section, edges_of, entry_paths, flatten, node_of, render_entries
+from ..report.pieces import Code, anchor_fields, code_of, defining_symbol, word_at
+from ..resolve import Resolved, resolve
+from ..session import Session
 from ..surface import phrase
-from .base import LocateRequest, Report, anchor_data, capability, fence_language, word_at
-from .definition import code_of, defining_symbol
-from .hierarchy import Entry, edges_of, entry_paths, flatten, node_of, render_entries
-from .hover import hover_text
 
 METHOD = "textDocument/hover"
 ASKED = (
@@ -37,33 +38,47 @@ class InspectRequest(LocateRequest):
     include_external: bool = False
 
 
-def client_for(resolved: Resolved, method: str) -> Client | None:
-    """The anchor's server if it has `method`, else another attached server that has it."""
-    able = [c for c in (resolved.target.client, *resolved.target.clients) if c.supports(method)]
-    return able[0] if able else None
+class Count(Row):
+    total: int
+    files: int
+    external: int
 
 
-@capability(
-    "inspect",
-    InspectRequest,
-    "one symbol in full: signature, docs, code, callers, callees, reference count",
-    workspace=True,
-)
-async def inspect(session: Session, request: InspectRequest) -> Report:
-    # Optimistic: the next step is the batch below, guarded by the text resolved against.
-    resolved = await resolve(session, request.locate, METHOD, optimistic=True)
+class More(Row):
+    """The requests that show more: the references, the calls deeper."""
+
+    references: str
+    calls: str
+
+
+class InspectReport(Anchored):
+    name: str
+    hover: str
+    definition: Code | None
+    references: Count | None  # None: no server could say
+    callers: Section | None  # None: no call hierarchy here
+    callees: Section | None
+    lacking: list[str]  # what the servers could not answer
+    more: More
+
+
+@mode("inspect", request=InspectRequest, report=InspectReport,
+      summary="one symbol in full: signature, docs, code, callers, callees, reference count",
+      method=METHOD, fallback="definition", workspace=True, offer=Offer(command="LsapInspect", picker=4))
+async def inspect(session: Session, request: InspectRequest) -> Answer:
+    resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
     params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
-    clients = {method: client_for(resolved, method) for method in ASKED}
+    clients = {method: target.client_for(method) for method in ASKED}
     asked = [m for m in ASKED if clients[m] is not None]
     extra = {"textDocument/references": {"context": {"includeDeclaration": False}}}
-    answers = await session.gateway.lsp(
+    answers = await session.lsp(
         [
             LspCall(client.id, m, {**params, **extra.get(m, {})}, target.bufnr)
             for m in asked
             if (client := clients[m]) is not None
         ],
-        guard=target.doc,
+        target,
     )
     results = {m: (None if a.error else a.result) for m, a in zip(asked, answers, strict=False)}
     name = word_at(resolved.line_text, resolved.column)
@@ -79,33 +94,31 @@ async def inspect(session: Session, request: InspectRequest) -> Report:
         # Counted from the paths alone: no file needs reading for a count.
         found = [path for path, _ in spans(results["textDocument/references"])]
         inside = [path for path in found if session.workspace.contains(path)]
-        references = {"total": len(inside), "files": len(set(inside)), "external": len(found) - len(inside)}
+        references = Count(total=len(inside), files=len(set(inside)), external=len(found) - len(inside))
     anchor = resolved.anchor
-    data = {
-        **anchor_data(resolved, session),
-        "name": name,
-        "hover": hover_text(results.get("textDocument/hover")),
-        "definition": definition,
-        "references": references,
-        "callers": callers,
-        "callees": callees,
-        "lacking": [f"{target.client.name} lacks {m}" for m in ASKED if clients[m] is None],
-        "more": {
-            "references": phrase({"mode": "references", "locate": anchor}),
-            "calls": phrase({"mode": "calls", "locate": anchor, "depth": 2}),
-        },
-    }
+    report = InspectReport(
+        **anchor_fields(resolved, session),
+        name=name,
+        hover=hover_text(results.get("textDocument/hover")),
+        definition=definition,
+        references=references,
+        callers=callers,
+        callees=callees,
+        lacking=[f"{target.client.name} lacks {m}" for m in ASKED if clients[m] is None],
+        more=More(references=phrase({"mode": "references", "locate": anchor}),
+                  calls=phrase({"mode": "calls", "locate": anchor, "depth": 2})),
+    )
     locations = (
-        [{"path": definition["path"], "line": definition["line"], "col": 0, "text": "definition"}]
-        if (definition)
+        [{"path": definition.path, "line": definition.line, "col": 0, "text": "definition"}]
+        if definition
         else []
     )
-    return Report("inspect", data, locations)
+    return Answer(report, locations)
 
 
 async def _definition(
     session: Session, request: InspectRequest, resolved: Resolved, raw: Any, texts: dict[Path, Document]
-) -> dict[str, Any] | None:
+) -> Code | None:
     """The defining symbol's code, bounded like `definition` does it."""
     found = [
         loc
@@ -121,20 +134,13 @@ async def _definition(
     if client.supports("textDocument/documentSymbol"):
         tree = (await session.symbols([loc.path], client, {loc.path: doc}))[loc.path]
         named = defining_symbol(tree, loc)
-    return {
-        "path": session.workspace.display(loc.path),
-        "line": loc.line + 1,
-        "symbol": named[0] if named else None,
-        "kind": named[1].kind_name if named else None,
-        "language": fence_language(doc),
-        **code_of(doc, named[1] if named else None, loc, request.max_code_lines),
-    }
+    return code_of(session, doc, named, loc, request.max_code_lines)
 
 
 async def _calls(
     session: Session, resolved: Resolved, prepared: Any, include_external: bool,
     texts: dict[Path, Document],
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+) -> tuple[Section | None, Section | None]:
     """Direct callers and callees, both directions in one round trip, their files in one read."""
     if not prepared:
         return None, None
@@ -146,7 +152,7 @@ async def _calls(
         for method, _ in directions
         for root in roots
     ]
-    answers = iter(await session.gateway.lsp(calls))
+    answers = iter(await session.lsp(calls))
     flattened = []
     for _, key in directions:
         entries = []
@@ -160,7 +166,7 @@ async def _calls(
     paths = [p for shown, _ in flattened for p in entry_paths(session, shown)]
     texts.update(await session.documents(paths, have=texts))
     out = [
-        {"rows": await render_entries(session, shown, texts), "external": hidden, "dropped": 0}
+        Section(rows=await render_entries(session, shown, texts), external=hidden, dropped=0)
         for shown, hidden in flattened
     ]
     return out[0], out[1]

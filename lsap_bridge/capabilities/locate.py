@@ -4,30 +4,31 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..locate.resolve import resolve
+from ..models import Anchored, Line, LocateRequest
+from ..modes import Answer, Offer, mode
+from ..report.pieces import anchor_fields, editor_location, excerpt, fence_language
+from ..resolve import resolve
 from ..session import Session
-from .base import (
-    LocateRequest,
-    Report,
-    anchor_data,
-    capability,
-    editor_location,
-    excerpt,
-    fence_language,
-)
 
 
 class LocateModeRequest(LocateRequest):
     mode: Literal["locate"] = "locate"
 
 
-@capability("locate", LocateModeRequest, "resolve an anchor: file, line, column, enclosing symbol")
-async def locate(session: Session, request: LocateModeRequest) -> Report:
+class LocateReport(Anchored):
+    language: str
+    lines: list[Line]
+
+
+# No method of its own: it is the mode a server lacking others is pointed to.
+@mode("locate", request=LocateModeRequest, report=LocateReport,
+      summary="resolve an anchor: file, line, column, enclosing symbol", offer=Offer(picker=16))
+async def locate(session: Session, request: LocateModeRequest) -> Answer:
     resolved = await resolve(session, request.locate, "textDocument/documentSymbol")
-    data = {
-        **anchor_data(resolved, session),
-        "language": fence_language(resolved.doc),
-        "lines": excerpt(resolved.doc, resolved.line, resolved.line, request.context_lines),
-    }
+    report = LocateReport(
+        **anchor_fields(resolved, session),
+        language=fence_language(resolved.doc),
+        lines=excerpt(resolved.doc, resolved.line, resolved.line, request.context_lines),
+    )
     display = session.workspace.display(resolved.path)
-    return Report("locate", data, [editor_location(display, resolved.doc, resolved.line, resolved.column)])
+    return Answer(report, [editor_location(display, resolved.doc, resolved.line, resolved.column)])

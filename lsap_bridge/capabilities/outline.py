@@ -10,16 +10,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from itertools import groupby
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
 from ..errors import ErrorCode, LsapError
+from ..models import MAX_ITEMS_LIMIT, Paged, Request, Row
+from ..modes import Answer, Offer, mode
+from ..report.files import expand, is_glob
+from ..report.paging import page
 from ..session import Session
 from ..symbols import Symbol, SymbolTree
 from ..workspace import language_of
-from .base import MAX_ITEMS_LIMIT, PAGES, Report, Request, capability, page
-from .files import expand, is_glob
 
 METHOD = "textDocument/documentSymbol"
 MAX_FILES = 500
@@ -34,6 +36,35 @@ class OutlineRequest(Request):
     symbol_path: list[str] | str | None = None
     recursive: bool = False
     max_items: Annotated[int, Field(ge=1, le=MAX_ITEMS_LIMIT)] = 200
+
+
+class Entry(Row):
+    path: str
+    line: int
+    column: int
+    kind: str
+    symbol: str  # dotted
+    detail: str
+    children: int  # members, for a top-level symbol of a directory's outline
+
+
+class FileSymbols(Row):
+    path: str
+    symbols: list[Entry]
+
+
+class OutlineReport(Paged):
+    target: str
+    scope: str | None
+    many: bool  # a directory or a glob: each file's top level
+    files: int
+    more_files: bool  # the walk stopped at `limit` files
+    limit: int
+    outside: int
+    too_large: int
+    max_file_size: int
+    lacking: list[str]  # files no server outlines
+    groups: list[FileSymbols]
 
 
 def structure(
@@ -101,8 +132,10 @@ async def symbol_paths(session: Session, path: Path) -> list[str]:
     return list(dict.fromkeys(".".join(dotted) for dotted, _ in structure(tree.roots))) if tree else []
 
 
-@capability("outline", OutlineRequest, "symbols of a file, a directory or a glob, as dotted paths")
-async def outline(session: Session, request: OutlineRequest) -> Report:
+@mode("outline", request=OutlineRequest, report=OutlineReport,
+      summary="symbols of a file, a directory or a glob, as dotted paths", method=METHOD,
+      fallback="locate with a line scope", offer=Offer(command="LsapOutline", picker=5))
+async def outline(session: Session, request: OutlineRequest) -> Answer:
     max_size = session.gateway.max_file_size
     found = expand(session.workspace, request.file_path, request.recursive, MAX_FILES, max_size)
     files = found.files
@@ -117,7 +150,7 @@ async def outline(session: Session, request: OutlineRequest) -> Report:
             "`symbol_path` needs `file_path` to name one file",
             hint="drop `symbol_path`, or give the file that holds the symbol",
         )
-    items: list[dict[str, Any]] | None = PAGES.get(request.pagination_id)
+    items: list[Entry] | None = session.kept(request)
     lacking: list[str] = []
     if items is None:
         trees, lacking = await _trees(session, files)
@@ -133,41 +166,36 @@ async def outline(session: Session, request: OutlineRequest) -> Report:
                 else structure(tree.roots, depth=1 if many else None)
             )
             items += [
-                {
-                    "path": display,
-                    "line": symbol.selection.start_line + 1,
-                    "column": symbol.selection.start_col + 1,
-                    "kind": symbol.kind_name,
-                    "symbol": ".".join(dotted),
-                    "detail": symbol.detail,
-                    "children": len(symbol.children)
-                    if many and symbol.kind not in _FUNCTIONS
-                    else 0,
-                }
+                Entry(
+                    path=display,
+                    line=symbol.selection.start_line + 1,
+                    column=symbol.selection.start_col + 1,
+                    kind=symbol.kind_name,
+                    symbol=".".join(dotted),
+                    detail=symbol.detail,
+                    children=len(symbol.children) if many and symbol.kind not in _FUNCTIONS else 0,
+                )
                 for dotted, symbol in walked
             ]
-    shown, paging = page(request, items)
-    groups = [
-        {"path": path, "symbols": list(rows)}
-        for path, rows in groupby(shown, key=lambda r: r["path"])
-    ]
-    data = {
-        "target": request.file_path,
-        "scope": ".".join(names) if names else None,
-        "many": many,
-        "files": len({item["path"] for item in items}),
-        "more_files": found.more,
-        "limit": MAX_FILES,
-        "outside": found.outside,
-        "too_large": found.too_large,
-        "max_file_size": max_size,
-        "lacking": lacking,
-        "groups": groups,
+    shown, paging = page(session, request, items)
+    groups = [FileSymbols(path=path, symbols=list(rows)) for path, rows in groupby(shown, key=lambda r: r.path)]
+    report = OutlineReport(
+        target=request.file_path,
+        scope=".".join(names) if names else None,
+        many=many,
+        files=len({item.path for item in items}),
+        more_files=found.more,
+        limit=MAX_FILES,
+        outside=found.outside,
+        too_large=found.too_large,
+        max_file_size=max_size,
+        lacking=lacking,
+        groups=groups,
         **paging,
-    }
+    )
     locations = [
-        {"path": r["path"], "line": r["line"], "character": r["column"] - 1, "encoding": "utf-32",
-         "text": f"{r['kind']} {r['symbol']}"}
+        {"path": r.path, "line": r.line, "character": r.column - 1, "encoding": "utf-32",
+         "text": f"{r.kind} {r.symbol}"}
         for r in shown
     ]
-    return Report("outline", data, locations)
+    return Answer(report, locations)

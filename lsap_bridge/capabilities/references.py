@@ -9,21 +9,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..gateway import Document
-from ..locate.resolve import resolve
+from ..models import Anchored, Line, LocateRequest, Paged, Row
+from ..modes import Answer, Offer, mode
+from ..report.paging import page
+from ..report.pieces import anchor_fields, editor_location, excerpt, fence_language, word_at
+from ..resolve import resolve
 from ..session import Location, Session, Target
 from ..symbols import SymbolTree
-from .base import (
-    PAGES,
-    LocateRequest,
-    Report,
-    anchor_data,
-    capability,
-    editor_location,
-    excerpt,
-    fence_language,
-    page,
-    word_at,
-)
 
 METHOD = "textDocument/references"
 
@@ -31,6 +23,28 @@ METHOD = "textDocument/references"
 class ReferencesRequest(LocateRequest):
     mode: Literal["references"] = "references"
     include_declaration: bool = True
+
+
+class Use(Row):
+    line: int
+    column: int
+
+
+class Group(Row):
+    """The uses in one file inside one enclosing symbol."""
+
+    path: str
+    symbol: str | None
+    language: str
+    lines: list[Line]
+    uses: list[Use]
+
+
+class ReferencesReport(Anchored, Paged):
+    name: str
+    files: int
+    external: int  # results outside the workspace: counted, not shown
+    groups: list[Group]
 
 
 # A server that has just started may answer from a partial index (typescript-language-server
@@ -59,12 +73,13 @@ async def settled(session: Session, target: Target, params: dict[str, Any]) -> t
     return raw, True
 
 
-@capability("references", ReferencesRequest,
-            "all uses of a symbol, grouped by file and enclosing symbol", workspace=True)
-async def references(session: Session, request: ReferencesRequest) -> Report:
-    items: list[Location] | None = PAGES.get(request.pagination_id)
-    # Optimistic only when the next step is the (guarded) references call.
-    resolved = await resolve(session, request.locate, METHOD, optimistic=items is None)
+@mode("references", request=ReferencesRequest, report=ReferencesReport,
+      summary="all uses of a symbol, grouped by file and enclosing symbol", method=METHOD,
+      fallback="search", workspace=True,
+      offer=Offer(command="LsapReferences", picker=1, view="refs", mcp=True))
+async def references(session: Session, request: ReferencesRequest) -> Answer:
+    items: list[Location] | None = session.kept(request)
+    resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
     texts: dict[Path, Document] = {}  # read while converting columns, reused for the page
     growing = False
@@ -77,14 +92,14 @@ async def references(session: Session, request: ReferencesRequest) -> Report:
         items = sorted(unique.values(), key=lambda loc: (str(loc.path), loc.line, loc.col))
     inside = [loc for loc in items if session.workspace.contains(loc.path)]
     external = len(items) - len(inside)
-    shown, paging = page(request, inside)
+    shown, paging = page(session, request, inside)
 
     # Per-item work only for the page shown: one read and one symbol call per file.
     paths = [loc.path for loc in shown]
     docs = await session.documents(paths, have=texts)
     trees = await session.symbols(paths, target.client, docs) if target.client.supports(
         "textDocument/documentSymbol") else {}
-    groups: list[dict[str, Any]] = []
+    groups: list[Group] = []
     locations: list[dict[str, Any]] = []
     for path, in_file in groupby(shown, key=lambda loc: loc.path):
         doc = docs[path]
@@ -94,24 +109,23 @@ async def references(session: Session, request: ReferencesRequest) -> Report:
             return tree.enclosing_path(loc.line, loc.col) if tree else None
 
         for symbol, uses in groupby(in_file, key=enclosing):
-            lines: list[dict[str, Any]] = []
-            positions: list[dict[str, int]] = []
+            lines: list[Line] = []
+            positions: list[Use] = []
             for loc in uses:
-                positions.append({"line": loc.line + 1, "column": loc.col + 1})
+                positions.append(Use(line=loc.line + 1, column=loc.col + 1))
                 for line in excerpt(doc, loc.line, loc.line, request.context_lines):
-                    if not lines or line["number"] > lines[-1]["number"]:
+                    if not lines or line.number > lines[-1].number:
                         lines.append(line)
                 locations.append(editor_location(display, doc, loc.line, loc.col))
-            groups.append({"path": display, "symbol": symbol, "language": fence_language(doc),
-                           "lines": lines, "uses": positions})
+            groups.append(Group(path=display, symbol=symbol, language=fence_language(doc),
+                                lines=lines, uses=positions))
 
-    data = {
-        **anchor_data(resolved, session),
-        "partial": resolved.target.partial or growing,
-        "name": word_at(resolved.line_text, resolved.column),
-        "files": len({loc.path for loc in inside}),
-        "external": external,
-        "groups": groups,
+    report = ReferencesReport(
+        **{**anchor_fields(resolved, session), "partial": resolved.target.partial or growing},
+        name=word_at(resolved.line_text, resolved.column),
+        files=len({loc.path for loc in inside}),
+        external=external,
+        groups=groups,
         **paging,
-    }
-    return Report("references", data, locations)
+    )
+    return Answer(report, locations)

@@ -18,23 +18,26 @@ import asyncio
 import fnmatch
 import hashlib
 import json
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from ..diagnostics import Diagnostic, DiagnosticDelta
+from ..decode import spans
+from ..diagnostics import DiagnosticDelta
 from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
 from ..identifiers import check_new_name, declined
-from ..locate.resolve import Resolved, resolve
+from ..models import Anchored, LocateRequest, Paged, Report, Request, Row, absent
+from ..modes import Answer, Offer, mode
 from ..position import from_lsp_character
-from ..session import Session, Target, spans
+from ..report.paging import page, suggest
+from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, word_at
+from ..resolve import Resolved, resolve
+from ..session import Session, Target
 from ..workspace import path_of
-from .base import LocateRequest, Report, Request, anchor_data, capability, page, suggest, word_at
 
 METHOD = "textDocument/rename"
 PREPARE = "textDocument/prepareRename"
@@ -76,37 +79,108 @@ class PendingRename:
     uncovered: list[dict[str, Any]] = field(default_factory=list)
 
 
-class Renames:
-    """Previewed renames by id (bounded; the oldest are forgotten first)."""
-
-    def __init__(self, size: int = 32) -> None:
-        self._store: OrderedDict[str, PendingRename] = OrderedDict()
-        self._size = size
-
-    def keep(self, pending: PendingRename) -> str:
-        digest = json.dumps([pending.edit, pending.new_name], sort_keys=True).encode()
-        rename_id = hashlib.sha1(digest).hexdigest()[:10]
-        self._store[rename_id] = pending
-        self._store.move_to_end(rename_id)
-        while len(self._store) > self._size:
-            self._store.popitem(last=False)
-        return rename_id
-
-    def get(self, rename_id: str) -> PendingRename:
-        pending = self._store.get(rename_id)
-        if pending is None:
-            raise LsapError(
-                ErrorCode.NOT_FOUND,
-                f"no previewed rename has the id {rename_id!r} (unknown, applied or expired)",
-                hint="run `rename_preview` again, or `rename` to rename in one step",
-            )
-        return pending
-
-    def forget(self, rename_id: str) -> None:
-        self._store.pop(rename_id, None)
+def keep(session: Session, pending: PendingRename) -> str:
+    """Keep a previewed rename on the session; its id is a digest of the edit and the name."""
+    digest = json.dumps([pending.edit, pending.new_name], sort_keys=True).encode()
+    rename_id = hashlib.sha1(digest).hexdigest()[:10]
+    session.renames[rename_id] = pending
+    return rename_id
 
 
-RENAMES = Renames()
+def kept(session: Session, rename_id: str) -> PendingRename:
+    pending: PendingRename | None = session.renames.get(rename_id)
+    if pending is None:
+        raise LsapError(
+            ErrorCode.NOT_FOUND,
+            f"no previewed rename has the id {rename_id!r} (unknown, applied or expired)",
+            hint="run `rename_preview` again, or `rename` to rename in one step",
+        )
+    return pending
+
+
+class Uses(Row):
+    found: int
+    files: int
+    covered: int
+
+
+class Uncovered(Row):
+    path: str
+    line: int
+    column: int
+    text: str
+
+
+class Guarded(Report):
+    """The rename's edits checked against `references` (`_uncovered.md.j2`)."""
+
+    uses: Uses | None  # None: the server could not say
+    uncovered: list[Uncovered]
+    uncovered_total: int
+
+
+class Diff(Row):
+    path: str
+    edits: int
+    kind: str
+    old_path: str | None
+    diff: str
+
+
+class RenamePreviewReport(Anchored, Paged, Guarded):
+    old_name: str
+    new_name: str
+    rename_id: str
+    edits: int
+    files: list[Diff]
+    execute: str  # the request that applies it
+
+
+class Changed(Row):
+    path: str
+    edits: int
+    saved: bool
+    disk_differs: bool
+
+
+class Moved(Row):
+    old: str
+    new: str
+
+
+class NewDiagnostic(DiagnosticRow):
+    path: str
+
+
+class Unanalysed(Row):
+    path: str
+    reason: str
+
+
+class RenameReport(Guarded):
+    """An applied rename; the anchor's fields when it was one step (`rename`)."""
+
+    anchor: str | None = absent()
+    path: str | None = absent()
+    line: int | None = absent()
+    column: int | None = absent()
+    symbol: str | None = absent()
+    text: str | None = absent()
+    approximate: dict[str, Any] | None = absent()
+    note: str | None = absent()
+    rename_id: str | None = absent()
+    partial: bool
+    old_name: str
+    new_name: str
+    server: str
+    edits: int
+    changed: list[Changed]
+    unsaved: list[str]
+    created: list[str]
+    renamed: list[Moved]
+    excluded: list[str]
+    new_diagnostics: list[NewDiagnostic]
+    pending: list[Unanalysed]
 
 
 def _excluded(display: str, patterns: list[str]) -> bool:
@@ -270,35 +344,31 @@ def _guard(pending: PendingRename) -> dict[str, Any]:
     }
 
 
-def _diffs(diffs: list[FileDiff]) -> list[dict[str, Any]]:
-    return [
-        {"path": d.path, "edits": d.edits, "kind": d.kind, "old_path": d.old_path, "diff": d.diff}
-        for d in diffs
-    ]
+def _diffs(diffs: list[FileDiff]) -> list[Diff]:
+    return [Diff(path=d.path, edits=d.edits, kind=d.kind, old_path=d.old_path, diff=d.diff) for d in diffs]
 
 
-@capability(
-    "rename_preview", RenamePreviewRequest, "a rename's diff per file, and an id to apply it",
-    workspace=True,
-)
-async def rename_preview(session: Session, request: RenamePreviewRequest) -> Report:
+@mode("rename_preview", request=RenamePreviewRequest, report=RenamePreviewReport,
+      summary="a rename's diff per file, and an id to apply it", method=METHOD, fallback="references",
+      workspace=True, offer=Offer(picker=14))
+async def rename_preview(session: Session, request: RenamePreviewRequest) -> Answer:
     resolved, pending = await _compute(session, request)
     diffs = await preview(session, pending.edit, pending.client, pending.old_name)
-    rename_id = RENAMES.keep(pending)
+    rename_id = keep(session, pending)
     # Diffs are paged by file (`max_items`); the id applies every file, shown or not.
-    shown, paging = page(request, diffs)
-    data = {
-        **anchor_data(resolved, session),
-        "old_name": pending.old_name,
-        "new_name": pending.new_name,
-        "rename_id": rename_id,
-        "edits": sum(d.edits for d in diffs),
-        "files": _diffs(shown),
+    shown, paging = page(session, request, diffs)
+    report = RenamePreviewReport(
+        **anchor_fields(resolved, session),
+        old_name=pending.old_name,
+        new_name=pending.new_name,
+        rename_id=rename_id,
+        edits=sum(d.edits for d in diffs),
+        files=_diffs(shown),
         **_guard(pending),
         **paging,
-        "execute": suggest(RenameExecuteRequest, {"mode": "rename_execute", "rename_id": rename_id}),
-    }
-    return Report("rename_preview", data)
+        execute=suggest(RenameExecuteRequest, {"mode": "rename_execute", "rename_id": rename_id}),
+    )
+    return Answer(report)
 
 
 async def _stale(session: Session, pending: PendingRename) -> list[str]:
@@ -343,7 +413,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str]) 
         "excluded": excluded,
         **_guard(pending),
         "new_diagnostics": [
-            {"path": session.workspace.display(p), **diagnostic_data(d)}
+            {"path": session.workspace.display(p), **diagnostic_row(d)}
             for p, items in delta.new.items()
             for d in items
         ],
@@ -353,50 +423,34 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str]) 
     }
 
 
-def diagnostic_data(d: Diagnostic) -> dict[str, Any]:
-    return {
-        "line": d.line + 1,
-        "column": d.col + 1,
-        "severity": d.severity,
-        "message": d.message,
-        "code": d.code,
-        "source": d.source,
-    }
+def _locations(report: RenameReport) -> list[dict[str, Any]]:
+    return [{"path": f.path, "line": 1, "col": 0, "text": f"{f.edits} edits"} for f in report.changed]
 
 
-def _locations(data: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {"path": f["path"], "line": 1, "col": 0, "text": f"{f['edits']} edits"}
-        for f in data["changed"]
-    ]
-
-
-@capability("rename_execute", RenameExecuteRequest, "apply a previewed rename by its id",
-            workspace=True)
-async def rename_execute(session: Session, request: RenameExecuteRequest) -> Report:
+@mode("rename_execute", request=RenameExecuteRequest, report=RenameReport, template="rename",
+      summary="apply a previewed rename by its id", workspace=True)
+async def rename_execute(session: Session, request: RenameExecuteRequest) -> Answer:
     patterns = session.workspace.exclude_patterns(request.exclude_files)
-    pending = RENAMES.get(request.rename_id)
+    pending = kept(session, request.rename_id)
     stale = await _stale(session, pending)
     if stale:
-        RENAMES.forget(request.rename_id)
+        session.renames.pop(request.rename_id, None)
         raise LsapError(
             ErrorCode.CONFLICT,
             "files changed since the preview: " + ", ".join(stale),
             hint="nothing was changed; run `rename_preview` again for a fresh id",
         )
     data = await _apply(session, pending, patterns)
-    RENAMES.forget(request.rename_id)
-    data = {"rename_id": request.rename_id, "partial": pending.partial, **data}
-    return Report("rename", data, _locations(data))
+    session.renames.pop(request.rename_id, None)
+    report = RenameReport(rename_id=request.rename_id, partial=pending.partial, **data)
+    return Answer(report, _locations(report))
 
 
-@capability("rename", RenameRequest, "rename a symbol across the workspace in one step",
-            workspace=True)
-async def rename(session: Session, request: RenameRequest) -> Report:
+@mode("rename", request=RenameRequest, report=RenameReport,
+      summary="rename a symbol across the workspace in one step", method=METHOD, fallback="references",
+      workspace=True, offer=Offer(command="LsapRename", picker=15))
+async def rename(session: Session, request: RenameRequest) -> Answer:
     patterns = session.workspace.exclude_patterns(request.exclude_files)
     resolved, pending = await _compute(session, request)
-    data = {
-        **anchor_data(resolved, session),
-        **await _apply(session, pending, patterns),
-    }
-    return Report("rename", data, _locations(data))
+    report = RenameReport(**{**anchor_fields(resolved, session), **await _apply(session, pending, patterns)})
+    return Answer(report, _locations(report))

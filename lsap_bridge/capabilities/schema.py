@@ -1,23 +1,33 @@
-"""`schema`: the JSON Schema of every request model (also `lsap schema` and the socket's
-`schema` method), so an agent can learn the fields without reading the docs."""
+"""`schema`: the JSON Schema of every mode's request and report (also `lsap schema` and the
+socket's `schema` method), so an agent can learn the fields without reading the docs."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Literal
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
+from ..models import Report, Request, Row, absent
+from ..modes import REGISTRY, Answer, mode
 from ..session import Session
-from .base import REGISTRY, Report, Request, capability
 
 
 def request_schemas(modes: list[str] | None = None) -> dict[str, Any]:
     """JSON Schema of each mode's request model, by mode."""
     return {
-        mode: cap.model.model_json_schema()
-        for mode, cap in sorted(REGISTRY.items())
-        if not modes or mode in modes
+        name: cap.model.model_json_schema()
+        for name, cap in sorted(REGISTRY.items())
+        if not modes or name in modes
+    }
+
+
+def response_schemas(modes: list[str] | None = None) -> dict[str, Any]:
+    """JSON Schema of each mode's report (its `format: "json"` answer, with `mode`), by mode."""
+    return {
+        name: cap.report.model_json_schema(mode="serialization")
+        for name, cap in sorted(REGISTRY.items())
+        if not modes or name in modes
     }
 
 
@@ -34,17 +44,27 @@ class SchemaRequest(Request):
         return modes
 
 
-@capability("schema", SchemaRequest, "the JSON Schema of every request")
-async def schema(session: Session, request: SchemaRequest) -> Report:
+class ModeSchema(Row):
+    mode: str
+    summary: str
+    schema_: str = Field(alias="schema")  # compact JSON (BaseModel has a `schema` of its own)
+
+
+class SchemaReport(Report):
+    modes: list[ModeSchema] | None = absent()
+    schemas: dict[str, Any] | None = absent()  # `format: "json"`: the request schemas by mode
+    responses: dict[str, Any] | None = absent()  # and the reports'
+
+
+@mode("schema", request=SchemaRequest, report=SchemaReport,
+      summary="the JSON Schema of every request")
+async def schema(session: Session, request: SchemaRequest) -> Answer:
     schemas = request_schemas(request.modes)
     if request.format == "json":
-        return Report("schema", {"schemas": schemas})
+        return Answer(SchemaReport(schemas=schemas, responses=response_schemas(request.modes)))
     modes = [
-        {
-            "mode": mode,
-            "summary": REGISTRY[mode].summary,
-            "schema": json.dumps(body, ensure_ascii=False, separators=(",", ":")),
-        }
-        for mode, body in schemas.items()
+        ModeSchema(mode=name, summary=REGISTRY[name].summary,
+                   schema=json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+        for name, body in schemas.items()
     ]
-    return Report("schema", {"modes": modes})
+    return Answer(SchemaReport(modes=modes))

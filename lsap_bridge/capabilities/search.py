@@ -14,11 +14,13 @@ from pydantic import Field, field_validator
 
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
+from ..models import Paged, Request, Row
+from ..modes import Answer, Offer, mode
+from ..report.files import one_per_language
+from ..report.paging import page
 from ..session import Session
 from ..symbols import KIND_NAMES
 from ..workspace import language_of, path_of
-from .base import PAGES, Report, Request, capability, page
-from .files import one_per_language
 
 METHOD = "workspace/symbol"
 KINDS = set(KIND_NAMES.values())
@@ -45,6 +47,23 @@ class SearchRequest(Request):
         if unknown:
             raise ValueError(f"unknown kinds {unknown}: use {', '.join(sorted(KINDS))}")
         return kinds
+
+
+class Found(Row):
+    name: str
+    kind: str
+    container: str | None
+    path: str
+    line: int | None
+
+
+class SearchReport(Paged):
+    query: str
+    kinds: list[str] | None
+    servers: list[str]
+    lacking: list[str]  # what could not be searched, by language
+    external: int
+    symbols: list[Found]
 
 
 # Fence languages whose Neovim filetype is named differently.
@@ -109,10 +128,12 @@ def rank(query: str, name: str, kind: str) -> tuple[int, bool]:
     return closeness, kind in _MINOR
 
 
-@capability("search", SearchRequest, "workspace symbols by name, with kind filters",
-            workspace=True)
-async def search(session: Session, request: SearchRequest) -> Report:
-    items: list[dict[str, Any]] | None = PAGES.get(request.pagination_id)
+@mode("search", request=SearchRequest, report=SearchReport,
+      summary="workspace symbols by name, with kind filters", method=METHOD, fallback="outline",
+      workspace=True, offer=Offer(command="LsapSearch", picker=6, values={"kinds": (
+          "class", "function", "method", "interface", "variable", "constant", "enum", "module")}))
+async def search(session: Session, request: SearchRequest) -> Answer:
+    items: list[dict[str, Any]] | None = session.kept(request)
     servers: list[str] = []
     lacking: list[str] = []
     external = 0
@@ -127,9 +148,7 @@ async def search(session: Session, request: SearchRequest) -> Report:
                 '{"mode": "outline", "file_path": ".", "recursive": true}',
             )
         servers = [c.name for c in clients]
-        answers = await session.gateway.lsp(
-            [LspCall(c.id, METHOD, {"query": request.query}) for c in clients]
-        )
+        answers = await session.lsp([LspCall(c.id, METHOD, {"query": request.query}) for c in clients])
         found: dict[tuple[str, int, str], dict[str, Any]] = {}
         for client, answer in zip(clients, answers, strict=True):
             for raw in [] if answer.error else answer.result or []:
@@ -158,18 +177,12 @@ async def search(session: Session, request: SearchRequest) -> Report:
             found.values(),
             key=lambda i: (rank(request.query, i["name"], i["kind"]), i["path"], i["line"] or 0),
         )
-    shown, paging = page(request, items)
-    data = {
-        "query": request.query,
-        "kinds": request.kinds,
-        "servers": servers,
-        "lacking": lacking,
-        "external": external,
-        "symbols": [{k: v for k, v in r.items() if k != EDITOR} for r in shown],
-        **paging,
-    }
+    shown, paging = page(session, request, items)
+    report = SearchReport(query=request.query, kinds=request.kinds, servers=servers, lacking=lacking,
+                          external=external, symbols=[Found(**{k: v for k, v in r.items() if k != EDITOR})
+                                                      for r in shown], **paging)
     locations = [
         {"path": r["path"], "line": r["line"] or 1, **r[EDITOR], "text": f"{r['kind']} {r['name']}"}
         for r in shown
     ]
-    return Report("search", data, locations)
+    return Answer(report, locations)

@@ -4,15 +4,35 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..locate.resolve import resolve
+from ..models import Anchored, LocateRequest, Row
+from ..modes import Answer, mode
+from ..report.pieces import anchor_fields, fence_language
+from ..resolve import resolve
 from ..session import Session
-from .base import LocateRequest, Report, anchor_data, capability, fence_language
 
 METHOD = "textDocument/signatureHelp"
 
 
 class SignatureHelpRequest(LocateRequest):
     mode: Literal["signature_help"] = "signature_help"
+
+
+class Parameter(Row):
+    label: str
+    docs: str
+    active: bool
+
+
+class Signature(Row):
+    label: str
+    docs: str
+    parameters: list[Parameter]
+    active: bool
+
+
+class SignatureHelpReport(Anchored):
+    signatures: list[Signature]
+    language: str
 
 
 def _docs(value: Any) -> str:
@@ -22,7 +42,7 @@ def _docs(value: Any) -> str:
     return str(value or "").strip()
 
 
-def signatures(result: Any) -> list[dict[str, Any]]:
+def signatures(result: Any) -> list[Signature]:
     """`SignatureHelp` as report rows: label, parameters, the active one marked."""
     if not result:
         return []
@@ -38,33 +58,19 @@ def signatures(result: Any) -> list[dict[str, Any]]:
             text = (
                 label[name[0] : name[1]] if isinstance(name, list) and len(name) == 2 else str(name)
             )
-            parameters.append(
-                {
-                    "label": text,
-                    "docs": _docs(param.get("documentation")),
-                    "active": active is not None and number == int(active),
-                }
-            )
-        out.append(
-            {
-                "label": label,
-                "docs": _docs(raw.get("documentation")),
-                "parameters": parameters,
-                "active": index == active_signature,
-            }
-        )
+            parameters.append(Parameter(label=text, docs=_docs(param.get("documentation")),
+                                        active=active is not None and number == int(active)))
+        out.append(Signature(label=label, docs=_docs(raw.get("documentation")), parameters=parameters,
+                             active=index == active_signature))
     return out
 
 
-@capability("signature_help", SignatureHelpRequest, "the signature of the call at a position")
-async def signature_help(session: Session, request: SignatureHelpRequest) -> Report:
+@mode("signature_help", request=SignatureHelpRequest, report=SignatureHelpReport,
+      summary="the signature of the call at a position", method=METHOD, fallback="hover")
+async def signature_help(session: Session, request: SignatureHelpRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
     params = session.position_params(resolved.target, resolved.doc, resolved.line, resolved.column)
     params["context"] = {"triggerKind": 1, "isRetrigger": False}
     result = await session.call(resolved.target, METHOD, params)
-    data = {
-        **anchor_data(resolved, session),
-        "signatures": signatures(result),
-        "language": fence_language(resolved.doc),
-    }
-    return Report("signature_help", data)
+    return Answer(SignatureHelpReport(**anchor_fields(resolved, session), signatures=signatures(result),
+                                      language=fence_language(resolved.doc)))

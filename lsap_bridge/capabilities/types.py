@@ -19,15 +19,15 @@ from pydantic import Field
 
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
-from ..locate.resolve import resolve
+from ..models import Anchored, LocateRequest
+from ..modes import Answer, Offer, mode
 from ..position import to_lsp_character
+from ..report.hierarchy import Edge, Expand, Node, Root, Section, lsp_expand, node_of, roots_data, walk_directions
+from ..report.pieces import anchor_fields, defining_symbol, word_at
+from ..resolve import resolve
 from ..session import Location, Session
 from ..symbols import Symbol, SymbolTree
 from ..workspace import uri_of
-from .base import LocateRequest, Report, anchor_data, capability, word_at
-from .definition import defining_symbol
-from .hierarchy import Edge, Expand, Node, lsp_expand, node_of, roots_data, walk_directions
-from .inspect import client_for
 
 METHOD = "textDocument/definition"
 NATIVE = "textDocument/prepareTypeHierarchy"
@@ -41,6 +41,14 @@ class TypesRequest(LocateRequest):
     direction: Literal["supertypes", "subtypes", "both"] = "both"
     depth: Annotated[int, Field(ge=1, le=5)] = 1
     include_external: bool = False
+
+
+class TypesReport(Anchored):
+    name: str
+    roots: list[Root]
+    depth: int
+    derived: str | None  # why the hierarchy was derived, when the server has none
+    sections: list[Section]
 
 
 def header_names(line: str, after: int) -> list[tuple[int, str]]:
@@ -92,9 +100,7 @@ class Derived:
         }
 
     async def _ask(self, method: str, asks: list[dict[str, Any]]) -> list[list[Location]]:
-        answers = await self.session.gateway.lsp(
-            [LspCall(self.client.id, method, params) for params in asks]
-        )
+        answers = await self.session.lsp([LspCall(self.client.id, method, params) for params in asks])
         return [
             await self.session.locations(None if a.error else a.result, self.client)
             for a in answers
@@ -164,19 +170,18 @@ class Derived:
         return out
 
 
-@capability(
-    "types", TypesRequest, "type hierarchy: supertypes and subtypes of a class or interface",
-    workspace=True,
-)
-async def types(session: Session, request: TypesRequest) -> Report:
+@mode("types", request=TypesRequest, report=TypesReport,
+      summary="type hierarchy: supertypes and subtypes of a class or interface", method=METHOD,
+      fallback="search", workspace=True, offer=Offer(picker=8))
+async def types(session: Session, request: TypesRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
     name = word_at(resolved.line_text, resolved.column)
     params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
-    native = client_for(resolved, NATIVE)
+    native = target.client_for(NATIVE)
     expanders: dict[str, Expand]
     if native is not None:
-        answer = (await session.gateway.lsp([LspCall(native.id, NATIVE, params, target.bufnr)]))[0]
+        answer = (await session.lsp([LspCall(native.id, NATIVE, params, target.bufnr)], target))[0]
         roots = [node_of(item) for item in ([] if answer.error else answer.result or [])]
         expanders = {
             d: lsp_expand(session, native, target.bufnr, f"typeHierarchy/{d}", None)
@@ -207,12 +212,7 @@ async def types(session: Session, request: TypesRequest) -> Report:
     encoding = session.encoding(native) if native is not None else "utf-32"
     sections, locations = await walk_directions(
         session, roots, expanders, directions, request, at_site=False, encoding=encoding)
-    data = {
-        **anchor_data(resolved, session),
-        "name": name,
-        "roots": roots_data(session, roots),
-        "depth": request.depth,
-        "derived": None if native else f"{target.client.name} lacks {NATIVE}",
-        "sections": sections,
-    }
-    return Report("types", data, locations)
+    report = TypesReport(**anchor_fields(resolved, session), name=name, roots=roots_data(session, roots),
+                         depth=request.depth, derived=None if native else f"{target.client.name} lacks {NATIVE}",
+                         sections=sections)
+    return Answer(report, locations)

@@ -10,37 +10,25 @@ where they are afterwards. Diagnostics of every touched file are merged in by th
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import modes
 from ..capabilities import REGISTRY
-from ..capabilities.hover import hover_text
-from ..capabilities.inlay_hints import (
-    inlay_hint_params,
-    inlay_hints_from_lsp,
-    weave_inlay_hints,
-)
+from ..decode import hover_text, inlay_hint_params, inlay_hints_from_lsp, weave_inlay_hints
 from ..diagnostics import DiagnosticMap
-from ..errors import Candidate, ErrorCode, LsapError
-from ..gateway import Client, Document, LspCall
+from ..errors import Candidate, ErrorCode, LsapError, as_error
+from ..gateway import Client, LspCall
 from ..locate.matcher import Needle, Tier, find_matches, moved, settle, unpaste
-from ..render import render_markdown
+from ..render import render_report
 from ..session import Session, Target, disk_note
 from ..symbols import SymbolTree
 from .commands import run_commands
 from .lines import identifiers, split_hover, symbol_column
-from .parser import Anchor, FileBlock, Hover, Query, Request
+from .parser import FileBlock, Hover, Query, Request
 from .printer import Echo, Entry, FileSection, Tag, error_tag, print_response
+from .runs import Anchored, FileRun, Place
 
-#: The `^ X[view]` extensions and the JSON mode each one runs.
-VIEW_MODES = {
-    "refs": "references",
-    "def": "definition",
-    "type": "type_definition",
-    "impl": "implementations",
-    "calls": "calls",
-}
 #: Items per extension view: answers stay short; the tag says how to ask for more.
 VIEW_ITEMS = 20
 #: Diagnostics below this severity (hints, e.g. "declared but never read") are not injected.
@@ -48,34 +36,6 @@ MIN_SEVERITY = "information"
 
 #: LSP calls sent together in one round trip, each with what to do with its answer.
 Batch = list[tuple[LspCall, Callable[[Any, str | None], None]]]
-
-
-@dataclass
-class Place:
-    """Where an anchored line is now; followed through edits (None: it was deleted)."""
-
-    path: Path
-    line: int | None
-
-
-@dataclass
-class Anchored:
-    anchor: Anchor
-    place: Place
-    entry: Entry
-
-
-@dataclass
-class FileRun:
-    """One `*** File:` block while it runs."""
-
-    block: FileBlock
-    section: FileSection
-    path: Path | None = None
-    target: Target | None = None
-    doc: Document | None = None
-    tree: SymbolTree = field(default_factory=lambda: SymbolTree([]))
-    anchored: list[Anchored] = field(default_factory=list)
 
 
 class Executor:
@@ -126,6 +86,7 @@ class Executor:
         """Hover, docs and inlay hints in one round trip per file; extension views after."""
         batch: Batch = []
         views: list[Awaitable[None]] = []
+        view_modes = modes.views()
         for item in run.anchored:
             line = item.place.line
             if line is None:
@@ -139,12 +100,12 @@ class Executor:
                 item.entry.echoes.append(echo)
                 if isinstance(op, Hover):
                     for query in op.queries:
-                        if query.view in VIEW_MODES:
+                        if query.view in view_modes:
                             views.append(self.view(run, line, query, echo))
                         else:
                             self.hover(run, line, query, echo, batch)
         if batch:
-            answers = await self.session.gateway.lsp([call for call, _ in batch])
+            answers = await self.session.lsp([call for call, _ in batch])
             for (_, handle), answer in zip(batch, answers, strict=False):
                 handle(answer.result, (answer.error or {}).get("message") if answer.error else None)
         for view in views:
@@ -251,8 +212,9 @@ class Executor:
             batch.append((call, handle))
 
     async def view(self, run: FileRun, line: int, query: Query, echo: Echo) -> None:
-        """`[refs]`, `[def]`, … : the JSON mode's report for the symbol, as a tag."""
-        mode = VIEW_MODES[query.view]
+        """`[refs]`, `[def]`, … : the mode's report for the symbol (the mode that declares the
+        view, `modes.Offer.view`), as a tag."""
+        mode = modes.views()[query.view]
         name = query.symbol or "*"
         text = run.doc.lines[line] if run.doc else ""
         col = symbol_column(text, query.symbol) if query.symbol else None
@@ -276,13 +238,11 @@ class Executor:
         }
         capability = REGISTRY[mode]
         try:
-            report = await capability.run(self.session, capability.model.model_validate(payload))
-        except LsapError as error:
-            echo.tags.append(error_tag(error))
+            answer = await self.session.run(capability, capability.model.model_validate(payload))
+        except Exception as exc:  # the view's failure is its tag's, not the request's
+            echo.tags.append(error_tag(as_error(exc, f"the [{query.view}] view")))
             return
-        echo.tags.append(
-            Tag(f"{query.view}:{name}", render_markdown(report.template, report.data).strip())
-        )
+        echo.tags.append(Tag(f"{query.view}:{name}", render_report(capability.template, answer.report).strip()))
 
     # -- the response ---------------------------------------------------------------
 

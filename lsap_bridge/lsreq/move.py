@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
@@ -22,10 +22,7 @@ from ..position import to_lsp_character
 from ..session import Target
 from ..workspace import path_of, uri_of
 from .parser import Move
-
-if TYPE_CHECKING:
-    from .commands import Tracker
-    from .executor import FileRun
+from .runs import FileRun, Tracker
 
 TSSERVER = "typescript.tsserverRequest"
 REFERENCES = "textDocument/references"
@@ -130,7 +127,7 @@ async def _tsserver_move(
     # the file's setting is back to the default ("ignore") right after.
     bare = not any(line.rstrip().endswith(";") for line in lines if line.strip())
     calls = [semicolons("remove"), move, semicolons("ignore")] if bare else [move]
-    answer = (await tracker.session.gateway.lsp(calls))[calls.index(move)]
+    answer = (await tracker.session.lsp(calls))[calls.index(move)]
     body = (answer.result or {}).get("body") if isinstance(answer.result, dict) else None
     if answer.error or not body or not body.get("edits"):
         reason = (
@@ -524,7 +521,7 @@ class PythonMove:
             }
             calls.append(LspCall(client.id, REFERENCES, params, self.run.target.bufnr))
         out: dict[Path, set[str]] = {}
-        for name, answer in zip(names, await self.tracker.session.gateway.lsp(calls), strict=False):
+        for name, answer in zip(names, await self.tracker.session.lsp(calls), strict=False):
             for location in answer.result or []:
                 out.setdefault(path_of(location["uri"]).resolve(), set()).add(name)
         return out

@@ -11,8 +11,10 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
+from .. import capabilities  # noqa: F401  (discovers the modes, whose views the grammar names)
 from ..errors import LsapError, invalid
 from ..identifiers import check_new_name
+from ..modes import views
 
 BEGIN = "*** Begin Language Server Request"
 END = "*** End Language Server Request"
@@ -27,14 +29,15 @@ RULES = {
     "inlay": "`? <line text>` anchors a line and asks for its inlay hints",
     "hover": "`^ <symbol>[<view>] …` asks about symbols on the anchored line; "
     "bare `^` = every symbol; "
-    "views: " + ", ".join(f"[{v}]" for v in ("docs", "refs", "def", "type", "impl", "calls")),
+    "views: " + ", ".join(f"[{v}]" for v in ("docs", *views())),
     "rename": "`! <symbol> RENAME_TO <new name>` renames a symbol on the anchored line",
     "select": "`[@ <line>` / `(@ <line>` open a selection (inclusive / exclusive); "
     "`@] <line>` / `@) <line>` close it (inclusive / exclusive)",
     "move": "`! MOVE_TO_FILE <path>` moves the selection just closed to a file",
 }
 
-VIEWS = ("hover", "docs", "refs", "def", "type", "impl", "calls")
+# `[hover]` and `[docs]` are the hover's own; the others run the mode that declares them.
+VIEWS = ("hover", "docs", *views())
 _SYMBOL = re.compile(r"^([^\s\[\]]+)(?:\[([^\]]*)\])?$")
 
 

@@ -68,10 +68,9 @@ def error_tag(error: LsapError) -> Tag:
     """An error as a tag: what failed, the candidates, and what to write instead."""
     lines = [error.message]
     for c in error.candidates:
-        where = f"{c.file_path}:" if c.file_path else ""
         symbol = f" in {c.symbol}" if c.symbol else ""
         score = f" (score {c.score})" if c.score is not None else ""
-        lines.append(f"  {where}{c.line}{symbol}{score}: {c.text}")
+        lines.append(f"  {c.line}{symbol}{score}: {c.text}")
     if error.suggestions:
         lines.append("did you mean: " + ", ".join(error.suggestions))
     if error.hint:

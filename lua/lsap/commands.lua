@@ -4,74 +4,18 @@
 -- attached server, asynchronously, and are kept per file version.
 local M = {}
 
--- Options every mode takes (lsap_bridge.capabilities.base.Request).
-M.shared = { 'max_items', 'start_index', 'pagination_id', 'context_lines', 'format' }
-
--- Modes and the options each takes besides the shared ones. This mirrors the Python
--- registry (lsap_bridge.capabilities.REGISTRY); a test keeps the two equal.
-M.modes = {
-  locate = {},
-  references = { 'include_declaration' },
-  definition = { 'max_code_lines' },
-  hover = {},
-  diagnostics = { 'file_path', 'min_severity' },
-  editor = {},
-  rename = { 'new_name', 'exclude_files' },
-  rename_preview = { 'new_name' },
-  rename_execute = { 'rename_id', 'exclude_files' },
-  batch = { 'requests' },
-  schema = { 'modes' },
-  declaration = { 'max_code_lines' },
-  type_definition = { 'max_code_lines' },
-  implementations = { 'max_code_lines' },
-  inspect = { 'max_code_lines', 'include_external' },
-  outline = { 'file_path', 'symbol_path', 'recursive' },
-  search = { 'query', 'kinds' },
-  calls = { 'direction', 'depth', 'include_external' },
-  types = { 'direction', 'depth', 'include_external' },
-  inlay_hints = { 'file_path', 'start_line', 'end_line' },
-  signature_help = {},
-  completion = {},
-}
-
--- Values offered when completing `key=`: `['mode.key']` for one mode, else `key` for every
--- mode. A test keeps them equal to the closed sets (Literal, bool) of the Python models.
-M.values = {
-  ['calls.direction'] = { 'incoming', 'outgoing', 'both' },
-  ['types.direction'] = { 'supertypes', 'subtypes', 'both' },
-  include_declaration = { 'true', 'false' },
-  format = { 'markdown', 'json' },
-  min_severity = { 'error', 'warning', 'information', 'hint' },
-  recursive = { 'true', 'false' },
-  include_external = { 'true', 'false' },
-  kinds = { 'class', 'function', 'method', 'interface', 'variable', 'constant', 'enum', 'module' },
-}
-
--- Fields that stay strings when typed as `key=value` (an id of digits is still an id).
-M.strings = { pagination_id = true, rename_id = true, new_name = true, query = true, file_path = true,
-  symbol_path = true }
-
--- The modes a human runs, in the picker's order, each with its one-line description (the
--- Python capability's summary; a test keeps them equal). Agents' plumbing (batch, schema,
--- rename_execute, editor, completion, signature_help) stays out of the picker.
-M.human = {
-  { 'references', 'all uses of a symbol, grouped by file and enclosing symbol' },
-  { 'definition', 'where a symbol is defined, with its code' },
-  { 'hover', 'type, signature and documentation of a symbol' },
-  { 'inspect', 'one symbol in full: signature, docs, code, callers, callees, reference count' },
-  { 'outline', 'symbols of a file, a directory or a glob, as dotted paths' },
-  { 'search', 'workspace symbols by name, with kind filters' },
-  { 'calls', 'call hierarchy: callers and callees, to a depth' },
-  { 'types', 'type hierarchy: supertypes and subtypes of a class or interface' },
-  { 'implementations', 'concrete implementations of an interface or member' },
-  { 'declaration', 'where a symbol is declared, with its code' },
-  { 'type_definition', 'where the type of a value is defined, with its code' },
-  { 'diagnostics', "a file's or the workspace's errors and warnings" },
-  { 'inlay_hints', 'the code of a range with inlay hints woven in' },
-  { 'rename_preview', "a rename's diff per file, and an id to apply it" },
-  { 'rename', 'rename a symbol across the workspace in one step' },
-  { 'locate', 'resolve an anchor: file, line, column, enclosing symbol' },
-}
+-- What the Python side declares of its modes (lsap_bridge/modes.py), generated into
+-- lua/lsap/modes.lua: options every mode takes (`shared`), the options of each mode
+-- (`modes`), values offered when completing `key=` (`['mode.key']` for one mode, else `key`
+-- for every mode), fields that stay strings when typed as `key=value` (an id of digits is
+-- still an id), and the modes a human runs, in the picker's order, with their summaries
+-- (agents' plumbing stays out of the picker).
+local declared = require('lsap.modes')
+M.shared = declared.shared
+M.modes = declared.modes
+M.values = declared.values
+M.strings = declared.strings
+M.human = declared.human
 
 local function notify(message, level) require('lsap.ui').notify(message, level) end
 
@@ -127,19 +71,9 @@ M.subcommands = {
   },
 }
 
--- The CamelCase commands (doc/architecture.md, The human's side) and what each runs.
-M.camel = {
-  LsapReferences = 'references',
-  LsapDefinition = 'definition',
-  LsapHover = 'hover',
-  LsapInspect = 'inspect',
-  LsapOutline = 'outline',
-  LsapCalls = 'calls',
-  LsapSearch = 'search',
-  LsapDiagnostics = 'diagnostics',
-  LsapRename = 'rename',
-  LsapRequest = 'request',
-}
+-- The CamelCase commands (doc/architecture.md, The human's side) and what each runs: the
+-- modes that declare one, and `:LsapRequest`.
+M.camel = vim.tbl_extend('error', declared.camel, { LsapRequest = 'request' })
 
 --- Sorted names of the modes, then of the subcommands.
 function M.names()
@@ -206,8 +140,8 @@ local function ask_name(name, run)
   end)
 end
 
--- Modes that need no file under the cursor.
-M.cursorless = { schema = true, editor = true, batch = true, rename_execute = true, search = true }
+-- Modes that need no file under the cursor (neither an anchor nor a file to default to).
+M.cursorless = declared.cursorless
 
 --- The cursor a command works at: the human's, or inside the report the location under
 --- it. nil, with the reason, in a buffer that is not a file.

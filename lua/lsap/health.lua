@@ -4,22 +4,9 @@ local M = {}
 
 local health = vim.health
 
--- lsap modes and the LSP method each needs (what a client's capabilities make possible).
-local needs = {
-  { 'references', 'textDocument/references' },
-  { 'definition', 'textDocument/definition' },
-  { 'declaration', 'textDocument/declaration' },
-  { 'type_definition', 'textDocument/typeDefinition' },
-  { 'implementations', 'textDocument/implementation' },
-  { 'hover', 'textDocument/hover' },
-  { 'outline', 'textDocument/documentSymbol' },
-  { 'search', 'workspace/symbol' },
-  { 'calls', 'textDocument/prepareCallHierarchy' },
-  { 'inlay_hints', 'textDocument/inlayHint' },
-  { 'signature_help', 'textDocument/signatureHelp' },
-  { 'completion', 'textDocument/completion' },
-  { 'rename', 'textDocument/rename' },
-}
+-- lsap modes and the LSP method each cannot answer without (declared by the Python side,
+-- generated into lua/lsap/modes.lua).
+local needs = require('lsap.modes').needs
 
 local function neovim()
   health.start('Neovim')

@@ -341,16 +341,13 @@ function M.health(client_ids)
   return out
 end
 
+local compat = require('lsap.compat')
+
 local function client_info(client)
+  -- Whatever a mode asks, the client says (`client:supports_method`), for every method of
+  -- the protocol: no list of the bridge's own decides what a server can do.
   local methods = {}
-  for _, method in ipairs({
-    'textDocument/references', 'textDocument/definition', 'textDocument/declaration',
-    'textDocument/typeDefinition', 'textDocument/implementation', 'textDocument/hover',
-    'textDocument/documentSymbol', 'workspace/symbol', 'textDocument/prepareCallHierarchy',
-    'textDocument/prepareTypeHierarchy', 'textDocument/inlayHint', 'textDocument/signatureHelp',
-    'textDocument/completion', 'textDocument/rename', 'textDocument/prepareRename',
-    'textDocument/codeAction', 'textDocument/diagnostic',
-  }) do
+  for _, method in ipairs(compat.methods()) do
     if client:supports_method(method) then methods[#methods + 1] = method end
   end
   return {
@@ -435,9 +432,9 @@ function M.request(token, calls, guard)
   local flushed = {}
   for _, call in ipairs(calls) do
     local client = vim.lsp.get_client_by_id(call.client_id)
-    if client and not flushed[client.id] and vim.lsp._changetracking then
+    if client and not flushed[client.id] then
       flushed[client.id] = true
-      pcall(vim.lsp._changetracking.flush, client)
+      compat.flush_changes(client)
     end
   end
   local answered = {}
@@ -596,7 +593,7 @@ end
 --- An exited client stays attached until Neovim's scheduled clean-up, and `vim.lsp.start`
 --- would reuse it: wait (a few ticks, bounded) until it is gone.
 local function restart_if_none(bufnr, tries)
-  local clients = vim.lsp.get_clients({ bufnr = bufnr, _uninitialized = true })
+  local clients = compat.clients_starting(bufnr)
   for _, client in ipairs(clients) do
     if not client:is_stopped() then return end
   end
@@ -604,7 +601,7 @@ local function restart_if_none(bufnr, tries)
     if tries > 0 then vim.defer_fn(function() restart_if_none(bufnr, tries - 1) end, 20) end
     return
   end
-  pcall(vim.api.nvim_exec_autocmds, 'FileType', { group = 'nvim.lsp.enable', buffer = bufnr, modeline = false })
+  compat.start_enabled(bufnr)
 end
 
 --- Why no server will come for a buffer: its filetype, the enabled configs (and what they
@@ -612,17 +609,14 @@ end
 --- of `lsp/*.lua` files on 'runtimepath', such as nvim-lspconfig's).
 function M.coverage(bufnr)
   local filetype = vim.bo[bufnr].filetype
-  local enabled, candidates = {}, {}
-  for name in pairs(vim.lsp._enabled_configs or {}) do
+  local enabled, candidates, is_enabled = {}, {}, {}
+  for _, name in ipairs(compat.enabled_configs() or {}) do
+    is_enabled[name] = true
     local config = vim.lsp.config[name]
     enabled[#enabled + 1] = { name = name, filetypes = config and config.filetypes or {} }
   end
-  local names = vim.tbl_keys(vim.lsp.config._configs or {})
-  for _, file in ipairs(vim.api.nvim_get_runtime_file('lsp/*.lua', true)) do
-    names[#names + 1] = vim.fn.fnamemodify(file, ':t:r')
-  end
-  for _, name in ipairs(vim.fn.uniq(vim.fn.sort(names))) do
-    if name ~= '*' and not (vim.lsp._enabled_configs or {})[name] then
+  for _, name in ipairs(compat.config_names()) do
+    if not is_enabled[name] then
       local ok, config = pcall(function() return vim.lsp.config[name] end)
       if ok and config and config.filetypes and vim.tbl_contains(config.filetypes, filetype) then
         candidates[#candidates + 1] = name
@@ -704,14 +698,13 @@ end
 --- with a `root_dir` function start a moment later). Lets the service skip waiting for
 --- servers that will never come.
 function M.servers_expected(bufnrs)
-  local enabled = vim.lsp._enabled_configs -- Neovim 0.11 internals; unknown: assume a server
+  local enabled = compat.enabled_configs() -- nil: Neovim cannot say; assume a server
   local out = {}
   for i, bufnr in ipairs(bufnrs) do
-    local expected = #vim.lsp.get_clients({ bufnr = bufnr, _uninitialized = true }) > 0
-      or type(enabled) ~= 'table'
+    local expected = #compat.clients_starting(bufnr) > 0 or enabled == nil
     if not expected then
       local filetype = vim.bo[bufnr].filetype
-      for name in pairs(enabled) do
+      for _, name in ipairs(enabled) do
         local config = vim.lsp.config[name]
         if config and (config.filetypes == nil or vim.tbl_contains(config.filetypes, filetype)) then
           expected = true

@@ -143,8 +143,9 @@ end
 --- language server starting or indexing (its `$/progress` title), or a server's answer.
 function M.waiting_for(bufnr)
   if require('lsap').state ~= 'running' then return 'starting the lsap service' end
-  local clients = vim.lsp.get_clients({ bufnr = bufnr, _uninitialized = true })
-  if #clients == 0 then clients = vim.lsp.get_clients({ _uninitialized = true }) end
+  local compat = require('lsap.compat')
+  local clients = compat.clients_starting(bufnr)
+  if #clients == 0 then clients = compat.clients_starting(nil) end
   if #clients == 0 then return 'waiting for a language server to start' end
   local states = {}
   for _, client in ipairs(clients) do

@@ -397,7 +397,7 @@ READ_MODES = (
 
 def test_lua_command_options_match_the_request_models(py: Bridge) -> None:
     from lsap_bridge.capabilities import REGISTRY
-    from lsap_bridge.capabilities.base import LocateRequest
+    from lsap_bridge.models import LocateRequest
 
     lua_modes = py.lua("return require('lsap.commands').modes")
     shared = set(LocateRequest.model_fields) | {"mode"}

@@ -8,6 +8,7 @@ never computed from stale text.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -110,8 +111,7 @@ def test_a_buffer_opened_through_a_symlink_is_the_truth(bridge: Bridge) -> None:
 def test_a_warm_anchor_is_resolved_once_per_text(bridge: Bridge, monkeypatch: pytest.MonkeyPatch) -> None:
     """Hover, definition and hover again of one anchor: resolved once while the text holds;
     an edit, or the 2 s a confined path is trusted running out, resolves it afresh."""
-    from lsap_bridge import workspace
-    from lsap_bridge.locate import resolve
+    from lsap_bridge import resolve, workspace
 
     resolutions = []
     original = resolve._resolve_on
@@ -136,6 +136,7 @@ def test_a_warm_anchor_is_resolved_once_per_text(bridge: Bridge, monkeypatch: py
     for _ in range(2):
         assert bridge.ask(mode="hover", locate=anchor)["line"] == first["line"] + 1
     assert len(resolutions) == before + 2
-    monkeypatch.setattr(workspace, "INSIDE_TTL", 0.0)
+    later = time.monotonic() + workspace.INSIDE_TTL  # the time a confined path is trusted, gone
+    monkeypatch.setattr(workspace, "clock", lambda: later)
     bridge.ask(mode="hover", locate=anchor)
     assert len(resolutions) == before + 3

@@ -9,19 +9,19 @@ import os
 import string
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from lsap_bridge.capabilities import REGISTRY
-from lsap_bridge.capabilities.base import page
-from lsap_bridge.errors import ErrorCode, LsapError
+from lsap_bridge.errors import ErrorCode, LsapError, as_error
 from lsap_bridge.gateway import server_timeout
 from lsap_bridge.identifiers import MAX_LENGTH, check_new_name, declined
 from lsap_bridge.locate.anchor import parse_anchor, split_path
 from lsap_bridge.lsreq.parser import parse
 from lsap_bridge.render import render_error
-from lsap_bridge.service import unexpected
+from lsap_bridge.report.paging import page
 from lsap_bridge.surface import SURFACE
 from lsap_bridge.workspace import Workspace, local_path
 
@@ -162,27 +162,31 @@ def search(**fields: Any) -> Any:
     return REGISTRY["search"].model.model_validate({"mode": "search", "query": "Item", **fields})
 
 
+# A session's state is all paging needs: where the whole lists are kept.
+SESSION = SimpleNamespace(pages={})
+
+
 def test_a_page_past_the_end_says_so_with_the_last_page() -> None:
     items = list(range(11))
-    error = raised(page, search(start_index=999, max_items=5), items)
+    error = raised(page, SESSION, search(start_index=999, max_items=5), items)
     assert error.code is ErrorCode.INVALID_REQUEST
     assert error.message == "nothing at start_index 999: the search answer has 11 items (start_index 0–10)"
     assert error.hint is not None and error.hint.startswith(
         'the last page (item 11): `{"mode":"search","max_items":5,"query":"Item","start_index":10,"pagination_id":"')
-    shown, info = page(search(start_index=10, max_items=5), items)
+    shown, info = page(SESSION, search(start_index=10, max_items=5), items)
     assert shown == [10] and info["start"] == 11 and info["end"] == 11 and "next" not in info
-    at_total = raised(page, search(start_index=11), items)
+    at_total = raised(page, SESSION, search(start_index=11), items)
     assert "the last page (items 1–11)" in (at_total.hint or "") and '"start_index":0' in (at_total.hint or "")
-    text = in_neovim(lambda: render_error(raised(page, search(start_index=20, max_items=5), items)))
+    text = in_neovim(lambda: render_error(raised(page, SESSION, search(start_index=20, max_items=5), items)))
     assert "Next: the last page (item 11): `:Lsap search Item max_items=5 start_index=10 pagination_id=" in text
     assert '"code": "invalid_request"' in render_error(error, "json")
 
 
 def test_a_page_past_the_end_of_nothing_gives_the_whole_request() -> None:
-    error = raised(page, search(start_index=3, max_items=5), [])
+    error = raised(page, SESSION, search(start_index=3, max_items=5), [])
     assert error.message == "nothing at start_index 3: the search answer has no items"
     assert error.hint == 'the whole answer: `{"mode":"search","max_items":5,"query":"Item"}`'
-    assert page(search(), []) == ([], {"total": 0, "start": 0, "end": 0})  # the first page is no error
+    assert page(SESSION, search(), []) == ([], {"total": 0, "start": 0, "end": 0})  # the first page is no error
 
 
 # -- new names --------------------------------------------------------------------------
@@ -297,6 +301,6 @@ def test_one_hint_per_cause() -> None:
 
 
 def test_an_unexpected_file_system_error_is_not_blamed_on_a_server() -> None:
-    refused = unexpected(PermissionError(13, "Permission denied", "/x"), "the hover request")
+    refused = as_error(PermissionError(13, "Permission denied", "/x"), "the hover request")
     assert refused.hint is not None and refused.hint.startswith("the file system refused it;")
-    assert "malformed answer" in (unexpected(KeyError("range"), "the hover request").hint or "")
+    assert "malformed answer" in (as_error(KeyError("range"), "the hover request").hint or "")

@@ -8,12 +8,14 @@ import json
 import os
 from pathlib import Path
 
+from lsap_bridge.capabilities.hover import HoverReport
 from lsap_bridge.diskwatch import CHANGED, CREATED, DELETED, DiskWatch
 from lsap_bridge.filestate import DiskStamp
 from lsap_bridge.gateway import read_disk
-from lsap_bridge.render import render_json, render_markdown
+from lsap_bridge.render import render_json
 from lsap_bridge.session import disk_note
 from lsap_bridge.workspace import Workspace, uri_of
+from tests.golden import render_data
 
 
 def rewrite_keeping_the_stamp(path: Path, text: str) -> None:
@@ -83,8 +85,8 @@ def test_the_note_goes_under_the_title_and_into_json() -> None:
     assert note == "the buffer of shop/models.py has unsaved changes and the file on disk differs"
     assert disk_note("shop/models.py", "deleted").endswith("the file on disk was deleted")
     data = {"hover": "`x`", "anchor": "shop/models.py:X", "path": "shop/models.py", "line": 1,
-            "column": 1, "symbol": None, "name": "X", "server": "s", "partial": False,
-            "notes": [note]}
-    lines = render_markdown("hover", data).splitlines()
+            "column": 1, "symbol": None, "text": "class X:", "name": "X", "server": "s",
+            "partial": False, "notes": [note]}
+    lines = render_data("hover", data).splitlines()
     assert lines[0] == "# Hover: `X`" and lines[2] == f"> Note: {note}."
-    assert json.loads(render_json("hover", data))["notes"] == [note]
+    assert json.loads(render_json("hover", HoverReport.model_validate(data)))["notes"] == [note]

@@ -20,10 +20,9 @@ from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta, from_lsp, from_
 from lsap_bridge.edits import _splice, _steps
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import Client
-from lsap_bridge.render import render_markdown
 from lsap_bridge.session import fallback
 from lsap_bridge.workspace import Workspace
-from tests.golden import assert_golden, assert_report_golden, check_report_shape
+from tests.golden import assert_golden, assert_report_golden, check_report_shape, render_data
 
 
 def rng(sl: int, sc: int, el: int, ec: int) -> dict[str, Any]:
@@ -171,7 +170,7 @@ def test_selection_range_is_one_based_and_in_code_points() -> None:
         "end_col": 5,
         "text": ["llo"],
     }
-    data = selection_data(raw, ["é llo world"], 50)
+    data = selection_data(raw, ["é llo world"], 50).model_dump()
     # Byte column 2 is code point 1 ("é" is two bytes); the end is inclusive.
     assert (data["start_line"], data["start_column"], data["end_column"]) == (1, 2, 5)
 
@@ -268,7 +267,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
             "server": "basedpyright",
             "edits": 10,
             "changed": [
-                {"path": "shop/models.py", "edits": 5, "saved": True},
+                {"path": "shop/models.py", "edits": 5, "saved": True, "disk_differs": False},
                 {"path": "shop/promotions.py", "edits": 5, "saved": False, "disk_differs": True},
             ],
             "uses": {"found": 11, "files": 3, "covered": 10},
@@ -298,7 +297,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
             "new_name": "Item",
             "server": "basedpyright",
             "edits": 2,
-            "changed": [{"path": "shop/models.py", "edits": 2, "saved": True}],
+            "changed": [{"path": "shop/models.py", "edits": 2, "saved": True, "disk_differs": False}],
             "unsaved": [],
             "created": ["shop/new.py"],
             "renamed": [{"old": "shop/a.py", "new": "shop/b.py"}],
@@ -315,6 +314,9 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         {
             "scope": "the workspace",
             "min_severity": "warning",
+            "outside": 0,
+            "too_large": 0,
+            "max_file_size": 4194304,
             "counts": {"error": 2, "warning": 1},
             "files": 2,
             "checked": 5,
@@ -359,6 +361,9 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         {
             "scope": "shop/models.py",
             "min_severity": "hint",
+            "outside": 0,
+            "too_large": 0,
+            "max_file_size": 4194304,
             "counts": {},
             "files": 0,
             "checked": 1,
@@ -426,8 +431,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
             "count": 2,
             "failed": 1,
             "sections": [
-                section(1, "hover", "# Hover: `Order`\n\n```python\nclass Order\n```"),
-                section(2, "nonsense", "# Error: invalid_request\n\nunknown mode 'nonsense'"),
+                {**section(1, "hover", "# Hover: `Order`\n\n```python\nclass Order\n```"), "ok": True},
+                {**section(2, "nonsense", "# Error: invalid_request\n\nunknown mode 'nonsense'"), "ok": False},
             ],
         },
     ),
@@ -445,7 +450,7 @@ def test_schema_report_golden() -> None:
         {"mode": m, "summary": REGISTRY[m].summary, "schema": json.dumps(s, separators=(",", ":"))}
         for m, s in schemas.items()
     ]
-    text = render_markdown("schema", {"modes": modes})
+    text = render_data("schema", {"modes": modes})
     assert check_report_shape(text) == []
     assert_golden("schema_editor.md", text)
 
@@ -650,7 +655,7 @@ def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
         async def read(self, paths: list[Path]) -> dict[Path, Document]:
             return {p: Document(p, ["s = '🧾' + missing"], "tick:4", bufnr=3) for p in paths}
 
-        async def lsp(self, calls: list[Any], timeout: float | None = None) -> list[LspAnswer]:
+        async def lsp(self, calls: list[Any], timeout: float | None = None, guard: Any = None) -> list[LspAnswer]:
             self.calls += calls
             item = {"range": rng(0, 11, 0, 18), "severity": 1, "message": "undefined", "code": "x"}
             return [LspAnswer({"kind": "full", "items": [item]})]

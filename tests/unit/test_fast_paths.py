@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cachetools import TTLCache
 
-from lsap_bridge import service
 from lsap_bridge.errors import LsapError
-from lsap_bridge.render import render_markdown
-from lsap_bridge.workspace import Workspace
+from lsap_bridge.models import Locate
+from lsap_bridge.requests import anchor_of
+from lsap_bridge.workspace import INSIDE_TTL, Workspace
+from tests.golden import render_data
 
 
 def test_display_is_relative_to_the_root_it_is_in(tmp_path: Path) -> None:
@@ -33,7 +35,7 @@ def test_a_file_not_yet_created_resolves_through_the_links_that_exist(tmp_path: 
 
 
 def test_reports_lose_trailing_space_and_runs_of_blank_lines() -> None:
-    text = render_markdown("hover", {
+    text = render_data("hover", {
         "name": "f", "anchor": "a.py:f", "path": "a.py", "line": 1, "column": 5, "symbol": "f",
         "text": "def f(): ...", "server": "srv", "partial": False,
         "hover": "```python\ndef f() -> int   \n```\n\n\n\nDocs.\u00a0\n \n\n#### Returns\nint",
@@ -43,16 +45,16 @@ def test_reports_lose_trailing_space_and_runs_of_blank_lines() -> None:
 
 
 
-def test_an_anchor_string_is_parsed_once_while_its_file_checks_hold(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_anchor_string_is_parsed_once_while_its_file_checks_hold(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     workspace = Workspace.of(tmp_path)
-    first = service.anchor_of("a.py:1", workspace)
-    assert service.anchor_of("a.py:1", workspace) is first
-    assert service.anchor_of("a.py@x", workspace) is not first
+    now = [0.0]
+    anchors: TTLCache[str, Locate] = TTLCache(10, INSIDE_TTL, timer=lambda: now[0])  # as a session's
+    first = anchor_of("a.py:1", workspace, anchors)
+    assert anchor_of("a.py:1", workspace, anchors) is first
+    assert anchor_of("a.py@x", workspace, anchors) is not first
     with pytest.raises(LsapError):  # a bad anchor is refused every time, never remembered
-        service.anchor_of("a.py", workspace)
-    monkeypatch.setattr("lsap_bridge.workspace.INSIDE_TTL", 0.0)
-    again = service.anchor_of("a.py:1", workspace)
+        anchor_of("a.py", workspace, anchors)
+    now[0] += INSIDE_TTL
+    again = anchor_of("a.py:1", workspace, anchors)
     assert again is not first and again == first

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lsap_bridge.capabilities.files import expand, one_per_language
 from lsap_bridge.errors import LsapError
+from lsap_bridge.report.files import expand, one_per_language
 from lsap_bridge.workspace import Walk, Workspace
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from lsap_bridge.errors import Candidate, ErrorCode, LsapError
-from lsap_bridge.render import render_error, render_json
+from lsap_bridge.render import render_error
 from tests.golden import GOLDEN, assert_golden, assert_report_golden, check_report_shape
 
 ANCHOR: dict[str, Any] = {
@@ -16,17 +16,6 @@ ANCHOR: dict[str, Any] = {
 }
 
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
-    "references_paged.md": ("references", {
-        **ANCHOR, "name": "Product", "files": 4, "external": 2, "total": 18, "start": 1, "end": 3,
-        "next": '{"mode":"references","locate":"shop/models.py:Product","start_index":3,"pagination_id":"ab12"}',
-        "groups": [
-            {"path": "shop/catalog.py", "symbol": None, "language": "python",
-             "lines": [{"number": 3, "text": "from .models import Product"}], "uses": []},
-            {"path": "shop/catalog.py", "symbol": "find", "language": "python",
-             "lines": [{"number": 9, "text": "def find(name: str, products: list[Product]) -> Product | None:"}],
-             "uses": []},
-        ],
-    }),
     "references_approximate_partial.md": ("references", {
         **ANCHOR, "anchor": "shop/models.py@clas Product", "partial": True,
         "approximate": {"tier": "fuzzy", "matched": "class Product", "score": 92.3},
@@ -34,24 +23,6 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         "groups": [{"path": "shop/models.py", "symbol": "Product", "language": "python",
                     "lines": [{"number": 7, "text": "class Product:"}], "uses": []}],
     }),
-    "definition_truncated.md": ("definition", {
-        **ANCHOR, "name": "Order", "kind_label": "definition", "external": [], "total": 1, "start": 1, "end": 1,
-        "definitions": [{
-            "path": "shop/models.py", "line": 19, "symbol": "Order", "kind": "class", "language": "python",
-            "lines": [{"number": 19, "text": "class Order:"},
-                      {"number": 20, "text": '    """Products."""'}],
-            "truncated": 120,
-            "members": [{"name": "add", "kind": "method", "line": 24}, {"name": "total", "kind": "method", "line": 27}],
-        }],
-    }),
-    "definition_none.md": ("definition", {
-        **ANCHOR, "name": "len", "kind_label": "definition", "definitions": [], "total": 0, "start": 0, "end": 0,
-        "external": ["/usr/lib/python3/builtins.pyi"],
-    }),
-    "hover.md": ("hover", {**ANCHOR, "name": "Product",
-                           "hover": "```python\nclass Product(name: str, price: float)\n```"}),
-    "hover_empty.md": ("hover", {**ANCHOR, "name": "Product", "hover": ""}),
-    "locate.md": ("locate", {**ANCHOR, "language": "python", "lines": [{"number": 7, "text": "class Product:"}]}),
     "locate_pasted_moved.md": ("locate", {
         **ANCHOR, "anchor": "shop/models.py@5| class <|>Product:", "note": "line 5 is now line 7",
         "language": "python", "lines": [{"number": 7, "text": "class Product:"}],
@@ -80,14 +51,6 @@ def test_error_report_golden() -> None:
     text = render_error(error)
     assert check_report_shape(text) == []
     assert_golden("error_ambiguous.md", text)
-
-
-def test_json_format_carries_the_same_content() -> None:
-    _, data = CASES["references_paged.md"]
-    text = render_json("references", data)
-    for group in data["groups"]:
-        assert group["lines"][0]["text"] in text
-    assert '"total": 18' in text
 
 
 def test_every_golden_file_keeps_the_report_rules() -> None:

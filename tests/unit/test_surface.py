@@ -7,8 +7,8 @@ import contextvars
 from collections.abc import Callable
 from typing import Any
 
-from lsap_bridge.render import render_markdown
 from lsap_bridge.surface import SURFACE, phrase, phrase_option
+from tests.golden import render_data
 
 NEXT = {
     "max_items": 2,
@@ -52,8 +52,9 @@ def test_templates_suggest_in_the_surfaces_form() -> None:
         "anchor": "shop/models.py:Product", "path": "shop/models.py", "line": 7, "column": 7,
         "symbol": "Product", "old_name": "Product", "new_name": "Item", "edits": 1, "total": 1,
         "start": 1, "end": 1, "server": "basedpyright", "files": [],
-        "execute": ":Lsap rename_execute 0123abcd45",
+        "execute": ":Lsap rename_execute 0123abcd45", "text": "class Product:", "partial": False,
+        "rename_id": "0123abcd45", "uses": None, "uncovered": [], "uncovered_total": 0,
     }
-    text = in_neovim(render_markdown, "rename_preview", data)
+    text = in_neovim(render_data, "rename_preview", data)
     assert 'add `exclude_files=["tests/*"]` to leave files out' in text
-    assert '"exclude_files": ["tests/*"]' in render_markdown("rename_preview", data)
+    assert '"exclude_files": ["tests/*"]' in render_data("rename_preview", data)

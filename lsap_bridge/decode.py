@@ -1,0 +1,117 @@
+"""Language servers' answers decoded into the bridge's data (doc/architecture.md, Layers):
+shapes the LSP allows several of, made one, with code-point columns. Shared by the modes
+and the text format; symbols.py and diagnostics.py do the same for their answers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeGuard
+
+from .gateway import Document
+from .position import Encoding, from_lsp_character, to_lsp_character
+from .workspace import path_of, uri_of
+
+
+def hover_text(result: Any) -> str:
+    """Hover contents (MarkupContent, MarkedString or a list of them) as Markdown."""
+    if not result:
+        return ""
+    contents = result.get("contents") if isinstance(result, dict) else result
+    parts = contents if isinstance(contents, list) else [contents]
+    out = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, dict) and "language" in part:
+            out.append(f"```{part['language']}\n{part.get('value', '')}\n```")
+        elif isinstance(part, dict):
+            out.append(str(part.get("value", "")))
+    return "\n\n".join(p.strip() for p in out if p and p.strip())
+
+
+def is_range(value: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether a server's value is an LSP Range (servers do send garbage)."""
+    return isinstance(value, dict) and all(
+        isinstance(end := value.get(key), dict)
+        and type(end.get("line")) is int and end["line"] >= 0
+        and type(end.get("character")) is int and end["character"] >= 0
+        for key in ("start", "end")
+    )
+
+
+def spans(raw: Any) -> list[tuple[Path, dict[str, Any]]]:
+    """Location | Location[] | LocationLink[] as (path, LSP range) pairs, nothing read."""
+    items = raw if isinstance(raw, list) else [raw] if raw else []
+    out: list[tuple[Path, dict[str, Any]]] = []
+    paths: dict[str, Path] = {}  # thousands of results name a few hundred files
+    for item in items:
+        if not isinstance(item, dict):
+            continue  # a server's malformed entry: skipped, not crashed on
+        uri = item.get("targetUri") or item.get("uri")
+        rng = item.get("targetSelectionRange") or item.get("range")
+        if isinstance(uri, str) and uri.startswith("file:") and is_range(rng):
+            out.append((paths.get(uri) or paths.setdefault(uri, path_of(uri)), rng))
+    return out
+
+
+# -- inlay hints ---------------------------------------------------------------------
+
+INLAY_TAG = "/*<inlay>{}</inlay>*/"
+
+
+@dataclass(frozen=True)
+class InlayHint:
+    line: int  # 0-based
+    col: int  # code points
+    label: str
+    kind: int | None = None  # 1 = type, 2 = parameter
+
+
+def hint_label(raw: Any) -> str:
+    """A hint's label: a string, or InlayHintLabelPart values joined."""
+    label = raw.get("label", "") if isinstance(raw, dict) else raw
+    if isinstance(label, list):
+        return "".join(str(part.get("value", "")) for part in label if isinstance(part, dict))
+    return str(label or "")
+
+
+def inlay_hints_from_lsp(result: Any, lines: Sequence[str], encoding: Encoding) -> list[InlayHint]:
+    """`textDocument/inlayHint` answers as hints with code-point columns, in text order."""
+    hints = []
+    for raw in result or []:
+        position = raw.get("position") or {}
+        line = int(position.get("line", 0))
+        text = lines[line] if 0 <= line < len(lines) else ""
+        col = from_lsp_character(text, int(position.get("character", 0)), encoding)
+        kind = raw.get("kind")
+        hints.append(InlayHint(line, col, hint_label(raw).strip(), int(kind) if kind else None))
+    return sorted(hints, key=lambda h: (h.line, h.col))
+
+
+def weave_inlay_hints(text: str, hints: Sequence[InlayHint], tag: str = INLAY_TAG) -> str:
+    """One line of code with its hints inserted as tags at their columns (padding dropped)."""
+    out: list[str] = []
+    at = 0
+    for hint in sorted(hints, key=lambda h: h.col):
+        col = max(at, min(hint.col, len(text)))
+        out.append(text[at:col])
+        out.append(tag.format(hint.label))
+        at = col
+    out.append(text[at:])
+    return "".join(out)
+
+
+def inlay_hint_params(
+    path: Path, doc: Document, first: int, stop: int, encoding: Encoding
+) -> dict[str, Any]:
+    """`textDocument/inlayHint` params for lines `first` up to `stop` (exclusive)."""
+    last = doc.lines[stop - 1] if 0 < stop <= len(doc.lines) else ""
+    return {
+        "textDocument": {"uri": uri_of(path)},
+        "range": {
+            "start": {"line": first, "character": 0},
+            "end": {"line": stop - 1, "character": to_lsp_character(last, len(last), encoding)},
+        },
+    }

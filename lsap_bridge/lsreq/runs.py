@@ -1,0 +1,153 @@
+"""What the commands of a Language Server Request (`RENAME_TO`, `MOVE_TO_FILE`) share with
+the executor that runs its File blocks: the blocks as they run, and the tracker that applies
+edits and follows every anchored line through them."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..diagnostics import DiagnosticMap
+from ..edits import apply_workspace_edit
+from ..errors import ErrorCode, LsapError
+from ..gateway import Client, Document
+from ..session import Session, Target
+from ..symbols import SymbolTree
+from ..workspace import path_of
+from .parser import Anchor, FileBlock
+from .printer import Entry, FileSection
+
+
+@dataclass
+class Place:
+    """Where an anchored line is now; followed through edits (None: it was deleted)."""
+
+    path: Path
+    line: int | None
+
+
+@dataclass
+class Anchored:
+    anchor: Anchor
+    place: Place
+    entry: Entry
+
+
+@dataclass
+class FileRun:
+    """One `*** File:` block while it runs."""
+
+    block: FileBlock
+    section: FileSection
+    path: Path | None = None
+    target: Target | None = None
+    doc: Document | None = None
+    tree: SymbolTree = field(default_factory=lambda: SymbolTree([]))
+    anchored: list[Anchored] = field(default_factory=list)
+
+
+class Runs(Protocol):
+    """The executor, as the commands see it."""
+
+    session: Session
+    runs: list[FileRun]
+
+    def target_for(self, run: FileRun, method: str) -> Target: ...
+
+    def attach_diagnostics(self, section: FileSection, path: Path, found: DiagnosticMap,
+                           lines: list[str]) -> None: ...
+
+
+def edit_paths(edit: dict[str, Any]) -> list[Path]:
+    """Every file a WorkspaceEdit touches."""
+    paths = [path_of(uri) for uri in (edit.get("changes") or {})]
+    for change in edit.get("documentChanges") or []:
+        for key in ("uri", "oldUri", "newUri"):
+            if key in change:
+                paths.append(path_of(change[key]))
+        if "textDocument" in change:
+            paths.append(path_of(change["textDocument"]["uri"]))
+    return list(dict.fromkeys(p.resolve() if p.exists() else p for p in paths))
+
+
+def line_map(before: list[str], after: list[str]) -> dict[int, int]:
+    """Old line -> new line for lines that survived an edit (changed in place counts)."""
+    out: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
+        None, before, after, autojunk=False
+    ).get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            out.update({i: j1 + i - i1 for i in range(i1, i2)})
+    return out
+
+
+class Tracker:
+    """Applies edits for the executor and follows its anchored lines through them."""
+
+    def __init__(self, executor: Runs) -> None:
+        self.executor = executor
+        self.session = executor.session
+        self.before: dict[Path, list[str]] = {}  # first text seen of every changed file
+        self.related: list[Path] = []  # unchanged files whose diagnostics the agent needs
+
+    def anchored(self) -> list[Anchored]:
+        return [item for run in self.executor.runs for item in run.anchored]
+
+    async def texts(self, paths: list[Path]) -> dict[Path, list[str]]:
+        docs = await self.session.documents([p for p in paths if p.exists()])
+        return {p: list(docs[p].lines) if p in docs else [] for p in paths}
+
+    async def apply(
+        self,
+        edit: dict[str, Any],
+        client: Client,
+        label: str,
+        moved: dict[int, tuple[Path, str]] | None = None,
+        replaces: str | None = None,
+    ) -> None:
+        """Apply an edit and move every anchored line along with it.
+
+        `moved`: anchors (by id) whose line went to another file, with the line's text.
+        `replaces`: what each edit replaces (a rename's old name).
+        """
+        paths = edit_paths(edit)
+        old = await self.texts(paths)
+        # Servers hear of the files it writes or creates (didChangeWatchedFiles) as it goes.
+        result = await apply_workspace_edit(self.session, edit, client, label=label,
+                                            replaces=replaces)
+        new = await self.texts(paths)
+        for path in paths:
+            self.before.setdefault(path, old[path])
+        maps = {p: line_map(old[p], new[p]) for p in paths}
+        cursor: dict[Path, int] = {}
+        for item in self.anchored():
+            place = item.place
+            if place.line is None or place.path not in maps:
+                continue
+            if moved and id(item) in moved:
+                target, text = moved[id(item)]
+                found = _find_moved(new.get(target, []), text, cursor.get(target, 0))
+                if found is not None:
+                    place.path, place.line = target, found
+                    cursor[target] = found + 1
+                    continue
+            place.line = maps[place.path].get(place.line)
+        if not result.files and not result.created:
+            raise LsapError(ErrorCode.NOT_FOUND, f"{label} changed nothing")
+
+
+def _normal(text: str) -> str:
+    """A line as a move may rewrite it: spacing, semicolons, an added `export`."""
+    text = " ".join(text.replace(";", " ").split()).replace("( ", "(").replace(" )", ")")
+    return text.removeprefix("export ")
+
+
+def _find_moved(lines: list[str], text: str, start: int) -> int | None:
+    """A moved line in its new file: the same line, give or take what `_normal` ignores."""
+    wanted = _normal(text)
+    for offset, line in enumerate(lines[start:]):
+        if _normal(line) == wanted:
+            return start + offset
+    return None

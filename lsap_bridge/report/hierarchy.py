@@ -1,0 +1,283 @@
+"""Walking hierarchies (calls, types) level by level, each level in one round trip.
+
+The `calls`, `types` and `inspect` modes share it: a node is expanded once however often it is
+reached (cycles and diamonds are shown once, then marked), nodes outside the workspace
+(standard-library stubs, dependencies) are counted but never expanded, and listed only
+when asked for (doc/architecture.md, Costs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..gateway import Client, Document, LspCall
+from ..models import Row, absent
+from ..session import Session, Target
+from ..symbols import KIND_NAMES
+from ..workspace import path_of
+
+
+@dataclass(frozen=True)
+class Node:
+    """A symbol in a hierarchy: a function in a call graph, a class in a type graph."""
+
+    name: str
+    kind: str
+    path: Path
+    line: int  # 0-based, the name's line
+    col: int
+    detail: str = ""
+    item: Any = field(default=None, compare=False, hash=False)  # the server's hierarchy item
+
+    @property
+    def key(self) -> tuple[Path, int, int]:
+        return self.path, self.line, self.col
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A link to a node, with where it happens (call sites, base-class lists)."""
+
+    node: Node
+    site_path: Path | None = None
+    sites: tuple[int, ...] = ()  # 0-based lines in site_path
+    site_character: int = 0  # where the first site starts on its line (the server's units)
+
+
+@dataclass
+class Entry:
+    """A node as reached in the walk; a repeated node is not expanded again."""
+
+    edge: Edge
+    depth: int
+    external: bool = False
+    repeat: bool = False
+    children: list[Entry] = field(default_factory=list)
+
+
+# Expand a whole level at once: for each node, the edges leading on from it.
+Expand = Callable[[Sequence[Node]], Awaitable[list[list[Edge]]]]
+
+
+def node_of(item: dict[str, Any]) -> Node:
+    """A `CallHierarchyItem` or `TypeHierarchyItem` as a node."""
+    start = (item.get("selectionRange") or item["range"])["start"]
+    return Node(
+        name=str(item.get("name", "?")),
+        kind=KIND_NAMES.get(int(item.get("kind", 0)), "symbol"),
+        path=path_of(item["uri"]),
+        line=int(start["line"]),
+        col=int(start["character"]),
+        detail=str(item.get("detail") or ""),
+        item=item,
+    )
+
+
+async def walk(
+    session: Session, roots: Sequence[Node], expand: Expand, depth: int, limit: int
+) -> tuple[list[Entry], int]:
+    """Breadth-first to `depth`, expanding each node once; stops adding after `limit` entries.
+
+    Returns the root entries (with children) and how many entries were left out by `limit`.
+    """
+    seen: set[tuple[Path, int, int]] = {node.key for node in roots}
+    top = [Entry(Edge(node), 0) for node in roots]
+    frontier = list(top)
+    count, dropped = 0, 0
+    for level in range(1, depth + 1):
+        expandable = [e for e in frontier if not e.repeat and not e.external]
+        if not expandable:
+            break
+        found = await expand([e.edge.node for e in expandable])
+        frontier = []
+        for parent, edges in zip(expandable, found, strict=False):
+            for edge in edges:
+                if count >= limit:
+                    dropped += 1
+                    continue
+                entry = Entry(
+                    edge,
+                    level,
+                    external=not session.workspace.contains(edge.node.path),
+                    repeat=edge.node.key in seen,
+                )
+                seen.add(edge.node.key)
+                parent.children.append(entry)
+                frontier.append(entry)
+                count += 1
+    return top, dropped
+
+
+def flatten(entries: Sequence[Entry], include_external: bool) -> tuple[list[Entry], int]:
+    """Depth-first order for the report; external entries are counted unless asked for."""
+    out: list[Entry] = []
+    hidden = 0
+
+    def visit(nodes: Sequence[Entry]) -> None:
+        nonlocal hidden
+        for entry in nodes:
+            if entry.external and not include_external:
+                hidden += 1
+                continue
+            out.append(entry)
+            visit(entry.children)
+
+    visit(entries)
+    return out, hidden
+
+
+def edges_of(node: Node, result: Any, key: str | None) -> list[Edge]:
+    """A hierarchy answer for `node` as edges.
+
+    `key` names the field holding the next item (`from`, `to`) in call results; type
+    hierarchy results are the items themselves.
+    """
+    edges = []
+    for raw in result or []:
+        nxt = node_of(raw[key] if key else raw)
+        # Call sites: in the caller for incoming calls, in this node for outgoing ones.
+        site = nxt.path if key == "from" else node.path
+        starts = sorted((int(r["start"]["line"]), int(r["start"]["character"])) for r in raw.get("fromRanges") or [])
+        sites = tuple(sorted({line for line, _ in starts}))
+        edges.append(Edge(nxt, site if sites else None, sites, starts[0][1] if starts else 0))
+    return edges
+
+
+def lsp_expand(
+    session: Session, client: Client, bufnr: int, method: str, key: str | None
+) -> Expand:
+    """Expansion by a server's hierarchy method (`callHierarchy/incomingCalls`, …)."""
+
+    async def expand(nodes: Sequence[Node]) -> list[list[Edge]]:
+        calls = [LspCall(client.id, method, {"item": node.item}, bufnr) for node in nodes]
+        answers = await session.lsp(calls)
+        pairs = zip(nodes, answers, strict=False)
+        return [edges_of(node, None if a.error else a.result, key) for node, a in pairs]
+
+    return expand
+
+
+async def call_roots(session: Session, target: Target, params: dict[str, Any]) -> list[Node]:
+    """`textDocument/prepareCallHierarchy` at a position, as root nodes."""
+    return [
+        node_of(item)
+        for item in await session.call(target, "textDocument/prepareCallHierarchy", params) or []
+    ]
+
+
+def entry_paths(session: Session, entries: Sequence[Entry]) -> list[Path]:
+    """The workspace files whose text the rows of these entries show."""
+    return [
+        p
+        for e in entries
+        for p in (e.edge.node.path, e.edge.site_path)
+        if p is not None and session.workspace.contains(p)
+    ]
+
+
+class HierarchyRow(Row):
+    """An entry of a hierarchy as reports show it (`_hierarchy.md.j2`)."""
+
+    depth: int
+    name: str
+    kind: str
+    detail: str
+    path: str
+    line: int
+    external: bool
+    repeat: bool
+    site_path: str | None
+    sites: list[int]
+    site_text: str | None
+
+
+class Section(Row):
+    """One direction of a hierarchy: its rows, and how many were left out."""
+
+    direction: str | None = absent()  # None: the one direction asked (inspect's callers)
+    rows: list[HierarchyRow]
+    external: int
+    dropped: int
+
+
+class Root(Row):
+    name: str
+    kind: str
+    path: str
+    line: int
+
+
+async def render_entries(
+    session: Session, entries: Sequence[Entry], have: dict[Path, Document] | None = None
+) -> list[HierarchyRow]:
+    """Report rows: name, kind, where it is, and the first site line's text. `have`: texts
+    this request already read."""
+    docs = await session.documents(entry_paths(session, entries), have=have)
+    rows = []
+    for entry in entries:
+        node, edge = entry.edge.node, entry.edge
+        site_doc = docs.get(edge.site_path) if edge.site_path else None
+        first = edge.sites[0] if edge.sites else None
+        rows.append(HierarchyRow(
+            depth=entry.depth,
+            name=node.name,
+            kind=node.kind,
+            detail=node.detail,
+            path=session.workspace.display(node.path),
+            line=node.line + 1,
+            external=entry.external,
+            repeat=entry.repeat,
+            site_path=session.workspace.display(edge.site_path) if edge.site_path else None,
+            sites=[s + 1 for s in edge.sites],
+            site_text=site_doc.lines[first].strip()
+            if site_doc is not None and first is not None and first < len(site_doc.lines)
+            else None,
+        ))
+    return rows
+
+
+class HierarchyRequest(Protocol):
+    depth: int
+    max_items: int
+    include_external: bool
+
+
+async def walk_directions(
+    session: Session,
+    roots: Sequence[Node],
+    expanders: dict[str, Expand],
+    directions: Sequence[str],
+    request: HierarchyRequest,
+    at_site: bool,
+    encoding: str,
+) -> tuple[list[Section], list[dict[str, Any]]]:
+    """A report section per direction, and the editor locations of its entries: the site
+    of each call (`at_site`, for calls) or the entry itself (for types). `encoding`: the
+    units of the nodes' and sites' columns."""
+    sections: list[Section] = []
+    locations: list[dict[str, Any]] = []
+    for direction in directions:
+        top, dropped = await walk(session, roots, expanders[direction], request.depth, request.max_items)
+        entries, hidden = flatten([child for root in top for child in root.children], request.include_external)
+        rows = await render_entries(session, entries)
+        sections.append(Section(direction=direction, rows=rows, external=hidden, dropped=dropped))
+        locations += [
+            {
+                "path": (r.site_path if at_site else None) or r.path,
+                "line": r.sites[0] if at_site and r.sites else r.line,
+                "character": e.edge.site_character if at_site and r.sites else e.edge.node.col,
+                "encoding": encoding,
+                "text": f"{direction}: {r.name}",
+            }
+            for e, r in zip(entries, rows, strict=True)
+            if not r.external
+        ]
+    return sections, locations
+
+
+def roots_data(session: Session, roots: Sequence[Node]) -> list[Root]:
+    return [Root(name=r.name, kind=r.kind, path=session.workspace.display(r.path), line=r.line + 1)
+            for r in roots]

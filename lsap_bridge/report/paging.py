@@ -1,0 +1,76 @@
+"""Paging: every list a report shows is cut to `max_items`, with the exact request for the
+next page; the whole list is kept on the session under a `pagination_id`, so that later
+pages are consistent and cost no new LSP call."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import ErrorCode, LsapError
+from ..models import Request, bare_field
+from ..session import Session
+from ..surface import phrase
+
+
+def suggest(model: type[Request], request: dict[str, Any]) -> str:
+    """A request of `model`'s mode to send next, written for the surface that asked."""
+    return phrase(request, bare_field(model))
+
+
+def keep(session: Session, request: Request, items: list[Any]) -> str:
+    """Keep a whole result list; its id is the request's own (its fields but the paging)."""
+    key = request.model_dump(exclude={"start_index", "pagination_id", "max_items", "format"})
+    page_id = hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    session.pages[page_id] = (request.mode, items)
+    return page_id
+
+
+def page(session: Session, request: Request, items: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
+    """The slice to show and the paging facts (`models.Paged`); `next` is the exact request
+    for the next page.
+
+    A `start_index` at or past the end is an `invalid_request` that says how many items
+    there are and gives the exact request for the last page, in every paged mode."""
+    start = request.start_index
+    if start and start >= len(items):
+        raise _past_the_end(session, request, items)
+    shown = list(items[start:start + request.max_items])
+    end = start + len(shown)
+    info: dict[str, Any] = {"total": len(items), "start": start + 1 if shown else start, "end": end}
+    if end < len(items):
+        info["pagination_id"], info["next"] = _page_request(session, request, items, end)
+    return shown, info
+
+
+def _page_request(session: Session, request: Request, items: Sequence[Any], start: int) -> tuple[str, str]:
+    """The id under which the whole list is kept, and the request for the page at `start`."""
+    page_id = keep(session, request, list(items))
+    return page_id, suggest(type(request), {**_unpaged(request), "start_index": start, "pagination_id": page_id})
+
+
+def _unpaged(request: Request) -> dict[str, Any]:
+    """The request as sent, without its place in the pages."""
+    fields = request.model_dump(exclude_defaults=True, exclude_none=True,
+                                exclude={"mode", "start_index", "pagination_id"})
+    return {"mode": request.mode, **fields}
+
+
+def _past_the_end(session: Session, request: Request, items: Sequence[Any]) -> LsapError:
+    total = len(items)
+    if not total:
+        return LsapError(
+            ErrorCode.INVALID_REQUEST,
+            f"nothing at start_index {request.start_index}: the {request.mode} answer has no items",
+            hint=f"the whole answer: `{suggest(type(request), _unpaged(request))}`",
+        )
+    last = (total - 1) // request.max_items * request.max_items
+    shown = f"items {last + 1}–{total}" if last + 1 < total else f"item {total}"
+    return LsapError(
+        ErrorCode.INVALID_REQUEST,
+        f"nothing at start_index {request.start_index}: the {request.mode} answer has {total} "
+        f"item{'s' if total != 1 else ''} (start_index 0–{total - 1})",
+        hint=f"the last page ({shown}): `{_page_request(session, request, items, last)[1]}`",
+    )

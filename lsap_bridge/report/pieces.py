@@ -1,0 +1,136 @@
+"""Report pieces every mode builds from: how the anchor resolved, numbered lines, editor
+locations, a definition's bounded code, a diagnostic's row."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..diagnostics import Diagnostic
+from ..gateway import Document
+from ..models import Line, Row
+from ..session import Location, Resolved, Session
+from ..symbols import Symbol, SymbolTree
+from ..workspace import language_of
+
+HEAD_LINES = 12  # a long definition shows this much of its head (signature, docstring)
+
+
+def anchor_fields(resolved: Resolved, session: Session) -> dict[str, Any]:
+    """How the anchor resolved, including the approximate-match note (doc/architecture.md,
+    Anchors): the fields of `models.Anchored`."""
+    data: dict[str, Any] = {
+        "anchor": resolved.anchor,
+        "path": session.workspace.display(resolved.path),
+        "line": resolved.line + 1,
+        "column": resolved.column + 1,
+        "symbol": resolved.symbol_path,
+        "text": resolved.line_text.strip(),
+        "server": resolved.target.client.name,
+        "partial": resolved.target.partial,
+    }
+    if resolved.approximate and resolved.match is not None:
+        data["approximate"] = {
+            "tier": resolved.match.tier.name.lower(),
+            "matched": resolved.match.matched_text,
+            "score": round(resolved.match.score, 1),
+        }
+    if resolved.note:
+        data["note"] = resolved.note
+    return data
+
+
+def excerpt(doc: Document, first: int, last: int, context: int = 0) -> list[Line]:
+    """Numbered lines `first..last` (0-based, inclusive) widened by `context` lines."""
+    start = max(0, first - context)
+    stop = min(len(doc.lines), last + context + 1)
+    return [Line(number=i + 1, text=doc.lines[i]) for i in range(start, stop)]
+
+
+def editor_location(display: str, doc: Document, line: int, column: int) -> dict[str, Any]:
+    """A location for the editor (report jumps, quickfix): 1-based line, byte column."""
+    text = doc.lines[line] if line < len(doc.lines) else ""
+    return {"path": display, "line": line + 1, "col": len(text[:column].encode("utf-8")),
+            "text": text.strip()}
+
+
+def word_at(text: str, column: int) -> str:
+    """The identifier at a column: what a report calls the symbol it is about."""
+    match = re.match(r"[\w$]+", text[column:])
+    return match.group(0) if match else text[column:column + 20].strip()
+
+
+def fence_language(doc: Document) -> str:
+    return language_of(doc.path)
+
+
+class Member(Row):
+    name: str
+    kind: str
+    line: int
+
+
+class Code(Row):
+    """A definition's code (`_definition.md.j2`): all of it if it fits, else its head and
+    an outline of its members."""
+
+    path: str
+    line: int
+    symbol: str | None
+    kind: str | None
+    language: str
+    lines: list[Line]
+    truncated: int
+    members: list[Member]
+
+
+def defining_symbol(tree: SymbolTree, loc: Location) -> tuple[str, Symbol] | None:
+    """The symbol whose name is at the location, else the innermost one containing it."""
+    best: tuple[str, Symbol] | None = None
+    for path, symbol in tree.walk():
+        if symbol.selection.contains(loc.line, loc.col):
+            return ".".join(path), symbol
+        if symbol.span.contains(loc.line, loc.col) and (
+            best is None or symbol.span.start_line >= best[1].span.start_line
+        ):
+            best = ".".join(path), symbol
+    return best
+
+
+def code_of(session: Session, doc: Document, named: tuple[str, Symbol] | None, loc: Location,
+            limit: int) -> Code:
+    """The defining symbol's code if it fits in `limit` lines, else its head and members.
+
+    A 2,000-line class must not come back as 22k tokens (doc/architecture.md, Costs)."""
+    symbol = named[1] if named else None
+    lines, truncated, members = excerpt(doc, loc.line, loc.line, 2), 0, []
+    if symbol is not None:
+        first, last = symbol.span.start_line, symbol.span.end_line
+        size = last - first + 1
+        if size <= limit:
+            lines = excerpt(doc, first, last)
+        else:
+            head = min(HEAD_LINES, limit)
+            members = [
+                Member(name=child.bare_name, kind=child.kind_name, line=child.selection.start_line + 1)
+                for child in symbol.children
+            ]
+            lines, truncated = excerpt(doc, first, first + head - 1), size - head
+    return Code(path=session.workspace.display(loc.path), line=loc.line + 1,
+                symbol=named[0] if named else None, kind=symbol.kind_name if symbol else None,
+                language=fence_language(doc), lines=lines, truncated=truncated, members=members)
+
+
+class DiagnosticRow(Row):
+    line: int
+    column: int
+    severity: str
+    message: str
+    code: str | None
+    source: str | None
+
+
+def diagnostic_row(d: Diagnostic) -> dict[str, Any]:
+    """A diagnostic's fields as reports show them (1-based line and column)."""
+    return {"line": d.line + 1, "column": d.col + 1, "severity": d.severity, "message": d.message,
+            "code": d.code, "source": d.source}

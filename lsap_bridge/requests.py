@@ -1,0 +1,76 @@
+"""A request, validated: JSON in, the mode's request model out, or an `invalid_request`
+that names the field (doc/architecture.md, Requests)."""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from .errors import invalid
+from .locate.anchor import parse_anchor
+from .models import Locate, Request, bare_field
+from .modes import REGISTRY
+from .surface import fields_help
+from .workspace import Workspace
+
+Anchors = MutableMapping[str, Locate]
+
+
+def describe_validation(exc: ValidationError, mode: str) -> str:
+    """Pydantic errors as one sentence per field, naming the field and what was wrong."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "request"
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unknown field `{where}`")
+        elif err["type"] == "missing":
+            parts.append(f"missing field `{where}`")
+        else:
+            parts.append(f"`{where}`: {err['msg']}")
+    return f"invalid {mode} request: " + "; ".join(parts)
+
+
+def anchor_of(text: str, workspace: Workspace, anchors: Anchors | None = None) -> Locate:
+    """An anchor string parsed (`parse_anchor`); `anchors`: the session's, which remembers it
+    as long as the file checks it rests on are (agents send one anchor to several modes in
+    a row)."""
+    seen = anchors.get(text) if anchors is not None else None
+    if seen is None:
+        seen = parse_anchor(text, workspace.is_file)
+        if anchors is not None:
+            anchors[text] = seen
+    return seen
+
+
+def parse_request(payload: dict[str, Any], workspace: Workspace, anchors: Anchors | None = None) -> Request:
+    """Validate a JSON request into its mode's model; errors name the field.
+
+    `locate` may also be the string form of an anchor (`path:Symbol@find`).
+    """
+    if not isinstance(payload, dict):
+        raise invalid("a request is a JSON object with a `mode`", hint='e.g. {"mode": "references", "locate": {...}}')
+    mode = payload.get("mode")
+    if not isinstance(mode, str) or mode not in REGISTRY:
+        modes = ", ".join(sorted(REGISTRY))
+        raise invalid(
+            f"unknown mode {mode!r}" if mode is not None else "the request has no `mode`",
+            hint=f"use one of: {modes}",
+        )
+    capability = REGISTRY[mode]
+    bare = bare_field(capability.model)
+    given = payload.get("locate")
+    if bare not in (None, "locate") and bare not in payload and isinstance(given, str):
+        # A bare argument (`lsap outline shop/`) comes as `locate`: it fills the mode's field.
+        payload = {**{k: v for k, v in payload.items() if k != "locate"}, bare: given}
+    if isinstance(payload.get("locate"), str):
+        # The parsed model itself, not its dump: pydantic takes it without validating again.
+        payload = {**payload, "locate": anchor_of(payload["locate"], workspace, anchors)}
+    try:
+        return capability.model.model_validate(payload)
+    except ValidationError as exc:
+        raise invalid(
+            describe_validation(exc, mode),
+            hint=fields_help(mode),
+        ) from None

@@ -1,0 +1,168 @@
+"""Resolve a `Locate` anchor to one position in a file, or say precisely why not."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from .errors import Candidate, ErrorCode, LsapError
+from .gateway import Document
+from .locate.anchor import format_anchor
+from .locate.matcher import Match, MatchResult, Needle, Tier, decide, find_matches, has_exact, parse_find
+from .models import LineScope, Locate, SymbolScope
+from .session import Resolved, Session, Target
+from .symbols import Symbol, SymbolTree
+
+__all__ = ["Resolved", "resolve"]
+
+
+async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
+    """Find the anchor's position; the file is opened for a server that supports `method`.
+
+    Warm (inside `Session.run`): an anchor resolved before, on the same held text by the
+    same server, comes back without the work: agents ask hover, definition and references
+    of one anchor in a row, and repeat requests.
+    """
+    key = _key(locate)
+    before = session.resolved.get(key) if session.warm else None
+    # The path was confined when it was first resolved: trusted as long as `contains` is.
+    path = before.path if before else session.workspace.resolve(locate.file_path)
+    target = await session.target(path, method)
+    if before and target.doc is not None and _same_text(target.doc, before.doc) and (
+            target.client.id == before.target.client.id):
+        return replace(before, target=target, doc=target.doc)
+    resolved = await _resolve_on(session, locate, target)
+    if target.doc is not None:  # resolved on a held text: worth remembering
+        session.resolved[key] = resolved
+    return resolved
+
+
+def _same_text(doc: Document, other: Document) -> bool:
+    """The same buffer at the same changedtick (a held text is only ever a buffer's)."""
+    return doc.bufnr == other.bufnr and doc.version == other.version
+
+
+def _key(locate: Locate) -> tuple[Any, ...]:
+    scope = locate.scope
+    if isinstance(scope, SymbolScope):
+        where: tuple[Any, ...] = tuple(scope.symbol_path)
+    elif isinstance(scope, LineScope):
+        where = (scope.start_line, scope.end_line)
+    else:
+        where = ()
+    return (locate.file_path, where, locate.find)
+
+
+async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resolved:
+    path = target.path
+    doc = target.doc or await session.document(path)
+    tree = await _tree(session, target, doc)
+    regions = _regions(locate, tree, doc, session.workspace.display(path))
+
+    if locate.find is None:
+        if len(regions) > 1:
+            raise _ambiguous_symbols(locate, [sym for _, _, sym in regions if sym], doc, tree)
+        start, _end, symbol = regions[0]
+        if symbol is not None:
+            line, col = symbol.selection.start_line, symbol.selection.start_col
+        else:
+            text = doc.lines[start] if start < len(doc.lines) else ""
+            line, col = start, len(text) - len(text.lstrip())
+        return Resolved(target, doc, line, col, tree.enclosing_path(line, col), None, format_anchor(locate))
+
+    needle = parse_find(locate.find)
+    # An exact match anywhere beats every other tier: regions without one (an overload's
+    # signature, say) need not run the whitespace, unicode and fuzzy tiers.
+    exact = [r for r in regions if has_exact(doc.lines, needle, r[0], r[1])]
+    results = [find_matches(doc.lines, needle, start, end) for start, end, _ in exact or regions]
+    match, note = _decide(locate, needle, results, doc, tree, session.workspace.display(path))
+    return Resolved(
+        target, doc, match.line, match.column, tree.enclosing_path(match.line, match.column),
+        match, format_anchor(locate), note,
+    )
+
+
+async def _tree(session: Session, target: Target, doc: Document) -> SymbolTree:
+    if not target.client.supports("textDocument/documentSymbol"):
+        return SymbolTree([])
+    return await session.symbol_tree(target, doc)
+
+
+def _regions(locate: Locate, tree: SymbolTree, doc: Document, name: str) -> list[tuple[int, int, Symbol | None]]:
+    """The 0-based line ranges [start, end) the find is searched in."""
+    scope = locate.scope
+    total = len(doc.lines)
+    if isinstance(scope, SymbolScope):
+        symbols = tree.find(scope.symbol_path)
+        if not symbols:
+            wanted = ".".join(scope.symbol_path)
+            suggestions = tree.suggest(scope.symbol_path)
+            raise LsapError(
+                ErrorCode.NOT_FOUND,
+                f"no symbol {wanted} in {name}",
+                # The suggestions are shown once, as such; the hint says what else to do.
+                hint="run the `outline` mode to see the file's symbols",
+                suggestions=suggestions,
+            )
+        return [(s.span.start_line, s.span.end_line + 1, s) for s in symbols]
+    if isinstance(scope, LineScope):
+        if scope.start_line > total:
+            raise LsapError(
+                ErrorCode.NOT_FOUND,
+                f"line {scope.start_line} is past the end of {name} ({total} lines)",
+            )
+        end = total if scope.end_line == 0 else min(scope.end_line - 1, total)
+        return [(scope.start_line - 1, end, None)]
+    return [(0, total, None)]
+
+
+def _decide(locate: Locate, needle: Needle, results: list[MatchResult], doc: Document, tree: SymbolTree,
+            name: str) -> tuple[Match, str | None]:
+    """The one match and its note, or the `not_found` / `ambiguous` error with the candidates."""
+    decision = decide(results, needle.line)
+    if decision.match is not None:
+        return decision.match, decision.note
+    candidates = [_candidate(m, doc, tree) for m in decision.candidates]
+    if decision.tier is None:
+        raise LsapError(
+            ErrorCode.NOT_FOUND,
+            f"{locate.find!r} is not in {name}" + (" within the scope" if locate.scope else ""),
+            hint="the closest lines are listed; copy the text exactly, or widen the scope"
+            if candidates else "check the text: nothing close to it was found",
+            candidates=candidates,
+        )
+    best = decision.tier
+    raise LsapError(
+        ErrorCode.AMBIGUOUS,
+        f"{locate.find!r} matches {len(candidates)} places in {name}"
+        + ("" if best is Tier.EXACT else f" ({best.name.lower()} match)"),
+        hint="narrow it: add a `scope` (a symbol path like `Class.method`, or lines "
+        "`start,end`), or put more of the line in `find`",
+        candidates=candidates,
+    )
+
+
+def _candidate(match: Match, doc: Document, tree: SymbolTree) -> Candidate:
+    text = doc.lines[match.line] if match.line < len(doc.lines) else ""
+    return Candidate(
+        line=match.line + 1,
+        text=text.strip(),
+        symbol=tree.enclosing_path(match.line, match.column),
+        score=round(match.score, 1) if match.tier is Tier.FUZZY else None,
+    )
+
+
+def _ambiguous_symbols(locate: Locate, symbols: list[Symbol], doc: Document, tree: SymbolTree) -> LsapError:
+    return LsapError(
+        ErrorCode.AMBIGUOUS,
+        f"{len(symbols)} symbols match {format_anchor(locate)}",
+        hint="add a `find` with text from the one you mean",
+        candidates=[
+            Candidate(
+                line=s.selection.start_line + 1,
+                text=doc.lines[s.selection.start_line].strip() if s.selection.start_line < len(doc.lines) else "",
+                symbol=tree.enclosing_path(s.selection.start_line, s.selection.start_col),
+            )
+            for s in symbols
+        ],
+    )

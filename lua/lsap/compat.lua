@@ -1,0 +1,108 @@
+-- The few things lsap needs of Neovim's LSP client that it offers no public API for, in one
+-- place: each function prefers the public API, falls back to the internal it replaces where
+-- the public one is missing, and to a safe answer where neither exists (a later Neovim may
+-- rename its internals). `tests/integration/test_compat.py` runs every fallback.
+local M = {}
+
+-- The LSP methods the bridge may ask a client about when no list of `vim.lsp.protocol`
+-- is there (an older Neovim): the ones its modes use.
+M.KNOWN_METHODS = {
+  'textDocument/references', 'textDocument/definition', 'textDocument/declaration',
+  'textDocument/typeDefinition', 'textDocument/implementation', 'textDocument/hover',
+  'textDocument/documentSymbol', 'workspace/symbol', 'textDocument/prepareCallHierarchy',
+  'textDocument/prepareTypeHierarchy', 'textDocument/inlayHint', 'textDocument/signatureHelp',
+  'textDocument/completion', 'textDocument/rename', 'textDocument/prepareRename',
+  'textDocument/codeAction', 'textDocument/diagnostic', 'textDocument/formatting',
+}
+
+local methods_cache ---@type string[]?
+
+--- Every request method a client may be asked whether it supports: all the protocol's
+--- (`vim.lsp.protocol.Methods`, public), else the known ones. Computed once.
+function M.methods()
+  if methods_cache then return methods_cache end
+  local methods = vim.lsp.protocol and vim.lsp.protocol.Methods
+  if type(methods) ~= 'table' or next(methods) == nil then
+    methods_cache = M.KNOWN_METHODS
+    return methods_cache
+  end
+  local out = {}
+  for _, method in pairs(methods) do
+    -- Requests a client sends a server (notifications and server-to-client requests aside).
+    if type(method) == 'string' and method:find('/', 1, true) and not method:match('^%$/')
+        and not method:match('^window/') and not method:match('^client/') then
+      out[#out + 1] = method
+    end
+  end
+  table.sort(out)
+  methods_cache = out
+  return out
+end
+
+--- Forget the methods computed (for tests that take `vim.lsp.protocol` away).
+function M.reset() methods_cache = nil end
+
+--- Send the didChange notifications Neovim holds back for `client` (every buffer, not only
+--- the one a request is about). No public API: the internal `_changetracking.flush`, else
+--- nothing (each request still flushes its own buffer). Returns whether it flushed.
+function M.flush_changes(client)
+  local tracking = vim.lsp._changetracking
+  if type(tracking) ~= 'table' or type(tracking.flush) ~= 'function' then return false end
+  return (pcall(tracking.flush, client))
+end
+
+--- Clients on a buffer, those still initializing too (`_uninitialized`, which an older or
+--- later Neovim may ignore: then the initialized ones).
+function M.clients_starting(bufnr)
+  local filter = { _uninitialized = true }
+  if bufnr then filter.bufnr = bufnr end
+  return vim.lsp.get_clients(filter)
+end
+
+--- The names of the LSP configs known: `lsp/*.lua` files on 'runtimepath' (public) and
+--- those given to `vim.lsp.config()` (the internal `vim.lsp.config._configs`, where it is).
+function M.config_names()
+  local names = {}
+  for _, file in ipairs(vim.api.nvim_get_runtime_file('lsp/*.lua', true)) do
+    names[vim.fn.fnamemodify(file, ':t:r')] = true
+  end
+  local configs = type(vim.lsp.config) == 'table' and rawget(vim.lsp.config, '_configs') or nil
+  for name in pairs(type(configs) == 'table' and configs or {}) do names[name] = true end
+  for name in pairs(type(vim.lsp._enabled_configs) == 'table' and vim.lsp._enabled_configs or {}) do
+    names[name] = true
+  end
+  names['*'] = nil
+  local out = vim.tbl_keys(names)
+  table.sort(out)
+  return out
+end
+
+--- The names of the configs enabled with `vim.lsp.enable()`: by the public
+--- `vim.lsp.is_enabled`, else the internal `_enabled_configs`; nil when neither says.
+function M.enabled_configs()
+  if type(vim.lsp.is_enabled) == 'function' then
+    return vim.tbl_filter(function(name) return vim.lsp.is_enabled(name) end, M.config_names())
+  end
+  if type(vim.lsp._enabled_configs) == 'table' then
+    local out = vim.tbl_keys(vim.lsp._enabled_configs)
+    table.sort(out)
+    return out
+  end
+  return nil
+end
+
+--- Start the enabled configs for a buffer again, as opening it would (a server of it exited
+--- and Neovim does not restart it): the buffer's FileType in Neovim's `nvim.lsp.enable`
+--- group, else `vim.lsp.enable()` of each enabled config again (which does the same for
+--- every buffer). Returns whether it could.
+function M.start_enabled(bufnr)
+  if pcall(vim.api.nvim_exec_autocmds, 'FileType', { group = 'nvim.lsp.enable', buffer = bufnr, modeline = false }) then
+    return true
+  end
+  local enabled = M.enabled_configs()
+  if not enabled or type(vim.lsp.enable) ~= 'function' then return false end
+  for _, name in ipairs(enabled) do pcall(vim.lsp.enable, name) end
+  return true
+end
+
+return M

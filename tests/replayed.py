@@ -1,0 +1,58 @@
+"""The requests whose reports are golden files made by the real capabilities over recorded
+server answers (`tests/record.py` records them, `tests/unit/test_replayed.py` replays them).
+
+A case may take methods away from the server (`lacking`), or answer some methods itself
+(`answers`, by method: a server with nothing to say), to show a mode's report when the
+server cannot answer part of it, from the same recording.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str  # the golden file, tests/golden/replayed/<name>.md
+    request: dict[str, Any]
+    lacking: frozenset[str] = field(default_factory=frozenset)
+    answers: dict[str, Any] = field(default_factory=dict)
+
+
+CASES = {case.name: case for case in (
+    Case("references", {"mode": "references", "locate": "shop/models.py:Product"}),
+    Case("references_paged", {"mode": "references", "locate": "shop/models.py:Product", "max_items": 3,
+                              "context_lines": 1}),
+    Case("definition", {"mode": "definition", "locate": "shop/checkout.py:checkout@order = <|>Order()"}),
+    Case("definition_truncated", {"mode": "definition", "locate": "shop/checkout.py:checkout@order = <|>Order()",
+                                  "max_code_lines": 5}),
+    Case("type_definition", {"mode": "type_definition", "locate": "shop/checkout.py:checkout@<|>order = Order()"}),
+    Case("hover", {"mode": "hover", "locate": "shop/catalog.py:find"}),
+    Case("locate", {"mode": "locate", "locate": "shop/models.py:Order.total@return <|>result"}),
+    Case("locate_approximate", {"mode": "locate", "locate": "shop/models.py:Order.total@retrun <|>result"}),
+    Case("outline_file", {"mode": "outline", "file_path": "shop/models.py"}),
+    Case("outline_directory_paged", {"mode": "outline", "file_path": "shop", "max_items": 4}),
+    Case("search", {"mode": "search", "query": "Product", "kinds": ["class", "method"]}),
+    Case("calls", {"mode": "calls", "locate": "shop/catalog.py:find", "depth": 2}),
+    Case("types_derived", {"mode": "types", "locate": "shop/models.py:Product"}),
+    Case("inspect", {"mode": "inspect", "locate": "shop/catalog.py:find"}),
+    Case("inspect_lacking", {"mode": "inspect", "locate": "shop/catalog.py:find"},
+         lacking=frozenset({"textDocument/prepareCallHierarchy", "textDocument/references"})),
+    Case("completion_paged", {"mode": "completion", "locate": "shop/checkout.py:checkout@order.<|>add(product)",
+                              "max_items": 3}),
+    Case("signature_help", {"mode": "signature_help",
+                            "locate": "shop/checkout.py:checkout@find(name, <|>everything())"}),
+    Case("inlay_hints", {"mode": "inlay_hints", "locate": "shop/checkout.py:checkout"}),
+    # What a server with nothing to say makes of each report.
+    Case("hover_empty", {"mode": "hover", "locate": "shop/catalog.py:find"},
+         answers={"textDocument/hover": None}),
+    Case("definition_none", {"mode": "definition", "locate": "shop/checkout.py:checkout@order = <|>Order()"},
+         answers={"textDocument/definition": []}),
+    Case("calls_none", {"mode": "calls", "locate": "shop/catalog.py:find", "direction": "outgoing"},
+         answers={"callHierarchy/outgoingCalls": []}),
+    Case("search_empty", {"mode": "search", "query": "Basket"}, answers={"workspace/symbol": []}),
+    Case("signature_help_none", {"mode": "signature_help",
+                                 "locate": "shop/checkout.py:checkout@find(name, <|>everything())"},
+         answers={"textDocument/signatureHelp": None}),
+)}

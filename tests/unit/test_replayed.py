@@ -1,0 +1,67 @@
+"""Golden reports made by the real capabilities from real servers' answers: each request of
+`tests/replayed.py` runs through the service's own path (validation, the warm-path run, the
+report model, its template) over a fake editor answering from `tests/fixtures/recorded/`
+(`python -m tests.record` records them). A capability that renames or drops a report field
+fails here: the model refuses it, or the template (StrictUndefined) does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from lsap_bridge.capabilities import REGISTRY
+from lsap_bridge.gateway import LspAnswer, LspCall
+from lsap_bridge.render import render_json, render_report
+from lsap_bridge.requests import parse_request
+from tests.conftest import EXAMPLE
+from tests.fakes import METHODS, Recording, client, fake_session
+from tests.golden import assert_golden, check_report_shape
+from tests.replayed import CASES
+
+
+def replay(name: str, **answers: Any) -> tuple[str, str]:
+    """The case's report as Markdown and as JSON; `answers`: more methods answered by the
+    case itself (`textDocument_hover=…`)."""
+    case = replace(CASES[name], answers={**CASES[name].answers,
+                                         **{k.replace("_", "/", 1): v for k, v in answers.items()}})
+    recorded = Recording("shop", EXAMPLE)
+
+    def answer(call: LspCall) -> LspAnswer:
+        return LspAnswer(case.answers[call.method]) if call.method in case.answers else recorded(call)
+
+    session = fake_session(EXAMPLE, answer, clients=[client(methods=METHODS - case.lacking)])
+    request = parse_request(case.request, session.workspace, session.anchors)
+    capability = REGISTRY[request.mode]
+    answer = asyncio.run(session.run(capability, request))
+    return render_report(capability.template, answer.report), render_json(request.mode, answer.report)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_replayed_golden(name: str) -> None:
+    text, as_json = replay(name)
+    assert check_report_shape(text) == []
+    assert_golden(f"replayed/{name}.md", text)
+    data = json.loads(as_json)
+    assert data["mode"] == CASES[name].request["mode"]
+    fields = REGISTRY[data["mode"]].report.model_fields
+    assert set(data) - {"mode"} <= set(fields), "the JSON is the report model's dump"
+
+
+def test_json_format_carries_the_same_content() -> None:
+    text, as_json = replay("references_paged")
+    data = json.loads(as_json)
+    for group in data["groups"]:
+        assert group["lines"][0]["text"] in as_json and group["lines"][0]["text"] in text
+    assert data["total"] == 18 and data["next"] and data["pagination_id"]
+
+
+def test_server_docs_keep_the_report_rules() -> None:
+    hover = "```python\n#### not a heading in code\n```\n#### Examples\n```\nf(1)\n```"
+    text, _ = replay("inspect", textDocument_hover={"contents": {"kind": "markdown", "value": hover}})
+    assert "**Examples**" in text and "#### not a heading in code" in text
+    assert "```text\nf(1)\n```" in text
+    assert check_report_shape(text) == []
