@@ -21,7 +21,6 @@ from .client import ClientError, Connection, call_session, env_servers, find_ses
 from .discovery import SessionInfo, sessions
 
 OPTIONS = ("max_items", "start_index", "pagination_id", "context_lines", "format")
-COMMANDS = ("query", "request", "schema", "info", "sessions", "daemon", "mcp", "doctor")
 
 
 def build_parser() -> argparse.ArgumentParser:

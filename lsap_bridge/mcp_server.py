@@ -77,11 +77,10 @@ def tools() -> list[dict[str, Any]]:
                          "locate: 'path:Symbol.path@text' or {file_path, scope, find}."),
          "input_schema": {"type": "object", "properties": {"request": {"type": "object"}},
                           "required": ["request"], "additionalProperties": False}},
-        {"name": "lsap_references",
-         "description": "All uses of a symbol, grouped by file and enclosing symbol.",
-         "input_schema": mode_schema("references")},
-        {"name": "lsap_definition", "description": "Where a symbol is defined, with its code.",
-         "input_schema": mode_schema("definition")},
+        # The modes declared with a tool of their own (`Offer(mcp=True)`).
+        *({"name": f"lsap_{c.mode}", "description": c.summary[:1].upper() + c.summary[1:] + ".",
+           "input_schema": mode_schema(c.mode)}
+          for c in sorted(REGISTRY.values(), key=lambda c: c.offer.picker) if c.offer.mcp),
         {"name": "lsap_text",
          "description": ("Run a Language Server Request block (hover ^, docs, inlay ?, "
                          "RENAME_TO, MOVE_TO_FILE); answers woven into the echo."),

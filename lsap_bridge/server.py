@@ -286,6 +286,8 @@ class SocketServer:
             "servers": [{"id": c.id, "name": c.name, "root_dir": c.root_dir,
                          "offset_encoding": c.offset_encoding, "methods": sorted(c.methods)}
                         for c in clients],
+            # What the service asked of Neovim so far: calls into it, LSP requests sent.
+            "stats": dict(self.service.gateway.stats),
             **self.info_extra,
         }
 

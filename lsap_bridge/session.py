@@ -204,14 +204,28 @@ class Session:
         held: dict[Path, Document] = {}
         token = _HELD.set(held)
         try:
-            answer = await capability.run(self, request)
-            if held:  # answered from held texts no guarded call confirmed: are they current?
-                now = await self.gateway.read(list(held))
-                if any(now[path].version != doc.version for path, doc in held.items()):
-                    raise StaleText(f"{', '.join(map(str, held))} changed while the request ran")
+            try:
+                answer = await capability.run(self, request)
+            except StaleText:
+                raise
+            except Exception:  # an error found on a held text (an anchor gone) may be stale too
+                await self._confirm(held)
+                raise
+            await self._confirm(held)
             return answer
         finally:
             _HELD.reset(token)
+
+    async def _confirm(self, held: dict[Path, Document]) -> None:
+        """Whether the held texts an answer came from, that no guarded call confirmed, are
+        still the buffers' (text and disk state, as the guard checks): else `StaleText`."""
+        if not held:
+            return
+        now = await self.gateway.read(list(held))
+        changed = [path for path, doc in held.items()
+                   if (now[path].version, now[path].disk_differs) != (doc.version, doc.disk_differs)]
+        if changed:
+            raise StaleText(f"{', '.join(map(str, changed))} changed while the request ran")
 
     @property
     def warm(self) -> bool:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from pydantic import Field
+from typing import Literal
 
 from ..errors import ErrorCode, LsapError
-from ..models import Anchored, LocateRequest
 from ..modes import Answer, Offer, mode
-from ..report.hierarchy import Root, Section, call_roots, lsp_expand, roots_data, walk_directions
+from ..report.hierarchy import (
+    HierarchyReport,
+    HierarchyRequest,
+    call_roots,
+    lsp_expand,
+    roots_data,
+    walk_directions,
+)
 from ..report.pieces import anchor_fields, word_at
 from ..resolve import resolve
 from ..session import Session
@@ -21,18 +25,13 @@ DIRECTIONS = {
 }
 
 
-class CallsRequest(LocateRequest):
+class CallsRequest(HierarchyRequest):
     mode: Literal["calls"] = "calls"
     direction: Literal["incoming", "outgoing", "both"] = "both"
-    depth: Annotated[int, Field(ge=1, le=5)] = 1
-    include_external: bool = False
 
 
-class CallsReport(Anchored):
-    name: str
-    roots: list[Root]
-    depth: int
-    sections: list[Section]
+class CallsReport(HierarchyReport):
+    pass
 
 
 @mode("calls", request=CallsRequest, report=CallsReport,

@@ -13,16 +13,23 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
-
-from pydantic import Field
+from typing import Any, Literal
 
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
-from ..models import Anchored, LocateRequest
 from ..modes import Answer, Offer, mode
 from ..position import to_lsp_character
-from ..report.hierarchy import Edge, Expand, Node, Root, Section, lsp_expand, node_of, roots_data, walk_directions
+from ..report.hierarchy import (
+    Edge,
+    Expand,
+    HierarchyReport,
+    HierarchyRequest,
+    Node,
+    lsp_expand,
+    node_of,
+    roots_data,
+    walk_directions,
+)
 from ..report.pieces import anchor_fields, defining_symbol, word_at
 from ..resolve import resolve
 from ..session import Location, Session
@@ -36,19 +43,13 @@ _KEYWORD_ARG = re.compile(r"\b\w+\s*=\s*[\w.]+")
 _NAME = re.compile(r"[A-Za-z_$][\w$]*")
 
 
-class TypesRequest(LocateRequest):
+class TypesRequest(HierarchyRequest):
     mode: Literal["types"] = "types"
     direction: Literal["supertypes", "subtypes", "both"] = "both"
-    depth: Annotated[int, Field(ge=1, le=5)] = 1
-    include_external: bool = False
 
 
-class TypesReport(Anchored):
-    name: str
-    roots: list[Root]
-    depth: int
+class TypesReport(HierarchyReport):
     derived: str | None  # why the hierarchy was derived, when the server has none
-    sections: list[Section]
 
 
 def header_names(line: str, after: int) -> list[tuple[int, str]]:

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from ..gateway import Client, Document, LspCall
-from ..models import Row, absent
+from ..models import Anchored, LocateRequest, Row, absent
 from ..session import Session, Target
 from ..symbols import KIND_NAMES
 from ..workspace import path_of
@@ -239,10 +241,21 @@ async def render_entries(
     return rows
 
 
-class HierarchyRequest(Protocol):
+class HierarchyRequest(LocateRequest):
+    """Fields of the modes that walk a hierarchy (calls, types): how deep, and whether
+    nodes outside the workspace are listed."""
+
+    depth: Annotated[int, Field(ge=1, le=5)] = 1
+    include_external: bool = False
+
+
+class HierarchyReport(Anchored):
+    """A hierarchy walked from its roots: a section per direction."""
+
+    name: str
+    roots: list[Root]
     depth: int
-    max_items: int
-    include_external: bool
+    sections: list[Section]
 
 
 async def walk_directions(

@@ -4,7 +4,7 @@ return {
   shared = { "format", "max_items", "start_index", "pagination_id", "context_lines" },
   modes = {
     batch = { "requests" },
-    calls = { "direction", "depth", "include_external" },
+    calls = { "depth", "include_external", "direction" },
     completion = {},
     declaration = { "max_code_lines" },
     definition = { "max_code_lines" },
@@ -24,7 +24,7 @@ return {
     search = { "query", "kinds" },
     signature_help = {},
     type_definition = { "max_code_lines" },
-    types = { "direction", "depth", "include_external" },
+    types = { "depth", "include_external", "direction" },
   },
   values = {
     ["calls.direction"] = { "incoming", "outgoing", "both" },

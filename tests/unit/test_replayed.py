@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from lsap_bridge.capabilities import REGISTRY
+from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.render import render_json, render_report
 from lsap_bridge.requests import parse_request
@@ -65,3 +66,22 @@ def test_server_docs_keep_the_report_rules() -> None:
     assert "**Examples**" in text and "#### not a heading in code" in text
     assert "```text\nf(1)\n```" in text
     assert check_report_shape(text) == []
+
+
+def test_a_pagination_id_of_another_mode_is_an_invalid_request() -> None:
+    """A references answer's id given to `diagnostics` (it used to crash with a TypeError)."""
+    session = fake_session(EXAMPLE, Recording("shop", EXAMPLE))
+
+    def run(payload: dict[str, Any]) -> Any:
+        request = parse_request(payload, session.workspace, session.anchors)
+        return asyncio.run(session.run(REGISTRY[request.mode], request))
+
+    first = run(CASES["references_paged"].request).report
+    page_id = first.pagination_id
+    assert page_id and run({**CASES["references_paged"].request, "start_index": 3,
+                            "pagination_id": page_id}).report.start == 4
+    with pytest.raises(LsapError) as caught:
+        run({"mode": "diagnostics", "file_path": "shop/models.py", "pagination_id": page_id})
+    assert caught.value.code is ErrorCode.INVALID_REQUEST
+    assert caught.value.message == f"pagination_id {page_id!r} is of a references answer, not of diagnostics"
+    assert "leave `pagination_id` out" in (caught.value.hint or "")
