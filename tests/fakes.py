@@ -124,6 +124,8 @@ class Recording:
         self.root = str(root)
         entries = json.loads((RECORDED / f"{name}.json").read_text())
         self.answers = {self.key(e["method"], _local(e["params"], self.root)): e for e in entries}
+        # What the recorded server was asked: the methods a fake client of it supports.
+        self.methods = frozenset(e["method"] for e in entries)
 
     @staticmethod
     def key(method: str, params: Any) -> str:

@@ -19,7 +19,7 @@ from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.render import render_json, render_report
 from lsap_bridge.requests import parse_request
 from tests.conftest import EXAMPLE
-from tests.fakes import METHODS, Recording, client, fake_session
+from tests.fakes import Recording, client, fake_session
 from tests.golden import assert_golden, check_report_shape
 from tests.replayed import CASES
 
@@ -34,7 +34,7 @@ def replay(name: str, **answers: Any) -> tuple[str, str]:
     def answer(call: LspCall) -> LspAnswer:
         return LspAnswer(case.answers[call.method]) if call.method in case.answers else recorded(call)
 
-    session = fake_session(EXAMPLE, answer, clients=[client(methods=METHODS - case.lacking)])
+    session = fake_session(EXAMPLE, answer, clients=[client(methods=recorded.methods - case.lacking)])
     request = parse_request(case.request, session.workspace, session.anchors)
     capability = REGISTRY[request.mode]
     answer = asyncio.run(session.run(capability, request))
