@@ -388,7 +388,9 @@ class Session:
     async def symbols(
         self, paths: Sequence[Path], client: Client, docs: dict[Path, Document]
     ) -> dict[Path, SymbolTree]:
-        """Symbol trees of many files in one round trip, cached per file version."""
+        """Symbol trees of many files, cached per file version: the servers are asked about
+        all of them in one round trip (and once more, together, about files they did not
+        know, after opening those one by one)."""
         out: dict[Path, SymbolTree] = {}
         missing = []
         for path in dict.fromkeys(paths):
@@ -416,7 +418,7 @@ class Session:
                 continue
             out[path] = self._cache(path, docs[path], answer.result, client)
         if retry:
-            # Open them as hidden buffers and ask again, all in one round trip.
+            # Open them as hidden buffers (a call each), then ask about all of them at once.
             bufnrs = [await self.gateway.open(path) for path in retry]
             fresh = await self.documents(retry)
             method = "textDocument/documentSymbol"
