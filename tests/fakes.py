@@ -60,6 +60,7 @@ class FakeEditor:
     stats: Counter[str] = field(default_factory=Counter)
     state: dict[str, Any] = field(default_factory=dict)  # what `editor()` reports
     asked: list[LspCall] = field(default_factory=list)
+    indexing: bool = False  # the servers still report work in progress
     _buffers: dict[Path, int] = field(default_factory=dict)
 
     async def read(self, paths: list[Path]) -> dict[Path, Document]:
@@ -81,7 +82,7 @@ class FakeEditor:
         return list(self.clients)
 
     async def wait_until_idle(self, client_ids: list[int]) -> bool:
-        return True
+        return not self.indexing
 
     async def lsp(self, calls: list[LspCall], timeout: float | None = None,
                   guard: Document | None = None) -> list[LspAnswer]:

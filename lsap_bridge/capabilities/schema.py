@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import field_validator
 
 from ..models import Report, Request, Row, absent
 from ..modes import REGISTRY, Answer, mode
@@ -47,7 +47,7 @@ class SchemaRequest(Request):
 class ModeSchema(Row):
     mode: str
     summary: str
-    schema_: str = Field(alias="schema")  # compact JSON (BaseModel has a `schema` of its own)
+    body: str  # the request's JSON Schema, compact
 
 
 class SchemaReport(Report):
@@ -64,7 +64,7 @@ async def schema(session: Session, request: SchemaRequest) -> Answer:
         return Answer(SchemaReport(schemas=schemas, responses=response_schemas(request.modes)))
     modes = [
         ModeSchema(mode=name, summary=REGISTRY[name].summary,
-                   schema=json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+                   body=json.dumps(body, ensure_ascii=False, separators=(",", ":")))
         for name, body in schemas.items()
     ]
     return Answer(SchemaReport(modes=modes))

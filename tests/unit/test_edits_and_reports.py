@@ -3,7 +3,6 @@ golden files of the rename, diagnostics, editor, batch and schema templates."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -22,7 +21,7 @@ from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import Client
 from lsap_bridge.session import fallback
 from lsap_bridge.workspace import Workspace
-from tests.golden import assert_golden, assert_report_golden, check_report_shape, render_data
+from tests.golden import assert_report_golden
 
 
 def rng(sl: int, sc: int, el: int, ec: int) -> dict[str, Any]:
@@ -221,43 +220,6 @@ DIAG = {
 }
 
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
-    "rename_preview.md": (
-        "rename_preview",
-        {
-            **ANCHOR,
-            "old_name": "Product",
-            "new_name": "Item",
-            "rename_id": "0123abcd45",
-            "edits": 3,
-            "files": [
-                {
-                    "path": "shop/catalog.py",
-                    "edits": 1,
-                    "kind": "edit",
-                    "old_path": None,
-                    "diff": DIFF,
-                },
-                {
-                    "path": "shop/goods.py",
-                    "edits": 1,
-                    "kind": "rename",
-                    "old_path": "shop/items.py",
-                    "diff": "",
-                },
-            ],
-            "execute": '{"mode":"rename_execute","rename_id":"0123abcd45"}',
-            "uses": {"found": 5, "files": 3, "covered": 3},
-            "uncovered": [
-                {"path": "shop/report.py", "line": 12, "column": 9, "text": "row: Product = rows[0]"}
-            ],
-            "uncovered_total": 2,
-            "total": 3,
-            "start": 1,
-            "end": 2,
-            "next": '{"mode":"rename_preview","locate":"shop/models.py@class <|>Product",'
-            '"new_name":"Item","max_items":2,"start_index":2,"pagination_id":"ab12"}',
-        },
-    ),
     "rename_applied.md": (
         "rename",
         {
@@ -356,103 +318,12 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
             "next": '{"mode":"diagnostics","max_items":2,"start_index":2,"pagination_id":"ab12"}',
         },
     ),
-    "diagnostics_clean.md": (
-        "diagnostics",
-        {
-            "scope": "shop/models.py",
-            "min_severity": "hint",
-            "outside": 0,
-            "too_large": 0,
-            "max_file_size": 4194304,
-            "counts": {},
-            "files": 0,
-            "checked": 1,
-            "skipped": False,
-            "quiet": [],
-            "limit": 200,
-            "pending": [],
-            "groups": [],
-            "total": 0,
-            "start": 0,
-            "end": 0,
-        },
-    ),
-    "editor_selection.md": (
-        "editor",
-        {
-            "path": "shop/models.py",
-            "inside": True,
-            "language": "python",
-            "line": 28,
-            "column": 9,
-            "text": "        result = 0.0",
-            "top": 1,
-            "bottom": 40,
-            "modified": True,
-            "anchor": "shop/models.py:Order.total@<|>result = 0.0",
-            "selection": {
-                "active": False,
-                "type": "linewise",
-                "start_line": 27,
-                "start_column": 1,
-                "end_line": 28,
-                "end_column": 20,
-                "truncated": 3,
-                "lines": [
-                    {"number": 27, "text": "    def total(self) -> float:"},
-                    {"number": 28, "text": "        result = 0.0"},
-                ],
-            },
-        },
-    ),
-    "editor_outside.md": (
-        "editor",
-        {
-            "path": "/tmp/notes.txt",
-            "inside": False,
-            "language": "text",
-            "line": 1,
-            "column": 1,
-            "text": "hello",
-            "top": 1,
-            "bottom": 1,
-            "modified": False,
-            "anchor": None,
-            "anchor_problem": "/tmp/notes.txt resolves to /tmp/notes.txt, outside the workspace",
-        },
-    ),
-    "editor_no_file.md": (
-        "editor",
-        {"path": None, "modified": False, "anchor": None, "note": "the current buffer is not a file (lsap://report)"},
-    ),
-    "batch.md": (
-        "batch",
-        {
-            "count": 2,
-            "failed": 1,
-            "sections": [
-                {**section(1, "hover", "# Hover: `Order`\n\n```python\nclass Order\n```"), "ok": True},
-                {**section(2, "nonsense", "# Error: invalid_request\n\nunknown mode 'nonsense'"), "ok": False},
-            ],
-        },
-    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_template_golden(name: str) -> None:
     assert_report_golden(name, *CASES[name])
-
-
-def test_schema_report_golden() -> None:
-    schemas = request_schemas(["editor"])
-    modes = [
-        {"mode": m, "summary": REGISTRY[m].summary, "schema": json.dumps(s, separators=(",", ":"))}
-        for m, s in schemas.items()
-    ]
-    text = render_data("schema", {"modes": modes})
-    assert check_report_shape(text) == []
-    assert_golden("schema_editor.md", text)
 
 
 # -- the checks before an edit, with a fake editor -----------------------------------------

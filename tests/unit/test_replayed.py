@@ -11,15 +11,16 @@ import json
 from dataclasses import replace
 from typing import Any
 
+import jsonschema
 import pytest
 
 from lsap_bridge.capabilities import REGISTRY
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import LspAnswer, LspCall
-from lsap_bridge.render import render_json, render_report
+from lsap_bridge.render import render_error, render_json, render_report
 from lsap_bridge.requests import parse_request
 from tests.conftest import EXAMPLE
-from tests.fakes import Recording, client, fake_session
+from tests.fakes import ROOT_MARK, Recording, client, fake_session
 from tests.golden import assert_golden, check_report_shape
 from tests.replayed import CASES
 
@@ -34,11 +35,16 @@ def replay(name: str, **answers: Any) -> tuple[str, str]:
     def answer(call: LspCall) -> LspAnswer:
         return LspAnswer(case.answers[call.method]) if call.method in case.answers else recorded(call)
 
-    session = fake_session(EXAMPLE, answer, clients=[client(methods=recorded.methods - case.lacking)])
-    request = parse_request(case.request, session.workspace, session.anchors)
-    capability = REGISTRY[request.mode]
-    answer = asyncio.run(session.run(capability, request))
-    return render_report(capability.template, answer.report), render_json(request.mode, answer.report)
+    state = json.loads(json.dumps(case.editor).replace(ROOT_MARK, str(EXAMPLE)))
+    session = fake_session(EXAMPLE, answer, clients=[client(methods=recorded.methods - case.lacking)],
+                           indexing=case.indexing, state=state)
+    try:
+        request = parse_request(case.request, session.workspace, session.anchors)
+        capability = REGISTRY[request.mode]
+        result = asyncio.run(session.run(capability, request))
+    except LsapError as error:
+        return render_error(error), render_error(error, "json")
+    return render_report(capability.template, result.report), render_json(request.mode, result.report)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -47,9 +53,12 @@ def test_replayed_golden(name: str) -> None:
     assert check_report_shape(text) == []
     assert_golden(f"replayed/{name}.md", text)
     data = json.loads(as_json)
+    if "error" in data:
+        return
     assert data["mode"] == CASES[name].request["mode"]
-    fields = REGISTRY[data["mode"]].report.model_fields
-    assert set(data) - {"mode"} <= set(fields), "the JSON is the report model's dump"
+    report = REGISTRY[data["mode"]].report
+    assert set(data) - {"mode"} <= set(report.model_fields), "the JSON is the report model's dump"
+    jsonschema.validate({k: v for k, v in data.items() if k != "mode"}, report.model_json_schema(mode="serialization"))
 
 
 def test_json_format_carries_the_same_content() -> None:
