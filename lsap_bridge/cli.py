@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
             print("no embedded daemon for this directory")
             return 0 if action in ("status", "stop") else 1
         if action == "stop":
-            Connection(info.socket).call("shutdown")
+            with Connection(info.socket) as conn:
+                conn.call("shutdown")
             print(f"stopped {info.name}")
         else:
             roots = ", ".join(info.roots)

@@ -1,4 +1,11 @@
-"""A blocking client for the agent socket, and finding (or starting) the session to ask."""
+"""The one client of the agent socket (the CLI, `lsap mcp`, the benchmarks, the tests), and
+finding (or starting) the session to ask.
+
+`Rpc` is the protocol without I/O: framing, ids, the client's name, errors. `Connection`
+(blocking, for the CLI) and `AsyncConnection` (asyncio, many calls in flight) carry it over
+the Unix socket; `call_session` and `AsyncSession` add the finding of a session and the one
+retry when a session went away before running a call.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +24,7 @@ from typing import Any
 
 from .discovery import SessionInfo, daemon_name, runtime_dir, session_for, sessions
 
+ATTEMPTS = 2  # sends of one call: once more if its session went away before running it
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "package.json", "tsconfig.json",
                 "Cargo.toml", "go.mod", ".git")
 
@@ -42,6 +50,11 @@ class ClientError(Exception):
         """The session went away before running the call: sending it again is safe."""
         return self.code == "session_gone" and self.data.get("started") is False
 
+    def send_again(self, attempt: int) -> bool:
+        """Whether a call that failed so on its `attempt` (0, 1, …) is sent once more, to a
+        session found anew: only one that never ran, and only within `ATTEMPTS`."""
+        return self.never_ran and attempt + 1 < ATTEMPTS
+
     def report(self) -> str:
         """As an error report, for surfaces that show reports (the MCP tools)."""
         if self.code is None:
@@ -54,49 +67,66 @@ def gone(what: str, started: bool) -> ClientError:
                        "a session for it", "session_gone", {"started": started})
 
 
-def project_root(directory: Path) -> Path:
-    """The nearest ancestor with a project marker, else the directory itself."""
-    directory = directory.resolve()
-    for candidate in (directory, *directory.parents):
-        if any((candidate / marker).exists() for marker in ROOT_MARKERS):
-            return candidate
-    return directory
+class Rpc:
+    """JSON-RPC as every client of the socket speaks it, without I/O (the blocking and the
+    asyncio connection wrap it): each call one JSON line with its id and the client's name
+    (how `:Lsap log` shows it); a reply's result, or its error as a `ClientError`."""
+
+    def __init__(self, name: str | None) -> None:
+        self.name = name
+        self.ids = itertools.count(1)
+
+    def request(self, method: str, params: Any) -> tuple[int, bytes]:
+        """The id of a new call, and its line."""
+        if self.name and (params is None or isinstance(params, dict)):
+            params = {**(params or {}), "client": self.name}
+        msg_id = next(self.ids)
+        message = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
+        return msg_id, json.dumps(message).encode() + b"\n"
+
+    @staticmethod
+    def outcome(reply: dict[str, Any]) -> Any:
+        if "error" in reply:
+            raise ClientError.of(reply["error"])
+        return reply["result"]
+
+
+def unreachable(path: str, exc: OSError) -> ClientError:
+    """A failed connect: a socket nobody listens on is a session that went away (the call
+    never ran: finding a session again is safe), anything else is the caller's to see."""
+    if isinstance(exc, (FileNotFoundError, ConnectionRefusedError)):
+        return gone(f"at {path} is gone", started=False)
+    return ClientError(f"cannot connect to {path}: {exc.strerror or exc}")
+
+
+def cut_off() -> ClientError:
+    return gone("closed the connection before answering", started=True)
 
 
 class Connection:
-    """One blocking JSON-RPC connection; `name` is how `:Lsap log` shows this client."""
+    """One blocking JSON-RPC connection, one call at a time (the CLI: no event loop to start)."""
 
     def __init__(self, path: str, timeout: float = 300.0, name: str | None = None) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         try:
             self.sock.connect(path)
-        except (FileNotFoundError, ConnectionRefusedError):
-            self.sock.close()
-            raise gone(f"at {path} is gone", started=False) from None
         except OSError as exc:
             self.sock.close()
-            raise ClientError(f"cannot connect to {path}: {exc.strerror or exc}") from None
+            raise unreachable(path, exc) from None
         self.file = self.sock.makefile("rb")
-        self.ids = itertools.count(1)
-        self.name = name
+        self.rpc = Rpc(name)
 
     def call(self, method: str, params: Any = None) -> Any:
-        if self.name and (params is None or isinstance(params, dict)):
-            params = {**(params or {}), "client": self.name}
-        msg_id = next(self.ids)
-        message = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
-        self.sock.sendall(json.dumps(message).encode() + b"\n")
+        msg_id, line = self.rpc.request(method, params)
+        self.sock.sendall(line)
         while True:
-            line = self.file.readline()
-            if not line:
-                raise gone("closed the connection before answering", started=True)
-            reply = json.loads(line)
+            answer = self.file.readline()
+            if not answer:
+                raise cut_off()
+            reply = json.loads(answer)
             if reply.get("id") == msg_id:
-                break
-        if "error" in reply:
-            raise ClientError.of(reply["error"])
-        return reply["result"]
+                return self.rpc.outcome(reply)
 
     def close(self) -> None:
         self.file.close()
@@ -107,6 +137,152 @@ class Connection:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+class AsyncConnection:
+    """JSON-RPC over the socket for asyncio code: many calls in flight on one connection."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 name: str | None) -> None:
+        self.reader, self.writer = reader, writer
+        self.rpc = Rpc(name)
+        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.reading = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def open(cls, path: str, name: str | None = None) -> AsyncConnection:
+        try:
+            reader, writer = await asyncio.open_unix_connection(path, limit=1 << 26)
+        except OSError as exc:
+            raise unreachable(path, exc) from None
+        return cls(reader, writer, name)
+
+    @property
+    def closed(self) -> bool:
+        return self.reading.done()
+
+    async def call(self, method: str, params: Any = None) -> Any:
+        if self.closed:
+            raise gone("closed the connection", started=False)
+        msg_id, line = self.rpc.request(method, params)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[msg_id] = future
+        self.writer.write(line)
+        try:
+            await self.writer.drain()
+            reply = await future
+        finally:
+            self.pending.pop(msg_id, None)
+        return self.rpc.outcome(reply)
+
+    async def _read(self) -> None:
+        try:
+            while line := await self.reader.readline():
+                reply = json.loads(line)
+                future = self.pending.get(reply.get("id"))
+                if future is not None and not future.done():
+                    future.set_result(reply)
+        except (ConnectionError, ValueError):
+            pass
+        finally:
+            for future in self.pending.values():
+                if not future.done():
+                    future.set_exception(cut_off())
+
+    async def close(self) -> None:
+        self.reading.cancel()
+        self.writer.close()
+
+
+def call_session(find: Callable[[], SessionInfo | None], method: str, params: Any,
+                 name: str | None = None) -> Any:
+    """One call to the session `find` picks, on a connection of its own; sent once more, to
+    the session `find` picks then (it starts a daemon when none is left), when the first
+    went away before running it (it stopped, or died, between being found and answering)."""
+    for attempt in range(ATTEMPTS):
+        info = find()
+        if info is None:
+            raise ClientError("no session to ask")
+        try:
+            with Connection(info.socket, name=name) as conn:
+                return conn.call(method, params)
+        except ClientError as exc:
+            if not exc.send_again(attempt):
+                raise
+    raise AssertionError("unreachable")
+
+
+class AsyncSession:
+    """`call_session` for asyncio code (the MCP server): the session is found on first use,
+    in a thread (finding it may start a daemon); its one connection is shared by every call
+    (and so is its queue); a call the session went away before running is sent once more,
+    to the session found then."""
+
+    def __init__(self, find: Callable[[], SessionInfo | None], name: str | None = None) -> None:
+        self.find, self.name = find, name
+        self.conn: AsyncConnection | None = None
+        self.opening = asyncio.Lock()
+
+    async def connection(self) -> AsyncConnection:
+        async with self.opening:
+            if self.conn is None or self.conn.closed:
+                info = await asyncio.to_thread(self.find)
+                if info is None:
+                    raise ClientError("no session to ask")
+                self.conn = await AsyncConnection.open(info.socket, self.name)
+            return self.conn
+
+    async def send(self, method: str, params: Any = None) -> Any:
+        for attempt in range(ATTEMPTS):
+            try:
+                return await (await self.connection()).call(method, params)
+            except ClientError as exc:
+                if not exc.send_again(attempt):
+                    raise
+                self.conn = None
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        if self.conn is not None:
+            await self.conn.close()
+
+
+# -- which session to ask ----------------------------------------------------------------------
+
+
+def project_root(directory: Path) -> Path:
+    """The nearest ancestor with a project marker, else the directory itself."""
+    directory = directory.resolve()
+    for candidate in (directory, *directory.parents):
+        if any((candidate / marker).exists() for marker in ROOT_MARKERS):
+            return candidate
+    return directory
+
+
+def find_session(directory: Path, root: Path | None = None, session: str | None = None,
+                 servers: list[str] | None = None, idle_timeout: float = 900.0,
+                 start: bool = True) -> SessionInfo | None:
+    """The editor or daemon session for a directory; starts a daemon if there is none."""
+    if session:
+        for info in sessions():
+            if session in (info.name, str(info.pid)):
+                return info
+        raise ClientError(f"no session {session!r}; `lsap sessions` lists them")
+    if root is None:
+        found = session_for(directory)
+        if found:
+            return found
+        root = project_root(directory)
+    else:
+        root = root.resolve()
+        for info in sessions():
+            if str(root) in info.roots:
+                return info
+    return start_daemon(root, servers or [], idle_timeout) if start else None
+
+
+def env_servers() -> list[str]:
+    return [s for s in os.environ.get("LSAP_SERVERS", "").split(",") if s]
 
 
 def start_daemon(root: Path, servers: list[str], idle_timeout: float,
@@ -145,105 +321,3 @@ def _spawn_daemon(root: Path, servers: list[str], idle_timeout: float, wait: flo
                               + f" (log: {log})")
         time.sleep(0.05)
     raise ClientError(f"the embedded Neovim did not start within {wait:g} s; see {log}")
-
-
-def call_session(find: Callable[[], SessionInfo | None], method: str, params: Any,
-                 name: str | None = None) -> Any:
-    """One call to the session `find` picks. When that session went away before running it
-    (it stopped, or died, between being found and answering), `find` runs again (it starts
-    a daemon when none is left) and the call is sent once more."""
-    for attempt in range(2):
-        info = find()
-        if info is None:
-            raise ClientError("no session to ask")
-        try:
-            with Connection(info.socket, name=name) as conn:
-                return conn.call(method, params)
-        except ClientError as exc:
-            if attempt or not exc.never_ran:
-                raise
-    raise AssertionError("unreachable")
-
-
-def find_session(directory: Path, root: Path | None = None, session: str | None = None,
-                 servers: list[str] | None = None, idle_timeout: float = 900.0,
-                 start: bool = True) -> SessionInfo | None:
-    """The editor or daemon session for a directory; starts a daemon if there is none."""
-    if session:
-        for info in sessions():
-            if session in (info.name, str(info.pid)):
-                return info
-        raise ClientError(f"no session {session!r}; `lsap sessions` lists them")
-    if root is None:
-        found = session_for(directory)
-        if found:
-            return found
-        root = project_root(directory)
-    else:
-        root = root.resolve()
-        for info in sessions():
-            if str(root) in info.roots:
-                return info
-    return start_daemon(root, servers or [], idle_timeout) if start else None
-
-
-def env_servers() -> list[str]:
-    return [s for s in os.environ.get("LSAP_SERVERS", "").split(",") if s]
-
-
-class AsyncConnection:
-    """JSON-RPC over the socket for asyncio code (the MCP server): many calls in flight."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 name: str | None) -> None:
-        self.reader, self.writer, self.name = reader, writer, name
-        self.ids = itertools.count(1)
-        self.pending: dict[int, asyncio.Future[Any]] = {}
-        self.reading = asyncio.get_running_loop().create_task(self._read())
-
-    @classmethod
-    async def open(cls, path: str, name: str | None = None) -> AsyncConnection:
-        try:
-            reader, writer = await asyncio.open_unix_connection(path, limit=1 << 26)
-        except (FileNotFoundError, ConnectionRefusedError):
-            raise gone(f"at {path} is gone", started=False) from None
-        except OSError as exc:
-            raise ClientError(f"cannot connect to {path}: {exc.strerror or exc}") from None
-        return cls(reader, writer, name)
-
-    async def call(self, method: str, params: Any = None) -> Any:
-        if self.name and (params is None or isinstance(params, dict)):
-            params = {**(params or {}), "client": self.name}
-        if self.reading.done():
-            raise gone("closed the connection", started=False)
-        msg_id = next(self.ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.pending[msg_id] = future
-        message = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
-        self.writer.write(json.dumps(message).encode() + b"\n")
-        try:
-            await self.writer.drain()
-            reply = await future
-        finally:
-            self.pending.pop(msg_id, None)
-        if "error" in reply:
-            raise ClientError.of(reply["error"])
-        return reply["result"]
-
-    async def _read(self) -> None:
-        try:
-            while line := await self.reader.readline():
-                reply = json.loads(line)
-                future = self.pending.get(reply.get("id"))
-                if future is not None and not future.done():
-                    future.set_result(reply)
-        except (ConnectionError, ValueError):
-            pass
-        finally:
-            for future in self.pending.values():
-                if not future.done():
-                    future.set_exception(gone("closed the connection before answering", started=True))
-
-    async def close(self) -> None:
-        self.reading.cancel()
-        self.writer.close()

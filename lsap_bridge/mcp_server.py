@@ -8,13 +8,12 @@ nulls), and `lsap_text` takes a Language Server Request block.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .client import AsyncConnection, ClientError, env_servers, find_session
+from .client import AsyncSession, ClientError, env_servers, find_session
 
 TEXT_SCHEMA = {
     "type": "object",
@@ -88,25 +87,12 @@ def tools() -> list[dict[str, Any]]:
     ]
 
 
-class Forwarder:
-    """Finds the session on first use (so listing tools is instant) and keeps one connection."""
+class Forwarder(AsyncSession):
+    """Tool calls as socket calls to the session found like `lsap` finds it (on first use,
+    so that listing tools is instant)."""
 
     def __init__(self, directory: Path, session: str | None) -> None:
-        self.directory = directory
-        self.session = session
-        self.conn: AsyncConnection | None = None
-        self.opening = asyncio.Lock()  # parallel tool calls share one connection (and its queue)
-
-    async def connection(self) -> AsyncConnection:
-        async with self.opening:
-            if self.conn is None or self.conn.reading.done():
-                import anyio.to_thread
-
-                info = await anyio.to_thread.run_sync(
-                    lambda: find_session(self.directory, None, self.session, env_servers()))
-                assert info is not None
-                self.conn = await AsyncConnection.open(info.socket, name="mcp")
-            return self.conn
+        super().__init__(lambda: find_session(directory, None, session, env_servers()), name="mcp")
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """The report text and whether it is an error."""
@@ -118,13 +104,7 @@ class Forwarder:
             method, params = "request", {"request": {**arguments, "mode": tool[5:]}}
         else:
             return f"unknown tool {tool!r}", True
-        try:
-            result = await (await self.connection()).call(method, params)
-        except ClientError as exc:
-            if not exc.never_ran:
-                raise
-            self.conn = None  # the session went away before running it: find one, once more
-            result = await (await self.connection()).call(method, params)
+        result = await self.send(method, params)
         return str(result["text"]), not result["ok"]
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.client import ClientError, Connection, call_session
+from lsap_bridge.client import AsyncSession, ClientError, Connection, call_session
 from lsap_bridge.connection import MIB, TOO_BUSY, Limits
 from lsap_bridge.discovery import SessionInfo
 from lsap_bridge.mcp_server import Forwarder
@@ -352,20 +352,46 @@ def test_a_stopping_session_answers_session_gone(bridge: Bridge, single: SocketS
     assert "send it again" in replies[1]["error"]["message"]
 
 
-def test_a_call_is_sent_again_when_its_session_went_away_before_running_it(
-    small: SocketServer, tmp_path: Path
-) -> None:
-    dead = tmp_path / "dead.sock"  # a socket nobody listens on any more
+def dead_session(tmp_path: Path) -> SessionInfo:
+    """A session whose socket nobody listens on any more."""
+    dead = tmp_path / "dead.sock"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(dead))
     listener.close()
+    return SessionInfo("dead", "daemon", 0, str(dead), ["/"])
+
+
+def test_a_call_is_sent_again_when_its_session_went_away_before_running_it(
+    small: SocketServer, tmp_path: Path
+) -> None:
+    dead = dead_session(tmp_path)
     live = SessionInfo("live", "daemon", 0, str(small.path), ["/"])
-    found = iter([SessionInfo("dead", "daemon", 0, str(dead), ["/"]), live])
+    found = iter([dead, live])
     assert call_session(lambda: next(found), "ping", None) == "pong"
     # sent once more only: gone again, the error is the caller's
-    found = iter([SessionInfo("dead", "daemon", 0, str(dead), ["/"])] * 2)
+    found = iter([dead] * 2)
     with pytest.raises(ClientError) as refused:
         call_session(lambda: next(found), "ping", None)
+    assert refused.value.code == "session_gone"
+
+
+def test_an_asyncio_call_is_sent_again_when_its_session_went_away_before_running_it(
+    small: SocketServer, tmp_path: Path
+) -> None:
+    """`lsap mcp`'s side of the same rule: the shared connection is found anew, once."""
+    dead = dead_session(tmp_path)
+    live = SessionInfo("live", "daemon", 0, str(small.path), ["/"])
+
+    async def ping(found: Iterator[SessionInfo]) -> Any:
+        session = AsyncSession(lambda: next(found))
+        try:
+            return await session.send("ping")
+        finally:
+            await session.close()
+
+    assert asyncio.run(ping(iter([dead, live]))) == "pong"
+    with pytest.raises(ClientError) as refused:
+        asyncio.run(ping(iter([dead] * 2)))
     assert refused.value.code == "session_gone"
 
 
