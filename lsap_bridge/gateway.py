@@ -115,7 +115,7 @@ class EditorGateway:
     # Clients that exited (crashed, killed, stopped): never picked again from a cache.
     gone: set[int] = field(default_factory=set)
     # What the service asked of Neovim since it started, read by `info` and the benchmarks:
-    # `calls` into Neovim (each a round trip) and `lsp` requests sent to servers.
+    # `nvim_calls` into Neovim (each a round trip) and `lsp_requests` sent to servers.
     stats: Counter[str] = field(default_factory=Counter)
 
     async def start(self) -> None:
@@ -140,7 +140,7 @@ class EditorGateway:
             self.gone.add(int(params[0]))
 
     async def _lua(self, code: str, *args: Any) -> Any:
-        self.stats["calls"] += 1
+        self.stats["nvim_calls"] += 1
         try:
             return await self.conn.request("nvim_exec_lua", code, list(args))
         except NvimDisconnected as exc:
@@ -305,7 +305,7 @@ class EditorGateway:
             {"client_id": c.client_id, "method": c.method, "params": c.params, "bufnr": c.bufnr}
             for c in calls
         ]
-        self.stats["lsp"] += len(calls)
+        self.stats["lsp_requests"] += len(calls)
         held = guard is not None and guard.bufnr is not None and guard.version.startswith("tick:")
         check = ([guard.bufnr, int(guard.version[5:]), guard.disk_differs or ""]
                  if guard is not None and held else None)

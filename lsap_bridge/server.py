@@ -20,6 +20,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -274,6 +275,9 @@ class SocketServer:
         return schema()
 
     async def _info(self, params: Any) -> dict[str, Any]:
+        # What the service asked of Neovim so far (calls into it, LSP requests sent), as it
+        # was before this call's own.
+        stats = dict(self.service.gateway.stats)
         clients = await self.service.gateway.all_clients()
         return {
             "version": __version__,
@@ -281,13 +285,12 @@ class SocketServer:
             "modes": sorted(REGISTRY),
             "methods": sorted([*self.methods, "auth"]),
             "limits": self.limits.public(),
+            "stats": stats,
             "pid": os.getpid(),
             "client": current_client.get(),
             "servers": [{"id": c.id, "name": c.name, "root_dir": c.root_dir,
                          "offset_encoding": c.offset_encoding, "methods": sorted(c.methods)}
                         for c in clients],
-            # What the service asked of Neovim so far: calls into it, LSP requests sent.
-            "stats": dict(self.service.gateway.stats),
             **self.info_extra,
         }
 

@@ -86,7 +86,7 @@ class FakeEditor:
 
     async def lsp(self, calls: list[LspCall], timeout: float | None = None,
                   guard: Document | None = None) -> list[LspAnswer]:
-        self.stats["lsp"] += len(calls)
+        self.stats["lsp_requests"] += len(calls)
         self.asked += calls
         return [self.answer(call) for call in calls]
 
