@@ -106,6 +106,17 @@ def logged(editor: HumanNvim, text: str, timeout: float = 10) -> bool:
     return False
 
 
+def test_info_counts_the_calls_into_neovim_and_the_lsp_requests_sent(human: HumanNvim) -> None:
+    hover = {"request": {"mode": "hover", "locate": "shop/models.py:Order.total"}}
+    with Connection(human.session.socket) as conn:
+        assert conn.call("request", hover)["ok"]  # warm: the server attached, the text held
+        before = conn.call("info")["stats"]
+        assert conn.call("request", hover)["ok"]
+        after = conn.call("info")["stats"]
+    assert after["lsp_requests"] - before["lsp_requests"] == 1  # the hover, and nothing else
+    assert after["nvim_calls"] > before["nvim_calls"]
+
+
 def test_json_rpc_client(human: HumanNvim) -> None:
     client = JsonClient(human.session.socket)
     info = client.call("info", {"client": "json-agent"})["result"]
