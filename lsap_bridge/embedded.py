@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .discovery import alive
-from .edits import recover_edits
 from .errors import ErrorCode, LsapError
 from .gateway import EditorGateway, Timeouts
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
@@ -173,7 +172,6 @@ async def start_embedded(root: Path, servers: list[str] | None = None,
     conn = await NvimConnection.spawn(argv, env=env)
     gateway = EditorGateway(conn, timeouts or Timeouts(), embedded=True)
     await gateway.start()
-    await recover_edits(gateway)  # logged (journal.recover)
     enabled = await gateway.exec_lua(
         "local root, names = ...; vim.cmd.cd(vim.fn.fnameescape(root)); "
         "return require('lsap.servers').enable(names, root)",

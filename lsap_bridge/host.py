@@ -2,8 +2,10 @@
 
 The remote plugin's host runs pynvim's own loop; the bridge runs its asyncio loop in a
 thread of its own with a separate channel to Neovim (`v:servername`), so that agents and
-slow language servers never hold the host, and the host never holds them. Here the agent
-socket is published, agents' activity goes to `:Lsap log`, and the edit policy is applied.
+slow language servers never hold the host, and the host never holds them. The session's
+life is `lifecycle.py`'s, as the daemon's is; what is the editor's own is here: the human's
+commands go ahead of agents', agents' activity goes to `:Lsap log`, and their edits pass the
+edit policy.
 """
 
 from __future__ import annotations
@@ -15,17 +17,15 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from .connection import Limits, Scheduler
-from .discovery import SessionInfo, runtime_dir
-from .edits import recover_edits
 from .errors import ErrorCode, LsapError
 from .gateway import EditorGateway
+from .lifecycle import Lifecycle, Plan
 from .logfile import log_to_file
 from .nvim_rpc import NvimConnection
-from .server import SocketServer, current_client
+from .server import current_client
 from .service import Service
 from .session import EditApproval
 from .workspace import Workspace
@@ -94,12 +94,6 @@ REFUSALS: dict[str, Callable[[str, float], tuple[str, str]]] = {
 }
 
 
-def parse_tcp(value: str) -> tuple[str, int]:
-    """`"127.0.0.1:7777"`, `"[::1]:0"` or a bare port."""
-    host, _, port = value.rpartition(":")
-    return (host.strip("[]") or "127.0.0.1"), int(port or 0)
-
-
 async def serve_editor(address: str, options: dict[str, Any]) -> None:
     conn = await NvimConnection.connect(address)
     gateway = EditorGateway(conn)
@@ -109,42 +103,11 @@ async def serve_editor(address: str, options: dict[str, Any]) -> None:
     scheduler = Scheduler(limits.running)
     gateway.on_command(scheduler.ahead(service.handle_command))  # the human goes first
     await gateway.start()
-    for recovery in await recover_edits(gateway):
-        await gateway.notify("lsap: " + recovery.message, "warn")
     service.session.approve_edit = edit_policy(gateway)
-    server = info = None
-    if config.get("socket", True):
-        name = f"nvim-{gateway.nvim_pid}"
-        log = ActivityLog(gateway)
-        server = SocketServer(service, runtime_dir() / f"{name}.sock", on_event=log.add,
-                              limits=limits, scheduler=scheduler)
-        await server.start()
-        nvim_version = await gateway.nvim_version()
-        tcp = token = ""
-        if config.get("tcp"):
-            try:
-                token = await server.start_tcp(*parse_tcp(str(config["tcp"])),
-                                               force=bool(config.get("tcp_force")))
-            except (LsapError, OSError, ValueError) as exc:
-                await gateway.notify(f"lsap: no TCP listener: {exc}", "warn")
-            else:
-                assert server.tcp_address is not None
-                tcp = "{}:{}".format(*server.tcp_address)
-        info = SessionInfo(name, "editor", os.getpid(), str(server.path),
-                           [str(r) for r in service.workspace.roots], nvim_pid=gateway.nvim_pid,
-                           nvim_version=nvim_version, tcp=tcp, token=token)
-        server.info_extra = {"nvim_pid": gateway.nvim_pid, "nvim_version": nvim_version,
-                             "session": name}
-        info.publish()
-        await gateway.remove_on_exit([str(info.file), str(Path(info.socket))])
-    try:
-        while not conn.closed:
-            await asyncio.sleep(0.5)
-    finally:
-        if info is not None:
-            info.withdraw()
-        if server is not None:
-            await server.close("Neovim exited")
+    plan = Plan("editor", f"nvim-{gateway.nvim_pid}", socket=bool(config.get("socket", True)),
+                limits=limits, tcp=str(config.get("tcp") or ""), tcp_force=bool(config.get("tcp_force")))
+    await Lifecycle(service, plan, scheduler=scheduler, on_event=ActivityLog(gateway).add,
+                    tell=lambda message: gateway.notify(message, "warn")).run()
 
 
 def start_in_editor(options: dict[str, Any]) -> None:

@@ -1,0 +1,162 @@
+"""A session's life, one path for the human's Neovim (host.py) and the embedded daemon
+(daemon.py): settle the edits a crash left, open the agent socket, publish the session for
+`lsap` to find, serve until its Neovim goes or it is told to stop, then withdraw it, answer
+what is still waiting with `session_gone` and end what it started: no process, socket or
+discovery file is left behind.
+
+What differs is in the `Plan` and in what the caller hands over: the human's Neovim is
+connected to (and outlives the session; it removes the session's files should the host die
+first), the daemon's is started with it and ended by it (`Owned`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from .connection import Limits, Scheduler
+from .discovery import SessionInfo, runtime_dir
+from .edits import recover_edits
+from .errors import LsapError
+from .server import EventSink, Method, SocketServer
+from .service import Service
+
+Tell = Callable[[str], Awaitable[None]]
+
+
+class Owned(Protocol):
+    """A Neovim the session started, and so must end (`embedded.Embedded`)."""
+
+    async def track(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What differs between the editor's session and the daemon's."""
+
+    kind: Literal["editor", "daemon"]
+    name: str  # of the socket and the discovery file: `nvim-<pid>`, `daemon-<hash of the root>`
+    socket: bool = True  # False: agents are kept out (`socket = false` in setup())
+    limits: Limits = field(default_factory=Limits)
+    tcp: str = ""  # "host:port" of a loopback listener beside the socket, if any
+    tcp_force: bool = False
+    idle_timeout: float | None = None  # stop after this many seconds without a call
+    signals: bool = False  # SIGTERM, SIGINT and SIGHUP stop it (only the main thread may)
+    tick: float = 0.5  # seconds between looks at Neovim (and the idle time)
+
+
+class Lifecycle:
+    """Runs one session: `run` returns once it has stopped and cleaned up, however it ended."""
+
+    def __init__(self, service: Service, plan: Plan, *, owned: Owned | None = None,
+                 scheduler: Scheduler | None = None, on_event: EventSink | None = None,
+                 tell: Tell | None = None) -> None:
+        """`owned`: the Neovim this session started (a client may then `shutdown` it);
+        `scheduler`: the one the human's commands already go through; `on_event`: where
+        agents' calls are logged; `tell`: how the human hears of recoveries and failures."""
+        self.service, self.plan, self.owned = service, plan, owned
+        self.scheduler = scheduler or Scheduler(plan.limits.running)
+        self.on_event, self.tell = on_event, tell
+        self.server: SocketServer | None = None
+        self.info: SessionInfo | None = None
+        self.stopping = asyncio.Event()
+        self.reason = "it is shutting down"  # said to the clients whose calls it cut off
+        self.last_call = time.monotonic()
+
+    def stop(self, reason: str) -> None:
+        if not self.stopping.is_set():
+            self.reason = reason
+            self.stopping.set()
+
+    async def run(self) -> None:
+        if self.plan.signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                loop.add_signal_handler(sig, self.stop, f"signal {sig.name}")
+        try:
+            await self._start()
+            await self._serve()
+        finally:
+            await self._end()
+
+    async def _start(self) -> None:
+        gateway = self.service.gateway
+        for recovery in await recover_edits(gateway):  # before any call: logged by the journal
+            await self._tell(recovery.message)
+        if not self.plan.socket:
+            return
+        methods: dict[str, Method] = {"shutdown": self._shutdown} if self.owned is not None else {}
+        self.server = server = SocketServer(
+            self.service, runtime_dir() / f"{self.plan.name}.sock", on_activity=self._touch,
+            on_event=self.on_event, extra_methods=methods, limits=self.plan.limits,
+            scheduler=self.scheduler)
+        await server.start()
+        nvim_version = await gateway.nvim_version()
+        tcp = token = ""
+        if self.plan.tcp:
+            try:
+                token = await server.start_tcp(*parse_tcp(self.plan.tcp), force=self.plan.tcp_force)
+            except (LsapError, OSError, ValueError) as exc:
+                await self._tell(f"no TCP listener: {exc}")
+            else:
+                assert server.tcp_address is not None
+                tcp = "{}:{}".format(*server.tcp_address)
+        self.info = SessionInfo(self.plan.name, self.plan.kind, os.getpid(), str(server.path),
+                                [str(r) for r in self.service.workspace.roots],
+                                nvim_pid=gateway.nvim_pid, nvim_version=nvim_version, tcp=tcp, token=token)
+        server.info_extra = {"nvim_pid": gateway.nvim_pid, "nvim_version": nvim_version,
+                             "session": self.plan.name}
+        self.info.publish()
+        if self.owned is None:  # the human's Neovim may outlive this host: it cleans up then
+            await gateway.remove_on_exit([str(self.info.file), str(server.path)])
+
+    async def _serve(self) -> None:
+        conn = self.service.gateway.conn
+        while not self.stopping.is_set() and not conn.closed:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), self.plan.tick)
+            if self.owned is not None:
+                await self.owned.track()  # the servers running now, should Neovim crash
+            idle = self.plan.idle_timeout
+            if idle is not None and time.monotonic() - self.last_call > idle and not (
+                    self.server is not None and self.server.busy):
+                self.stop("idle timeout")
+        if conn.closed:
+            self.reason = "its Neovim exited"
+
+    async def _end(self) -> None:
+        """Withdraw first (no client finds it any more), then answer and close the
+        connections, then end the Neovim it started and that Neovim's servers."""
+        if self.info is not None:
+            self.info.withdraw()
+        try:
+            if self.server is not None:
+                await self.server.close(self.reason)
+        finally:
+            if self.owned is not None:
+                await self.owned.close()
+
+    def _touch(self) -> None:
+        self.last_call = time.monotonic()
+
+    async def _shutdown(self, _params: Any) -> str:
+        asyncio.get_running_loop().call_soon(self.stop, "`lsap daemon stop`")
+        return "stopping"
+
+    async def _tell(self, message: str) -> None:
+        if self.tell is not None:
+            await self.tell("lsap: " + message)
+
+
+def parse_tcp(value: str) -> tuple[str, int]:
+    """`"127.0.0.1:7777"`, `"[::1]:0"` or a bare port."""
+    host, _, port = value.rpartition(":")
+    return (host.strip("[]") or "127.0.0.1"), int(port or 0)
