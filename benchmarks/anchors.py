@@ -26,11 +26,9 @@ from collections import Counter
 from pathlib import Path
 
 from . import accuracy
-from .corpus import Sources, anchor_sources, fetch_rich
+from .corpus import HERE, REPO, Sources, anchor_sources, fetch_rich
+from .report import ANCHORS_MARKERS, write_block
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-BEGIN, END = "<!-- anchors: python -m benchmarks.anchors -->", "<!-- /anchors -->"
 SEED = 2026  # the report's seed; the matcher's costs were tuned on the failures of others (1-11)
 PER_KIND = 150
 LATENCY_FINDS = 12  # of each group
@@ -155,26 +153,6 @@ def _child(
     return result
 
 
-def carry_block(previous: str, out: Path, begin: str = BEGIN, end: str = END) -> None:
-    """Keep a block (the anchors' unless other markers are given) of a RESULTS.md that
-    benchmarks.run has just rewritten."""
-    if begin in previous and end in previous:
-        block = previous.split(begin, 1)[1].split(end, 1)[0].strip("\n").split("\n")
-        write_block(out, block, begin, end)
-
-
-def write_block(out: Path, block: list[str], begin: str = BEGIN, end: str = END) -> None:
-    """Put the block between its markers in RESULTS.md (appended the first time)."""
-    text = out.read_text() if out.exists() else ""
-    body = "\n".join([begin, *block, end])
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        text = head + body + rest.split(end, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + body + "\n"
-    out.write_text(text)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.anchors", description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", default="main", help="the base commit of the latency comparison")
@@ -202,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
         *sections,
         *latency,
     ]
-    write_block(args.out, block)
+    write_block(args.out, block, *ANCHORS_MARKERS)
     print("\n".join(block))
 
 

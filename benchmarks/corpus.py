@@ -15,9 +15,10 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent  # benchmarks/: RESULTS.md, .corpus/
+REPO = HERE.parent
 CORPUS_DIR = HERE / ".corpus"
-EXAMPLE = HERE.parent / "examples" / "shop"
+EXAMPLE = REPO / "examples" / "shop"
 
 
 @dataclass(frozen=True)

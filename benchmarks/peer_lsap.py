@@ -91,7 +91,8 @@ async def run(spec: dict[str, Any], out: dict[str, Any]) -> None:
 def main() -> None:
     """The answers are printed even when the client fails to shut down (lsp-client 0.3.9
     raises `ClosedResourceError` as basedpyright exits): the failure is reported beside them."""
-    spec, out = json.load(sys.stdin), {}
+    spec = json.load(sys.stdin)
+    out: dict[str, Any] = {}
     try:
         anyio.run(run, spec, out)
     except BaseException as error:

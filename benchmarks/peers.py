@@ -4,7 +4,7 @@
     python -m benchmarks.peers --tools bridge,lsap-sdk   # a subset, while developing
 
 The same tasks on rich 13.9.4 with the same basedpyright (the project's own): the bridge
-through its real service and agent socket (run.py's rig), lsap-sdk through its Python API in
+through its real service and agent socket (rig.py), lsap-sdk through its Python API in
 its own virtual environment (`peer_lsap.py`), Serena through its MCP server with the official
 MCP client. Each peer is installed from PyPI into a virtual environment under
 benchmarks/.corpus/peers/ (Python >= 3.12, found in pyenv or on PATH); one that fails to
@@ -34,11 +34,12 @@ from typing import Any
 
 from lsap_bridge.workspace import path_of
 
-from .anchors import write_block
-from .corpus import CORPUS_DIR, Corpus, fetch_rich
-from .run import PEERS_MARKERS, REPO, Rig, _fmt, encoder, point_of, raw_references, versions
+from .baselines import point_of, raw_references
+from .corpus import CORPUS_DIR, HERE, REPO, Corpus, fetch_rich
+from .report import PEERS_MARKERS, fmt, versions, write_block
+from .rig import Rig
+from .sections.tokens import encoder
 
-HERE = Path(__file__).resolve().parent
 PEERS_DIR = CORPUS_DIR / "peers"
 TAP = HERE / "lsp_tap.py"
 LSAP_PACKAGES = ("lsap-sdk==0.2.0", "lsp-client==0.3.9")
@@ -274,10 +275,10 @@ async def run_bridge(corpus: Corpus, workdir: Path, tool: Tool) -> Baseline:
             seconds: list[float] = []
             lsp: list[int] = []
             for rep in range(task.reps + 1):
-                before = rig.counters.lsp_requests
+                before = await rig.counters()
                 elapsed, answer = await rig.bridge(task.bridge)
                 seconds.append(elapsed)
-                lsp.append(rig.counters.lsp_requests - before)
+                lsp.append((await rig.counters() - before).lsp_requests)
                 if rep == 0:
                     call = Call(answer["text"], answer["ok"], seconds, lsp, since_start=time.perf_counter() - started)
             if task.lists_uses and call.ok:
@@ -609,10 +610,10 @@ def table(tools: list[Tool], baseline: Baseline) -> list[str]:
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows(baseline):
         mine = row.metric(bridge)
-        cells = [row.label, _fmt(mine, row.unit)]
+        cells = [row.label, fmt(mine, row.unit)]
         for peer in peers:
             theirs = None if peer.error else row.metric(peer)
-            cell = _fmt(theirs, row.unit) if not peer.error else "did not run"
+            cell = fmt(theirs, row.unit) if not peer.error else "did not run"
             ratio = "–"
             if row.ratio and (a := first_number(mine)) is not None and (b := first_number(theirs)):
                 ratio = f"{a / b:.2f}x"

@@ -28,11 +28,10 @@ from typing import Any
 from lsap_bridge.client import Connection, start_daemon
 from lsap_bridge.discovery import alive
 
-from .anchors import write_block
-from .corpus import example_copy
-from .run import REPO, SOAK_MARKERS, machine, neovim_rss_mb, versions
+from .corpus import HERE, REPO, example_copy
+from .report import SOAK_MARKERS, machine, versions, write_block
+from .rig import rss_mb
 
-HERE = Path(__file__).resolve().parent
 WARM_UP = 60.0  # seconds
 FLAT = 0.10  # the last sample may differ from the one after the warm-up by this much
 
@@ -127,8 +126,8 @@ def soak(root: Path, clients: int, seconds: float, every: float) -> Soak:
             agent.start()
         for k in range(int(seconds // every) + 1):
             time.sleep(max(0.0, started + min(k * every, seconds) - time.monotonic()))
-            result.samples.append((time.monotonic() - started, neovim_rss_mb(info.pid),
-                                   neovim_rss_mb(info.nvim_pid), len(result.latencies)))
+            result.samples.append((time.monotonic() - started, rss_mb(info.pid),
+                                   rss_mb(info.nvim_pid), len(result.latencies)))
             result.load.append(os.getloadavg()[0])
             now, host, nvim, answered = result.samples[-1]
             print(f"  {now:5.0f} s  host {host:6.1f} MB  Neovim {nvim:6.1f} MB  {answered} answered, "

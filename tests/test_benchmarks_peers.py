@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import anchors, lsp_tap, peers, run
+from benchmarks import lsp_tap, peers, report
 
 ECHO = "import sys, shutil; shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)"
 ONE_THEN_EXIT = "import sys; sys.stdin.buffer.read(1); sys.exit(3)"
@@ -73,11 +73,11 @@ def test_the_peers_block_replaces_its_last_run_and_survives_a_full_run(tmp_path:
     out = tmp_path / "RESULTS.md"
     out.write_text("# lsap.nvim benchmarks\n\nthe full run's tables\n")
     for text in ("first", "second"):
-        anchors.write_block(out, [peers.HEADING, "", text], *run.PEERS_MARKERS)
-    begin, end = run.PEERS_MARKERS
+        report.write_block(out, [peers.HEADING, "", text], *report.PEERS_MARKERS)
+    begin, end = report.PEERS_MARKERS
     block = f"{begin}\n{peers.HEADING}\n\nsecond\n{end}\n"
     assert out.read_text() == f"# lsap.nvim benchmarks\n\nthe full run's tables\n\n{block}"
-    run.write_report(out, [run.Results("corpus")], "python -m benchmarks.run", 1.0)
+    report.write_report(out, [report.Results("corpus")], "python -m benchmarks.run", 1.0)
     text = out.read_text()
     assert "the full run's tables" not in text and "### corpus" in text
     assert text.endswith(block) and text.count(peers.HEADING) == 1

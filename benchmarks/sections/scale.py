@@ -1,0 +1,79 @@
+"""7: scale: generated files inside the corpus (a class used 200, 2,000, 20,000 times; files
+of 200, 2,000, 20,000 lines): the bridge's first page against the raw references with the
+symbols and reads of the first 50, and peak Python memory of each side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from lsap_bridge.workspace import uri_of
+
+from ..baselines import Point, point_of, raw_first_page, raw_outline
+from ..corpus import raw_twin, scale_outline, scale_references
+from ..report import Results
+from ..rig import Rig, medians, peak_mb, rss_mb, timed
+from .start import total
+
+REPS = 3
+Step = tuple[int, float, float]  # size, seconds, peak MB
+
+
+@dataclass(frozen=True)
+class Generated:
+    """Anchors of the classes by number of uses, and paths of the files by number of lines."""
+
+    references: dict[int, str]
+    outlines: dict[int, str]
+
+    @classmethod
+    def write(cls, root: Path, sizes: tuple[int, ...]) -> Generated:
+        """Before the server starts, so that it indexes them like the rest."""
+        return cls({n: scale_references(root, n) for n in sizes}, {n: scale_outline(root, n) for n in sizes})
+
+
+async def measure(rig: Rig, results: Results, generated: Generated) -> None:
+    previous: Step | None = None
+    for size, anchor in generated.references.items():
+        point = await point_of(rig, anchor, "textDocument/references")
+        payload = {"mode": "references", "locate": anchor}
+        # Warms the server's caches for this symbol; the timed requests are as agents send them.
+        _, answer = await rig.bridge({**payload, "format": "json"})
+        refs = (await raw_first_page(rig, point)).answers["references"] or []
+        seconds, raw_seconds = await medians(rig, payload, partial(raw_first_page, rig, point), REPS)
+        peak, raw_peak = await peak_mb(rig.bridge(payload)), await peak_mb(raw_first_page(rig, point))
+        count = total(answer)
+        if count < 0:
+            results.note(f"references of {anchor} failed: {answer['text'][:300]}")
+        results.add("7 scale", f"references, {count} results: first page (median of {REPS})", seconds * 1000,
+                    raw_seconds * 1000, "ms")
+        results.add("7 scale", f"  peak Python memory ({len(refs)} raw results)", peak, raw_peak, "MB")
+        previous = growth(results, "items", previous, (size, seconds, peak))
+    results.add("7 scale", "Neovim RSS after the scale runs", rss_mb(rig.gateway.nvim_pid), None, "MB")
+    client = await point_of(rig, rig.corpus.widely_used, "textDocument/documentSymbol")
+    previous = None
+    for lines, path in generated.outlines.items():
+        payload = {"mode": "outline", "file_path": path}
+        # Each side on its own identical file, so that both start cold.
+        twin = raw_twin(rig.corpus.root / path)
+        raw = Point(twin, client.client_id, None, {"textDocument": {"uri": uri_of(twin)}})
+        raw_cold = await timed(raw_outline(rig, raw))
+        cold, answer = await rig.bridge(payload)
+        warm, raw_warm = await medians(rig, payload, partial(raw_outline, rig, raw), REPS)
+        peak, raw_peak = await peak_mb(rig.bridge(payload)), await peak_mb(raw_outline(rig, raw))
+        status = "" if answer["ok"] else " (failed)"
+        results.add("7 scale", f"outline of a {lines}-line file: first page, cold{status}", cold * 1000,
+                    raw_cold * 1000, "ms")
+        results.add("7 scale", f"  same, warm (median of {REPS})", warm * 1000, raw_warm * 1000, "ms")
+        results.add("7 scale", "  peak Python memory", peak, raw_peak, "MB")
+        previous = growth(results, "lines", previous, (lines, warm, peak))
+
+
+def growth(results: Results, unit: str, previous: Step | None, step: Step) -> Step:
+    """How time and memory grew from the previous size to this one; this one, for the next."""
+    if previous:
+        (size, seconds, peak), (last, last_seconds, last_peak) = step, previous
+        results.add("7 scale", f"  growth for x{size // last} {unit}: time, memory",
+                    f"x{seconds / last_seconds:.1f}, x{peak / max(last_peak, 1e-6):.1f}")
+    return step
