@@ -21,7 +21,8 @@ from .workspace import Workspace
 async def serve(root: Path, servers: list[str], idle_timeout: float) -> None:
     embedded = await start_embedded(root, servers)
     plan = Plan("daemon", daemon_name(root), idle_timeout=idle_timeout, signals=True, tick=1.0)
-    await Lifecycle(Service(embedded.gateway, Workspace.of(root)), plan, owned=embedded).run()
+    gateway = embedded.gateway
+    await Lifecycle(Service(gateway, Workspace.of(root)), gateway, plan, owned=embedded).run()
 
 
 def main(argv: list[str] | None = None) -> None:

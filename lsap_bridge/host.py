@@ -106,7 +106,7 @@ async def serve_editor(address: str, options: dict[str, Any]) -> None:
     service.session.approve_edit = edit_policy(gateway)
     plan = Plan("editor", f"nvim-{gateway.nvim_pid}", socket=bool(config.get("socket", True)),
                 limits=limits, tcp=str(config.get("tcp") or ""), tcp_force=bool(config.get("tcp_force")))
-    await Lifecycle(service, plan, scheduler=scheduler, on_event=ActivityLog(gateway).add,
+    await Lifecycle(service, gateway, plan, scheduler=scheduler, on_event=ActivityLog(gateway).add,
                     tell=lambda message: gateway.notify(message, "warn")).run()
 
 

@@ -24,6 +24,7 @@ from .connection import Limits, Scheduler
 from .discovery import SessionInfo, runtime_dir
 from .edits import recover_edits
 from .errors import LsapError
+from .gateway import EditorGateway
 from .server import EventSink, Method, SocketServer
 from .service import Service
 
@@ -56,13 +57,14 @@ class Plan:
 class Lifecycle:
     """Runs one session: `run` returns once it has stopped and cleaned up, however it ended."""
 
-    def __init__(self, service: Service, plan: Plan, *, owned: Owned | None = None,
+    def __init__(self, service: Service, gateway: EditorGateway, plan: Plan, *, owned: Owned | None = None,
                  scheduler: Scheduler | None = None, on_event: EventSink | None = None,
                  tell: Tell | None = None) -> None:
-        """`owned`: the Neovim this session started (a client may then `shutdown` it);
+        """`gateway`: the service's own, over Neovim (its pid, version and connection);
+        `owned`: the Neovim this session started (a client may then `shutdown` it);
         `scheduler`: the one the human's commands already go through; `on_event`: where
         agents' calls are logged; `tell`: how the human hears of recoveries and failures."""
-        self.service, self.plan, self.owned = service, plan, owned
+        self.service, self.gateway, self.plan, self.owned = service, gateway, plan, owned
         self.scheduler = scheduler or Scheduler(plan.limits.running)
         self.on_event, self.tell = on_event, tell
         self.server: SocketServer | None = None
@@ -88,7 +90,7 @@ class Lifecycle:
             await self._end()
 
     async def _start(self) -> None:
-        gateway = self.service.gateway
+        gateway = self.gateway
         for recovery in await recover_edits(gateway):  # before any call: logged by the journal
             await self._tell(recovery.message)
         if not self.plan.socket:
@@ -119,7 +121,7 @@ class Lifecycle:
             await gateway.remove_on_exit([str(self.info.file), str(server.path)])
 
     async def _serve(self) -> None:
-        conn = self.service.gateway.conn
+        conn = self.gateway.conn
         while not self.stopping.is_set() and not conn.closed:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), self.plan.tick)

@@ -20,7 +20,6 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
