@@ -80,9 +80,13 @@ class PendingRename:
 
 
 def keep(session: Session, pending: PendingRename) -> str:
-    """Keep a previewed rename on the session; its id is a digest of the edit and the name."""
-    digest = json.dumps([pending.edit, pending.new_name], sort_keys=True).encode()
-    rename_id = hashlib.sha1(digest).hexdigest()[:10]
+    """Keep a previewed rename on the session; its id is a digest of the edit and the name,
+    with the workspace's own paths left out, so that a report reads the same wherever the
+    project is checked out."""
+    text = json.dumps([pending.edit, pending.new_name], sort_keys=True)
+    for root in session.workspace.roots:
+        text = text.replace(root.as_uri(), "")
+    rename_id = hashlib.sha1(text.encode()).hexdigest()[:10]
     session.renames[rename_id] = pending
     return rename_id
 
