@@ -4,7 +4,7 @@
     lsap query '<json>' | lsap query -
     lsap request < block.txt          (a Language Server Request block on stdin)
     lsap schema | lsap info | lsap sessions [--json] | lsap daemon status|stop
-    lsap mcp                          (a stdio MCP server for agents)
+    lsap mcp [--root DIR]             (a stdio MCP server for agents)
     lsap doctor | lsap --version      (where each part was found; what is missing and the fix)
 """
 
@@ -22,14 +22,34 @@ from .discovery import SessionInfo, sessions
 
 OPTIONS = ("max_items", "start_index", "pagination_id", "context_lines", "format")
 
+# The exit status a shell agent acts on, by the answer's error code (doc/lsap.txt, lsap-exit-codes):
+# 1 the servers' answer is an error report, 2 the request is invalid (fix the call), 3 no
+# session to ask, 4 busy or out of time (sending it again may help).
+EXIT_CODES = {"invalid_request": 2, "outside_workspace": 2, "session_gone": 3,
+              "busy": 4, "timeout": 4, "conflict": 4}
+EXIT_HELP = """exit status:
+  0  a report
+  1  the language servers' answer is an error report (not_found, ambiguous, unsupported, ...)
+  2  the request itself is invalid (bad JSON, unknown mode or field, wrong types, a path
+     outside the workspace): fix the call
+  3  no session to ask (none could be found or started, or it went away)
+  4  busy, timed out, or the file kept changing: sending it again may help"""
+
+
+def exit_code(code: str | None) -> int:
+    """The exit status of an answer whose error code is `code` (None: a report)."""
+    return 0 if code is None else EXIT_CODES.get(code, 1)
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lsap",
         description="Ask the language servers of a Neovim (yours, or an embedded one) "
         "with text anchors.",
-        epilog="Anchors: path:Symbol.path@text with <|> marking the spot, e.g. "
-        "'shop/models.py:Order.total@return <|>result'. Modes: lsap schema lists them.",
+        epilog="Anchors: path:Symbol.path@text with <|> marking the spot, e.g.\n"
+        "'shop/models.py:Order.total@return <|>result'. Modes: lsap schema lists them.\n\n"
+        + EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--root", type=Path, help="workspace root (default: nearest project root)")
     parser.add_argument("--session", help="session name or pid (see `lsap sessions`)")
@@ -69,9 +89,13 @@ def mode_request(args: argparse.Namespace) -> dict[str, Any]:
     return request
 
 
+def servers(args: argparse.Namespace) -> list[str]:
+    """The embedded mode's servers: `--servers`, else `$LSAP_SERVERS`."""
+    return args.servers.split(",") if args.servers else env_servers()
+
+
 def session(args: argparse.Namespace) -> SessionInfo | None:
-    servers = args.servers.split(",") if args.servers else env_servers()
-    return find_session(Path.cwd(), args.root, args.session, servers, args.idle_timeout)
+    return find_session(Path.cwd(), args.root, args.session, servers(args), args.idle_timeout)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if command == "daemon":
         action = args.words[1] if len(args.words) > 1 else "status"
-        info = find_session(Path.cwd(), args.root, args.session, start=action == "start")
+        info = find_session(Path.cwd(), args.root, args.session, servers(args), args.idle_timeout,
+                            start=action == "start")
         if info is None or info.kind != "daemon":
             print("no embedded daemon for this directory")
             return 0 if action in ("status", "stop") else 1
@@ -106,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
 
         from .mcp_server import serve
 
-        asyncio.run(serve(Path.cwd(), args.session))
+        asyncio.run(serve(Path.cwd(), args.root, args.session, servers(args), args.idle_timeout))
         return 0
     # Read and check the input before reaching a session: bad input starts no daemon.
     if command in ("schema", "info"):
@@ -122,12 +147,12 @@ def run(args: argparse.Namespace) -> int:
             return 2
     else:
         method, params = "request", mode_request(args)
-    result = call_session(lambda: session(args), method, params, name="lsap cli")
+    result = call_session(lambda: session(args), method, params, name="lsap cli", surface="cli")
     if command in ("schema", "info"):
         print(json.dumps(result, indent=1))
         return 0
     sys.stdout.write(result["text"])
-    return 0 if result["ok"] else 1
+    return exit_code(None if result["ok"] else (result.get("error") or {}).get("code", "server_error"))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -144,4 +169,4 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(run(args))
     except ClientError as exc:
         print(f"lsap: {exc.code + ': ' if exc.code else ''}{exc}", file=sys.stderr)
-        raise SystemExit(3) from None
+        raise SystemExit(exit_code(exc.code or "session_gone")) from None

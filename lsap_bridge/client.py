@@ -69,17 +69,21 @@ def gone(what: str, started: bool) -> ClientError:
 
 class Rpc:
     """JSON-RPC as every client of the socket speaks it, without I/O (the blocking and the
-    asyncio connection wrap it): each call one JSON line with its id and the client's name
-    (how `:Lsap log` shows it); a reply's result, or its error as a `ClientError`."""
+    asyncio connection wrap it): each call one JSON line with its id, the client's name
+    (how `:Lsap log` shows it) and its surface (`cli`, `mcp`: the form the answers' follow-up
+    requests are written in); a reply's result, or its error as a `ClientError`."""
 
-    def __init__(self, name: str | None) -> None:
-        self.name = name
+    def __init__(self, name: str | None, surface: str | None = None) -> None:
+        self.name, self.surface = name, surface
         self.ids = itertools.count(1)
 
     def request(self, method: str, params: Any) -> tuple[int, bytes]:
         """The id of a new call, and its line."""
-        if self.name and (params is None or isinstance(params, dict)):
-            params = {**(params or {}), "client": self.name}
+        named = {"client": self.name} if self.name else {}
+        if self.surface:
+            named["surface"] = self.surface
+        if named and (params is None or isinstance(params, dict)):
+            params = {**(params or {}), **named}
         msg_id = next(self.ids)
         message = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
         return msg_id, json.dumps(message).encode() + b"\n"
@@ -106,7 +110,8 @@ def cut_off() -> ClientError:
 class Connection:
     """One blocking JSON-RPC connection, one call at a time (the CLI: no event loop to start)."""
 
-    def __init__(self, path: str, timeout: float = 300.0, name: str | None = None) -> None:
+    def __init__(self, path: str, timeout: float = 300.0, name: str | None = None,
+                 surface: str | None = None) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         try:
@@ -115,7 +120,7 @@ class Connection:
             self.sock.close()
             raise unreachable(path, exc) from None
         self.file = self.sock.makefile("rb")
-        self.rpc = Rpc(name)
+        self.rpc = Rpc(name, surface)
 
     def call(self, method: str, params: Any = None) -> Any:
         msg_id, line = self.rpc.request(method, params)
@@ -143,19 +148,19 @@ class AsyncConnection:
     """JSON-RPC over the socket for asyncio code: many calls in flight on one connection."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 name: str | None) -> None:
+                 name: str | None, surface: str | None = None) -> None:
         self.reader, self.writer = reader, writer
-        self.rpc = Rpc(name)
+        self.rpc = Rpc(name, surface)
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.reading = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
-    async def open(cls, path: str, name: str | None = None) -> AsyncConnection:
+    async def open(cls, path: str, name: str | None = None, surface: str | None = None) -> AsyncConnection:
         try:
             reader, writer = await asyncio.open_unix_connection(path, limit=1 << 26)
         except OSError as exc:
             raise unreachable(path, exc) from None
-        return cls(reader, writer, name)
+        return cls(reader, writer, name, surface)
 
     @property
     def closed(self) -> bool:
@@ -195,7 +200,7 @@ class AsyncConnection:
 
 
 def call_session(find: Callable[[], SessionInfo | None], method: str, params: Any,
-                 name: str | None = None) -> Any:
+                 name: str | None = None, surface: str | None = None) -> Any:
     """One call to the session `find` picks, on a connection of its own; sent once more, to
     the session `find` picks then (it starts a daemon when none is left), when the first
     went away before running it (it stopped, or died, between being found and answering)."""
@@ -204,7 +209,7 @@ def call_session(find: Callable[[], SessionInfo | None], method: str, params: An
         if info is None:
             raise ClientError("no session to ask")
         try:
-            with Connection(info.socket, name=name) as conn:
+            with Connection(info.socket, name=name, surface=surface) as conn:
                 return conn.call(method, params)
         except ClientError as exc:
             if not exc.send_again(attempt):
@@ -218,8 +223,9 @@ class AsyncSession:
     (and so is its queue); a call the session went away before running is sent once more,
     to the session found then."""
 
-    def __init__(self, find: Callable[[], SessionInfo | None], name: str | None = None) -> None:
-        self.find, self.name = find, name
+    def __init__(self, find: Callable[[], SessionInfo | None], name: str | None = None,
+                 surface: str | None = None) -> None:
+        self.find, self.name, self.surface = find, name, surface
         self.conn: AsyncConnection | None = None
         self.opening = asyncio.Lock()
 
@@ -229,7 +235,7 @@ class AsyncSession:
                 info = await asyncio.to_thread(self.find)
                 if info is None:
                     raise ClientError("no session to ask")
-                self.conn = await AsyncConnection.open(info.socket, self.name)
+                self.conn = await AsyncConnection.open(info.socket, self.name, self.surface)
             return self.conn
 
     async def send(self, method: str, params: Any = None) -> Any:
@@ -252,11 +258,18 @@ class AsyncSession:
 
 def project_root(directory: Path) -> Path:
     """The nearest ancestor with a project marker, else the directory itself."""
+    return marked_root(directory)[0]
+
+
+def marked_root(directory: Path) -> tuple[Path, str | None]:
+    """The nearest ancestor with a project marker and that marker; else the directory
+    itself and None (the asker should then be told how to choose one)."""
     directory = directory.resolve()
     for candidate in (directory, *directory.parents):
-        if any((candidate / marker).exists() for marker in ROOT_MARKERS):
-            return candidate
-    return directory
+        for marker in ROOT_MARKERS:
+            if (candidate / marker).exists():
+                return candidate, marker
+    return directory, None
 
 
 def find_session(directory: Path, root: Path | None = None, session: str | None = None,

@@ -1,6 +1,7 @@
 """The embedded daemon: a warm headless Neovim serving the agent socket for one root.
 
-`lsap` starts it when no editor session covers the current directory; it exits after
+`lsap` starts it when no editor session covers the current directory; at its start it opens
+the workspace for its servers in the background (`Plan.warm`); it exits after
 `--idle-timeout` seconds without a request, on `lsap daemon stop` or a signal, or when its
 Neovim dies, ending Neovim's language servers too (the session's life: `lifecycle.py`).
 """
@@ -20,7 +21,7 @@ from .workspace import Workspace
 
 async def serve(root: Path, servers: list[str], idle_timeout: float) -> None:
     embedded = await start_embedded(root, servers)
-    plan = Plan("daemon", daemon_name(root), idle_timeout=idle_timeout, signals=True, tick=1.0)
+    plan = Plan("daemon", daemon_name(root), idle_timeout=idle_timeout, signals=True, tick=1.0, warm=True)
     gateway = embedded.gateway
     await Lifecycle(Service(gateway, Workspace.of(root)), gateway, plan, owned=embedded).run()
 

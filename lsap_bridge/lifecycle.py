@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import time
@@ -29,6 +30,7 @@ from .server import EventSink, Method, SocketServer
 from .service import Service
 
 Tell = Callable[[str], Awaitable[None]]
+LOG = logging.getLogger("lsap.lifecycle")
 
 
 class Owned(Protocol):
@@ -52,6 +54,9 @@ class Plan:
     idle_timeout: float | None = None  # stop after this many seconds without a call
     signals: bool = False  # SIGTERM, SIGINT and SIGHUP stop it (only the main thread may)
     tick: float = 0.5  # seconds between looks at Neovim (and the idle time)
+    # Open the workspace for its servers at start (`Session.open_workspace`): the daemon's
+    # Neovim has no buffer yet, so its first request would wait for the servers to index.
+    warm: bool = False
 
 
 class Lifecycle:
@@ -72,6 +77,7 @@ class Lifecycle:
         self.stopping = asyncio.Event()
         self.reason = "it is shutting down"  # said to the clients whose calls it cut off
         self.last_call = time.monotonic()
+        self.warming: asyncio.Task[None] | None = None
 
     def stop(self, reason: str) -> None:
         if not self.stopping.is_set():
@@ -117,6 +123,8 @@ class Lifecycle:
         server.info_extra = {"nvim_pid": gateway.nvim_pid, "nvim_version": nvim_version,
                              "session": self.plan.name}
         self.info.publish()
+        if self.plan.warm:  # in the background: clients are served meanwhile
+            self.warming = asyncio.create_task(self._warm())
         if self.owned is None:  # the human's Neovim may outlive this host: it cleans up then
             await gateway.remove_on_exit([str(self.info.file), str(server.path)])
 
@@ -139,12 +147,22 @@ class Lifecycle:
         connections, then end the Neovim it started and that Neovim's servers."""
         if self.info is not None:
             self.info.withdraw()
+        if self.warming is not None:
+            self.warming.cancel()
         try:
             if self.server is not None:
                 await self.server.close(self.reason)
         finally:
             if self.owned is not None:
                 await self.owned.close()
+
+    async def _warm(self) -> None:
+        try:
+            ready = await self.service.session.open_workspace()
+        except Exception:  # a first request will meet the cause and report it
+            LOG.warning("opening the workspace at start failed", exc_info=True)
+        else:
+            LOG.info("servers ready at start: %s", ", ".join(ready) or "none")
 
     def _touch(self) -> None:
         self.last_call = time.monotonic()

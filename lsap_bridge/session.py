@@ -10,6 +10,7 @@ bounded and keyed by what makes it valid (doc/architecture.md, Where state lives
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -28,6 +29,7 @@ from .locate.matcher import Match, Tier
 from .models import Locate, Request
 from .modes import Answer, Capability, fallback
 from .position import Encoding, from_lsp_character, to_lsp_character
+from .surface import servers_help
 from .symbols import SymbolTree, build_tree
 from .workspace import Workspace, language_of, remembered, uri_of
 
@@ -289,13 +291,34 @@ class Session:
                 return client
         return (await self.target(path, method)).client
 
+    async def open_workspace(self, files: int = 2000) -> list[str]:
+        """Start the servers before anyone asks (the embedded daemon does at its start): the
+        first code file of each language under the root is opened for them, and they are
+        waited for (bounded) until their indexing is over, so that the first request finds
+        them ready. Returns the names of the servers that were."""
+        firsts: dict[str, Path] = {}
+        for path in self.workspace.walk(self.workspace.root, limit=files).files:
+            firsts.setdefault(language_of(path), path)
+        opened: list[int] = []
+        for path in firsts.values():
+            with contextlib.suppress(LsapError):  # over the size limit: another file will do
+                opened.append(await self.gateway.open(path))
+        expected = await self.gateway.servers_expected(opened) if opened else []
+        found = await asyncio.gather(*(self.gateway.wait_for_clients(bufnr, None)
+                                       for bufnr, server in zip(opened, expected, strict=True) if server))
+        clients = {c.id: c for attached in found for c in attached}
+        if not clients or not await self.gateway.wait_until_idle(list(clients)):
+            return []
+        self._ready.update(clients)
+        return sorted({c.name for c in clients.values()})
+
     def unsupported(self, method: str, clients: Sequence[Client], path: Path) -> LsapError:
         name = self.workspace.display(path)
         if not clients:
             return LsapError(
                 ErrorCode.UNSUPPORTED,
                 f"no language server is attached to {name}",
-                hint="start a server for this file type (`:checkhealth lsap` lists what is attached)",
+                hint=f"start a server for this file type ({servers_help()})",
             )
         lacking = ", ".join(f"{c.name} lacks {method}" for c in clients)
         return LsapError(

@@ -1,23 +1,27 @@
 """Where a request came from, and how a follow-up request is written for it.
 
 Reports suggest requests to send next: the next page, the references of an inspected
-symbol, the rename to apply. The asker must be able to run one as written, so the
-suggestion takes the form of the surface that asked: an Ex command for the human in
-Neovim, a JSON request for agents (socket, CLI, MCP). `phrase` is the one place that
-writes them; the surface is set once per request (`SURFACE`), never passed through
-capabilities.
+symbol, the rename to apply, where to read a mode's fields or see the servers. The asker
+must be able to run one as written, so the suggestion takes the form of the surface that
+asked: an Ex command for the human in Neovim, a shell command for the `lsap` CLI, a tool
+call for an MCP agent, a JSON request for other clients of the socket. `phrase` and its
+siblings are the one place that writes them; the surface is set once per request
+(`SURFACE`: by `:Lsap …` commands, or from the `surface` a socket client names), never
+passed through capabilities.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from contextvars import ContextVar
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from .locate.anchor import format_anchor
 from .models import Locate
 
-Surface = Literal["agent", "nvim"]
+Surface = Literal["agent", "cli", "mcp", "nvim"]
+SURFACES: tuple[str, ...] = get_args(Surface)
 
 # The surface of the request being answered; `nvim` for `:Lsap …` commands.
 SURFACE: ContextVar[Surface] = ContextVar("lsap_surface", default="agent")
@@ -25,24 +29,50 @@ SURFACE: ContextVar[Surface] = ContextVar("lsap_surface", default="agent")
 
 def phrase(request: dict[str, Any], positional: str | None = "locate") -> str:
     """A request as the asker sends it. `positional`: the field written bare after the mode
-    in an Ex command (`:Lsap outline shop/`), `locate` as an anchor string."""
-    if SURFACE.get() == "nvim" and (command := ex_command(request, positional)) is not None:
+    in an Ex command or on the command line (`:Lsap outline shop/`, `lsap outline shop/`),
+    `locate` as an anchor string."""
+    surface = SURFACE.get()
+    if surface == "nvim" and (command := ex_command(request, positional)) is not None:
         return command
-    return json.dumps(request, separators=(",", ":"), ensure_ascii=False)
+    if surface == "cli":
+        return cli_command(request, positional)
+    body = json.dumps(request, separators=(",", ":"), ensure_ascii=False)
+    if surface == "mcp":
+        return f'lsap_query {{"request":{body}}}'
+    return body
 
 
 def phrase_option(key: str, value: Any) -> str:
-    """One field to add to the request just sent: `key=value` in Neovim, JSON elsewhere."""
-    if SURFACE.get() == "nvim":
+    """One field to add to the request just sent: `key=value` in Neovim, `--set key=value`
+    on the command line, JSON elsewhere."""
+    surface = SURFACE.get()
+    if surface == "nvim":
         return f"{key}={_word(value)}"
+    if surface == "cli":
+        return "--set " + shlex.quote(f"{key}={_cli_value(value)}")
     return f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}"
 
 
 def fields_help(mode: str) -> str:
     """Where the asker reads the fields of a mode."""
-    if SURFACE.get() == "nvim":
+    surface = SURFACE.get()
+    if surface == "nvim":
         return f"`:help lsap-mode-{mode}` lists its options"
-    return f"`lsap schema` prints the fields of `{mode}`"
+    if surface == "cli":
+        return f"`lsap schema` prints the fields of `{mode}`"
+    return f"`{phrase({'mode': 'schema', 'modes': [mode]})}` lists the fields of `{mode}`"
+
+
+def servers_help() -> str:
+    """Where the asker sees which language servers are attached, and to what."""
+    surface = SURFACE.get()
+    if surface == "nvim":
+        return "`:checkhealth lsap` lists what is attached"
+    if surface == "cli":
+        return "`lsap info` lists the attached servers"
+    if surface == "mcp":
+        return "the `lsap_info` tool lists the attached servers"
+    return "the socket's `info` method lists the attached servers"
 
 
 def restart_help(server: str, client_id: int, embedded: bool) -> str:
@@ -55,6 +85,29 @@ def restart_help(server: str, client_id: int, embedded: bool) -> str:
     if embedded:
         return "restart it: `lsap daemon stop`, and the next `lsap` call starts a fresh Neovim and servers"
     return "ask the human to restart it in their Neovim: " + command
+
+
+def cli_command(request: dict[str, Any], positional: str | None) -> str:
+    """`lsap mode 'anchor' --set key=value …`: each word quoted for a POSIX shell."""
+    fields = dict(request)
+    words = ["lsap", str(fields.pop("mode"))]
+    if positional in fields:
+        bare = fields.pop(str(positional))
+        words.append(format_anchor(Locate.model_validate(bare)) if isinstance(bare, dict) else str(bare))
+    for key, value in fields.items():
+        words += ["--set", f"{key}={_cli_value(value)}"]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def _cli_value(value: Any) -> str:
+    """A value as `--set key=…` reads it: JSON, except a string JSON would not take back as
+    that string (the CLI reads such text as it is)."""
+    if isinstance(value, str):
+        try:
+            json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def ex_command(request: dict[str, Any], positional: str | None) -> str | None:

@@ -88,7 +88,7 @@ async def run_one(session: Session, payload: Any) -> tuple[str, Answer | None, L
 
 
 @mode("batch", request=BatchRequest, report=BatchReport,
-      summary="several requests in one round trip, one section each")
+      summary="several requests in one round trip, one section each", edits=True)
 async def batch(session: Session, request: BatchRequest) -> Answer:
     results = [await run_one(session, payload) for payload in request.requests]
     if request.format == "json":

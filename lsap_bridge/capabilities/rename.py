@@ -432,7 +432,7 @@ def _locations(report: RenameReport) -> list[dict[str, Any]]:
 
 
 @mode("rename_execute", request=RenameExecuteRequest, report=RenameReport, template="rename",
-      summary="apply a previewed rename by its id", workspace=True)
+      summary="apply a previewed rename by its id", workspace=True, edits=True)
 async def rename_execute(session: Session, request: RenameExecuteRequest) -> Answer:
     patterns = session.workspace.exclude_patterns(request.exclude_files)
     pending = kept(session, request.rename_id)
@@ -452,7 +452,7 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Ans
 
 @mode("rename", request=RenameRequest, report=RenameReport,
       summary="rename a symbol across the workspace in one step", method=METHOD, fallback="references",
-      workspace=True, offer=Offer(command="LsapRename", picker=15))
+      workspace=True, offer=Offer(command="LsapRename", picker=15), edits=True)
 async def rename(session: Session, request: RenameRequest) -> Answer:
     patterns = session.workspace.exclude_patterns(request.exclude_files)
     resolved, pending = await _compute(session, request)

@@ -1,13 +1,17 @@
-"""Suggested requests are written for the surface that asked: JSON for agents, Ex commands
-for the human in Neovim (what `:Lsap` parses back), from one place."""
+"""Suggested requests are written for the surface that asked: JSON for socket clients, a
+command line for the CLI (what `lsap` parses back), a tool call for MCP, Ex commands for the
+human in Neovim (what `:Lsap` parses back), from one place."""
 
 from __future__ import annotations
 
 import contextvars
+import json
+import shlex
 from collections.abc import Callable
 from typing import Any
 
-from lsap_bridge.surface import SURFACE, phrase, phrase_option
+from lsap_bridge.cli import build_parser, mode_request
+from lsap_bridge.surface import SURFACE, Surface, fields_help, phrase, phrase_option, servers_help
 from tests.golden import render_data
 
 NEXT = {
@@ -58,3 +62,36 @@ def test_templates_suggest_in_the_surfaces_form() -> None:
     text = in_neovim(render_data, "rename_preview", data)
     assert 'add `exclude_files=["tests/*"]` to leave files out' in text
     assert '"exclude_files": ["tests/*"]' in render_data("rename_preview", data)
+
+
+def on(surface: Surface, function: Callable[..., str], *args: Any) -> str:
+    def run() -> str:
+        SURFACE.set(surface)
+        return function(*args)
+
+    return contextvars.copy_context().run(run)
+
+
+def test_the_cli_gets_a_command_line_that_parses_back_to_the_request() -> None:
+    digits = {**NEXT, "pagination_id": "1234", "exclude_files": ["my tests/*"], "include_declaration": False}
+    line = on("cli", phrase, digits)
+    assert line.startswith("lsap references 'shop/models.py:Order.total@return <|>result' --set max_items=2")
+    words = shlex.split(line)
+    assert words[0] == "lsap"
+    request = mode_request(build_parser().parse_args(words[1:]))
+    assert request == {**digits, "locate": "shop/models.py:Order.total@return <|>result"}
+    option = shlex.split(on("cli", phrase_option, "max_code_lines", 2001))
+    assert option == ["--set", "max_code_lines=2001"]
+    assert mode_request(build_parser().parse_args(["hover", "a.py:f", *option]))["max_code_lines"] == 2001
+
+
+def test_mcp_gets_a_tool_call_and_each_surface_its_own_way_to_the_servers() -> None:
+    call = on("mcp", phrase, NEXT)
+    tool, _, arguments = call.partition(" ")
+    assert tool == "lsap_query" and json.loads(arguments) == {"request": NEXT}
+    assert on("mcp", phrase_option, "max_items", 5) == phrase_option("max_items", 5) == '"max_items": 5'
+    assert "lsap_info" in on("mcp", servers_help) and "`lsap info`" in on("cli", servers_help)
+    assert ":checkhealth lsap" in on("nvim", servers_help)
+    schema = on("mcp", fields_help, "hover")
+    assert schema.startswith('`lsap_query {"request":{"mode":"schema","modes":["hover"]}}`')
+    assert "`lsap schema`" in on("cli", fields_help, "hover")
