@@ -1,6 +1,6 @@
 """The report: rows as the run prints them and as RESULTS.md tables, the machine and the
 versions they were measured with, and the marked blocks other runners (anchors, peers,
-soak) keep in RESULTS.md across a full run's rewrite.
+soak, first_call) keep in RESULTS.md across a full run's rewrite.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .corpus import REPO
 ANCHORS_MARKERS = ("<!-- anchors: python -m benchmarks.anchors -->", "<!-- /anchors -->")
 PEERS_MARKERS = ("<!-- peers: python -m benchmarks.run --peers -->", "<!-- /peers -->")
 SOAK_MARKERS = ("<!-- soak: python -m benchmarks.soak -->", "<!-- /soak -->")
+FIRST_CALL_MARKERS = ("<!-- first_call: python -m benchmarks.first_call -->", "<!-- /first_call -->")
 
 
 @dataclass
@@ -205,7 +206,7 @@ def write_report(out: Path, all_results: list[Results], command: str, seconds: f
     lines += [r.markdown() for r in all_results]
     previous = out.read_text() if out.exists() else ""
     out.write_text("\n".join(lines))
-    for markers in (ANCHORS_MARKERS, PEERS_MARKERS, SOAK_MARKERS):
+    for markers in (ANCHORS_MARKERS, PEERS_MARKERS, SOAK_MARKERS, FIRST_CALL_MARKERS):
         carry_block(previous, out, *markers)
 
 
