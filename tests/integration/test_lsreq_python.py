@@ -416,7 +416,7 @@ def test_lsap_request_cli_reads_the_block_on_stdin(tmp_path: Path) -> None:
         )
         bad = lsap("request", stdin="*** File: shop/models.py\n")
         assert (
-            bad.returncode == 1
+            bad.returncode == 2  # the request itself is invalid (lsap-exit-codes)
             and "line 1: the request does not start with the Begin line" in bad.stdout
         )
     finally:
