@@ -1,6 +1,7 @@
 """`lsap mcp` as an agent's MCP client meets it (the official SDK's stdio client, the embedded
 daemon, basedpyright): instructions, annotations, the root it was told, unknown tools
-refused, `lsap_info`, and follow-up requests it can send as written."""
+refused, `lsap_info`, follow-up requests it can send as written, and a session whose
+servers are up before the first tool call."""
 
 from __future__ import annotations
 
@@ -9,17 +10,24 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lsap_bridge.client import Connection
+from lsap_bridge.discovery import sessions
 from lsap_bridge.mcp_server import tokens
 
 pytestmark = pytest.mark.integration
 
-ENV = {**os.environ, "LSAP_SERVERS": "basedpyright"}
+
+
+def env() -> dict[str, str]:
+    """The environment of the test session (its own XDG directories), with one server."""
+    return {**os.environ, "LSAP_SERVERS": "basedpyright"}
 
 
 def drive(cwd: Path, args: list[str], script: Callable[[Any, Any], Awaitable[Any]]) -> Any:
@@ -30,7 +38,7 @@ def drive(cwd: Path, args: list[str], script: Callable[[Any, Any], Awaitable[Any
 
     async def main() -> Any:
         params = StdioServerParameters(command=sys.executable, args=["-m", "lsap_bridge", "mcp", *args],
-                                       cwd=str(cwd), env=ENV)
+                                       cwd=str(cwd), env=env())
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             return await script(session, await session.initialize())
 
@@ -39,7 +47,7 @@ def drive(cwd: Path, args: list[str], script: Callable[[Any, Any], Awaitable[Any
 
 def stop_daemon(root: Path) -> None:
     subprocess.run([sys.executable, "-m", "lsap_bridge", "--root", str(root), "daemon", "stop"],
-                   cwd=root, env=ENV, capture_output=True, timeout=60)
+                   cwd=root, env=env(), capture_output=True, timeout=60)
 
 
 def next_request(text: str) -> dict[str, Any]:
@@ -116,3 +124,38 @@ def test_mcp_outside_any_project_says_which_root_it_chose(tmp_path: Path) -> Non
     assert not failed and "2 references" in first
     # Said with the first answer, not repeated on every one.
     assert "no project marker" in first and "no project marker" not in second
+
+
+def attached_servers(root: Path, within: float = 60) -> list[str]:
+    """The servers the session for `root` has attached, once it has any (without starting
+    a session: only one that is there already is asked)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        live = [s for s in sessions() if str(root) in s.roots]
+        if live:
+            with Connection(live[0].socket) as conn:
+                names = [s["name"] for s in conn.call("info")["servers"]]
+            if names:
+                return names
+        time.sleep(0.2)
+    return []
+
+
+def test_mcp_starts_the_session_and_its_servers_before_any_tool_call(shop: Path) -> None:
+    async def agent(_session: Any, _init: Any) -> list[str]:
+        return await asyncio.to_thread(attached_servers, shop)
+
+    try:
+        assert drive(shop, ["--idle-timeout", "120"], agent) == ["basedpyright"]
+    finally:
+        stop_daemon(shop)
+
+
+def test_daemon_start_opens_the_workspace_for_its_servers(shop: Path) -> None:
+    try:
+        started = subprocess.run([sys.executable, "-m", "lsap_bridge", "daemon", "start", "--idle-timeout", "120"],
+                                 cwd=shop, env=env(), capture_output=True, text=True, timeout=120)
+        assert started.returncode == 0, started.stdout + started.stderr
+        assert attached_servers(shop) == ["basedpyright"]
+    finally:
+        stop_daemon(shop)
