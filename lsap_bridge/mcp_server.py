@@ -139,6 +139,7 @@ def instructions(root: str) -> str:
     from .capabilities import REGISTRY
 
     own = [f"lsap_{c.mode}" for c in sorted(REGISTRY.values(), key=lambda c: c.offer.picker) if c.offer.mcp]
+    edits = ", ".join(sorted(c.mode for c in REGISTRY.values() if c.edits))
     check = ("\nAfter editing files with your own tools, ask "
              '`lsap_query {"request":{"mode":"check"}}`: the errors your edit introduced or fixed, '
              "in those files and the files that use them.") if "check" in REGISTRY else ""
@@ -157,8 +158,8 @@ lsap_info for the root and the servers. Prefer references, inspect and search ov
 follow imports, aliases and overrides.
 
 Answers are bounded: a cut list says what it left out and ends with the exact next request \
-(`start_index`, `pagination_id`); send it as written. rename, rename_execute and lsap_text's \
-RENAME_TO and MOVE_TO_FILE change files: look first with rename_preview.{check}"""
+(`start_index`, `pagination_id`); send it as written. These may change files: {edits}, and \
+lsap_text's RENAME_TO and MOVE_TO_FILE; look first with rename_preview.{check}"""
 
 
 @dataclass(frozen=True)
