@@ -269,7 +269,7 @@ async def _connect(forwarder: Forwarder) -> None:
     """Reach the session ahead of the first call; a failure is that call's to report."""
     try:
         await forwarder.connection()
-    except ClientError as exc:
+    except Exception as exc:  # the first tool call tries again, and reports it
         LOG.info("no session yet: %s", exc)
 
 
