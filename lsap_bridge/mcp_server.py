@@ -172,6 +172,9 @@ class Root:
 
 
 def choose_root(directory: Path, root: Path | None, session: str | None) -> Root:
+    """The root `find_session` will serve, said before any session is reached (the
+    instructions go out at initialize): `--session`, `--root`, the session covering the
+    directory, the nearest project marker, else the directory itself, a guess."""
     if session:
         return Root(f"that of the session {session!r}", False)
     if root is not None:
