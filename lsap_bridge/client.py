@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .discovery import SessionInfo, daemon_name, runtime_dir, session_for, sessions
+from .discovery import SessionInfo, daemon_log, daemon_name, runtime_dir, session_for, sessions
 
 ATTEMPTS = 2  # sends of one call: once more if its session went away before running it
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "package.json", "tsconfig.json",
@@ -315,12 +315,12 @@ def start_daemon(root: Path, servers: list[str], idle_timeout: float,
 
 
 def _spawn_daemon(root: Path, servers: list[str], idle_timeout: float, wait: float) -> SessionInfo:
-    log = runtime_dir() / f"{daemon_name(root)}.log"
+    log = daemon_log(root)
     start = log.stat().st_size if log.exists() else 0
     with open(log, "ab") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "lsap_bridge.daemon", "--root", str(root),
-             "--servers", ",".join(servers), "--idle-timeout", str(idle_timeout)],
+             "--servers", ",".join(servers), "--idle-timeout", str(idle_timeout), "--log", str(log)],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
         )
     deadline = time.monotonic() + wait

@@ -15,6 +15,7 @@ from pathlib import Path
 from .discovery import daemon_name
 from .embedded import start_embedded
 from .lifecycle import Lifecycle, Plan
+from .logfile import log_to_file
 from .service import Service
 from .workspace import Workspace
 
@@ -31,7 +32,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--root", required=True)
     parser.add_argument("--servers", default="")
     parser.add_argument("--idle-timeout", type=float, default=900.0)
+    parser.add_argument("--log", help="the file its output goes to, where error hints point")
     args = parser.parse_args(argv)
+    log_to_file(args.log)
     servers = [s for s in args.servers.split(",") if s]
     asyncio.run(serve(Path(args.root).resolve(), servers, args.idle_timeout))
 

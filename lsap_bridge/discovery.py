@@ -61,6 +61,11 @@ def daemon_name(root: Path) -> str:
     return "daemon-" + hashlib.sha1(str(root).encode()).hexdigest()[:12]
 
 
+def daemon_log(root: Path) -> Path:
+    """The daemon's output and its log: what an agent is pointed to for a traceback."""
+    return runtime_dir() / f"{daemon_name(root)}.log"
+
+
 FIELDS = {f.name for f in fields(SessionInfo)}
 
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -71,33 +69,3 @@ class StaleText(Exception):
 class ClientGone(StaleText):
     """The server chosen for a request had exited before the request was sent (it was
     picked from a cache, or just before Neovim detached it): worth one fresh try."""
-
-
-LOG = logging.getLogger("lsap.service")
-
-
-def as_error(exc: BaseException, what: str) -> LsapError:
-    """The one translation of a failure into the error report the asker gets, one text per
-    cause (doc/architecture.md, Reports and errors). `what`: the request, for the log."""
-    if isinstance(exc, LsapError):
-        return exc
-    if isinstance(exc, ClientGone):
-        return LsapError(ErrorCode.SERVER_ERROR, f"{exc}: it exited and did not come back",
-                         hint="send the request again; `:checkhealth lsap` and `:LspInfo` show the servers")
-    if isinstance(exc, StaleText):
-        return LsapError(ErrorCode.CONFLICT, "the file kept changing while the request ran",
-                         hint="send the request again")
-    if isinstance(exc, asyncio.TimeoutError):
-        return LsapError(ErrorCode.TIMEOUT, "the request took too long")
-    # Nobody planned for it (most often a server's answer of an unexpected shape): a
-    # traceback in the log, never a dead request.
-    LOG.error("%s failed", what, exc_info=exc)
-    # One hint per cause: a file system's refusal is no language server's malformed answer.
-    cause = ("the file system refused it" if isinstance(exc, OSError)
-             else "a language server may have sent a malformed answer")
-    return LsapError(
-        ErrorCode.SERVER_ERROR,
-        f"{what} failed on something unexpected: {type(exc).__name__}: {exc}"[:500],
-        hint=f"{cause}; the traceback is in the log (`:checkhealth lsap` shows where). Other "
-        "requests are not affected.",
-    )

@@ -12,7 +12,8 @@ from typing import Any
 from .capabilities import REGISTRY
 from .capabilities.outline import symbol_paths
 from .cursor import anchor_at_cursor
-from .errors import LsapError, as_error, invalid
+from .errors import LsapError, invalid
+from .failures import as_error
 from .gateway import Editor
 from .locate.anchor import parse_anchor
 from .lsreq.executor import execute

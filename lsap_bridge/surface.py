@@ -13,6 +13,7 @@ passed through capabilities.
 from __future__ import annotations
 
 import json
+import logging
 import shlex
 from contextvars import ContextVar
 from typing import Any, Literal, get_args
@@ -73,6 +74,15 @@ def servers_help() -> str:
     if surface == "mcp":
         return "the `lsap_info` tool lists the attached servers"
     return "the socket's `info` method lists the attached servers"
+
+
+def log_help() -> str:
+    """Where the asker finds a traceback: `:checkhealth lsap` names the log in Neovim;
+    elsewhere the log file itself, which an agent can read but not look up."""
+    if SURFACE.get() == "nvim":
+        return "the traceback is in the log (`:checkhealth lsap` shows where)"
+    files = [h.baseFilename for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler)]
+    return f"the traceback is in the log, {files[0]}" if files else "the traceback is in the service's log"
 
 
 def restart_help(server: str, client_id: int, embedded: bool) -> str:

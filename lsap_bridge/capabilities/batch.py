@@ -13,7 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..errors import LsapError, as_error, invalid
+from ..errors import LsapError, invalid
+from ..failures import as_error
 from ..models import Report, Request, Row, absent
 from ..modes import REGISTRY, Answer, mode
 from ..render import render_error, render_report

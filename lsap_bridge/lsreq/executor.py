@@ -17,7 +17,8 @@ from .. import modes
 from ..capabilities import REGISTRY
 from ..decode import hover_text, inlay_hint_params, inlay_hints_from_lsp, weave_inlay_hints
 from ..diagnostics import DiagnosticMap
-from ..errors import Candidate, ErrorCode, LsapError, as_error
+from ..errors import Candidate, ErrorCode, LsapError
+from ..failures import as_error
 from ..gateway import Client, LspCall
 from ..locate.matcher import Needle, Tier, find_matches, moved, settle, unpaste
 from ..render import render_report

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from lsap_bridge.capabilities import REGISTRY
-from lsap_bridge.errors import ErrorCode, LsapError, as_error
+from lsap_bridge.errors import ClientGone, ErrorCode, LsapError
+from lsap_bridge.failures import as_error
 from lsap_bridge.gateway import server_timeout
 from lsap_bridge.identifiers import MAX_LENGTH, check_new_name, declined
 from lsap_bridge.locate.anchor import parse_anchor, split_path
@@ -304,3 +305,19 @@ def test_an_unexpected_file_system_error_is_not_blamed_on_a_server() -> None:
     refused = as_error(PermissionError(13, "Permission denied", "/x"), "the hover request")
     assert refused.hint is not None and refused.hint.startswith("the file system refused it;")
     assert "malformed answer" in (as_error(KeyError("range"), "the hover request").hint or "")
+
+
+def test_failure_hints_name_what_the_asking_surface_can_run() -> None:
+    gone, unexpected = ClientGone("basedpyright (client 1)"), KeyError("range")
+    in_neovim = SURFACE.set("nvim")
+    try:
+        assert "`:checkhealth lsap`" in (as_error(gone, "the probe").hint or "")
+        assert "`:checkhealth lsap`" in (as_error(unexpected, "the probe").hint or "")
+    finally:
+        SURFACE.reset(in_neovim)
+    over_mcp = SURFACE.set("mcp")
+    try:
+        assert "`lsap_info`" in (as_error(gone, "the probe").hint or "")
+        assert "checkhealth" not in (as_error(unexpected, "the probe").hint or "")
+    finally:
+        SURFACE.reset(over_mcp)

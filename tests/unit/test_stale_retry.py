@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.errors import ErrorCode, LsapError, StaleText, as_error
+from lsap_bridge.errors import ErrorCode, LsapError, StaleText
+from lsap_bridge.failures import as_error
 from lsap_bridge.gateway import LspAnswer
 from lsap_bridge.models import Report, Request
 from lsap_bridge.modes import Answer, Capability, Offer
