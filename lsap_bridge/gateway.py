@@ -23,6 +23,7 @@ from cachetools import LRUCache
 
 from .errors import ClientGone, ErrorCode, LsapError, StaleText
 from .filestate import DiskStamp, content_hash
+from .models import DEFAULT_MAX_TOKENS
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 from .surface import restart_help
 from .workspace import Workspace, too_large
@@ -104,6 +105,7 @@ class EditorGateway:
     channel: int = 0
     nvim_pid: int = 0
     max_file_size: int = MAX_FILE_SIZE  # Neovim's `max_file_size` when the service started
+    max_tokens: int = DEFAULT_MAX_TOKENS  # an answer's budget unless the request sets one (`max_tokens`)
     embedded: bool = False  # the Neovim is lsap's own (the daemon's), not the human's
     # The roots every path opened or read must be inside (the session's; None: no check).
     workspace: Workspace | None = None
@@ -124,6 +126,7 @@ class EditorGateway:
         self.channel = (await self.conn.request("nvim_get_api_info"))[0]
         started = await self._lua("return require('lsap.transport').register(...)", self.channel)
         self.nvim_pid, self.max_file_size = int(started["pid"]), int(started["max_file_size"])
+        self.max_tokens = int(started.get("max_tokens") or DEFAULT_MAX_TOKENS)
 
     def on_command(self, handler: CommandHandler) -> None:
         """Commands typed by the human (`:Lsap …`) arrive as `lsap_command` notifications."""
@@ -416,6 +419,7 @@ class Editor(Protocol):
 
     workspace: Workspace | None
     max_file_size: int
+    max_tokens: int
     gone: set[int]
     stats: Counter[str]
 

@@ -50,6 +50,9 @@ class Locate(StrictModel):
 
 Format = Literal["markdown", "json"]
 MAX_ITEMS_LIMIT = 1000
+# The token budget of one answer (`report/budget.py`): the least a request may ask for, the
+# most, and the session's default unless configured (`max_tokens` in setup(), $LSAP_MAX_TOKENS).
+MIN_TOKENS, MAX_TOKENS_LIMIT, DEFAULT_MAX_TOKENS = 500, 100_000, 8000
 
 
 class Request(StrictModel):
@@ -61,6 +64,8 @@ class Request(StrictModel):
     start_index: Annotated[int, Field(ge=0)] = 0
     pagination_id: str | None = None
     context_lines: Annotated[int, Field(ge=0, le=50)] = 0
+    # The answer's budget in cl100k tokens; none: the session's (8,000 unless configured).
+    max_tokens: Annotated[int, Field(ge=MIN_TOKENS, le=MAX_TOKENS_LIMIT)] | None = None
 
     # The field a bare argument fills (`lsap outline shop/`, `:Lsap search Product`).
     positional: ClassVar[str] = "locate"
@@ -128,10 +133,16 @@ class Anchored(Report):
 
 class Paged(Report):
     """Where a page sits in the whole answer (`_next.md.j2`): 1-based `start`..`end` of
-    `total`, and the exact request for the next page."""
+    `total`, and the exact request for the next page. A paged mode only reads: the budget
+    runs it again with a shorter page when its answer is over (`report/budget.py`)."""
 
     total: int = 0
     start: int = 0
     end: int = 0
     pagination_id: str | None = absent()
     next: str | None = absent()
+    budget: int | None = absent()  # the page was shortened to keep within this many tokens
+
+    @property
+    def shown(self) -> int:
+        return self.end - self.start + 1 if self.start else 0

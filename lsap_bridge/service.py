@@ -18,8 +18,9 @@ from .gateway import Editor
 from .locate.anchor import parse_anchor
 from .lsreq.executor import execute
 from .lsreq.parser import parse
-from .models import LineScope, Locate, bare_field
+from .models import LineScope, Locate, Report, bare_field
 from .render import render_error, render_json, render_report
+from .report.budget import fit
 from .requests import parse_request
 from .session import Session, disk_notes
 from .surface import SURFACE
@@ -80,12 +81,16 @@ class Service:
     async def _answer(self, payload: dict[str, Any]) -> Response:
         request = parse_request(payload, self.workspace, self.session.anchors)
         capability = REGISTRY[request.mode]
-        with disk_notes() as notes:
-            answer = await self.session.run(capability, request)
-        report = answer.report.model_copy(update={"notes": list(notes.values())}) if notes else answer.report
         as_json = request.format == "json"
-        text = render_json(request.mode, report) if as_json else render_report(capability.template, report)
-        return Response(text, request.mode, answer.locations)
+
+        def render(report: Report) -> str:
+            if notes:
+                report = report.model_copy(update={"notes": list(notes.values())})
+            return render_json(request.mode, report) if as_json else render_report(capability.template, report)
+
+        with disk_notes() as notes:
+            fitted = await fit(self.session, capability, request, render, cut_text=not as_json)
+        return Response(fitted.text, request.mode, fitted.answer.locations)
 
     async def handle_text(self, text: str) -> Response:
         """A Language Server Request block (doc/architecture.md, The text format) and its response block."""

@@ -100,8 +100,9 @@ async def diagnostics(session: Session, request: DiagnosticsRequest) -> Answer:
     facts: dict[str, Any] = kept[0] if kept else await collect(session, request)
     items: list[tuple[Path, Diagnostic]] = facts["items"]
     shown, paging = page(session, request, items)
-    if "pagination_id" in paging:
-        # Later pages reuse this analysis and its notes, not only the items (same page key).
+    if items:
+        # Later pages, and a shorter page the budget asks for, reuse this analysis and its
+        # notes, not only the items (same page key).
         keep(session, request, [facts])
     docs = await session.documents([p for p, _ in shown])
     groups = []

@@ -20,10 +20,15 @@ def suggest(model: type[Request], request: dict[str, Any]) -> str:
     return phrase(request, bare_field(model))
 
 
+def page_id_of(request: Request) -> str:
+    """The id a request's whole list is kept under: its fields but the paging and budget."""
+    key = request.model_dump(exclude={"start_index", "pagination_id", "max_items", "format", "max_tokens"})
+    return hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
 def keep(session: Session, request: Request, items: list[Any]) -> str:
-    """Keep a whole result list; its id is the request's own (its fields but the paging)."""
-    key = request.model_dump(exclude={"start_index", "pagination_id", "max_items", "format"})
-    page_id = hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    """Keep a whole result list under the request's own id (`page_id_of`)."""
+    page_id = page_id_of(request)
     session.pages[page_id] = (request.mode, items)
     return page_id
 
@@ -33,7 +38,8 @@ def page(session: Session, request: Request, items: Sequence[Any]) -> tuple[list
     for the next page.
 
     A `start_index` at or past the end is an `invalid_request` that says how many items
-    there are and gives the exact request for the last page, in every paged mode."""
+    there are and gives the exact request for the last page, in every paged mode. The list
+    is kept even when it all fits: the budget may ask for a shorter page of it."""
     start = request.start_index
     if start and start >= len(items):
         raise _past_the_end(session, request, items)
@@ -42,6 +48,8 @@ def page(session: Session, request: Request, items: Sequence[Any]) -> tuple[list
     info: dict[str, Any] = {"total": len(items), "start": start + 1 if shown else start, "end": end}
     if end < len(items):
         info["pagination_id"], info["next"] = _page_request(session, request, items, end)
+    elif items:
+        keep(session, request, list(items))
     return shown, info
 
 
@@ -51,11 +59,15 @@ def _page_request(session: Session, request: Request, items: Sequence[Any], star
     return page_id, suggest(type(request), {**_unpaged(request), "start_index": start, "pagination_id": page_id})
 
 
+def as_sent(request: Request, without: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The request's fields as an asker writes them (defaults left out), but `without`."""
+    fields = request.model_dump(exclude_defaults=True, exclude_none=True, exclude={"mode", *without})
+    return {"mode": request.mode, **fields}
+
+
 def _unpaged(request: Request) -> dict[str, Any]:
     """The request as sent, without its place in the pages."""
-    fields = request.model_dump(exclude_defaults=True, exclude_none=True,
-                                exclude={"mode", "start_index", "pagination_id"})
-    return {"mode": request.mode, **fields}
+    return as_sent(request, frozenset({"start_index", "pagination_id"}))
 
 
 def _past_the_end(session: Session, request: Request, items: Sequence[Any]) -> LsapError:

@@ -38,6 +38,9 @@ M.defaults = {
   -- Files larger than this (bytes) are never opened for the language servers; a request on
   -- one is refused. Default: $LSAP_MAX_FILE_SIZE (how the embedded mode sets it), else 4 MiB.
   max_file_size = tonumber(vim.env.LSAP_MAX_FILE_SIZE) or 4 * 1024 * 1024,
+  -- The budget of one answer, in tokens (cl100k), unless a request sets `max_tokens`: longer
+  -- answers are paged or cut, saying what was left out. Default: $LSAP_MAX_TOKENS, else 8000.
+  max_tokens = tonumber(vim.env.LSAP_MAX_TOKENS) or 8000,
 }
 
 -- What each option must be: a type name ('count': a whole number >= 1), a list of allowed
@@ -52,6 +55,7 @@ M.schema = {
   approval = { window = { 'float', 'select' }, timeout = 'number' },
   log_level = { 'error', 'warn', 'info', 'debug' },
   max_file_size = 'number',
+  max_tokens = 'count',
 }
 
 M.config = vim.deepcopy(M.defaults)

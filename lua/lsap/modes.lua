@@ -1,7 +1,7 @@
 -- Generated from the mode declarations (lsap_bridge/modes.py) by
 -- `python -m lsap_bridge.lua_modes` (`make lua`): do not edit; a test checks it is current.
 return {
-  shared = { "format", "max_items", "start_index", "pagination_id", "context_lines" },
+  shared = { "format", "max_items", "start_index", "pagination_id", "context_lines", "max_tokens" },
   modes = {
     batch = { "requests" },
     calls = { "depth", "include_external", "direction" },

@@ -308,7 +308,7 @@ function M.register(chan)
   })
   vim.schedule(function() require('lsap').flush() end)
   M.max_file_size = require('lsap').config.max_file_size
-  return { pid = vim.fn.getpid(), max_file_size = M.max_file_size }
+  return { pid = vim.fn.getpid(), max_file_size = M.max_file_size, max_tokens = require('lsap').config.max_tokens }
 end
 
 --- A server's work in progress as the human would read it ("Indexing 40%", '' for work

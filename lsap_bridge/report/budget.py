@@ -1,0 +1,103 @@
+"""The token budget every answer keeps (doc/architecture.md, Costs; `:help lsap-budget`).
+
+One mechanism for every mode and surface: a paged report over its budget is run again with
+a shorter page (its whole list is kept, so that costs no LSP call), and the footer's next
+request asks for the next page of that size; any other answer over it is cut at a line,
+saying how much was left out and giving the request with the `max_tokens` that holds it.
+The budget is the request's `max_tokens`, else the session's (`Editor.max_tokens`).
+
+Tokens are estimated from the UTF-8 size (`estimate`), which costs nothing per report; the
+tests measure the answers with cl100k (tiktoken), against which the estimate is high.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..models import MAX_TOKENS_LIMIT, Paged, Report, Request
+from ..modes import Answer, Capability
+from ..session import Session
+from .paging import as_sent, page_id_of, suggest
+
+# Reports run 3 to 4 UTF-8 bytes per cl100k token (2.97 to 4.1 on the golden reports): at
+# 2.8 bytes a token the estimate is an upper bound for them.
+BYTES_PER_TOKEN = 2.8
+# Room kept under the budget for the note a cut adds.
+NOTE_TOKENS = 120
+REFITS = 4  # shorter pages tried before the answer is cut
+
+
+def estimate(text: str) -> int:
+    """The tokens of a text, over-estimated for cl100k, without a tokenizer."""
+    return int(len(text.encode("utf-8")) / BYTES_PER_TOKEN) + 1
+
+
+def budget_of(session: Session, request: Request) -> int:
+    """The request's budget, else the session's."""
+    return request.max_tokens or session.gateway.max_tokens
+
+
+def holding(tokens: int) -> int | None:
+    """A `max_tokens` that holds an answer of `tokens` (rounded up to a thousand), or None
+    when even the largest budget does not: then only a narrower request will do."""
+    wanted = -(-(tokens + NOTE_TOKENS) // 1000) * 1000
+    return wanted if wanted <= MAX_TOKENS_LIMIT else None
+
+
+@dataclass(frozen=True)
+class Fitted:
+    answer: Answer
+    text: str
+
+
+async def fit(session: Session, capability: Capability, request: Request,
+              render: Callable[[Report], str], cut_text: bool = True) -> Fitted:
+    """Run a request and render its answer within its budget: a paged report over it is run
+    again with a page it fits (up to `REFITS` times), and what is still over is cut
+    (`cut`; not when `cut_text` is False: JSON would no longer parse)."""
+    budget = budget_of(session, request)
+    answer = await session.run(capability, request)
+    text = render(answer.report)
+    for _ in range(REFITS):
+        cost = estimate(text)
+        report = answer.report
+        if cost <= budget or not isinstance(report, Paged) or report.shown <= 1:
+            break
+        # The page's share of the budget, with room for what every page repeats.
+        items = max(1, min(report.shown - 1, report.shown * (budget - NOTE_TOKENS) // cost))
+        shorter = request.model_copy(update={"max_items": items, "pagination_id": page_id_of(request)})
+        answer = await session.run(capability, shorter)
+        refitted = answer.report
+        assert isinstance(refitted, Paged)  # the same mode
+        answer = Answer(refitted.model_copy(update={"budget": budget}), answer.locations)
+        text = render(answer.report)
+    if cut_text and estimate(text) > budget:
+        text = cut(text, budget, request)
+    return Fitted(answer, text)
+
+
+def cut(text: str, budget: int, request: Request | None, more: str | None = None) -> str:
+    """A Markdown answer cut at a line to fit `budget` tokens (an open code fence closed),
+    with what was left out and how to see it: `more` if given, else the same request with
+    a `max_tokens` that holds all of it, or the advice to narrow it when none does."""
+    lines = text.rstrip("\n").split("\n")
+    room = (budget - NOTE_TOKENS) * BYTES_PER_TOKEN
+    used, kept, fence = 0, 0, False
+    for line in lines:
+        size = len(line.encode("utf-8")) + 1
+        if used + size > room:
+            break
+        used += size
+        kept += 1
+        if line.startswith("```"):
+            fence = not fence
+    shown = lines[:kept] + (["```"] if fence else [])
+    total = estimate(text)
+    left = f"{len(lines) - kept} more lines (about {total - estimate(chr(10).join(shown))} tokens)"
+    if more is None and request is not None:
+        enough = holding(total)
+        more = (f"the whole answer: `{suggest(type(request), {**as_sent(request), 'max_tokens': enough})}`"
+                if enough else f"even {MAX_TOKENS_LIMIT} tokens would not hold it: narrow the request")
+    note = f"> Cut to the budget of {budget} tokens: {left} left out" + (f"; {more}." if more else ".")
+    return "\n".join([*shown, "", note]) + "\n"
