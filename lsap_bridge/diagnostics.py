@@ -13,6 +13,25 @@ from typing import Any
 from .position import Encoding, from_lsp_character
 
 SEVERITIES = ("error", "warning", "information", "hint")
+#: Short source names, as editors print them next to a code: `ts(2322)`.
+SOURCE_NAMES = {"typescript": "ts", "javascript": "js"}
+
+
+def short_source(source: str | None) -> str:
+    """A diagnostic's source as one word (`ts`, `basedpyright`; `lsp` when none is given)."""
+    name = SOURCE_NAMES.get(source or "", source or "lsp")
+    return name.replace(":", "_").replace(" ", "_")
+
+
+def labelled(message: str, source: str | None, code: str | None) -> str:
+    """A diagnostic's message with its source and code, in one form everywhere: `message ·
+    basedpyright(reportDeprecated)`; after a message that ends a sentence, the editors'
+    `… 'string'.ts(2322)` (the form of the text format's seed)."""
+    message = message.replace("\u00a0", " ")  # pyright indents with no-break spaces
+    if not code and not source:
+        return message
+    label = f"{short_source(source)}({code})" if code else short_source(source)
+    return message + label if code and message.endswith(".") else f"{message} · {label}"
 
 
 def severity_name(value: Any) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from .diagnostics import labelled
 from .errors import LsapError
 from .models import Report
 from .surface import phrase, phrase_option
@@ -29,7 +30,7 @@ def _environment() -> Environment:
         undefined=StrictUndefined,
     )
     # Requests and options a report suggests, written for the surface that asked.
-    environment.globals.update(suggest=phrase, suggest_option=phrase_option)
+    environment.globals.update(suggest=phrase, suggest_option=phrase_option, labelled=labelled)
     environment.filters["size"] = size_text
     return environment
 

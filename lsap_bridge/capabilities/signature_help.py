@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ..decode import clean_markdown
 from ..models import Anchored, LocateRequest, Row
 from ..modes import Answer, mode
 from ..report.pieces import anchor_fields, fence_language
@@ -36,9 +37,10 @@ class SignatureHelpReport(Anchored):
 
 
 def _docs(value: Any) -> str:
-    """`string | MarkupContent` documentation as Markdown."""
+    """`string | MarkupContent` documentation as Markdown, cleaned of markup noise."""
     if isinstance(value, dict):
-        return str(value.get("value", "")).strip()
+        text = str(value.get("value", "")).strip()
+        return clean_markdown(text) if value.get("kind") == "markdown" else text
     return str(value or "").strip()
 
 

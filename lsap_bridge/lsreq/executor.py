@@ -4,7 +4,8 @@ Anchors are found in file order with the Locate tiers, each after the previous o
 same file; a line that is missing or ambiguous gets an error block and the rest still runs.
 Queries (`^`, `?`) are answered first, then commands (`RENAME_TO`, `MOVE_TO_FILE`) in
 request order; anchored lines are followed through every edit, so the response shows
-where they are afterwards. Diagnostics of every touched file are merged in by the printer.
+where they are afterwards. The diagnostics of every touched file the request chose are
+merged in by the printer, within the response's budget (`fit.py`).
 """
 
 from __future__ import annotations
@@ -25,15 +26,14 @@ from ..render import render_report
 from ..session import Session, Target, disk_note
 from ..symbols import SymbolTree
 from .commands import run_commands
+from .fit import respond
 from .lines import identifiers, split_hover, symbol_column
 from .parser import FileBlock, Hover, Query, Request
-from .printer import Echo, Entry, FileSection, Tag, error_tag, print_response
+from .printer import Echo, Entry, FileSection, Tag, error_tag
 from .runs import Anchored, FileRun, Place
 
 #: Items per extension view: answers stay short; the tag says how to ask for more.
 VIEW_ITEMS = 20
-#: Diagnostics below this severity (hints, e.g. "declared but never read") are not injected.
-MIN_SEVERITY = "information"
 
 #: LSP calls sent together in one round trip, each with what to do with its answer.
 Batch = list[tuple[LspCall, Callable[[Any, str | None], None]]]
@@ -251,7 +251,7 @@ class Executor:
         self, section: FileSection, path: Path, found: DiagnosticMap, lines: list[str]
     ) -> None:
         section.lines = lines
-        section.diagnostics = [d for d in found.get(path, []) if d.at_least(MIN_SEVERITY)]
+        section.diagnostics = list(found.get(path, []))  # `fit.respond` chooses what is shown
         if path in found.pending:
             section.tags.append(Tag("diagnostics:pending", found.pending[path]))
 
@@ -404,4 +404,4 @@ async def execute(session: Session, request: Request) -> str:
             assert run.path is not None and run.doc is not None
             executor.attach_diagnostics(run.section, run.path, found, run.doc.lines)
         sections = [run.section for run in executor.runs]
-    return print_response(sections)
+    return respond(sections, request, request.max_tokens or session.gateway.max_tokens)

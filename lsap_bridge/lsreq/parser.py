@@ -10,15 +10,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from .. import capabilities  # noqa: F401  (discovers the modes, whose views the grammar names)
 from ..errors import LsapError, invalid
 from ..identifiers import check_new_name
+from ..models import MAX_TOKENS_LIMIT, MIN_TOKENS
 from ..modes import views
 
 BEGIN = "*** Begin Language Server Request"
 END = "*** End Language Server Request"
 FILE = "*** File:"
+DIAGNOSTICS = "*** Diagnostics:"
+MAX_TOKENS = "*** Max Tokens:"
+#: Which diagnostics a response shows (`*** Diagnostics: …`): errors in the touched files
+#: and any on the anchored lines (the default), all of them, or none.
+CHOICES = ("default", "all", "none")
 
 #: The grammar, one rule per line kind; errors quote the rule that was broken.
 RULES = {
@@ -34,6 +41,10 @@ RULES = {
     "select": "`[@ <line>` / `(@ <line>` open a selection (inclusive / exclusive); "
     "`@] <line>` / `@) <line>` close it (inclusive / exclusive)",
     "move": "`! MOVE_TO_FILE <path>` moves the selection just closed to a file",
+    "diagnostics": f"`{DIAGNOSTICS} default|all|none [from <n>]` (once, anywhere) picks the "
+    "diagnostics shown, from the n-th on",
+    "max_tokens": f"`{MAX_TOKENS} <n>` (once, anywhere) sets the response's budget, "
+    f"{MIN_TOKENS}–{MAX_TOKENS_LIMIT} tokens",
 }
 
 # `[hover]` and `[docs]` are the hover's own; the others run the mode that declares them.
@@ -133,6 +144,9 @@ class FileBlock:
 @dataclass
 class Request:
     files: list[FileBlock]
+    diagnostics: str = "default"  # one of CHOICES
+    diagnostics_from: int = 1  # the first diagnostic shown, 1-based, in response order
+    max_tokens: int | None = None  # the response's budget; None: the session's
 
     @property
     def has_commands(self) -> bool:
@@ -172,6 +186,7 @@ class _Parser:
         self.files: list[FileBlock] = []
         self.open_at: int | None = None  # index of the anchor that opened a selection
         self.movable: int | None = None  # selection closed and not moved yet
+        self.options: dict[str, tuple[int, Any]] = {}  # header options, with their lines
 
     @property
     def current(self) -> FileBlock | None:
@@ -182,6 +197,9 @@ class _Parser:
         if line.startswith("***"):
             if line.startswith(FILE):
                 self._file(number, line[len(FILE) :].strip())
+                return
+            if line.startswith(DIAGNOSTICS) or line.startswith(MAX_TOKENS):
+                self._option(number, line)
                 return
             if line == BEGIN:
                 raise _fail(number, "a second Begin line inside the request", "begin")
@@ -206,6 +224,23 @@ class _Parser:
                 "`@@`, `?`, `^`, `!`, `[@`, `(@`, `@]`, `@)` or `***`",
                 "anchor",
             )
+
+    def _option(self, number: int, line: str) -> None:
+        """`*** Diagnostics: all from 41`, `*** Max Tokens: 20000`: once each."""
+        rule = "diagnostics" if line.startswith(DIAGNOSTICS) else "max_tokens"
+        if rule in self.options:
+            raise _fail(number, f"a second `{line.split(':')[0]}:` line (the first is line "
+                        f"{self.options[rule][0]})", rule)
+        words = line.split(":", 1)[1].split()
+        if rule == "max_tokens":
+            if len(words) != 1 or not words[0].isdigit() or not MIN_TOKENS <= int(words[0]) <= MAX_TOKENS_LIMIT:
+                raise _fail(number, f"{line!r} does not give a budget in range", rule)
+            self.options[rule] = (number, int(words[0]))
+            return
+        start = words[2] if len(words) == 3 and words[1] == "from" else "1" if len(words) == 1 else ""
+        if not words or words[0] not in CHOICES or not start.isdigit() or int(start) < 1:
+            raise _fail(number, f"{line!r} is not a choice of diagnostics", rule)
+        self.options[rule] = (number, (words[0], int(start)))
 
     def _file(self, number: int, path: str) -> None:
         if not path:
@@ -345,4 +380,6 @@ class _Parser:
                 raise _fail(
                     block.line, f"the File block for {block.path} has no anchored line", "anchor"
                 )
-        return Request(self.files)
+        choice, start = self.options.get("diagnostics", (0, ("default", 1)))[1]
+        budget = self.options.get("max_tokens", (0, None))[1]
+        return Request(self.files, choice, start, budget)

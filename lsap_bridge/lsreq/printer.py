@@ -10,14 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, labelled, short_source
 from ..errors import LsapError
 
 BEGIN = "*** Begin Language Server Response"
 END = "*** End Language Server Response"
 
-#: Short source names, as editors print them next to a code: `ts(2322)`.
-SOURCE_NAMES = {"typescript": "ts", "javascript": "js"}
 _WORD = re.compile(r"[\w$]+")
 _IDENTIFIER = re.compile(r"(?<![\w$])[^\W\d][\w$]*|\$[\w$]*")
 
@@ -93,14 +91,10 @@ def diagnostic_symbol(diagnostic: Diagnostic, lines: list[str]) -> str:
 
 
 def diagnostic_tag(diagnostic: Diagnostic, lines: list[str]) -> Tag:
-    """`/*<diagnostics:error:wrong:ts>message ts(2322)</…>*/`, severity, symbol and source."""
-    source = SOURCE_NAMES.get(diagnostic.source or "", diagnostic.source or "lsp")
-    source = source.replace(":", "_").replace(" ", "_")
-    message = diagnostic.message.replace("\u00a0", " ")  # pyright indents with no-break spaces
-    if diagnostic.code:
-        message += f"{source}({diagnostic.code})"
+    """`/*<diagnostics:error:wrong:ts>message.ts(2322)</…>*/`, severity, symbol and source."""
+    source = short_source(diagnostic.source)
     name = f"diagnostics:{diagnostic.severity}:{diagnostic_symbol(diagnostic, lines)}:{source}"
-    return Tag(name, message)
+    return Tag(name, labelled(diagnostic.message, diagnostic.source, diagnostic.code))
 
 
 def _ordered(section: FileSection) -> list[Entry]:

@@ -77,12 +77,11 @@ async def fit(session: Session, capability: Capability, request: Request,
     return Fitted(answer, text)
 
 
-def cut(text: str, budget: int, request: Request | None, more: str | None = None) -> str:
-    """A Markdown answer cut at a line to fit `budget` tokens (an open code fence closed),
-    with what was left out and how to see it: `more` if given, else the same request with
-    a `max_tokens` that holds all of it, or the advice to narrow it when none does."""
+def head(text: str, tokens: int) -> tuple[str, int, int]:
+    """The lines of a Markdown text that fit `tokens` (an open code fence closed), with how
+    many lines and about how many tokens were left out."""
     lines = text.rstrip("\n").split("\n")
-    room = (budget - NOTE_TOKENS) * BYTES_PER_TOKEN
+    room = tokens * BYTES_PER_TOKEN
     used, kept, fence = 0, 0, False
     for line in lines:
         size = len(line.encode("utf-8")) + 1
@@ -92,12 +91,17 @@ def cut(text: str, budget: int, request: Request | None, more: str | None = None
         kept += 1
         if line.startswith("```"):
             fence = not fence
-    shown = lines[:kept] + (["```"] if fence else [])
-    total = estimate(text)
-    left = f"{len(lines) - kept} more lines (about {total - estimate(chr(10).join(shown))} tokens)"
-    if more is None and request is not None:
-        enough = holding(total)
-        more = (f"the whole answer: `{suggest(type(request), {**as_sent(request), 'max_tokens': enough})}`"
-                if enough else f"even {MAX_TOKENS_LIMIT} tokens would not hold it: narrow the request")
-    note = f"> Cut to the budget of {budget} tokens: {left} left out" + (f"; {more}." if more else ".")
-    return "\n".join([*shown, "", note]) + "\n"
+    shown = "\n".join(lines[:kept] + (["```"] if fence else []))
+    return shown, len(lines) - kept, max(0, estimate(text) - estimate(shown))
+
+
+def cut(text: str, budget: int, request: Request) -> str:
+    """A Markdown answer cut at a line to fit `budget` tokens, with what was left out and
+    the same request with a `max_tokens` that holds all of it (or, when none does, the
+    advice to narrow it)."""
+    shown, lines, tokens = head(text, budget - NOTE_TOKENS)
+    enough = holding(estimate(text))
+    more = (f"the whole answer: `{suggest(type(request), {**as_sent(request), 'max_tokens': enough})}`"
+            if enough else f"even {MAX_TOKENS_LIMIT} tokens would not hold it: narrow the request")
+    return (f"{shown}\n\n> Cut to the budget of {budget} tokens: {lines} more lines (about {tokens} tokens) "
+            f"left out; {more}.\n")

@@ -68,9 +68,9 @@ def test_diagnostics_are_injected_in_line_order_with_their_own_anchor_lines() ->
                 "@@ const c = a",
                 "^ c",
                 "/*<hover:c>```ts\nconst c: 1\n```</hover:c>*/",
-                "/*<diagnostics:error:a:ts>\na is deprecatedts(6385)\n</diagnostics:error:a:ts>*/",
+                "/*<diagnostics:error:a:ts>\na is deprecated · ts(6385)\n</diagnostics:error:a:ts>*/",
                 "@@ let d = 4",
-                "/*<diagnostics:warning:d:eslint>\nd is odd\n</diagnostics:warning:d:eslint>*/",
+                "/*<diagnostics:warning:d:eslint>\nd is odd · eslint\n</diagnostics:warning:d:eslint>*/",
                 "*** End Language Server Response",
             ]
         )

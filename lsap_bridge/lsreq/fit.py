@@ -1,0 +1,124 @@
+"""A Language Server Response within its budget (`:help lsap-text-budget`; the budget of
+every answer is `report/budget.py`'s).
+
+The answers asked for come first: if they alone are over the budget, the longest are cut,
+each saying how to see all of it (`*** Max Tokens:`). Then the diagnostics the request
+chose (`*** Diagnostics:`; by default the errors of the touched files and any diagnostic on
+an anchored line) are injected in response order while they fit. When any is left out, a
+`*** Diagnostics:` line under the Begin line counts them and names the request line that
+shows the next ones (`… from <n>`) and, by default, all of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..diagnostics import SEVERITIES, Diagnostic
+from ..report.budget import NOTE_TOKENS, estimate, head, holding
+from .parser import DIAGNOSTICS, MAX_TOKENS, Request
+from .printer import FileSection, Tag, diagnostic_tag, print_response
+
+#: Diagnostics below this severity (hints, e.g. "declared but never read") are injected
+#: only when all are asked for.
+MIN_SEVERITY = "information"
+
+WHAT = {"default": "errors in the touched files and any diagnostic on the anchored lines",
+        "all": "every diagnostic of the touched files", "none": "no diagnostics"}
+
+
+def chosen(section: FileSection, choice: str) -> list[Diagnostic]:
+    """The section's diagnostics the request's choice shows, in line order."""
+    if choice == "none":
+        return []
+    anchored = {entry.line for entry in section.entries if entry.line is not None}
+    return [d for d in sorted(section.diagnostics, key=lambda d: (d.line, d.col))
+            if choice == "all" or d.severity == "error" or (d.line in anchored and d.at_least(MIN_SEVERITY))]
+
+
+def respond(sections: list[FileSection], request: Request, budget: int) -> str:
+    """The response block: answers, then the chosen diagnostics while they fit the budget."""
+    candidates = [(section, d) for section in sections for d in chosen(section, request.diagnostics)]
+    everything = sum(len(section.diagnostics) for section in sections)
+    bare = [replace(section, diagnostics=[]) for section in sections]
+    _trim_answers(bare, budget - (NOTE_TOKENS if candidates else 0))
+    room = budget - estimate(print_response(bare)) - NOTE_TOKENS
+    shown: dict[int, list[Diagnostic]] = {id(section): [] for section in bare}
+    lines = {(id(s), e.line) for s in sections for e in s.entries if e.line is not None}
+    past = None  # the number of the first diagnostic left out for the budget (1-based)
+    for number, (section, d) in enumerate(candidates, 1):
+        if number < request.diagnostics_from:
+            continue
+        text = section.lines[d.line] if d.line < len(section.lines) else ""
+        cost = estimate(diagnostic_tag(d, section.lines).render() + "\n")
+        if (id(section), d.line) not in lines:
+            cost += estimate(f"@@ {text.strip()}\n")
+        if cost > room:
+            past = number
+            break
+        room -= cost
+        lines.add((id(section), d.line))
+        shown[id(section)].append(d)
+    fitted = [replace(b, diagnostics=shown[id(s)]) for s, b in zip(sections, bare, strict=True)]
+    count = sum(len(ds) for ds in shown.values())
+    seen = {id(d) for ds in shown.values() for d in ds}
+    earlier = {id(d) for _, d in candidates[:max(0, request.diagnostics_from - 1)]}
+    gone = seen | earlier
+    left = [d for s in sections for d in s.diagnostics if id(d) not in gone]
+    header = _header(request, count, len(candidates), everything, past, left)
+    text = print_response(fitted)
+    if header:
+        begin, _, rest = text.partition("\n")
+        text = f"{begin}\n{header}\n{rest}"
+    return text
+
+
+def _header(request: Request, count: int, candidates: int, everything: int, past: int | None,
+            left_out: list[Diagnostic]) -> str | None:
+    """`*** Diagnostics: …` when some were left out: how many, and the lines that show them
+    (those of earlier pages, before `from`, are not counted again)."""
+    if count == everything:
+        return None
+    first = request.diagnostics_from
+    shown = f"{first}–{first + count - 1} of {candidates}" if count else f"none of {candidates}"
+    by = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s in SEVERITIES
+                   if (n := sum(d.severity == s for d in left_out)))
+    ways = []
+    if past is not None:
+        ways.append(f"the next ones: `{DIAGNOSTICS} {request.diagnostics} from {past}`")
+    if request.diagnostics != "all":
+        ways.append(f"all {everything}: `{DIAGNOSTICS} all`")
+    elif past is None and first > 1:
+        ways.append(f"the first ones: `{DIAGNOSTICS} all`")
+    how = "; ".join(ways)
+    return (f"{DIAGNOSTICS} {shown} shown ({WHAT[request.diagnostics]}); {len(left_out)} not shown"
+            + (f" ({by})" if by else "") + (f"; {how} in the request" if how else ""))
+
+
+def _trim_answers(sections: list[FileSection], budget: int) -> None:
+    """Cut the longest answers until the response fits (each gets an equal share of what
+    the others leave), saying how much each lost and the budget that holds them all."""
+    total = estimate(print_response(sections))
+    if total <= budget:
+        return
+    tags = [(holder, i) for s in sections for holder in _holders(s) for i in range(len(holder))]
+    fixed = total - sum(estimate(holder[i].render()) for holder, i in tags)
+    room = max(budget - fixed, NOTE_TOKENS * len(tags))
+    enough = holding(total)
+    more = f"`{MAX_TOKENS} {enough}` in the request shows all" if enough else "ask about fewer symbols"
+    ordered = sorted(tags, key=lambda t: estimate(t[0][t[1]].render()))
+    for left, (holder, i) in zip(range(len(ordered), 0, -1), ordered, strict=True):
+        share = room // left
+        tag = holder[i]
+        cost = estimate(tag.render())
+        if cost > share:
+            body, lines, tokens = head(tag.body, max(share - NOTE_TOKENS, NOTE_TOKENS))
+            tag = holder[i] = Tag(tag.name, f"{body}\n… {lines} more lines (about {tokens} tokens) "
+                                  f"cut for the response's budget; {more}")
+            cost = estimate(tag.render())
+        room -= cost
+
+
+def _holders(section: FileSection) -> list[list[Tag]]:
+    """The lists of answer tags in a section (diagnostics are injected later)."""
+    return [section.tags] + [e.tags for e in section.entries] + [
+        echo.tags for e in section.entries for echo in e.echoes]
