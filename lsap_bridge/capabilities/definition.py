@@ -17,7 +17,7 @@ from ..gateway import Document
 from ..models import Anchored, LocateRequest, Paged
 from ..modes import Answer, Offer, mode
 from ..report.paging import page
-from ..report.pieces import Code, anchor_fields, code_of, defining_symbol, editor_location, word_at
+from ..report.pieces import MAX_CODE_LINES, Code, anchor_fields, code_of, defining_symbol, editor_location, word_at
 from ..resolve import resolve
 from ..session import Location, Session
 
@@ -25,7 +25,7 @@ from ..session import Location, Session
 class DefinitionLikeRequest(LocateRequest):
     """Fields of definition, declaration, type_definition and implementations."""
 
-    max_code_lines: Annotated[int, Field(ge=1, le=2000)] = 40
+    max_code_lines: Annotated[int, Field(ge=1, le=MAX_CODE_LINES)] = 40
 
 
 class DefinitionRequest(DefinitionLikeRequest):

@@ -18,7 +18,7 @@ from ..gateway import Document, LspCall
 from ..models import Anchored, LocateRequest, Row
 from ..modes import Answer, Offer, mode
 from ..report.hierarchy import Entry, Section, edges_of, entry_paths, flatten, node_of, render_entries
-from ..report.pieces import Code, anchor_fields, code_of, defining_symbol, word_at
+from ..report.pieces import MAX_CODE_LINES, Code, anchor_fields, code_of, defining_symbol, word_at
 from ..resolve import Resolved, resolve
 from ..session import Session
 from ..surface import phrase
@@ -34,7 +34,7 @@ ASKED = (
 
 class InspectRequest(LocateRequest):
     mode: Literal["inspect"] = "inspect"
-    max_code_lines: Annotated[int, Field(ge=1, le=2000)] = 40
+    max_code_lines: Annotated[int, Field(ge=1, le=MAX_CODE_LINES)] = 40
     include_external: bool = False
 
 

@@ -42,7 +42,7 @@ def respond(sections: list[FileSection], request: Request, budget: int) -> str:
     bare = [replace(section, diagnostics=[]) for section in sections]
     _trim_answers(bare, budget - (NOTE_TOKENS if candidates else 0))
     room = budget - estimate(print_response(bare)) - NOTE_TOKENS
-    shown: dict[int, list[Diagnostic]] = {id(section): [] for section in bare}
+    shown: dict[int, list[Diagnostic]] = {id(section): [] for section in sections}
     lines = {(id(s), e.line) for s in sections for e in s.entries if e.line is not None}
     past = None  # the number of the first diagnostic left out for the budget (1-based)
     for number, (section, d) in enumerate(candidates, 1):
@@ -74,24 +74,25 @@ def respond(sections: list[FileSection], request: Request, budget: int) -> str:
 
 def _header(request: Request, count: int, candidates: int, everything: int, past: int | None,
             left_out: list[Diagnostic]) -> str | None:
-    """`*** Diagnostics: …` when some were left out: how many, and the lines that show them
-    (those of earlier pages, before `from`, are not counted again)."""
+    """`*** Diagnostics: …` when some were left out: how many, and the request lines that
+    show them (those of earlier pages, before `from`, are not counted again)."""
     if count == everything:
         return None
     first = request.diagnostics_from
-    shown = f"{first}–{first + count - 1} of {candidates}" if count else f"none of {candidates}"
+    paged = past is not None or first > 1
+    shown = (f"{first}–{first + count - 1} of {candidates}" if count else f"none of {candidates}") if paged else (
+        str(count))
     by = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s in SEVERITIES
                    if (n := sum(d.severity == s for d in left_out)))
     ways = []
     if past is not None:
-        ways.append(f"the next ones: `{DIAGNOSTICS} {request.diagnostics} from {past}`")
+        ways.append(f"for the next ones add `{DIAGNOSTICS} {request.diagnostics} from {past}` to the request")
     if request.diagnostics != "all":
-        ways.append(f"all {everything}: `{DIAGNOSTICS} all`")
+        ways.append(f"for all {everything} `{DIAGNOSTICS} all`")
     elif past is None and first > 1:
-        ways.append(f"the first ones: `{DIAGNOSTICS} all`")
-    how = "; ".join(ways)
-    return (f"{DIAGNOSTICS} {shown} shown ({WHAT[request.diagnostics]}); {len(left_out)} not shown"
-            + (f" ({by})" if by else "") + (f"; {how} in the request" if how else ""))
+        ways.append(f"for the first ones `{DIAGNOSTICS} all`")
+    return (f"{DIAGNOSTICS} {shown} shown ({WHAT[request.diagnostics]}), {len(left_out)} not shown"
+            + (f" ({by})" if by else "") + "".join(f"; {way}" for way in ways))
 
 
 def _trim_answers(sections: list[FileSection], budget: int) -> None:

@@ -16,7 +16,9 @@ from ..surface import phrase
 
 
 def suggest(model: type[Request], request: dict[str, Any]) -> str:
-    """A request of `model`'s mode to send next, written for the surface that asked."""
+    """A request of `model`'s mode to send next, written for the surface that asked. It is
+    validated first: a suggestion the asker could not send is a bug, never a hint."""
+    model.model_validate(request)
     return phrase(request, bare_field(model))
 
 

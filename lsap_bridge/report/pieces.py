@@ -14,6 +14,7 @@ from ..symbols import Symbol, SymbolTree
 from ..workspace import language_of
 
 HEAD_LINES = 12  # a long definition shows this much of its head (signature, docstring)
+MAX_CODE_LINES = 2000  # the most `max_code_lines` a request may ask for
 
 
 def anchor_fields(resolved: Resolved, session: Session) -> dict[str, Any]:
@@ -82,6 +83,11 @@ class Code(Row):
     lines: list[Line]
     truncated: int
     members: list[Member]
+
+    @property
+    def asked(self) -> int:
+        """The `max_code_lines` that shows all of it, or as much as a request may ask for."""
+        return min(len(self.lines) + self.truncated, MAX_CODE_LINES)
 
 
 def defining_symbol(tree: SymbolTree, loc: Location) -> tuple[str, Symbol] | None:
