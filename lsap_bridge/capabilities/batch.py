@@ -1,6 +1,7 @@
 """`batch`: several requests in one round trip, one report with a section per request.
 
-Requests run in order, so one that edits (a rename) is seen by the ones after it. A failing
+Requests run in order, so one that edits (a rename) is seen by the ones after it. Each gets
+an equal share of the batch's token budget (`report/budget.py`) unless it sets its own. A failing
 request, whatever the failure, becomes an error section; the others still run. Each
 section's own title becomes its `### [n] mode` header, and deeper headings are flattened,
 so the whole report keeps to `###` (doc/architecture.md, Reports and errors).
@@ -15,9 +16,10 @@ from pydantic import Field
 
 from ..errors import LsapError, invalid
 from ..failures import as_error
-from ..models import Report, Request, Row, absent
+from ..models import MIN_TOKENS, Report, Request, Row, absent
 from ..modes import REGISTRY, Answer, mode
-from ..render import render_error, render_report
+from ..render import render_error, render_json, render_report
+from ..report.budget import Fitted, budget_of, fit
 from ..requests import parse_request
 from ..session import Session
 
@@ -75,7 +77,9 @@ def _outside_fences(original: list[str], flattened: list[str]) -> str:
     return "\n".join(out).strip()
 
 
-async def run_one(session: Session, payload: Any) -> tuple[str, Answer | None, LsapError | None]:
+async def run_one(session: Session, payload: Any, share: int,
+                  as_json: bool) -> tuple[str, Fitted | None, LsapError | None]:
+    """One request of the batch, within its share of the batch's budget unless it sets its own."""
     name = str(payload.get("mode")) if isinstance(payload, dict) else "?"
     try:
         if name == "batch":
@@ -83,7 +87,14 @@ async def run_one(session: Session, payload: Any) -> tuple[str, Answer | None, L
                 "a batch cannot contain another batch", hint="put its requests in this one"
             )
         request = parse_request(payload, session.workspace, session.anchors)
-        return name, await session.run(REGISTRY[request.mode], request), None
+        if request.max_tokens is None:
+            request = request.model_copy(update={"max_tokens": share})
+        capability = REGISTRY[request.mode]
+
+        def render(report: Report) -> str:
+            return render_json(capability.mode, report) if as_json else render_report(capability.template, report)
+
+        return name, await fit(session, capability, request, render, cut_text=not as_json), None
     except Exception as exc:  # one request's failure is its section's, not the batch's
         return name, None, as_error(exc, f"the {name} request")
 
@@ -91,21 +102,23 @@ async def run_one(session: Session, payload: Any) -> tuple[str, Answer | None, L
 @mode("batch", request=BatchRequest, report=BatchReport,
       summary="several requests in one round trip, one section each", edits=True)
 async def batch(session: Session, request: BatchRequest) -> Answer:
-    results = [await run_one(session, payload) for payload in request.requests]
-    if request.format == "json":
+    share = max(MIN_TOKENS, budget_of(session, request) // len(request.requests))
+    as_json = request.format == "json"
+    results = [await run_one(session, payload, share, as_json) for payload in request.requests]
+    if as_json:
         items = [
             Result(mode=name, ok=error is None,
-                   data=answer.report.model_dump(mode="json") if answer else None,
+                   data=done.answer.report.model_dump(mode="json") if done else None,
                    error=error.to_dict() if error else None)
-            for name, answer, error in results
+            for name, done, error in results
         ]
         return Answer(BatchReport(results=items))
     sections = []
     locations: list[dict[str, Any]] = []
-    for index, (name, answer, error) in enumerate(results, 1):
-        if answer is not None:
-            text = render_report(REGISTRY[name].template, answer.report)
-            locations += answer.locations
+    for index, (name, done, error) in enumerate(results, 1):
+        if done is not None:
+            text = done.text
+            locations += done.answer.locations
         else:
             text = render_error(error) if error else ""
         sections.append(Part(**section(index, name, text), ok=error is None))

@@ -15,6 +15,7 @@ from ..workspace import language_of
 
 HEAD_LINES = 12  # a long definition shows this much of its head (signature, docstring)
 MAX_CODE_LINES = 2000  # the most `max_code_lines` a request may ask for
+MEMBERS = 100  # members a long definition lists; the rest are counted (`outline` lists all)
 
 
 def anchor_fields(resolved: Resolved, session: Session) -> dict[str, Any]:
@@ -83,10 +84,11 @@ class Code(Row):
     lines: list[Line]
     truncated: int
     members: list[Member]
+    more_members: int = 0  # members past the first `MEMBERS`, not listed
 
     @property
     def asked(self) -> int:
-        """The `max_code_lines` that shows all of it, or as much as a request may ask for."""
+        """The `max_code_lines` that shows all of it, or the most a request may ask for."""
         return min(len(self.lines) + self.truncated, MAX_CODE_LINES)
 
 
@@ -109,7 +111,7 @@ def code_of(session: Session, doc: Document, named: tuple[str, Symbol] | None, l
 
     A 2,000-line class must not come back as 22k tokens (doc/architecture.md, Costs)."""
     symbol = named[1] if named else None
-    lines, truncated, members = excerpt(doc, loc.line, loc.line, 2), 0, []
+    lines, truncated, members, more = excerpt(doc, loc.line, loc.line, 2), 0, [], 0
     if symbol is not None:
         first, last = symbol.span.start_line, symbol.span.end_line
         size = last - first + 1
@@ -119,12 +121,14 @@ def code_of(session: Session, doc: Document, named: tuple[str, Symbol] | None, l
             head = min(HEAD_LINES, limit)
             members = [
                 Member(name=child.bare_name, kind=child.kind_name, line=child.selection.start_line + 1)
-                for child in symbol.children
+                for child in symbol.children[:MEMBERS]
             ]
+            more = max(0, len(symbol.children) - MEMBERS)
             lines, truncated = excerpt(doc, first, first + head - 1), size - head
     return Code(path=session.workspace.display(loc.path), line=loc.line + 1,
                 symbol=named[0] if named else None, kind=symbol.kind_name if symbol else None,
-                language=fence_language(doc), lines=lines, truncated=truncated, members=members)
+                language=fence_language(doc), lines=lines, truncated=truncated, members=members,
+                more_members=more)
 
 
 class DiagnosticRow(Row):

@@ -37,10 +37,12 @@ def build(root: Path) -> Path:
     functions = "\n\n".join(
         f"def function_{i}(value: int) -> int:\n    \"\"\"Function {i}.\"\"\"\n    return value + {i}"
         for i in range(FUNCTIONS))
-    members = "\n".join(f"    def method_{i}(self) -> int:\n        return {i}\n" for i in range(666))
+    members = "\n".join(f"    def method_{i}(self) -> int:\n        return {i}\n" for i in range(668))
+    large = "\n".join(f"    def part_{i}(self) -> int:\n        return {i}\n" for i in range(400))
     (pkg / "symbols.py").write_text(
-        f'"""Many symbols."""\n\n\nclass Giant:\n    """A class of over 2,000 lines."""\n\n{members}\n\n'
-        f"{functions}\n\ngiant = Giant()\n")
+        f'"""Many symbols."""\n\n\nclass Giant:\n    """A class of 2,006 lines."""\n\n{members}\n\n'
+        f'class Large:\n    """A class of 1,202 lines: shorter than `max_code_lines` may be, longer than a budget."""'
+        f"\n\n{large}\n\n{functions}\n\ngiant = Giant()\nlarge = Large()\n")
     untyped = "\n\n".join(f"def loose_{i}(a, b):\n    return a.attr_{i} + b" for i in range(NOISY))
     wrong = "\n".join(f"WRONG_{i}: str = {i}" for i in range(ERRORS))
     (pkg / "noisy.py").write_text(

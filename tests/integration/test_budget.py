@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -82,3 +84,84 @@ def test_the_budget_is_set_per_request_in_the_text_format(big: Bridge) -> None:
     small = text_request(big, BEGIN, "*** Max Tokens: 1000", "*** Diagnostics: all", *HOVERS, END)
     assert tokens(small) <= 1000
     assert "/*<hover:Console>" in small and "`*** Diagnostics: all from " in small
+
+
+# Every mode but the edits, as an agent would first ask; and lists asked for at their longest.
+DEFAULTS: list[dict[str, Any]] = [
+    {"mode": "hover", "locate": "big/symbols.py:Giant"},
+    {"mode": "definition", "locate": "big/symbols.py:giant@<|>Giant()"},
+    {"mode": "declaration", "locate": "big/symbols.py:giant@<|>Giant()"},
+    {"mode": "type_definition", "locate": "big/symbols.py:giant@<|>giant"},
+    {"mode": "implementations", "locate": "big/symbols.py:Giant"},
+    {"mode": "references", "locate": "big/core.py:hub"},
+    {"mode": "references", "locate": "big/core.py:hub", "max_items": 1000},
+    {"mode": "outline", "locate": "big/symbols.py"},
+    {"mode": "outline", "locate": "big/symbols.py", "max_items": 1000},
+    {"mode": "outline", "locate": "big/"},
+    {"mode": "search", "query": "function"},
+    {"mode": "diagnostics"},
+    {"mode": "diagnostics", "max_items": 1000},
+    {"mode": "inspect", "locate": "big/core.py:hub"},
+    {"mode": "calls", "locate": "big/core.py:hub"},
+    {"mode": "types", "locate": "big/symbols.py:Giant"},
+    {"mode": "completion", "locate": "big/user_00.py:use_0@total += <|>hub(0)"},
+    {"mode": "signature_help", "locate": "big/user_00.py:use_0@hub(<|>0)"},
+    {"mode": "inlay_hints", "file_path": "big/user_00.py"},
+    {"mode": "locate", "locate": "big/core.py:hub"},
+    {"mode": "editor"},
+    {"mode": "schema"},
+    {"mode": "rename_preview", "locate": "big/core.py:hub", "new_name": "center"},
+    {"mode": "batch", "requests": [{"mode": "references", "locate": "big/core.py:hub", "max_items": 1000},
+                                   {"mode": "diagnostics", "max_items": 1000}]},
+]
+SUGGESTED = re.compile(r"`(\{\"mode\":.*?\})`")
+OPTION = re.compile(r"ask again with `(\"\w+\": [^`]+)`")
+
+
+def follow_ups(payload: dict[str, Any], text: str) -> list[dict[str, Any]]:
+    """The requests an answer suggests: whole ones, and options to add to the one it answered."""
+    found = [json.loads(m) for m in SUGGESTED.findall(text)]
+    found += [{**payload, **json.loads("{" + m + "}")} for m in OPTION.findall(text)]
+    return found
+
+
+@pytest.mark.parametrize("payload", DEFAULTS, ids=lambda p: "-".join(str(v) for v in p.values())[:60])
+def test_every_mode_answers_within_the_budget_and_its_next_requests_run(big: Bridge, payload: dict[str, Any]) -> None:
+    answered = within_budget(big, payload, DEFAULT_MAX_TOKENS)
+    # What it suggests, and what those suggest in turn (a definition's `max_code_lines`,
+    # then the `max_tokens` that holds that): each valid, run, and within its own budget.
+    for request in follow_ups(payload, answered):
+        if request["mode"] == "rename_execute":
+            continue  # it would edit the project the other requests read
+        followed = within_budget(big, request, request.get("max_tokens", DEFAULT_MAX_TOKENS))
+        for further in follow_ups(request, followed)[:3]:
+            if further["mode"] != "rename_execute":
+                within_budget(big, further, further.get("max_tokens", DEFAULT_MAX_TOKENS))
+
+
+def within_budget(bridge: Bridge, payload: dict[str, Any], budget: int) -> str:
+    """The answer, checked: no error, within the budget, and when it was paged or cut for
+    the budget, it says how to go on."""
+    response = bridge.request(payload)
+    assert response.ok, (payload, response.text)
+    assert tokens(response.text) <= budget, (payload, response.text[-600:])
+    if "budget of" in response.text:
+        assert follow_ups(payload, response.text), response.text[-600:]
+    return response.text
+
+
+def test_a_class_longer_than_any_request_may_ask_for_gets_a_hint_that_is_valid(big: Bridge) -> None:
+    payload = {"mode": "definition", "locate": "big/symbols.py:giant@<|>Giant()"}
+    answer = big.request(payload).text
+    assert "max_code_lines" not in follow_ups(payload, answer)[-1], answer[-800:]
+    member = follow_ups(payload, answer)[-1]
+    assert member == {"mode": "definition", "locate": "big/symbols.py:Giant.method_0"}
+    assert "def method_0(self) -> int:" in within_budget(big, member, DEFAULT_MAX_TOKENS)
+    # A class of 1,202 lines: all of it may be asked for, then it is cut to the budget, with
+    # the budget that holds it.
+    payload = {"mode": "definition", "locate": "big/symbols.py:large@<|>Large()"}
+    whole = follow_ups(payload, within_budget(big, payload, DEFAULT_MAX_TOKENS))[-1]
+    assert whole == {**payload, "max_code_lines": 1202}
+    cut = follow_ups(whole, within_budget(big, whole, DEFAULT_MAX_TOKENS))
+    assert [r.get("max_code_lines") for r in cut] == [1202] and cut[0]["max_tokens"] > DEFAULT_MAX_TOKENS
+    assert "|         return 399\n```" in within_budget(big, cut[0], cut[0]["max_tokens"])
