@@ -18,8 +18,8 @@ from ..report.budget import NOTE_TOKENS, estimate, head, holding
 from .parser import DIAGNOSTICS, MAX_TOKENS, Request
 from .printer import FileSection, Tag, diagnostic_tag, print_response
 
-#: Diagnostics below this severity (hints, e.g. "declared but never read") are injected
-#: only when all are asked for.
+#: Diagnostics below this severity (hints: "declared but never read", "deprecated", which
+#: editors show as faded text) are neither injected nor counted.
 MIN_SEVERITY = "information"
 
 WHAT = {"default": "errors in the touched files and any diagnostic on the anchored lines",
@@ -32,11 +32,12 @@ def chosen(section: FileSection, choice: str) -> list[Diagnostic]:
         return []
     anchored = {entry.line for entry in section.entries if entry.line is not None}
     return [d for d in sorted(section.diagnostics, key=lambda d: (d.line, d.col))
-            if choice == "all" or d.severity == "error" or (d.line in anchored and d.at_least(MIN_SEVERITY))]
+            if choice == "all" or d.severity == "error" or d.line in anchored]
 
 
 def respond(sections: list[FileSection], request: Request, budget: int) -> str:
     """The response block: answers, then the chosen diagnostics while they fit the budget."""
+    sections = [replace(s, diagnostics=[d for d in s.diagnostics if d.at_least(MIN_SEVERITY)]) for s in sections]
     candidates = [(section, d) for section in sections for d in chosen(section, request.diagnostics)]
     everything = sum(len(section.diagnostics) for section in sections)
     bare = [replace(section, diagnostics=[]) for section in sections]

@@ -70,7 +70,7 @@ The product with this name, if any.
 @@ WRONG: str = 42
 /*<diagnostics:error:WRONG:basedpyright>
 Type "Literal[42]" is not assignable to declared type "str"
-  "Literal[42]" is not assignable to "str"basedpyright(reportAssignmentType)
+  "Literal[42]" is not assignable to "str" · basedpyright(reportAssignmentType)
 </diagnostics:error:WRONG:basedpyright>*/
 *** End Language Server Response
 """
