@@ -20,7 +20,7 @@ from typing import Any
 from .client import ClientError, Connection, call_session, env_servers, find_session
 from .discovery import SessionInfo, sessions
 
-OPTIONS = ("max_items", "start_index", "pagination_id", "context_lines", "format")
+OPTIONS = ("max_items", "start_index", "pagination_id", "context_lines", "max_tokens", "format")
 
 # The exit status a shell agent acts on, by the answer's error code (doc/lsap.txt, lsap-exit-codes):
 # 1 the servers' answer is an error report, 2 the request is invalid (fix the call), 3 no
@@ -64,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--start-index", type=int)
     parser.add_argument("--pagination-id")
     parser.add_argument("--context-lines", type=int)
+    parser.add_argument("--max-tokens", type=int, help="the answer's token budget (default: the session's, 8000)")
     parser.add_argument("--format", choices=("markdown", "json"))
     parser.add_argument("--json", action="store_true", help="sessions/info: print JSON")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
