@@ -22,12 +22,13 @@ from ..session import Session
 from .paging import as_sent, page_id_of, suggest
 
 # cl100k's pre-tokenizer, nearly: words with a leading mark, up to three digits, runs of
-# punctuation, of spaces, of line breaks. Each piece is a token or more: long words and
-# punctuation runs are counted once more, and 20% added: then the estimate was 1.02 to 1.5
-# times cl100k's count on every report of the tests and a fixture's largest answers (those
-# of lists of numbers run 1.7 bytes a token, schemas 4.1: bytes alone would not do).
+# punctuation, of spaces, of line breaks. Each piece is a token or more: long words, runs of
+# punctuation and marks beyond ASCII (`→`, `·`) are counted once more, and 20% added: then
+# the estimate was 1.02 to 1.6 times cl100k's count on every report of the tests and a
+# fixture's largest answers (lists of numbers run 1.7 bytes a token, schemas 4.1: bytes
+# alone would not do).
 _PIECES = re.compile(r"'(?:[sdmt]|ll|ve|re)|[^\r\n\w]?[^\W\d_]+|\d{1,3}| ?[^\s\w]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+|_+")
-_LONG = re.compile(r"[^\s\w]{3}|[^\W\d_]{9}")
+_LONG = re.compile(r"[^\s\w]{3}|[^\W\d_]{9}|[^\x00-\x7f\w\s]")
 # Room kept under the budget for the note a cut adds.
 NOTE_TOKENS = 120
 REFITS = 4  # shorter pages tried before the answer is cut

@@ -50,7 +50,7 @@ def page(session: Session, request: Request, items: Sequence[Any]) -> tuple[list
     info: dict[str, Any] = {"total": len(items), "start": start + 1 if shown else start, "end": end}
     if end < len(items):
         info["pagination_id"], info["next"] = _page_request(session, request, items, end)
-    elif items:
+    elif len(shown) > 1:
         keep(session, request, list(items))
     return shown, info
 
