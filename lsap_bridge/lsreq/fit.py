@@ -11,10 +11,11 @@ shows the next ones (`… from <n>`) and, by default, all of them.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 from ..diagnostics import SEVERITIES, Diagnostic
-from ..report.budget import NOTE_TOKENS, estimate, head, holding
+from ..report.budget import NOTE_TOKENS, estimate, head, holding, over
 from .parser import DIAGNOSTICS, MAX_TOKENS, Request
 from .printer import FileSection, Tag, diagnostic_tag, print_response
 
@@ -42,22 +43,24 @@ def respond(sections: list[FileSection], request: Request, budget: int) -> str:
     everything = sum(len(section.diagnostics) for section in sections)
     bare = [replace(section, diagnostics=[]) for section in sections]
     _trim_answers(bare, budget - (NOTE_TOKENS if candidates else 0))
-    room = budget - estimate(print_response(bare)) - NOTE_TOKENS
+    answers = estimate(print_response(bare))
+    room = budget - answers - NOTE_TOKENS
     shown: dict[int, list[Diagnostic]] = {id(section): [] for section in sections}
     lines = {(id(s), e.line) for s in sections for e in s.entries if e.line is not None}
-    past = None  # the number of the first diagnostic left out for the budget (1-based)
-    for number, (section, d) in enumerate(candidates, 1):
-        if number < request.diagnostics_from:
-            continue
+    costs = []  # of each candidate from `from` on: its tag, and its `@@` line if it needs one
+    for section, d in candidates[request.diagnostics_from - 1:]:
         text = section.lines[d.line] if d.line < len(section.lines) else ""
-        cost = estimate(diagnostic_tag(d, section.lines).render() + "\n")
-        if (id(section), d.line) not in lines:
-            cost += estimate(f"@@ {text.strip()}\n")
+        new_line = (id(section), d.line) not in lines
+        lines.add((id(section), d.line))
+        costs.append(estimate(diagnostic_tag(d, section.lines).render() + "\n")
+                     + (estimate(f"@@ {text.strip()}\n") if new_line else 0))
+    past = None  # the number of the first diagnostic left out for the budget (1-based)
+    for number, (section, d), cost in zip(itertools.count(request.diagnostics_from),
+                                          candidates[request.diagnostics_from - 1:], costs):
         if cost > room:
             past = number
             break
         room -= cost
-        lines.add((id(section), d.line))
         shown[id(section)].append(d)
     fitted = [replace(b, diagnostics=shown[id(s)]) for s, b in zip(sections, bare, strict=True)]
     count = sum(len(ds) for ds in shown.values())
@@ -65,7 +68,7 @@ def respond(sections: list[FileSection], request: Request, budget: int) -> str:
     earlier = {id(d) for _, d in candidates[:max(0, request.diagnostics_from - 1)]}
     gone = seen | earlier
     left = [d for s in sections for d in s.diagnostics if id(d) not in gone]
-    header = _header(request, count, len(candidates), everything, past, left)
+    header = _header(request, holding(answers + sum(costs)), count, len(candidates), everything, past, left)
     text = print_response(fitted)
     if header:
         begin, _, rest = text.partition("\n")
@@ -73,10 +76,11 @@ def respond(sections: list[FileSection], request: Request, budget: int) -> str:
     return text
 
 
-def _header(request: Request, count: int, candidates: int, everything: int, past: int | None,
-            left_out: list[Diagnostic]) -> str | None:
+def _header(request: Request, enough: int | None, count: int, candidates: int, everything: int,
+            past: int | None, left_out: list[Diagnostic]) -> str | None:
     """`*** Diagnostics: …` when some were left out: how many, and the request lines that
-    show them (those of earlier pages, before `from`, are not counted again)."""
+    show them (those of earlier pages, before `from`, are not counted again); `enough`: the
+    budget that holds the answers and every chosen diagnostic from `from` on."""
     if count == everything:
         return None
     first = request.diagnostics_from
@@ -86,7 +90,9 @@ def _header(request: Request, count: int, candidates: int, everything: int, past
     by = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s in SEVERITIES
                    if (n := sum(d.severity == s for d in left_out)))
     ways = []
-    if past is not None:
+    if past is not None and not count:  # the answers left no room for even one
+        ways.append(f"for room add `{MAX_TOKENS} {enough}` to the request" if enough else "ask about fewer symbols")
+    elif past is not None:
         ways.append(f"for the next ones add `{DIAGNOSTICS} {request.diagnostics} from {past}` to the request")
     if request.diagnostics != "all":
         ways.append(f"for all {everything} `{DIAGNOSTICS} all`")
@@ -98,25 +104,28 @@ def _header(request: Request, count: int, candidates: int, everything: int, past
 
 def _trim_answers(sections: list[FileSection], budget: int) -> None:
     """Cut the longest answers until the response fits (each gets an equal share of what
-    the others leave), saying how much each lost and the budget that holds them all."""
-    total = estimate(print_response(sections))
-    if total <= budget:
+    the others leave), saying how much each lost and the budget that holds them all. An
+    answer no longer than its note stays whole: a block of very many answers may stay over."""
+    if not over(print_response(sections), budget):
         return
+    total = estimate(print_response(sections))
     tags = [(holder, i) for s in sections for holder in _holders(s) for i in range(len(holder))]
     fixed = total - sum(estimate(holder[i].render()) for holder, i in tags)
-    room = max(budget - fixed, NOTE_TOKENS * len(tags))
+    room = budget - fixed
     enough = holding(total)
     more = f"`{MAX_TOKENS} {enough}` in the request shows all" if enough else "ask about fewer symbols"
     ordered = sorted(tags, key=lambda t: estimate(t[0][t[1]].render()))
     for left, (holder, i) in zip(range(len(ordered), 0, -1), ordered, strict=True):
-        share = room // left
+        share = max(0, room // left)
         tag = holder[i]
         cost = estimate(tag.render())
         if cost > share:
-            body, lines, tokens = head(tag.body, max(share - NOTE_TOKENS, NOTE_TOKENS))
-            tag = holder[i] = Tag(tag.name, f"{body}\n… {lines} more lines (about {tokens} tokens) "
-                                  f"cut for the response's budget; {more}")
-            cost = estimate(tag.render())
+            note = f"… {{}} more lines (about {{}} tokens) cut for the response's budget; {more}"
+            body, lines, tokens = head(tag.body, share - estimate(note) - NOTE_TOKENS // 4)
+            shorter = Tag(tag.name, f"{body}\n{note.format(lines, tokens)}".lstrip("\n"))
+            if estimate(shorter.render()) < cost:
+                tag = holder[i] = shorter
+                cost = estimate(tag.render())
         room -= cost
 
 

@@ -138,6 +138,18 @@ def test_all_diagnostics_page_through_the_budget_without_losing_one() -> None:
     assert seen == list(range(300)) and pages > 3
 
 
+def test_when_the_answers_leave_no_room_the_header_asks_for_a_larger_budget() -> None:
+    hovers = [Tag(f"hover:value_{i}", "```python\nint\n```") for i in range(60)]
+    entry = Entry(5, "@@", LINES[5], echoes=[Echo("^ " + " ".join(f"value_{i}" for i in range(60)), hovers)])
+    sections = [FileSection("a.py", entries=[entry], lines=LINES, diagnostics=[diag(i, "error") for i in range(9)])]
+    text = respond(sections, parse(block("*** File: a.py", "@@ x")), 800)
+    assert text.count("/*<hover:") == 60  # too short to cut
+    header = text.split("\n")[1]
+    assert header.startswith("*** Diagnostics: none of 9 shown") and "from 1`" not in header
+    bigger = int(re.search(r"`\*\*\* Max Tokens: (\d+)` to the request", header).group(1))
+    assert "on 8 " in respond(sections, parse(block(f"*** Max Tokens: {bigger}", "*** File: a.py", "@@ x")), bigger)
+
+
 def test_answers_over_the_budget_are_cut_the_longest_first() -> None:
     docs = "\n".join(f"Line {i} of a very long documentation text." for i in range(2000))
     short = Tag("hover:value_5", "```python\nint\n```")
