@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -165,3 +166,19 @@ def test_a_class_longer_than_any_request_may_ask_for_gets_a_hint_that_is_valid(b
     cut = follow_ups(whole, within_budget(big, whole, DEFAULT_MAX_TOKENS))
     assert [r.get("max_code_lines") for r in cut] == [1202] and cut[0]["max_tokens"] > DEFAULT_MAX_TOKENS
     assert "|         return 399\n```" in within_budget(big, cut[0], cut[0]["max_tokens"])
+
+
+def test_the_session_budget_comes_from_the_environment_of_the_embedded_neovim(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LSAP_MAX_TOKENS", "1200")  # read by setup()'s default when the session starts
+    root = big_project.build(tmp_path / "big")
+    bridge = Bridge(root, ["basedpyright"])
+    try:
+        assert bridge.embedded.gateway.max_tokens == 1200
+        answer = bridge.request({"mode": "references", "locate": "big/core.py:hub", "max_items": 1000}).text
+        assert tokens(answer) <= 1200 and "within its budget of 1200 tokens" in answer, answer[-400:]
+        wider = bridge.request({"mode": "references", "locate": "big/core.py:hub", "max_items": 1000,
+                                "max_tokens": 4000}).text
+        assert 1200 < tokens(wider) <= 4000 and "within its budget of 4000 tokens" in wider
+    finally:
+        bridge.close()
