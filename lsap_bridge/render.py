@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -74,6 +75,13 @@ def render_report(template: str, report: Report) -> str:
 def render_json(mode: str, report: Report) -> str:
     """A mode's report as `format: "json"` gives it: the model's dump, with the mode."""
     return json.dumps({"mode": mode, **report.model_dump(mode="json")}, ensure_ascii=False, indent=1)
+
+
+def renderer(mode: str, template: str, as_json: bool) -> Callable[[Report], str]:
+    """How a mode's reports are rendered in the format asked for (what `report.budget.fit` measures)."""
+    if as_json:
+        return lambda report: render_json(mode, report)
+    return lambda report: render_report(template, report)
 
 
 def render_error(error: LsapError, fmt: str = "markdown") -> str:

@@ -19,7 +19,7 @@ from .locate.anchor import parse_anchor
 from .lsreq.executor import execute
 from .lsreq.parser import parse
 from .models import LineScope, Locate, Report, bare_field
-from .render import render_error, render_json, render_report
+from .render import render_error, renderer
 from .report.budget import fit
 from .requests import parse_request
 from .session import Session, disk_notes
@@ -83,10 +83,12 @@ class Service:
         capability = REGISTRY[request.mode]
         as_json = request.format == "json"
 
+        format_report = renderer(request.mode, capability.template, as_json)
+
         def render(report: Report) -> str:
             if notes:
                 report = report.model_copy(update={"notes": list(notes.values())})
-            return render_json(request.mode, report) if as_json else render_report(capability.template, report)
+            return format_report(report)
 
         with disk_notes() as notes:
             fitted = await fit(self.session, capability, request, render, cut_text=not as_json)

@@ -18,7 +18,7 @@ from ..errors import LsapError, invalid
 from ..failures import as_error
 from ..models import MIN_TOKENS, Report, Request, Row, absent
 from ..modes import REGISTRY, Answer, mode
-from ..render import render_error, render_json, render_report
+from ..render import render_error, renderer
 from ..report.budget import Fitted, budget_of, fit
 from ..requests import parse_request
 from ..session import Session
@@ -90,10 +90,7 @@ async def run_one(session: Session, payload: Any, share: int,
         if request.max_tokens is None:
             request = request.model_copy(update={"max_tokens": share})
         capability = REGISTRY[request.mode]
-
-        def render(report: Report) -> str:
-            return render_json(capability.mode, report) if as_json else render_report(capability.template, report)
-
+        render = renderer(capability.mode, capability.template, as_json)
         return name, await fit(session, capability, request, render, cut_text=not as_json), None
     except Exception as exc:  # one request's failure is its section's, not the batch's
         return name, None, as_error(exc, f"the {name} request")
@@ -102,7 +99,7 @@ async def run_one(session: Session, payload: Any, share: int,
 @mode("batch", request=BatchRequest, report=BatchReport,
       summary="several requests in one round trip, one section each", edits=True)
 async def batch(session: Session, request: BatchRequest) -> Answer:
-    share = max(MIN_TOKENS, budget_of(session, request) // len(request.requests))
+    share = max(MIN_TOKENS, budget_of(session, request.max_tokens) // len(request.requests))
     as_json = request.format == "json"
     results = [await run_one(session, payload, share, as_json) for payload in request.requests]
     if as_json:

@@ -23,6 +23,7 @@ from ..failures import as_error
 from ..gateway import Client, LspCall
 from ..locate.matcher import Needle, Tier, find_matches, moved, settle, unpaste
 from ..render import render_report
+from ..report.budget import budget_of
 from ..session import Session, Target, disk_note
 from ..symbols import SymbolTree
 from .commands import run_commands
@@ -404,4 +405,4 @@ async def execute(session: Session, request: Request) -> str:
             assert run.path is not None and run.doc is not None
             executor.attach_diagnostics(run.section, run.path, found, run.doc.lines)
         sections = [run.section for run in executor.runs]
-    return respond(sections, request, request.max_tokens or session.gateway.max_tokens)
+    return respond(sections, request, budget_of(session, request.max_tokens))

@@ -46,9 +46,9 @@ def over(text: str, budget: int) -> bool:
     return len(text.encode("utf-8")) > budget and estimate(text) > budget
 
 
-def budget_of(session: Session, request: Request) -> int:
-    """The request's budget, else the session's."""
-    return request.max_tokens or session.gateway.max_tokens
+def budget_of(session: Session, asked: int | None) -> int:
+    """The budget a request asked for, else the session's."""
+    return asked or session.gateway.max_tokens
 
 
 def holding(tokens: int) -> int | None:
@@ -69,7 +69,7 @@ async def fit(session: Session, capability: Capability, request: Request,
     """Run a request and render its answer within its budget: a paged report over it is run
     again with a page it fits (up to `REFITS` times), and what is still over is cut
     (`cut`; not when `cut_text` is False: JSON would no longer parse)."""
-    budget = budget_of(session, request)
+    budget = budget_of(session, request.max_tokens)
     answer = await session.run(capability, request)
     text = render(answer.report)
     for _ in range(REFITS):
