@@ -76,7 +76,7 @@ TASKS = (
     Task(
         "references",
         "references of `rich/console.py` `class Console`, all uses",
-        {"mode": "references", "locate": "rich/console.py:Console", "max_items": 1000},
+        {"mode": "references", "locate": "rich/console.py:Console", "max_items": 1000, "max_tokens": 100_000},
         ("references", {"locate": {"file_path": "rich/console.py", "scope": {"symbol_path": ["Console"]}}}),
         ("find_referencing_symbols", {"name_path": "Console", "relative_path": "rich/console.py"}),
         5,

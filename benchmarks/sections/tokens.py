@@ -27,7 +27,9 @@ async def measure(rig: Rig, results: Results) -> None:
     point = await point_of(rig, corpus.widely_used, "textDocument/references")
     work = await raw_references(rig, point)
     total = len(work.answers["references"] or [])
-    payload = {"mode": "references", "locate": corpus.widely_used, "max_items": min(max(total, 1), 1000)}
+    # Every use in one report (`max_tokens` past the 8,000 a default answer keeps to).
+    payload = {"mode": "references", "locate": corpus.widely_used, "max_items": min(max(total, 1), 1000),
+               "max_tokens": 100_000}
     _, answer = await rig.bridge(payload)
     _, shown = await rig.bridge({**payload, "format": "json"})  # the same report, as data
     report = answer["text"]
