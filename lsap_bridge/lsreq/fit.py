@@ -23,9 +23,6 @@ from .printer import FileSection, Tag, diagnostic_tag, print_response
 #: editors show as faded text) are neither injected nor counted.
 MIN_SEVERITY = "information"
 
-WHAT = {"default": "errors in the touched files and any diagnostic on the anchored lines",
-        "all": "every diagnostic of the touched files", "none": "no diagnostics"}
-
 
 def chosen(section: FileSection, choice: str) -> list[Diagnostic]:
     """The section's diagnostics the request's choice shows, in line order."""
@@ -98,7 +95,7 @@ def _header(request: Request, enough: int | None, count: int, candidates: int, e
         ways.append(f"for all {everything} `{DIAGNOSTICS} all`")
     elif past is None and first > 1:
         ways.append(f"for the first ones `{DIAGNOSTICS} all`")
-    return (f"{DIAGNOSTICS} {shown} shown ({WHAT[request.diagnostics]}), {len(left_out)} not shown"
+    return (f"{DIAGNOSTICS} {shown} shown, {len(left_out)} not shown"
             + (f" ({by})" if by else "") + "".join(f"; {way}" for way in ways))
 
 

@@ -136,7 +136,7 @@ def test_completing_options_after_a_mode(nvim: pynvim.Nvim, project: Path) -> No
     assert {"max_items=", "start_index=", "context_lines=", "format=", "pagination_id="} <= set(
         options
     )
-    assert complete(nvim, "LsapReferences max") == ["max_items="]
+    assert complete(nvim, "LsapReferences max") == ["max_items=", "max_tokens="]
     assert complete(nvim, "Lsap hover format=") == ["format=markdown", "format=json"]
     assert complete(nvim, "Lsap hover format=j") == ["format=json"]
     assert complete(nvim, "LsapCalls direction=") == [

@@ -117,8 +117,8 @@ def test_by_default_errors_and_the_anchored_lines_are_shown_and_the_rest_counted
     assert "on 2 · basedpyright(code)" in text and "on 5 · basedpyright" in text
     assert "on 9 " not in text and "on 12" not in text and "on 30" not in text
     header = text.split("\n")[1]
-    assert header == ("*** Diagnostics: 2 shown (errors in the touched files and any diagnostic on the anchored "
-                      "lines), 2 not shown (1 warning, 1 information); for all 4 `*** Diagnostics: all`")
+    assert header == ("*** Diagnostics: 2 shown, 2 not shown (1 warning, 1 information); "
+                      "for all 4 `*** Diagnostics: all`")
     everything = respond([section(diagnostics)], parse(block("*** Diagnostics: all", "*** File: a.py", "@@ x")), 8000)
     assert "*** Diagnostics:" not in everything and "on 9 " in everything and "on 12" not in everything
 
