@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..models import MAX_TOKENS_LIMIT, Paged, Report, Request
 from ..modes import Answer, Capability
@@ -80,7 +80,8 @@ async def fit(session: Session, capability: Capability, request: Request,
         # The page's share of the budget, with room for what every page repeats.
         items = max(1, min(report.shown - 1, report.shown * (budget - NOTE_TOKENS) // cost))
         shorter = request.model_copy(update={"max_items": items, "pagination_id": page_id_of(request)})
-        answer = await session.run(capability, shorter)
+        # The servers heard of the disk for the first run; the kept list is read again.
+        answer = await session.run(replace(capability, workspace=False), shorter)
         refitted = answer.report
         assert isinstance(refitted, Paged)  # the same mode
         answer = Answer(refitted.model_copy(update={"budget": budget}), answer.locations)

@@ -182,3 +182,20 @@ def test_the_session_budget_comes_from_the_environment_of_the_embedded_neovim(
         assert 1200 < tokens(wider) <= 4000 and "within its budget of 4000 tokens" in wider
     finally:
         bridge.close()
+
+
+def test_a_page_shortened_for_the_budget_costs_no_more_language_server_requests(big: Bridge) -> None:
+    payload = {"mode": "references", "locate": "big/core.py:hub", "max_items": 1000}
+    stats = big.embedded.gateway.stats
+
+    def lsp_requests(request: dict[str, Any]) -> tuple[int, str]:
+        before = stats["lsp_requests"]
+        text = big.request(request).text
+        return stats["lsp_requests"] - before, text
+
+    lsp_requests({**payload, "max_tokens": 100_000})  # warm: the server's answer known
+    whole, text = lsp_requests({**payload, "max_tokens": 100_000})
+    assert "budget of" not in text
+    shortened, text = lsp_requests(payload)
+    assert "keep the answer within its budget of 8000 tokens" in text
+    assert shortened == whole
