@@ -67,15 +67,16 @@ class Fitted:
 async def fit(session: Session, capability: Capability, request: Request,
               render: Callable[[Report], str], cut_text: bool = True) -> Fitted:
     """Run a request and render its answer within its budget: a paged report over it is run
-    again with a page it fits (up to `REFITS` times), and what is still over is cut
-    (`cut`; not when `cut_text` is False: JSON would no longer parse)."""
+    again with a page it fits (up to `REFITS` times; not for a mode that may change files),
+    and what is still over is cut (`cut`; not when `cut_text` is False: JSON would no longer
+    parse)."""
     budget = budget_of(session, request.max_tokens)
     answer = await session.run(capability, request)
     text = render(answer.report)
     for _ in range(REFITS):
         report = answer.report
-        if not over(text, budget) or not isinstance(report, Paged) or report.shown <= 1:
-            break
+        if not over(text, budget) or not isinstance(report, Paged) or report.shown <= 1 or capability.edits:
+            break  # (a mode that may change files is never run twice: it is cut instead)
         cost = estimate(text)
         # The page's share of the budget, with room for what every page repeats.
         items = max(1, min(report.shown - 1, report.shown * (budget - NOTE_TOKENS) // cost))
