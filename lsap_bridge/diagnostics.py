@@ -113,9 +113,11 @@ def from_vim(item: dict[str, Any], lines: list[str]) -> Diagnostic:
 
 @dataclass
 class DiagnosticDelta:
-    """What an edit changed: diagnostics that are new afterwards, per file."""
+    """What an edit changed, per file of `after`: diagnostics that are new afterwards, and
+    those of before that are gone."""
 
     new: dict[Path, list[Diagnostic]] = field(default_factory=dict)
+    gone: dict[Path, list[Diagnostic]] = field(default_factory=dict)
 
     @classmethod
     def between(
@@ -126,14 +128,18 @@ class DiagnosticDelta:
         """Compared by message, code and severity, since an edit moves lines around."""
         delta = cls()
         for path, items in after.items():
-            old = [(d.severity, d.message, d.code) for d in before.get(path, [])]
+            old = list(before.get(path, []))
+            keys = [(d.severity, d.message, d.code) for d in old]
             fresh = []
             for d in items:
                 key = (d.severity, d.message, d.code)
-                if key in old:
-                    old.remove(key)
+                if key in keys:
+                    del old[keys.index(key)]
+                    keys.remove(key)
                 else:
                     fresh.append(d)
             if fresh:
                 delta.new[path] = fresh
+            if old:
+                delta.gone[path] = old
         return delta

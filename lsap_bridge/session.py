@@ -145,6 +145,8 @@ class Session:
     anchors: TTLCache[str, Locate] = field(default_factory=lambda: remembered(ANCHORS))
     # What the servers were last told about the files on disk (see `sync_disk`).
     watch: DiskWatch = field(init=False)
+    # What the last `check` saw: its own disk record and diagnostics (capabilities/check.py).
+    check: Any = None
 
     def __post_init__(self) -> None:
         # The gateway confines every path it opens or reads to this session's roots.

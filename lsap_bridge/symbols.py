@@ -104,6 +104,12 @@ class SymbolTree:
                     found.extend(match(root.children, parts))
         return found
 
+    def top_level(self) -> list[Symbol]:
+        """The file's own top-level symbols, inside the module container a server may wrap
+        the file in."""
+        return [child for root in self.roots
+                for child in (root.children if root.kind in _CONTAINERS else [root])]
+
     def suggest(self, names: Sequence[str], limit: int = 3) -> list[str]:
         """Did-you-mean: the existing symbol paths closest to what was asked."""
         paths = sorted({".".join(path) for path, _ in self.walk()})

@@ -5,6 +5,7 @@ return {
   modes = {
     batch = { "requests" },
     calls = { "depth", "include_external", "direction" },
+    check = { "file_path", "min_severity" },
     completion = {},
     declaration = { "max_code_lines" },
     definition = { "max_code_lines" },
@@ -57,6 +58,7 @@ return {
     { "declaration", "where a symbol is declared, with its code" },
     { "type_definition", "where the type of a value is defined, with its code" },
     { "diagnostics", "a file's or the workspace's errors and warnings" },
+    { "check", "after your edits: the diagnostics they added or removed, in the changed files and their users" },
     { "inlay_hints", "the code of a range with inlay hints woven in" },
     { "rename_preview", "a rename's diff per file, and an id to apply it" },
     { "rename", "rename a symbol across the workspace in one step" },
@@ -64,6 +66,7 @@ return {
   },
   camel = {
     LsapCalls = "calls",
+    LsapCheck = "check",
     LsapDefinition = "definition",
     LsapDiagnostics = "diagnostics",
     LsapHover = "hover",

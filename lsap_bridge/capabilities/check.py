@@ -1,0 +1,342 @@
+"""`check`: the agent's guard rail after its own edits — what they broke and what they fixed.
+
+An agent edits files with its own tools; the servers analyse the change in the background
+and nothing tells the agent that a caller three files away no longer type-checks. `check`
+finds the files changed on disk since the session's last check (its own `DiskWatch`, so
+other requests' syncs do not swallow them), adds the files that depend on them (references
+of their top-level symbols, asked of their server), waits for the servers to finish their
+work (bounded), and compares those files' diagnostics with the ones the last check saw:
+what is new, errors first, and what is gone. The first check of a session records the
+baseline (the workspace's first `FILES_LIMIT` code files, or the files given).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import groupby
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from ..decode import spans
+from ..diagnostics import SEVERITIES, Diagnostic, DiagnosticDelta, DiagnosticMap, severity_rank
+from ..diskwatch import DiskWatch
+from ..errors import LsapError
+from ..gateway import LspCall
+from ..models import Line, Paged, Request, Row
+from ..modes import Answer, Offer, mode
+from ..report.files import expand
+from ..report.paging import keep, page
+from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
+from ..session import Session
+from ..workspace import path_of
+
+Severity = Literal["error", "warning", "information", "hint"]
+FILES_LIMIT = 200  # files a check compares (the baseline: the workspace's first ones)
+SYMBOLS_LIMIT = 100  # top-level symbols of a changed file whose references are asked
+SETTLE_STEP = 1.0  # seconds between two looks at the diagnostics, until they hold
+SETTLE_LIMIT = 10.0  # seconds a check waits for them to hold, at most
+REFERENCES = "textDocument/references"
+SYMBOLS = "textDocument/documentSymbol"
+
+
+class CheckRequest(Request):
+    mode: Literal["check"] = "check"
+    # More files to check besides those changed on disk (a file, a directory or a glob).
+    file_path: str | None = None
+    min_severity: Severity = "warning"
+
+    positional: ClassVar[str] = "file_path"
+
+
+class Changed(Row):
+    path: str
+    how: str  # created | changed | deleted | given
+
+
+class Group(Row):
+    """The findings of one status in one file."""
+
+    status: str  # new | gone | current (a file no earlier check had seen)
+    path: str
+    language: str
+    diagnostics: list[DiagnosticRow]
+    lines: list[Line]  # the lines they are on now (none for gone ones: their lines moved on)
+
+
+class Unanalysed(Row):
+    path: str
+    reason: str
+
+
+class CheckReport(Paged):
+    number: int  # this session's checks, this one included
+    baseline: bool  # the first check: it records, nothing to compare with
+    since: str | None  # when the previous check ran (local time)
+    changed: list[Changed]
+    dependents: list[str]
+    checked: int
+    skipped: int  # files past FILES_LIMIT, not checked
+    min_severity: str
+    counts: dict[str, dict[str, int]]  # new / gone / current, by severity (those with any)
+    baseline_counts: dict[str, int]  # the baseline's diagnostics by severity
+    busy: list[str]  # servers still working when the wait for them ended
+    steady: bool  # the diagnostics held when asked again (else: still changing)
+    capped: list[str]  # changed files with more top-level symbols than were asked about
+    pending: list[Unanalysed]
+    groups: list[Group]
+
+
+@dataclass
+class Update:
+    """What one check learnt, applied to the record when the next check starts (below)."""
+
+    seen: dict[Path, list[Diagnostic]]
+    deleted: set[Path]
+    users: dict[Path, set[Path]]
+    flagged: set[Path]
+    reported: set[Path]  # the changes it answered for
+    at: float
+
+
+@dataclass
+class Record:
+    """What the session's checks saw (`Session.check`).
+
+    A check's own findings are kept as a draft and applied when the next check starts:
+    `Session.run` runs a capability once more when a text it answered from changed
+    meanwhile, and that second run must compare with the same record, not with the first
+    run's half-told state.
+    """
+
+    watch: DiskWatch
+    seen: dict[Path, list[Diagnostic]] = field(default_factory=dict)  # per file checked
+    users: dict[Path, set[Path]] = field(default_factory=dict)  # dependents found, per file
+    flagged: set[Path] = field(default_factory=set)  # files with new diagnostics last time
+    unreported: dict[Path, str] = field(default_factory=dict)  # changes no check answered for
+    number: int = 0
+    at: float = 0.0
+    draft: tuple[CheckRequest, Update] | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def start(self, request: CheckRequest) -> None:
+        """Apply the last check's draft (unless this is that check run again), then take
+        the disk's changes since."""
+        if self.draft is not None and self.draft[0] is not request:
+            done = self.draft[1]
+            self.seen.update(done.seen)
+            for path in done.deleted:
+                self.seen.pop(path, None)
+            self.users.update(done.users)
+            self.flagged = done.flagged
+            for path in done.reported:
+                self.unreported.pop(path, None)
+            self.number += 1
+            self.at = done.at
+        self.draft = None
+        for event in self.watch.changes():  # the first call takes the disk's baseline
+            path, how = path_of(event["uri"]), HOW[event["type"]]
+            before = self.unreported.get(path)
+            if before == "created" and how == "deleted":
+                del self.unreported[path]  # it came and went between two checks
+            elif before == "deleted" and how == "created":
+                self.unreported[path] = "changed"
+            elif before != "created":
+                self.unreported[path] = how
+
+
+HOW = {1: "created", 2: "changed", 3: "deleted"}
+
+
+async def dependents(session: Session, paths: list[Path]) -> tuple[set[Path], list[str]]:
+    """Files that use the top-level symbols of `paths` (references, asked of each file's
+    server in one round trip per file), and the files with more symbols than were asked."""
+    found: set[Path] = set()
+    capped: list[str] = []
+    for path in paths:
+        try:
+            target = await session.target(path, SYMBOLS)
+        except LsapError:
+            continue  # no server for it (a text file): nothing is known to use it
+        client = target.client_for(REFERENCES)
+        if client is None:
+            continue
+        doc = await session.document(path)
+        symbols = (await session.symbol_tree(target, doc)).top_level()
+        if len(symbols) > SYMBOLS_LIMIT:
+            capped.append(session.workspace.display(path))
+        calls = []
+        for symbol in symbols[:SYMBOLS_LIMIT]:
+            params = session.position_params(target, doc, symbol.selection.start_line,
+                                             symbol.selection.start_col)
+            params["context"] = {"includeDeclaration": False}
+            calls.append(LspCall(client.id, REFERENCES, params, target.bufnr))
+        for answer in await session.lsp(calls):
+            for use, _ in spans(None if answer.error else answer.result):
+                if use != path and session.workspace.contains(use) and use.is_file():
+                    found.add(use)
+    return found, capped
+
+
+Finds = list[tuple[str, Path, Diagnostic]]  # (new | current | gone, file, diagnostic)
+
+
+def ordered(findings: Finds, display: Callable[[Path], str]) -> Finds:
+    """New before current before gone; within each, the files with errors first, and in a
+    file its errors first, then by line."""
+    rank = {"new": 0, "current": 1, "gone": 2}
+    worst: dict[tuple[str, Path], int] = {}
+    for status, path, d in findings:
+        worst[status, path] = min(worst.get((status, path), 9), severity_rank(d.severity))
+    return sorted(findings, key=lambda f: (rank[f[0]], worst[f[0], f[1]], display(f[1]),
+                                           severity_rank(f[2].severity), f[2].line, f[2].col))
+
+
+async def compare(session: Session, record: Record, request: CheckRequest) -> dict[str, Any]:
+    """One check against the record; what it learnt becomes the record's draft."""
+    workspace = session.workspace
+    record.start(request)
+    baseline = record.number == 0
+    changed = dict(record.unreported)
+    given: list[Path] = []
+    if request.file_path:
+        given = expand(workspace, request.file_path, True, FILES_LIMIT,
+                       session.gateway.max_file_size).files
+        for path in given:
+            changed.setdefault(path, "given")
+    existing = [p for p in changed if p.is_file()]
+    users: set[Path] = set()
+    capped: list[str] = []
+    found_users: dict[Path, set[Path]] = {}
+    if baseline and not given:
+        files = workspace.walk(workspace.root, True, FILES_LIMIT, session.gateway.max_file_size).files
+    else:
+        users, capped = await dependents(session, existing)
+        for path in changed:
+            users |= record.users.get(path, set())
+        users |= record.flagged
+        files = [p for p in dict.fromkeys([*existing, *sorted(users)]) if p.is_file()]
+        found_users = {path: {u for u in users if u != path} for path in existing}
+    skipped = max(0, len(files) - FILES_LIMIT)
+    files = files[:FILES_LIMIT]
+    busy = await idle(session, files)
+    found, steady = await settled(session, files, structural=any(
+        how in ("created", "deleted") for how in changed.values()))
+    # A file no server analysed in time is not compared: its empty list proves nothing.
+    analysed = {p: items for p, items in found.items() if p not in found.pending}
+    delta = DiagnosticDelta.between({p: record.seen[p] for p in analysed if p in record.seen}, analysed)
+    deleted = {p for p in changed if not p.is_file()}
+    findings: Finds = []
+    if not baseline:
+        for path, items in analysed.items():
+            known = path in record.seen
+            findings += [("new" if known else "current", path, d)
+                         for d in (delta.new.get(path, []) if known else items)]
+            findings += [("gone", path, d) for d in delta.gone.get(path, [])]
+        for path in deleted:  # what was seen in it is gone
+            findings += [("gone", path, d) for d in record.seen.get(path, [])]
+    findings = [f for f in findings if f[2].at_least(request.min_severity)]
+    record.draft = (request, Update(
+        seen=analysed, deleted=deleted, users=found_users,
+        flagged={p for status, p, _ in findings if status in ("new", "current")},
+        reported=set(record.unreported), at=time.time()))
+    baseline_counts = {s: sum(1 for items in found.values() for d in items if d.severity == s)
+                       for s in SEVERITIES} if baseline else {}
+    return {
+        "number": record.number + 1,
+        "baseline": baseline,
+        "since": time.strftime("%H:%M:%S", time.localtime(record.at)) if record.at else None,
+        "changed": [{"path": workspace.display(p), "how": how} for p, how in changed.items()],
+        "dependents": sorted(workspace.display(p) for p in users if p not in changed),
+        "checked": len(found),
+        "skipped": skipped,
+        "busy": busy,
+        "steady": steady,
+        "capped": capped,
+        "baseline_counts": {s: n for s, n in baseline_counts.items() if n},
+        "pending": [{"path": workspace.display(p), "reason": r} for p, r in found.pending.items()],
+        "items": ordered(findings, workspace.display),
+    }
+
+
+async def idle(session: Session, files: list[Path]) -> list[str]:
+    """Wait (bounded) until the servers have finished the work they report (`$/progress`);
+    the names of those still busy when the wait ended."""
+    clients = {c.id: c for c in await session.gateway.all_clients()}
+    if not files or not clients or await session.gateway.wait_until_idle(list(clients)):
+        return []
+    return sorted({c.name for c in clients.values()})
+
+
+def _same(a: DiagnosticMap, b: DiagnosticMap) -> bool:
+    return dict(a) == dict(b) and a.pending.keys() == b.pending.keys()
+
+
+async def settled(session: Session, files: list[Path], structural: bool) -> tuple[DiagnosticMap, bool]:
+    """The files' diagnostics once they hold: asked again every `SETTLE_STEP` until an
+    answer is the one before it (twice after files were created or deleted), for at most
+    `SETTLE_LIMIT`; and whether they held.
+
+    A server tells of no "analysed after that change": basedpyright answers a pull from
+    its old analysis for a second or two after a file it imports is deleted (it hears of
+    that as a file event and re-resolves imports later), and a server that pushes
+    diagnostics republishes the users of a changed file when it gets to them.
+    """
+    found = await session.diagnostics(files)
+    need, held = (2 if structural else 1), 0
+    deadline = time.monotonic() + SETTLE_LIMIT
+    while files and held < need and time.monotonic() < deadline:
+        await asyncio.sleep(SETTLE_STEP)
+        again = await session.diagnostics(files)
+        held = held + 1 if _same(again, found) else 0
+        found = again
+    return found, held >= need or not files
+
+
+@mode("check", request=CheckRequest, report=CheckReport, workspace=True,
+      summary="after your edits: the diagnostics they added or removed, in the changed files and their users",
+      offer=Offer(command="LsapCheck", picker=13, mcp=True))
+async def check(session: Session, request: CheckRequest) -> Answer:
+    kept = session.kept(request)
+    if kept:
+        facts: dict[str, Any] = kept[0]  # a later page of a check made before: not a new check
+    else:
+        if session.check is None:
+            session.check = Record(DiskWatch(session.workspace))
+        record: Record = session.check
+        async with record.lock:
+            facts = await compare(session, record, request)
+    items: Finds = facts["items"]
+    # The budget's hook: the findings are cut by the shared paging (`max_items`).
+    shown, paging = page(session, request, items)
+    if "pagination_id" in paging:
+        keep(session, request, [facts])
+    docs = await session.documents([p for status, p, _ in shown if status != "gone" and p.is_file()])
+    groups = []
+    locations = []
+    for (status, path), in_group in groupby(shown, key=lambda f: (f[0], f[1])):
+        display = session.workspace.display(path)
+        doc = docs.get(path) if status != "gone" else None
+        rows: list[DiagnosticRow] = []
+        lines: dict[int, Line] = {}
+        for _, _, d in in_group:  # errors first, then by line (see `ordered`)
+            rows.append(DiagnosticRow(**diagnostic_row(d)))
+            if doc is not None:
+                lines |= {line.number: line for line in excerpt(doc, d.line, d.line, request.context_lines)}
+                summary = f"{status} {d.severity}: {d.message.splitlines()[0] if d.message else ''}"
+                locations.append({**editor_location(display, doc, d.line, d.col), "text": summary})
+        groups.append(Group(status=status, path=display, language=fence_language(doc) if doc else "",
+                            diagnostics=rows, lines=[lines[n] for n in sorted(lines)]))
+    counts: dict[str, dict[str, int]] = {}
+    for status, _, d in items:
+        counts.setdefault(status, {s: 0 for s in SEVERITIES})[d.severity] += 1
+    report = CheckReport(
+        **{k: v for k, v in facts.items() if k != "items"},
+        min_severity=request.min_severity,
+        counts={status: {s: n for s, n in by.items() if n} for status, by in counts.items()},
+        groups=groups,
+        **paging,
+    )
+    return Answer(report, locations)

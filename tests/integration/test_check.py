@@ -1,0 +1,101 @@
+"""`check` (issue 14, item 2) on a real Neovim with basedpyright: the agent edits files
+with its own tools, and `check` reports the diagnostics its edits added — in the files
+that use what it changed, not only in the file it edited — and, once it fixed them, that
+they are gone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .harness import Bridge, shop_bridge
+
+pytestmark = pytest.mark.integration
+
+SIGNATURE = "def find(name: str, products: list[Product]) -> Product | None:"
+BROKEN = "def find(name: str, products: list[Product], strict: bool) -> Product | None:"
+
+
+@pytest.fixture(scope="module")
+def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    yield from shop_bridge(tmp_path_factory, "check")
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    """The agent's own edit, straight to the file."""
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def findings(report: dict[str, Any], status: str) -> list[tuple[str, str, str]]:
+    return [(g["path"], d["severity"], d["message"])
+            for g in report["groups"] if g["status"] == status for d in g["diagnostics"]]
+
+
+def test_a_broken_signature_is_reported_in_its_callers_then_gone(bridge: Bridge) -> None:
+    catalog = bridge.root / "shop" / "catalog.py"
+    first = bridge.ask(mode="check")
+    assert first["baseline"] and first["number"] == 1
+    assert first["checked"] == 5  # the workspace's code files
+    assert first["groups"] == []
+
+    edit(catalog, SIGNATURE, BROKEN)
+    broken = bridge.ask(mode="check")
+    assert not broken["baseline"]
+    assert {"path": "shop/catalog.py", "how": "changed"} in broken["changed"]
+    assert "shop/checkout.py" in broken["dependents"]  # it calls find()
+    new = findings(broken, "new")
+    errors = [(path, message) for path, severity, message in new if severity == "error"]
+    # The caller's, not the edited file's (which gets a warning: `strict` is not used yet).
+    assert errors and all(path == "shop/checkout.py" for path, _ in errors), new
+    assert new[0] == ("shop/checkout.py", "error", 'Argument missing for parameter "strict"')  # errors first
+    assert findings(broken, "gone") == []
+
+    edit(catalog, BROKEN, SIGNATURE)
+    fixed = bridge.ask(mode="check")
+    assert findings(fixed, "new") == [], fixed
+    assert sorted(findings(fixed, "gone")) == sorted(new)
+
+    quiet = bridge.ask(mode="check")
+    assert quiet["changed"] == [] and quiet["groups"] == []
+
+
+def test_the_markdown_report_leads_with_the_new_errors(bridge: Bridge) -> None:
+    catalog = bridge.root / "shop" / "catalog.py"
+    bridge.ask(mode="check")  # whatever came before: the record is now
+    edit(catalog, SIGNATURE, BROKEN)
+    try:
+        text = bridge.request({"mode": "check"}).text
+    finally:
+        edit(catalog, BROKEN, SIGNATURE)
+    assert re.match(r"# Check \d+: new 1 error, 3 warnings since \d\d:\d\d:\d\d\n", text), text
+    assert "### New: shop/checkout.py" in text
+    assert "10|         product = find(name, everything())" in text  # the line it is on, numbered
+    gone = bridge.request({"mode": "check"}).text
+    assert "### Gone: shop/checkout.py" in gone and "### New" not in gone, gone
+
+
+def test_a_deleted_module_takes_its_users_along(bridge: Bridge) -> None:
+    """A file removed since the last check: its users, found by an earlier check, are checked."""
+    promotions = bridge.root / "shop" / "promotions.py"
+    extra = bridge.root / "shop" / "sale.py"
+    extra.write_text("from .promotions import summer_sale\n\nSALE = summer_sale([])\n")
+    saved = promotions.read_text()
+    try:
+        bridge.ask(mode="check", file_path="shop/promotions.py")  # its users now on record
+        promotions.unlink()
+        gone = bridge.ask(mode="check")
+        assert {"path": "shop/promotions.py", "how": "deleted"} in gone["changed"]
+        assert "shop/sale.py" in gone["dependents"]
+        assert any(path == "shop/sale.py" and severity == "error"
+                   for path, severity, _ in findings(gone, "new")), gone["groups"]
+    finally:
+        promotions.write_text(saved)
+        extra.unlink()
+        bridge.ask(mode="check")
