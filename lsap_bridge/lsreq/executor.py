@@ -3,9 +3,9 @@
 Anchors are found in file order with the Locate tiers, each after the previous one in the
 same file; a line that is missing or ambiguous gets an error block and the rest still runs.
 Queries (`^`, `?`) are answered first, then commands (`RENAME_TO`, `MOVE_TO_FILE`) in
-request order; anchored lines are followed through every edit, so the response shows
-where they are afterwards. The diagnostics of every touched file the request chose are
-merged in by the printer, within the response's budget (`fit.py`).
+request order, then a `*** Check`; anchored lines are followed through every edit, so the
+response shows where they are afterwards. The diagnostics of every touched file the request
+chose are merged in by the printer, within the response's budget (`fit.py`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from ..symbols import SymbolTree
 from .commands import run_commands
 from .fit import respond
 from .lines import identifiers, split_hover, symbol_column
-from .parser import FileBlock, Hover, Query, Request
+from .parser import Check, FileBlock, Hover, Query, Request
 from .printer import Echo, Entry, FileSection, Tag, error_tag
 from .runs import Anchored, FileRun, Place
 
@@ -405,4 +405,17 @@ async def execute(session: Session, request: Request) -> str:
             assert run.path is not None and run.doc is not None
             executor.attach_diagnostics(run.section, run.path, found, run.doc.lines)
         sections = [run.section for run in executor.runs]
-    return respond(sections, request, budget_of(session, request.max_tokens))
+    checked = await check(session, request.check) if request.check else None
+    return respond(sections, request, budget_of(session, request.max_tokens), checked)
+
+
+async def check(session: Session, line: Check) -> Tag:
+    """`*** Check`: the `check` mode's report, after the request's own edits."""
+    capability = REGISTRY["check"]
+    request = capability.model.model_validate(
+        {"mode": "check", **({"file_path": line.file_path} if line.file_path else {})})
+    try:
+        answer = await session.run(capability, request)
+    except Exception as exc:  # the check's failure is its tag's, not the request's
+        return error_tag(as_error(exc, "the Check line"))
+    return Tag("check", render_report(capability.template, answer.report).strip())

@@ -33,14 +33,17 @@ def chosen(section: FileSection, choice: str) -> list[Diagnostic]:
             if choice == "all" or d.severity == "error" or d.line in anchored]
 
 
-def respond(sections: list[FileSection], request: Request, budget: int) -> str:
-    """The response block: answers, then the chosen diagnostics while they fit the budget."""
+def respond(sections: list[FileSection], request: Request, budget: int, check: Tag | None = None) -> str:
+    """The response block: answers, then the chosen diagnostics while they fit the budget;
+    `check`: a `*** Check` line's report, after the files (its length bounded by its own
+    mode's paging), for which the answers' share of the budget makes room."""
     sections = [replace(s, diagnostics=[d for d in s.diagnostics if d.at_least(MIN_SEVERITY)]) for s in sections]
     candidates = [(section, d) for section in sections for d in chosen(section, request.diagnostics)]
     everything = sum(len(section.diagnostics) for section in sections)
     bare = [replace(section, diagnostics=[]) for section in sections]
-    _trim_answers(bare, budget - (NOTE_TOKENS if candidates else 0))
-    answers = estimate(print_response(bare))
+    checked = estimate(check.render()) if check is not None else 0
+    _trim_answers(bare, budget - checked - (NOTE_TOKENS if candidates else 0))
+    answers = estimate(print_response(bare, check))
     room = budget - answers - NOTE_TOKENS
     shown: dict[int, list[Diagnostic]] = {id(section): [] for section in sections}
     lines = {(id(s), e.line) for s in sections for e in s.entries if e.line is not None}
@@ -66,7 +69,7 @@ def respond(sections: list[FileSection], request: Request, budget: int) -> str:
     gone = seen | earlier
     left = [d for s in sections for d in s.diagnostics if id(d) not in gone]
     header = _header(request, holding(answers + sum(costs)), count, len(candidates), everything, past, left)
-    text = print_response(fitted)
+    text = print_response(fitted, check)
     if header:
         begin, _, rest = text.partition("\n")
         text = f"{begin}\n{header}\n{rest}"

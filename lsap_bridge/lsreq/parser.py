@@ -26,6 +26,7 @@ MAX_TOKENS = "*** Max Tokens:"
 #: Which diagnostics a response shows (`*** Diagnostics: …`): errors in the touched files
 #: and any on the anchored lines (the default), all of them, or none.
 CHOICES = ("default", "all", "none")
+CHECK = "*** Check"
 
 #: The grammar, one rule per line kind; errors quote the rule that was broken.
 RULES = {
@@ -45,6 +46,8 @@ RULES = {
     "diagnostics shown, from the n-th on",
     "max_tokens": f"`{MAX_TOKENS} <n>` (once, anywhere) sets the response's budget, "
     f"{MIN_TOKENS}–{MAX_TOKENS_LIMIT} tokens",
+    "check": f"`{CHECK}` (or `{CHECK}: <file, directory or glob>`), once, anywhere in the request: "
+    "after the rest has run, the diagnostics added or removed since the last check",
 }
 
 # `[hover]` and `[docs]` are the hover's own; the others run the mode that declares them.
@@ -141,12 +144,21 @@ class FileBlock:
     selections: list[Selection] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Check:
+    """A `*** Check` line: the `check` mode after the rest of the request."""
+
+    line: int
+    file_path: str | None
+
+
 @dataclass
 class Request:
     files: list[FileBlock]
     diagnostics: str = "default"  # one of CHOICES
     diagnostics_from: int = 1  # the first diagnostic shown, 1-based, in response order
     max_tokens: int | None = None  # the response's budget; None: the session's
+    check: Check | None = None
 
     @property
     def has_commands(self) -> bool:
@@ -187,6 +199,7 @@ class _Parser:
         self.open_at: int | None = None  # index of the anchor that opened a selection
         self.movable: int | None = None  # selection closed and not moved yet
         self.options: dict[str, tuple[int, Any]] = {}  # header options, with their lines
+        self.check: Check | None = None
 
     @property
     def current(self) -> FileBlock | None:
@@ -197,6 +210,9 @@ class _Parser:
         if line.startswith("***"):
             if line.startswith(FILE):
                 self._file(number, line[len(FILE) :].strip())
+                return
+            if line == CHECK or line.startswith(CHECK + ":"):
+                self._check(number, line[len(CHECK) :].lstrip(":").strip())
                 return
             if line.startswith(DIAGNOSTICS) or line.startswith(MAX_TOKENS):
                 self._option(number, line)
@@ -247,6 +263,11 @@ class _Parser:
             raise _fail(number, "the File line names no path", "file")
         self._close_file()
         self.files.append(FileBlock(number, path))
+
+    def _check(self, number: int, file_path: str) -> None:
+        if self.check is not None:
+            raise _fail(number, f"a second `{CHECK}` line (the first is line {self.check.line})", "check")
+        self.check = Check(number, file_path or None)
 
     def _close_file(self) -> None:
         block = self.current
@@ -372,7 +393,7 @@ class _Parser:
         return block.anchors[-1]
 
     def finish(self, end_line: int) -> Request:
-        if not self.files:
+        if not self.files and self.check is None:
             raise _fail(end_line, f"the request names no file (`{FILE} <path>`)", "file")
         self._close_file()
         for block in self.files:
@@ -382,4 +403,4 @@ class _Parser:
                 )
         choice, start = self.options.get("diagnostics", (0, ("default", 1)))[1]
         budget = self.options.get("max_tokens", (0, None))[1]
-        return Request(self.files, choice, start, budget)
+        return Request(self.files, choice, start, budget, self.check)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, labelled, short_source
 from ..errors import LsapError
+from .parser import CHECK
 
 BEGIN = "*** Begin Language Server Response"
 END = "*** End Language Server Response"
@@ -123,7 +124,8 @@ def _ordered(section: FileSection) -> list[Entry]:
     return [entry for _, entry in sorted(keyed, key=lambda item: item[0])]
 
 
-def print_response(sections: list[FileSection]) -> str:
+def print_response(sections: list[FileSection], check: Tag | None = None) -> str:
+    """The response block; `check`: the answer to a `*** Check` line, after the files."""
     out = [BEGIN]
     for section in sections:
         out.append(f"*** File: {section.path}")
@@ -136,5 +138,7 @@ def print_response(sections: list[FileSection]) -> str:
                 out.append(echo.text)
                 out.extend(tag.render() for tag in echo.tags)
             out.extend(t.render() for t in entry.tags if t.name.startswith("diagnostics:"))
+    if check is not None:
+        out += [CHECK, check.render()]
     out.append(END)
     return "\n".join(out) + "\n"

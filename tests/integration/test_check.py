@@ -81,6 +81,27 @@ def test_the_markdown_report_leads_with_the_new_errors(bridge: Bridge) -> None:
     assert "### Gone: shop/checkout.py" in gone and "### New" not in gone, gone
 
 
+def test_a_check_line_in_a_request_block(bridge: Bridge) -> None:
+    """`*** Check` in the text format: the check after the block's own work."""
+    catalog = bridge.root / "shop" / "catalog.py"
+
+    def block(*lines: str) -> str:
+        text = "\n".join(["*** Begin Language Server Request", *lines, "*** End Language Server Request"])
+        return bridge.loop.run(bridge.service.handle_text(text)).text
+
+    block("*** Check")
+    edit(catalog, SIGNATURE, BROKEN)
+    try:
+        text = block("*** File: shop/checkout.py", "@@ product = find(name, everything())", "^ find", "*** Check")
+    finally:
+        edit(catalog, BROKEN, SIGNATURE)
+    assert "(name: str, products: list[Product], strict: bool)" in text  # the hover sees the edit
+    check = text[text.index("\n*** Check\n"):]
+    assert "/*<check>\n# Check " in check and "### New: shop/checkout.py" in check, text
+    assert text.endswith("</check>*/\n*** End Language Server Response\n")
+    assert "### Gone: shop/checkout.py" in block("*** Check: shop/catalog.py")
+
+
 def test_a_deleted_module_takes_its_users_along(bridge: Bridge) -> None:
     """A file removed since the last check: its users, found by an earlier check, are checked."""
     promotions = bridge.root / "shop" / "promotions.py"

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lsap_bridge.errors import ErrorCode, LsapError
-from lsap_bridge.lsreq.parser import AnchorKind, Hover, Move, Query, Rename, parse
+from lsap_bridge.lsreq.parser import AnchorKind, Check, Hover, Move, Query, Rename, parse
 
 SEED_QUERY = """*** Begin Language Server Request
 *** File: packages/dataflow/test/operators/multiply-schemas.test.ts
@@ -173,6 +173,7 @@ def test_bare_caret_several_symbols_views_and_several_files() -> None:
             "second Begin",
         ),
         (block("*** File: a.ts", "@@ x", "*** Delete File: a.ts"), 4, "file", "unknown header"),
+        (block("*** Check", "*** Check: a.ts"), 3, "check", "second `*** Check` line (the first is line 2)"),
         ("", 1, "begin", "Begin"),
     ],
 )
@@ -183,6 +184,14 @@ def test_malformed_requests_name_the_line_and_rule(
     assert error.message.startswith(f"line {line}: "), error.message
     assert words in error.message
     assert error.hint is not None and error.hint.startswith(f"rule ({rule}):")
+
+
+def test_a_check_line_runs_alone_or_after_the_files() -> None:
+    alone = parse(block("*** Check"))
+    assert alone.files == [] and alone.check == Check(2, None)
+    after = parse(block("*** File: a.ts", "@@ x", "! x RENAME_TO y", "*** Check: src/"))
+    assert len(after.files) == 1 and after.check == Check(5, "src/")
+    assert parse(block("*** File: a.ts", "@@ x")).check is None
 
 
 def test_text_after_end_is_an_error() -> None:
