@@ -7,6 +7,7 @@ they are gone.
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,8 @@ import pytest
 from .harness import Bridge, shop_bridge
 
 pytestmark = pytest.mark.integration
+
+TS_SHOP = Path(__file__).resolve().parent.parent / "fixtures" / "ts_shop"
 
 SIGNATURE = "def find(name: str, products: list[Product]) -> Product | None:"
 BROKEN = "def find(name: str, products: list[Product], strict: bool) -> Product | None:"
@@ -120,3 +123,30 @@ def test_a_deleted_module_takes_its_users_along(bridge: Bridge) -> None:
         promotions.write_text(saved)
         extra.unlink()
         bridge.ask(mode="check")
+
+
+@pytest.fixture(scope="module")
+def ts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    root = tmp_path_factory.mktemp("check-ts") / "ts_shop"
+    shutil.copytree(TS_SHOP, root)
+    bridge = Bridge(root, ["ts_ls"])
+    yield bridge
+    bridge.close()
+
+
+def test_a_server_that_pushes_its_diagnostics(ts: Bridge) -> None:
+    """typescript-language-server publishes diagnostics (no pull): the caller's come once
+    it republished them for the change."""
+    pricing = ts.root / "src" / "pricing.ts"
+    old = "export function round(value: number, digits = 2): number {"
+    new = "export function round(value: number, digits: number, mode: string): number {"
+    assert ts.ask(mode="check")["baseline"]
+    edit(pricing, old, new)
+    broken = ts.ask(mode="check")
+    assert "src/basket.ts" in broken["dependents"]
+    errors = [(path, message) for path, severity, message in findings(broken, "new") if severity == "error"]
+    assert ("src/basket.ts", "Expected 3 arguments, but got 1.") in errors, broken
+    edit(pricing, new, old)
+    fixed = ts.ask(mode="check")
+    assert findings(fixed, "new") == []
+    assert sorted(findings(fixed, "gone")) == sorted(findings(broken, "new"))
