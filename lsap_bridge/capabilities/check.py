@@ -309,10 +309,11 @@ async def check(session: Session, request: CheckRequest) -> Answer:
         async with record.lock:
             facts = await compare(session, record, request)
     items: Finds = facts["items"]
-    # The budget's hook: the findings are cut by the shared paging (`max_items`).
     shown, paging = page(session, request, items)
-    if "pagination_id" in paging:
-        keep(session, request, [facts])
+    # Kept whole under the request's page key, after `page` kept the bare list there: a
+    # later page, or a shorter page of this answer asked for to fit a budget, shows this
+    # check's findings; it never runs a new check, which would compare with this one.
+    keep(session, request, [facts])
     docs = await session.documents([p for status, p, _ in shown if status != "gone" and p.is_file()])
     groups = []
     locations = []

@@ -6,6 +6,7 @@ they are gone.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Iterator
@@ -82,6 +83,24 @@ def test_the_markdown_report_leads_with_the_new_errors(bridge: Bridge) -> None:
     assert "10|         product = find(name, everything())" in text  # the line it is on, numbered
     gone = bridge.request({"mode": "check"}).text
     assert "### Gone: shop/checkout.py" in gone and "### New" not in gone, gone
+
+
+def test_later_pages_show_the_same_check(bridge: Bridge) -> None:
+    catalog = bridge.root / "shop" / "catalog.py"
+    bridge.ask(mode="check")
+    edit(catalog, SIGNATURE, BROKEN)
+    try:
+        first = bridge.ask(mode="check", max_items=1)
+        assert first["total"] == 4 and first["end"] == 1, first
+        second = bridge.ask(**{**json.loads(first["next"]), "max_items": 3})
+    finally:
+        edit(catalog, BROKEN, SIGNATURE)
+    assert (second["number"], second["start"], second["end"]) == (first["number"], 2, 4)
+    shown = findings(first, "new") + findings(second, "new")
+    assert shown[0] == ("shop/checkout.py", "error", 'Argument missing for parameter "strict"')
+    after = bridge.ask(mode="check")
+    assert after["number"] == first["number"] + 1  # the pages were not checks of their own
+    assert sorted(findings(after, "gone")) == sorted(shown)
 
 
 def test_a_check_line_in_a_request_block(bridge: Bridge) -> None:
