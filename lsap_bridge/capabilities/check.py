@@ -35,7 +35,7 @@ from ..workspace import path_of
 
 Severity = Literal["error", "warning", "information", "hint"]
 FILES_LIMIT = 200  # files a check compares (the baseline: the workspace's first ones)
-SYMBOLS_LIMIT = 100  # top-level symbols of a changed file whose references are asked
+SYMBOLS_LIMIT = 50  # top-level symbols of a changed file whose references are asked
 SETTLE_STEP = 1.0  # seconds between two looks at the diagnostics, until they hold
 SETTLE_LIMIT = 10.0  # seconds a check waits for them to hold, at most
 REFERENCES = "textDocument/references"

@@ -124,6 +124,24 @@ def test_a_check_line_in_a_request_block(bridge: Bridge) -> None:
     assert "### Gone: shop/checkout.py" in block("*** Check: shop/catalog.py")
 
 
+def test_a_created_file_is_reported_as_it_is(bridge: Bridge) -> None:
+    """No earlier check saw a new file: its diagnostics are shown as current, then recorded."""
+    bridge.ask(mode="check")
+    created = bridge.root / "shop" / "extra.py"
+    created.write_text('COUNT: int = "three"\n')
+    try:
+        first = bridge.ask(mode="check")
+        assert {"path": "shop/extra.py", "how": "created"} in first["changed"]
+        current = findings(first, "current")
+        assert [(p, s) for p, s, _ in current] == [("shop/extra.py", "error")], first
+        assert findings(first, "new") == []
+        created.write_text('COUNT: int = 3\n')
+        assert findings(bridge.ask(mode="check"), "gone") == current
+    finally:
+        created.unlink()
+        bridge.ask(mode="check")
+
+
 def test_a_deleted_module_takes_its_users_along(bridge: Bridge) -> None:
     """A file removed since the last check: its users, found by an earlier check, are checked."""
     promotions = bridge.root / "shop" / "promotions.py"
