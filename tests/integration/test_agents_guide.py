@@ -1,0 +1,102 @@
+"""The worked session of doc/agents.md is real output: run again on a copy of
+examples/shop with basedpyright, each command's report is the one the guide shows (times
+of day and page ids aside; a report the guide cuts with `…` is compared up to there)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT
+
+from .harness import Bridge, shop_bridge
+
+pytestmark = pytest.mark.integration
+
+GUIDE = ROOT / "doc" / "agents.md"
+# The agent's own edits, made between the commands that follow them in the guide.
+EDITS = {
+    2: ("shop/catalog.py", [
+        ("def find(name: str, products: list[Product]) -> Product | None:\n"
+         '    """The product with this name, if any."""',
+         "def find(name: str, products: list[Product], *, exact: bool) -> Product | None:\n"
+         '    """The product with this name, if any; `exact=False` ignores case."""'),
+        ("        if product.name == name:",
+         "        if product.name == name or (not exact and product.name.lower() == name.lower()):"),
+    ]),
+    3: ("shop/checkout.py", [("find(name, everything())", "find(name, everything(), exact=False)")]),
+}
+
+
+@pytest.fixture(scope="module")
+def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    yield from shop_bridge(tmp_path_factory, "guide")
+
+
+def session() -> list[tuple[str, str]]:
+    """The guide's commands and the reports it shows for them, in order."""
+    text = GUIDE.read_text()
+    blocks = re.findall(r"^````text\n(\$ lsap .*?)^````$", text, re.M | re.S)
+    out = []
+    for block in blocks:
+        for command in re.split(r"^(?=\$ lsap )", block, flags=re.M):
+            if command:
+                line, _, report = command.partition("\n")
+                out.append((line[2:], report.strip("\n")))
+    return out
+
+
+def request(command: str) -> dict[str, Any]:
+    """The request a guide's `lsap` command line sends (the CLI's own parsing, in short)."""
+    words = shlex.split(command)[1:]
+    if words[0] == "query":
+        payload: dict[str, Any] = json.loads(words[1])
+        return payload
+    payload = {"mode": words[0]}
+    if len(words) > 1 and not words[1].startswith("--"):
+        payload["locate"] = words[1]
+    if "--max-items" in words:
+        payload["max_items"] = int(words[words.index("--max-items") + 1])
+    return payload
+
+
+def normal(report: str) -> str:
+    report = re.sub(r"\b\d\d:\d\d:\d\d\b", "HH:MM:SS", report)
+    return re.sub(r'"pagination_id":"[0-9a-f]+"', '"pagination_id":"ID"', report)
+
+
+def test_the_worked_session_is_what_lsap_answers(bridge: Bridge) -> None:
+    steps = session()
+    assert [command for command, _ in steps][:3] == [
+        "lsap check", "lsap inspect 'shop/catalog.py:find'", "lsap check"]
+    checks = 0
+    ids: dict[str, str] = {}
+    for command, shown in steps:
+        if command == "lsap check":
+            checks += 1
+            if checks in EDITS:
+                name, changes = EDITS[checks]
+                path: Path = bridge.root / name
+                text = path.read_text()
+                for old, new in changes:
+                    assert old in text
+                    text = text.replace(old, new)
+                path.write_text(text)
+        payload = request(command)
+        if "pagination_id" in payload:
+            payload["pagination_id"] = ids[payload["pagination_id"]]
+        answer = bridge.request(payload).text.strip("\n")
+        for theirs, ours in zip(re.findall(r'"pagination_id":"([0-9a-f]+)"', shown),
+                                re.findall(r'"pagination_id":"([0-9a-f]+)"', answer), strict=False):
+            ids[theirs] = ours
+        if shown.endswith("…"):
+            assert normal(answer).startswith(normal(shown[:-1])), (command, answer)
+        else:
+            assert normal(answer) == normal(shown), (command, answer)
+    assert checks == 3
