@@ -85,6 +85,7 @@ class CheckReport(Paged):
     busy: list[str]  # servers still working when the wait for them ended
     steady: bool  # the diagnostics held when asked again (else: still changing)
     capped: list[str]  # changed files with more top-level symbols than were asked about
+    unsearched: list[str]  # changed files no attached server finds the users of
     pending: list[Unanalysed]
     groups: list[Group]
 
@@ -150,23 +151,32 @@ class Record:
 HOW = {1: "created", 2: "changed", 3: "deleted"}
 
 
-async def dependents(session: Session, paths: list[Path]) -> tuple[set[Path], list[str]]:
-    """Files that use the top-level symbols of `paths` (references, asked of each file's
-    server in one round trip per file), and the files with more symbols than were asked."""
-    found: set[Path] = set()
-    capped: list[str] = []
+@dataclass
+class Users:
+    """The files that use the changed files, and what limited the search for them."""
+
+    found: set[Path] = field(default_factory=set)
+    capped: list[str] = field(default_factory=list)  # more top-level symbols than were asked about
+    unsearched: list[str] = field(default_factory=list)  # no server lists their symbols' references
+
+
+async def dependents(session: Session, paths: list[Path]) -> Users:
+    """Files that use the top-level symbols of `paths`: references, asked of each file's
+    server in one round trip per file."""
+    users = Users()
     for path in paths:
         try:
             target = await session.target(path, SYMBOLS)
         except LsapError:
-            continue  # no server for it (a text file): nothing is known to use it
-        client = target.client_for(REFERENCES)
-        if client is None:
+            target = None  # no server for it, or none that lists its symbols
+        client = target.client_for(REFERENCES) if target is not None else None
+        if target is None or client is None:
+            users.unsearched.append(session.workspace.display(path))
             continue
         doc = await session.document(path)
         symbols = (await session.symbol_tree(target, doc)).top_level()
         if len(symbols) > SYMBOLS_LIMIT:
-            capped.append(session.workspace.display(path))
+            users.capped.append(session.workspace.display(path))
         calls = []
         for symbol in symbols[:SYMBOLS_LIMIT]:
             params = session.position_params(target, doc, symbol.selection.start_line,
@@ -176,8 +186,8 @@ async def dependents(session: Session, paths: list[Path]) -> tuple[set[Path], li
         for answer in await session.lsp(calls):
             for use, _ in spans(None if answer.error else answer.result):
                 if use != path and session.workspace.contains(use) and use.is_file():
-                    found.add(use)
-    return found, capped
+                    users.found.add(use)
+    return users
 
 
 Finds = list[tuple[str, Path, Diagnostic]]  # (new | current | gone, file, diagnostic)
@@ -207,13 +217,14 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
         for path in given:
             changed.setdefault(path, "given")
     existing = [p for p in changed if p.is_file()]
+    searched = Users()
     users: set[Path] = set()
-    capped: list[str] = []
     found_users: dict[Path, set[Path]] = {}
     if baseline and not given:
         files = workspace.walk(workspace.root, True, FILES_LIMIT, session.gateway.max_file_size).files
     else:
-        users, capped = await dependents(session, existing)
+        searched = await dependents(session, existing)
+        users = set(searched.found)
         for path in changed:
             users |= record.users.get(path, set())
         users |= record.flagged
@@ -254,7 +265,8 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
         "skipped": skipped,
         "busy": busy,
         "steady": steady,
-        "capped": capped,
+        "capped": searched.capped,
+        "unsearched": searched.unsearched,
         "baseline_counts": {s: n for s, n in baseline_counts.items() if n},
         "pending": [{"path": workspace.display(p), "reason": r} for p, r in found.pending.items()],
         "items": ordered(findings, workspace.display),

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests.golden import check_report_shape
+
 from .harness import Bridge, shop_bridge
 
 pytestmark = pytest.mark.integration
@@ -81,6 +83,7 @@ def test_the_markdown_report_leads_with_the_new_errors(bridge: Bridge) -> None:
     assert re.match(r"# Check \d+: new 1 error, 3 warnings since \d\d:\d\d:\d\d\n", text), text
     assert "### New: shop/checkout.py" in text
     assert "10|         product = find(name, everything())" in text  # the line it is on, numbered
+    assert check_report_shape(text) == []
     gone = bridge.request({"mode": "check"}).text
     assert "### Gone: shop/checkout.py" in gone and "### New" not in gone, gone
 

@@ -4,12 +4,20 @@ check starts, so that a check `Session.run` runs again compares with the same re
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
-from lsap_bridge.capabilities.check import CheckRequest, Record, Update
+import pytest
+
+from lsap_bridge.capabilities import REGISTRY, check
+from lsap_bridge.capabilities.check import CheckReport, CheckRequest, Record, Update
 from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta
 from lsap_bridge.diskwatch import DiskWatch
-from lsap_bridge.workspace import Workspace
+from lsap_bridge.gateway import LspAnswer, LspCall
+from lsap_bridge.render import render_report
+from lsap_bridge.workspace import Workspace, uri_of
+from tests.fakes import client, fake_session
 
 
 def diagnostic(message: str, line: int = 0, severity: str = "error") -> Diagnostic:
@@ -62,3 +70,41 @@ def test_the_delta_says_what_is_new_and_what_is_gone() -> None:
     assert delta.new == {a: [diagnostic("broken")], b: [diagnostic("new file")]}
     # Compared by message, code and severity: a diagnostic that moved is the same one.
     assert delta.gone == {a: [diagnostic("fixed"), diagnostic("twice")]}
+
+
+def pull(message: str, line: int = 0) -> dict[str, Any]:
+    return {"range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 1}},
+            "severity": 1, "message": message, "source": "fake"}
+
+
+def test_users_of_a_file_no_server_finds_references_for_are_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server with diagnostics but neither symbols nor references (as ruff's): the edited
+    file is compared, and the report says its users could not be looked for."""
+    monkeypatch.setattr(check, "SETTLE_STEP", 0.01)
+    edited, other = tmp_path / "a.py", tmp_path / "b.py"
+    edited.write_text("x = 1\n")
+    other.write_text("from a import x\n")
+    published: dict[str, list[dict[str, Any]]] = {}
+
+    def answer(call: LspCall) -> LspAnswer:
+        assert call.method == "textDocument/diagnostic", call.method
+        return LspAnswer({"kind": "full", "items": published.get(call.params["textDocument"]["uri"], [])})
+
+    session = fake_session(tmp_path, answer, clients=[client("lint", frozenset({"textDocument/diagnostic"}))])
+    capability = REGISTRY["check"]
+
+    def run() -> CheckReport:
+        report = asyncio.run(session.run(capability, CheckRequest())).report
+        assert isinstance(report, CheckReport)
+        return report
+
+    assert run().checked == 2
+    edited.write_text("x = undefined\n")
+    published[uri_of(edited)] = [pull("undefined is not defined")]
+    report = run()
+    assert [c.path for c in report.changed] == ["a.py"] and report.dependents == []
+    assert report.unsearched == ["a.py"]
+    assert [(g.status, g.path, [d.message for d in g.diagnostics]) for g in report.groups] == [
+        ("new", "a.py", ["undefined is not defined"])]
+    assert "No attached server finds references for a.py" in render_report("check", report)
