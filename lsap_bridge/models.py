@@ -69,6 +69,8 @@ class Request(StrictModel):
 
     # The field a bare argument fills (`lsap outline shop/`, `:Lsap search Product`).
     positional: ClassVar[str] = "locate"
+    # `:Lsap <mode>` with no argument takes the current buffer as its `file_path`, if it has one.
+    file_from_cursor: ClassVar[bool] = True
 
 
 class LocateRequest(Request):

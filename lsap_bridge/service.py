@@ -160,10 +160,12 @@ class Service:
 
     def locateless_request(self, mode: str, command: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         """Modes without an anchor (diagnostics, editor, schema, …): the argument, else the
-        current buffer, is their `file_path` when they take one (`.` = the whole workspace)."""
+        current buffer (unless the mode says otherwise), is their `file_path` when they take
+        one (`.` = the whole workspace)."""
         payload: dict[str, Any] = {"mode": mode, **options}
-        if "file_path" in REGISTRY[mode].model.model_fields and "file_path" not in options:
-            name = command.get("anchor") or (command.get("cursor") or {}).get("path")
+        model = REGISTRY[mode].model
+        if "file_path" in model.model_fields and "file_path" not in options:
+            name = command.get("anchor") or (model.file_from_cursor and (command.get("cursor") or {}).get("path"))
             if name:
                 payload["file_path"] = self.workspace.display(self.workspace.resolve(str(name))) or "."
         bare = bare_field(REGISTRY[mode].model)

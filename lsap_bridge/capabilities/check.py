@@ -36,6 +36,7 @@ from ..workspace import path_of
 Severity = Literal["error", "warning", "information", "hint"]
 FILES_LIMIT = 200  # files a check compares (the baseline: the workspace's first ones)
 SYMBOLS_LIMIT = 50  # top-level symbols of a changed file whose references are asked
+USERS_LIMIT = 20  # changed files whose users are looked for
 SETTLE_STEP = 1.0  # seconds between two looks at the diagnostics, until they hold
 SETTLE_LIMIT = 10.0  # seconds a check waits for them to hold, at most
 REFERENCES = "textDocument/references"
@@ -49,6 +50,7 @@ class CheckRequest(Request):
     min_severity: Severity = "warning"
 
     positional: ClassVar[str] = "file_path"
+    file_from_cursor: ClassVar[bool] = False  # `:LsapCheck` checks what changed, not the buffer
 
 
 class Changed(Row):
@@ -86,6 +88,7 @@ class CheckReport(Paged):
     steady: bool  # the diagnostics held when asked again (else: still changing)
     capped: list[str]  # changed files with more top-level symbols than were asked about
     unsearched: list[str]  # changed files no attached server finds the users of
+    users_skipped: int  # changed files past USERS_LIMIT, whose users were not looked for
     pending: list[Unanalysed]
     groups: list[Group]
 
@@ -153,18 +156,19 @@ HOW = {1: "created", 2: "changed", 3: "deleted"}
 
 @dataclass
 class Users:
-    """The files that use the changed files, and what limited the search for them."""
+    """The files that use each changed file, and what limited the search for them."""
 
-    found: set[Path] = field(default_factory=set)
+    found: dict[Path, set[Path]] = field(default_factory=dict)
     capped: list[str] = field(default_factory=list)  # more top-level symbols than were asked about
     unsearched: list[str] = field(default_factory=list)  # no server lists their symbols' references
+    skipped: int = 0  # changed files past USERS_LIMIT: not searched
 
 
 async def dependents(session: Session, paths: list[Path]) -> Users:
-    """Files that use the top-level symbols of `paths`: references, asked of each file's
-    server in one round trip per file."""
-    users = Users()
-    for path in paths:
+    """Files that use the top-level symbols of `paths` (the first `USERS_LIMIT`):
+    references, asked of each file's server in one round trip per file."""
+    users = Users(skipped=max(0, len(paths) - USERS_LIMIT))
+    for path in paths[:USERS_LIMIT]:
         try:
             target = await session.target(path, SYMBOLS)
         except LsapError:
@@ -183,10 +187,11 @@ async def dependents(session: Session, paths: list[Path]) -> Users:
                                              symbol.selection.start_col)
             params["context"] = {"includeDeclaration": False}
             calls.append(LspCall(client.id, REFERENCES, params, target.bufnr))
+        found = users.found[path] = set()
         for answer in await session.lsp(calls):
             for use, _ in spans(None if answer.error else answer.result):
                 if use != path and session.workspace.contains(use) and use.is_file():
-                    users.found.add(use)
+                    found.add(use)
     return users
 
 
@@ -219,17 +224,17 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
     existing = [p for p in changed if p.is_file()]
     searched = Users()
     users: set[Path] = set()
-    found_users: dict[Path, set[Path]] = {}
     if baseline and not given:
         files = workspace.walk(workspace.root, True, FILES_LIMIT, session.gateway.max_file_size).files
     else:
-        searched = await dependents(session, existing)
-        users = set(searched.found)
+        # The users of what changed on disk, and of one file given; a directory or a glob
+        # given is only compared (its files' users would cost references of them all).
+        searched = await dependents(session, [p for p in existing if changed[p] != "given" or len(given) == 1])
+        users = set().union(*searched.found.values())
         for path in changed:
             users |= record.users.get(path, set())
         users |= record.flagged
         files = [p for p in dict.fromkeys([*existing, *sorted(users)]) if p.is_file()]
-        found_users = {path: {u for u in users if u != path} for path in existing}
     skipped = max(0, len(files) - FILES_LIMIT)
     files = files[:FILES_LIMIT]
     busy = await idle(session, files)
@@ -250,7 +255,7 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
             findings += [("gone", path, d) for d in record.seen.get(path, [])]
     findings = [f for f in findings if f[2].at_least(request.min_severity)]
     record.draft = (request, Update(
-        seen=analysed, deleted=deleted, users=found_users,
+        seen=analysed, deleted=deleted, users=searched.found,
         flagged={p for status, p, _ in findings if status in ("new", "current")},
         reported=set(record.unreported), at=time.time()))
     baseline_counts = {s: sum(1 for items in found.values() for d in items if d.severity == s)
@@ -267,6 +272,7 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
         "steady": steady,
         "capped": searched.capped,
         "unsearched": searched.unsearched,
+        "users_skipped": searched.skipped,
         "baseline_counts": {s: n for s, n in baseline_counts.items() if n},
         "pending": [{"path": workspace.display(p), "reason": r} for p, r in found.pending.items()],
         "items": ordered(findings, workspace.display),

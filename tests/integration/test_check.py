@@ -106,6 +106,19 @@ def test_later_pages_show_the_same_check(bridge: Bridge) -> None:
     assert sorted(findings(after, "gone")) == sorted(shown)
 
 
+def test_the_human_s_command_checks_what_changed(bridge: Bridge) -> None:
+    """`:LsapCheck` alone is not about the current buffer; `:Lsap check shop/` is about shop/."""
+    cursor = {"path": str(bridge.root / "shop" / "models.py"), "text": "class Product:", "col": 8, "line": 6}
+
+    def command(**given: Any) -> dict[str, Any]:
+        request: dict[str, Any] = bridge.loop.run(
+            bridge.service.command_request({"mode": "check", "cursor": cursor, "options": {}, **given}))
+        return request
+
+    assert command() == {"mode": "check"}
+    assert command(anchor="shop/") == {"mode": "check", "file_path": "shop"}
+
+
 def test_a_check_line_in_a_request_block(bridge: Bridge) -> None:
     """`*** Check` in the text format: the check after the block's own work."""
     catalog = bridge.root / "shop" / "catalog.py"
