@@ -315,7 +315,7 @@ async def settled(session: Session, files: list[Path], structural: bool) -> tupl
 
 @mode("check", request=CheckRequest, report=CheckReport, workspace=True,
       summary="after your edits: the diagnostics they added or removed, in the changed files and their users",
-      offer=Offer(command="LsapCheck", picker=13, mcp=True))
+      offer=Offer(command="LsapCheck", picker=13))
 async def check(session: Session, request: CheckRequest) -> Answer:
     kept = session.kept(request)
     if kept:
