@@ -297,10 +297,10 @@ async def settled(session: Session, files: list[Path], structural: bool) -> tupl
     answer is the one before it (twice after files were created or deleted), for at most
     `SETTLE_LIMIT`; and whether they held.
 
-    A server tells of no "analysed after that change": basedpyright answers a pull from
-    its old analysis for a second or two after a file it imports is deleted (it hears of
-    that as a file event and re-resolves imports later), and a server that pushes
-    diagnostics republishes the users of a changed file when it gets to them.
+    A server tells of no "analysed after that change": basedpyright still resolves the
+    imports of a deleted module for up to a second and a half (it hears of the deletion as
+    a file event and re-resolves imports later), and servers republish the diagnostics of
+    a changed file's users when they get to them.
     """
     found = await session.diagnostics(files)
     need, held = (2 if structural else 1), 0
