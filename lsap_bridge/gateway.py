@@ -26,7 +26,7 @@ from .filestate import DiskStamp, content_hash
 from .models import DEFAULT_MAX_TOKENS
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 from .surface import restart_help
-from .workspace import Workspace, too_large
+from .workspace import Workspace, path_of, too_large
 
 CommandHandler = Callable[[list[Any]], Coroutine[Any, Any, None]]
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -265,8 +265,13 @@ class EditorGateway:
 
     async def sync(self, changes: list[dict[str, Any]]) -> None:
         """Tell the servers about files changed on disk (LSP `FileEvent`s) and bring every
-        loaded buffer up to date with its file, in one call (see `sync` in transport.lua)."""
+        loaded buffer up to date with its file, in one call (see `sync` in transport.lua).
+        The texts held of those files are forgotten: their buffers were just brought up to
+        date, so a warm request from one would only be turned away by its guard and run
+        again."""
         await self._lua("require('lsap.transport').sync(...)", changes)
+        for change in changes:
+            self._texts.pop(path_of(change["uri"]), None)
 
     async def clients(self, bufnr: int) -> list[Client]:
         raw = await self._lua("return require('lsap.transport').clients(...)", bufnr)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from lsap_bridge.capabilities import check as check_module
 from tests.golden import check_report_shape
 
 from .harness import Bridge, shop_bridge
@@ -70,6 +71,27 @@ def test_a_broken_signature_is_reported_in_its_callers_then_gone(bridge: Bridge)
 
     quiet = bridge.ask(mode="check")
     assert quiet["changed"] == [] and quiet["groups"] == []
+
+
+def test_a_check_runs_once_after_an_edit(bridge: Bridge, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file a check asked about before, edited on disk: its held text is forgotten when
+    the servers hear of the change, so the check is not turned away by a stale guard and
+    made again (a second wait for the diagnostics to hold)."""
+    catalog = bridge.root / "shop" / "catalog.py"
+    runs: list[int] = []
+    compare = check_module.compare
+
+    async def counted(*args: Any) -> dict[str, Any]:
+        runs.append(1)
+        return await compare(*args)
+
+    bridge.ask(mode="check")  # whatever came before: the record is now
+    monkeypatch.setattr(check_module, "compare", counted)
+    for old, new in ((SIGNATURE, BROKEN), (BROKEN, SIGNATURE), (SIGNATURE, BROKEN), (BROKEN, SIGNATURE)):
+        edit(catalog, old, new)
+        before = len(runs)
+        assert bridge.ask(mode="check")["changed"] == [{"path": "shop/catalog.py", "how": "changed"}]
+        assert len(runs) - before == 1
 
 
 def test_the_markdown_report_leads_with_the_new_errors(bridge: Bridge) -> None:
