@@ -4,7 +4,6 @@ of day and page ids aside; a report the guide cuts with `…` is compared up to 
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Iterator
@@ -13,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from lsap_bridge.cli import build_parser, mode_request
+from lsap_bridge.surface import SURFACE
 from tests.conftest import ROOT
 
 from .harness import Bridge, shop_bridge
@@ -20,6 +21,7 @@ from .harness import Bridge, shop_bridge
 pytestmark = pytest.mark.integration
 
 GUIDE = ROOT / "doc" / "agents.md"
+PAGE_ID = r"pagination_id=([0-9a-f]+)"
 # The agent's own edits, made between the commands that follow them in the guide.
 EDITS = {
     2: ("shop/catalog.py", [
@@ -53,22 +55,19 @@ def session() -> list[tuple[str, str]]:
 
 
 def request(command: str) -> dict[str, Any]:
-    """The request a guide's `lsap` command line sends (the CLI's own parsing, in short)."""
-    words = shlex.split(command)[1:]
-    if words[0] == "query":
-        payload: dict[str, Any] = json.loads(words[1])
-        return payload
-    payload = {"mode": words[0]}
-    if len(words) > 1 and not words[1].startswith("--"):
-        payload["locate"] = words[1]
-    if "--max-items" in words:
-        payload["max_items"] = int(words[words.index("--max-items") + 1])
-    return payload
+    """The request a guide's `lsap` command line sends, through the CLI's own parsing."""
+    return mode_request(build_parser().parse_args(shlex.split(command)[1:]))
+
+
+async def as_cli(bridge: Bridge, payload: dict[str, Any]) -> str:
+    """The report as `lsap` gets it: follow-ups written as `lsap` commands."""
+    SURFACE.set("cli")
+    return (await bridge.service.handle(payload)).text
 
 
 def normal(report: str) -> str:
     report = re.sub(r"\b\d\d:\d\d:\d\d\b", "HH:MM:SS", report)
-    return re.sub(r'"pagination_id":"[0-9a-f]+"', '"pagination_id":"ID"', report)
+    return re.sub(PAGE_ID, "pagination_id=ID", report)
 
 
 def test_the_worked_session_is_what_lsap_answers(bridge: Bridge) -> None:
@@ -91,9 +90,8 @@ def test_the_worked_session_is_what_lsap_answers(bridge: Bridge) -> None:
         payload = request(command)
         if "pagination_id" in payload:
             payload["pagination_id"] = ids[payload["pagination_id"]]
-        answer = bridge.request(payload).text.strip("\n")
-        for theirs, ours in zip(re.findall(r'"pagination_id":"([0-9a-f]+)"', shown),
-                                re.findall(r'"pagination_id":"([0-9a-f]+)"', answer), strict=False):
+        answer = bridge.loop.run(as_cli(bridge, payload)).strip("\n")
+        for theirs, ours in zip(re.findall(PAGE_ID, shown), re.findall(PAGE_ID, answer), strict=False):
             ids[theirs] = ours
         if shown.endswith("…"):
             assert normal(answer).startswith(normal(shown[:-1])), (command, answer)
