@@ -56,6 +56,10 @@ class Diagnostic:
     message: str
     code: str | None = None
     source: str | None = None
+    # The server's own Diagnostic and the client that reported it: a code action request
+    # hands them back to that server (its fixes are keyed by them).
+    lsp: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    client: int | None = field(default=None, compare=False, repr=False)
 
     def at_least(self, minimum: str) -> bool:
         return severity_rank(self.severity) <= severity_rank(minimum)
@@ -81,7 +85,8 @@ def _code(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def from_lsp(item: dict[str, Any], lines: list[str], encoding: Encoding, server: str) -> Diagnostic:
+def from_lsp(item: dict[str, Any], lines: list[str], encoding: Encoding, server: str,
+             client: int | None = None) -> Diagnostic:
     """An LSP Diagnostic (pull answer) with columns in the server's encoding."""
     start, end = item["range"]["start"], item["range"]["end"]
     return Diagnostic(
@@ -93,11 +98,14 @@ def from_lsp(item: dict[str, Any], lines: list[str], encoding: Encoding, server:
         message=str(item.get("message", "")).strip(),
         code=_code(item.get("code")),
         source=item.get("source") or server,
+        lsp=item,
+        client=client,
     )
 
 
 def from_vim(item: dict[str, Any], lines: list[str]) -> Diagnostic:
-    """A `vim.diagnostic` item: 0-based lines, byte columns."""
+    """A `vim.diagnostic` item: 0-based lines, byte columns (with the LSP Diagnostic it came
+    from and its client, where `transport.lua` found them)."""
     line, end_line = int(item.get("lnum") or 0), int(item.get("end_lnum") or item.get("lnum") or 0)
     return Diagnostic(
         line=line,
@@ -108,6 +116,8 @@ def from_vim(item: dict[str, Any], lines: list[str]) -> Diagnostic:
         message=str(item.get("message", "")).strip(),
         code=_code(item.get("code")),
         source=item.get("source") or None,
+        lsp=item["lsp"] if isinstance(item.get("lsp"), dict) else None,
+        client=int(item["client"]) if isinstance(item.get("client"), int) else None,
     )
 
 

@@ -296,6 +296,11 @@ class _File:
     def tick(self) -> int | None:
         return int(self.doc.version[5:]) if self.doc is not None else None
 
+    @property
+    def heard(self) -> int | None:
+        """The buffer's version as its servers know it, which an edit's version names."""
+        return self.doc.sent if self.doc is not None and self.doc.sent is not None else self.tick
+
     def new_bytes(self) -> bytes:
         assert self.breaks is not None
         return self.bom + "".join(a + b for a, b in zip(self.lines, self.breaks, strict=True)).encode()
@@ -414,7 +419,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     hint="nothing was changed; ask again once the file exists",
                 )
             version = change["textDocument"].get("version")
-            if version and file.tick is not None and file.origin is None and file.tick > int(version):
+            if version and file.heard is not None and file.origin is None and file.heard > int(version):
                 raise LsapError(
                     ErrorCode.CONFLICT,
                     f"{display(path)} changed after the server computed the edit",
@@ -704,6 +709,7 @@ async def apply_workspace_edit(
     directory = await journal_dir(session.gateway)
     # Shielded: an asker who goes away must not leave the journal half settled.
     await asyncio.shield(_journalled(session, plan, now, directory, label))
+    session.changed_by_bridge([f.path for f in plan.files])
     display = session.workspace.display
     return EditResult(
         label,

@@ -29,6 +29,8 @@ from .surface import restart_help
 from .workspace import Workspace, path_of, too_large
 
 CommandHandler = Callable[[list[Any]], Coroutine[Any, Any, None]]
+# Answers a request a server sends while the bridge runs its command: (method, params) -> result.
+ServerRequests = Callable[[str, Any], Any]
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 TEXT_CACHE = 512  # documents whose text the gateway keeps, by changedtick or disk stamp
 MAX_FILE_SIZE = 4 * 1024 * 1024  # until Neovim says otherwise (`max_file_size`)
@@ -70,6 +72,9 @@ class Document:
     # A text read from disk while its stamp was racy: its content hash, which settles
     # whether an equal stamp later still means this text (see `DiskStamp.racy`).
     digest: str | None = None
+    # A buffer's version as its servers last heard it (`didChange`), which a server's edit
+    # names: a write moves the changedtick past it without changing the text.
+    sent: int | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,9 @@ class EditorGateway:
     workspace: Workspace | None = None
     _tokens: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _waiting: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
+    # Per token of a request that runs the bridge's commands: what answers the requests
+    # their servers send back meanwhile (`transport.lua`, the bridge's own commands).
+    _taking: dict[int, ServerRequests] = field(default_factory=dict)
     _command_handler: CommandHandler | None = None
     _texts: LRUCache[Path, Document] = field(default_factory=lambda: LRUCache(TEXT_CACHE))
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
@@ -137,6 +145,12 @@ class EditorGateway:
             future = self._waiting.pop(int(params[0]), None)
             if future is not None and not future.done():
                 future.set_result(params[1])
+        elif method == "lsap_server_request" and len(params) == 4:
+            token, ident, name, body = params
+            handler = self._taking.get(int(token))
+            # Answered at once whatever happens: the server waits for it, and so does its command.
+            result = handler(str(name), body) if handler is not None else None
+            self._background(self._lua("require('lsap.transport').server_answered(...)", ident, result))
         elif method == "lsap_command" and self._command_handler is not None:
             asyncio.get_running_loop().create_task(self._command_handler(params))
         elif method == "lsap_client_exit" and params:
@@ -153,12 +167,15 @@ class EditorGateway:
             raise LsapError(ErrorCode.SERVER_ERROR, f"Neovim refused a call: {exc}") from exc
 
     async def _ask(self, function: str, *args: Any, timeout: float, on_timeout: Any = None,
-                   servers: tuple[int, ...] = ()) -> Any:
+                   servers: tuple[int, ...] = (), taking: ServerRequests | None = None) -> Any:
         """Call a transport function that answers later with `lsap_reply`. `servers`: the
-        language servers whose answers it waits for, whom a timeout is about."""
+        language servers whose answers it waits for, whom a timeout is about; `taking`: what
+        answers the requests those servers send back while it runs."""
         token = next(self._tokens)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[token] = future
+        if taking is not None:
+            self._taking[token] = taking
         try:
             await self._lua(f"require('lsap.transport').{function}(...)", token, *args)
             return await asyncio.wait_for(future, timeout)
@@ -179,6 +196,7 @@ class EditorGateway:
             raise server_timeout(health or [], timeout, self.embedded) from None
         finally:
             self._waiting.pop(token, None)
+            self._taking.pop(token, None)
 
     def _background(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Fire and forget a call into Neovim, keeping the task referenced until it ends."""
@@ -226,7 +244,8 @@ class EditorGateway:
                     lines = cached.lines
                 out[path] = Document(path, list(lines or [""]), version, bufnr=entry["bufnr"],
                                      modified=bool(entry["modified"]),
-                                     disk_differs=_disk_differs(entry.get("disk")))
+                                     disk_differs=_disk_differs(entry.get("disk")),
+                                     sent=int(entry["sent"]) if entry.get("sent") else None)
             else:
                 out[path] = read_disk(path, cached)
             self._remember(out[path])
@@ -302,12 +321,16 @@ class EditorGateway:
     # -- language servers -------------------------------------------------------------
 
     async def lsp(self, calls: list[LspCall], timeout: float | None = None,
-                  guard: Document | None = None) -> list[LspAnswer]:
+                  guard: Document | None = None,
+                  taking: ServerRequests | None = None) -> list[LspAnswer]:
         """Send several LSP requests in one round trip; answers come back in order.
 
         `guard`: the text the requests were computed from; its buffer is brought up to date
         with the disk first, and if it has changed since (or its file did, under unsaved
         changes), nothing is sent and `StaleText` is raised (that text is no longer held).
+        `taking`: the `workspace/executeCommand` calls are the bridge's own, and the requests
+        their servers send back while they run (`workspace/applyEdit`, …) are answered by it
+        (`method, params -> result`) instead of Neovim's handlers.
         """
         payload = [
             {"client_id": c.client_id, "method": c.method, "params": c.params, "bufnr": c.bufnr}
@@ -317,8 +340,9 @@ class EditorGateway:
         held = guard is not None and guard.bufnr is not None and guard.version.startswith("tick:")
         check = ([guard.bufnr, int(guard.version[5:]), guard.disk_differs or ""]
                  if guard is not None and held else None)
-        raw = await self._ask("request", payload, check, timeout=timeout or self.timeouts.request,
-                              servers=tuple(dict.fromkeys(c.client_id for c in calls)))
+        raw = await self._ask("request", payload, check, taking is not None,
+                              timeout=timeout or self.timeouts.request,
+                              servers=tuple(dict.fromkeys(c.client_id for c in calls)), taking=taking)
         if isinstance(raw, dict) and raw.get("stale") and guard is not None:
             self._texts.pop(guard.path, None)
             raise StaleText(f"{guard.path} changed while the request was prepared")
@@ -436,7 +460,8 @@ class Editor(Protocol):
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]: ...
     async def wait_until_idle(self, client_ids: list[int]) -> bool: ...
     async def lsp(self, calls: list[LspCall], timeout: float | None = None,
-                  guard: Document | None = None) -> list[LspAnswer]: ...
+                  guard: Document | None = None,
+                  taking: ServerRequests | None = None) -> list[LspAnswer]: ...
     async def editor(self) -> dict[str, Any]: ...
     async def show_report(self, text: str, locations: list[dict[str, Any]], options: dict[str, Any]) -> None: ...
     async def symbols_for_completion(self, path: str, paths: list[str], cmdline: str) -> None: ...

@@ -24,7 +24,7 @@ from .decode import spans
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import DiskWatch
 from .errors import ErrorCode, LsapError, StaleText, invalid
-from .gateway import Client, Document, Editor, LspAnswer, LspCall
+from .gateway import Client, Document, Editor, LspAnswer, LspCall, ServerRequests
 from .locate.matcher import Match, Tier
 from .models import Locate, Request
 from .modes import Answer, Capability, fallback
@@ -121,6 +121,7 @@ def disk_note(display: str, disk_differs: str) -> str:
 
 PAGES = 64  # result lists kept for paging
 RENAMES = 32  # previewed renames kept for `rename_execute`
+ACTIONS = 256  # listed code actions kept for `code_action_execute`
 ANCHORS = 1000  # anchor strings parsed, trusted as long as the file checks they rest on
 
 
@@ -141,6 +142,8 @@ class Session:
     pages: LRUCache[str, tuple[str, list[Any]]] = field(default_factory=lambda: LRUCache(PAGES))
     # Previewed renames by `rename_id` (capabilities/rename.py checks their file versions).
     renames: LRUCache[str, Any] = field(default_factory=lambda: LRUCache(RENAMES))
+    # Listed code actions by `action_id` (lsap_bridge/actions.py checks their file versions).
+    actions: LRUCache[str, Any] = field(default_factory=lambda: LRUCache(ACTIONS))
     # Anchor strings as parsed: agents send one anchor to several modes in a row.
     anchors: TTLCache[str, Locate] = field(default_factory=lambda: remembered(ANCHORS))
     # What the servers were last told about the files on disk (see `sync_disk`).
@@ -230,6 +233,14 @@ class Session:
                    if (now[path].version, now[path].disk_differs) != (doc.version, doc.disk_differs)]
         if changed:
             raise StaleText(f"{', '.join(map(str, changed))} changed while the request ran")
+
+    def changed_by_bridge(self, paths: Sequence[Path]) -> None:
+        """The bridge itself just changed these texts (an edit applied): a held text of them
+        is no reason to run the capability again, which would repeat the edit."""
+        held = _HELD.get()
+        if held is not None:
+            for path in paths:
+                held.pop(path, None)
 
     @property
     def warm(self) -> bool:
@@ -339,11 +350,14 @@ class Session:
             )
         return answer.result
 
-    async def lsp(self, calls: list[LspCall], target: Target | None = None) -> list[LspAnswer]:
+    async def lsp(self, calls: list[LspCall], target: Target | None = None,
+                  taking: ServerRequests | None = None) -> list[LspAnswer]:
         """Several LSP requests in one round trip, answers in order. Computed from `target`'s
-        held text (a warm request): guarded by it, so a changed buffer sends nothing."""
+        held text (a warm request): guarded by it, so a changed buffer sends nothing.
+        `taking`: the commands among them are the bridge's, and it answers what their servers
+        ask back meanwhile (see `EditorGateway.lsp`)."""
         guard = target.doc if target is not None else None
-        answers = await self.gateway.lsp(calls, guard=guard)
+        answers = await self.gateway.lsp(calls, guard=guard, taking=taking)
         held = _HELD.get()
         if guard is not None and held is not None and held.get(guard.path) == guard:
             del held[guard.path]  # confirmed current by the guard
@@ -519,7 +533,7 @@ class Session:
                 continue
             lines, encoding = docs[path].lines, self.encoding(client)
             items = result.get("items") or []
-            out[path] += [from_lsp(item, lines, encoding, client.name) for item in items]
+            out[path] += [from_lsp(item, lines, encoding, client.name, client.id) for item in items]
         for path in waits:
             entry = pushed.get(attached[path][0]) or {}
             out[path] += [from_vim(item, docs[path].lines) for item in entry.get("items") or []]

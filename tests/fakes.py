@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsap_bridge.gateway import Client, Document, LspAnswer, LspCall, read_disk
+from lsap_bridge.gateway import Client, Document, LspAnswer, LspCall, ServerRequests, read_disk
 from lsap_bridge.models import DEFAULT_MAX_TOKENS
 from lsap_bridge.session import Session
 from lsap_bridge.workspace import Workspace
@@ -87,7 +87,8 @@ class FakeEditor:
         return not self.indexing
 
     async def lsp(self, calls: list[LspCall], timeout: float | None = None,
-                  guard: Document | None = None) -> list[LspAnswer]:
+                  guard: Document | None = None,
+                  taking: ServerRequests | None = None) -> list[LspAnswer]:
         self.stats["lsp_requests"] += len(calls)
         self.asked += calls
         return [self.answer(call) for call in calls]

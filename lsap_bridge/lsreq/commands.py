@@ -1,4 +1,5 @@
-"""`RENAME_TO` and `MOVE_TO_FILE` for the text format, and the response after them.
+"""`RENAME_TO`, `MOVE_TO_FILE`, `FIX`, `FORMAT` and `ORGANIZE_IMPORTS` for the text format,
+and the response after them (code actions and formatting through `lsap_bridge/actions.py`).
 
 Every change goes through `edits.apply_workspace_edit` (checked, approved, checked
 again, all or nothing through a journal, on disk unless the human has unsaved changes).
@@ -9,12 +10,27 @@ with the diagnostics of every file.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
+from ..actions import (
+    ORGANIZE_IMPORTS,
+    Apply,
+    Place,
+    by_title,
+    format_steps,
+    gather,
+    one,
+    run_action,
+)
+from ..edits import EditResult
 from ..errors import ErrorCode, LsapError
+from ..gateway import Client
 from .lines import symbol_column
 from .move import move_selection
-from .parser import Move, Rename
+from .parser import COMMANDS, FileOperation, Fix, Format, Move, Operation, OrganizeImports, Rename
 from .printer import Echo, Entry, FileSection, Tag, error_tag
 from .runs import Anchored, FileRun, Runs, Tracker
 
@@ -50,25 +66,119 @@ async def rename(tracker: Tracker, run: FileRun, item: Anchored, op: Rename) -> 
                         replaces=op.symbol)
 
 
+def _applier(tracker: Tracker) -> Apply:
+    """The engine as code actions use it, through the tracker that follows the lines."""
+
+    async def apply(edit: dict[str, Any], client: Client, label: str) -> EditResult:
+        return await tracker.apply(edit, client, label)
+
+    return apply
+
+
+def _lines(run: FileRun, selection: int) -> tuple[int, int]:
+    """A selection's first and last line (0-based, both included), where they are now."""
+    chosen = run.block.selections[selection]
+    first, last = run.anchored[chosen.start].place, run.anchored[chosen.end].place
+    if first.line is None or last.line is None:
+        raise LsapError(ErrorCode.NOT_FOUND, "the selection's first or last line was not found",
+                        hint="fix the selection's anchors (see their errors) and send the request again")
+    start = first.line + (0 if chosen.start_inclusive else 1)
+    end = last.line - (0 if chosen.end_inclusive else 1)
+    if end < start:
+        raise LsapError(ErrorCode.INVALID_REQUEST, "the selection is empty",
+                        hint="an exclusive end (`@)`) leaves out its own line; use `@]` to include it")
+    return start, end
+
+
+async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
+    """`! FIX`: the action fixing the line's diagnostic of that code, else the one the text
+    names by its title (the anchor tiers); the chosen action's title is the note."""
+    place = item.place
+    assert place.line is not None
+    session = tracker.session
+    found = await gather(session, place.path, (place.line, place.line))
+    codes = {d.code for d in found.diagnostics if d.line <= place.line <= d.end_line}
+    where = f"line {place.line + 1}"
+    if op.what in codes:
+        found = await gather(session, place.path, (place.line, place.line), diagnostic=op.what)
+        action = one(found.actions, f"fixing {op.what}", where)
+    else:
+        action = one(by_title(found.actions, op.what), f"titled {op.what!r}", where)
+    ran = await run_action(session, action, _applier(tracker))
+    return [f"applied: {action.title} ({action.client.name})", *ran.remarks]
+
+
+async def organize_imports(tracker: Tracker, run: FileRun, op: OrganizeImports) -> list[str]:
+    assert run.path is not None
+    session = tracker.session
+    found = await gather(session, run.path, None, kind=ORGANIZE_IMPORTS, server=op.server)
+    action = one(found.actions, f"of kind {ORGANIZE_IMPORTS!r}", session.workspace.display(run.path))
+    try:
+        ran = await run_action(session, action, _applier(tracker))
+    except LsapError as error:
+        if error.code is ErrorCode.NOT_FOUND and "changed nothing" in error.message:
+            return ["the imports were already organised"]
+        raise
+    return ran.remarks
+
+
+async def format_lines(tracker: Tracker, run: FileRun, op: Format) -> list[str]:
+    assert run.path is not None
+    session = tracker.session
+    lines = _lines(run, op.selection) if op.selection is not None else None
+    display = session.workspace.display(run.path)
+    where = display if lines is None else f"{display}:{lines[0] + 1}-{lines[1] + 1}"
+    try:
+        ran = await format_steps(session, Place(run.path, lines, where), False, None,
+                                 _applier(tracker))
+    except LsapError as error:
+        if error.code is ErrorCode.NOT_FOUND and "changed nothing" in error.message:
+            return ["already formatted"]
+        raise
+    return ran.remarks
+
+
 async def run_commands(executor: Runs) -> list[FileSection]:
     """Run commands in request order, then describe every file they touched."""
     tracker = Tracker(executor)
+    steps: list[tuple[int, Callable[[], Awaitable[list[str]]], Echo]] = []
     for run in executor.runs:
+        for file_op in run.block.operations:
+            echo = Echo(file_op.source)
+            run.section.echoes.append(echo)
+            if run.path is None:
+                echo.tags.append(Tag("error:not_found", "skipped: the file could not be opened"))
+                continue
+            steps.append((file_op.line, partial(_file_step, tracker, run, file_op), echo))
         for item in run.anchored:
             for op, echo in zip(item.anchor.operations, item.entry.echoes, strict=False):
-                if not isinstance(op, (Rename, Move)):
-                    continue
-                if item.place.line is None:
-                    continue  # the echo already says the anchor was not found
-                try:
-                    if isinstance(op, Rename):
-                        await rename(tracker, run, item, op)
-                    else:
-                        notes = await move_selection(tracker, run, op)
-                        echo.tags += [Tag("note", note) for note in notes]
-                except LsapError as error:
-                    echo.tags.append(error_tag(error))
+                if not isinstance(op, COMMANDS) or item.place.line is None:
+                    continue  # not a command, or the echo already says the anchor was not found
+                steps.append((op.line, partial(_step, tracker, run, item, op), echo))
+    for _line, step, echo in sorted(steps, key=lambda s: s[0]):
+        try:
+            echo.tags += [Tag("note", note) for note in await step()]
+        except LsapError as error:
+            echo.tags.append(error_tag(error))
     return await sections_after(tracker)
+
+
+async def _file_step(tracker: Tracker, run: FileRun, op: FileOperation) -> list[str]:
+    if isinstance(op, OrganizeImports):
+        return await organize_imports(tracker, run, op)
+    return await format_lines(tracker, run, op)
+
+
+async def _step(tracker: Tracker, run: FileRun, item: Anchored, op: Operation) -> list[str]:
+    if isinstance(op, Rename):
+        await rename(tracker, run, item, op)
+        return []
+    if isinstance(op, Move):
+        return await move_selection(tracker, run, op)
+    if isinstance(op, Fix):
+        return await fix(tracker, item, op)
+    assert isinstance(op, Format)
+    return await format_lines(tracker, run, op)
 
 
 async def sections_after(tracker: Tracker) -> list[FileSection]:
@@ -90,11 +200,12 @@ async def sections_after(tracker: Tracker) -> list[FileSection]:
         if run.path is None:
             sections.setdefault(Path(run.block.path), run.section)
             continue
+        sections[run.path].echoes += run.section.echoes
         for item in run.anchored:
             kept = [
                 e
                 for op, e in zip(item.anchor.operations, item.entry.echoes, strict=False)
-                if not isinstance(op, (Rename, Move)) or e.tags
+                if not isinstance(op, COMMANDS) or e.tags
             ]
             line = item.place.line
             if item.entry.line is None:  # never found: keep the error where it was asked

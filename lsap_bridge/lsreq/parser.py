@@ -48,6 +48,10 @@ RULES = {
     f"{MIN_TOKENS}–{MAX_TOKENS_LIMIT} tokens",
     "check": f"`{CHECK}` (or `{CHECK}: <file, directory or glob>`), once, anywhere in the request: "
     "after the rest has run, the diagnostics added or removed since the last check",
+    "fix": "`! FIX <diagnostic code or action title>` runs the code action that fixes the "
+    "anchored line (a server's quick fix)",
+    "format": "`! FORMAT` formats the selection just closed, else the whole file",
+    "organize": "`! ORGANIZE_IMPORTS [server]` organises the file's imports",
 }
 
 # `[hover]` and `[docs]` are the hover's own; the others run the mode that declares them.
@@ -113,7 +117,36 @@ class Move:
     selection: int
 
 
-Operation = Hover | Rename | Move
+@dataclass(frozen=True)
+class Fix:
+    """`! FIX`: the code action a diagnostic code (`F401`, `2304`) or a title names."""
+
+    line: int
+    source: str
+    what: str
+
+
+@dataclass(frozen=True)
+class Format:
+    """`! FORMAT`: the selection `selection` (None: the whole file)."""
+
+    line: int
+    source: str
+    selection: int | None
+
+
+@dataclass(frozen=True)
+class OrganizeImports:
+    line: int
+    source: str
+    server: str | None
+
+
+Operation = Hover | Rename | Move | Fix | Format
+#: Operations of a File block as a whole, wherever they are written in it.
+FileOperation = Format | OrganizeImports
+#: What changes code (run after the queries, in request order).
+COMMANDS = (Rename, Move, Fix, Format, OrganizeImports)
 
 
 @dataclass
@@ -142,6 +175,7 @@ class FileBlock:
     path: str
     anchors: list[Anchor] = field(default_factory=list)
     selections: list[Selection] = field(default_factory=list)
+    operations: list[FileOperation] = field(default_factory=list)  # about the whole file
 
 
 @dataclass(frozen=True)
@@ -162,8 +196,8 @@ class Request:
 
     @property
     def has_commands(self) -> bool:
-        return any(
-            isinstance(op, (Rename, Move))
+        return any(f.operations for f in self.files) or any(
+            isinstance(op, COMMANDS)
             for f in self.files
             for a in f.anchors
             for op in a.operations
@@ -340,7 +374,32 @@ class _Parser:
     def _command(self, number: int, block: FileBlock, line: str) -> None:
         words = line[1:].split()
         if not words:
-            raise _fail(number, "`!` needs a command: RENAME_TO or MOVE_TO_FILE", "rename")
+            raise _fail(number, "`!` needs a command: RENAME_TO, MOVE_TO_FILE, FIX, FORMAT or "
+                        "ORGANIZE_IMPORTS", "rename")
+        if words[0] == "ORGANIZE_IMPORTS":
+            if len(words) > 2:
+                raise _fail(number, "ORGANIZE_IMPORTS takes at most a server's name", "organize")
+            block.operations.append(
+                OrganizeImports(number, line, words[1] if len(words) == 2 else None))
+            return
+        if words[0] == "FORMAT":
+            if len(words) != 1:
+                raise _fail(number, "FORMAT takes nothing after it", "format")
+            closed = self.movable is not None and (
+                block.selections[self.movable].end == len(block.anchors) - 1)
+            if closed and self.movable is not None:
+                anchor = block.anchors[-1]
+                anchor.operations.append(Format(number, line, self.movable))
+                self.movable = None
+            else:
+                block.operations.append(Format(number, line, None))
+            return
+        if words[0] == "FIX":
+            anchor = self._anchored(number, block, "fix", "`! FIX`")
+            if len(words) < 2:
+                raise _fail(number, "FIX needs a diagnostic code or an action's title", "fix")
+            anchor.operations.append(Fix(number, line, line.strip()[1:].strip()[3:].strip()))
+            return
         if words[0] == "MOVE_TO_FILE":
             anchor = self._anchored(number, block, "move", "`! MOVE_TO_FILE`")
             if len(words) != 2:
@@ -383,7 +442,8 @@ class _Parser:
             return
         raise _fail(
             number,
-            f"unknown command {words[0]!r}; commands are RENAME_TO and MOVE_TO_FILE",
+            f"unknown command {words[0]!r}; commands are RENAME_TO, MOVE_TO_FILE, FIX, "
+            "FORMAT and ORGANIZE_IMPORTS",
             "rename",
         )
 
@@ -397,7 +457,7 @@ class _Parser:
             raise _fail(end_line, f"the request names no file (`{FILE} <path>`)", "file")
         self._close_file()
         for block in self.files:
-            if not block.anchors:
+            if not block.anchors and not block.operations:
                 raise _fail(
                     block.line, f"the File block for {block.path} has no anchored line", "anchor"
                 )

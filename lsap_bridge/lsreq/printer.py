@@ -61,6 +61,7 @@ class FileSection:
     lines: list[str] = field(default_factory=list)  # the file's text, for diagnostics' lines
     diagnostics: list[Diagnostic] = field(default_factory=list)
     tags: list[Tag] = field(default_factory=list)  # file-level problems
+    echoes: list[Echo] = field(default_factory=list)  # file-level commands (`! ORGANIZE_IMPORTS`)
 
 
 def error_tag(error: LsapError) -> Tag:
@@ -130,6 +131,9 @@ def print_response(sections: list[FileSection], check: Tag | None = None) -> str
     for section in sections:
         out.append(f"*** File: {section.path}")
         out.extend(tag.render() for tag in section.tags)
+        for echo in section.echoes:
+            out.append(echo.text)
+            out.extend(tag.render() for tag in echo.tags)
         for entry in _ordered(section):
             out.append(f"{entry.prefix} {entry.text}")
             answers = [t for t in entry.tags if not t.name.startswith("diagnostics:")]

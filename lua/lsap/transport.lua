@@ -343,12 +343,14 @@ end
 
 local compat = require('lsap.compat')
 
-local function client_info(client)
+local function client_info(client, bufnr)
   -- Whatever a mode asks, the client says (`client:supports_method`), for every method of
-  -- the protocol: no list of the bridge's own decides what a server can do.
+  -- the protocol: no list of the bridge's own decides what a server can do. With the
+  -- buffer, so that a method registered for some documents only (ruff's formatting, by
+  -- language) counts where it applies.
   local methods = {}
   for _, method in ipairs(compat.methods()) do
-    if client:supports_method(method) then methods[#methods + 1] = method end
+    if client:supports_method(method, bufnr) then methods[#methods + 1] = method end
   end
   return {
     id = client.id,
@@ -368,7 +370,7 @@ end
 function M.clients(bufnr)
   local out = {}
   for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
-    out[#out + 1] = client_info(client)
+    out[#out + 1] = client_info(client, bufnr)
   end
   return out
 end
@@ -405,13 +407,92 @@ function M.client_exited(client_id)
   if M.chan then vim.rpcnotify(M.chan, 'lsap_client_exit', client_id) end
 end
 
+-- -- the bridge's own commands -----------------------------------------------------------
+-- While the bridge runs a server's command (`workspace/executeCommand` for a code action),
+-- the requests that server sends back about it — the edit it wants applied
+-- (`workspace/applyEdit`), tsserver's "rename what was extracted" — are the bridge's, not
+-- the human's: a handler of that client alone, in place only while such a command is
+-- pending, hands them to the service (`lsap_server_request`) and answers the server with
+-- what the service says (`server_answered`), so the edit goes through the bridge's edit
+-- engine instead of being applied behind it. Neovim runs a server's request handler in a
+-- coroutine: this one yields until the service answers, and the main loop stays free.
+-- Other clients, and this one once the command is done, keep their handlers (the human's
+-- own code actions are Neovim's, as always).
+local INTERCEPTED = { 'workspace/applyEdit', '_typescript.rename' }
+local taking = {} ---@type table<integer, {tokens: table<integer, true>, previous: table<string, function>}>
+local parked = {} ---@type table<integer, {co: thread, token: integer, method: string}>
+local parked_count = 0
+
+local function refusal(method)
+  if method == 'workspace/applyEdit' then
+    return { applied = false, failureReason = 'the request that ran this command was withdrawn' }
+  end
+  return vim.NIL
+end
+
+local function take_over(client, token)
+  local slot = taking[client.id]
+  if not slot then
+    slot = { tokens = {}, previous = {} }
+    taking[client.id] = slot
+    for _, method in ipairs(INTERCEPTED) do
+      slot.previous[method] = rawget(client.handlers, method)
+      client.handlers[method] = function(err, params, ctx, config)
+        local owner = next(slot.tokens)
+        local co, main = coroutine.running()
+        if owner == nil or main or not M.chan then
+          local fallback = slot.previous[method] or vim.lsp.handlers[method]
+          if fallback then return fallback(err, params, ctx, config) end
+          return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.MethodNotFound)
+        end
+        parked_count = parked_count + 1
+        parked[parked_count] = { co = co, token = owner, method = method }
+        vim.rpcnotify(M.chan, 'lsap_server_request', owner, parked_count, method, params or vim.NIL)
+        return coroutine.yield()
+      end
+    end
+  end
+  slot.tokens[token] = true
+end
+
+local function release(client_id, token)
+  local slot = taking[client_id]
+  if not slot or not slot.tokens[token] then return end
+  slot.tokens[token] = nil
+  if next(slot.tokens) ~= nil then return end
+  taking[client_id] = nil
+  local client = vim.lsp.get_client_by_id(client_id)
+  if client then
+    for _, method in ipairs(INTERCEPTED) do client.handlers[method] = slot.previous[method] end
+  end
+end
+
+--- The service's answer to a server request handed over by `take_over`.
+function M.server_answered(id, result)
+  local waiting = parked[id]
+  parked[id] = nil
+  if waiting then
+    if result == nil then result = vim.NIL end
+    coroutine.resume(waiting.co, result)
+  end
+end
+
+--- Answer the requests parked for a token nobody waits for any more.
+local function unpark(token)
+  for id, waiting in pairs(parked) do
+    if waiting.token == token then M.server_answered(id, refusal(waiting.method)) end
+  end
+end
+
 --- Send several LSP requests at once; one `lsap_reply` carries every answer, in order.
 --- calls: { {client_id=, method=, params=, bufnr=?}, ... }
+--- intercept (optional): the commands among them (`workspace/executeCommand`) are the
+--- bridge's: the requests their servers send back meanwhile go to the service (see above).
 --- guard (optional): {bufnr, changedtick, disk} of the text the requests were computed from
 --- (disk: '', or the `fresh` state 'changed'/'deleted' it was read in); the buffer is brought
 --- up to date first, and when it changed since, or its disk state did, nothing is sent and
 --- the reply is `{stale = true}`.
-function M.request(token, calls, guard)
+function M.request(token, calls, guard, intercept)
   if type(guard) == 'table' then
     local bufnr, tick, disk = guard[1], guard[2], guard[3]
     if not vim.api.nvim_buf_is_loaded(bufnr) then return reply(token, { stale = true }) end
@@ -438,9 +519,11 @@ function M.request(token, calls, guard)
     end
   end
   local answered = {}
+  local taken = {} ---@type table<integer, integer> the client whose requests call i takes
   local function finish(i, answer)
     if answered[i] then return end -- the server answered after all, or exited first
     answered[i] = true
+    if taken[i] then release(taken[i], token) end
     results[i] = answer
     pending = pending - 1
     if pending == 0 then reply(token, results) end
@@ -452,6 +535,10 @@ function M.request(token, calls, guard)
     else
       local bufnr = call.bufnr
       if bufnr == nil or bufnr == vim.NIL or not vim.api.nvim_buf_is_loaded(bufnr) then bufnr = 0 end
+      if intercept == true and call.method == 'workspace/executeCommand' then
+        take_over(client, token)
+        taken[i] = client.id
+      end
       local ok, request_id = client:request(call.method, call.params, function(err, result)
         finish(i, { error = err, result = result })
       end, bufnr)
@@ -492,6 +579,8 @@ end
 function M.cancel(token)
   if withdraw[token] then withdraw[token]() end
   withdraw[token] = nil
+  for client_id in pairs(taking) do release(client_id, token) end
+  unpark(token)
   for _, req in ipairs(inflight[token] or {}) do
     local client = vim.lsp.get_client_by_id(req.client_id)
     if client and not (UNCANCELLABLE[req.method] and pyright_family(client)) then
@@ -550,6 +639,7 @@ function M.read(paths, known)
         bufnr = bufnr,
         changedtick = tick,
         modified = vim.bo[bufnr].modified,
+        sent = compat.sent_version(bufnr),
         disk = (state == 'changed' or state == 'deleted') and state or '',
         lines = not unchanged and vim.api.nvim_buf_get_lines(bufnr, 0, -1, false) or nil,
       }
@@ -580,7 +670,7 @@ local function supporting(bufnr, method)
     if client:is_stopped() then
       -- exited, and Neovim has not yet detached it: not a server to ask
     elseif method == nil or method == vim.NIL or client:supports_method(method, bufnr) then
-      out[#out + 1] = client_info(client)
+      out[#out + 1] = client_info(client, bufnr)
     end
   end
   return out
@@ -717,13 +807,27 @@ function M.servers_expected(bufnrs)
   return out
 end
 
+--- The client whose namespace each of a buffer's LSP diagnostics is in (push and pull).
+local function namespace_clients(bufnr)
+  local out = {}
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    for _, pull in ipairs({ false, true }) do
+      out[vim.lsp.diagnostic.get_namespace(client.id, pull)] = client.id
+    end
+  end
+  return out
+end
+
 local function diagnostic_items(bufnr, excluded)
   local out = {}
+  local clients = namespace_clients(bufnr)
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do
     if not excluded[d.namespace] then
       out[#out + 1] = {
         lnum = d.lnum, col = d.col, end_lnum = d.end_lnum, end_col = d.end_col,
         severity = d.severity, message = d.message, code = d.code, source = d.source,
+        -- The server's own Diagnostic, for its code actions (`textDocument/codeAction`).
+        lsp = type(d.user_data) == 'table' and d.user_data.lsp or nil, client = clients[d.namespace],
       }
     end
   end
@@ -830,6 +934,29 @@ function M.editor()
     }
   end
   return state
+end
+
+--- A buffer's `FormattingOptions` for `textDocument/formatting`: its indent settings, as
+--- `vim.lsp.buf.format` sends them; except that a file indented with spaces only (and no
+--- tab) keeps its spaces and their width even where 'expandtab' is off (a Neovim started
+--- `--clean`, the embedded mode's): a formatter must not turn a file's style into tabs.
+function M.formatting_options(bufnr)
+  local width = vim.bo[bufnr].shiftwidth
+  if width == 0 then width = vim.bo[bufnr].tabstop end
+  local options = { tabSize = width, insertSpaces = vim.bo[bufnr].expandtab }
+  if options.insertSpaces then return options end
+  local unit, tabs = nil, false
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, 500, false)) do
+    local indent = line:match('^([ \t]+)%S')
+    if indent and indent:find('\t', 1, true) then
+      tabs = true
+      break
+    elseif indent and (unit == nil or #indent < unit) then
+      unit = #indent
+    end
+  end
+  if unit and not tabs then options = { tabSize = unit, insertSpaces = true } end
+  return options
 end
 
 --- Commands a server runs through `workspace/executeCommand` (its executeCommandProvider).
