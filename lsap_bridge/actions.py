@@ -397,12 +397,14 @@ async def resolved(session: Session, action: Action) -> dict[str, Any]:
     if raw.get("edit") or raw.get("command") or not action.client.supports(RESOLVE):
         return raw
     answer = (await session.lsp([LspCall(action.client.id, RESOLVE, raw, action.bufnr)]))[0]
-    if answer.error or not isinstance(answer.result, dict):
-        reason = (answer.error or {}).get("message", "no action") if answer.error else "no action"
+    result = answer.result if isinstance(answer.result, dict) else {}
+    if answer.error or not (result.get("edit") or result.get("command")):
+        reason = (answer.error or {}).get("message", answer.error) if answer.error else (
+            "it came back with neither an edit nor a command")
         raise LsapError(ErrorCode.SERVER_ERROR,
                         f"{action.client.name} failed to resolve {action.title!r}: {reason}",
-                        hint="nothing was changed; ask again")
-    return answer.result
+                        hint="nothing was changed; list the actions again and ask again")
+    return result
 
 
 async def check_current(session: Session, action: Action) -> None:

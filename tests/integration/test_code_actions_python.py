@@ -1,0 +1,237 @@
+# ruff: noqa: E501  (responses have long lines)
+"""Code actions on Python with the common set-up: basedpyright for types beside `ruff
+server` for lint, fixes and imports (issue 18). Actions are gathered from both and
+labelled, run through the bridge's edit engine (the edit policy, the human's unsaved
+buffer, one undo step), and the text format's `! FIX` / `! ORGANIZE_IMPORTS` answer with
+the lines' new anchors and the diagnostics after."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsap_bridge.actions import Action
+from tests.integration.harness import Bridge
+
+pytestmark = pytest.mark.integration
+
+UNSORTED = """import sys
+import os
+from collections import OrderedDict
+import json
+
+
+def main() -> None:
+    print(json.dumps(OrderedDict()), sys.argv)
+"""
+PYPROJECT = '[project]\nname = "tools"\nversion = "0"\n\n[tool.ruff.lint]\nselect = ["F", "I"]\n'
+
+
+@pytest.fixture(scope="module")
+def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    root = tmp_path_factory.mktemp("actions_py") / "tools"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    (root / "warm.py").write_text(UNSORTED)
+    bridge = Bridge(root, ["basedpyright", "ruff"])
+    # Both servers attached and analysed (the human's editor has them running).
+    assert bridge.request({"mode": "diagnostics", "file_path": "warm.py"}).ok
+    yield bridge
+    bridge.close()
+
+
+def fresh(bridge: Bridge, name: str, text: str = UNSORTED) -> Path:
+    path = bridge.root / name
+    path.write_text(text)
+    return path
+
+
+def ruff_sorted(bridge: Bridge, text: str, tmp: Path) -> str:
+    """What `ruff check --select I --fix` makes of the text, in a project of the same config."""
+    (tmp / "pyproject.toml").write_text(PYPROJECT)
+    (tmp / "m.py").write_text(text)
+    ruff = shutil.which("ruff")
+    assert ruff is not None
+    subprocess.run([ruff, "check", "--select", "I", "--fix", "--quiet", "m.py"], cwd=tmp, check=False)
+    return (tmp / "m.py").read_text()
+
+
+def listed(bridge: Bridge, **where: Any) -> list[dict[str, Any]]:
+    actions: list[dict[str, Any]] = bridge.ask(mode="code_actions", **where)["actions"]
+    return actions
+
+
+def test_actions_of_both_servers_and_organise_imports_as_ruff_would(bridge: Bridge, tmp_path: Path) -> None:
+    path = fresh(bridge, "organise.py")
+    report = bridge.ask(mode="code_actions", file_path="organise.py")
+    assert report["servers"] == ["basedpyright", "ruff"]
+    by_title = {a["title"]: a for a in report["actions"]}
+    assert by_title["Ruff: Organize imports"]["kind"] == "source.organizeImports.ruff"
+    assert by_title["Ruff: Fix all auto-fixable problems"]["kind"] == "source.fixAll.ruff"
+    assert {a["server"] for a in report["actions"]} == {"basedpyright", "ruff"}
+    # At the unused import's line: ruff's fix names what it fixes; basedpyright's ignore comment too.
+    at_os = listed(bridge, locate={"file_path": "organise.py", "find": "import os"})
+    remove = next(a for a in at_os if a["title"] == "Ruff (F401): Remove unused import: `os`")
+    assert remove["fixes"] == ["F401"] and remove["preferred"]
+    assert any(a["server"] == "basedpyright" and "pyright: ignore" in a["title"] for a in at_os)
+
+    organise = by_title["Ruff: Organize imports"]
+    applied = bridge.ask(mode="code_action_execute", action_id=organise["id"])
+    assert path.read_text() == ruff_sorted(bridge, UNSORTED, tmp_path) != UNSORTED
+    assert applied["changed"][0]["path"] == "organise.py" and applied["changed"][0]["saved"]
+    assert {d["code"] for d in applied["fixed"]} == {"I001"}
+    # The id named the file as it was: it is spent.
+    again = bridge.request({"mode": "code_action_execute", "action_id": organise["id"]})
+    assert not again.ok and "not_found" in again.text
+
+
+def test_kind_and_title_filters_and_ambiguity(bridge: Bridge) -> None:
+    fresh(bridge, "filters.py")
+    sources = listed(bridge, file_path="filters.py", kind="source")
+    assert sources and all(a["kind"].startswith("source.") for a in sources)
+    # A title by the anchor tiers: a typo (fuzzy) or another letter case still finds it.
+    for text in ("Ruff: Organise imports", "ruff: organize imports"):
+        assert [a["title"] for a in listed(bridge, file_path="filters.py", title=text)] == ["Ruff: Organize imports"]
+    # Several actions of one title text: the one-step form says which ones, with their ids.
+    ambiguous = bridge.request({"mode": "code_action", "locate": {"file_path": "filters.py", "find": "import os"},
+                                "title": "Disable for this line"})
+    assert not ambiguous.ok and "ambiguous" in ambiguous.text
+    assert "Ruff (F401): Disable for this line" in ambiguous.text and "Ruff (I001): Disable for this line" in ambiguous.text
+    # A server named: only its actions.
+    assert {a["server"] for a in listed(bridge, file_path="filters.py", server="basedpyright")} <= {"basedpyright"}
+    unknown = bridge.request({"mode": "code_actions", "file_path": "filters.py", "server": "pylsp"})
+    assert not unknown.ok and "basedpyright, ruff" in unknown.text
+
+
+def test_preview_shows_the_diff_without_changing_anything(bridge: Bridge) -> None:
+    path = fresh(bridge, "preview.py")
+    actions = listed(bridge, file_path="preview.py", kind="source.fixAll", preview=True)
+    assert len(actions) == 1
+    assert "-import os" in actions[0]["diff"] and "+import json" in actions[0]["diff"]
+    assert path.read_text() == UNSORTED
+
+
+FIX_RESPONSE = """*** Begin Language Server Response
+*** File: fix.py
+@@ import os
+/*<note>
+this line is gone after the edit
+</note>*/
+! FIX F401
+/*<note>
+applied: Ruff (F401): Remove unused import: `os` (ruff)
+</note>*/
+@@ import sys
+/*<diagnostics:warning:import:Ruff>
+Import block is un-sorted or un-formatted
+
+help: Organize importsRuff(I001)
+</diagnostics:warning:import:Ruff>*/
+@@ from collections import OrderedDict
+*** End Language Server Response
+"""
+
+
+def request_block(path: str, *lines: str) -> str:
+    return "\n".join(["*** Begin Language Server Request", f"*** File: {path}", *lines,
+                      "*** End Language Server Request"])
+
+
+def test_fix_in_a_request_block_shows_the_new_anchor_and_the_diagnostic_gone(bridge: Bridge) -> None:
+    path = fresh(bridge, "fix.py")
+    response = bridge.loop.run(bridge.service.handle_text(request_block(
+        "fix.py", "@@ import os", "! FIX F401", "@@ from collections import OrderedDict")))
+    assert response.ok, response.text
+    assert "import os" not in path.read_text()
+    # The line fixed is gone, the other anchored line is where it is now, and what is left
+    # to fix (the imports' order) is reported; F401 is not.
+    assert response.text == FIX_RESPONSE
+
+
+def test_fix_by_title_shows_the_changed_line(bridge: Bridge) -> None:
+    path = fresh(bridge, "ignore.py")
+    response = bridge.loop.run(bridge.service.handle_text(request_block(
+        "ignore.py", "@@ import os", "! FIX Add `# pyright: ignore[reportUnusedImport]`")))
+    assert response.ok, response.text
+    new = "import os  # pyright: ignore[reportUnusedImport]"
+    assert new in path.read_text().splitlines()
+    assert f"@@ {new}\n" in response.text
+    assert "applied: Add `# pyright: ignore[reportUnusedImport]` (basedpyright)" in response.text
+    assert "reportUnusedImport)" not in response.text  # the diagnostic it silenced is gone
+
+
+def test_organise_imports_and_format_in_a_request_block(bridge: Bridge, tmp_path: Path) -> None:
+    text = UNSORTED.replace("def main() -> None:\n    print(", "def main() -> None:\n    print(  ")
+    path = fresh(bridge, "block.py", text)
+    response = bridge.loop.run(bridge.service.handle_text("\n".join([
+        "*** Begin Language Server Request",
+        "*** File: block.py",
+        "! ORGANIZE_IMPORTS",
+        "! FORMAT",
+        "*** End Language Server Request",
+    ])))
+    assert response.ok, response.text
+    assert path.read_text() == ruff_sorted(bridge, UNSORTED, tmp_path)
+    assert "*** File: block.py\n! ORGANIZE_IMPORTS\n! FORMAT\n" in response.text
+
+
+def test_edit_policy_holds_for_actions(bridge: Bridge) -> None:
+    path = fresh(bridge, "policy.py")
+    session = bridge.service.session
+    asked: list[tuple[str, str]] = []
+
+    async def deny(summary: str, preview: str) -> bool:
+        asked.append((summary, preview))
+        return False
+
+    async def allow(summary: str, preview: str) -> bool:
+        asked.append((summary, preview))
+        return True
+
+    previous = session.approve_edit
+    request = {"mode": "code_action", "file_path": "policy.py", "kind": "source.organizeImports"}
+    try:
+        session.approve_edit = deny
+        refused = bridge.request(request)
+        assert not refused.ok and "denied" in refused.text
+        assert path.read_text() == UNSORTED
+        session.approve_edit = allow
+        assert bridge.request(request).ok
+    finally:
+        session.approve_edit = previous
+    assert [s for s, _ in asked] == ["Ruff: Organize imports (ruff): 1 edit in 1 file"] * 2
+    assert "+import json" in asked[0][1]
+    assert path.read_text() != UNSORTED
+
+
+def test_unsaved_buffer_holds_both_and_the_disk_is_untouched(bridge: Bridge) -> None:
+    path = fresh(bridge, "unsaved.py")
+    bridge.lua("local b = vim.fn.bufadd(...); vim.fn.bufload(b); "
+               "vim.api.nvim_buf_set_lines(b, -1, -1, false, {'', 'EXTRA = 1'})", str(path))
+    report = bridge.ask(mode="code_action", file_path="unsaved.py", kind="source.fixAll")
+    assert report["unsaved"] == ["unsaved.py"]
+    assert path.read_text() == UNSORTED
+    lines = bridge.buffer_lines(path)
+    assert "import os" not in lines and lines[-1] == "EXTRA = 1" and bridge.modified(path)
+    # One undo step takes the fix back, the human's line stays.
+    bridge.lua("local b = vim.fn.bufnr(...); vim.api.nvim_buf_call(b, function() vim.cmd('silent undo') end)", str(path))
+    assert bridge.buffer_lines(path)[:4] == UNSORTED.splitlines()[:4]
+    assert bridge.buffer_lines(path)[-1] == "EXTRA = 1"
+    bridge.lua("local b = vim.fn.bufnr(...); vim.api.nvim_buf_delete(b, { force = true })", str(path))
+
+
+def test_a_resolve_that_fails_changes_nothing(bridge: Bridge) -> None:
+    path = fresh(bridge, "broken.py")
+    session = bridge.service.session
+    fix_all = next(a for a in listed(bridge, file_path="broken.py") if a["kind"] == "source.fixAll.ruff")
+    action: Action = session.actions[fix_all["id"]]
+    # Data the server cannot read back (a URI it expects): it fails the resolve.
+    action.raw = {**action.raw, "data": 42}
+    failed = bridge.request({"mode": "code_action_execute", "action_id": fix_all["id"]})
+    assert not failed.ok and "server_error" in failed.text and "resolve" in failed.text
+    assert path.read_text() == UNSORTED
