@@ -91,17 +91,20 @@ def _lines(run: FileRun, selection: int) -> tuple[int, int]:
 
 
 async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
-    """`! FIX`: the action fixing the line's diagnostic of that code, else the one the text
-    names by its title (the anchor tiers); the chosen action's title is the note."""
+    """`! FIX`: the action fixing the line's diagnostic of that code (`! FIX 2304`, narrowed
+    by a title after it: `! FIX 2304 Add import`), else the one the text names by its title
+    (the anchor tiers); the chosen action's title is the note."""
     place = item.place
     assert place.line is not None
     session = tracker.session
     found = await gather(session, place.path, (place.line, place.line))
     codes = {d.code for d in found.diagnostics if d.line <= place.line <= d.end_line}
     where = f"line {place.line + 1}"
-    if op.what in codes:
-        found = await gather(session, place.path, (place.line, place.line), diagnostic=op.what)
-        action = one(found.actions, f"fixing {op.what}", where)
+    code, _, title = op.what.partition(" ")
+    if code in codes:
+        found = await gather(session, place.path, (place.line, place.line), diagnostic=code)
+        fixing = by_title(found.actions, title.strip()) if title.strip() else found.actions
+        action = one(fixing, f"fixing {op.what}", where)
     else:
         action = one(by_title(found.actions, op.what), f"titled {op.what!r}", where)
     ran = await run_action(session, action, _applier(tracker))

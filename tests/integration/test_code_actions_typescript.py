@@ -1,0 +1,202 @@
+"""Code actions and formatting on TypeScript with typescript-language-server (issue 18):
+organise imports, the quick fix that adds a missing import, a refactoring that runs as a
+server command whose `workspace/applyEdit` the bridge takes into its own edit engine (the
+edit policy holds; Neovim's handler never applies it), formatting of a file and of a range
+undone in one step, and a command that fails part-way changing nothing. The human's own
+`workspace/applyEdit` stays Neovim's."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsap_bridge.actions import Action
+from tests.integration.harness import Bridge
+from tests.integration.nvim_home import wait_for
+
+pytestmark = pytest.mark.integration
+
+TS_SHOP = Path(__file__).resolve().parents[1] / "fixtures" / "ts_shop"
+CHECKOUT = """import { total } from "./basket";
+
+export function checkout(items: Item[]): number {
+  const subtotal = total(items);
+  const tax = subtotal * 0.2;
+  return round(subtotal + tax);
+}
+"""
+UNSORTED = """import { round, Item } from "./pricing";
+import { describe, total } from "./basket";
+
+export function pay(items: Item[]): number {
+  return round(total(items));
+}
+"""
+MESSY = """import { Item } from "./pricing";
+
+export function label(item: Item):string {
+    const   name = item.name ;
+  return    name.toUpperCase( );
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    root = tmp_path_factory.mktemp("actions_ts") / "shop"
+    shutil.copytree(TS_SHOP, root)
+    (root / "src" / "warm.ts").write_text(CHECKOUT)
+    bridge = Bridge(root, ["ts_ls"])
+    assert bridge.request({"mode": "diagnostics", "file_path": "src/warm.ts"}).ok
+    yield bridge
+    bridge.close()
+
+
+def fresh(bridge: Bridge, name: str, text: str) -> Path:
+    path = bridge.root / "src" / name
+    path.write_text(text)
+    return path
+
+
+def policy(bridge: Bridge, allow: bool, asked: list[tuple[str, str]]) -> Any:
+    """Set the session's edit policy to say `allow`, recording what it was asked; returns the
+    one it replaced."""
+    session = bridge.service.session
+
+    async def decide(summary: str, preview: str) -> bool:
+        asked.append((summary, preview))
+        return allow
+
+    previous, session.approve_edit = session.approve_edit, decide
+    return previous
+
+
+def test_organise_imports(bridge: Bridge) -> None:
+    path = fresh(bridge, "pay.ts", UNSORTED)
+    report = bridge.ask(mode="code_action", file_path="src/pay.ts", kind="source.organizeImports")
+    assert report["title"] == "Organize Imports" and report["server"] == "ts_ls"
+    assert path.read_text() == UNSORTED.replace(
+        'import { round, Item } from "./pricing";\nimport { describe, total } from "./basket";\n',
+        'import { describe, total } from "./basket";\nimport { Item, round } from "./pricing";\n')
+
+
+def test_add_missing_import_quick_fix_in_a_request_block(bridge: Bridge) -> None:
+    path = fresh(bridge, "missing.ts", CHECKOUT)
+    response = bridge.loop.run(bridge.service.handle_text("\n".join([
+        "*** Begin Language Server Request",
+        "*** File: src/missing.ts",
+        "@@ return round(subtotal + tax);",
+        "! FIX 2304 Add import",
+        "*** End Language Server Request",
+    ])))
+    assert response.ok, response.text
+    assert 'import { round } from "./pricing";' in path.read_text()
+    assert "applied: Add import from \"./pricing\" (ts_ls)" in response.text
+    # The anchored line is where the added import moved it, and `round` is found now; the
+    # other missing name (`Item`) is still reported.
+    assert "@@ return round(subtotal + tax);" in response.text
+    assert "Cannot find name 'round'" not in response.text
+    assert "Cannot find name 'Item'" in response.text
+
+
+def test_remove_unused_imports_by_title(bridge: Bridge) -> None:
+    path = fresh(bridge, "unused.ts", UNSORTED)
+    report = bridge.ask(mode="code_action", file_path="src/unused.ts", title="Remove Unused Imports")
+    assert report["kind"] == "source.removeUnusedImports.ts"
+    assert 'import { total } from "./basket";' in path.read_text()
+    assert "describe" not in path.read_text()
+
+
+EXTRACT = {"mode": "code_action", "locate": {"file_path": "src/extract.ts", "find": "const tax"},
+           "end": {"file_path": "src/extract.ts", "find": "return round(subtotal"},
+           "title": "Extract to function in module scope"}
+
+
+def test_a_refactoring_command_edits_through_the_engine(bridge: Bridge) -> None:
+    path = fresh(bridge, "extract.ts", CHECKOUT)
+    listed = bridge.ask(mode="code_actions", locate=EXTRACT["locate"], end=EXTRACT["end"],
+                        kind="refactor.extract")["actions"]
+    extract = next(a for a in listed if a["title"] == EXTRACT["title"])
+    assert extract["command"] and extract["server"] == "ts_ls"
+    asked: list[tuple[str, str]] = []
+    previous = policy(bridge, False, asked)
+    try:
+        denied = bridge.request(EXTRACT)
+        assert not denied.ok and "denied" in denied.text
+        # Neither the bridge nor Neovim's own handler applied the server's edit.
+        assert path.read_text() == CHECKOUT
+        assert bridge.buffer_lines(path) == CHECKOUT.splitlines() and not bridge.modified(path)
+        policy(bridge, True, asked)
+        applied = bridge.ask(**EXTRACT)
+    finally:
+        bridge.service.session.approve_edit = previous
+    # The prompt showed the diff of the edit the server sent back while its command ran.
+    summary, diff = asked[0]
+    assert summary.startswith("Extract to function in module scope (ts_ls): ") and summary.endswith(" in 1 file")
+    assert "+function newFunction(subtotal: number) {" in diff and "-  const tax = subtotal * 0.2;" in diff
+    text = path.read_text()
+    assert "return newFunction(subtotal);" in text and "function newFunction(subtotal: number) {" in text
+    assert applied["changed"][0]["saved"] and not bridge.modified(path)
+    assert any("suggests renaming" in r for r in applied["remarks"])
+    # The per-client handler was there only while the command ran.
+    assert bridge.lua("local c = vim.lsp.get_clients({ name = 'ts_ls' })[1]; "
+                      "return rawget(c.handlers, 'workspace/applyEdit') == nil")
+
+
+def test_a_command_that_fails_part_way_changes_nothing(bridge: Bridge) -> None:
+    path = fresh(bridge, "failing.ts", CHECKOUT)
+    session = bridge.service.session
+    listed = bridge.ask(mode="code_actions", file_path="src/failing.ts")["actions"]
+    action: Action = session.actions[listed[0]["id"]]
+    # tsserver's "apply code action": its file edits come first (a `workspace/applyEdit`),
+    # then a command tsserver refuses, which fails the whole command.
+    edit = {"fileName": str(path), "textChanges": [
+        {"start": {"line": 1, "offset": 1}, "end": {"line": 1, "offset": 1}, "newText": "// changed\n"}]}
+    action.raw = {"title": "a fix that fails", "command": {
+        "title": "a fix that fails", "command": "_typescript.applyCodeAction",
+        "arguments": [{"changes": [edit], "commands": [{"type": "no such command"}]}]}}
+    failed = bridge.request({"mode": "code_action_execute", "action_id": listed[0]["id"]})
+    assert not failed.ok and "server_error" in failed.text, failed.text
+    assert path.read_text() == CHECKOUT
+    assert bridge.buffer_lines(path) == CHECKOUT.splitlines() and not bridge.modified(path)
+
+
+def test_format_a_file_and_a_range_undone_in_one_step(bridge: Bridge) -> None:
+    path = fresh(bridge, "messy.ts", MESSY)
+    ranged = bridge.ask(mode="format", locate={"file_path": "src/messy.ts", "find": "const   name"})
+    assert ranged["changed"][0]["path"] == "src/messy.ts"
+    lines = path.read_text().splitlines()
+    assert lines[3] == "  const name = item.name;"  # the line asked about, and only that line
+    assert lines[4] == "  return    name.toUpperCase( );"
+    report = bridge.ask(mode="format", file_path="src/messy.ts")
+    formatted = path.read_text()
+    assert "export function label(item: Item): string {" in formatted
+    assert "  return name.toUpperCase();" in formatted
+    assert report["changed"][0]["added"] >= 2 and report["diagnostics"] == []
+    # One `:undo` takes the whole formatting back.
+    bridge.lua("local b = vim.fn.bufnr(...); vim.api.nvim_buf_call(b, function() vim.cmd('silent undo') end)", str(path))
+    assert bridge.buffer_lines(path) == lines
+
+
+def test_the_humans_own_apply_edit_is_left_to_neovim(bridge: Bridge) -> None:
+    path = fresh(bridge, "human.ts", CHECKOUT)
+    assert bridge.request({"mode": "diagnostics", "file_path": "src/human.ts"}).ok
+    # The human runs a command of the server themselves: the edit it sends back is applied
+    # by Neovim's handler (in the buffer, unsaved), as without the bridge.
+    bridge.lua("""
+        local path = ...
+        local b = vim.fn.bufnr(path)
+        local c = vim.lsp.get_clients({ name = 'ts_ls' })[1]
+        local edit = { changes = { [vim.uri_from_fname(path)] = { {
+          range = { start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 0 } },
+          newText = '// by the human\\n' } } } }
+        c:request('workspace/executeCommand',
+          { command = '_typescript.applyWorkspaceEdit', arguments = { edit } }, function() end, b)
+    """, str(path))
+    wait_for(lambda: bridge.buffer_lines(path)[0] == "// by the human", 30, "Neovim's handler")
+    assert bridge.modified(path) and path.read_text() == CHECKOUT
+    bridge.lua("local b = vim.fn.bufnr(...); vim.api.nvim_buf_delete(b, { force = true })", str(path))
