@@ -526,7 +526,8 @@ def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
         async def read(self, paths: list[Path]) -> dict[Path, Document]:
             return {p: Document(p, ["s = '🧾' + missing"], "tick:4", bufnr=3) for p in paths}
 
-        async def lsp(self, calls: list[Any], timeout: float | None = None, guard: Any = None) -> list[LspAnswer]:
+        async def lsp(self, calls: list[Any], timeout: float | None = None, guard: Any = None,
+                      taking: Any = None) -> list[LspAnswer]:
             self.calls += calls
             item = {"range": rng(0, 11, 0, 18), "severity": 1, "message": "undefined", "code": "x"}
             return [LspAnswer({"kind": "full", "items": [item]})]

@@ -8,7 +8,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lsap_bridge.errors import ErrorCode, LsapError
-from lsap_bridge.lsreq.parser import AnchorKind, Check, Hover, Move, Query, Rename, parse
+from lsap_bridge.lsreq.parser import (
+    AnchorKind,
+    Check,
+    Fix,
+    Format,
+    Hover,
+    Move,
+    OrganizeImports,
+    Query,
+    Rename,
+    parse,
+)
 
 SEED_QUERY = """*** Begin Language Server Request
 *** File: packages/dataflow/test/operators/multiply-schemas.test.ts
@@ -159,6 +170,10 @@ def test_bare_caret_several_symbols_views_and_several_files() -> None:
         ),
         (block("*** File: a.ts", "[@ x", "@] y", "! MOVE_TO_FILE"), 5, "move", "target path"),
         (block("*** File: a.ts", "@@ x", "! FROB x"), 4, "rename", "unknown command"),
+        (block("*** File: a.ts", "! FIX 2304"), 3, "fix", "anchored line"),
+        (block("*** File: a.ts", "@@ x", "! FIX"), 4, "fix", "diagnostic code"),
+        (block("*** File: a.ts", "! FORMAT now"), 3, "format", "nothing after"),
+        (block("*** File: a.ts", "! ORGANIZE_IMPORTS ruff again"), 3, "organize", "at most"),
         (block("*** File: a.ts", "@@ x", "^ x[colour]"), 4, "hover", "unknown view"),
         (block("*** File: a.ts", "@@"), 3, "anchor", "needs the text"),
         (block("*** File: a.ts", "?"), 3, "inlay", "needs the text"),
@@ -192,6 +207,25 @@ def test_a_check_line_runs_alone_or_after_the_files() -> None:
     after = parse(block("*** File: a.ts", "@@ x", "! x RENAME_TO y", "*** Check: src/"))
     assert len(after.files) == 1 and after.check == Check(5, "src/")
     assert parse(block("*** File: a.ts", "@@ x")).check is None
+
+
+def test_code_action_commands() -> None:
+    """`! ORGANIZE_IMPORTS` and a `! FORMAT` outside a selection are about the File block
+    (which then needs no anchor); `! FORMAT` after a selection formats it; `! FIX` belongs to
+    the anchored line above."""
+    request = parse(block(
+        "*** File: a.py", "! ORGANIZE_IMPORTS", "! FORMAT",
+        "*** File: b.ts", "! ORGANIZE_IMPORTS ts_ls", "[@ x", "@] y", "! FORMAT",
+        "@@ import os", "! FIX F401", "@@ z", "! FIX Add import from \"./pricing\"",
+    ))
+    a, b = request.files
+    assert a.anchors == [] and a.operations == [OrganizeImports(3, "! ORGANIZE_IMPORTS", None),
+                                                 Format(4, "! FORMAT", None)]
+    assert b.operations == [OrganizeImports(6, "! ORGANIZE_IMPORTS ts_ls", "ts_ls")]
+    assert b.anchors[1].operations == [Format(9, "! FORMAT", 0)]
+    assert b.anchors[2].operations == [Fix(11, "! FIX F401", "F401")]
+    assert b.anchors[3].operations == [Fix(13, '! FIX Add import from "./pricing"', 'Add import from "./pricing"')]
+    assert request.has_commands
 
 
 def test_text_after_end_is_an_error() -> None:
