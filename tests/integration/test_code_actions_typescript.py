@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (Lua snippets and responses have long lines)
 """Code actions and formatting on TypeScript with typescript-language-server (issue 18):
 organise imports, the quick fix that adds a missing import, a refactoring that runs as a
 server command whose `workspace/applyEdit` the bridge takes into its own edit engine (the
