@@ -25,9 +25,9 @@ from pathlib import Path
 from .corpus import HERE, REPO, Corpus, example_copy, fetch_rich, fetch_rxjs
 from .report import Results, write_report
 from .rig import FULL, QUICK, Settings
-from .sections import anchors, editor, latency, scale, start, tokens
+from .sections import actions, anchors, editor, latency, scale, start, tokens
 
-SECTIONS = ("start", "latency", "tokens", "editor", "anchors", "scale")
+SECTIONS = ("start", "latency", "tokens", "editor", "anchors", "scale", "actions")
 
 
 async def run_corpus(corpus: Corpus, settings: Settings, sections: set[str], workdir: Path) -> Results:
@@ -47,8 +47,10 @@ async def run_corpus(corpus: Corpus, settings: Settings, sections: set[str], wor
             await anchors.measure(rig, results, settings)
         if "scale" in sections:
             await scale.measure(rig, results, generated)
-        if "editor" in sections:  # last: the load it puts on the server stays out of the rest
+        if "editor" in sections:  # the load it puts on the server stays out of the rest
             await editor.measure(rig, results, settings)
+        if "actions" in sections:  # last: it may start ruff server beside the corpus's servers
+            await actions.measure(rig, results, settings)
     finally:
         await rig.close()
     if settings.daemon and "start" in sections:

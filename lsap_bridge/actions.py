@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import model_validator
 
-from .diagnostics import Diagnostic, DiagnosticDelta
+from .diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap
 from .edits import EditResult, apply_workspace_edit, preview, preview_text
 from .errors import Candidate, ErrorCode, LsapError
 from .gateway import Client, Document, LspCall
@@ -52,6 +52,7 @@ FIX_ALL = "source.fixAll"
 # Asked for when no kind is given: servers that offer source actions only when asked for
 # them (typescript-language-server's organise imports) list them too.
 EVERY_KIND = ["quickfix", "refactor", "source"]
+EVERY_SERVER = "*"  # `wait_for_clients`: every server the enabled configs attach to the file
 DIAGNOSTICS_SHOWN = 20  # diagnostics of the changed files listed after an edit
 
 # Applies one WorkspaceEdit of a server (the engine, or the text format's tracker of lines).
@@ -178,6 +179,7 @@ class Gathered:
     servers: list[str]  # the servers asked
     errors: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)  # of the range, all servers
+    before: DiagnosticMap | None = None  # the file's, when they were asked for
 
 
 def _lsp_range(doc: Document, first: int, last: int, client: Client,
@@ -200,7 +202,7 @@ def _overlaps(d: Diagnostic, first: int, last: int) -> bool:
 async def clients_of(session: Session, target: Target, method: str,
                      server: str | None) -> list[Client]:
     """Every server attached to the target's file that has `method` (the one named, if any)."""
-    attached = await session.gateway.wait_for_clients(target.bufnr, None)
+    attached = await session.gateway.wait_for_clients(target.bufnr, EVERY_SERVER)
     able = [c for c in attached if c.supports(method)]
     if server is not None:
         named = [c for c in able if c.name == server]
@@ -215,9 +217,7 @@ async def clients_of(session: Session, target: Target, method: str,
         able = named
     if not able:
         raise session.unsupported(method, attached, target.path)
-    idle = [c.id for c in able if c.id not in session.settled]
-    if idle:
-        await session.gateway.wait_until_idle(idle)
+    await session.ready(able)
     return able
 
 
@@ -233,7 +233,11 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
     about)."""
     target = await session.target(path, CODE_ACTION)
     clients = await clients_of(session, target, CODE_ACTION, server)
-    found = (await session.diagnostics([path])).get(path, [])
+    # The context's diagnostics are what quick fixes are computed from; source actions and
+    # refactorings (organise imports, extract) do not need them, nor the wait for them.
+    needed = diagnostic is not None or kind is None or answers_kind("quickfix", kind)
+    before = await session.diagnostics([path]) if needed else None
+    found = before.get(path, []) if before is not None else []
     doc = target.doc or await session.document(path)
     first, last = lines if lines is not None else (0, max(0, len(doc.lines) - 1))
     here = [d for d in found if _overlaps(d, first, last)]
@@ -268,7 +272,7 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
             calls.append(LspCall(client.id, CODE_ACTION, params, target.bufnr))
     answers = await session.lsp(calls, target)  # guarded by the text held, if warm
     by_id = {c.id: c for c in clients}
-    gathered = Gathered(target, doc, [], [c.name for c in clients], diagnostics=here)
+    gathered = Gathered(target, doc, [], [c.name for c in clients], diagnostics=here, before=before)
     seen: set[str] = set()
     for call, answer in zip(calls, answers, strict=True):
         client = by_id[call.client_id]
@@ -547,6 +551,7 @@ class Applied(Report):
     changed: list[Changed]
     unsaved: list[str]
     created: list[str]
+    compared: bool  # the diagnostics before were known: `fixed` and `new_diagnostics` say
     fixed: list[FileDiagnostic]  # diagnostics there before and gone after
     new_diagnostics: list[FileDiagnostic]
     diagnostics: list[FileDiagnostic]  # every diagnostic of the changed files after (bounded)
@@ -557,12 +562,14 @@ class Applied(Report):
 
 async def applied(session: Session, title: str, kind: str | None,
                   work: Callable[[], Awaitable[Ran]], action_id: str | None = None,
-                  watched: list[Path] | None = None) -> Applied:
+                  watched: list[Path] | None = None,
+                  before: DiagnosticMap | None = None) -> Applied:
     """Run `work` (edits through the engine) and report it: lines added and removed per
-    file, the diagnostics it fixed and introduced, and those of the changed files after."""
+    file, the diagnostics of the changed files after, and, given those from before (as the
+    request already read them, for a quick fix), which it fixed and which it introduced.
+    Not read only for that: waiting for a server's diagnostics is most of such a request."""
     watched = [p for p in watched or [] if p.is_file()]
     before_docs = await session.documents(watched)
-    before = await session.diagnostics(watched)
     ran = await work()
     display = session.workspace.display
     paths = list(dict.fromkeys([*watched, *(session.workspace.resolve(f.path)
@@ -589,8 +596,9 @@ async def applied(session: Session, title: str, kind: str | None,
         changed=changed,
         unsaved=[u for r in ran.results for u in r.unsaved],
         created=[c for r in ran.results for c in r.created],
-        fixed=rows(DiagnosticDelta.between(after, before).new),
-        new_diagnostics=rows(DiagnosticDelta.between(before, after).new),
+        compared=before is not None,
+        fixed=rows(DiagnosticDelta.between(after, before).new) if before is not None else [],
+        new_diagnostics=rows(DiagnosticDelta.between(before, after).new) if before is not None else [],
         diagnostics=every[:DIAGNOSTICS_SHOWN], diagnostics_total=len(every),
         pending=[f"{display(p)} ({reason})" for p, reason in after.pending.items()],
         remarks=ran.remarks,

@@ -297,9 +297,10 @@ class EditorGateway:
         return [_client(c) for c in raw or []]
 
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]:
-        """Clients on the buffer, waiting (bounded) for one that supports `method`; at once an
-        `unsupported` error when no server is attached and no enabled config covers the
-        buffer's filetype (none would come)."""
+        """Clients on the buffer, waiting (bounded) for one that supports `method` (`"*"`: for
+        every server the enabled configs would attach); at once an `unsupported` error when
+        no server is attached and no enabled config covers the buffer's filetype (none
+        would come)."""
         raw = await self._ask(
             "when_attached", bufnr, method, int(self.timeouts.attach * 1000),
             timeout=self.timeouts.attach + 5,

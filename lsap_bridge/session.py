@@ -275,15 +275,22 @@ class Session:
         if not able:
             raise self.unsupported(method, clients, path)
         client = able[0]
-        partial = False
-        if client.id not in self._ready:
-            partial = not await self.gateway.wait_until_idle([client.id])
-            if not partial:
-                self._ready.add(client.id)
+        partial = not await self.ready([client])
         target = Target(path, bufnr, client, tuple(clients), partial)
         if not partial:
             self._targets[(path, method)] = target
         return target
+
+    async def ready(self, clients: Sequence[Client]) -> bool:
+        """Wait (bounded) until these servers have finished their start-up work, once per
+        server; False when some were still busy when the wait ended (answers may be partial)."""
+        waiting = [c.id for c in clients if c.id not in self._ready]
+        if not waiting:
+            return True
+        idle = await self.gateway.wait_until_idle(waiting)
+        if idle:
+            self._ready.update(waiting)
+        return idle
 
     async def _unsaved(self, path: Path) -> bool:
         """Whether a buffer with unsaved changes holds a file that is not on disk (the

@@ -42,7 +42,7 @@ def test_quick_benchmark_measures_every_section(tmp_path: Path) -> None:
     table = rows(text)
     sections = {cells[0] for cells in table.values()}
     assert sections == {"1 latency", "2 round trips", "3 tokens", "4 editor", "5 anchors",
-                        "6 start", "7 scale"}
+                        "6 start", "7 scale", "8 actions"}
     for mode in ("references", "definition", "hover", "outline", "inspect"):
         latency = table[f"{mode} warm, median of 3"]
         assert latency[2].endswith(" ms") and latency[3].endswith(" ms")
@@ -67,4 +67,7 @@ def test_quick_benchmark_measures_every_section(tmp_path: Path) -> None:
     assert float(resolved[2].rstrip(" %")) >= 90
     assert any(metric.startswith("nvim_eval RTT p99") for metric in table)
     assert any(metric.startswith("references, 201 results") for metric in table)
+    organise = next(cells for metric, cells in table.items() if metric.startswith("organise imports (ruff"))
+    assert organise[2].endswith(" ms") and organise[3].endswith(" ms") and organise[4].endswith("x")
+    assert table["repetitions that changed the file"][2:4] == ["3", "3"]  # both sides did the work
     assert "failed" not in text

@@ -25,6 +25,7 @@ from ..actions import (
     place_of,
     run_action,
 )
+from ..diagnostics import DiagnosticMap
 from ..edits import apply_workspace_edit
 from ..errors import LsapError
 from ..models import Paged, Request, Row
@@ -127,13 +128,14 @@ async def code_actions(session: Session, request: CodeActionsRequest) -> Answer:
     return Answer(report)
 
 
-async def _apply(session: Session, action: Action, action_id: str | None = None) -> Applied:
+async def _apply(session: Session, action: Action, action_id: str | None = None,
+                 before: DiagnosticMap | None = None) -> Applied:
     async def work() -> Ran:
         return await run_action(session, action, lambda edit, client, label: apply_workspace_edit(
             session, edit, client, label=label))
 
     return await applied(session, action.title, action.kind or None, work, action_id,
-                         [action.path])
+                         [action.path], before)
 
 
 @mode("code_action_execute", request=CodeActionExecuteRequest, report=Applied,
@@ -153,4 +155,4 @@ async def code_action(session: Session, request: CodeActionRequest) -> Answer:
     found = await gather(session, place.path, place.lines, kind=request.kind,
                          diagnostic=request.diagnostic, server=request.server)
     action = one(narrow(found.actions, title=request.title), _filters(request) or "", place.where)
-    return Answer(await _apply(session, action))
+    return Answer(await _apply(session, action, before=found.before))

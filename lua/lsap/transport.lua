@@ -718,10 +718,35 @@ function M.coverage(bufnr)
   return { filetype = filetype, name = name, enabled = enabled, candidates = candidates }
 end
 
+--- How many enabled configs cover a buffer's filetype (nil: Neovim cannot say).
+local function covering(bufnr)
+  local enabled = compat.enabled_configs()
+  if enabled == nil then return nil end
+  local filetype, count = vim.bo[bufnr].filetype, 0
+  for _, name in ipairs(enabled) do
+    local config = vim.lsp.config[name]
+    if config and (config.filetypes == nil or vim.tbl_contains(config.filetypes, filetype)) then
+      count = count + 1
+    end
+  end
+  return count
+end
+
+--- method '*': every server the enabled configs would attach (code actions are gathered
+--- from all of them: basedpyright and ruff on one Python file), waiting at most a few
+--- seconds for the rest once one is there (a config's root may not match).
 function M.when_attached(token, bufnr, method, timeout_ms)
   restart_if_none(bufnr, 50)
-  local found = supporting(bufnr, method)
-  if #found > 0 then return reply(token, found) end
+  local every = method == '*'
+  if every then method = nil end
+  local function ready()
+    local found = supporting(bufnr, method)
+    if not every then return #found > 0 and found or nil end
+    local wanted = covering(bufnr)
+    return #found > 0 and (wanted == nil or #found >= wanted) and found or nil
+  end
+  local found = ready()
+  if found then return reply(token, found) end
   -- No server on it and no enabled config for its filetype: none will come, say so now.
   if not M.servers_expected({ bufnr })[1] then return reply(token, { uncovered = M.coverage(bufnr) }) end
   local done = false
@@ -738,7 +763,7 @@ function M.when_attached(token, bufnr, method, timeout_ms)
     callback = function()
       -- Capabilities registered dynamically arrive just after attach: look again shortly.
       vim.defer_fn(function()
-        if #supporting(bufnr, method) > 0 then finish() end
+        if ready() then finish() end
       end, 10)
     end,
   })

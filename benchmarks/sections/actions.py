@@ -1,0 +1,116 @@
+"""8: organise imports through the bridge (`code_action`, kind `source.organizeImports`)
+against the same raw requests through the same Neovim: every attached server's code actions,
+the chosen one resolved where it needs it, applied with Neovim's own
+`vim.lsp.util.apply_workspace_edit` and written, and the diagnostics pulled after. The
+bridge adds what the raw side skips: the edit policy, the checks before writing, the
+journal, and waiting for the servers that push their diagnostics to publish them for the
+new text (most of its time).
+
+A generated file with unsorted imports is put back before every repetition (untimed), so
+that each side organises the same text. Python corpora get `ruff server` beside their
+servers (the set-up that offers organise imports), enabled for the generated file only.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from lsap_bridge.gateway import Client, LspCall
+from lsap_bridge.workspace import uri_of
+
+from ..report import Results
+from ..rig import Rig, Settings, median_ms
+
+PYTHON = "import sys\nimport os\nfrom collections import OrderedDict\nimport json\n\n\n" \
+         "def main() -> None:\n    print(json.dumps(OrderedDict()), sys.argv, os.sep)\n"
+TYPESCRIPT = 'import { b, a } from "./lsap_bench_two";\nimport { c } from "./lsap_bench_one";\n\n' \
+             "export const sum = a + b + c;\n"
+ONE, TWO = "export const c = 1;\n", "export const a = 1;\nexport const b = 2;\n"
+KIND = "source.organizeImports"
+
+
+def _files(rig: Rig) -> tuple[Path, str]:
+    root = rig.corpus.root
+    if rig.corpus.language == "python":
+        return root / "lsap_bench_imports.py", PYTHON
+    (root / "lsap_bench_one.ts").write_text(ONE)
+    (root / "lsap_bench_two.ts").write_text(TWO)
+    return root / "lsap_bench_imports.ts", TYPESCRIPT
+
+
+async def _raw(rig: Rig, path: Path, bufnr: int, clients: list[Client]) -> bool:
+    """The raw side: every server's organise-imports actions (one batch), the first one
+    resolved if it came bare, applied by Neovim and written, then the diagnostics pulled
+    from the servers that offer them. Returns whether it changed the file."""
+    doc = await rig.service.session.document(path)
+    last = len(doc.lines) - 1
+    params = {"textDocument": {"uri": uri_of(path)},
+              "range": {"start": {"line": 0, "character": 0}, "end": {"line": last, "character": 0}},
+              "context": {"diagnostics": [], "only": ["source"], "triggerKind": 1}}
+    answers = await rig.gateway.lsp([LspCall(c.id, "textDocument/codeAction", params, bufnr) for c in clients])
+    found = [(c, a) for c, answer in zip(clients, answers, strict=True) for a in answer.result or []
+             if str(a.get("kind", "")).startswith(KIND)]
+    if not found:
+        return False
+    client, action = found[0]
+    if not action.get("edit"):
+        action = (await rig.gateway.lsp([LspCall(client.id, "codeAction/resolve", action, bufnr)]))[0].result
+    changed: bool = await rig.gateway.exec_lua(
+        "local edit, encoding, bufnr = ...; vim.lsp.util.apply_workspace_edit(edit, encoding); "
+        "local changed = vim.bo[bufnr].modified; "
+        "vim.api.nvim_buf_call(bufnr, function() vim.cmd('silent noautocmd write!') end); return changed",
+        action["edit"], client.offset_encoding, bufnr)
+    pull = {"textDocument": {"uri": uri_of(path)}}
+    await rig.gateway.lsp([LspCall(c.id, "textDocument/diagnostic", pull, bufnr) for c in clients
+                           if c.supports("textDocument/diagnostic")])
+    return changed
+
+
+async def measure(rig: Rig, results: Results, settings: Settings) -> None:
+    path, text = _files(rig)
+    path.write_text(text)
+    session = rig.service.session
+    if rig.corpus.language == "python" and "ruff" not in rig.corpus.servers:
+        await rig.gateway.exec_lua("require('lsap.servers').enable({ 'ruff' }, ...)", str(rig.corpus.root))
+    payload = {"mode": "code_action", "file_path": session.workspace.display(path), "kind": KIND}
+    _, first = await rig.bridge({**payload, "format": "json"})  # attaches the servers, warms up
+    if not first["ok"]:
+        results.note(f"organise imports through the bridge failed: {first['text'][:200]}")
+        return
+    server = json.loads(first["text"])["server"]
+    target = await session.target(path, "textDocument/codeAction")
+    clients = [c for c in await session.gateway.wait_for_clients(target.bufnr, "*")
+               if c.supports("textDocument/codeAction")]
+
+    async def reset() -> None:
+        path.write_text(text)
+        await session.sync_disk()  # the buffer takes the file back (the bridge's `fresh`)
+        await session.document(path)
+
+    async def bridge() -> Any:
+        _, answer = await rig.bridge(payload)
+        return answer["ok"]
+
+    async def raw() -> Any:
+        return await _raw(rig, path, target.bufnr, clients)
+
+    sides = [bridge, raw]
+    times: list[list[float]] = [[], []]
+    done = [0, 0]
+    for rep in range(settings.reps):
+        for i in (rep % 2, 1 - rep % 2):  # each side first in turn
+            await reset()
+            start = time.perf_counter()
+            done[i] += bool(await sides[i]())
+            times[i].append(time.perf_counter() - start)
+    b, r = median_ms(times[0]), median_ms(times[1])
+    names = ", ".join(c.name for c in clients)
+    results.add("8 actions", f"organise imports ({server}; asked: {names}), median of {settings.reps}",
+                b, r, "ms")
+    results.add("8 actions", "  repetitions that changed the file", done[0], done[1])
+    for generated in path.parent.glob("lsap_bench_*"):
+        generated.unlink()
+    await session.sync_disk()
