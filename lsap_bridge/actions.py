@@ -34,7 +34,7 @@ from .errors import Candidate, ErrorCode, LsapError
 from .gateway import Client, Document, LspCall
 from .locate.anchor import format_anchor
 from .locate.matcher import Needle, find_matches
-from .models import Locate, Report, Request, Row, absent
+from .models import LineScope, Locate, Report, Request, Row, absent
 from .position import to_lsp_character
 from .report.pieces import DiagnosticRow, diagnostic_row
 from .resolve import resolve
@@ -95,6 +95,12 @@ async def place_of(session: Session, request: WhereRequest, method: str) -> Plac
         path = session.workspace.resolve(request.file_path)
         return Place(path, None, session.workspace.display(path))
     first = await resolve(session, request.locate, method)
+    scope = request.locate.scope
+    if request.end is None and request.locate.find is None and isinstance(scope, LineScope) and (
+            scope.end_line > scope.start_line + 1):  # lines of a scope (`:'<,'>LsapActions`)
+        last_line = min(scope.end_line - 2, max(0, len(first.doc.lines) - 1))
+        return Place(first.path, (first.line, max(first.line, last_line)),
+                     f"{session.workspace.display(first.path)}:{first.line + 1}-{last_line + 1}")
     if request.end is None:
         return Place(first.path, (first.line, first.line), f"{format_anchor(request.locate)} "
                      f"(line {first.line + 1})")

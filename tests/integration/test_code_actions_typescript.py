@@ -201,3 +201,41 @@ def test_the_humans_own_apply_edit_is_left_to_neovim(bridge: Bridge) -> None:
     wait_for(lambda: bridge.buffer_lines(path)[0] == "// by the human", 30, "Neovim's handler")
     assert bridge.modified(path) and path.read_text() == CHECKOUT
     bridge.lua("local b = vim.fn.bufnr(...); vim.api.nvim_buf_delete(b, { force = true })", str(path))
+
+
+def test_actions_view_and_format_of_a_selection_in_a_request_block(bridge: Bridge) -> None:
+    path = fresh(bridge, "view.ts", MESSY)
+    response = bridge.loop.run(bridge.service.handle_text("\n".join([
+        "*** Begin Language Server Request",
+        "*** File: src/view.ts",
+        "@@ export function label(item: Item):string {",
+        "^ label[actions]",
+        "[@ const   name = item.name ;",
+        "@] return    name.toUpperCase( );",
+        "! FORMAT",
+        "*** End Language Server Request",
+    ])))
+    assert response.ok, response.text
+    # The view lists the actions at the line, with ids, as the `code_actions` mode does.
+    view = response.text.split("/*<actions:label>")[1].split("</actions:label>*/")[0]
+    assert "# Code actions: src/view.ts" in view and "Move to a new file" in view
+    assert '"mode":"code_action_execute","action_id":"' in view
+    lines = path.read_text().splitlines()
+    # The selection is formatted, the line above it is not.
+    assert lines[2] == "export function label(item: Item):string {"
+    assert lines[3:5] == ["  const name = item.name;", "  return name.toUpperCase();"]
+    assert "@@ const name = item.name;" in response.text and "@@ return name.toUpperCase();" in response.text
+
+
+def test_a_line_range_scope_and_an_ambiguous_fix(bridge: Bridge) -> None:
+    fresh(bridge, "scope.ts", CHECKOUT)
+    # `:'<,'>LsapActions` sends the lines as a scope: the refactorings of those lines.
+    ranged = bridge.ask(mode="code_actions", kind="refactor.extract",
+                        locate={"file_path": "src/scope.ts", "scope": {"start_line": 5, "end_line": 7}})
+    assert ranged["where"] == "src/scope.ts:5-6"
+    assert any(a["title"] == "Extract to function in module scope" for a in ranged["actions"])
+    response = bridge.loop.run(bridge.service.handle_text("\n".join([
+        "*** Begin Language Server Request", "*** File: src/scope.ts",
+        "@@ return round(subtotal + tax);", "! FIX 2304", "*** End Language Server Request"])))
+    assert response.ok, response.text
+    assert "/*<error:ambiguous>" in response.text and 'Add import from "./pricing"' in response.text
