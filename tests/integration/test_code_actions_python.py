@@ -236,3 +236,22 @@ def test_a_resolve_that_fails_changes_nothing(bridge: Bridge) -> None:
     failed = bridge.request({"mode": "code_action_execute", "action_id": fix_all["id"]})
     assert not failed.ok and "server_error" in failed.text and "resolve" in failed.text
     assert path.read_text() == UNSORTED
+
+
+def test_the_embedded_defaults_run_ruff_beside_the_type_checker(tmp_path: Path) -> None:
+    """With no servers named, the embedded mode enables the preferred Python server and
+    `ruff server` beside it (both on PATH here: the dev extra installs them), so organising
+    imports works out of the box."""
+    root = tmp_path / "defaults"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    path = root / "app.py"
+    path.write_text(UNSORTED)
+    bridge = Bridge(root, [])
+    try:
+        assert "basedpyright" in bridge.servers and "ruff" in bridge.servers
+        report = bridge.ask(mode="code_action", file_path="app.py", kind="source.organizeImports")
+        assert report["server"] == "ruff"
+        assert path.read_text() == ruff_sorted(bridge, UNSORTED, tmp_path)
+    finally:
+        bridge.close()
