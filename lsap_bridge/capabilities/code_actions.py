@@ -139,7 +139,8 @@ async def _apply(session: Session, action: Action, action_id: str | None = None,
 
 
 @mode("code_action_execute", request=CodeActionExecuteRequest, report=Applied,
-      template="code_action", summary="run a listed code action by its id")
+      template="code_action", summary="run a listed code action by its id", workspace=True,
+      edits=True)
 async def code_action_execute(session: Session, request: CodeActionExecuteRequest) -> Answer:
     action = kept(session, request.action_id)
     report = await _apply(session, action, request.action_id)
@@ -149,7 +150,7 @@ async def code_action_execute(session: Session, request: CodeActionExecuteReques
 
 @mode("code_action", request=CodeActionRequest, report=Applied,
       summary="run the code action a kind, title or diagnostic names, in one step",
-      method=CODE_ACTION, fallback="diagnostics")
+      method=CODE_ACTION, fallback="diagnostics", workspace=True, edits=True)
 async def code_action(session: Session, request: CodeActionRequest) -> Answer:
     place = await place_of(session, request, CODE_ACTION)
     found = await gather(session, place.path, place.lines, kind=request.kind,

@@ -131,7 +131,7 @@ applied: Ruff (F401): Remove unused import: `os` (ruff)
 /*<diagnostics:warning:import:Ruff>
 Import block is un-sorted or un-formatted
 
-help: Organize importsRuff(I001)
+help: Organize imports · Ruff(I001)
 </diagnostics:warning:import:Ruff>*/
 @@ from collections import OrderedDict
 *** End Language Server Response
@@ -146,7 +146,8 @@ def request_block(path: str, *lines: str) -> str:
 def test_fix_in_a_request_block_shows_the_new_anchor_and_the_diagnostic_gone(bridge: Bridge) -> None:
     path = fresh(bridge, "fix.py")
     response = bridge.loop.run(bridge.service.handle_text(request_block(
-        "fix.py", "@@ import os", "! FIX F401", "@@ from collections import OrderedDict")))
+        "fix.py", "@@ import os", "! FIX F401", "@@ from collections import OrderedDict",
+        "*** Diagnostics: all")))
     assert response.ok, response.text
     assert "import os" not in path.read_text()
     # The line fixed is gone, the other anchored line is where it is now, and what is left
