@@ -60,6 +60,12 @@ class Bridge:
         data: dict[str, Any] = json.loads(response.text)
         return data
 
+    def text(self, path: str, *lines: str) -> Response:
+        """A Language Server Request block about one file, answered."""
+        block = "\n".join(["*** Begin Language Server Request", f"*** File: {path}", *lines,
+                           "*** End Language Server Request"])
+        return self.loop.run(self.service.handle_text(block))
+
     def buffer_lines(self, path: Path) -> list[str]:
         """The loaded buffer's lines (unsaved text included), or [] when not loaded."""
         lines: list[str] = self.lua(

@@ -138,16 +138,10 @@ help: Organize imports · Ruff(I001)
 """
 
 
-def request_block(path: str, *lines: str) -> str:
-    return "\n".join(["*** Begin Language Server Request", f"*** File: {path}", *lines,
-                      "*** End Language Server Request"])
-
-
 def test_fix_in_a_request_block_shows_the_new_anchor_and_the_diagnostic_gone(bridge: Bridge) -> None:
     path = fresh(bridge, "fix.py")
-    response = bridge.loop.run(bridge.service.handle_text(request_block(
-        "fix.py", "@@ import os", "! FIX F401", "@@ from collections import OrderedDict",
-        "*** Diagnostics: all")))
+    response = bridge.text("fix.py", "@@ import os", "! FIX F401",
+                           "@@ from collections import OrderedDict", "*** Diagnostics: all")
     assert response.ok, response.text
     assert "import os" not in path.read_text()
     # The line fixed is gone, the other anchored line is where it is now, and what is left
@@ -157,8 +151,7 @@ def test_fix_in_a_request_block_shows_the_new_anchor_and_the_diagnostic_gone(bri
 
 def test_fix_by_title_shows_the_changed_line(bridge: Bridge) -> None:
     path = fresh(bridge, "ignore.py")
-    response = bridge.loop.run(bridge.service.handle_text(request_block(
-        "ignore.py", "@@ import os", "! FIX Add `# pyright: ignore[reportUnusedImport]`")))
+    response = bridge.text("ignore.py", "@@ import os", "! FIX Add `# pyright: ignore[reportUnusedImport]`")
     assert response.ok, response.text
     new = "import os  # pyright: ignore[reportUnusedImport]"
     assert new in path.read_text().splitlines()
@@ -170,13 +163,7 @@ def test_fix_by_title_shows_the_changed_line(bridge: Bridge) -> None:
 def test_organise_imports_and_format_in_a_request_block(bridge: Bridge, tmp_path: Path) -> None:
     text = UNSORTED.replace("def main() -> None:\n    print(", "def main() -> None:\n    print(  ")
     path = fresh(bridge, "block.py", text)
-    response = bridge.loop.run(bridge.service.handle_text("\n".join([
-        "*** Begin Language Server Request",
-        "*** File: block.py",
-        "! ORGANIZE_IMPORTS",
-        "! FORMAT",
-        "*** End Language Server Request",
-    ])))
+    response = bridge.text("block.py", "! ORGANIZE_IMPORTS", "! FORMAT")
     assert response.ok, response.text
     assert path.read_text() == ruff_sorted(bridge, UNSORTED, tmp_path)
     assert "*** File: block.py\n! ORGANIZE_IMPORTS\n! FORMAT\n" in response.text

@@ -87,13 +87,7 @@ def test_organise_imports(bridge: Bridge) -> None:
 
 def test_add_missing_import_quick_fix_in_a_request_block(bridge: Bridge) -> None:
     path = fresh(bridge, "missing.ts", CHECKOUT)
-    response = bridge.loop.run(bridge.service.handle_text("\n".join([
-        "*** Begin Language Server Request",
-        "*** File: src/missing.ts",
-        "@@ return round(subtotal + tax);",
-        "! FIX 2304 Add import",
-        "*** End Language Server Request",
-    ])))
+    response = bridge.text("src/missing.ts", "@@ return round(subtotal + tax);", "! FIX 2304 Add import")
     assert response.ok, response.text
     assert 'import { round } from "./pricing";' in path.read_text()
     assert "applied: Add import from \"./pricing\" (ts_ls)" in response.text
@@ -205,16 +199,9 @@ def test_the_humans_own_apply_edit_is_left_to_neovim(bridge: Bridge) -> None:
 
 def test_actions_view_and_format_of_a_selection_in_a_request_block(bridge: Bridge) -> None:
     path = fresh(bridge, "view.ts", MESSY)
-    response = bridge.loop.run(bridge.service.handle_text("\n".join([
-        "*** Begin Language Server Request",
-        "*** File: src/view.ts",
-        "@@ export function label(item: Item):string {",
-        "^ label[actions]",
-        "[@ const   name = item.name ;",
-        "@] return    name.toUpperCase( );",
-        "! FORMAT",
-        "*** End Language Server Request",
-    ])))
+    response = bridge.text("src/view.ts", "@@ export function label(item: Item):string {",
+                           "^ label[actions]", "[@ const   name = item.name ;",
+                           "@] return    name.toUpperCase( );", "! FORMAT")
     assert response.ok, response.text
     # The view lists the actions at the line, with ids, as the `code_actions` mode does.
     view = response.text.split("/*<actions:label>")[1].split("</actions:label>*/")[0]
@@ -234,8 +221,6 @@ def test_a_line_range_scope_and_an_ambiguous_fix(bridge: Bridge) -> None:
                         locate={"file_path": "src/scope.ts", "scope": {"start_line": 5, "end_line": 7}})
     assert ranged["where"] == "src/scope.ts:5-6"
     assert any(a["title"] == "Extract to function in module scope" for a in ranged["actions"])
-    response = bridge.loop.run(bridge.service.handle_text("\n".join([
-        "*** Begin Language Server Request", "*** File: src/scope.ts",
-        "@@ return round(subtotal + tax);", "! FIX 2304", "*** End Language Server Request"])))
+    response = bridge.text("src/scope.ts", "@@ return round(subtotal + tax);", "! FIX 2304")
     assert response.ok, response.text
     assert "/*<error:ambiguous>" in response.text and 'Add import from "./pricing"' in response.text
