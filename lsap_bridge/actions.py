@@ -457,9 +457,8 @@ async def run_action(session: Session, action: Action, apply: Apply) -> Ran:
         ran.remarks += taken.remarks
         for edit in taken.edits:
             ran.add(await apply(edit, action.client, label), action.client)
-    if not any(r.files or r.created for r in ran.results):
-        raise LsapError(ErrorCode.NOT_FOUND, f"{action.title!r} changed nothing",
-                        hint="the code may already be as the action would make it")
+    if not ran.servers:  # neither an edit nor a command's: the report says nothing changed
+        ran.servers.append(action.client.name)
     return ran
 
 

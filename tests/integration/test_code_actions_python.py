@@ -89,6 +89,9 @@ def test_actions_of_both_servers_and_organise_imports_as_ruff_would(bridge: Brid
     # The id named the file as it was: it is spent.
     again = bridge.request({"mode": "code_action_execute", "action_id": organise["id"]})
     assert not again.ok and "not_found" in again.text
+    # Organised already: a report that says nothing changed, not an error.
+    done = bridge.request({"mode": "code_action", "file_path": "organise.py", "kind": "source.organizeImports"})
+    assert done.ok and "Nothing to change: the code is already as ruff would make it." in done.text
 
 
 def test_kind_and_title_filters_and_ambiguity(bridge: Bridge) -> None:

@@ -200,3 +200,22 @@ def test_anchor_completion_offers_the_files_symbols_without_waiting(nvim: pynvim
     assert nvim.call("getcompletion", line + "Promotion.a", "cmdline") == ["shop/promotions.py:Promotion.apply"]
     # With no anchor yet, the current file comes first.
     assert nvim.call("getcompletion", "LsapReferences ", "cmdline")[0] == "shop/checkout.py"
+
+
+def test_code_actions_at_the_cursor_and_the_one_the_report_offers(nvim: pynvim.Nvim, project: Path) -> None:
+    """`:LsapActions` at the cursor lists the actions there; its footer is the Ex command
+    that runs the first one, through the same safe edits."""
+    path = project / "shop" / "tidy.py"
+    path.write_text("import os\n\n\ndef one() -> int:\n    return 1\n")
+    nvim.command("edit shop/tidy.py")
+    lines = run(nvim, "LsapActions")
+    assert lines[0] == "# Code actions: shop/tidy.py@<|>import os (line 1)", lines  # the cursor as an anchor
+    assert any("Add `# pyright: ignore[reportUnusedImport]` · quickfix · basedpyright" in line for line in lines)
+    [footer] = [line for line in lines if line.startswith("Run one:")]
+    assert "preview=true" in footer
+    command = re.search(r"`(:Lsap code_action_execute [0-9a-f]+)`", footer)
+    assert command, footer
+    lines = run(nvim, command.group(1)[1:])
+    assert lines[0] == "# Add `# pyright: ignore[reportUnusedImport]` (quickfix)", lines
+    assert path.read_text().startswith("import os  # pyright: ignore[reportUnusedImport]\n")
+    assert not nvim.eval("&modified")
