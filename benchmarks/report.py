@@ -182,6 +182,14 @@ How each figure is taken:
    of 200/2,000/20,000 lines); first page of the bridge against the raw references plus
    symbols and reads for the first 50; peak Python memory by `tracemalloc`, of the bridge's
    request and of the raw work (both in the runner's process).
+8. Actions: organise imports of a generated file with unsorted imports (put back before
+   every repetition, untimed) through the bridge's `code_action` (kind
+   `source.organizeImports`) against the same raw requests through the same Neovim: every
+   attached server's code actions, the chosen one resolved where it came bare, applied with
+   `vim.lsp.util.apply_workspace_edit` and written, then the diagnostics pulled. The
+   bridge adds the edit policy, the checks before writing, the journal and the wait for
+   pushed diagnostics of the new text. Python corpora get `ruff server` beside their
+   servers for it (the set-up that offers organise imports).
 
 Before/after figures of the optimisations: `benchmarks/OPTIMISATIONS.md`.
 """

@@ -16,13 +16,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 from lsap_bridge.gateway import Client, LspCall
 from lsap_bridge.workspace import uri_of
 
 from ..report import Results
-from ..rig import Rig, Settings, median_ms
+from ..rig import Rig, Settings, median_ms, timed
 
 PYTHON = "import sys\nimport os\nfrom collections import OrderedDict\nimport json\n\n\n" \
          "def main() -> None:\n    print(json.dumps(OrderedDict()), sys.argv, os.sep)\n"
@@ -32,13 +31,31 @@ ONE, TWO = "export const c = 1;\n", "export const a = 1;\nexport const b = 2;\n"
 KIND = "source.organizeImports"
 
 
+RUFF_DEFAULTS = "# lsap benchmarks: ruff's defaults here, not a parent directory's config\n"
+
+
 def _files(rig: Rig) -> tuple[Path, str]:
     root = rig.corpus.root
     if rig.corpus.language == "python":
+        # Without a ruff config of its own, a corpus under this checkout gets the checkout's,
+        # which excludes benchmarks/.corpus: ruff would offer nothing there.
+        pyproject = root / "pyproject.toml"
+        own = (root / "ruff.toml").exists() or (root / ".ruff.toml").exists() or (
+            pyproject.exists() and "[tool.ruff" in pyproject.read_text())
+        if not own:
+            (root / "ruff.toml").write_text(RUFF_DEFAULTS)
         return root / "lsap_bench_imports.py", PYTHON
     (root / "lsap_bench_one.ts").write_text(ONE)
     (root / "lsap_bench_two.ts").write_text(TWO)
     return root / "lsap_bench_imports.ts", TYPESCRIPT
+
+
+def _clean(root: Path) -> None:
+    for generated in root.glob("lsap_bench_*"):
+        generated.unlink()
+    config = root / "ruff.toml"
+    if config.exists() and config.read_text() == RUFF_DEFAULTS:
+        config.unlink()
 
 
 async def _raw(rig: Rig, path: Path, bufnr: int, clients: list[Client]) -> bool:
@@ -72,11 +89,20 @@ async def _raw(rig: Rig, path: Path, bufnr: int, clients: list[Client]) -> bool:
 async def measure(rig: Rig, results: Results, settings: Settings) -> None:
     path, text = _files(rig)
     path.write_text(text)
+    try:
+        await _measure(rig, results, settings, path, text)
+    finally:
+        _clean(path.parent)
+        await rig.service.session.sync_disk()
+
+
+async def _measure(rig: Rig, results: Results, settings: Settings, path: Path, text: str) -> None:
     session = rig.service.session
     if rig.corpus.language == "python" and "ruff" not in rig.corpus.servers:
         await rig.gateway.exec_lua("require('lsap.servers').enable({ 'ruff' }, ...)", str(rig.corpus.root))
-    payload = {"mode": "code_action", "file_path": session.workspace.display(path), "kind": KIND}
-    _, first = await rig.bridge({**payload, "format": "json"})  # attaches the servers, warms up
+    payload = {"mode": "code_action", "file_path": session.workspace.display(path), "kind": KIND,
+               "format": "json"}
+    _, first = await rig.bridge(payload)  # attaches the servers, warms up
     if not first["ok"]:
         results.note(f"organise imports through the bridge failed: {first['text'][:200]}")
         return
@@ -90,11 +116,11 @@ async def measure(rig: Rig, results: Results, settings: Settings) -> None:
         await session.sync_disk()  # the buffer takes the file back (the bridge's `fresh`)
         await session.document(path)
 
-    async def bridge() -> Any:
+    async def bridge() -> bool:
         _, answer = await rig.bridge(payload)
-        return answer["ok"]
+        return bool(answer["ok"] and json.loads(answer["text"])["changed"])
 
-    async def raw() -> Any:
+    async def raw() -> bool:
         return await _raw(rig, path, target.bufnr, clients)
 
     sides = [bridge, raw]
@@ -104,13 +130,19 @@ async def measure(rig: Rig, results: Results, settings: Settings) -> None:
         for i in (rep % 2, 1 - rep % 2):  # each side first in turn
             await reset()
             start = time.perf_counter()
-            done[i] += bool(await sides[i]())
+            done[i] += await sides[i]()
             times[i].append(time.perf_counter() - start)
     b, r = median_ms(times[0]), median_ms(times[1])
     names = ", ".join(c.name for c in clients)
     results.add("8 actions", f"organise imports ({server}; asked: {names}), median of {settings.reps}",
                 b, r, "ms")
     results.add("8 actions", "  repetitions that changed the file", done[0], done[1])
-    for generated in path.parent.glob("lsap_bench_*"):
-        generated.unlink()
-    await session.sync_disk()
+    # What of that is the wait for the diagnostics of the new text: the bridge's
+    # `diagnostics` of the file right after the raw side changed it.
+    waits = []
+    for _ in range(settings.reps):
+        await reset()
+        await raw()
+        waits.append(await timed(rig.bridge({"mode": "diagnostics", "file_path": payload["file_path"]})))
+    results.add("8 actions", "  of which the diagnostics of the changed file (the bridge's)",
+                median_ms(waits), None, "ms")

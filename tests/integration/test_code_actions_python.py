@@ -246,3 +246,13 @@ def test_the_embedded_defaults_run_ruff_beside_the_type_checker(tmp_path: Path) 
         assert path.read_text() == ruff_sorted(bridge, UNSORTED, tmp_path)
     finally:
         bridge.close()
+
+
+def test_format_with_organize_imports(bridge: Bridge, tmp_path: Path) -> None:
+    messy = UNSORTED.replace("    print(json.dumps(OrderedDict()), sys.argv)", "    print( json.dumps(OrderedDict()),sys.argv )")
+    path = fresh(bridge, "formatted.py", messy)
+    report = bridge.ask(mode="format", file_path="formatted.py", organize_imports=True)
+    assert report["title"] == "format and organise imports" and report["server"] == "ruff"
+    assert path.read_text() == ruff_sorted(bridge, UNSORTED, tmp_path)
+    # Two steps, each its own edit of the file (organise, then format).
+    assert [c["path"] for c in report["changed"]] == ["formatted.py", "formatted.py"]
