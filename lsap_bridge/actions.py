@@ -48,7 +48,6 @@ APPLY_EDIT = "workspace/applyEdit"
 FORMATTING = "textDocument/formatting"
 RANGE_FORMATTING = "textDocument/rangeFormatting"
 ORGANIZE_IMPORTS = "source.organizeImports"
-FIX_ALL = "source.fixAll"
 # Asked for when no kind is given: servers that offer source actions only when asked for
 # them (typescript-language-server's organise imports) list them too.
 EVERY_KIND = ["quickfix", "refactor", "source"]
@@ -188,17 +187,12 @@ class Gathered:
     before: DiagnosticMap | None = None  # the file's, when they were asked for
 
 
-def _lsp_range(doc: Document, first: int, last: int, client: Client,
-               start_col: int = 0, end_col: int | None = None) -> dict[str, Any]:
-    encoding = Session.encoding(client)
+def _lsp_range(doc: Document, first: int, last: int, client: Client) -> dict[str, Any]:
+    """Whole lines `first` to `last`, in the server's units."""
     lines = doc.lines or [""]
     last = min(last, len(lines) - 1)
-    end_text = lines[last]
-    end = len(end_text) if end_col is None else end_col
-    return {
-        "start": {"line": first, "character": to_lsp_character(lines[first], start_col, encoding)},
-        "end": {"line": last, "character": to_lsp_character(end_text, end, encoding)},
-    }
+    end = to_lsp_character(lines[last], len(lines[last]), Session.encoding(client))
+    return {"start": {"line": first, "character": 0}, "end": {"line": last, "character": end}}
 
 
 def _overlaps(d: Diagnostic, first: int, last: int) -> bool:
@@ -334,9 +328,10 @@ def kept(session: Session, action_id: str) -> Action:
     return action
 
 
-def one(actions: list[Action], what: str, where: str) -> Action:
+def one(actions: list[Action], what: str, where: str, offered: list[Action] | None = None) -> Action:
     """The action a request names: the only one, else the only preferred one; several are
-    `ambiguous` (listed with their servers), none is `not_found`."""
+    `ambiguous` (listed with their servers), none is `not_found` (listing what is `offered`
+    there, when given)."""
     usable = [a for a in actions if a.disabled is None] or actions
     if len(usable) > 1:
         preferred = [a for a in usable if a.preferred]
@@ -345,14 +340,20 @@ def one(actions: list[Action], what: str, where: str) -> Action:
         return usable[0]
     if not usable:
         raise LsapError(ErrorCode.NOT_FOUND, f"no code action {what} at {where}",
-                        hint="list what there is with `code_actions` (no `kind` or `title`)")
+                        hint="name one of the actions listed" if offered else
+                        "list what there is with `code_actions` (no `kind` or `title`)",
+                        candidates=_candidates((offered or [])[:10]))
     raise LsapError(
         ErrorCode.AMBIGUOUS,
         f"{len(usable)} code actions {what} at {where}",
         hint="name one by more of its title, by its `action_id`, or by `server`",
-        candidates=[Candidate(i + 1, f"{a.title} ({a.kind or 'no kind'}, {a.client.name}, "
-                                     f"id {a.id})") for i, a in enumerate(usable)],
+        candidates=_candidates(usable),
     )
+
+
+def _candidates(actions: list[Action]) -> list[Candidate]:
+    return [Candidate(i + 1, f"{a.title} ({a.kind or 'no kind'}, {a.client.name}, id {a.id})")
+            for i, a in enumerate(actions)]
 
 
 def narrow(actions: list[Action], *, title: str | None) -> list[Action]:

@@ -155,5 +155,6 @@ async def code_action(session: Session, request: CodeActionRequest) -> Answer:
     place = await place_of(session, request, CODE_ACTION)
     found = await gather(session, place.path, place.lines, kind=request.kind,
                          diagnostic=request.diagnostic, server=request.server)
-    action = one(narrow(found.actions, title=request.title), _filters(request) or "", place.where)
+    action = one(narrow(found.actions, title=request.title), _filters(request) or "", place.where,
+                 found.actions)
     return Answer(await _apply(session, action, before=found.before))

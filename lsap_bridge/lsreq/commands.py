@@ -106,7 +106,7 @@ async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
         fixing = by_title(found.actions, title.strip()) if title.strip() else found.actions
         action = one(fixing, f"fixing {op.what}", where)
     else:
-        action = one(by_title(found.actions, op.what), f"titled {op.what!r}", where)
+        action = one(by_title(found.actions, op.what), f"titled {op.what!r}", where, found.actions)
     ran = await run_action(session, action, _applier(tracker))
     return [f"applied: {action.title} ({action.client.name})", *ran.remarks]
 
