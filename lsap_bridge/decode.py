@@ -77,6 +77,46 @@ def spans(raw: Any) -> list[tuple[Path, dict[str, Any]]]:
     return out
 
 
+Range = tuple[int, int, int, int]  # start line, start character, end line, end character: the server's units
+
+
+def location_files(raw: Any) -> list[tuple[Path, list[Range]]]:
+    """A location answer by file: the files in path order, each with its ranges sorted and
+    one per start position, columns still in the server's units.
+
+    `raw` is the server's answer, or the packed shape transport.lua sends for an `LspCall`
+    with `packed` (per file its URI and the ranges' numbers in one flat list): then no object
+    is made per result, so that an answer of 20,000 costs what its files do (doc/architecture.md,
+    Costs). Columns are converted for what is shown only (`Session.located`): the unit order
+    is the code-point order, so sorting and de-duplicating need no text.
+    """
+    if isinstance(raw, dict) and "packed" in raw:
+        runs = [(path_of(uri), flat) for uri, flat in raw["packed"] or []
+                if isinstance(uri, str) and uri.startswith("file:")]
+    else:
+        runs = [(path, [rng["start"]["line"], rng["start"]["character"], rng["end"]["line"],
+                        rng["end"]["character"]]) for path, rng in spans(raw)]
+    by_path: dict[Path, list[int]] = {}
+    for path, flat in runs:
+        by_path.setdefault(path, []).extend(flat)
+    out = []
+    for path in sorted(by_path, key=str):
+        flat = by_path[path]
+        first_lines, first_chars = flat[0::4], flat[1::4]
+        starts = zip(first_lines, first_chars, strict=False)
+        ranges = zip(first_lines, first_chars, flat[2::4], flat[3::4], strict=False)
+        # One per start (the last one given wins), in start order: all at C speed.
+        out.append((path, sorted(dict(zip(starts, ranges, strict=False)).values())))
+    return out
+
+
+def location_count(raw: Any) -> int:
+    """How many results a location answer holds, in either shape (see `location_files`)."""
+    if isinstance(raw, dict) and "packed" in raw:
+        return sum(len(flat) // 4 for _, flat in raw["packed"] or [])
+    return len(raw) if isinstance(raw, list) else 1 if raw else 0
+
+
 # -- inlay hints ---------------------------------------------------------------------
 
 INLAY_TAG = "/*<inlay>{}</inlay>*/"

@@ -83,6 +83,9 @@ class LspCall:
     method: str
     params: dict[str, Any]
     bufnr: int | None = None
+    # The answer is a location list, sent packed by transport.lua (`decode.location_files`
+    # reads both shapes): a large one then crosses to Python as a few hundred objects.
+    packed: bool = False
 
 
 @dataclass
@@ -334,7 +337,8 @@ class EditorGateway:
         (`method, params -> result`) instead of Neovim's handlers.
         """
         payload = [
-            {"client_id": c.client_id, "method": c.method, "params": c.params, "bufnr": c.bufnr}
+            {"client_id": c.client_id, "method": c.method, "params": c.params, "bufnr": c.bufnr,
+             **({"pack": True} if c.packed else {})}
             for c in calls
         ]
         self.stats["lsp_requests"] += len(calls)

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 from cachetools import LRUCache, TTLCache
 
-from .decode import spans
+from .decode import Range, spans
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import DiskWatch
 from .errors import ErrorCode, LsapError, StaleText, invalid
@@ -347,9 +347,10 @@ class Session:
             hint=f"try the `{fallback(method, clients)}` mode instead",
         )
 
-    async def call(self, target: Target, method: str, params: dict[str, Any]) -> Any:
-        """One LSP request about the target's file (see `lsp`); its error is a `server_error`."""
-        answer = (await self.lsp([LspCall(target.client.id, method, params, target.bufnr)], target))[0]
+    async def call(self, target: Target, method: str, params: dict[str, Any], packed: bool = False) -> Any:
+        """One LSP request about the target's file (see `lsp`); its error is a `server_error`.
+        `packed`: a location list, answered packed (see `decode.location_files`)."""
+        answer = (await self.lsp([LspCall(target.client.id, method, params, target.bufnr, packed)], target))[0]
         if answer.error:
             raise LsapError(
                 ErrorCode.SERVER_ERROR,
@@ -403,30 +404,35 @@ class Session:
 
     async def locations(self, raw: Any, client: Client,
                         texts: dict[Path, Document] | None = None) -> list[Location]:
-        """Location | Location[] | LocationLink[] -> Locations with code-point columns.
+        """Location | Location[] | LocationLink[] -> Locations with code-point columns, in
+        the server's order (a short answer: every file is read; a long one pages
+        `decode.location_files` and converts the page with `located`).
 
         `texts`, if given: documents this request already read (reused), and it receives
         the ones read on the way, for `documents(have=)`.
         """
-        found = spans(raw)
+        found = [(path, (rng["start"]["line"], rng["start"]["character"], rng["end"]["line"],
+                         rng["end"]["character"])) for path, rng in spans(raw)]
         paths = dict.fromkeys(path for path, _ in found)
         docs = await self.documents([p for p in paths if self.workspace.contains(p)], have=texts)
         if texts is not None:
             texts.update(docs)
+        return self.located(found, client, docs)
+
+    def located(self, found: Sequence[tuple[Path, Range]], client: Client,
+                docs: dict[Path, Document]) -> list[Location]:
+        """Ranges in the server's units as Locations in code points, from the texts in `docs`
+        (a file not read, outside the workspace: column 0)."""
         encoding = self.encoding(client)
         out = []
-        for path, rng in found:
-            start, end = rng["start"], rng["end"]
+        for path, (first, start, last, end) in found:
             doc = docs.get(path)
             lines = doc.lines if doc else []
 
             def col(line: int, character: int, lines: list[str] = lines) -> int:
                 return from_lsp_character(lines[line] if line < len(lines) else "", character, encoding)
 
-            out.append(Location(
-                path, start["line"], col(start["line"], start["character"]),
-                end["line"], col(end["line"], end["character"]),
-            ))
+            out.append(Location(path, first, col(first, start), last, col(last, end)))
         return out
 
     # -- symbols --------------------------------------------------------------------

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from itertools import groupby
+from itertools import chain, groupby, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Literal
 
-from ..gateway import Document
+from ..decode import Range, location_count, location_files
 from ..models import Anchored, Line, LocateRequest, Paged, Row
 from ..modes import Answer, Offer, mode
 from ..report.paging import page
@@ -56,17 +57,18 @@ SETTLE_LIMIT = 10.0
 
 
 async def settled(session: Session, target: Target, params: dict[str, Any]) -> tuple[Any, bool]:
-    """References, asked again while a young server's count still changes; True if it never held.
-    Once a server's count has held, it is trusted for the rest of the session."""
-    raw = await session.call(target, METHOD, params)
+    """References (packed: see `decode.location_files`), asked again while a young server's
+    count still changes; True if it never held. Once a server's count has held, it is
+    trusted for the rest of the session."""
+    raw = await session.call(target, METHOD, params, packed=True)
     age = target.client.age()
     if age is None or age > YOUNG or target.client.id in session.settled:
         return raw, False
     deadline = time.monotonic() + SETTLE_LIMIT
     while time.monotonic() < deadline:
         await asyncio.sleep(RECHECK)
-        again = await session.call(target, METHOD, params)
-        if len(again or []) == len(raw or []):
+        again = await session.call(target, METHOD, params, packed=True)
+        if location_count(again) == location_count(raw):
             session.settled.add(target.client.id)
             return again, False
         raw = again
@@ -78,25 +80,29 @@ async def settled(session: Session, target: Target, params: dict[str, Any]) -> t
       fallback="search", workspace=True,
       offer=Offer(command="LsapReferences", picker=1, view="refs", mcp=True))
 async def references(session: Session, request: ReferencesRequest) -> Answer:
-    items: list[Location] | None = session.kept(request)
+    # The whole answer is a flat list of (path, range in the server's units), sorted and
+    # unique, built at C speed; only the page shown is read, converted to code points and
+    # given its enclosing symbols (doc/architecture.md, Costs).
+    items: list[tuple[Path, Range]] | None = session.kept(request)
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
-    texts: dict[Path, Document] = {}  # read while converting columns, reused for the page
     growing = False
     if items is None:
         params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
         params["context"] = {"includeDeclaration": request.include_declaration}
         raw, growing = await settled(session, target, params)
-        found = await session.locations(raw, target.client, texts)
-        unique = {(loc.path, loc.line, loc.col): loc for loc in found}
-        items = sorted(unique.values(), key=lambda loc: (str(loc.path), loc.line, loc.col))
-    inside = [loc for loc in items if session.workspace.contains(loc.path)]
+        items = list(chain.from_iterable(zip(repeat(path), ranges) for path, ranges in location_files(raw)))
+    # Confinement per file, on every page (the list is in path order): outside ones counted.
+    runs = [(path, list(run)) for path, run in groupby(items, key=itemgetter(0))]
+    inside_runs = [run for path, run in runs if session.workspace.contains(path)]
+    inside = list(chain.from_iterable(inside_runs))
     external = len(items) - len(inside)
-    shown, paging = page(session, request, inside)
+    page_items, paging = page(session, request, inside)
 
     # Per-item work only for the page shown: one read and one symbol call per file.
-    paths = [loc.path for loc in shown]
-    docs = await session.documents(paths, have=texts)
+    paths = [path for path, _ in page_items]
+    docs = await session.documents(paths)
+    shown = session.located(page_items, target.client, docs)
     trees = await session.symbols(paths, target.client, docs) if target.client.supports(
         "textDocument/documentSymbol") else {}
     groups: list[Group] = []
@@ -123,7 +129,7 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
     report = ReferencesReport(
         **{**anchor_fields(resolved, session), "partial": resolved.target.partial or growing},
         name=word_at(resolved.line_text, resolved.column),
-        files=len({loc.path for loc in inside}),
+        files=len(inside_runs),
         external=external,
         groups=groups,
         **paging,

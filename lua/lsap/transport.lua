@@ -484,8 +484,44 @@ local function unpark(token)
   end
 end
 
+local function position(p)
+  return type(p) == 'table' and type(p.line) == 'number' and p.line >= 0 and p.line % 1 == 0
+    and type(p.character) == 'number' and p.character >= 0 and p.character % 1 == 0
+end
+
+--- A Location | Location[] | LocationLink[] answer packed for its trip to the service:
+--- `{packed = {{uri, {start line, start character, end line, end character, ...}}, ...}}`,
+--- one entry per file in the order first seen, the ranges' numbers in one flat list. Twenty
+--- thousand references are then a few hundred small tables instead of a hundred thousand,
+--- for msgpack and for Python (doc/architecture.md, Costs). Entries that are not a file's
+--- location with a valid range are left out, as the service's decoder leaves them out.
+local function pack_locations(result)
+  if type(result) ~= 'table' then return result end
+  if result.uri or result.targetUri then result = { result } end
+  local files, by_uri = {}, {}
+  for _, item in ipairs(result) do
+    if type(item) == 'table' then
+      local uri = item.targetUri or item.uri
+      local range = item.targetSelectionRange or item.range
+      if type(uri) == 'string' and uri:sub(1, 5) == 'file:' and type(range) == 'table'
+        and position(range.start) and position(range['end']) then
+        local flat = by_uri[uri]
+        if not flat then
+          flat = {}
+          by_uri[uri] = flat
+          files[#files + 1] = { uri, flat }
+        end
+        local n, e = #flat, range['end']
+        flat[n + 1], flat[n + 2], flat[n + 3], flat[n + 4] = range.start.line, range.start.character, e.line, e.character
+      end
+    end
+  end
+  return { packed = files }
+end
+
 --- Send several LSP requests at once; one `lsap_reply` carries every answer, in order.
---- calls: { {client_id=, method=, params=, bufnr=?}, ... }
+--- calls: { {client_id=, method=, params=, bufnr=?, pack=?}, ... }
+--- (`pack`: the answer is a location list, sent packed: see `pack_locations`.)
 --- intercept (optional): the commands among them (`workspace/executeCommand`) are the
 --- bridge's: the requests their servers send back meanwhile go to the service (see above).
 --- guard (optional): {bufnr, changedtick, disk} of the text the requests were computed from
@@ -539,8 +575,9 @@ function M.request(token, calls, guard, intercept)
         take_over(client, token)
         taken[i] = client.id
       end
+      local pack = call.pack == true
       local ok, request_id = client:request(call.method, call.params, function(err, result)
-        finish(i, { error = err, result = result })
+        finish(i, { error = err, result = pack and not err and pack_locations(result) or result })
       end, bufnr)
       if ok then
         table.insert(inflight[token], {

@@ -122,7 +122,7 @@ def session_for(root: Path, symbols: dict[Path, list[dict[str, Any]]], pack: boo
 
     def answer(call: LspCall) -> LspAnswer:
         if call.method == "textDocument/references":
-            return LspAnswer(packed(found) if pack and getattr(call, "packed", False) else found)
+            return LspAnswer(packed(found) if pack and call.packed else found)
         if call.method == "textDocument/documentSymbol":
             return LspAnswer(symbols[path_of(call.params["textDocument"]["uri"])])
         raise AssertionError(f"unexpected {call.method}")

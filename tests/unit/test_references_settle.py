@@ -22,7 +22,7 @@ class Answers:
         self.calls = 0
         self.settled: set[int] = set()
 
-    async def call(self, target: Target, method: str, params: dict[str, Any]) -> list[int]:
+    async def call(self, target: Target, method: str, params: dict[str, Any], packed: bool = False) -> list[int]:
         count = self.counts[min(self.calls, len(self.counts) - 1)]
         self.calls += 1
         return list(range(count))
