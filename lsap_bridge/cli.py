@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +40,26 @@ def exit_code(code: str | None) -> int:
     return 0 if code is None else EXIT_CODES.get(code, 1)
 
 
+HELP_WIDTH = 100
+
+
+def help_formatter(prog: str) -> argparse.HelpFormatter:
+    """Help at a fixed width (the epilog as written): argparse makes a formatter for every
+    argument it adds, and its default one sizes itself to the terminal each time (a shutil
+    import and a query per argument: most of what parsing costs a warm call;
+    doc/architecture.md, Costs)."""
+    return argparse.RawDescriptionHelpFormatter(prog, width=HELP_WIDTH)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lsap",
+        formatter_class=help_formatter,
         description="Ask the language servers of a Neovim (yours, or an embedded one) "
         "with text anchors.",
         epilog="Anchors: path:Symbol.path@text with <|> marking the spot, e.g.\n"
         "'shop/models.py:Order.total@return <|>result'. Modes: lsap schema lists them.\n\n"
         + EXIT_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--root", type=Path, help="workspace root (default: nearest project root)")
     parser.add_argument("--session", help="session name or pid (see `lsap sessions`)")
@@ -103,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     command = args.words[0]
     if command == "sessions":
         if args.json:
-            print(json.dumps([asdict(live) for live in sessions()], indent=1))
+            print(json.dumps([live._asdict() for live in sessions()], indent=1))
             return 0
         for live in sessions():
             print(f"{live.name}\t{live.kind}\tpid {live.pid}\t{', '.join(live.roots)}")

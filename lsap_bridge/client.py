@@ -5,24 +5,30 @@ finding (or starting) the session to ask.
 (blocking, for the CLI) and `AsyncConnection` (asyncio, many calls in flight) carry it over
 the Unix socket; `call_session` and `AsyncSession` add the finding of a session and the one
 retry when a session went away before running a call.
+
+The CLI's path imports only what a plain request needs: asyncio (about half the CLI's
+imports) is imported where the asyncio classes use it, subprocess where a daemon is
+started, so that a warm `lsap hover` costs little more than starting Python
+(doc/architecture.md, Costs).
 """
 
 from __future__ import annotations
 
-import asyncio
 import fcntl
 import itertools
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .discovery import SessionInfo, daemon_log, daemon_name, runtime_dir, session_for, sessions
+
+if TYPE_CHECKING:
+    import asyncio
 
 ATTEMPTS = 2  # sends of one call: once more if its session went away before running it
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "package.json", "tsconfig.json",
@@ -149,6 +155,8 @@ class AsyncConnection:
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  name: str | None, surface: str | None = None) -> None:
+        import asyncio
+
         self.reader, self.writer = reader, writer
         self.rpc = Rpc(name, surface)
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
@@ -156,6 +164,8 @@ class AsyncConnection:
 
     @classmethod
     async def open(cls, path: str, name: str | None = None, surface: str | None = None) -> AsyncConnection:
+        import asyncio
+
         try:
             reader, writer = await asyncio.open_unix_connection(path, limit=1 << 26)
         except OSError as exc:
@@ -167,6 +177,8 @@ class AsyncConnection:
         return self.reading.done()
 
     async def call(self, method: str, params: Any = None) -> Any:
+        import asyncio
+
         if self.closed:
             raise gone("closed the connection", started=False)
         msg_id, line = self.rpc.request(method, params)
@@ -225,11 +237,15 @@ class AsyncSession:
 
     def __init__(self, find: Callable[[], SessionInfo | None], name: str | None = None,
                  surface: str | None = None) -> None:
+        import asyncio
+
         self.find, self.name, self.surface = find, name, surface
         self.conn: AsyncConnection | None = None
         self.opening = asyncio.Lock()
 
     async def connection(self) -> AsyncConnection:
+        import asyncio
+
         async with self.opening:
             if self.conn is None or self.conn.closed:
                 info = await asyncio.to_thread(self.find)
@@ -315,6 +331,8 @@ def start_daemon(root: Path, servers: list[str], idle_timeout: float,
 
 
 def _spawn_daemon(root: Path, servers: list[str], idle_timeout: float, wait: float) -> SessionInfo:
+    import subprocess
+
     log = daemon_log(root)
     start = log.stat().st_size if log.exists() else 0
     with open(log, "ab") as out:

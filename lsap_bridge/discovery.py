@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import socket
 import stat
-from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import NamedTuple
 
 from . import __version__
 
@@ -27,8 +26,10 @@ def runtime_dir() -> Path:
     return directory
 
 
-@dataclass
-class SessionInfo:
+class SessionInfo(NamedTuple):
+    """A session as its discovery file tells it. (A named tuple: `lsap` reads these on every
+    call, and dataclasses would cost it a fifth of its imports; doc/architecture.md, Costs.)"""
+
     name: str
     kind: str  # "editor" or "daemon"
     pid: int
@@ -48,7 +49,7 @@ class SessionInfo:
         tmp = self.file.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as out:
-            out.write(json.dumps(asdict(self)))
+            out.write(json.dumps(self._asdict()))
         tmp.replace(self.file)
 
     def withdraw(self) -> None:
@@ -58,6 +59,8 @@ class SessionInfo:
 
 
 def daemon_name(root: Path) -> str:
+    import hashlib  # only where a daemon is looked for by its root: not on a plain call
+
     return "daemon-" + hashlib.sha1(str(root).encode()).hexdigest()[:12]
 
 
@@ -66,7 +69,7 @@ def daemon_log(root: Path) -> Path:
     return runtime_dir() / f"{daemon_name(root)}.log"
 
 
-FIELDS = {f.name for f in fields(SessionInfo)}
+FIELDS = set(SessionInfo._fields)
 
 
 def alive(pid: int) -> bool:
