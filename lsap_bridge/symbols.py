@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
 from rapidfuzz import fuzz, process
@@ -65,8 +65,11 @@ class Symbol:
         return KIND_NAMES.get(self.kind, "symbol")
 
 
+@lru_cache(maxsize=4096)
 def bare_name(name: str) -> str:
-    """`validate(self)` -> `validate`, `(*T).M` -> `M`: the name an agent would write."""
+    """`validate(self)` -> `validate`, `(*T).M` -> `M`: the name an agent would write.
+    (Memoised: a pure function of the name, and a large file repeats its names, `__init__`,
+    `method_0`, thousands of times.)"""
     receiver = re.match(r"^\(\*?[\w.]+\)\.(\w+)", name)
     if receiver:
         return receiver.group(1)
@@ -148,7 +151,10 @@ def _span(raw: dict[str, Any], lines: Sequence[str], encoding: Encoding) -> Span
 
 
 def _column(lines: Sequence[str], line: int, character: int, encoding: Encoding) -> int:
-    return from_lsp_character(lines[line] if 0 <= line < len(lines) else "", character, encoding)
+    text = lines[line] if 0 <= line < len(lines) else ""
+    if text.isascii():  # the common case, inline: a large file has 40,000 of these
+        return max(0, min(character, len(text)))
+    return from_lsp_character(text, character, encoding)
 
 
 def build_tree(result: Any, lines: Sequence[str], encoding: Encoding) -> SymbolTree:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from itertools import groupby
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
@@ -27,6 +28,7 @@ METHOD = "textDocument/documentSymbol"
 MAX_FILES = 500
 # Function-like symbols: their children are locals, not part of the file's structure.
 _FUNCTIONS = {6, 9, 12}
+_BY_START = attrgetter("selection.start_line", "selection.start_col")  # in C: 10,000 symbols
 
 
 class OutlineRequest(Request):
@@ -78,7 +80,7 @@ def structure(
     Locals of functions are left out unless `local` (the function itself was asked for).
     """
     # Servers may sort by name (typescript-language-server does): the file's order reads better.
-    for node in sorted(nodes, key=lambda n: (n.selection.start_line, n.selection.start_col)):
+    for node in sorted(nodes, key=_BY_START):
         path = (*prefix, node.bare_name)
         yield path, node
         if (local or node.kind not in _FUNCTIONS) and (depth is None or depth > 1):
@@ -150,7 +152,9 @@ async def outline(session: Session, request: OutlineRequest) -> Answer:
             "`symbol_path` needs `file_path` to name one file",
             hint="drop `symbol_path`, or give the file that holds the symbol",
         )
-    items: list[Entry] | None = session.kept(request)
+    # Every symbol is walked (the total, the pages), but a row is made for the page shown
+    # only: a 20,000-line file has 10,000 symbols (doc/architecture.md, Costs).
+    items: list[tuple[str, tuple[str, ...], Symbol]] | None = session.kept(request)
     lacking: list[str] = []
     if items is None:
         trees, lacking = await _trees(session, files)
@@ -165,25 +169,26 @@ async def outline(session: Session, request: OutlineRequest) -> Answer:
                 if names
                 else structure(tree.roots, depth=1 if many else None)
             )
-            items += [
-                Entry(
-                    path=display,
-                    line=symbol.selection.start_line + 1,
-                    column=symbol.selection.start_col + 1,
-                    kind=symbol.kind_name,
-                    symbol=".".join(dotted),
-                    detail=symbol.detail,
-                    children=len(symbol.children) if many and symbol.kind not in _FUNCTIONS else 0,
-                )
-                for dotted, symbol in walked
-            ]
-    shown, paging = page(session, request, items)
+            items += ((display, dotted, symbol) for dotted, symbol in walked)
+    page_items, paging = page(session, request, items)
+    shown = [
+        Entry(
+            path=display,
+            line=symbol.selection.start_line + 1,
+            column=symbol.selection.start_col + 1,
+            kind=symbol.kind_name,
+            symbol=".".join(dotted),
+            detail=symbol.detail,
+            children=len(symbol.children) if many and symbol.kind not in _FUNCTIONS else 0,
+        )
+        for display, dotted, symbol in page_items
+    ]
     groups = [FileSymbols(path=path, symbols=list(rows)) for path, rows in groupby(shown, key=lambda r: r.path)]
     report = OutlineReport(
         target=request.file_path,
         scope=".".join(names) if names else None,
         many=many,
-        files=len({item.path for item in items}),
+        files=sum(1 for _ in groupby(items, key=itemgetter(0))),
         more_files=found.more,
         limit=MAX_FILES,
         outside=found.outside,

@@ -118,10 +118,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[Path, 
 
 
 def session_for(root: Path, symbols: dict[Path, list[dict[str, Any]]], pack: bool) -> Session:
-    found = references_answer(root)
-
     def answer(call: LspCall) -> LspAnswer:
         if call.method == "textDocument/references":
+            found = references_answer(root)
             return LspAnswer(packed(found) if pack and call.packed else found)
         if call.method == "textDocument/documentSymbol":
             return LspAnswer(symbols[path_of(call.params["textDocument"]["uri"])])
