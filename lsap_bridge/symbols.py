@@ -8,9 +8,9 @@ trees with code-point columns, so Locate and reports never care which server ans
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from rapidfuzz import fuzz, process
@@ -46,23 +46,63 @@ class Span(NamedTuple):
         return not (line == self.end_line and col > self.end_col)
 
 
-@dataclass
-class Symbol:
-    name: str
-    kind: int
-    span: Span
-    selection: Span
-    detail: str = ""
-    children: list[Symbol] = field(default_factory=list)
+Ranges = tuple[dict[str, Any], dict[str, Any], Callable[[dict[str, Any]], Span]]
 
-    @cached_property
+
+class Symbol:
+    """A document symbol. From a server's answer its spans are converted when first read
+    (`lazy`): an outline of a 20,000-line file sorts and names its 10,000 symbols, but
+    shows the places of a page of them (doc/architecture.md, Costs)."""
+
+    __slots__ = ("_ranges", "_selection", "_span", "children", "detail", "kind", "name")
+
+    def __init__(self, name: str, kind: int, span: Span | None, selection: Span | None,
+                 detail: str = "", children: list[Symbol] | None = None) -> None:
+        self.name, self.kind, self.detail = name, kind, detail
+        self.children: list[Symbol] = children if children is not None else []
+        self._span, self._selection = span, selection
+        self._ranges: Ranges | None = None
+
+    @classmethod
+    def lazy(cls, name: str, kind: int, detail: str, children: list[Symbol], ranges: Ranges) -> Symbol:
+        """A symbol whose LSP `range` and `selectionRange` become spans with `ranges[2]` on use."""
+        symbol = cls(name, kind, None, None, detail, children)
+        symbol._ranges = ranges
+        return symbol
+
+    @property
+    def span(self) -> Span:
+        if self._span is None:
+            assert self._ranges is not None
+            self._span = self._ranges[2](self._ranges[0])
+        return self._span
+
+    @property
+    def selection(self) -> Span:
+        if self._selection is None:
+            assert self._ranges is not None
+            self._selection = self._ranges[2](self._ranges[1])
+        return self._selection
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """Where the name starts, for sorting siblings: the server's units while the spans
+        are not converted (their order is the code points' order)."""
+        if self._selection is None and self._ranges is not None:
+            start = self._ranges[1]["start"]
+            return start["line"], start["character"]
+        return self.selection.start_line, self.selection.start_col
+
+    @property
     def bare_name(self) -> str:
-        # Cached: symbol-path lookups compare it for every symbol of a file, every request.
         return bare_name(self.name)
 
     @property
     def kind_name(self) -> str:
         return KIND_NAMES.get(self.kind, "symbol")
+
+    def __repr__(self) -> str:
+        return f"Symbol({self.name!r}, {self.kind}, {self.span}, {self.selection})"
 
 
 @lru_cache(maxsize=4096)
@@ -164,15 +204,13 @@ def build_tree(result: Any, lines: Sequence[str], encoding: Encoding) -> SymbolT
     if "location" in result[0]:
         return _tree_from_flat(result, lines, encoding)
 
+    def span(rng: dict[str, Any]) -> Span:
+        return _span(rng, lines, encoding)
+
     def convert(raw: dict[str, Any]) -> Symbol:
-        return Symbol(
-            name=raw["name"],
-            kind=int(raw.get("kind", 0)),
-            span=_span(raw["range"], lines, encoding),
-            selection=_span(raw.get("selectionRange") or raw["range"], lines, encoding),
-            detail=raw.get("detail") or "",
-            children=[convert(c) for c in raw.get("children") or []],
-        )
+        return Symbol.lazy(raw["name"], int(raw.get("kind", 0)), raw.get("detail") or "",
+                           [convert(c) for c in raw.get("children") or []],
+                           (raw["range"], raw.get("selectionRange") or raw["range"], span))
 
     return SymbolTree([convert(r) for r in result])
 

@@ -1,0 +1,104 @@
+"""A large references answer through real Neovim and basedpyright: packed by transport.lua,
+it decodes to what the server's own answer decodes to, and the first and a later page hold
+the same uses, enclosing symbols and counts as a slow path computed here from the unpacked
+answer (every location converted, sorted and looked up one by one)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from lsap_bridge.decode import location_files
+from lsap_bridge.gateway import LspCall
+from lsap_bridge.workspace import uri_of
+
+from .harness import Bridge
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+FILES, USES = 20, 100  # and the definition: 2,001 references
+PAGE = 60
+
+
+@pytest.fixture(scope="module")
+def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    root = tmp_path_factory.mktemp("large") / "proj"
+    package = root / "big"
+    package.mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'large'\n")
+    (package / "__init__.py").write_text("")
+    (package / "w.py").write_text("class Widget:\n    def ping(self) -> int:\n        return 1\n")
+    for index in range(FILES):
+        body = ["from big.w import Widget\n"]
+        for i in range(USES - 1):
+            note = "😀 " if i % 7 == 0 else ""  # utf-16 columns that are not code points
+            body.append(f"\n\ndef make_{i}() -> object:\n    return ('{note}', Widget())\n")
+        (package / f"uses{index}.py").write_text("".join(body))
+    bridge = Bridge(root.resolve(), ["basedpyright"])
+    yield bridge
+    bridge.close()
+
+
+def slow_pages(bridge: Bridge, anchor: str) -> tuple[list[tuple[str, int, int, str | None]], int, int]:
+    """Every use as (path, line, column, enclosing symbol), in report order, and the count
+    of files and of results outside the workspace: from the unpacked answer, item by item."""
+    session = bridge.service.session
+
+    async def work() -> tuple[list[tuple[str, int, int, str | None]], int, int]:
+        target = await session.target(bridge.root / "big" / "w.py", "textDocument/references")
+        doc = await session.document(target.path)
+        params = session.position_params(target, doc, 0, 6)
+        params["context"] = {"includeDeclaration": True}
+        [answer] = await session.gateway.lsp(
+            [LspCall(target.client.id, "textDocument/references", params, target.bufnr)])
+        found = await session.locations(answer.result, target.client)
+        unique = {(loc.path, loc.line, loc.col): loc for loc in found}
+        ordered = sorted(unique.values(), key=lambda loc: (str(loc.path), loc.line, loc.col))
+        inside = [loc for loc in ordered if session.workspace.contains(loc.path)]
+        paths = list(dict.fromkeys(loc.path for loc in inside))
+        trees = await session.symbols(paths, target.client, await session.documents(paths))
+        rows = [(session.workspace.display(loc.path), loc.line + 1, loc.col + 1,
+                 trees[loc.path].enclosing_path(loc.line, loc.col)) for loc in inside]
+        return rows, len(paths), len(ordered) - len(inside)
+
+    return bridge.loop.run(work())
+
+
+def shown(report: dict[str, Any]) -> list[tuple[str, int, int, str | None]]:
+    return [(group["path"], use["line"], use["column"], group["symbol"])
+            for group in report["groups"] for use in group["uses"]]
+
+
+def test_a_packed_answer_decodes_as_the_servers_own(bridge: Bridge) -> None:
+    session = bridge.service.session
+
+    async def both() -> tuple[Any, Any]:
+        path = bridge.root / "big" / "w.py"
+        target = await session.target(path, "textDocument/references")
+        params = {"textDocument": {"uri": uri_of(path)}, "position": {"line": 0, "character": 6},
+                  "context": {"includeDeclaration": True}}
+        plain, packed = await session.gateway.lsp([
+            LspCall(target.client.id, "textDocument/references", params, target.bufnr),
+            LspCall(target.client.id, "textDocument/references", params, target.bufnr, packed=True)])
+        return plain.result, packed.result
+
+    plain, packed = bridge.loop.run(both())
+    assert isinstance(packed, dict) and len(packed["packed"]) == FILES + 1
+    assert location_files(packed) == location_files(plain)
+    assert sum(len(ranges) for _, ranges in location_files(packed)) == FILES * USES + 1
+
+
+def test_the_pages_of_2001_references_are_the_slow_paths(bridge: Bridge) -> None:
+    anchor = "big/w.py:Widget"
+    first = bridge.ask(mode="references", locate=anchor, max_items=PAGE)
+    rows, files, external = slow_pages(bridge, anchor)
+    assert len(rows) == FILES * USES + 1
+    assert (first["total"], first["files"], first["external"]) == (len(rows), files, external)
+    assert shown(first) == rows[:PAGE]
+    start = 1_234
+    later = bridge.ask(mode="references", locate=anchor, max_items=PAGE, start_index=start,
+                       pagination_id=first["pagination_id"])
+    assert shown(later) == rows[start:start + PAGE]
+    assert any(symbol and symbol.startswith("make_") for *_, symbol in shown(later))
