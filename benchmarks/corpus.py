@@ -176,8 +176,9 @@ def scale_references(root: Path, count: int) -> str:
     return f"lsap_scale/w{count}.py:{name}"
 
 
-def scale_outline(root: Path, lines: int) -> str:
-    """A Python file of about `lines` lines: classes of ten two-line methods."""
+def scale_outline(root: Path, lines: int, copy: int = 0) -> str:
+    """A Python file of about `lines` lines: classes of ten two-line methods (`copy`: another
+    file of the same text, for one more cold measurement)."""
     package = root / "lsap_scale"
     package.mkdir(exist_ok=True)
     out: list[str] = []
@@ -189,7 +190,7 @@ def scale_outline(root: Path, lines: int) -> str:
             out.append(f"        return value + {m}")
         out.append("")
         index += 1
-    path = package / f"big{lines}.py"
+    path = package / (f"big{lines}.py" if not copy else f"big{lines}_{copy}.py")
     path.write_text("\n".join(out[:lines]) + "\n")
     # An identical copy for the raw side, so that both sides are measured cold.
     shutil.copyfile(path, raw_twin(path))

@@ -177,11 +177,16 @@ How each figure is taken:
    bases, and the locate latency against the base commit, are the anchors block below
    (`python -m benchmarks.anchors`).
 6. Start: the embedded Neovim step by step, then the `lsap` CLI cold (it starts the
-   daemon) and warm.
+   daemon) and warm; the warm `lsap hover` (the whole process) against a bare
+   `python -c pass` of the same interpreter, alternating, medians of 15, the package's
+   bytecode compiled first as a wheel install does (target, issue 21: within 2x).
 7. Scale: generated files inside the corpus (a class used 200/2,000/20,000 times; files
    of 200/2,000/20,000 lines); first page of the bridge against the raw references plus
    symbols and reads for the first 50; peak Python memory by `tracemalloc`, of the bridge's
-   request and of the raw work (both in the runner's process).
+   request and of the raw work (both in the runner's process). A cold outline is the median
+   of 3 files of the same text per side, the sides alternating. Targets (issue 21): the
+   first page of the largest answer within 1.2x of raw and its time growing per x10 items no
+   faster than raw's (within 10 %: noise), a cold outline of the largest file within 1.3x.
 8. Actions: organise imports of a generated file with unsorted imports (put back before
    every repetition, untimed) through the bridge's `code_action` (kind
    `source.organizeImports`) against the same raw requests through the same Neovim: every
