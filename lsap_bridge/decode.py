@@ -13,6 +13,7 @@ from typing import Any, TypeGuard
 
 from .gateway import Document
 from .position import Encoding, from_lsp_character, to_lsp_character
+from .symbols import Units, units
 from .workspace import path_of, uri_of
 
 # Outside code: HTML entities (`&nbsp;` indents pyright's docstrings), line-break tags, and
@@ -77,10 +78,7 @@ def spans(raw: Any) -> list[tuple[Path, dict[str, Any]]]:
     return out
 
 
-Range = tuple[int, int, int, int]  # start line, start character, end line, end character: the server's units
-
-
-def location_files(raw: Any) -> list[tuple[Path, list[Range]]]:
+def location_files(raw: Any) -> list[tuple[Path, list[Units]]]:
     """A location answer by file: the files in path order, each with its ranges sorted and
     one per start position, columns still in the server's units.
 
@@ -94,8 +92,7 @@ def location_files(raw: Any) -> list[tuple[Path, list[Range]]]:
         runs = [(path_of(uri), flat) for uri, flat in raw["packed"] or []
                 if isinstance(uri, str) and uri.startswith("file:")]
     else:
-        runs = [(path, [rng["start"]["line"], rng["start"]["character"], rng["end"]["line"],
-                        rng["end"]["character"]]) for path, rng in spans(raw)]
+        runs = [(path, list(units(rng))) for path, rng in spans(raw)]
     by_path: dict[Path, list[int]] = {}
     for path, flat in runs:
         by_path.setdefault(path, []).extend(flat)

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 from cachetools import LRUCache, TTLCache
 
-from .decode import Range, spans
+from .decode import spans
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import DiskWatch
 from .errors import ErrorCode, LsapError, StaleText, invalid
@@ -30,7 +30,7 @@ from .models import Locate, Request
 from .modes import Answer, Capability, fallback
 from .position import Encoding, from_lsp_character, to_lsp_character
 from .surface import servers_help
-from .symbols import SymbolTree, build_tree
+from .symbols import SymbolTree, Units, build_tree, units
 from .workspace import Workspace, language_of, remembered, uri_of
 
 
@@ -411,15 +411,14 @@ class Session:
         `texts`, if given: documents this request already read (reused), and it receives
         the ones read on the way, for `documents(have=)`.
         """
-        found = [(path, (rng["start"]["line"], rng["start"]["character"], rng["end"]["line"],
-                         rng["end"]["character"])) for path, rng in spans(raw)]
+        found = [(path, units(rng)) for path, rng in spans(raw)]
         paths = dict.fromkeys(path for path, _ in found)
         docs = await self.documents([p for p in paths if self.workspace.contains(p)], have=texts)
         if texts is not None:
             texts.update(docs)
         return self.located(found, client, docs)
 
-    def located(self, found: Sequence[tuple[Path, Range]], client: Client,
+    def located(self, found: Sequence[tuple[Path, Units]], client: Client,
                 docs: dict[Path, Document]) -> list[Location]:
         """Ranges in the server's units as Locations in code points, from the texts in `docs`
         (a file not read, outside the workspace: column 0)."""

@@ -9,14 +9,14 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Literal
 
-from ..decode import Range, location_count, location_files
+from ..decode import location_count, location_files
 from ..models import Anchored, Line, LocateRequest, Paged, Row
 from ..modes import Answer, Offer, mode
 from ..report.paging import page
 from ..report.pieces import anchor_fields, editor_location, excerpt, fence_language, word_at
 from ..resolve import resolve
 from ..session import Location, Session, Target
-from ..symbols import SymbolTree
+from ..symbols import SymbolTree, Units
 
 METHOD = "textDocument/references"
 
@@ -83,7 +83,7 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
     # The whole answer is a flat list of (path, range in the server's units), sorted and
     # unique, built at C speed; only the page shown is read, converted to code points and
     # given its enclosing symbols (doc/architecture.md, Costs).
-    items: list[tuple[Path, Range]] | None = session.kept(request)
+    items: list[tuple[Path, Units]] | None = session.kept(request)
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
     growing = False
