@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..decode import hover_text, spans
+from ..decode import hover_text, location_files
 from ..gateway import Document, LspCall
 from ..models import Anchored, LocateRequest, Row
 from ..modes import Answer, Offer, mode
@@ -74,7 +74,7 @@ async def inspect(session: Session, request: InspectRequest) -> Answer:
     extra = {"textDocument/references": {"context": {"includeDeclaration": False}}}
     answers = await session.lsp(
         [
-            LspCall(client.id, m, {**params, **extra.get(m, {})}, target.bufnr)
+            LspCall(client.id, m, {**params, **extra.get(m, {})}, target.bufnr, packed=m == "textDocument/references")
             for m in asked
             if (client := clients[m]) is not None
         ],
@@ -91,10 +91,11 @@ async def inspect(session: Session, request: InspectRequest) -> Answer:
     )
     references = None
     if "textDocument/references" in results:
-        # Counted from the paths alone: no file needs reading for a count.
-        found = [path for path, _ in spans(results["textDocument/references"])]
-        inside = [path for path in found if session.workspace.contains(path)]
-        references = Count(total=len(inside), files=len(set(inside)), external=len(found) - len(inside))
+        # Counted from the paths alone, as `references` counts them: no file is read.
+        files = location_files(results["textDocument/references"])
+        inside = [len(ranges) for path, ranges in files if session.workspace.contains(path)]
+        references = Count(total=sum(inside), files=len(inside),
+                           external=sum(len(ranges) for _, ranges in files) - sum(inside))
     anchor = resolved.anchor
     report = InspectReport(
         **anchor_fields(resolved, session),
