@@ -83,8 +83,9 @@ class LspCall:
     method: str
     params: dict[str, Any]
     bufnr: int | None = None
-    # The answer is a location list, sent packed by transport.lua (`decode.location_files`
-    # reads both shapes): a large one then crosses to Python as a few hundred objects.
+    # The answer (a location list, or document symbols) is sent packed by transport.lua
+    # (`decode.location_files` and `symbols.build_tree` read both shapes): a large one then
+    # crosses to Python as a few lists instead of tens of thousands of tables.
     packed: bool = False
 
 

@@ -456,7 +456,7 @@ class Session:
             return out
         calls = [
             LspCall(client.id, "textDocument/documentSymbol",
-                    {"textDocument": {"uri": uri_of(p)}}, docs[p].bufnr)
+                    {"textDocument": {"uri": uri_of(p)}}, docs[p].bufnr, packed=True)
             for p in missing
         ]
         answers = await self.lsp(calls)
@@ -474,7 +474,7 @@ class Session:
             fresh = await self.documents(retry)
             method = "textDocument/documentSymbol"
             answers = await self.lsp([
-                LspCall(client.id, method, {"textDocument": {"uri": uri_of(path)}}, bufnr)
+                LspCall(client.id, method, {"textDocument": {"uri": uri_of(path)}}, bufnr, packed=True)
                 for path, bufnr in zip(retry, bufnrs, strict=True)
             ])
             for path, answer in zip(retry, answers, strict=True):

@@ -212,15 +212,19 @@ def _column(lines: Sequence[str], line: int, character: int, encoding: Encoding)
 
 
 def build_tree(result: Any, lines: Sequence[str], encoding: Encoding) -> SymbolTree:
-    """A `SymbolTree` from either answer shape of `textDocument/documentSymbol`."""
+    """A `SymbolTree` from either answer shape of `textDocument/documentSymbol`, or from
+    the packed shape transport.lua sends for an `LspCall` with `packed` (`pack_symbols`)."""
     if not result:
         return SymbolTree([])
-    if "location" in result[0]:
-        return _tree_from_flat(result, lines, encoding)
 
     def span(units: Units) -> Span:
         first, start, last, end = units
         return Span(first, _column(lines, first, start, encoding), last, _column(lines, last, end, encoding))
+
+    if isinstance(result, dict) and "symbols" in result:
+        return _tree_from_packed(result["symbols"], span)
+    if "location" in result[0]:
+        return _tree_from_flat(result, lines, encoding)
 
     def convert(raw: dict[str, Any]) -> Symbol:
         rng = raw["range"]
@@ -229,6 +233,22 @@ def build_tree(result: Any, lines: Sequence[str], encoding: Encoding) -> SymbolT
                            [convert(c) for c in raw.get("children") or []], (units(rng), units(selection)), span)
 
     return SymbolTree([convert(r) for r in result])
+
+
+def _tree_from_packed(packed: list[Any], span: Converter) -> SymbolTree:
+    """Nested symbols from their names, details and ten numbers each, depth first (each
+    symbol's parent comes before it); the numbers are read at C speed."""
+    names, details, nums = packed
+    ranges = zip(nums[2::10], nums[3::10], nums[4::10], nums[5::10], strict=True)
+    selections = zip(nums[6::10], nums[7::10], nums[8::10], nums[9::10], strict=True)
+    made: list[Symbol] = []
+    roots: list[Symbol] = []
+    for name, detail, parent, kind, rng, selection in zip(
+            names, details, nums[0::10], nums[1::10], ranges, selections, strict=True):
+        symbol = Symbol.lazy(name, kind, detail, [], (rng, selection), span)
+        (made[parent - 1].children if parent else roots).append(symbol)
+        made.append(symbol)
+    return SymbolTree(roots)
 
 
 def _tree_from_flat(result: list[dict[str, Any]], lines: Sequence[str], encoding: Encoding) -> SymbolTree:

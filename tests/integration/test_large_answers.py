@@ -1,7 +1,8 @@
-"""A large references answer through real Neovim and basedpyright: packed by transport.lua,
-it decodes to what the server's own answer decodes to, and the first and a later page hold
-the same uses, enclosing symbols and counts as a slow path computed here from the unpacked
-answer (every location converted, sorted and looked up one by one)."""
+"""Large answers through real Neovim and basedpyright: packed by transport.lua, references
+and document symbols decode to what the server's own answers decode to, and the first and a
+later page of 2,001 references hold the same uses, enclosing symbols and counts as a slow
+path computed here from the unpacked answer (every location converted, sorted and looked up
+one by one)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from lsap_bridge.decode import location_files
 from lsap_bridge.gateway import LspCall
+from lsap_bridge.symbols import build_tree
 from lsap_bridge.workspace import uri_of
 
 from .harness import Bridge
@@ -88,6 +90,30 @@ def test_a_packed_answer_decodes_as_the_servers_own(bridge: Bridge) -> None:
     assert isinstance(packed, dict) and len(packed["packed"]) == FILES + 1
     assert location_files(packed) == location_files(plain)
     assert sum(len(ranges) for _, ranges in location_files(packed)) == FILES * USES + 1
+
+
+def test_packed_document_symbols_build_the_servers_tree(bridge: Bridge) -> None:
+    session = bridge.service.session
+
+    async def both(name: str) -> tuple[Any, Any, Any]:
+        path = bridge.root / "big" / name
+        target = await session.target(path, "textDocument/documentSymbol")
+        params = {"textDocument": {"uri": uri_of(path)}}
+        plain, packed = await session.gateway.lsp([
+            LspCall(target.client.id, "textDocument/documentSymbol", params, target.bufnr),
+            LspCall(target.client.id, "textDocument/documentSymbol", params, target.bufnr, packed=True)])
+        return plain.result, packed.result, await session.document(path)
+
+    for name, count in (("uses3.py", USES - 1), ("w.py", 2)):  # functions; a class and its method
+        plain, packed, doc = bridge.loop.run(both(name))
+        assert isinstance(packed, dict) and len(packed["symbols"][0]) == count
+
+        def tree(result: Any, lines: list[str] = doc.lines) -> list[tuple[Any, ...]]:
+            built = build_tree(result, lines, "utf-16")
+            return [(path, s.kind, s.detail, s.span, s.selection) for path, s in built.walk()]
+
+        assert tree(packed) == tree(plain)
+        assert any(span.start_col != selection.start_col for *_, span, selection in tree(packed))
 
 
 def test_the_pages_of_2001_references_are_the_slow_paths(bridge: Bridge) -> None:

@@ -111,6 +111,26 @@ def packed(found: list[dict[str, Any]]) -> dict[str, Any]:
     return {"packed": [[uri, flat] for uri, flat in files.items()]}
 
 
+def packed_symbols(symbols: list[dict[str, Any]]) -> dict[str, Any]:
+    """Document symbols in the shape `transport.lua` packs them (see `pack_symbols` there)."""
+    names: list[str] = []
+    details: list[str] = []
+    nums: list[int] = []
+
+    def visit(items: list[dict[str, Any]], parent: int) -> None:
+        for item in items:
+            names.append(item["name"])
+            details.append(item.get("detail") or "")
+            nums.extend([parent, item["kind"]])
+            for rng in (item["range"], item["selectionRange"]):
+                nums.extend([rng["start"]["line"], rng["start"]["character"],
+                             rng["end"]["line"], rng["end"]["character"]])
+            visit(item.get("children") or [], len(names))
+
+    visit(symbols, 0)
+    return {"symbols": [names, details, nums]}
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[Path, list[dict[str, Any]]]]:
     root = tmp_path_factory.mktemp("large").resolve()
@@ -123,7 +143,8 @@ def session_for(root: Path, symbols: dict[Path, list[dict[str, Any]]], pack: boo
             found = references_answer(root)
             return LspAnswer(packed(found) if pack and call.packed else found)
         if call.method == "textDocument/documentSymbol":
-            return LspAnswer(symbols[path_of(call.params["textDocument"]["uri"])])
+            found = symbols[path_of(call.params["textDocument"]["uri"])]
+            return LspAnswer(packed_symbols(found) if pack and call.packed else found)
         raise AssertionError(f"unexpected {call.method}")
 
     return fake_session(root, answer)
@@ -150,10 +171,11 @@ def test_references_pages_of_20001_results_are_unchanged(
     assert_golden("large/references_later_page.json", json.dumps(later, indent=1, sort_keys=True) + "\n")
 
 
+@pytest.mark.parametrize("pack", [False, True], ids=["plain", "packed"])
 def test_outline_of_a_20000_line_file_is_unchanged(
-        project: tuple[Path, dict[Path, list[dict[str, Any]]]]) -> None:
+        project: tuple[Path, dict[Path, list[dict[str, Any]]]], pack: bool) -> None:
     root, symbols = project
-    session = session_for(root, symbols, pack=False)
+    session = session_for(root, symbols, pack)
     first = run(session, {"mode": "outline", "file_path": "big/big.py"})
     assert first["report"]["total"] == 11 * len(symbols[root / "big" / "big.py"])
     later = run(session, {"mode": "outline", "file_path": "big/big.py", "start_index": 9_900,
