@@ -17,7 +17,7 @@ from ..report import Results
 from ..rig import Rig, medians, peak_mb, rss_mb, timed
 from .start import total
 
-REPS = 3
+REPS = 5
 COLD = 3  # cold outlines per side and size: a file each, so that every one is cold
 Step = tuple[int, float, float, float]  # size, seconds, peak MB, the raw side's seconds
 # Issue 21: the first page costs what the page needs, whatever the total.
