@@ -185,8 +185,9 @@ How each figure is taken:
    symbols and reads for the first 50; peak Python memory by `tracemalloc`, of the bridge's
    request and of the raw work (both in the runner's process). A cold outline is the median
    of 3 files of the same text per side, the sides alternating. Targets (issue 21): the
-   first page of the largest answer within 1.2x of raw and its time growing per x10 items no
-   faster than raw's (within 10 %: noise), a cold outline of the largest file within 1.3x.
+   first page of the largest answer within 1.2x of raw, and its time growing from the size
+   before no faster than raw's (within 10 %: noise; the raw column of a growth row is raw's
+   time growth), a cold outline of the largest file within 1.3x.
 8. Actions: organise imports of a generated file with unsorted imports (put back before
    every repetition, untimed) through the bridge's `code_action` (kind
    `source.organizeImports`) against the same raw requests through the same Neovim: every
