@@ -178,8 +178,9 @@ How each figure is taken:
    (`python -m benchmarks.anchors`).
 6. Start: the embedded Neovim step by step, then the `lsap` CLI cold (it starts the
    daemon) and warm; the warm `lsap hover` (the whole process) against a bare
-   `python -c pass` of the same interpreter, alternating, medians of 15, the package's
-   bytecode compiled first as a wheel install does (target, issue 21: within 2x).
+   `python -c pass` of the same interpreter, alternating, medians of 15, once the daemon's
+   processes are idle (it opens the workspace for its servers after its first answer), the
+   package's bytecode compiled first as a wheel install does (target, issue 21: within 2x).
 7. Scale: generated files inside the corpus (a class used 200/2,000/20,000 times; files
    of 200/2,000/20,000 lines); first page of the bridge against the raw references plus
    symbols and reads for the first 50; peak Python memory by `tracemalloc`, of the bridge's
