@@ -617,9 +617,11 @@ function M.request(token, calls, guard, intercept)
     else
       local bufnr = call.bufnr
       if bufnr == nil or bufnr == vim.NIL or not vim.api.nvim_buf_is_loaded(bufnr) then bufnr = 0 end
+      if intercept == true and call.method == 'workspace/executeCommand' then
+        take_over(client, token)
+        taken[i] = client.id
+      end
       local pack = call.pack == true and PACKERS[call.method] or nil
---- intercept (optional): the commands among them (`workspace/executeCommand`) are the
---- bridge's: the requests their servers send back meanwhile go to the service (see above).
       local ok, request_id = client:request(call.method, call.params, function(err, result)
         finish(i, { error = err, result = pack and not err and pack(result) or result })
       end, bufnr)
