@@ -5,16 +5,15 @@ the plugin as documented."""
 from __future__ import annotations
 
 import shutil
-import types
-import typing
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pynvim
 import pytest
 
 from lsap_bridge.capabilities import REGISTRY, Request
+from lsap_bridge.lua_modes import closed_set, is_string
 from tests.conftest import EXAMPLE, ROOT
 
 from .nvim_home import Home, make_home, wait_for
@@ -77,17 +76,6 @@ def test_lua_modes_equal_the_python_registry(nvim: pynvim.Nvim) -> None:
     assert lua_names(nvim, "modes") == set(REGISTRY)
 
 
-def closed_set(annotation: Any) -> list[str] | None:
-    """The few values a field may take, as typed on a command line: a Literal's or a bool's."""
-    if annotation is bool:
-        return ["true", "false"]
-    if typing.get_origin(annotation) is Literal:
-        return [str(arg) for arg in typing.get_args(annotation)]
-    for arg in typing.get_args(annotation):  # Optional[...], list[...]
-        if arg is not type(None) and (found := closed_set(arg)):
-            return found
-    return None
-
 
 def test_lua_options_and_values_equal_the_python_models(nvim: pynvim.Nvim) -> None:
     lua = nvim.exec_lua(
@@ -112,11 +100,6 @@ def test_lua_options_and_values_equal_the_python_models(nvim: pynvim.Nvim) -> No
             if is_string(field.annotation):
                 assert lua["strings"].get(key), f"{mode} {key} is a string field"
 
-
-def is_string(annotation: Any) -> bool:
-    """`str`, or a union with `str` in it (`str | None`, `list[str] | str`)."""
-    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
-    return annotation is str or (union and str in typing.get_args(annotation))
 
 
 def test_the_pickers_descriptions_are_the_capabilities_summaries(nvim: pynvim.Nvim) -> None:
