@@ -1,12 +1,13 @@
 """LSP base-protocol framing on stdio (or given streams), for the fake language servers of
-the tests (integration/slow_server.py, reliability/fault_server.py) and the filtering proxy
-(integration/filter_server.py)."""
+the tests (integration/slow_server.py, unusual_server.py, reliability/fault_server.py) and
+the filtering proxy (integration/filter_server.py); `serve` is the fake servers' loop."""
 
 from __future__ import annotations
 
 import json
 import sys
 import threading
+from collections.abc import Callable
 from typing import IO, Any
 
 _lock = threading.Lock()
@@ -34,3 +35,23 @@ def read(stream: IO[bytes] | None = None) -> dict[str, Any] | None:
             length = int(line.split(b":")[1])
     message: dict[str, Any] = json.loads(source.read(length))
     return message
+
+
+def reply(msg_id: Any, result: Any) -> None:
+    send({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+
+def serve(capabilities: dict[str, Any], handle: Callable[[str, Any], bool]) -> None:
+    """A fake server's life on stdio: `initialize` answered with `capabilities`, `shutdown`
+    and `exit` as the protocol says, any other message given to `handle(method, id)`, which
+    returns whether it dealt with it; a request it did not gets a null result."""
+    while (message := read()) is not None:
+        method, msg_id = message.get("method"), message.get("id")
+        if method == "initialize":
+            reply(msg_id, {"capabilities": capabilities})
+        elif method == "shutdown":
+            reply(msg_id, None)
+        elif method == "exit":
+            return
+        elif not handle(str(method), msg_id) and msg_id is not None:
+            reply(msg_id, None)

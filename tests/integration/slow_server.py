@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lsp_wire import read, send
+from lsp_wire import reply, send, serve
 
 SLOW_SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
 INDEXING = "--indexing" in sys.argv
@@ -22,30 +22,26 @@ INDEXING = "--indexing" in sys.argv
 
 def slow_hover(msg_id: Any) -> None:
     time.sleep(SLOW_SECONDS)
-    send({"jsonrpc": "2.0", "id": msg_id, "result": {"contents": {"kind": "markdown", "value": "slow answer"}}})
+    reply(msg_id, {"contents": {"kind": "markdown", "value": "slow answer"}})
+
+
+def answer(method: str, msg_id: Any) -> bool:
+    if method == "initialized" and INDEXING:
+        send({"jsonrpc": "2.0", "id": "progress", "method": "window/workDoneProgress/create",
+              "params": {"token": "index"}})
+        send({"jsonrpc": "2.0", "method": "$/progress", "params": {
+            "token": "index", "value": {"kind": "begin", "title": "Indexing"}}})
+    elif method == "textDocument/hover":
+        threading.Thread(target=slow_hover, args=(msg_id,), daemon=True).start()
+    elif method == "textDocument/documentSymbol":
+        reply(msg_id, [])
+    else:
+        return False
+    return True
 
 
 def main() -> None:
-    while (message := read()) is not None:
-        method, msg_id = message.get("method"), message.get("id")
-        if method == "initialize":
-            send({"jsonrpc": "2.0", "id": msg_id, "result": {"capabilities": {
-                "hoverProvider": True, "documentSymbolProvider": True, "textDocumentSync": 1}}})
-        elif method == "initialized" and INDEXING:
-            send({"jsonrpc": "2.0", "id": "progress", "method": "window/workDoneProgress/create",
-                  "params": {"token": "index"}})
-            send({"jsonrpc": "2.0", "method": "$/progress", "params": {
-                "token": "index", "value": {"kind": "begin", "title": "Indexing"}}})
-        elif method == "textDocument/hover":
-            threading.Thread(target=slow_hover, args=(msg_id,), daemon=True).start()
-        elif method == "textDocument/documentSymbol":
-            send({"jsonrpc": "2.0", "id": msg_id, "result": []})
-        elif method == "shutdown":
-            send({"jsonrpc": "2.0", "id": msg_id, "result": None})
-        elif method == "exit":
-            return
-        elif msg_id is not None:
-            send({"jsonrpc": "2.0", "id": msg_id, "result": None})
+    serve({"hoverProvider": True, "documentSymbolProvider": True, "textDocumentSync": 1}, answer)
 
 
 if __name__ == "__main__":

@@ -5,27 +5,23 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lsp_wire import read, send
+from lsp_wire import reply, serve
 
 RANGES = {"ranges": [{"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5}}]}
 
 
+def answer(method: str, msg_id: Any) -> bool:
+    if method == "textDocument/linkedEditingRange":
+        reply(msg_id, RANGES)
+        return True
+    return False
+
+
 def main() -> None:
-    while (message := read()) is not None:
-        method, msg_id = message.get("method"), message.get("id")
-        if method == "initialize":
-            send({"jsonrpc": "2.0", "id": msg_id, "result": {"capabilities": {
-                "linkedEditingRangeProvider": True, "textDocumentSync": 1}}})
-        elif method == "textDocument/linkedEditingRange":
-            send({"jsonrpc": "2.0", "id": msg_id, "result": RANGES})
-        elif method == "shutdown":
-            send({"jsonrpc": "2.0", "id": msg_id, "result": None})
-        elif method == "exit":
-            return
-        elif msg_id is not None:
-            send({"jsonrpc": "2.0", "id": msg_id, "result": None})
+    serve({"linkedEditingRangeProvider": True, "textDocumentSync": 1}, answer)
 
 
 if __name__ == "__main__":
