@@ -82,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, options before or after the words (`lsap check --max-items 1 shop/`
+    as much as `lsap check shop/ --max-items 1`)."""
+    return build_parser().parse_intermixed_args(argv)
+
+
 def mode_request(args: argparse.Namespace) -> dict[str, Any]:
     mode, *rest = args.words
     request: dict[str, Any] = {"mode": mode}
@@ -167,14 +173,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(argv)
     if args.version:
         from .doctor import main as doctor
 
         raise SystemExit(doctor(with_session=False))
     if not args.words:
-        parser.print_help()
+        build_parser().print_help()
         raise SystemExit(2)
     try:
         raise SystemExit(run(args))

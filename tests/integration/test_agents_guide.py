@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.cli import build_parser, mode_request
+from lsap_bridge.cli import mode_request, parse
 from lsap_bridge.surface import SURFACE
 from tests.conftest import ROOT
 
@@ -56,7 +56,7 @@ def session() -> list[tuple[str, str]]:
 
 def request(command: str) -> dict[str, Any]:
     """The request a guide's `lsap` command line sends, through the CLI's own parsing."""
-    return mode_request(build_parser().parse_args(shlex.split(command)[1:]))
+    return mode_request(parse(shlex.split(command)[1:]))
 
 
 async def as_cli(bridge: Bridge, payload: dict[str, Any]) -> str:

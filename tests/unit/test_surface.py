@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
-from lsap_bridge.cli import build_parser, mode_request
+from lsap_bridge.cli import mode_request, parse
 from lsap_bridge.surface import SURFACE, Surface, fields_help, phrase, phrase_option, servers_help
 from tests.golden import render_data
 
@@ -78,11 +78,11 @@ def test_the_cli_gets_a_command_line_that_parses_back_to_the_request() -> None:
     assert line.startswith("lsap references 'shop/models.py:Order.total@return <|>result' --set max_items=2")
     words = shlex.split(line)
     assert words[0] == "lsap"
-    request = mode_request(build_parser().parse_args(words[1:]))
+    request = mode_request(parse(words[1:]))
     assert request == {**digits, "locate": "shop/models.py:Order.total@return <|>result"}
     option = shlex.split(on("cli", phrase_option, "max_code_lines", 2001))
     assert option == ["--set", "max_code_lines=2001"]
-    assert mode_request(build_parser().parse_args(["hover", "a.py:f", *option]))["max_code_lines"] == 2001
+    assert mode_request(parse(["hover", "a.py:f", *option]))["max_code_lines"] == 2001
 
 
 def test_mcp_gets_a_tool_call_and_each_surface_its_own_way_to_the_servers() -> None:
@@ -95,3 +95,9 @@ def test_mcp_gets_a_tool_call_and_each_surface_its_own_way_to_the_servers() -> N
     schema = on("mcp", fields_help, "hover")
     assert schema.startswith('`lsap_query {"request":{"mode":"schema","modes":["hover"]}}`')
     assert "`lsap schema`" in on("cli", fields_help, "hover")
+
+
+def test_options_may_come_after_the_words() -> None:
+    before = mode_request(parse(["check", "--max-items", "1", "shop/"]))
+    after = mode_request(parse(["check", "shop/", "--max-items", "1"]))
+    assert before == after == {"mode": "check", "locate": "shop/", "max_items": 1}
