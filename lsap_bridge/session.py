@@ -196,7 +196,7 @@ class Session:
         confirmed is checked once at the end. If the human edited that buffer meanwhile,
         its file changed on disk, or its server exited, nothing was sent and the capability
         runs once more, on fresh text and a live (restarted) server; a second stale text
-        is a `conflict` (see `errors.as_error`). Per capability, so a batch never repeats
+        is a `conflict` (see `failures.as_error`). Per capability, so a batch never repeats
         others. A mode that spans the workspace has the servers hear of the disk first.
         """
         if capability.workspace:
