@@ -3,7 +3,8 @@
     lsap <mode> <anchor> [--max-items N] [--format json] …
     lsap query '<json>' | lsap query -
     lsap request < block.txt          (a Language Server Request block on stdin)
-    lsap schema | lsap info | lsap sessions [--json] | lsap daemon status|stop
+    lsap schema [MODE…]               (the modes, or the fields of the named ones)
+    lsap info | lsap sessions [--json] | lsap daemon status|stop
     lsap mcp [--root DIR]             (a stdio MCP server for agents)
     lsap doctor | lsap --version      (where each part was found; what is missing and the fix)
 """
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from .client import ClientError, Connection, call_session, env_servers, find_session
+from .client import ClientError, Connection, call_session, env_servers, find_session, with_env_budget
 from .discovery import SessionInfo, sessions
 
 OPTIONS = ("max_items", "start_index", "pagination_id", "context_lines", "max_tokens", "format")
@@ -58,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ask the language servers of a Neovim (yours, or an embedded one) "
         "with text anchors.",
         epilog="Anchors: path:Symbol.path@text with <|> marking the spot, e.g.\n"
-        "'shop/models.py:Order.total@return <|>result'. Modes: lsap schema lists them.\n\n"
+        "'shop/models.py:Order.total@return <|>result'. Modes: lsap schema lists them; lsap schema MODE\n"
+        "prints one's fields.\n\n"
         + EXIT_HELP,
     )
     parser.add_argument("--root", type=Path, help="workspace root (default: nearest project root)")
@@ -151,21 +154,21 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(serve(Path.cwd(), args.root, args.session, servers(args), args.idle_timeout))
         return 0
     # Read and check the input before reaching a session: bad input starts no daemon.
-    if command in ("schema", "info"):
+    if command == "info":
         method, params = command, None
     elif command == "request":
         method, params = "text", {"text": sys.stdin.read()}
     elif command == "query":
         raw = sys.stdin.read() if len(args.words) < 2 or args.words[1] == "-" else args.words[1]
         try:
-            method, params = "request", json.loads(raw)
+            method, params = "request", with_env_budget(json.loads(raw))
         except json.JSONDecodeError as exc:
             print(f"# Error: invalid_request\n\nthe query is not JSON: {exc}", file=sys.stderr)
             return 2
     else:
-        method, params = "request", mode_request(args)
+        method, params = "request", with_env_budget(mode_request(args))
     result = call_session(lambda: session(args), method, params, name="lsap cli", surface="cli")
-    if command in ("schema", "info"):
+    if command == "info":
         print(json.dumps(result, indent=1))
         return 0
     sys.stdout.write(result["text"])
@@ -183,6 +186,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2)
     try:
         raise SystemExit(run(args))
+    except BrokenPipeError:
+        # The reader went away (`lsap schema | head`): what it read was all it wanted.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(0) from None
     except ClientError as exc:
         print(f"lsap: {exc.code + ': ' if exc.code else ''}{exc}", file=sys.stderr)
         raise SystemExit(exit_code(exc.code or "session_gone")) from None

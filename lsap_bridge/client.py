@@ -310,6 +310,15 @@ def find_session(directory: Path, root: Path | None = None, session: str | None 
     return start_daemon(root, servers or [], idle_timeout) if start else None
 
 
+def with_env_budget(request: Any) -> Any:
+    """The request with `$LSAP_MAX_TOKENS` as its `max_tokens` unless it sets one: the
+    budget travels with each call (a warm daemon started under another value keeps its own)."""
+    budget = os.environ.get("LSAP_MAX_TOKENS", "").strip()
+    if isinstance(request, dict) and "max_tokens" not in request and budget.isdigit():
+        return {**request, "max_tokens": int(budget)}
+    return request
+
+
 def env_servers() -> list[str]:
     return [s for s in os.environ.get("LSAP_SERVERS", "").split(",") if s]
 

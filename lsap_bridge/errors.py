@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -56,6 +58,12 @@ class LsapError(Exception):
             "candidates": [c.__dict__ for c in self.candidates],
             "suggestions": self.suggestions,
         }
+
+
+def did_you_mean(word: str, names: Iterable[str]) -> str:
+    """" (did you mean `hover`?)" for a mistyped name close to a declared one, else ""."""
+    close = difflib.get_close_matches(word, list(names), n=2, cutoff=0.6)
+    return f" (did you mean {' or '.join(f'`{name}`' for name in close)}?)" if close else ""
 
 
 def invalid(message: str, hint: str | None = None) -> LsapError:

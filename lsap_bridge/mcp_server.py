@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .client import ROOT_MARKERS, AsyncSession, ClientError, find_session, marked_root
+from .client import ROOT_MARKERS, AsyncSession, ClientError, find_session, marked_root, with_env_budget
 from .discovery import session_for
 
 LOG = logging.getLogger("lsap.mcp")
@@ -40,29 +40,6 @@ ANCHOR = {"type": "string", "description": "anchor path:Symbol.path@text with <|
 READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
 # May rename symbols or move them between files: changes what is there, not only adds.
 EDITS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": False}
-
-
-def compact_schema(schema: Any) -> Any:
-    """A pydantic JSON Schema without what costs tokens and tells an agent nothing:
-    titles, `null` alternatives of optional fields and `default: null`."""
-    if isinstance(schema, list):
-        return [compact_schema(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key == "default" and value is None:
-            continue
-        if key == "anyOf" and isinstance(value, list):
-            kept = [v for v in value if v != {"type": "null"}]
-            if len(kept) == 1:
-                out.update(compact_schema(kept[0]))
-                continue
-            value = kept
-        out[key] = compact_schema(value)
-    return out
 
 
 def _shared_refs(schema: Any) -> Any:
@@ -82,6 +59,7 @@ def mode_schema(mode: str) -> dict[str, Any]:
     """The request model of a mode as a tool schema: `mode` implied, `locate` may be a string,
     shared definitions left to lsap_query's schema."""
     from .capabilities import REGISTRY
+    from .capabilities.schema import compact_schema
 
     schema: dict[str, Any] = _shared_refs(compact_schema(REGISTRY[mode].model.model_json_schema()))
     properties = schema["properties"]
@@ -94,6 +72,7 @@ def mode_schema(mode: str) -> dict[str, Any]:
 def query_schema() -> dict[str, Any]:
     """lsap_query's input: any request, its modes listed, and the definitions the tools share."""
     from .capabilities import REGISTRY
+    from .capabilities.schema import compact_schema
 
     shared: dict[str, Any] = {}
     for capability in REGISTRY.values():
@@ -219,9 +198,9 @@ class Forwarder(AsyncSession):
         if tool == "lsap_text":
             method, params = "text", {"text": arguments.get("text", "")}
         elif tool == "lsap_query":
-            method, params = "request", {"request": arguments.get("request")}
+            method, params = "request", {"request": with_env_budget(arguments.get("request"))}
         else:
-            method, params = "request", {"request": {**arguments, "mode": tool[5:]}}
+            method, params = "request", {"request": with_env_budget({**arguments, "mode": tool[5:]})}
         result = await self.send(method, params)
         text, failed = str(result["text"]), not result["ok"]
         if self.root.guessed and (failed or not self.told):

@@ -71,6 +71,9 @@ class Request(StrictModel):
     positional: ClassVar[str] = "locate"
     # `:Lsap <mode>` with no argument takes the current buffer as its `file_path`, if it has one.
     file_from_cursor: ClassVar[bool] = True
+    # `:Lsap <mode>` with neither an anchor nor a range works on the whole current file
+    # (`:LsapFormat`, as conform.nvim's format does), not on the symbol under the cursor.
+    whole_file_at_cursor: ClassVar[bool] = False
 
 
 class LocateRequest(Request):
@@ -91,6 +94,17 @@ def absent() -> Any:
     return Field(default=None, exclude_if=lambda value: value is None)
 
 
+class Cut(BaseModel):
+    """What a `format: "json"` answer cut to its budget left out (`report/budget.py`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    budget: int
+    left_out: dict[str, int]  # items dropped, by the JSON path of their list (`calls[0].children`)
+    tokens: int  # about how many tokens were left out
+    next: str | None  # the same request with a `max_tokens` that holds it all; None: narrow it
+
+
 class Report(BaseModel):
     """What a mode answers: its `format: "json"` output is the dump, and its template
     renders the same fields (doc/architecture.md, Reports and errors)."""
@@ -99,6 +113,8 @@ class Report(BaseModel):
 
     # Set by the service: buffers answered from whose file differs on disk.
     notes: list[str] | None = absent()
+    # Set by the budget on a JSON answer that it cut (Markdown ones say it in a note).
+    budget_cut: Cut | None = absent()
 
     def fields(self) -> dict[str, Any]:
         """Every field by name, the absent ones as None: what a template renders."""

@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .errors import invalid
-from .locate.anchor import parse_anchor
+from .errors import LsapError, did_you_mean, invalid
+from .locate.anchor import parse_anchor, split_path
 from .models import Locate, Request, bare_field
 from .modes import REGISTRY
 from .surface import fields_help
@@ -21,15 +21,28 @@ Anchors = MutableMapping[str, Locate]
 def describe_validation(exc: ValidationError, mode: str) -> str:
     """Pydantic errors as one sentence per field, naming the field and what was wrong."""
     parts = []
+    fields = REGISTRY[mode].model.model_fields if mode in REGISTRY else {}
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "request"
         if err["type"] == "extra_forbidden":
-            parts.append(f"unknown field `{where}`")
+            parts.append(f"unknown field `{where}`" + did_you_mean(where, fields))
         elif err["type"] == "missing":
             parts.append(f"missing field `{where}`")
         else:
             parts.append(f"`{where}`: {err['msg']}")
     return f"invalid {mode} request: " + "; ".join(parts)
+
+
+def names_whole_file(model: type[Request], payload: dict[str, Any], text: str,
+                     workspace: Workspace) -> bool:
+    """Whether an anchor string is a bare path given to a mode that takes an anchor or a
+    whole file (`format`, `code_actions`): then it is that mode's `file_path`."""
+    if "file_path" not in model.model_fields or "locate" not in model.model_fields or "file_path" in payload:
+        return False
+    try:
+        return not split_path(text, workspace.is_file)[1]
+    except LsapError:
+        return False
 
 
 def anchor_of(text: str, workspace: Workspace, anchors: Anchors | None = None) -> Locate:
@@ -55,12 +68,17 @@ def parse_request(payload: dict[str, Any], workspace: Workspace, anchors: Anchor
     if not isinstance(mode, str) or mode not in REGISTRY:
         modes = ", ".join(sorted(REGISTRY))
         raise invalid(
-            f"unknown mode {mode!r}" if mode is not None else "the request has no `mode`",
+            f"unknown mode {mode!r}{did_you_mean(mode, REGISTRY)}" if mode is not None
+            else "the request has no `mode`",
             hint=f"use one of: {modes}",
         )
     capability = REGISTRY[mode]
     bare = bare_field(capability.model)
     given = payload.get("locate")
+    if isinstance(given, str) and names_whole_file(capability.model, payload, given, workspace):
+        # `lsap format shop/messy.py`: a bare path to a mode that also takes a whole file.
+        payload = {**{k: v for k, v in payload.items() if k != "locate"}, "file_path": given.strip()}
+        given = None
     if bare not in (None, "locate") and bare not in payload and isinstance(given, str):
         # A bare argument (`lsap outline shop/`) comes as `locate`: it fills the mode's field.
         payload = {**{k: v for k, v in payload.items() if k != "locate"}, bare: given}

@@ -21,7 +21,7 @@ from .lsreq.parser import parse
 from .models import LineScope, Locate, Report, bare_field
 from .render import render_error, renderer
 from .report.budget import fit
-from .requests import parse_request
+from .requests import names_whole_file, parse_request
 from .session import Session, disk_notes
 from .surface import SURFACE
 from .workspace import Workspace
@@ -143,9 +143,14 @@ class Service:
                     options[key] = json.loads(value)
         anchor = command.get("anchor")
         lines = command.get("range")
-        fields = REGISTRY[mode].model.model_fields if mode in REGISTRY else None
-        if fields is not None and ("locate" not in fields or (not anchor and not lines and "file_path" in options)):
-            # No anchor to take from the cursor (`:Lsap inlay_hints file_path=… start_line=…`).
+        model = REGISTRY[str(mode)].model if mode in REGISTRY else None
+        if model is not None and (
+            "locate" not in model.model_fields
+            or (not anchor and not lines and ("file_path" in options or model.whole_file_at_cursor))
+            or (anchor and names_whole_file(model, options, str(anchor), self.workspace))
+        ):
+            # No anchor to take from the cursor (`:Lsap inlay_hints file_path=… start_line=…`,
+            # `:Lsap format shop/messy.py`, `:LsapFormat`).
             return self.locateless_request(str(mode), command, options)
         if anchor:
             locate = parse_anchor(anchor, self.workspace.is_file)

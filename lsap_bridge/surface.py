@@ -60,7 +60,7 @@ def fields_help(mode: str) -> str:
     if surface == "nvim":
         return f"`:help lsap-mode-{mode}` lists its options"
     if surface == "cli":
-        return f"`lsap schema` prints the fields of `{mode}`"
+        return f"`lsap schema {mode}` prints the fields of `{mode}`"
     return f"`{phrase({'mode': 'schema', 'modes': [mode]})}` lists the fields of `{mode}`"
 
 
@@ -102,11 +102,20 @@ def cli_command(request: dict[str, Any], positional: str | None) -> str:
     fields = dict(request)
     words = ["lsap", str(fields.pop("mode"))]
     if positional in fields:
-        bare = fields.pop(str(positional))
-        words.append(format_anchor(Locate.model_validate(bare)) if isinstance(bare, dict) else str(bare))
+        words += _bare_words(fields.pop(str(positional)))
     for key, value in fields.items():
         words += ["--set", f"{key}={_cli_value(value)}"]
     return " ".join(shlex.quote(word) for word in words)
+
+
+def _bare_words(value: Any) -> list[str]:
+    """The positional field as words: an anchor in its string form, a list word by word
+    (`lsap schema hover search`)."""
+    if isinstance(value, dict):
+        return [format_anchor(Locate.model_validate(value))]
+    if isinstance(value, list):
+        return [str(item) for item in value]
+    return [str(value)]
 
 
 def _cli_value(value: Any) -> str:
@@ -125,8 +134,7 @@ def ex_command(request: dict[str, Any], positional: str | None) -> str | None:
     fields = dict(request)
     words = [f":Lsap {fields.pop('mode')}"]
     if positional in fields:
-        bare = fields.pop(str(positional))
-        words.append(format_anchor(Locate.model_validate(bare)) if isinstance(bare, dict) else str(bare))
+        words += _bare_words(fields.pop(str(positional)))
     for key, value in fields.items():
         text = _word(value)
         if not text or any(ch.isspace() for ch in text) or text[0] == '"':

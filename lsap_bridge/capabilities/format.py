@@ -5,7 +5,7 @@ through the bridge's edit engine: one undo step per buffer, the diagnostics afte
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from ..actions import FORMATTING, Applied, Ran, WhereRequest, applied, format_steps, place_of
 from ..modes import Answer, Offer, mode
@@ -16,6 +16,7 @@ class FormatRequest(WhereRequest):
     mode: Literal["format"] = "format"
     # First the imports (a server's `source.organizeImports`), then the formatting.
     organize_imports: bool = False
+    whole_file_at_cursor: ClassVar[bool] = True
 
 
 @mode("format", request=FormatRequest, report=Applied, template="code_action",

@@ -12,11 +12,13 @@ with cl100k (tiktoken), against which the estimate is high.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
-from ..models import MAX_TOKENS_LIMIT, Paged, Report, Request
+from ..models import MAX_TOKENS_LIMIT, Cut, Paged, Report, Request
 from ..modes import Answer, Capability
 from ..session import Session
 from .paging import as_sent, page_id_of, suggest
@@ -68,8 +70,8 @@ async def fit(session: Session, capability: Capability, request: Request,
               render: Callable[[Report], str], cut_text: bool = True) -> Fitted:
     """Run a request and render its answer within its budget: a paged report over it is run
     again with a page it fits (up to `REFITS` times; not for a mode that may change files),
-    and what is still over is cut (`cut`; not when `cut_text` is False: JSON would no longer
-    parse)."""
+    and what is still over is cut: at a line (`cut`), or when `cut_text` is False (JSON) by
+    shortening its lists (`cut_json`), so that it still parses."""
     budget = budget_of(session, request.max_tokens)
     answer = await session.run(capability, request)
     text = render(answer.report)
@@ -87,8 +89,8 @@ async def fit(session: Session, capability: Capability, request: Request,
         assert isinstance(refitted, Paged)  # the same mode
         answer = Answer(refitted.model_copy(update={"budget": budget}), answer.locations)
         text = render(answer.report)
-    if cut_text and over(text, budget):
-        text = cut(text, budget, request)
+    if over(text, budget):
+        text = cut(text, budget, request) if cut_text else cut_json(text, budget, request)
     return Fitted(answer, text)
 
 
@@ -109,13 +111,75 @@ def head(text: str, tokens: int) -> tuple[str, int, int]:
     return shown, len(lines) - kept, max(0, estimate(text) - estimate(shown))
 
 
+def whole_answer(text: str, request: Request) -> str | None:
+    """The same request with a `max_tokens` that holds all of `text`, written for the
+    surface that asked; None when even the largest budget does not."""
+    enough = holding(estimate(text))
+    return suggest(type(request), {**as_sent(request), "max_tokens": enough}) if enough else None
+
+
 def cut(text: str, budget: int, request: Request) -> str:
     """A Markdown answer cut at a line to fit `budget` tokens, with what was left out and
     the same request with a `max_tokens` that holds all of it (or, when none does, the
     advice to narrow it)."""
     shown, lines, tokens = head(text, budget - NOTE_TOKENS)
-    enough = holding(estimate(text))
-    more = (f"the whole answer: `{suggest(type(request), {**as_sent(request), 'max_tokens': enough})}`"
-            if enough else f"even {MAX_TOKENS_LIMIT} tokens would not hold it: narrow the request")
+    whole = whole_answer(text, request)
+    more = (f"the whole answer: `{whole}`" if whole
+            else f"even {MAX_TOKENS_LIMIT} tokens would not hold it: narrow the request")
     return (f"{shown}\n\n> Cut to the budget of {budget} tokens: {lines} more lines (about {tokens} tokens) "
             f"left out; {more}.\n")
+
+
+Path = tuple[str | int, ...]
+
+
+def _containers(value: Any, path: Path = ()) -> Iterator[tuple[Path, list[Any] | dict[str, Any]]]:
+    """Every list, and every map of objects (a dict whose values are all dicts, as schemas by
+    mode), below the answer's top level, with its path: what a cut may shorten. Objects
+    themselves keep all their fields."""
+    if isinstance(value, list):
+        if path and value:
+            yield path, value
+        for index, item in enumerate(value):
+            yield from _containers(item, (*path, index))
+    elif isinstance(value, dict):
+        if path and len(value) > 1 and all(isinstance(v, dict) for v in value.values()):
+            yield path, value
+        for key, item in value.items():
+            yield from _containers(item, (*path, key))
+
+
+def _dotted(path: Path) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(path))
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def cut_json(text: str, budget: int, request: Request) -> str:
+    """A JSON answer cut to fit `budget` tokens, still JSON of the report's shape: the largest
+    list is halved (a map of objects loses its last entries; each keeps one while another
+    can still be shortened) until it fits, and `budget_cut` says
+    how many items each list lost and gives the request that holds all of it."""
+    data = json.loads(text)
+    dropped: dict[str, int] = {}
+    room = budget - NOTE_TOKENS
+    while over(json.dumps(data, ensure_ascii=False, indent=1), room):
+        containers = list(_containers(data))
+        # A list keeps one item while another can still be shortened.
+        shortenable = [(p, c) for p, c in containers if len(c) > 1] or containers
+        if not shortenable:
+            break  # one object too large to shorten (a long text): sent as it is, with its cut note
+        path, container = max(shortenable, key=lambda pc: _size(pc[1]))
+        drop = max(1, len(container) // 2)
+        if isinstance(container, list):
+            del container[len(container) - drop:]
+        else:
+            for key in list(container)[len(container) - drop:]:
+                del container[key]
+        dropped[_dotted(path)] = dropped.get(_dotted(path), 0) + drop
+    shown = json.dumps(data, ensure_ascii=False, indent=1)
+    data["budget_cut"] = Cut(budget=budget, left_out=dropped, tokens=max(0, estimate(text) - estimate(shown)),
+                      next=whole_answer(text, request)).model_dump(mode="json")
+    return json.dumps(data, ensure_ascii=False, indent=1)

@@ -19,7 +19,7 @@ from lsap_bridge.lsreq.parser import parse
 from lsap_bridge.lsreq.printer import Echo, Entry, FileSection, Tag
 from lsap_bridge.mcp_server import tokens
 from lsap_bridge.models import Locate
-from lsap_bridge.report.budget import cut, estimate, over
+from lsap_bridge.report.budget import cut, cut_json, estimate, over
 from lsap_bridge.surface import SURFACE
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -73,6 +73,38 @@ def test_past_the_largest_budget_the_cut_says_to_narrow_the_request() -> None:
     huge = "word " * 120_000
     note = cut(huge, 1000, HOVER).rsplit("\n", 2)[-2]
     assert "narrow the request" in note and "max_tokens" not in note
+
+
+def tree(depth: int, width: int) -> list[dict[str, object]]:
+    """A call tree as `calls` answers it: each item with its children."""
+    return [{"name": f"f{depth}_{i}", "path": f"pkg/m{i}.py", "line": i,
+             "children": tree(depth - 1, width) if depth else []} for i in range(width)]
+
+
+def test_a_json_answer_is_cut_to_its_budget_and_stays_json_of_its_shape() -> None:
+    answer = {"mode": "calls", "symbol": "root", "calls": tree(3, 5)}
+    text = json.dumps(answer, indent=1)
+    assert tokens(text) > 10_000
+    shown = cut_json(text, 2000, HOVER)
+    assert tokens(shown) <= 2000
+    data = json.loads(shown)
+    assert data["symbol"] == "root" and data["calls"] and set(data["calls"][0]) == set(answer["calls"][0])
+    note = data["budget_cut"]
+    kept = json.dumps(data["calls"]).count('"name"')
+    # Every item dropped is counted under its list's path, and nothing else was dropped.
+    assert kept + sum(note["left_out"].values()) <= json.dumps(answer["calls"]).count('"name"')
+    assert note["left_out"] and all(path.startswith("calls") for path in note["left_out"])
+    asked = json.loads(note["next"])
+    assert asked["max_tokens"] >= estimate(text) and HoverRequest.model_validate(asked).locate == HOVER.locate
+
+
+def test_a_json_map_of_objects_loses_entries_and_a_lone_long_text_stays_whole() -> None:
+    schemas = {"schemas": {f"mode{i}": {"type": "object", "text": "x " * 800} for i in range(12)}}
+    data = json.loads(cut_json(json.dumps(schemas), 1000, HOVER))
+    assert 0 < len(data["schemas"]) < 12 and data["budget_cut"]["left_out"] == {"schemas": 12 - len(data["schemas"])}
+    lone = {"hover": "word " * 5000}
+    kept = json.loads(cut_json(json.dumps(lone), 1000, HOVER))
+    assert kept["hover"] == lone["hover"] and kept["budget_cut"]["left_out"] == {}
 
 
 def block(*lines: str) -> str:

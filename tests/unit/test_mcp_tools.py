@@ -8,9 +8,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from lsap_bridge.capabilities import REGISTRY
+from lsap_bridge.capabilities.schema import compact_schema
 from lsap_bridge.mcp_server import (
     choose_root,
-    compact_schema,
     instructions,
     mode_schema,
     tokens,

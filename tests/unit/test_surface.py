@@ -94,7 +94,7 @@ def test_mcp_gets_a_tool_call_and_each_surface_its_own_way_to_the_servers() -> N
     assert ":checkhealth lsap" in on("nvim", servers_help)
     schema = on("mcp", fields_help, "hover")
     assert schema.startswith('`lsap_query {"request":{"mode":"schema","modes":["hover"]}}`')
-    assert "`lsap schema`" in on("cli", fields_help, "hover")
+    assert "`lsap schema hover`" in on("cli", fields_help, "hover")
 
 
 def test_options_may_come_after_the_words() -> None:
