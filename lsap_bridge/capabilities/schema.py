@@ -112,7 +112,8 @@ def mode_index() -> list[ModeIndex]:
       summary="the modes, or the JSON Schema of the named modes' requests")
 async def schema(session: Session, request: SchemaRequest) -> Answer:
     if not request.modes:
-        return Answer(SchemaReport(index=mode_index(), more=fields_help("<mode>")))
+        # A request that runs as written, for one mode of the table.
+        return Answer(SchemaReport(index=mode_index(), more=fields_help("references") + ", and likewise any mode"))
     schemas = request_schemas(request.modes)
     if request.format == "json":
         return Answer(SchemaReport(schemas=schemas, responses=response_schemas(request.modes)))

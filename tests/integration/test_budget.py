@@ -106,6 +106,7 @@ DEFAULTS: list[dict[str, Any]] = [
     {"mode": "locate", "locate": "big/core.py:hub"},
     {"mode": "editor"},
     {"mode": "schema"},
+    {"mode": "schema", "modes": ["calls", "code_actions", "diagnostics", "references", "rename", "search"]},
     {"mode": "rename_preview", "locate": "big/core.py:hub", "new_name": "center"},
     {"mode": "batch", "requests": [{"mode": "references", "locate": "big/core.py:hub", "max_items": 1000},
                                    {"mode": "diagnostics", "max_items": 1000}]},

@@ -44,7 +44,7 @@ def test_schema_is_an_index_and_names_a_modes_fields(project: Path) -> None:
     index = lsap(project, "schema")
     assert index.returncode == 0, index.stderr
     assert index.stdout.startswith("# Schema: ") and "| hover |" in index.stdout
-    assert "`lsap schema <mode>`" in index.stdout  # how to get one mode's fields, as a CLI line
+    assert "`lsap schema references`" in index.stdout  # how to get one mode's fields, as a CLI line
     assert "| references |" in index.stdout and '"locate"' in index.stdout  # its required field
     assert tokens(index.stdout) <= 1500, tokens(index.stdout)
 

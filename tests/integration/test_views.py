@@ -200,7 +200,10 @@ def test_batch_runs_requests_in_order_with_one_section_each(bridge: Bridge) -> N
 
 
 def test_schema_mode_lists_every_request_model(bridge: Bridge) -> None:
-    data = bridge.ask(mode="schema")
+    index = bridge.ask(mode="schema")["index"]
+    assert [row["mode"] for row in index] == sorted(REGISTRY)
+    assert next(row for row in index if row["mode"] == "rename")["required"] == ["locate", "new_name"]
+    data = bridge.ask(mode="schema", modes=sorted(REGISTRY), max_tokens=100_000)
     assert set(data["schemas"]) == set(REGISTRY)
     text = bridge.request({"mode": "schema", "modes": ["rename", "diagnostics"]}).text
     assert check_report_shape(text) == [] and "### rename" in text and "min_severity" in text
