@@ -37,6 +37,12 @@ class Candidate:
     score: float | None = None
 
 
+def shown_score(score: float | None) -> float | None:
+    """A near miss's similarity as a candidate shows it (0–100, one decimal); none for a
+    candidate that was not scored (0: found by likeness alone) or matched in full."""
+    return round(score, 1) if score is not None and 0 < score < 100 else None
+
+
 @dataclass
 class LsapError(Exception):
     """A failure the caller can act on: what failed, why, and what to try next."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .errors import Candidate, ErrorCode, LsapError
+from .errors import Candidate, ErrorCode, LsapError, shown_score
 from .gateway import Document
 from .locate.anchor import format_anchor
 from .locate.matcher import Match, MatchResult, Needle, Tier, decide, find_matches, has_exact, parse_find
@@ -148,7 +148,7 @@ def _candidate(match: Match, doc: Document, tree: SymbolTree) -> Candidate:
         line=match.line + 1,
         text=text.strip(),
         symbol=tree.enclosing_path(match.line, match.column),
-        score=round(match.score, 1) if match.tier is Tier.FUZZY else None,
+        score=shown_score(match.score) if match.tier is Tier.FUZZY else None,
     )
 
 

@@ -174,7 +174,7 @@ class Service:
             if name:
                 payload["file_path"] = self.workspace.display(self.workspace.resolve(str(name))) or "."
         bare = bare_field(REGISTRY[mode].model)
-        if bare not in (None, "file_path") and bare not in options:  # `:Lsap search [query]`
+        if bare not in (None, "file_path", "locate") and bare not in options:  # `:Lsap search [query]`
             cursor = command.get("cursor") or {}
             payload[str(bare)] = command.get("anchor") or word_at_cursor(str(bare), cursor)
         return payload

@@ -28,9 +28,9 @@ from ..actions import (
 from ..diagnostics import DiagnosticMap
 from ..edits import apply_workspace_edit
 from ..errors import LsapError
-from ..models import Paged, Request, Row
+from ..models import Paged, Request, Row, absent
 from ..modes import Answer, Offer, mode
-from ..report.paging import page, suggest
+from ..report.paging import as_sent, page, suggest
 from ..session import Session
 
 PREVIEWS = 10  # diffs computed for one page at most (each may be a round trip to resolve)
@@ -82,7 +82,8 @@ class CodeActionsReport(Paged):
     errors: list[str]
     filters: str | None
     actions: list[ActionRow]
-    execute: str | None  # the request that runs the first action shown
+    execute: str | None  # the request that runs the first action shown (a preferred one first)
+    with_diffs: str | None = absent()  # the same listing with each action's diff
 
 
 def _filters(request: Filters) -> str | None:
@@ -115,7 +116,8 @@ async def code_actions(session: Session, request: CodeActionsRequest) -> Answer:
     place = await place_of(session, request, CODE_ACTION)
     found = await gather(session, place.path, place.lines, kind=request.kind,
                          diagnostic=request.diagnostic, server=request.server)
-    actions = narrow(found.actions, title=request.title)
+    # The servers' preferred fixes first: the footer's `execute` names the first usable one.
+    actions = sorted(narrow(found.actions, title=request.title), key=lambda a: not a.preferred)
     shown, paging = page(session, request, actions)
     rows = [await _row(session, a, request.preview and i < PREVIEWS) for i, a in enumerate(shown)]
     first = next((a for a in shown if a.disabled is None), None)
@@ -124,6 +126,8 @@ async def code_actions(session: Session, request: CodeActionsRequest) -> Answer:
         actions=rows, **paging,
         execute=suggest(CodeActionExecuteRequest, {"mode": "code_action_execute",
                                                    "action_id": first.id}) if first else None,
+        with_diffs=None if request.preview or not rows else suggest(
+            CodeActionsRequest, {**as_sent(request, frozenset({"pagination_id"})), "preview": True}),
     )
     return Answer(report)
 

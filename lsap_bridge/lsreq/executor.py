@@ -18,7 +18,7 @@ from .. import modes
 from ..capabilities import REGISTRY
 from ..decode import hover_text, inlay_hint_params, inlay_hints_from_lsp, weave_inlay_hints
 from ..diagnostics import DiagnosticMap
-from ..errors import Candidate, ErrorCode, LsapError
+from ..errors import Candidate, ErrorCode, LsapError, shown_score
 from ..failures import as_error
 from ..gateway import Client, LspCall
 from ..locate.matcher import Needle, Tier, find_matches, moved, settle, unpaste
@@ -376,7 +376,7 @@ def candidate(
         line + 1,
         text.strip(),
         tree.enclosing_path(line, indent),
-        round(score, 1) if score is not None and score < 100 else None,
+        shown_score(score),
     )
 
 

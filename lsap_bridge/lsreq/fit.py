@@ -93,7 +93,8 @@ def _header(request: Request, enough: int | None, count: int, candidates: int, e
     if past is not None and not count:  # the answers left no room for even one
         ways.append(f"for room add `{MAX_TOKENS} {enough}` to the request" if enough else "ask about fewer symbols")
     elif past is not None:
-        ways.append(f"for the next ones add `{DIAGNOSTICS} {request.diagnostics} from {past}` to the request")
+        ways.append(f"for the next ones send it with `{DIAGNOSTICS} {request.diagnostics} from {past}` "
+                    f"(in place of any `{DIAGNOSTICS}` line)")
     if request.diagnostics != "all":
         ways.append(f"for all {everything} `{DIAGNOSTICS} all`")
     elif past is None and first > 1:

@@ -16,10 +16,11 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ..gateway import Client, Document, LspCall
-from ..models import Anchored, LocateRequest, Row, absent
+from ..models import MAX_ITEMS_LIMIT, Anchored, LocateRequest, Row, absent
 from ..session import Session, Target
 from ..symbols import KIND_NAMES
 from ..workspace import path_of
+from .paging import as_sent, suggest
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,7 @@ class Section(Row):
     rows: list[HierarchyRow]
     external: int
     dropped: int
+    more: str | None = absent()  # with `dropped`: the request that shows them (None: narrow it)
 
 
 class Root(Row):
@@ -276,7 +278,8 @@ async def walk_directions(
         top, dropped = await walk(session, roots, expanders[direction], request.depth, request.max_items)
         entries, hidden = flatten([child for root in top for child in root.children], request.include_external)
         rows = await render_entries(session, entries)
-        sections.append(Section(direction=direction, rows=rows, external=hidden, dropped=dropped))
+        sections.append(Section(direction=direction, rows=rows, external=hidden, dropped=dropped,
+                                more=showing_more(request, dropped)))
         locations += [
             {
                 "path": (r.site_path if at_site else None) or r.path,
@@ -289,6 +292,19 @@ async def walk_directions(
             if not r.external
         ]
     return sections, locations
+
+
+def showing_more(request: HierarchyRequest, dropped: int) -> str | None:
+    """The same request with room for the `dropped` nodes (`max_items` raised), else one
+    level shallower; None when neither is possible."""
+    if not dropped:
+        return None
+    wanted = request.max_items + dropped
+    if wanted <= MAX_ITEMS_LIMIT:
+        return suggest(type(request), {**as_sent(request), "max_items": wanted})
+    if request.depth > 1:
+        return suggest(type(request), {**as_sent(request), "depth": request.depth - 1})
+    return None
 
 
 def roots_data(session: Session, roots: Sequence[Node]) -> list[Root]:

@@ -170,7 +170,9 @@ function M.run(name, opts)
   local sub = M.subcommands[name]
   if sub then return sub.run(opts, args) end
   if not M.modes[name] then
-    return notify(('unknown mode %q: use one of %s'):format(name, table.concat(M.names(), ', ')), 'error')
+    local close = vim.fn.matchfuzzy(M.names(), name)[1]
+    local guess = close and (' (did you mean %s?)'):format(close) or ''
+    return notify(('unknown mode %q%s: use one of %s'):format(name, guess, table.concat(M.names(), ', ')), 'error')
   end
   local anchor, options = M.parse(name, args)
   local range = (opts.range and opts.range > 0) and { opts.line1, opts.line2 } or nil

@@ -20,8 +20,8 @@ local ns = vim.api.nvim_create_namespace('lsap.report')
 local current = nil ---@type table?
 
 M.keys = {
-  { '<CR>', 'jump to the location under the cursor', function() M.jump() end },
-  { 'p', 'preview it: show the location, stay in the report', function() M.jump(true) end },
+  { '<CR>', 'jump to the location under the cursor (a code action: run it)', function() M.jump() end },
+  { 'p', 'preview it: show the location, stay in the report (code actions: their diffs)', function() M.jump(true) end },
   { ']]', 'next entry', function() M.next_entry(1) end },
   { '[[', 'previous entry', function() M.next_entry(-1) end },
   { 'q', 'close the report', function() M.close() end },
@@ -360,6 +360,7 @@ end
 --- there, the cursor staying in the report.
 function M.jump(preview)
   local t = here()
+  if not t and M.run_action(preview) then return end
   if not t then return ui.notify('no location on this line', 'warn') end
   local cursor_col = vim.api.nvim_win_get_cursor(0)[2]
   local report_win = vim.api.nvim_get_current_win()
@@ -375,6 +376,26 @@ function M.jump(preview)
     vim.cmd('normal! zz')
     vim.api.nvim_set_current_win(report_win)
   end
+end
+
+--- On a row of a code-actions report (`3. `a1b2c3d4` Title · kind · server`): run that
+--- action (`:Lsap code_action_execute <id>`), or with `preview` list the actions again
+--- with their diffs (the footer's own command). false on any other row.
+function M.run_action(preview)
+  if not current or vim.api.nvim_buf_get_name(0) ~= M.NAME then return false end
+  local id = vim.api.nvim_get_current_line():match('^%d+%. `(%x+)` ')
+  if not id or not current.text:match('^# Code actions') then return false end
+  if not preview then
+    require('lsap.commands').run('code_action_execute', { args = id })
+    return true
+  end
+  local with_diffs = current.text:match('their diffs: `:(Lsap [^`]+)`')
+  if with_diffs then
+    vim.cmd(with_diffs)
+  else
+    ui.notify('the diffs are shown above', 'info')
+  end
+  return true
 end
 
 --- Move the cursor to the next (1) or previous (-1) entry of the report.

@@ -236,12 +236,14 @@ def test_rename_without_a_name_asks_for_it_with_the_current_name(nvim: pynvim.Nv
 
 def test_unknown_mode_and_disabled_buffer_send_nothing(nvim: pynvim.Nvim, sent: Any) -> None:
     nvim.command("Lsap nonsense")
+    nvim.command("Lsap hovr")
     nvim.command("let b:lsap_disable = v:true")
     nvim.command("LsapReferences")
     assert sent() == []
     notes = nvim.exec_lua("return _G.lsap_notes")
     assert notes[0].startswith('(lsap) unknown mode "nonsense": use one of ')
-    assert "vim.b.lsap_disable" in notes[1]
+    assert notes[1].startswith('(lsap) unknown mode "hovr" (did you mean hover?): use one of ')
+    assert "vim.b.lsap_disable" in notes[2]
 
 
 def test_plug_mappings_exist_and_no_default_mappings(nvim: pynvim.Nvim) -> None:
