@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lsap_bridge.cli import mode_request, parse
 from lsap_bridge.mcp_server import tokens
 from lsap_bridge.models import DEFAULT_MAX_TOKENS
+from lsap_bridge.service import Response
+from lsap_bridge.surface import SURFACE, Surface
 from tests.integration import big_project
 from tests.integration.harness import Bridge
 
@@ -145,6 +149,89 @@ def within_budget(bridge: Bridge, payload: dict[str, Any], budget: int) -> str:
     if "budget of" in response.text:
         assert follow_ups(payload, response.text), response.text[-600:]
     return response.text
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+# A whole request as each surface writes it (surface.phrase), in backticks.
+CALLS = {"cli": re.compile(r"`(lsap [^`]+)`"), "mcp": re.compile(r"`(lsap_\w+ \{[^`]+\})`"),
+         "nvim": re.compile(r"`(:Lsap [^`]+)`")}
+
+
+def on(bridge: Bridge, surface: Surface, payload: dict[str, Any]) -> Response:
+    """The answer to a request as one surface asks it: its hints written for that surface."""
+    async def asked() -> Response:
+        SURFACE.set(surface)
+        return await bridge.service.handle(payload)
+
+    return bridge.loop.run(asked())
+
+
+def read_back(bridge: Bridge, surface: Surface, call: str) -> dict[str, Any]:
+    """A suggested call turned into the request its surface would send: the CLI's own
+    parser, the MCP tool's arguments, the Lua command parser and the service's `:Lsap` path."""
+    if surface == "cli":
+        args = parse(shlex.split(call)[1:])
+        return json.loads(args.words[1]) if args.words[0] == "query" else mode_request(args)
+    if surface == "mcp":
+        tool, _, arguments = call.partition(" ")
+        data = json.loads(arguments)
+        return data["request"] if tool == "lsap_query" else {**data, "mode": tool[len("lsap_"):]}
+    mode, _, rest = call[len(":Lsap "):].partition(" ")
+    anchor, options = bridge.loop.run(bridge.embedded.gateway.exec_lua(
+        "local a, o = require('lsap.commands').parse(...); return { a or vim.NIL, o }", mode, rest))
+    command = {"mode": mode, "anchor": anchor, "options": options or {}, "cursor": {}}
+    return bridge.loop.run(bridge.service.command_request(command))
+
+
+def suggested(bridge: Bridge, surface: Surface, text: str) -> list[dict[str, Any]]:
+    found = []
+    for call in CALLS[surface].findall(text):
+        if surface == "cli" and call.split()[1] in ("info", "daemon", "doctor", "sessions"):
+            continue  # not requests: where to look, not what to ask
+        found.append(read_back(bridge, surface, call))
+    return found
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json"])
+@pytest.mark.parametrize("surface", ["cli", "mcp", "nvim"])
+@pytest.mark.parametrize("payload", DEFAULTS, ids=lambda p: "-".join(str(v) for v in p.values())[:40])
+def test_every_answer_keeps_its_budget_and_its_hints_run_on_every_surface(
+        big: Bridge, payload: dict[str, Any], surface: Surface, fmt: str) -> None:
+    asked = {**payload, "format": fmt}
+    answer = on(big, surface, asked)
+    assert answer.ok, (surface, asked, answer.text[-600:])
+    assert tokens(answer.text) <= DEFAULT_MAX_TOKENS, (surface, asked, answer.text[-600:])
+    text = answer.text
+    if fmt == "json":
+        data = json.loads(text)  # still JSON, cut or not
+        cut = data.get("budget_cut")
+        if cut is not None:
+            assert cut["left_out"] or cut["tokens"], cut
+            assert cut["next"] is None or CALLS[surface].fullmatch(f"`{cut['next']}`"), cut
+        # Hints inside JSON are phrased for the surface too: the values that are whole calls.
+        text = " ".join(f"`{value}`" for value in strings(data) if CALLS[surface].fullmatch(f"`{value}`"))
+    elif "budget of" in text:
+        assert suggested(big, surface, text), (surface, text[-600:])
+    follow = suggested(big, surface, text)
+    if payload["mode"] in ("references", "diagnostics", "search", "outline", "rename_preview"):
+        assert follow, (surface, fmt, text[-600:])  # 2,000 uses, 1,063 diagnostics: never one page
+    for request in follow:
+        if request["mode"] in ("rename_execute", "code_action_execute"):
+            continue  # it would edit the project the other requests read
+        followed = on(big, surface, request)
+        assert followed.ok, (surface, request, followed.text[-600:])
+        assert tokens(followed.text) <= request.get("max_tokens", DEFAULT_MAX_TOKENS), (surface, request)
 
 
 def test_a_class_longer_than_any_request_may_ask_for_gets_a_hint_that_is_valid(big: Bridge) -> None:
