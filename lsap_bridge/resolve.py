@@ -11,6 +11,7 @@ from .locate.anchor import format_anchor
 from .locate.matcher import Match, MatchResult, Needle, Tier, decide, find_matches, has_exact, parse_find
 from .models import LineScope, Locate, SymbolScope
 from .session import Resolved, Session, Target
+from .surface import phrase
 from .symbols import Symbol, SymbolTree
 
 __all__ = ["Resolved", "resolve"]
@@ -101,7 +102,7 @@ def _regions(locate: Locate, tree: SymbolTree, doc: Document, name: str) -> list
                 ErrorCode.NOT_FOUND,
                 f"no symbol {wanted} in {name}",
                 # The suggestions are shown once, as such; the hint says what else to do.
-                hint="run the `outline` mode to see the file's symbols",
+                hint=f"`{phrase({'mode': 'outline', 'file_path': name}, 'file_path')}` lists the file's symbols",
                 suggestions=suggestions,
             )
         return [(s.span.start_line, s.span.end_line + 1, s) for s in symbols]

@@ -29,7 +29,7 @@ from .locate.matcher import Match, Tier
 from .models import Locate, Request
 from .modes import Answer, Capability, fallback
 from .position import Encoding, from_lsp_character, to_lsp_character
-from .surface import servers_help
+from .surface import formatter_help, servers_help
 from .symbols import SymbolTree, Units, build_tree, units
 from .workspace import Workspace, language_of, remembered, uri_of
 
@@ -341,10 +341,11 @@ class Session:
                 hint=f"start a server for this file type ({servers_help()})",
             )
         lacking = ", ".join(f"{c.name} lacks {method}" for c in clients)
+        formatting = method in ("textDocument/formatting", "textDocument/rangeFormatting")
         return LsapError(
             ErrorCode.UNSUPPORTED,
             f"no attached server supports {method} for {name}: {lacking}",
-            hint=f"try the `{fallback(method, clients)}` mode instead",
+            hint=formatter_help() if formatting else f"try the `{fallback(method, clients)}` mode instead",
         )
 
     async def call(self, target: Target, method: str, params: dict[str, Any], packed: bool = False) -> Any:

@@ -76,6 +76,18 @@ def servers_help() -> str:
     return "the socket's `info` method lists the attached servers"
 
 
+def formatter_help() -> str:
+    """How the asker gets a formatter attached: `ruff server` for Python (basedpyright and
+    pyright format nothing), typescript-language-server formats TypeScript itself."""
+    surface = SURFACE.get()
+    if surface == "nvim":
+        return ("attach a formatting server: for Python `ruff server` (`vim.lsp.enable('ruff')`, with "
+                "nvim-lspconfig or a `vim.lsp.config('ruff', …)`; `pip install ruff`)")
+    return ("no formatter is attached: for Python install ruff (`pip install ruff`, or the `embedded` extra) "
+            "and restart the session (`lsap daemon stop` in the embedded mode; the next call starts "
+            "`ruff server` beside the Python server)")
+
+
 def log_help() -> str:
     """Where the asker finds a traceback: `:checkhealth lsap` names the log in Neovim;
     elsewhere the log file itself, which an agent can read but not look up."""

@@ -37,6 +37,7 @@ from ..report.paging import page, suggest
 from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, word_at
 from ..resolve import Resolved, resolve
 from ..session import Session, Target
+from ..surface import phrase
 from ..workspace import path_of
 
 METHOD = "textDocument/rename"
@@ -253,7 +254,8 @@ async def _compute(
         raise LsapError(
             ErrorCode.NOT_FOUND,
             f"{target.client.name} found nothing to rename for `{old_name}` at {resolved.anchor}",
-            hint="check the anchor with the `locate` mode",
+            hint="check where the anchor lands: "
+                 f"`{phrase({'mode': 'locate', 'locate': request.locate.model_dump(exclude_none=True)})}`",
         )
     paths = [path_of(u) for u in _uris(edit)]
     docs = await session.documents(
