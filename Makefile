@@ -38,7 +38,7 @@ dist: setup
 	$(BIN)/twine check --strict dist/*
 
 test: check dist
-	PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
+	PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q --durations=25
 
 clean:
 	rm -rf $(VENV) node_modules dist
