@@ -12,13 +12,14 @@ references for the modules that use the moved names.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
-from ..position import to_lsp_character
+from ..position import Encoding, to_lsp_character
 from ..session import Target
 from ..workspace import path_of, uri_of
 from .parser import Move
@@ -276,6 +277,33 @@ def _defined(node: ast.stmt) -> list[str]:
     return []
 
 
+_DEFINES = re.compile(r"(?:async\s+def|def|class)\s+")
+
+
+def _column(line: str, byte_offset: int) -> int:
+    """A code-point column from `ast`'s UTF-8 byte offset on `line`."""
+    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+
+
+def _name_positions(nodes: list[ast.stmt], lines: list[str]) -> dict[str, tuple[int, int]]:
+    """Where each name the statements define is spelled (0-based line, code-point column),
+    from the syntax tree: the name after `def`/`class` (not an `f` inside `def`, nor a name
+    in a decorator or a default value), an assignment's target."""
+    out: dict[str, tuple[int, int]] = {}
+    for node in nodes:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            line = node.lineno - 1
+            keyword = _DEFINES.match(lines[line], _column(lines[line], node.col_offset))
+            out[node.name] = (line, keyword.end() if keyword else _column(lines[line], node.col_offset))
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AnnAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Name):
+                out[target.id] = (target.lineno - 1, _column(lines[target.lineno - 1], target.col_offset))
+    return out
+
+
 def _parse(text: str, name: str) -> ast.Module:
     try:
         return ast.parse(text)
@@ -382,8 +410,13 @@ class PythonMove:
                     f"import {', '.join(back)}\n",
                 )
             )
+        # One edit for the old file, planned as its new text: the cut, the imports and the
+        # names brought back never overlap, wherever the moved code was (first, last, only).
+        assert self.run.target is not None
+        changes[self.source] = _one_edit(self.lines, _compose(self.lines, edits),
+                                         self.tracker.session.encoding(self.run.target.client))
         # Users elsewhere import the names from their new module.
-        for path, found in (await self._users(names)).items():
+        for path, found in (await self._users(names, _name_positions(moved_nodes, self.lines))).items():
             if path in (self.source, self.target):
                 continue
             other = _parse(
@@ -445,9 +478,9 @@ class PythonMove:
         }
 
     def _cut(self) -> dict[str, Any]:
-        """The range to delete: the selection, plus enough blank lines after it that the gap
+        """The lines to delete: the selection, plus enough blank lines after it that the gap
         left behind is as wide as the wider of the two around it; at the end of the file,
-        the blank lines before it too (with the newline that ends the line before)."""
+        the blank lines before it too."""
 
         def blanks(lines: list[str]) -> int:
             return next((i for i, line in enumerate(lines) if line.strip()), len(lines))
@@ -457,19 +490,7 @@ class PythonMove:
         last = len(self.lines) - 1
         if self.end + after < last or self.start - before == 0:
             return _line_range(self.start, self.end + min(before, after))
-        keep = self.start - before - 1  # the last line that stays
-        assert self.run.target is not None
-        encoding = self.tracker.session.encoding(self.run.target.client)
-        return {
-            "start": {
-                "line": keep,
-                "character": to_lsp_character(self.lines[keep], len(self.lines[keep]), encoding),
-            },
-            "end": {
-                "line": last,
-                "character": to_lsp_character(self.lines[last], len(self.lines[last]), encoding),
-            },
-        }
+        return _line_range(self.start - before, last)
 
     def _split(self, tree: ast.Module) -> tuple[list[ast.stmt], list[ast.stmt]]:
         moved: list[ast.stmt] = []
@@ -482,8 +503,10 @@ class PythonMove:
             if not inside and first <= self.end and last >= self.start:
                 raise LsapError(
                     ErrorCode.INVALID_REQUEST,
-                    f"the selection cuts the statement at line {first + 1}-{last + 1} in two",
-                    hint="select whole top-level definitions (functions, classes, assignments)",
+                    f"the selection (lines {self.start + 1}-{self.end + 1}) cuts the statement at lines "
+                    f"{first + 1}-{last + 1} in two",
+                    hint="select whole top-level definitions (functions, classes, assignments): `@]` ends "
+                         "the selection with its own line, `@)` just before it (its line is left out)",
                 )
             (moved if inside else kept).append(node)
         return moved, kept
@@ -504,8 +527,9 @@ class PythonMove:
             edits.append({"range": _line_range(first, last), "newText": text})
         return edits
 
-    async def _users(self, names: list[str]) -> dict[Path, set[str]]:
-        """Files that use each moved name, through the server's references."""
+    async def _users(self, names: list[str], positions: dict[str, tuple[int, int]]) -> dict[Path, set[str]]:
+        """Files that use each moved name, through the server's references (asked at the
+        name's own position: `positions`)."""
         assert self.run.target is not None
         client = next((c for c in self.run.target.clients if c.supports(REFERENCES)), None)
         if client is None:
@@ -514,7 +538,7 @@ class PythonMove:
         doc = await self.tracker.session.document(self.source)
         calls = []
         for name in names:
-            line, col = self._definition(name)
+            line, col = positions[name]
             params = {
                 **self.tracker.session.position_params(target, doc, line, col),
                 "context": {"includeDeclaration": False},
@@ -526,12 +550,42 @@ class PythonMove:
                 out.setdefault(path_of(location["uri"]).resolve(), set()).add(name)
         return out
 
-    def _definition(self, name: str) -> tuple[int, int]:
-        for line in range(self.start, self.end + 1):
-            col = self.lines[line].find(name)
-            if col >= 0:
-                return line, col
-        return self.start, 0
+def _compose(lines: list[str], edits: list[dict[str, Any]]) -> list[str]:
+    """The lines after whole-line edits (each replaces lines [start, end) of `lines` with its
+    text), planned by the bridge on one text: they must not overlap."""
+    out: list[str] = []
+    at = 0
+    for edit in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["end"]["line"])):
+        start, end = edit["range"]["start"]["line"], min(edit["range"]["end"]["line"], len(lines))
+        if start < at:
+            raise LsapError(ErrorCode.SERVER_ERROR, "the bridge planned overlapping edits of one file "
+                            f"(line {start + 1}): nothing was moved", hint="report this as a bug of lsap")
+        out += lines[at:start] + edit["newText"].splitlines()
+        at = max(at, end)
+    return out + lines[at:]
+
+
+def _one_edit(old: list[str], new: list[str], encoding: Encoding) -> list[dict[str, Any]]:
+    """The smallest single edit that turns the lines `old` into `new` (none when equal). A
+    change that reaches the end of the file ends at the last line's end, so no empty last
+    line is left behind (a buffer ends its last line itself)."""
+    same = 0
+    while same < min(len(old), len(new)) and old[same] == new[same]:
+        same += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - same and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    removed, added = old[same : len(old) - tail], new[same : len(new) - tail]
+    if not removed and not added:
+        return []
+    if tail:  # whole lines, before a line that stays
+        return [{"range": _line_range(same, len(old) - tail - 1), "newText": "".join(f"{line}\n" for line in added)}]
+    last = len(old) - 1
+    end = {"line": last, "character": to_lsp_character(old[last], len(old[last]), encoding)}
+    if same:  # from the end of the last line that stays
+        start = {"line": same - 1, "character": to_lsp_character(old[same - 1], len(old[same - 1]), encoding)}
+        return [{"range": {"start": start, "end": end}, "newText": "".join(f"\n{line}" for line in added)}]
+    return [{"range": {"start": {"line": 0, "character": 0}, "end": end}, "newText": "\n".join(added)}]
 
 
 def _join(remaining: list[ImportedName]) -> str:
