@@ -395,6 +395,8 @@ class Ran:
     results: list[EditResult] = field(default_factory=list)
     servers: list[str] = field(default_factory=list)
     remarks: list[str] = field(default_factory=list)
+    # A later step that failed after earlier ones were applied: what was and was not done.
+    stopped: str | None = None
 
     def add(self, result: EditResult, client: Client) -> None:
         self.results.append(result)
@@ -526,8 +528,14 @@ async def format_steps(session: Session, place: Place, organize_imports: bool,
             ran.results += done.results
             ran.servers += done.servers
             ran.remarks += done.remarks
-    edit = await formatting(session, place.path, place.lines, target, client)
-    ran.add(await apply(edit, client, f"format {place.where} ({client.name})"), client)
+    try:
+        edit = await formatting(session, place.path, place.lines, target, client)
+        ran.add(await apply(edit, client, f"format {place.where} ({client.name})"), client)
+    except LsapError as error:
+        if not ran.results:
+            raise  # nothing was applied: the error is the whole answer
+        # The imports were organised (and stay so): the report says so, and why the format was not.
+        ran.stopped = f"the format was not applied ({error.code.value}: {error.message}); the imports were organised"
     return ran
 
 
@@ -564,6 +572,7 @@ class Applied(Report):
     diagnostics_total: int
     pending: list[str]
     remarks: list[str]
+    stopped: str | None = absent()  # a step failed after earlier ones were applied (`Ran.stopped`)
 
 
 async def applied(session: Session, title: str, kind: str | None,
@@ -608,6 +617,7 @@ async def applied(session: Session, title: str, kind: str | None,
         diagnostics=every[:DIAGNOSTICS_SHOWN], diagnostics_total=len(every),
         pending=[f"{display(p)} ({reason})" for p, reason in after.pending.items()],
         remarks=ran.remarks,
+        stopped=ran.stopped,
     )
 
 
