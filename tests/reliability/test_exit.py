@@ -173,7 +173,9 @@ def test_busy_servers_ignoring_shutdown_are_gone_when_the_daemon_stops(
     assert wait_until(lambda: not in_groups(servers), 10), names(in_groups(servers))
     assert not any(running(p) for p in procs), names({p for p in procs if running(p)})
     assert time.monotonic() - started < 12
-    assert "killed language servers" in (shop.parent / "daemon.log").read_text()
+    # Ended by their watchdogs once Neovim had gone (lsap_bridge/watchdog.py), or else by
+    # the daemon, which then logs it: either way the log holds no error.
+    assert "Traceback" not in (shop.parent / "daemon.log").read_text()
 
 
 def large_tree(root: Path, packages: int = 30, modules: int = 40) -> None:
