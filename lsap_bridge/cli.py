@@ -30,7 +30,8 @@ EXIT_CODES = {"invalid_request": 2, "outside_workspace": 2, "session_gone": 3,
               "busy": 4, "timeout": 4, "conflict": 4}
 EXIT_HELP = """exit status:
   0  a report
-  1  the language servers' answer is an error report (not_found, ambiguous, unsupported, ...)
+  1  the language servers' answer is an error report (not_found, ambiguous, unsupported, ...),
+     or approval_timeout: the human did not answer the edit in time (nothing was changed)
   2  the request itself is invalid (bad JSON, unknown mode or field, wrong types, a path
      outside the workspace): fix the call
   3  no session to ask (none could be found or started, or it went away)

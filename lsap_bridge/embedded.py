@@ -19,6 +19,8 @@ from .discovery import alive
 from .errors import ErrorCode, LsapError
 from .gateway import EditorGateway, Timeouts
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
+from .watchdog import command as watchdog_command
+from .watchdog import die_with_parent
 
 MIN_VERSION = (0, 11)
 # Seconds language servers get to exit by themselves once Neovim has quit (they were sent
@@ -169,12 +171,14 @@ async def start_embedded(root: Path, servers: list[str] | None = None,
         # rollback) keeps agents' edits from growing its memory for thousands of steps.
         "--cmd", f"set undolevels={UNDO_LEVELS}",
     ]
-    conn = await NvimConnection.spawn(argv, env=env)
+    # Whatever ends this process, SIGKILL included, ends its Neovim (the kernel's
+    # parent-death signal), and each server's watchdog then ends the server: no orphans.
+    conn = await NvimConnection.spawn(argv, env=env, preexec=die_with_parent)
     gateway = EditorGateway(conn, timeouts or Timeouts(), embedded=True)
     await gateway.start()
     enabled = await gateway.exec_lua(
-        "local root, names = ...; vim.cmd.cd(vim.fn.fnameescape(root)); "
-        "return require('lsap.servers').enable(names, root)",
-        str(root), servers or [],
+        "local root, names, watchdog = ...; vim.cmd.cd(vim.fn.fnameescape(root)); "
+        "return require('lsap.servers').enable(names, root, watchdog)",
+        str(root), servers or [], watchdog_command(),
     )
     return Embedded(gateway, conn, list(enabled or []))

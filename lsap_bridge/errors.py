@@ -20,6 +20,9 @@ class ErrorCode(str, Enum):
     SERVER_ERROR = "server_error"
     CONFLICT = "conflict"
     DENIED = "denied"
+    # An agent's edit under `edit_policy = 'ask'` that the human did not answer in time:
+    # nothing was changed; not a `timeout` (sending it again asks the human again).
+    APPROVAL_TIMEOUT = "approval_timeout"
     # Not run: the connection's queue is full; send it again after `retry_after` seconds.
     BUSY = "busy"
     # The lsap session (the embedded daemon, or the editor's service) stopped or vanished

@@ -25,7 +25,7 @@ from .gateway import EditorGateway
 from .lifecycle import Lifecycle, Plan
 from .logfile import log_to_file
 from .nvim_rpc import NvimConnection
-from .server import current_client
+from .server import call_time, current_client
 from .service import Service
 from .session import EditApproval
 from .workspace import Workspace
@@ -35,6 +35,9 @@ _started: threading.Thread | None = None
 # The longest an `ask` prompt may wait (Neovim's `approval.timeout`, default 300 s, is the
 # real limit; this bounds it should Neovim never answer).
 ASK_LIMIT = 3600.0
+# Seconds of a request's own `timeout` kept back from its approval, so that the human's
+# silence is answered `approval_timeout` before the request's time is up.
+ANSWER_MARGIN = 0.5
 LOG_FLUSH = 0.1  # seconds between batches sent to `:Lsap log`
 
 
@@ -67,18 +70,24 @@ def edit_policy(gateway: EditorGateway, timeout: float = ASK_LIMIT) -> EditAppro
     option (read at each edit, so `setup()` changes it live) allows, denies or asks.
 
     An edit the human started with a command (no agent client in the context) always goes
-    ahead without a round trip. An edit not applied is a `denied` error that tells the agent
-    why: the human refused, the policy denies, or nobody answered in time.
+    ahead without a round trip. The agent's call waits as long as the question can: its
+    default time limit stands still meanwhile, its own `timeout` bounds the question
+    (server.CallTime). An edit not applied is a `denied` error that tells the agent why
+    (the human refused, the policy denies), or `approval_timeout` when nobody answered.
     """
 
     async def approve(summary: str, preview: str) -> bool:
         client = current_client.get()
         if client is None:
             return True
-        decision = await gateway.edit_decision(client, summary, preview, timeout)
+        limit = call_time.get()
+        ask = timeout if limit is None or not limit.explicit else max(0.1, limit.left() - ANSWER_MARGIN)
+        with limit.approval() if limit is not None else contextlib.nullcontext():
+            decision = await gateway.edit_decision(client, summary, preview, min(timeout, ask))
         if decision.applied:
             return True
-        raise LsapError(ErrorCode.DENIED, *REFUSALS[decision.decision](summary, decision.waited))
+        code = ErrorCode.APPROVAL_TIMEOUT if decision.decision == "timeout" else ErrorCode.DENIED
+        raise LsapError(code, *REFUSALS[decision.decision](summary, decision.waited))
 
     return approve
 
@@ -92,8 +101,8 @@ REFUSALS: dict[str, Callable[[str, float], tuple[str, str]]] = {
         f"the editor's edit_policy denies agents' edits ({summary})",
         "nothing was changed; the human can set edit_policy to 'ask' or 'allow'"),
     "timeout": lambda summary, waited: (
-        f"no answer from the human within {waited:g} s: the edit was refused ({summary})",
-        "nothing was changed; the human may be away, ask again later"),
+        f"the human did not answer within {waited:g} s: the edit was not applied ({summary})",
+        "nothing was changed; the human may be away: ask again later, or ask the human first"),
 }
 
 

@@ -47,8 +47,10 @@ class NvimConnection:
         self.process: asyncio.subprocess.Process | None = None
 
     @classmethod
-    async def spawn(cls, argv: list[str], env: dict[str, str] | None = None) -> NvimConnection:
-        """Start `nvim --embed` and talk to it over its stdin/stdout."""
+    async def spawn(cls, argv: list[str], env: dict[str, str] | None = None,
+                    preexec: Callable[[], object] | None = None) -> NvimConnection:
+        """Start `nvim --embed` and talk to it over its stdin/stdout (`preexec`: run in the
+        child before Neovim starts)."""
         process = await asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.PIPE,
@@ -56,6 +58,7 @@ class NvimConnection:
             stderr=asyncio.subprocess.DEVNULL,
             env=env,
             limit=2**24,
+            preexec_fn=preexec,
         )
         assert process.stdout is not None and process.stdin is not None
         writer = process.stdin

@@ -18,8 +18,9 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,17 @@ from .errors import ErrorCode, LsapError
 from .service import Response, Service
 from .surface import SURFACE, SURFACES
 
-REQUEST_TIMEOUT = 120.0
+
+def _default_timeout() -> float:
+    """A call's time limit when it names none: $LSAP_REQUEST_TIMEOUT seconds, else 120
+    (doc/lsap.txt, lsap-approval: an approval's wait does not count)."""
+    try:
+        return max(0.01, float(os.environ.get("LSAP_REQUEST_TIMEOUT") or 120.0))
+    except ValueError:
+        return 120.0
+
+
+REQUEST_TIMEOUT = _default_timeout()
 
 Method = Callable[[Any], Awaitable[Any]]
 EventSink = Callable[[dict[str, Any]], None]
@@ -51,6 +62,54 @@ EventSink = Callable[[dict[str, Any]], None]
 # The name of the agent client whose request is running, None for the human's own commands:
 # the edit policy (host.py) asks only about agent-initiated edits.
 current_client: ContextVar[str | None] = ContextVar("lsap_current_client", default=None)
+
+
+@dataclass
+class CallTime:
+    """How long the running call may take: its own `timeout` (`explicit`), else
+    REQUEST_TIMEOUT. While the human is asked about its edit (`approval`), a default limit
+    stands still, so that the agent waits as long as the approval can (its own timeout
+    bounds it); an explicit one keeps running, and the approval is asked within it."""
+
+    end: float
+    explicit: bool
+    held: int = 0
+
+    def left(self) -> float:
+        return self.end - time.monotonic()
+
+    def _held(self) -> bool:
+        return self.held > 0 and not self.explicit
+
+    @contextlib.contextmanager
+    def approval(self) -> Iterator[None]:
+        started = time.monotonic()
+        self.held += 1
+        try:
+            yield
+        finally:
+            self.held -= 1
+            if not self.explicit:
+                self.end += time.monotonic() - started
+
+    async def bound(self, work: Awaitable[Any]) -> Any:
+        """`work`'s result, or asyncio.TimeoutError once the time is up (work cancelled)."""
+        task = asyncio.ensure_future(work)
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=1.0 if self._held() else max(0.0, self.left()))
+                if done:
+                    return task.result()
+                if not self._held() and self.left() <= 0:
+                    raise asyncio.TimeoutError
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+
+call_time: ContextVar[CallTime | None] = ContextVar("lsap_call_time", default=None)
 
 
 def schema() -> dict[str, Any]:
@@ -205,9 +264,11 @@ class SocketServer:
         if function is None:
             raise RpcFailure(METHOD_NOT_FOUND, f"unknown method {method!r}; "
                              f"methods: {', '.join(sorted(self.methods))}")
-        timeout = REQUEST_TIMEOUT
+        timeout, explicit = REQUEST_TIMEOUT, False
         if isinstance(params, dict) and isinstance(params.get("timeout"), (int, float)):
-            timeout = max(0.01, float(params["timeout"]))
+            timeout, explicit = max(0.01, float(params["timeout"])), True
+        limit = CallTime(time.monotonic() + timeout, explicit)
+        call_time.set(limit)
         current_client.set(peer.name)
         if isinstance(params, dict) and params.get("surface") in SURFACES:
             SURFACE.set(params["surface"])  # follow-up requests are written in its form
@@ -218,7 +279,7 @@ class SocketServer:
         ok, text = False, ""
         self.running += 1
         try:
-            result = await asyncio.wait_for(function(params), timeout)
+            result = await limit.bound(function(params))
             ok = not (isinstance(result, dict) and result.get("ok") is False)
             text = str(result.get("text", "")) if isinstance(result, dict) else ""
             return result

@@ -1,15 +1,64 @@
-"""Shared fixtures: isolated XDG dirs, an event loop per session, the example project."""
+"""Shared fixtures: isolated XDG dirs, an event loop per session, the example project; and
+the check that no process a test started (Neovim, a daemon, a language server, tmux) is
+still alive when the session ends."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "shop"
+
+# Every process the tests start inherits this variable (it is in os.environ before any
+# test runs), so the session can find those still alive at its end: its value is this
+# pytest's pid, so that two runs at once (or xdist workers) each see only their own.
+MARKER = "LSAP_TEST_RUN"
+os.environ[MARKER] = str(os.getpid())
+LEFTOVER_GRACE = 5.0  # seconds a process that is exiting gets before it counts as left
+
+
+def leftovers() -> dict[int, str]:
+    """The live processes (zombies aside) carrying this run's marker, by pid: command line."""
+    wanted = f"{MARKER}={os.getpid()}".encode()
+    found: dict[int, str] = {}
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if wanted not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:160]
+        except (OSError, IndexError):
+            continue  # gone meanwhile, or not ours to read
+    return found
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if a test left a process behind (after every fixture's teardown)."""
+    deadline = time.monotonic() + LEFTOVER_GRACE
+    left = leftovers()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = leftovers()
+    if not left:
+        return
+    lines = [f"{len(left)} process(es) started by the tests are still alive:"]
+    lines += [f"  {pid}: {command}" for pid, command in sorted(left.items())]
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_sep("=", "processes left behind", red=True)
+        reporter.write_line("\n".join(lines))
+    else:
+        print("\n".join(lines))
+    if os.environ.get("LSAP_TEST_LEFTOVERS") != "report":  # "report": count, do not fail
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session", autouse=True)

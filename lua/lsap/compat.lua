@@ -115,4 +115,13 @@ function M.start_enabled(bufnr)
   return true
 end
 
+--- Whether Neovim is quitting: `v:exiting` is v:null until the exit begins and holds the
+--- exit code from just before VimLeavePre on (public, but say it here: Neovim may change it).
+--- While it quits, the service's channel may already be closed and nothing is drawn, so the
+--- bridge sends nothing and waits for nothing then (doc/lsap.txt, lsap-exit).
+function M.exiting()
+  local code = vim.v.exiting
+  return code ~= nil and code ~= vim.NIL
+end
+
 return M

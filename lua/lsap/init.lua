@@ -182,7 +182,7 @@ end
 function M.send(payload)
   local transport = require('lsap.transport')
   if transport.chan then
-    vim.rpcnotify(transport.chan, 'lsap_command', payload)
+    transport.notify('lsap_command', payload)
     return
   end
   table.insert(queue, payload)
@@ -193,7 +193,7 @@ end
 function M.flush()
   local transport = require('lsap.transport')
   M.state = 'running'
-  for _, payload in ipairs(queue) do vim.rpcnotify(transport.chan, 'lsap_command', payload) end
+  for _, payload in ipairs(queue) do transport.notify('lsap_command', payload) end
   queue = {}
 end
 

@@ -11,6 +11,9 @@ M.min_python = { 3, 10 }
 
 -- The longest build() waits when Neovim has no UI to return to (a headless install).
 M.timeout_ms = 15 * 60 * 1000
+-- The longest quitting Neovim waits for a build's running step (venv, pip) before ending
+-- it: an exit is never held longer (doc/lsap.txt, lsap-exit).
+M.exit_wait_ms = 500
 
 local windows = vim.fn.has('win32') == 1
 
@@ -165,6 +168,7 @@ local failure = {} -- the error value that carries a step's failure message
 --- build goes on; the result, which must be read in full, and everything in a Neovim
 --- without a UI (where nothing prompts) are shown whole.
 local function tell(message, level, whole)
+  if require('lsap.compat').exiting() then return end -- nobody reads it now; the log has it
   if whole or #vim.api.nvim_list_uis() == 0 then
     vim.notify('(lsap) ' .. message, vim.log.levels[(level or 'info'):upper()])
   else
@@ -183,15 +187,19 @@ function Job:fail(message) error({ [failure] = message }, 0) end
 
 --- Run a command and wait for it without blocking Neovim.
 function Job:run(cmd)
+  if self.stopped then self:fail('Neovim quit before the build was done') end
   local result
-  local ok, err = pcall(vim.system, cmd, { text = true }, function(out)
+  local ok, process = pcall(vim.system, cmd, { text = true }, function(out)
     result = out
     if not self.lazy then vim.schedule(function() coroutine.resume(self.co) end) end
   end)
-  if not ok then self:fail(('%s cannot run: %s'):format(cmd[1], err)) end
+  if not ok then self:fail(('%s cannot run: %s'):format(cmd[1], process)) end
+  self.process = process
   -- lazy.nvim resumes its tasks whenever Neovim's loop wakes (the process's exit wakes it);
   -- our own coroutine is resumed by the callback above.
   while not result do coroutine.yield(self.lazy and self.last or nil) end
+  self.process = nil
+  if self.stopped then self:fail('Neovim quit before the build was done') end
   return result
 end
 
@@ -303,8 +311,20 @@ function Job:steps()
 end
 
 --- The plugin's one wait on the main loop, used only where nobody is editing: in a Neovim
---- without a UI (an install script) and while Neovim quits.
+--- without a UI (an install script).
 local function finish(job) vim.wait(M.timeout_ms, function() return job.done end, 50) end
+
+--- Neovim quits while the build runs: its running step (venv, pip) gets `exit_wait_ms` to
+--- end, then is stopped, so the exit is never held (a pip cut short leaves nothing that the
+--- next build() does not redo). Logged, to be read after the restart.
+local function interrupt(job)
+  vim.wait(M.exit_wait_ms, function() return job.done end, 20)
+  if job.done then return end
+  job.stopped = true -- no further step starts
+  if job.process then pcall(job.process.kill, job.process, 'sigterm') end
+  require('lsap').log('warn', ('build: interrupted by quitting Neovim (%s): run :lua require("lsap").build() again')
+    :format(job.last or 'starting'))
+end
 
 --- Run every step; returns ok and the one-line result, which is also shown and logged.
 function Job:main()
@@ -343,8 +363,8 @@ function M.build()
     finish(job)
     return job.ok == true, job.message
   end
-  -- Quitting Neovim while the build runs waits for it instead of cutting pip short.
-  vim.api.nvim_create_autocmd('VimLeavePre', { once = true, callback = function() finish(job) end })
+  -- Quitting Neovim while the build runs ends the build (`interrupt`), not the other way round.
+  vim.api.nvim_create_autocmd('VimLeavePre', { once = true, callback = function() interrupt(job) end })
   return nil, 'building in the background'
 end
 

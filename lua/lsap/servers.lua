@@ -86,10 +86,19 @@ function M.inventory()
   return languages
 end
 
+--- A server command run under `watchdog` (a command prefix: the embedded daemon's
+--- lsap_bridge/watchdog.py), which ends the server when the Neovim that started it goes,
+--- however it goes; the command itself without one.
+function M.watched(cmd, watchdog)
+  if watchdog == nil or watchdog == vim.NIL or #watchdog == 0 then return cmd end
+  return vim.list_extend(vim.list_extend({}, watchdog), cmd)
+end
+
 --- Configure and enable servers. `names`: explicit server names, or nil to pick the
 --- preferred server of each language that is on PATH. `root`: the session's root.
+--- `watchdog`: see `watched` (nil in the human's Neovim, whose servers are the human's).
 --- Returns the names enabled.
-function M.enable(names, root)
+function M.enable(names, root, watchdog)
   if names == nil or names == vim.NIL or #names == 0 then
     names = {}
     for _, group in ipairs(M.preference) do
@@ -110,6 +119,7 @@ function M.enable(names, root)
       -- because the daemon relies on it): stopping the daemon ends the whole group, the
       -- server's own children included, even when the server ignores `shutdown` and `exit`.
       config.detached = true
+      config.cmd = M.watched(config.cmd, watchdog)
       if root and root ~= vim.NIL then
         config.root_dir = function(_, on_dir) on_dir(root) end
       end

@@ -6,6 +6,8 @@
 -- the main loop, so the human's editor never freezes while an agent asks.
 local M = {}
 
+local compat = require('lsap.compat')
+
 ---@type integer? channel of the lsap_bridge service
 M.chan = nil
 -- Files over this many bytes are not opened or reloaded for the servers (`max_file_size`,
@@ -230,9 +232,18 @@ function M.sync(changes)
   end
 end
 
+--- Send the service a notification; never raises, and sends nothing while Neovim quits:
+--- its channel may be closed by then ("Invalid channel"), and an error raised in an exiting
+--- Neovim opens a --More-- prompt that no UI draws any more, which holds the exit for good.
+--- Returns whether it was sent.
+function M.notify(method, ...)
+  if not M.chan or compat.exiting() then return false end
+  return (pcall(vim.rpcnotify, M.chan, method, ...))
+end
+
 local function reply(token, payload)
   inflight[token] = nil
-  if M.chan then vim.rpcnotify(M.chan, 'lsap_reply', token, payload) end
+  M.notify('lsap_reply', token, payload)
 end
 
 --- Called once by the service after it connects; returns Neovim's pid and `max_file_size`.
@@ -341,7 +352,6 @@ function M.health(client_ids)
   return out
 end
 
-local compat = require('lsap.compat')
 
 local function client_info(client, bufnr)
   -- Whatever a mode asks, the client says (`client:supports_method`), for every method of
@@ -404,7 +414,7 @@ function M.client_exited(client_id)
       if req.client_id == client_id and req.fail then req.fail() end
     end
   end
-  if M.chan then vim.rpcnotify(M.chan, 'lsap_client_exit', client_id) end
+  M.notify('lsap_client_exit', client_id)
 end
 
 -- -- the bridge's own commands -----------------------------------------------------------
@@ -440,14 +450,14 @@ local function take_over(client, token)
       client.handlers[method] = function(err, params, ctx, config)
         local owner = next(slot.tokens)
         local co, main = coroutine.running()
-        if owner == nil or main or not M.chan then
+        if owner == nil or main or not M.chan or compat.exiting() then
           local fallback = slot.previous[method] or vim.lsp.handlers[method]
           if fallback then return fallback(err, params, ctx, config) end
           return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.MethodNotFound)
         end
         parked_count = parked_count + 1
         parked[parked_count] = { co = co, token = owner, method = method }
-        vim.rpcnotify(M.chan, 'lsap_server_request', owner, parked_count, method, params or vim.NIL)
+        M.notify('lsap_server_request', owner, parked_count, method, params or vim.NIL)
         return coroutine.yield()
       end
     end

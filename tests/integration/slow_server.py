@@ -1,8 +1,9 @@
-"""A deliberately slow language server: hover answers after SLOW_SECONDS.
+"""A deliberately slow language server: hover and references answer after SLOW_SECONDS.
 
 It stands in for a server busy indexing, to show the editor keeps answering meanwhile.
 With `--indexing` it also reports `$/progress` work that never ends, as a server does
-while it indexes a large workspace.
+while it indexes a large workspace. With `--rename FILE`, a rename (answered at once)
+turns the first word of FILE into `renamed`, whatever was asked: an edit to approve.
 """
 
 from __future__ import annotations
@@ -18,11 +19,19 @@ from lsp_wire import reply, send, serve
 
 SLOW_SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
 INDEXING = "--indexing" in sys.argv
+RENAMED = Path(sys.argv[sys.argv.index("--rename") + 1]) if "--rename" in sys.argv else None
 
 
-def slow_hover(msg_id: Any) -> None:
+def slow(msg_id: Any, result: Any) -> None:
     time.sleep(SLOW_SECONDS)
-    reply(msg_id, {"contents": {"kind": "markdown", "value": "slow answer"}})
+    reply(msg_id, result)
+
+
+def rename_edit() -> dict[str, Any]:
+    assert RENAMED is not None
+    word = RENAMED.read_text().split()[0]
+    where = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": len(word)}}
+    return {"changes": {RENAMED.resolve().as_uri(): [{"range": where, "newText": "renamed"}]}}
 
 
 def answer(method: str, msg_id: Any) -> bool:
@@ -32,7 +41,12 @@ def answer(method: str, msg_id: Any) -> bool:
         send({"jsonrpc": "2.0", "method": "$/progress", "params": {
             "token": "index", "value": {"kind": "begin", "title": "Indexing"}}})
     elif method == "textDocument/hover":
-        threading.Thread(target=slow_hover, args=(msg_id,), daemon=True).start()
+        hover = {"contents": {"kind": "markdown", "value": "slow answer"}}
+        threading.Thread(target=slow, args=(msg_id, hover), daemon=True).start()
+    elif method == "textDocument/references":
+        threading.Thread(target=slow, args=(msg_id, []), daemon=True).start()
+    elif method == "textDocument/rename" and RENAMED is not None:
+        reply(msg_id, rename_edit())
     elif method == "textDocument/documentSymbol":
         reply(msg_id, [])
     else:
@@ -41,7 +55,8 @@ def answer(method: str, msg_id: Any) -> bool:
 
 
 def main() -> None:
-    serve({"hoverProvider": True, "documentSymbolProvider": True, "textDocumentSync": 1}, answer)
+    serve({"hoverProvider": True, "referencesProvider": True, "renameProvider": RENAMED is not None,
+           "documentSymbolProvider": True, "textDocumentSync": 1}, answer)
 
 
 if __name__ == "__main__":

@@ -30,27 +30,28 @@ pytestmark = [
 ]
 
 
+def home_env(home: Home) -> list[str]:
+    """What a command in the terminal runs under: the home's XDG dirs and PATH."""
+    env = [f"{k}={v}" for k, v in home.env.items() if k.startswith("XDG_") or k == "PATH"]
+    return ["env", *env, "TERM=xterm-256color"]
+
+
 class Terminal:
-    """A tmux server of its own with one 120x40 window."""
+    """A tmux server of its own with one 120x40 window; `open` runs more programs in it,
+    each in a window of its own that the keys and the screen then go to."""
 
     def __init__(self, home: Home, cwd: Path, *argv: str) -> None:
         self.socket = f"lsap-test-{os.getpid()}"
-        env = [f"{k}={v}" for k, v in home.env.items() if k.startswith("XDG_") or k == "PATH"]
-        self.tmux(
-            "new-session",
-            "-d",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            "-c",
-            str(cwd),
-            "env",
-            *env,
-            "TERM=xterm-256color",
-            *argv,
-        )
+        self.target: list[str] = []
+        self.tmux("new-session", "-d", "-x", "120", "-y", "40", "-c", str(cwd), *home_env(home), *argv)
         self.path = Path(self.tmux("display-message", "-p", "#{socket_path}").strip())
+
+    def open(self, home: Home, cwd: Path, *argv: str) -> int:
+        """Run a program in a new window (closed when it exits); returns its pid."""
+        pane, pid = self.tmux("new-window", "-P", "-F", "#{pane_id} #{pane_pid}", "-c", str(cwd),
+                              *home_env(home), *argv).split()
+        self.target = ["-t", pane]
+        return int(pid)
 
     def tmux(self, *args: str) -> str:
         return subprocess.run(
@@ -62,10 +63,10 @@ class Terminal:
         ).stdout
 
     def keys(self, *keys: str) -> None:
-        self.tmux("send-keys", *keys)
+        self.tmux("send-keys", *self.target, *keys)
 
     def screen(self) -> str:
-        return self.tmux("capture-pane", "-p")
+        return self.tmux("capture-pane", "-p", *self.target)
 
     def wait(self, text: str, timeout: float = 90) -> str:
         def showing() -> str:

@@ -1,0 +1,195 @@
+""":qa! in a real terminal, with the bridge's work in flight: right after `:Lsap diagnostics`
+(basedpyright attached, so its LspDetach runs while Neovim exits), with a references report
+still computing, with an agent's edit waiting in the approval window, and while build()
+installs. Each time Neovim is gone within EXIT_LIMIT seconds: nothing the bridge does
+while Neovim exits may hold the exit (doc/lsap.txt, lsap-exit). One tmux server for all,
+a fresh Neovim in a window of its own for each run."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsap_bridge.client import ClientError, Connection
+from tests.conftest import EXAMPLE
+from tests.reliability.processes import running, tree
+
+from .nvim_home import Home, make_home, wait_for
+from .test_terminal import Terminal
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
+]
+
+RUNS = int(os.environ.get("LSAP_QUIT_RUNS", "10"))  # per scenario
+EXIT_LIMIT = 2.0  # seconds from :qa! to no Neovim
+
+SERVERS = """
+vim.filetype.add({{ extension = {{ slow = 'slow', ren = 'ren' }} }})
+vim.lsp.config('slow', {{
+  cmd = {{ {python!r}, {server!r}, '30' }}, filetypes = {{ 'slow' }}, root_markers = {{ 'pyproject.toml' }},
+}})
+vim.lsp.config('ren', {{
+  cmd = {{ {python!r}, {server!r}, '0', '--rename', {renamed!r} }}, filetypes = {{ 'ren' }},
+  root_markers = {{ 'pyproject.toml' }},
+}})
+vim.lsp.enable({{ 'slow', 'ren' }})
+"""
+
+
+class Quits:
+    """The terminal, the homes and the project every run shares, and the exit times."""
+
+    def __init__(self, base: Path) -> None:
+        self.project = base / "shop"
+        shutil.copytree(EXAMPLE, self.project)
+        (self.project / "notes.slow").write_text("hello world\n")
+        self.notes = self.project / "notes.ren"
+        self.notes.write_text("hello world\n")
+        # The human's Neovim: basedpyright for Python, a server answering references after
+        # 30 s for `.slow` files, one renaming at once for `.ren` files; agents' edits asked.
+        self.human = make_home(base / "human", setup="{ edit_policy = 'ask' }")
+        server = Path(__file__).with_name("slow_server.py")
+        with (Path(self.human.env["XDG_CONFIG_HOME"]) / "nvim" / "init.lua").open("a") as init:
+            init.write(SERVERS.format(python=sys.executable, server=str(server), renamed=str(self.notes)))
+        self.human.register()
+        # A first install: no python3_host_prog, so build() starts by making a venv.
+        self.fresh = make_home(base / "fresh", python=None)
+        self.term = Terminal(self.human, self.project, "sh")
+        self.times: dict[str, list[float]] = {}
+
+    def nvim(self, home: Home, *args: str) -> int:
+        """Neovim in a new window: the pid of its TUI (whose child is the editor itself)."""
+        return self.term.open(home, self.project, home.nvim, *args)
+
+    def quit(self, scenario: str, pid: int) -> float:
+        """`:qa!` and the seconds until Neovim is gone, its TUI and the editor process both
+        (it must be, within EXIT_LIMIT)."""
+        editors = nvims(pid)
+        assert len(editors) == 2, f"{scenario}: no TUI and editor under {pid}"
+        started = time.monotonic()
+        self.term.keys("Escape", ":qa!", "Enter")
+        while any(running(p) for p in editors) and time.monotonic() - started < 10:
+            time.sleep(0.02)
+        took = time.monotonic() - started
+        self.times.setdefault(scenario, []).append(round(took, 2))
+        if any(running(p) for p in editors):
+            screen = self.term.screen()
+            for left in editors:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(left, signal.SIGKILL)
+            raise AssertionError(f"{scenario}: Neovim still runs {took:.1f} s after :qa!; the screen:\n{screen}")
+        return took
+
+    def socket(self, pid: int) -> str:
+        server = wait_for(lambda: next(iter(nvims(pid) - {pid}), None), 10, "the editor process")
+        path = f"{self.human.env['XDG_RUNTIME_DIR']}/lsap/nvim-{server}.sock"
+        try:
+            wait_for(lambda: os.path.exists(path), 60, "the agent socket")
+        except AssertionError as exc:
+            found = sorted(os.listdir(Path(path).parent)) if Path(path).parent.is_dir() else []
+            raise AssertionError(f"{exc} {path} (there: {found}); the screen:\n{self.term.screen()}") from None
+        return path
+
+
+def nvims(pid: int) -> set[int]:
+    """The Neovim processes of a TUI: itself and the editor it started (`nvim --embed`)."""
+    out = set()
+    for process in tree(pid):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{process}/comm").read_text().strip() == "nvim":
+                out.add(process)
+    return out
+
+
+@pytest.fixture(scope="module")
+def quits(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Quits]:
+    quits = Quits(tmp_path_factory.mktemp("quit"))
+    yield quits
+    quits.term.close()
+
+
+def repeat(quits: Quits, scenario: str, run: Callable[[], float]) -> None:
+    for _ in range(RUNS):
+        assert run() < EXIT_LIMIT, quits.times[scenario]
+    print(f"{scenario}: exit seconds {quits.times[scenario]}")
+
+
+def test_quit_right_after_diagnostics(quits: Quits) -> None:
+    def run() -> float:
+        pid = quits.nvim(quits.human, "shop/models.py")
+        quits.term.wait("class Product", 30)
+        quits.term.keys(":Lsap diagnostics shop", "Enter")
+        # The service runs and basedpyright is attached: its LspDetach comes during the exit.
+        quits.term.wait("Diagnostics", 60)
+        return quits.quit("diagnostics", pid)
+
+    repeat(quits, "diagnostics", run)
+
+
+def test_quit_while_a_references_report_is_computed(quits: Quits) -> None:
+    def run() -> float:
+        pid = quits.nvim(quits.human, "notes.slow")
+        quits.term.wait("hello world", 30)
+        quits.term.keys(":LsapReferences", "Enter")
+        quits.term.wait("(lsap) references: waiting for slow", 30)  # 30 s to go
+        return quits.quit("references", pid)
+
+    repeat(quits, "references", run)
+
+
+def test_quit_with_an_approval_window_open(quits: Quits) -> None:
+    def run() -> float:
+        pid = quits.nvim(quits.human, "notes.ren")
+        socket = quits.socket(pid)
+        answer: dict[str, Any] = {}
+
+        def agent() -> None:
+            rename = {"mode": "rename", "locate": "notes.ren@hello", "new_name": "renamed"}
+            try:
+                with Connection(socket, name="claude") as conn:
+                    answer.update(conn.call("request", {"request": rename}))
+            except ClientError as exc:
+                answer["error"] = exc.code
+
+        asking = threading.Thread(target=agent, daemon=True)
+        asking.start()
+        try:
+            quits.term.wait("a apply · r refuse", 30)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\nthe agent's answer: {answer}") from None
+        took = quits.quit("approval", pid)
+        asking.join(10)
+        assert not asking.is_alive(), "the agent still waits after Neovim quit"
+        assert answer.get("error") == "session_gone", answer
+        assert quits.notes.read_text() == "hello world\n"  # nothing was applied
+        return took
+
+    repeat(quits, "approval", run)
+
+
+def test_quit_while_build_runs(quits: Quits) -> None:
+    venv = Path(quits.fresh.env["XDG_DATA_HOME"]) / "nvim" / "lsap" / "venv"
+
+    def run() -> float:
+        shutil.rmtree(venv, ignore_errors=True)
+        pid = quits.nvim(quits.fresh)
+        quits.term.wait("~", 30)
+        quits.term.keys(":lua require('lsap').build()", "Enter")
+        quits.term.wait("creating the Python host", 30)
+        return quits.quit("build", pid)
+
+    repeat(quits, "build", run)
+    log = (Path(quits.fresh.env["XDG_STATE_HOME"]) / "nvim" / "lsap.log").read_text()
+    assert "build: interrupted by quitting Neovim (creating the Python host" in log
