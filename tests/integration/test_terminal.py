@@ -31,16 +31,16 @@ pytestmark = [
 
 
 class Terminal:
-    """A tmux server of its own with one 120x40 window."""
+    """A tmux server of its own with one window, 120x40 unless `columns` says otherwise."""
 
-    def __init__(self, home: Home, cwd: Path, *argv: str) -> None:
+    def __init__(self, home: Home, cwd: Path, *argv: str, columns: int = 120) -> None:
         self.socket = f"lsap-test-{os.getpid()}"
         env = [f"{k}={v}" for k, v in home.env.items() if k.startswith("XDG_") or k == "PATH"]
         self.tmux(
             "new-session",
             "-d",
             "-x",
-            "120",
+            str(columns),
             "-y",
             "40",
             "-c",
