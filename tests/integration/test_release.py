@@ -15,13 +15,17 @@ import pytest
 
 from tests.conftest import ROOT
 
+from .nvim_home import path_outside_checkout
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def test_make_release_on_a_clean_clone(tmp_path: Path) -> None:
     clone = tmp_path / "lsap.nvim"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=120)
+    # Nothing of this checkout (its venv, node_modules) on PATH: the clone brings its own.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "LSAP_", "PYTHON"))}
+    env["PATH"] = os.pathsep.join(path_outside_checkout())
     base_python = str(Path(sys.base_prefix) / "bin" / "python3")
     done = subprocess.run(["make", "release", f"PYTHON={base_python}"], cwd=clone, env=env,
                           capture_output=True, text=True, timeout=1800)
