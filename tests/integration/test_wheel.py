@@ -239,6 +239,12 @@ def test_readme_installs_from_a_checkout(checkout: Path, dist: Dist, shop: Path,
     entry = json.loads(guide.split("Claude Code, in the project's `.mcp.json`", 1)[1]
                        .split("```json\n", 1)[1].split("```", 1)[0])["mcpServers"]["lsap"]
     assert entry["command"] == "uvx" and entry["args"][2:] == ["lsap", "mcp"], entry
+    # OpenCode's entry and Codex CLI's run the same command (theirs add --root).
+    opencode = json.loads(guide.split("OpenCode, in `opencode.json`", 1)[1].split("```json\n", 1)[1]
+                          .split("```", 1)[0])["mcp"]["lsap"]["command"]
+    assert opencode[:5] == ["uvx", *entry["args"]] and opencode[5] == "--root", opencode
+    codex = guide.split("[mcp_servers.lsap]", 1)[1].split("```", 1)[0]
+    assert 'command = "uvx"' in codex and "args = " + json.dumps(opencode[1:]) in codex
     spec = entry["args"][1].replace("/home/you/src/lsap.nvim", str(checkout))
     for tool in ("pipx", "uvx"):
         base = tmp_path / tool
