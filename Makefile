@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test check lua dist clean
+.PHONY: setup demo test check lua dist release clean
 
 setup: $(VENV)/.installed node_modules/.installed
 
@@ -37,8 +37,19 @@ dist: setup
 	$(BIN)/python -m build --quiet --outdir dist .
 	$(BIN)/twine check --strict dist/*
 
+# LSAP_DIST: the wheel tests use the archives `dist` just built instead of building them again.
 test: check dist
-	PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q --durations=25
+	LSAP_DIST="$(CURDIR)/dist" PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q --durations=25
+
+# A release candidate: the checks, the archives (twine check --strict), the wheel test on
+# those very archives (pip, pipx and uvx installs answering `lsap references` and MCP),
+# then the upload command — printed, never run: publishing is a maintainer's step
+# (CONTRIBUTING.md, "Releasing").
+release: check dist
+	LSAP_DIST="$(CURDIR)/dist" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q tests/integration/test_wheel.py
+	@echo "release: checked $$(cd dist && ls | tr '\n' ' ')"
+	@echo "release: to publish, after the checklist in CONTRIBUTING.md:"
+	@echo "  $(BIN)/twine upload dist/*"
 
 clean:
 	rm -rf $(VENV) node_modules dist

@@ -78,16 +78,18 @@ local function python()
     health.error(('%s is Python %s; lsap needs 3.10 or newer'):format(prog, version), { elsewhere })
     return false
   end
-  health.ok(('Python host: %s (Python %s, %s)'):format(prog, version, from))
   local fix = info.managed
       and ('run ' .. BUILD .. ' and set vim.g.python3_host_prog to the venv it makes: ' .. prog
         .. ' is externally managed (PEP 668), so pip cannot install into it')
     or ('run ' .. BUILD .. ', or in a shell: ' .. prog .. ' -m pip install -e ' .. install.root)
   local found = info.packages
-  if found.pynvim then
-    health.ok('pynvim ' .. found.pynvim)
+  -- The verdict start-up shows too (lsap.init), with the same fix first.
+  local problem = install.host_problem(prog, info)
+  if problem then
+    health.error(('%s (Python %s, %s)'):format(problem, version, from), { install.HOST_FIX, fix })
   else
-    health.error('pynvim is not installed in ' .. prog .. ', so Neovim cannot run it as its Python host', { fix })
+    health.ok(('Python host: %s (Python %s, %s)'):format(prog, version, from))
+    health.ok('pynvim ' .. found.pynvim)
   end
   if not found['lsap-bridge'] then
     health.error('the Python package lsap_bridge is not installed in ' .. prog, { fix })

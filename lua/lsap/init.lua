@@ -206,20 +206,47 @@ end
 -- How long the service may take to connect before the human is told where to look.
 M.start_timeout_ms = 15000
 
+-- Why the Python host could not start, once found out: later starts in this session say
+-- it again at once instead of retrying the host (its error is the same until a restart).
+local host_error
+
+--- The first line of a Vimscript error, without the function chain and the Lua traceback.
+local function first_line(err)
+  local text = tostring(err):gsub('\n?stack traceback:.*', '')
+  text = text:match('.*, line %d+: (.*)') or text
+  return vim.trim(text:match('^(.-%.)%s') or text:gsub('\n.*', ''))
+end
+
+--- LsapStart failed because Neovim could not run its Python host: ask the host why (off
+--- the main loop), then say so in one line with the fix, never with a stack trace.
+local function host_failed(err)
+  local install = require('lsap.install')
+  local prog = install.host()
+  local fallback = ('the Python host cannot start (%s): :checkhealth lsap names the missing piece; %s')
+    :format(first_line(err), install.HOST_FIX)
+  if not prog then
+    host_error = fallback
+    return M.start_failed(host_error)
+  end
+  install.probe_async(prog, function(info, probe_err)
+    local problem = install.host_problem(prog, info, probe_err)
+    host_error = problem and (problem .. '; ' .. install.HOST_FIX) or fallback
+    M.start_failed(host_error)
+  end)
+end
+
 --- Start the service in the Python host (the remote plugin `LsapStart`).
 function M.start()
   if not M.registered() then
     return M.start_failed('the remote plugin is not registered: run :lua require("lsap").build() (it installs the Python half and registers the plugin), then restart Neovim; :checkhealth lsap shows what is missing')
   end
   if M.state ~= 'stopped' then return end
+  if host_error then return M.start_failed(host_error) end
   M.state = 'starting'
   local ok, err = pcall(vim.fn.LsapStart, {
     address = vim.v.servername, config = M.config, cwd = vim.fn.getcwd(), log_file = M.log_file(),
   })
-  if not ok then
-    return M.start_failed(('Neovim\'s Python host did not start lsap (%s): :checkhealth lsap names the missing piece, :lua require("lsap").build() installs it')
-      :format(vim.trim(tostring(err))))
-  end
+  if not ok then return host_failed(err) end
   vim.defer_fn(function()
     if M.state == 'starting' then
       M.start_failed(('the service did not start within %d s: see %s and :checkhealth lsap')

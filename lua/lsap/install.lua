@@ -93,6 +93,26 @@ function M.read_probe(prog, result)
   return nil, ('%s does not run%s'):format(prog, why ~= '' and (': ' .. why) or '')
 end
 
+--- The fix for a Python host that cannot start, the same at start-up and in :checkhealth.
+M.HOST_FIX = "run :lua require('lsap').build()"
+
+--- Why Neovim cannot start `prog` as its Python host (from its probe `info`, or the probe's
+--- error `err`), or nil when it can: one line, shown at start-up and by :checkhealth lsap.
+function M.host_problem(prog, info, err)
+  if not info then return 'the Python host cannot start: ' .. tostring(err) end
+  if not info.packages.pynvim then return 'the Python host cannot start: pynvim is missing in ' .. tilde(prog) end
+  return nil
+end
+
+--- Ask `prog` about itself off the main loop (a Python start takes a moment), then call
+--- `done(info, err)` on it.
+function M.probe_async(prog, done)
+  local ok, err = pcall(vim.system, M.probe_cmd(prog), { text = true, timeout = 15000 }, function(result)
+    vim.schedule(function() done(M.read_probe(prog, result)) end)
+  end)
+  if not ok then done(nil, ('%s does not run: %s'):format(prog, tostring(err))) end
+end
+
 --- Whether a probed Python is new enough, and its version as text.
 function M.new_enough(info)
   local v = info.version

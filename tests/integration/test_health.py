@@ -5,15 +5,20 @@ the remote plugin's registration, a language server — and the command that fix
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 from .nvim_home import Home, checkhealth, lines, make_home, section, sections, wait_for
+from .test_terminal import Terminal
 
 BUILD = ':lua require("lsap").build()'
+HOST_FIX = "run :lua require('lsap').build()"  # what a host that cannot start gets, at start-up and here
 
 pytestmark = pytest.mark.integration
 
@@ -119,9 +124,12 @@ def test_advice_when_pynvim_is_missing(named: bool, bare_python: Path, tmp_path:
     text, messages = health_then_references(home, shop, "not registered")
     host = section(text, "Python host")
     if named:
-        error = f"pynvim is not installed in {bare_python}, so Neovim cannot run it as its Python host"
-        assert error in host, host
-        assert f"run {BUILD}, or in a shell: {bare_python} -m pip install -e {home.plugin}" in advice(host, error)
+        # The host itself is the error (not an OK host with a missing module), with start-up's fix first.
+        error = f"ERROR the Python host cannot start: pynvim is missing in {bare_python} (Python 3."
+        assert error in host and "OK Python host" not in host, host
+        fixes = advice(host, error)
+        assert fixes.index("run :lua require('lsap').build()") < fixes.index(f"run {BUILD}, or in a shell: "), fixes
+        assert f"run {BUILD}, or in a shell: {bare_python} -m pip install -e {home.plugin}" in fixes
         assert f"the Python package lsap_bridge is not installed in {bare_python}" in host
     else:
         [error] = lines(host, "ERROR")
@@ -134,6 +142,41 @@ def test_advice_when_pynvim_is_missing(named: bool, bare_python: Path, tmp_path:
     assert f"run {BUILD}: it sets up the Python host above and registers the remote plugin" in plugin
     assert ":UpdateRemotePlugins" not in plugin  # it would fail without a host
     assert f"run {BUILD}" in messages and "run :UpdateRemotePlugins" not in messages
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_a_host_without_pynvim_starts_with_one_line_and_no_traceback(tmp_path: Path, shop: Path) -> None:
+    # Built once (the remote plugin is registered), then the host named by python3_host_prog
+    # is a venv made without pynvim: the start-up's LsapStart cannot start the host.
+    bare = Path(tempfile.mkdtemp(prefix="lsapb"))  # short, so the line and the health fit the screen
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+        python = bare / "bin" / "python"
+        home = make_home(tmp_path / "home")
+        home.register()
+        init = Path(home.env["XDG_CONFIG_HOME"]) / "nvim" / "init.lua"
+        init.write_text(init.read_text().replace(repr(sys.executable), repr(str(python))))
+        line = f"(lsap) the Python host cannot start: pynvim is missing in {python}; {HOST_FIX}"
+        term = Terminal(home, shop, home.nvim, "shop/models.py", columns=160)
+        try:
+            screen = term.wait("(lsap) the Python host", 60)
+            time.sleep(2)  # nothing else follows it
+            screen = term.screen()
+            said = [row.rstrip() for row in screen.splitlines() if "(lsap)" in row]
+            assert said == [line], screen
+            for noise in ("stack traceback", "E5108", "Press ENTER", "Error executing"):
+                assert noise not in screen, screen
+            term.keys(":checkhealth lsap", "Enter")
+            health = term.wait("Remote plugin", 60)
+        finally:
+            term.close()
+    finally:
+        shutil.rmtree(bare, ignore_errors=True)
+    host = health.split("Python host", 1)[1].split("Remote plugin", 1)[0]
+    assert f"ERROR the Python host cannot start: pynvim is missing in {python} (Python 3." in host, health
+    assert "OK Python host" not in host
+    advice_lines = host.split("ADVICE:", 1)[1].splitlines()
+    assert advice_lines[1].strip() == f"- {HOST_FIX}", host  # the same fix as the start-up line
 
 
 def test_advice_when_the_package_is_missing(tmp_path: Path, shop: Path) -> None:

@@ -8,12 +8,14 @@ that is externally managed are covered too."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import pynvim
 import pytest
 
 from tests.conftest import ROOT
@@ -59,6 +61,56 @@ def lazy_spec() -> str:
     return textwrap.dedent(block)
 
 
+def readme_block(after: str) -> str:
+    """The first fenced Lua block of README.md after the text `after`."""
+    readme = (ROOT / "README.md").read_text()
+    assert after in readme, after
+    return readme.split(after, 1)[1].split("```lua\n", 1)[1].split("\n```", 1)[0] + "\n"
+
+
+def without_comments(lua: str) -> str:
+    return re.sub(r"\s+", "", re.sub(r"--[^\n]*", "", lua))
+
+
+def test_readme_quick_start_runs_as_written(tmp_path: Path, shop: Path) -> None:
+    # The README's init.lua lines, exactly, in a Neovim whose packpath holds the checkout
+    # (its package directory links to it) with isolated XDG dirs. The one line added is
+    # the Python host that build() would make (the build itself: the tests above).
+    snippet = readme_block("tests/integration/test_install.py starts Neovim from the next block")
+    home = make_home(tmp_path / "home")
+    init = Path(home.env["XDG_CONFIG_HOME"]) / "nvim" / "init.lua"
+    init.write_text(f"vim.g.python3_host_prog = {sys.executable!r}\n" + snippet)
+    home.register()
+    nvim = home.attach(shop)
+    try:
+        assert nvim.exec_lua("return vim.fn.resolve(require('lsap').root)") == str(ROOT)
+        shown = "\n".join(references(nvim, ["basedpyright", "ruff"]))
+    finally:
+        nvim.close()
+    assert shown.startswith("# References: `Product`"), shown
+    assert "18 references in 4 files · basedpyright" in shown and "### shop/catalog.py > find" in shown
+    # The README's lazy.nvim spec is the one the lazy test below runs (doc/lsap.txt's).
+    assert without_comments(readme_block("with [lazy.nvim]")) == without_comments(lazy_spec())
+
+
+def references(nvim: pynvim.Nvim, servers: list[str]) -> list[str]:
+    """`:LsapReferences` on Product once `servers` are attached to shop/models.py and the
+    service runs: the report's lines."""
+    nvim.command("edit shop/models.py")
+    attached = "return vim.tbl_map(function(c) return c.name end, vim.lsp.get_clients({ bufnr = 0 }))"
+    wait_for(lambda: set(nvim.exec_lua(attached)) >= set(servers), 60, ", ".join(servers))
+    wait_for(lambda: nvim.exec_lua("return require('lsap').state") == "running", 60, "the service")
+    nvim.command("LsapReferences shop/models.py:Product")
+
+    def report() -> list[str]:
+        if nvim.call("bufnr", "lsap://report") < 0:
+            return []
+        shown: list[str] = nvim.call("getbufline", "lsap://report", 1, "$")
+        return shown if shown[0].startswith("# References") else []
+
+    return wait_for(report, 90, "the References report")
+
+
 def restarted(home: Home, shop: Path, plugin: Path) -> tuple[list[str], str]:
     """After the build, a new Neovim: the help it opens, the References report on Product,
     and the health report once the service runs and basedpyright is attached."""
@@ -66,18 +118,8 @@ def restarted(home: Home, shop: Path, plugin: Path) -> tuple[list[str], str]:
     try:
         nvim.command("help lsap")
         help_file = nvim.current.buffer.name
-        nvim.command("only | edit shop/models.py")
-        wait_for(lambda: nvim.exec_lua("return #vim.lsp.get_clients({ bufnr = 0 })"), 60, "basedpyright")
-        wait_for(lambda: nvim.exec_lua("return require('lsap').state") == "running", 60, "the service")
-        nvim.command("LsapReferences shop/models.py:Product")
-
-        def report() -> list[str]:
-            if nvim.call("bufnr", "lsap://report") < 0:
-                return []
-            shown: list[str] = nvim.call("getbufline", "lsap://report", 1, "$")
-            return shown if shown[0].startswith("# References") else []
-
-        shown = wait_for(report, 90, "the References report")
+        nvim.command("only")
+        shown = references(nvim, ["basedpyright"])
         nvim.command("wincmd p")
         health = checkhealth(nvim)
     finally:

@@ -37,13 +37,14 @@ def home_env(home: Home) -> list[str]:
 
 
 class Terminal:
-    """A tmux server of its own with one 120x40 window; `open` runs more programs in it,
-    each in a window of its own that the keys and the screen then go to."""
+    """A tmux server of its own with one window, 120x40 unless `columns` says otherwise;
+    `open` runs more programs in it, each in a window of its own that the keys and the
+    screen then go to."""
 
-    def __init__(self, home: Home, cwd: Path, *argv: str) -> None:
+    def __init__(self, home: Home, cwd: Path, *argv: str, columns: int = 120) -> None:
         self.socket = f"lsap-test-{os.getpid()}"
         self.target: list[str] = []
-        self.tmux("new-session", "-d", "-x", "120", "-y", "40", "-c", str(cwd), *home_env(home), *argv)
+        self.tmux("new-session", "-d", "-x", str(columns), "-y", "40", "-c", str(cwd), *home_env(home), *argv)
         self.path = Path(self.tmux("display-message", "-p", "#{socket_path}").strip())
 
     def open(self, home: Home, cwd: Path, *argv: str) -> int:

@@ -1,11 +1,14 @@
-"""The distribution works on its own: one wheel, built from the sdist once per session, is
-installed the ways users install tools — into a fresh venv with pip, with pipx and with
-uvx — and answers `lsap references` through the embedded Neovim and `lsap mcp` through
-the MCP SDK's client, with nothing of the checkout on PATH, sys.path or the cwd."""
+"""The distribution works on its own: one wheel, built from the sdist once per session (or
+`make dist`'s, named by LSAP_DIST), is installed the ways users install tools — into a fresh
+venv with pip, with pipx and with uvx — and so is a clone of the checkout, with the README's
+commands; each answers `lsap references` through the embedded Neovim and `lsap mcp` through
+the MCP SDK's client, in a home of its own, with nothing of the checkout on PATH, sys.path
+or the cwd."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -24,6 +27,7 @@ from build_hooks import nvim_files
 from tests.conftest import ROOT
 
 from .nvim_home import path_outside_checkout
+from .test_install import clone
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -40,12 +44,30 @@ class Dist:
 
 @pytest.fixture(scope="session")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Dist:
-    """The sdist, and the wheel built from it, as `make dist` builds them."""
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "build", "--quiet", "--outdir", str(out), str(ROOT)],
-                   check=True, capture_output=True, timeout=300)
+    """The sdist, and the wheel built from it, as `make dist` builds them: `make test` and
+    `make release` name the directory `make dist` just filled (LSAP_DIST), so nothing is
+    built twice; otherwise they are built here."""
+    made = os.environ.get("LSAP_DIST")
+    if made:
+        out = Path(made)
+    else:
+        out = tmp_path_factory.mktemp("dist")
+        subprocess.run([sys.executable, "-m", "build", "--quiet", "--outdir", str(out), str(ROOT)],
+                       check=True, capture_output=True, timeout=300)
     [sdist], [wheel] = out.glob("*.tar.gz"), out.glob("*.whl")
     return Dist(sdist, wheel)
+
+
+@pytest.fixture(scope="session")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What a user has after `git clone`: the repository's files, nothing built or ignored."""
+    return clone(tmp_path_factory.mktemp("checkout") / "lsap.nvim")
+
+
+@pytest.fixture(scope="session")
+def uv_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One uv cache for the session's uvx runs: the dependencies are fetched once."""
+    return tmp_path_factory.mktemp("uv-cache")
 
 
 @dataclass
@@ -62,13 +84,36 @@ class Installed:
 
 def user_env(tmp: Path, *bins: Path, **extra: str) -> dict[str, str]:
     """The environment outside the checkout: none of its directories on PATH, no PYTHON*
-    or LSAP_* variables, and a runtime directory of its own (so no other test's daemon
-    answers). The directory is short: AF_UNIX socket paths are limited."""
+    or LSAP_* variables, a HOME and XDG directories of its own under `tmp`, and a runtime
+    directory of its own (so no other test's daemon answers; short: AF_UNIX socket paths
+    are limited)."""
     path = [str(b) for b in bins] + path_outside_checkout()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "LSAP_"))}
-    env.update(PATH=os.pathsep.join(path), XDG_RUNTIME_DIR=tempfile.mkdtemp(prefix="lsapw"),
+    home = tmp / "home"
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        env[name] = str(home / name.lower())
+    env.update(HOME=str(home), PATH=os.pathsep.join(path), XDG_RUNTIME_DIR=tempfile.mkdtemp(prefix="lsapw"),
                PIP_QUIET="1", **extra)
     return env
+
+
+def pipx_install(tmp: Path, spec: str, cwd: Path) -> Installed:
+    """`pipx install SPEC` run in `cwd`, into a PIPX_HOME of its own."""
+    home = tmp / "pipx"
+    env = user_env(tmp, home / "bin", PIPX_HOME=str(home), PIPX_BIN_DIR=str(home / "bin"),
+                   PIPX_MAN_DIR=str(home / "man"))
+    subprocess.run([str(Path(sys.executable).parent / "pipx"), "install", "--python", BASE_PYTHON,
+                    "--pip-args=--quiet", spec], cwd=cwd, env=env, check=True, capture_output=True, timeout=600)
+    return Installed([str(home / "bin" / "lsap")], env)
+
+
+def uvx(tmp: Path, spec: str, uv_cache: Path, **extra: str) -> Installed:
+    """`uvx --from SPEC lsap`, as an MCP config runs it. The session's uv cache, the system's
+    CA certificates, the machine's local wheels (pip's PIP_FIND_LINKS) when it has them,
+    and the base Python rather than one uv would download."""
+    links = {"UV_FIND_LINKS": os.environ["PIP_FIND_LINKS"]} if os.environ.get("PIP_FIND_LINKS") else {}
+    env = user_env(tmp, UV_CACHE_DIR=str(uv_cache), UV_NATIVE_TLS="1", UV_PYTHON=BASE_PYTHON, **links, **extra)
+    return Installed([str(Path(sys.executable).parent / "uvx"), "--quiet", "--from", spec, "lsap"], env)
 
 
 def check_references(lsap: Installed, shop: Path) -> None:
@@ -122,6 +167,8 @@ def test_the_repository_keeps_one_copy_and_both_archives_carry_it(dist: Dist) ->
         names = set(sdist.getnames())
     assert {f"{top}/{f.as_posix()}" for f in files} <= names
     assert f"{top}/build_hooks.py" in names and f"{top}/LICENSE" in names
+    assert {f"{top}/{doc}" for doc in ("CHANGELOG.md", "CONTRIBUTING.md", "SECURITY.md")} <= names
+    assert not any(name.startswith(f"{top}/.github/") for name in names)
 
 
 @pytest.fixture(scope="module")
@@ -169,23 +216,43 @@ def test_doctor_names_the_fix_for_what_is_missing(wheel_venv: Path, shop: Path, 
 
 
 @pytest.mark.parametrize("tool", ["pipx", "uvx"])
-def test_pipx_and_uvx(tool: str, dist: Dist, shop: Path, tmp_path: Path) -> None:
-    bin_dir = Path(sys.executable).parent
+def test_pipx_and_uvx(tool: str, dist: Dist, shop: Path, tmp_path: Path, uv_cache: Path) -> None:
     requirement = f"lsap-bridge[embedded,mcp] @ {dist.wheel.as_uri()}"
-    if tool == "pipx":
-        home = tmp_path / "pipx"
-        env = user_env(tmp_path, home / "bin", PIPX_HOME=str(home), PIPX_BIN_DIR=str(home / "bin"),
-                       PIPX_MAN_DIR=str(home / "man"))
-        subprocess.run([str(bin_dir / "pipx"), "install", "--python", BASE_PYTHON, "--pip-args=--quiet",
-                        requirement], env=env, check=True, capture_output=True, timeout=600)
-        lsap = Installed([str(home / "bin" / "lsap")], env)
-    else:
-        # uv's own cache (the session's XDG_CACHE_HOME is a fresh temp dir), the system's CA
-        # certificates, and the base Python rather than one uv would download.
-        env = user_env(tmp_path, UV_CACHE_DIR=str(Path.home() / ".cache" / "uv"), UV_NATIVE_TLS="1",
-                       UV_PYTHON=BASE_PYTHON)
-        lsap = Installed([str(bin_dir / "uvx"), "--quiet", "--from", requirement, "lsap"], env)
+    lsap = pipx_install(tmp_path, requirement, tmp_path) if tool == "pipx" else uvx(tmp_path, requirement, uv_cache)
     version = lsap.run(shop, "--version")
     assert version.returncode == 0, version.stderr
     assert "found    Lua half (in the package)" in version.stdout, version.stdout
     check_references(lsap, shop)
+
+
+def test_readme_installs_from_a_checkout(checkout: Path, dist: Dist, shop: Path, tmp_path: Path,
+                                        uv_cache: Path) -> None:
+    # The README's commands: `pipx install '.[embedded,mcp]'` inside the clone, and
+    # `uvx --from "$HOME/src/lsap.nvim[embedded,mcp]" lsap mcp` as doc/agents.md's Claude Code
+    # entry runs it in the project (the clone standing in for ~/src/lsap.nvim). The README's
+    # wheel command is test_pipx_and_uvx's.
+    readme = (ROOT / "README.md").read_text()
+    assert "pipx install '.[embedded,mcp]'" in readme
+    assert 'uvx --from "$HOME/src/lsap.nvim[embedded,mcp]" lsap mcp' in readme
+    assert f'pipx install "lsap-bridge[embedded,mcp] @ file://$PWD/dist/{dist.wheel.name}"' in readme
+    guide = (ROOT / "doc" / "agents.md").read_text()
+    entry = json.loads(guide.split("Claude Code, in the project's `.mcp.json`", 1)[1]
+                       .split("```json\n", 1)[1].split("```", 1)[0])["mcpServers"]["lsap"]
+    assert entry["command"] == "uvx" and entry["args"][2:] == ["lsap", "mcp"], entry
+    # OpenCode's entry and Codex CLI's run the same command (theirs add --root).
+    opencode = json.loads(guide.split("OpenCode, in `opencode.json`", 1)[1].split("```json\n", 1)[1]
+                          .split("```", 1)[0])["mcp"]["lsap"]["command"]
+    assert opencode[:5] == ["uvx", *entry["args"]] and opencode[5] == "--root", opencode
+    codex = guide.split("[mcp_servers.lsap]", 1)[1].split("```", 1)[0]
+    assert 'command = "uvx"' in codex and "args = " + json.dumps(opencode[1:]) in codex
+    spec = entry["args"][1].replace("/home/you/src/lsap.nvim", str(checkout))
+    for tool in ("pipx", "uvx"):
+        base = tmp_path / tool
+        lsap = (pipx_install(base, ".[embedded,mcp]", checkout) if tool == "pipx"
+                else uvx(base, spec, uv_cache, **entry["env"]))
+        version = lsap.run(shop, "--version")
+        assert version.returncode == 0, version.stderr
+        # A built copy, not the clone's files: the clone may be moved or pulled.
+        assert "found    Lua half (in the package)" in version.stdout, version.stdout
+        assert str(checkout) not in version.stdout, version.stdout
+        check_references(lsap, shop)
