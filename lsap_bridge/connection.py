@@ -23,6 +23,7 @@ import struct
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -52,6 +53,9 @@ JSON_START = b"{[ \t\r\n"  # a connection whose first byte is one of these speak
 LOG = logging.getLogger("lsap.server")
 T = TypeVar("T")
 DROPPED = object()  # stands for a message over the size limit, which was not kept
+# The connection whose call is running (its task's context): `info` leaves that call out of
+# the counts it shows.
+ASKING: ContextVar[Connection | None] = ContextVar("lsap_asking", default=None)
 
 
 @dataclass(frozen=True)
@@ -248,6 +252,8 @@ class Call:
 
     message: Any
     size: int
+    started: float | None = None  # when its task began to run (monotonic)
+    answered: bool = False  # its reply (or none, for a notification) was handed over
 
 
 class Connection(asyncio.Protocol):
@@ -409,12 +415,15 @@ class Connection(asyncio.Protocol):
         request = self._request(message)
         return [request[0]] if request else []
 
+    def footprint(self) -> int:
+        """Bytes this connection holds: calls read and not answered, replies not read."""
+        return self.held + (self.transport.get_write_buffer_size() if self.transport else 0)
+
     def _pace(self) -> None:
         """Read only while the connection stays within its memory budget."""
         if self.closing or self.transport is None:
             return
-        held = self.held + self.transport.get_write_buffer_size()
-        over = not self.writing or held > self.limits.memory
+        over = not self.writing or self.footprint() > self.limits.memory
         if over and self.reading:
             self.transport.pause_reading()
             self.reading = False
@@ -429,28 +438,37 @@ class Connection(asyncio.Protocol):
         return bool(self.queue) and self.running < self.limits.in_flight and self.writing and not self.closing
 
     def start(self) -> None:
+        """Run the next waiting call. Its slot (here and in the scheduler) and its bytes are
+        given back by the task's done callback, the one place that runs however the task
+        ends: a task cancelled before its first step never runs a `finally` of its own."""
         call = self.queue.popleft()
         self.running += 1
+        self.host.scheduler.running += 1
         task = asyncio.get_running_loop().create_task(self._run(call))
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(lambda done: self._ended(done, call))
+
+    def _ended(self, task: asyncio.Task[None], call: Call) -> None:
+        self.tasks.discard(task)
+        self.running -= 1
+        self.held -= call.size
+        if task.cancelled():
+            if self.stopping and not call.answered:
+                self._write_reply(self._gone(call, started=call.started is not None))
+        elif (error := task.exception()) is not None:  # a bug: say so, to the log and the client
+            LOG.error("a call of %s failed", self.peer.name, exc_info=error)
+            self._write_reply(self._failures(self._ids(call.message), RpcFailure(
+                INTERNAL_ERROR, f"internal error: {error!r}")))
+        if call.started is not None:
+            self.mean = 0.8 * self.mean + 0.2 * (time.monotonic() - call.started)
+        self.host.scheduler.finished(self)
+        self._pace()
 
     async def _run(self, call: Call) -> None:
-        started = time.monotonic()
-        reply: bytes | None = None
-        try:
-            reply = await self._answer(call)
-        except asyncio.CancelledError:
-            if self.stopping:
-                reply = self._gone(call, started=True)
-        finally:
-            self.running -= 1
-            self.held -= call.size
-            self.mean = 0.8 * self.mean + 0.2 * (time.monotonic() - started)
-            self.host.scheduler.finished(self)
-        if reply is not None:
-            self._write(reply)
-        self._pace()
+        call.started = time.monotonic()
+        ASKING.set(self)
+        self._write_reply(await self._answer(call))
+        call.answered = True
 
     async def _answer(self, call: Call) -> bytes | None:
         if isinstance(self.framing, JsonLines):
@@ -508,6 +526,10 @@ class Connection(asyncio.Protocol):
 
     # -- writing ----------------------------------------------------------------------------
 
+    def _write_reply(self, reply: bytes | None) -> None:
+        if reply is not None:
+            self._write(reply)
+
     def _write(self, data: bytes) -> None:
         if self.transport is None or self.transport.is_closing():
             return
@@ -538,9 +560,7 @@ class Connection(asyncio.Protocol):
 
     def _refused(self, ids: list[Any], failure: RpcFailure) -> None:
         """Answer a message without running it."""
-        reply = self._failures(ids, failure)
-        if reply is not None:
-            self._write(reply)
+        self._write_reply(self._failures(ids, failure))
 
     def _notification_bytes(self, text: str) -> bytes:
         return _pack([MSGPACK_NOTIFICATION, "lsap_error", [text]])
@@ -602,9 +622,7 @@ class Connection(asyncio.Protocol):
         while self.queue:
             call = self.queue.popleft()
             self.held -= call.size
-            reply = self._gone(call, started=False)
-            if reply is not None:
-                self._write(reply)
+            self._write_reply(self._gone(call, started=False))
         for task in list(self.tasks):
             task.cancel()
 
@@ -639,14 +657,32 @@ class Scheduler:
     def forget(self, conn: Connection) -> None:
         self._turns.pop(conn, None)
 
+    def counts(self, connections: set[Connection], most: int = 20) -> dict[str, Any]:
+        """What runs and waits now, in total and for the busiest connections (`info`): the
+        call asking (an `info` over the socket) is left out, so an idle service shows 0."""
+        asking = ASKING.get()
+        mine = 1 if asking is not None and asking.running > 0 else 0
+        busy = sorted(((c.running - (mine if c is asking else 0), len(c.queue), c)
+                       for c in connections), key=lambda t: (-t[0] - t[1], t[2].peer.name))
+        busy = [t for t in busy if t[0] or t[1]]
+        return {
+            "running": self.running - mine, "queued": sum(q for _, q, _ in busy),
+            "capacity": self.capacity, "human": self.human,
+            "connections": len(connections),
+            "unauthenticated": sum(1 for c in connections if not c.peer.authenticated),
+            "memory_mib": round(sum(c.footprint() for c in connections) / MIB, 1),
+            "busiest": [{"client": c.peer.name, "running": r, "queued": q,
+                         "memory_mib": round(c.footprint() / MIB, 1)} for r, q, c in busy[:most]],
+            "busiest_left_out": max(0, len(busy) - most),
+        }
+
     def _pump(self) -> None:
         while self.running < self.capacity and not self.human and self._turns:
             conn = next(iter(self._turns))
             del self._turns[conn]
             if not conn.ready():
                 continue  # it asks again when it can (a call of its own ended, or it read)
-            conn.start()
-            self.running += 1
+            conn.start()  # counts itself in `running`, and gives it back however it ends
             if conn.queue:
                 self._turns[conn] = None  # back of the line
 

@@ -287,6 +287,7 @@ class SocketServer:
             "modes": sorted(REGISTRY),
             "methods": sorted([*self.methods, "auth"]),
             "limits": self.limits.public(),
+            "scheduler": self.scheduler.counts(self.connections),
             "stats": stats,
             "pid": os.getpid(),
             "client": current_client.get(),
