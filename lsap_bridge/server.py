@@ -33,6 +33,7 @@ from .connection import (
     METHOD_NOT_FOUND,
     TIMEOUT,
     UNAUTHORIZED,
+    Budget,
     Connection,
     Limits,
     Peer,
@@ -117,6 +118,7 @@ class SocketServer:
         self.limits = limits or Limits()
         self.scheduler = scheduler or Scheduler(self.limits.running)
         self.connections: set[Connection] = set()
+        self.budget = Budget()
         self.token: str | None = None
         self.tcp_address: tuple[str, int] | None = None
         self.info_extra: dict[str, Any] = {}
