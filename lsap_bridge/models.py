@@ -34,7 +34,7 @@ class LineScope(StrictModel):
 
 # The longest `find`, in characters (about 200 lines of code). Matching one that has no
 # exact match costs time growing with the square of its length, in steps that hold the
-# interpreter (rapidfuzz): at this length each step stays under ~25 ms, so the worker
+# interpreter (rapidfuzz): at this length each step stays under ~25 ms unloaded, so the worker
 # thread it runs on (lsap_bridge/cpu.py) never holds another client's answer for long.
 MAX_FIND = 8 * 1024
 

