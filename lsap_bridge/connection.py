@@ -7,8 +7,11 @@ then block in the kernel), and one that leaves its replies unread for `Limits.st
 seconds is closed, with the reason in the log. Calls past `in_flight` wait in a bounded
 queue; only past the queue's bound is a call refused, with `busy` and a retry hint. The
 `Scheduler` starts waiting calls in turn across connections, at most `running` at once,
-and none while one of the human's own commands runs. Over TCP nothing beyond a small
-`auth` message is read before the client has authenticated.
+and none while one of the human's own commands runs; a call's slot is given back however
+it ends (`Connection._ended`). All connections together stay within `Limits.total`
+(`Budget`): past it the ones with the most unread replies are closed first. Over TCP
+nothing beyond a small `auth` message is read before the client has authenticated, and a
+new connection at the `unauthenticated` limit drops the oldest one still waiting.
 """
 
 from __future__ import annotations
