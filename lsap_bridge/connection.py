@@ -7,8 +7,11 @@ then block in the kernel), and one that leaves its replies unread for `Limits.st
 seconds is closed, with the reason in the log. Calls past `in_flight` wait in a bounded
 queue; only past the queue's bound is a call refused, with `busy` and a retry hint. The
 `Scheduler` starts waiting calls in turn across connections, at most `running` at once,
-and none while one of the human's own commands runs. Over TCP nothing beyond a small
-`auth` message is read before the client has authenticated.
+and none while one of the human's own commands runs; a call's slot is given back however
+it ends (`Connection._ended`). All connections together stay within `Limits.total`
+(`Budget`): past it the ones with the most unread replies are closed first. Over TCP
+nothing beyond a small `auth` message is read before the client has authenticated, and a
+new connection at the `unauthenticated` limit drops the oldest one still waiting.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import struct
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -31,6 +35,9 @@ import msgpack
 from .errors import ErrorCode
 
 MIB = 1024 * 1024
+WRITE_HIGH = 1 * MIB  # unread reply bytes at which a connection is paused (no reads, no new calls)
+REFUSALS_UNREAD = 64 * 1024  # unread bytes past which a full queue stops reading
+SLICE = 64  # messages of one connection handled before the loop turns to the others
 MAX_BATCH = 50  # requests in one `batch` call, and calls in one JSON-RPC batch array
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
@@ -52,6 +59,9 @@ JSON_START = b"{[ \t\r\n"  # a connection whose first byte is one of these speak
 LOG = logging.getLogger("lsap.server")
 T = TypeVar("T")
 DROPPED = object()  # stands for a message over the size limit, which was not kept
+# The connection whose call is running (its task's context): `info` leaves that call out of
+# the counts it shows.
+ASKING: ContextVar[Connection | None] = ContextVar("lsap_asking", default=None)
 
 
 @dataclass(frozen=True)
@@ -61,27 +71,29 @@ class Limits:
     in_flight: int = 8  # calls of one connection running at once
     queue: int = 256  # calls of one connection waiting past `in_flight`; more are `busy`
     memory: int = 16 * MIB  # bytes of unanswered calls and unread replies per connection
+    total: int = 150 * MIB  # the same, over all connections together
     running: int = 16  # agents' calls running at once, over all connections
     stall: float = 30.0  # seconds a connection may leave its replies unread before it is closed
     message: int = 10 * MIB  # one message
     auth_bytes: int = 4096  # the first message over TCP (`auth`)
-    auth_timeout: float = 5.0  # seconds it has to arrive
-    unauthenticated: int = 16  # TCP connections waiting to authenticate, at once
+    auth_timeout: float = 2.0  # seconds it has to arrive
+    unauthenticated: int = 16  # TCP connections waiting to authenticate; a new one drops the oldest
 
     @classmethod
     def of(cls, config: Mapping[str, Any] | None) -> Limits:
         """From setup()'s `agent_limits` table (`in_flight`, `queue`, `memory_mib`,
-        `running`: whole numbers >= 1); what it leaves out keeps its default."""
+        `total_mib`, `running`: whole numbers >= 1); what it leaves out keeps its default."""
         given = {k: max(1, int(v)) for k, v in (config or {}).items()
-                 if k in ("in_flight", "queue", "memory_mib", "running")}
-        if "memory_mib" in given:
-            given["memory"] = given.pop("memory_mib") * MIB
+                 if k in ("in_flight", "queue", "memory_mib", "total_mib", "running")}
+        for mib, field in (("memory_mib", "memory"), ("total_mib", "total")):
+            if mib in given:
+                given[field] = given.pop(mib) * MIB
         return cls(**given)
 
     def public(self) -> dict[str, Any]:
         """The limits a client can plan with (the socket's `info`)."""
         return {"in_flight": self.in_flight, "queue": self.queue, "running": self.running,
-                "memory_mib": self.memory // MIB,
+                "memory_mib": self.memory // MIB, "total_mib": self.total // MIB,
                 "message_mib": self.message // MIB, "stall_s": self.stall}
 
 
@@ -111,6 +123,7 @@ class Host(Protocol):
 
     limits: Limits
     scheduler: Scheduler
+    budget: Budget
     connections: set[Connection]
 
     def next_name(self) -> str: ...
@@ -248,6 +261,8 @@ class Call:
 
     message: Any
     size: int
+    started: float | None = None  # when its task began to run (monotonic)
+    answered: bool = False  # its reply (or none, for a notification) was handed over
 
 
 class Connection(asyncio.Protocol):
@@ -265,30 +280,38 @@ class Connection(asyncio.Protocol):
         self.held = 0  # bytes of the calls read and not answered yet
         self.written = 0  # bytes handed to the transport
         self.reading = True
+        self.slicing = False  # the next slice of what was read is on its way
+        self.backlog = False  # what was read may hold messages not handled yet
         self.writing = True  # False while the transport's buffer is over its high-water mark
         self.closing: str | None = None  # why, once it is being closed
         self.stopping: str | None = None  # the session is stopping: why, for the replies
         self.mean = 0.2  # seconds a call takes, on average (for the retry hint)
         self._timer: asyncio.TimerHandle | None = None
         self._progress = (0, 0.0)  # bytes the client had read, and when that last grew
+        self.opened = time.monotonic()
 
     # -- asyncio.Protocol -------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        transport.set_write_buffer_limits(high=self.limits.memory // 2, low=self.limits.memory // 8)
-        waiting = sum(1 for c in self.host.connections if not c.peer.authenticated and not c.closing)
+        high = min(self.limits.memory // 2, WRITE_HIGH)  # unread replies past it pause the client
+        transport.set_write_buffer_limits(high=high, low=high // 4)
         self.host.connections.add(self)
         if self.unix:  # checked before anything is read
             uid = peer_uid(transport)
             if uid is not None and uid != os.getuid():
                 self._refuse(RpcFailure(UNAUTHORIZED, f"refused: uid {uid} does not own this session"))
-        elif waiting >= self.limits.unauthenticated:
-            self._refuse(RpcFailure(UNAUTHORIZED, f"refused: {waiting} connections are already "
-                                    "waiting to authenticate; try again shortly"))
-        else:
-            self._timer = asyncio.get_running_loop().call_later(self.limits.auth_timeout, self._auth_late)
+            return
+        # A full set of connections waiting to authenticate makes room: the oldest goes, so
+        # idle or junk connections (another local user's, say) cannot keep the owner out.
+        waiting = [c for c in self.host.connections
+                   if not c.unix and not c.peer.authenticated and not c.closing and c is not self]
+        if len(waiting) >= self.limits.unauthenticated:
+            oldest = min(waiting, key=lambda c: c.opened)
+            oldest._refuse(RpcFailure(UNAUTHORIZED, f"{len(waiting)} connections were waiting to "
+                                      "authenticate and this one waited longest; send `auth` at once"))
+        self._timer = asyncio.get_running_loop().call_later(self.limits.auth_timeout, self._auth_late)
 
     def data_received(self, data: bytes) -> None:
         if self.closing:
@@ -297,23 +320,46 @@ class Connection(asyncio.Protocol):
             self.framing = JsonLines() if data[:1] in JSON_START else Msgpack(self.limits.message)
         try:
             self.framing.feed(data)
-            while not self.closing:
+        except Malformed as exc:
+            self._malformed(exc)
+            return
+        self.backlog = True
+        self._take()
+
+    def _take(self) -> None:
+        """Handle the messages that have arrived, a slice at a time: between slices of a
+        connection that sent thousands at once, the loop serves the others (and this one
+        is not read from meanwhile). Over its budget it stops; `_pace` goes on later."""
+        self.slicing = False
+        if self.closing or self.framing is None:
+            return
+        try:
+            for _ in range(SLICE):
+                if self._pressed():
+                    break
                 limit = self.limits.message if self.peer.authenticated else self.limits.auth_bytes
                 taken = self.framing.take(limit)
                 if taken is None:
+                    self.backlog = False
                     break
                 self._received(*taken)
+                if self.closing:
+                    return
+            else:
+                self.slicing = True
+                asyncio.get_running_loop().call_soon(self._take)
         except Malformed as exc:
-            self._notify_error(f"{exc}; closing")
-            self._close(str(exc))
-            return
-        if self.closing:
+            self._malformed(exc)
             return
         if not self.peer.authenticated and self.framing.buffered() > self.limits.auth_bytes:
             self._refuse(self._unauthenticated())
             return
         self.framing.compact()
         self._pace()
+
+    def _malformed(self, exc: Malformed) -> None:
+        self._notify_error(f"{exc}; closing")
+        self._close(str(exc))
 
     def eof_received(self) -> bool | None:
         return None  # the client went away: close, and cancel what it still had pending
@@ -343,11 +389,19 @@ class Connection(asyncio.Protocol):
     # -- reading ----------------------------------------------------------------------------
 
     def _received(self, message: Any, size: int) -> None:
+        self.host.budget.note(size)
         if not self.peer.authenticated:
             self._authenticate(message)
         elif message is DROPPED or size > self.limits.message:
             self._refused([None] if message is DROPPED else self._ids(message), RpcFailure(
                 TOO_LARGE, f"message larger than {self.limits.message} bytes"))
+        elif self.host.budget.over(self.host) > 0:
+            retry = round(min(60.0, max(0.5, self.mean * 4)), 1)
+            self._refused(self._ids(message), RpcFailure(
+                TOO_BUSY, "the agents' connections together hold more than the service's "
+                f"{self.limits.total / MIB:g} MiB (`agent_limits.total_mib`): "
+                f"this call was not run; send it again in about {retry:g} s, and read the replies of "
+                "calls sent before", {"retry_after": retry}))
         elif len(self.queue) >= self.limits.queue:
             retry = round(min(60.0, max(0.1, self.mean * len(self.queue) / self.limits.in_flight)), 1)
             self._refused(self._ids(message), RpcFailure(
@@ -409,12 +463,31 @@ class Connection(asyncio.Protocol):
         request = self._request(message)
         return [request[0]] if request else []
 
+    def footprint(self) -> int:
+        """Bytes this connection holds: calls read and not answered, replies not read."""
+        return self.held + self.unread()
+
+    def unread(self) -> int:
+        """Bytes of replies written and not read by the client yet."""
+        return self.transport.get_write_buffer_size() if self.transport else 0
+
+    def _pressed(self) -> bool:
+        """Whether the connection is over its budget: its replies unread, or its memory; or
+        its queue is full and it does not read the refusals (`busy` is for clients that
+        read: one that does not gets no more reads instead of thousands of refusals)."""
+        return (not self.writing or self.footprint() > self.limits.memory
+                or (len(self.queue) >= self.limits.queue and self.unread() > REFUSALS_UNREAD))
+
     def _pace(self) -> None:
-        """Read only while the connection stays within its memory budget."""
+        """Read, and handle what was read, only while the connection stays within its
+        budget; read more once what was read is handled."""
         if self.closing or self.transport is None:
             return
-        held = self.held + self.transport.get_write_buffer_size()
-        over = not self.writing or held > self.limits.memory
+        pressed = self._pressed()
+        if self.backlog and not pressed and not self.slicing:
+            self.slicing = True
+            asyncio.get_running_loop().call_soon(self._take)
+        over = pressed or self.slicing or self.backlog
         if over and self.reading:
             self.transport.pause_reading()
             self.reading = False
@@ -429,28 +502,37 @@ class Connection(asyncio.Protocol):
         return bool(self.queue) and self.running < self.limits.in_flight and self.writing and not self.closing
 
     def start(self) -> None:
+        """Run the next waiting call. Its slot (here and in the scheduler) and its bytes are
+        given back by the task's done callback, the one place that runs however the task
+        ends: a task cancelled before its first step never runs a `finally` of its own."""
         call = self.queue.popleft()
         self.running += 1
+        self.host.scheduler.running += 1
         task = asyncio.get_running_loop().create_task(self._run(call))
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(lambda done: self._ended(done, call))
+
+    def _ended(self, task: asyncio.Task[None], call: Call) -> None:
+        self.tasks.discard(task)
+        self.running -= 1
+        self.held -= call.size
+        if task.cancelled():
+            if self.stopping and not call.answered:
+                self._write_reply(self._gone(call, started=call.started is not None))
+        elif (error := task.exception()) is not None:  # a bug: say so, to the log and the client
+            LOG.error("a call of %s failed", self.peer.name, exc_info=error)
+            self._write_reply(self._failures(self._ids(call.message), RpcFailure(
+                INTERNAL_ERROR, f"internal error: {error!r}")))
+        if call.started is not None:
+            self.mean = 0.8 * self.mean + 0.2 * (time.monotonic() - call.started)
+        self.host.scheduler.finished(self)
+        self._pace()
 
     async def _run(self, call: Call) -> None:
-        started = time.monotonic()
-        reply: bytes | None = None
-        try:
-            reply = await self._answer(call)
-        except asyncio.CancelledError:
-            if self.stopping:
-                reply = self._gone(call, started=True)
-        finally:
-            self.running -= 1
-            self.held -= call.size
-            self.mean = 0.8 * self.mean + 0.2 * (time.monotonic() - started)
-            self.host.scheduler.finished(self)
-        if reply is not None:
-            self._write(reply)
-        self._pace()
+        call.started = time.monotonic()
+        ASKING.set(self)
+        self._write_reply(await self._answer(call))
+        call.answered = True
 
     async def _answer(self, call: Call) -> bytes | None:
         if isinstance(self.framing, JsonLines):
@@ -508,15 +590,22 @@ class Connection(asyncio.Protocol):
 
     # -- writing ----------------------------------------------------------------------------
 
+    def _write_reply(self, reply: bytes | None) -> None:
+        if reply is not None:
+            self._write(reply)
+
     def _write(self, data: bytes) -> None:
         if self.transport is None or self.transport.is_closing():
             return
         self.transport.write(data)
         self.written += len(data)
+        self.host.budget.note(len(data))
+        if self.unread():  # the client is behind: mind the total
+            self.host.budget.over(self.host)
 
     def _drained(self) -> int:
         """Bytes the client has read so far."""
-        return self.written - (self.transport.get_write_buffer_size() if self.transport else 0)
+        return self.written - self.unread()
 
     def _result(self, msg_id: Any, result: Any) -> bytes:
         if isinstance(self.framing, Msgpack):
@@ -538,9 +627,7 @@ class Connection(asyncio.Protocol):
 
     def _refused(self, ids: list[Any], failure: RpcFailure) -> None:
         """Answer a message without running it."""
-        reply = self._failures(ids, failure)
-        if reply is not None:
-            self._write(reply)
+        self._write_reply(self._failures(ids, failure))
 
     def _notification_bytes(self, text: str) -> bytes:
         return _pack([MSGPACK_NOTIFICATION, "lsap_error", [text]])
@@ -565,6 +652,10 @@ class Connection(asyncio.Protocol):
         else:
             self.transport.close()  # after what is buffered has been written
 
+    def close_stalled(self, reason: str) -> None:
+        """Close a client that does not read its replies: what it left unread is dropped."""
+        self._close(reason, abort=True, log=True)
+
     def _watch(self) -> None:
         """While its replies stay unread, check each second that the client still reads."""
         if self._timer is None and not self.closing:
@@ -579,9 +670,8 @@ class Connection(asyncio.Protocol):
         if self._drained() > drained:
             self._progress = (self._drained(), time.monotonic())
         elif time.monotonic() - since >= self.limits.stall:
-            unread = (self.transport.get_write_buffer_size() if self.transport else 0) / MIB
-            self._close(f"it left {unread:.1f} MiB of replies unread for {self.limits.stall:g} s",
-                        abort=True, log=True)
+            self.close_stalled(f"it left {self.unread() / MIB:.1f} MiB of replies unread for "
+                               f"{self.limits.stall:g} s")
             return
         self._watch()
 
@@ -602,14 +692,51 @@ class Connection(asyncio.Protocol):
         while self.queue:
             call = self.queue.popleft()
             self.held -= call.size
-            reply = self._gone(call, started=False)
-            if reply is not None:
-                self._write(reply)
+            self._write_reply(self._gone(call, started=False))
         for task in list(self.tasks):
             task.cancel()
 
     def finish(self) -> None:
         self._close(self.stopping or "the session stopped")
+
+
+class Budget:
+    """The bytes all connections hold together, against `Limits.total`. Counting sums over
+    the connections, so it is done again only once enough bytes came or went since the
+    last count, or some time passed: a flood of small messages does not pay it for each."""
+
+    EVERY = 0.02  # seconds
+    MOVED = 256 * 1024  # bytes read or written
+
+    def __init__(self) -> None:
+        self._at = -1.0
+        self._moved = 0
+        self._over = 0
+
+    def note(self, size: int) -> None:
+        self._moved += size
+
+    def over(self, host: Host) -> int:
+        """Bytes over the total (0 or less: within it). Over it, the connections whose
+        replies stay unread are closed first, the largest first, until the rest fit; what
+        is still over makes new calls `busy`."""
+        now = time.monotonic()
+        if self._moved < self.MOVED and now - self._at < self.EVERY:
+            return self._over
+        self._at, self._moved = now, 0
+        held = {c: c.footprint() for c in host.connections if not c.closing}
+        total = host.limits.total
+        over = sum(held.values()) - total
+        if over > 0:
+            unread = {c: c.unread() for c in held}
+            for conn in sorted((c for c in held if unread[c]), key=lambda c: -unread[c]):
+                conn.close_stalled(f"the agents' connections together held more than {total / MIB:g} "
+                                   f"MiB and it left {unread[conn] / MIB:.1f} MiB of replies unread")
+                over -= held[conn]
+                if over <= 0:
+                    break
+        self._over = over
+        return over
 
 
 class Scheduler:
@@ -639,14 +766,32 @@ class Scheduler:
     def forget(self, conn: Connection) -> None:
         self._turns.pop(conn, None)
 
+    def counts(self, connections: set[Connection], most: int = 20) -> dict[str, Any]:
+        """What runs and waits now, in total and for the busiest connections (`info`): the
+        call asking (an `info` over the socket) is left out, so an idle service shows 0."""
+        asking = ASKING.get()
+        mine = 1 if asking is not None and asking.running > 0 else 0
+        busy = sorted(((c.running - (mine if c is asking else 0), len(c.queue), c)
+                       for c in connections), key=lambda t: (-t[0] - t[1], t[2].peer.name))
+        busy = [t for t in busy if t[0] or t[1]]
+        return {
+            "running": self.running - mine, "queued": sum(q for _, q, _ in busy),
+            "capacity": self.capacity, "human": self.human,
+            "connections": len(connections),
+            "unauthenticated": sum(1 for c in connections if not c.peer.authenticated),
+            "memory_mib": round(sum(c.footprint() for c in connections) / MIB, 1),
+            "busiest": [{"client": c.peer.name, "running": r, "queued": q,
+                         "memory_mib": round(c.footprint() / MIB, 1)} for r, q, c in busy[:most]],
+            "busiest_left_out": max(0, len(busy) - most),
+        }
+
     def _pump(self) -> None:
         while self.running < self.capacity and not self.human and self._turns:
             conn = next(iter(self._turns))
             del self._turns[conn]
             if not conn.ready():
                 continue  # it asks again when it can (a call of its own ended, or it read)
-            conn.start()
-            self.running += 1
+            conn.start()  # counts itself in `running`, and gives it back however it ends
             if conn.queue:
                 self._turns[conn] = None  # back of the line
 

@@ -5,22 +5,30 @@ watch the disk themselves, and Neovim offers them no file watching on Linux. Bef
 request whose answer spans the workspace, the bridge compares each code file's
 `DiskStamp` with the one it saw last, and tells the servers what was created, changed or
 deleted (`workspace/didChangeWatchedFiles`), as a watching editor would.
+
+Files over `max_file_size` are not watched (the bridge never opens them for servers), and
+a file is read only while its stamp is racy (written within the last two seconds; a
+stamp further in the future than that is trusted: any write changes it), in chunks.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .filestate import DiskStamp, content_hash
+from .filestate import RACY_NS, DiskStamp
 from .workspace import Workspace, uri_of
 
 # Code files watched per root (a scan costs a few microseconds each); files past it are
 # still read fresh, but the servers are not told when they change.
 WATCH_LIMIT = 10_000
 CREATED, CHANGED, DELETED = 1, 2, 3  # LSP FileChangeType
+CHUNK = 1 << 20  # bytes read at a time to hash a file
 
 
 class Seen(NamedTuple):
@@ -34,6 +42,9 @@ class Seen(NamedTuple):
 @dataclass
 class DiskWatch:
     workspace: Workspace
+    # Files larger than this many bytes (`max_file_size`, as Neovim says when the gateway
+    # starts) are neither watched nor read; None: no limit.
+    max_size: Callable[[], int | None]
     limit: int = WATCH_LIMIT
     _known: dict[str, Seen] | None = field(default=None, repr=False)
 
@@ -44,7 +55,8 @@ class DiskWatch:
         now: dict[str, Seen] = {}
         at = time.time_ns()
         for root in self.workspace.roots:
-            for path, stat in self.workspace.walk(root, limit=self.limit).stats.items():
+            for path, stat in self.workspace.walk(
+                    root, limit=self.limit, max_size=self.max_size()).stats.items():
                 stamp = DiskStamp.of_stat(stat)
                 now[path] = _seen(path, stamp, known.get(path) if known else None, at)
         self._known = now
@@ -59,15 +71,31 @@ class DiskWatch:
 def _seen(path: str, stamp: DiskStamp, before: Seen | None, at: int) -> Seen:
     """The file as seen now; its content is hashed only while its stamp is racy, and
     compared when the stamp is the same as a racy one before."""
-    if not stamp.racy(at) and (before is None or before.digest is None or before.stamp != stamp):
+    racy = _racy(stamp, at)
+    if not racy and (before is None or before.digest is None or before.stamp != stamp):
         return Seen(stamp, None)
     try:
-        digest = content_hash(Path(path).read_bytes())
+        digest = _digest(path)
     except OSError:
         return Seen(stamp, None)
-    if not stamp.racy(at) and before is not None and before.digest == digest:
+    if not racy and before is not None and before.digest == digest:
         return Seen(stamp, None)  # settled: the same content, and old enough to trust
     return Seen(stamp, digest)
+
+
+def _racy(stamp: DiskStamp, at: int) -> bool:
+    """Racy, and not in the future beyond the same margin (a clock far ahead, `touch -d`):
+    such a stamp changes with any write, and hashing it would read the file on every call."""
+    return stamp.racy(at) and stamp.mtime_ns - at < RACY_NS
+
+
+def _digest(path: str) -> str:
+    """`filestate.content_hash` of the file's bytes, read a chunk at a time."""
+    hashed = hashlib.blake2b(digest_size=16)
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb", buffering=0) as file:
+        while chunk := file.read(CHUNK):
+            hashed.update(chunk)
+    return hashed.hexdigest()
 
 
 def _event(path: str, kind: int) -> dict[str, Any]:

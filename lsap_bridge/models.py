@@ -32,6 +32,13 @@ class LineScope(StrictModel):
         return self
 
 
+# The longest `find`, in characters (about 200 lines of code). Matching one that has no
+# exact match costs time growing with the square of its length, in steps that hold the
+# interpreter (rapidfuzz): at this length each step stays under ~25 ms unloaded, so the worker
+# thread it runs on (lsap_bridge/cpu.py) never holds another client's answer for long.
+MAX_FIND = 8 * 1024
+
+
 class Locate(StrictModel):
     """A semantic anchor: a file, an optional scope, and optional text to find in it."""
 
@@ -43,9 +50,17 @@ class Locate(StrictModel):
     def _needs_scope_or_find(self) -> Locate:
         if self.find is not None and not self.find.strip():
             raise ValueError("find is empty: give the text to look for, or leave find out")
+        if self.find is not None and len(self.find) > MAX_FIND:
+            raise ValueError(too_long_find(len(self.find)))
         if self.scope is None and self.find is None:
             raise ValueError("give a scope, a find, or both: a file alone is not a position")
         return self
+
+
+def too_long_find(size: int) -> str:
+    """Why a `find` is refused, and what to send instead."""
+    return (f"find is {size} characters, over the limit of {MAX_FIND}: give a scope (a symbol "
+            "or a line range) and a find of one distinctive line or a few")
 
 
 Format = Literal["markdown", "json"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from .cpu import off_loop
 from .errors import Candidate, ErrorCode, LsapError, shown_score
 from .gateway import Document
 from .locate.anchor import format_anchor
@@ -75,7 +76,10 @@ async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resol
     # An exact match anywhere beats every other tier: regions without one (an overload's
     # signature, say) need not run the whitespace, unicode and fuzzy tiers.
     exact = [r for r in regions if has_exact(doc.lines, needle, r[0], r[1])]
-    results = [find_matches(doc.lines, needle, start, end) for start, end, _ in exact or regions]
+    searched = exact or regions
+    # Without an exact match the other tiers compute (a long find: seconds): off the loop.
+    results = await off_loop(not exact, lambda: [
+        find_matches(doc.lines, needle, start, end) for start, end, _ in searched])
     match, note = _decide(locate, needle, results, doc, tree, session.workspace.display(path))
     return Resolved(
         target, doc, match.line, match.column, tree.enclosing_path(match.line, match.column),

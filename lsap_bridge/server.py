@@ -34,6 +34,7 @@ from .connection import (
     METHOD_NOT_FOUND,
     TIMEOUT,
     UNAUTHORIZED,
+    Budget,
     Connection,
     Limits,
     Peer,
@@ -176,6 +177,7 @@ class SocketServer:
         self.limits = limits or Limits()
         self.scheduler = scheduler or Scheduler(self.limits.running)
         self.connections: set[Connection] = set()
+        self.budget = Budget()
         self.token: str | None = None
         self.tcp_address: tuple[str, int] | None = None
         self.info_extra: dict[str, Any] = {}
@@ -348,6 +350,7 @@ class SocketServer:
             "modes": sorted(REGISTRY),
             "methods": sorted([*self.methods, "auth"]),
             "limits": self.limits.public(),
+            "scheduler": self.scheduler.counts(self.connections),
             "stats": stats,
             "pid": os.getpid(),
             "client": current_client.get(),

@@ -11,6 +11,7 @@ from typing import Any
 
 from .capabilities import REGISTRY
 from .capabilities.outline import symbol_paths
+from .cpu import off_loop
 from .cursor import anchor_at_cursor
 from .errors import LsapError, invalid
 from .failures import as_error
@@ -25,6 +26,8 @@ from .requests import names_whole_file, parse_request
 from .session import Session, disk_notes
 from .surface import SURFACE
 from .workspace import Workspace
+
+PARSE_INLINE = 64 * 1024  # characters of a text block parsed on the loop; longer ones off it
 
 
 @dataclass
@@ -97,8 +100,9 @@ class Service:
     async def handle_text(self, text: str) -> Response:
         """A Language Server Request block (doc/architecture.md, The text format) and its response block."""
 
-        async def answer() -> Response:
-            return Response(await execute(self.session, parse(text)), "request")
+        async def answer() -> Response:  # a large block's parse off the loop (lsap_bridge/cpu.py)
+            request = await off_loop(len(text) > PARSE_INLINE, lambda: parse(text))
+            return Response(await execute(self.session, request), "request")
 
         return await guarded(answer(), "the Language Server Request")
 

@@ -154,7 +154,7 @@ class Session:
     def __post_init__(self) -> None:
         # The gateway confines every path it opens or reads to this session's roots.
         self.gateway.workspace = self.workspace
-        self.watch = DiskWatch(self.workspace)
+        self.watch = DiskWatch(self.workspace, lambda: self.gateway.max_file_size)
         self.watch.changes()  # the baseline: the files as the servers are reading them now
 
     # -- text ---------------------------------------------------------------------

@@ -322,7 +322,7 @@ async def check(session: Session, request: CheckRequest) -> Answer:
         facts: dict[str, Any] = kept[0]  # a later page of a check made before: not a new check
     else:
         if session.check is None:
-            session.check = Record(DiskWatch(session.workspace))
+            session.check = Record(DiskWatch(session.workspace, lambda: session.gateway.max_file_size))
         record: Record = session.check
         async with record.lock:
             facts = await compare(session, record, request)

@@ -78,7 +78,10 @@ def parse_anchor(text: str, file_exists: Callable[[str], bool]) -> Locate:
     found = find if at and find.strip() else None
     if scope is None and found is None:
         raise invalid(f"anchor {text.strip()!r} has an empty scope and find", hint=_EXAMPLES)
-    return Locate(file_path=path, scope=scope, find=found)
+    try:
+        return Locate(file_path=path, scope=scope, find=found)
+    except ValidationError as error:  # a find over `MAX_FIND`, say
+        raise invalid(f"bad anchor: {_reasons(error)}", hint=_EXAMPLES) from None
 
 
 def _parse_scope(text: str) -> SymbolScope | LineScope:

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import modes
 from ..capabilities import REGISTRY
+from ..cpu import off_loop
 from ..decode import hover_text, inlay_hint_params, inlay_hints_from_lsp, weave_inlay_hints
 from ..diagnostics import DiagnosticMap
 from ..errors import Candidate, ErrorCode, LsapError, shown_score
@@ -65,11 +66,13 @@ class Executor:
             run.section.tags.append(Tag("note", disk_note(run.section.path, run.doc.disk_differs)))
         return run
 
-    def resolve(self, run: FileRun) -> None:
-        """Find each anchor after the previous one found in the same file."""
+    async def resolve(self, run: FileRun) -> None:
+        """Find each anchor after the previous one found in the same file (off the loop: a
+        large block's anchors take seconds)."""
         assert run.doc is not None and run.path is not None
         texts = [anchor.text for anchor in run.block.anchors]
-        found = find_lines(run.doc.lines, run.tree, run.section.path, texts)
+        lines, tree, name = run.doc.lines, run.tree, run.section.path
+        found = await off_loop(bool(texts), lambda: find_lines(lines, tree, name, texts))
         for anchor, outcome in zip(run.block.anchors, found, strict=True):
             entry = Entry(None, anchor.kind.value, anchor.text)
             run.section.entries.append(entry)
@@ -396,7 +399,7 @@ async def execute(session: Session, request: Request) -> str:
     # hovers that follow see the whole project rather than a half-loaded one.
     found = await session.diagnostics([run.path for run in opened if run.path])
     for run in opened:
-        executor.resolve(run)
+        await executor.resolve(run)
         await executor.answer(run)
     if request.has_commands:
         sections = await run_commands(executor)

@@ -15,7 +15,7 @@ from typing import Any
 from .. import capabilities  # noqa: F401  (discovers the modes, whose views the grammar names)
 from ..errors import LsapError, invalid
 from ..identifiers import check_new_name
-from ..models import MAX_TOKENS_LIMIT, MIN_TOKENS
+from ..models import MAX_FIND, MAX_TOKENS_LIMIT, MIN_TOKENS, too_long_find
 from ..modes import views
 
 BEGIN = "*** Begin Language Server Request"
@@ -27,6 +27,9 @@ MAX_TOKENS = "*** Max Tokens:"
 #: and any on the anchored lines (the default), all of them, or none.
 CHOICES = ("default", "all", "none")
 CHECK = "*** Check"
+#: The most lines a request may have: each anchor is searched for in its file in turn, and
+#: one without an exact match costs a fuzzy search (doc/architecture.md, Costs).
+MAX_LINES = 5000
 
 #: The grammar, one rule per line kind; errors quote the rule that was broken.
 RULES = {
@@ -211,6 +214,9 @@ def _fail(number: int, problem: str, rule: str) -> LsapError:
 def parse(text: str) -> Request:
     """The request's AST, or an `invalid_request` LsapError naming the line and the rule."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if len(lines) > MAX_LINES:
+        raise invalid(f"the request has {len(lines)} lines, over the limit of {MAX_LINES}",
+                      hint="split it into several requests (a few files, or fewer anchors, each)")
     numbered = [(i + 1, line.rstrip()) for i, line in enumerate(lines)]
     body = [(n, line) for n, line in numbered if line.strip()]
     if not body or body[0][1].strip() != BEGIN:
@@ -325,6 +331,8 @@ class _Parser:
         )
         if not text:
             raise _fail(number, f"`{kind.value}` needs the text of a line", rule)
+        if len(text) > MAX_FIND:
+            raise _fail(number, too_long_find(len(text)), rule)
         index = len(block.anchors)
         if kind.opens:
             if self.open_at is not None:

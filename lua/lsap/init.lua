@@ -14,7 +14,7 @@ M.defaults = {
   -- and may have waiting beyond those (more are refused with `busy`), the memory one
   -- connection may hold in MiB (unanswered calls and unread replies), and agents' calls
   -- running at once over all connections.
-  agent_limits = { in_flight = 8, queue = 256, memory_mib = 16, running = 16 },
+  agent_limits = { in_flight = 8, queue = 256, memory_mib = 16, total_mib = 150, running = 16 },
   report = {
     -- Height of the report window (a horizontal split at the bottom), in lines.
     height = 15,
@@ -50,7 +50,7 @@ M.schema = {
   edit_policy = { 'allow', 'ask', 'deny' },
   tcp = 'string',
   tcp_force = 'boolean',
-  agent_limits = { in_flight = 'count', queue = 'count', memory_mib = 'count', running = 'count' },
+  agent_limits = { in_flight = 'count', queue = 'count', memory_mib = 'count', total_mib = 'count', running = 'count' },
   report = { height = 'number', vertical = 'boolean', width = 'number', focus = 'boolean' },
   approval = { window = { 'float', 'select' }, timeout = 'number' },
   log_level = { 'error', 'warn', 'info', 'debug' },

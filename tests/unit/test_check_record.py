@@ -25,7 +25,7 @@ def diagnostic(message: str, line: int = 0, severity: str = "error") -> Diagnost
 
 
 def record_of(root: Path) -> Record:
-    record = Record(DiskWatch(Workspace.of(root)))
+    record = Record(DiskWatch(Workspace.of(root), lambda: None))
     record.start(CheckRequest())  # the first check: the disk's baseline
     return record
 

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
+import pytest
+
+from lsap_bridge import diskwatch
 from lsap_bridge.capabilities.hover import HoverReport
 from lsap_bridge.diskwatch import CHANGED, CREATED, DELETED, DiskWatch
 from lsap_bridge.filestate import DiskStamp
@@ -32,7 +36,7 @@ def test_the_watch_reports_created_changed_and_deleted_code_files(tmp_path: Path
     (tmp_path / "a.py").write_text("a = 1\n")
     (tmp_path / "b.py").write_text("b = 1\n")
     (tmp_path / "notes.md").write_text("not code\n")
-    watch = DiskWatch(Workspace.of(tmp_path))
+    watch = DiskWatch(Workspace.of(tmp_path), lambda: None)
     assert watch.changes() == [], "the first look is the baseline"
     assert watch.changes() == []
     (tmp_path / "a.py").write_text("a = 22\n")
@@ -51,7 +55,7 @@ def test_the_watch_reports_created_changed_and_deleted_code_files(tmp_path: Path
 def test_the_watch_sees_a_rewrite_that_keeps_the_stamp_while_it_is_racy(tmp_path: Path) -> None:
     path = tmp_path / "a.py"
     path.write_text("a = 1\n")  # just written: its stamp proves nothing yet
-    watch = DiskWatch(Workspace.of(tmp_path))
+    watch = DiskWatch(Workspace.of(tmp_path), lambda: None)
     watch.changes()
     rewrite_keeping_the_stamp(path, "a = 2\n")
     assert watch.changes() == [{"uri": uri_of(path), "type": CHANGED}]
@@ -62,10 +66,39 @@ def test_an_old_stamp_is_trusted_without_reading(tmp_path: Path) -> None:
     path = tmp_path / "a.py"
     path.write_text("a = 1\n")
     os.utime(path, (1_000_000, 1_000_000))  # written long ago
-    watch = DiskWatch(Workspace.of(tmp_path))
+    watch = DiskWatch(Workspace.of(tmp_path), lambda: None)
     watch.changes()
     rewrite_keeping_the_stamp(path, "a = 2\n")
     assert watch.changes() == [], "size, mtime and inode alike, long settled: no read"
+
+
+def test_a_file_over_max_file_size_is_never_read_even_with_a_future_stamp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 600 MB sparse `.py` stamped a day ahead: not watched, not read, on every call."""
+    huge, small = tmp_path / "huge.py", tmp_path / "small.py"
+    huge.touch()
+    os.truncate(huge, 600 * 1024 * 1024)
+    small.write_text("a = 1\n")
+    ahead = time.time() + 86_400
+    for path in (huge, small):
+        os.utime(path, (ahead, ahead))
+    read: list[str] = []
+    real = diskwatch._digest
+
+    def spy(path: str) -> str:
+        read.append(path)
+        return real(path)
+
+    monkeypatch.setattr(diskwatch, "_digest", spy)
+    watch = DiskWatch(Workspace.of(tmp_path), lambda: 4 * 1024 * 1024)
+    assert watch.changes() == [] and watch.changes() == []
+    assert read == [], "neither the huge file nor a future stamp is read"
+    small.write_text("a = 22\n")  # a write gives it a new stamp: seen without any hash
+    assert watch.changes() == [{"uri": uri_of(small), "type": CHANGED}]
+    os.truncate(huge, 601 * 1024 * 1024)  # the huge one changes too: neither read nor told
+    assert watch.changes() == []
+    assert str(huge) not in read
 
 
 def test_a_disk_text_read_while_racy_is_checked_by_content(tmp_path: Path) -> None:

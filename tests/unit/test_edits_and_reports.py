@@ -333,6 +333,8 @@ class _FakeGateway:
     """Buffers by path: `read` answers like the real gateway; applying commits and switches
     the files as `lua/lsap/edits.lua` does, and is recorded."""
 
+    max_file_size = 4 * 1024 * 1024  # what the disk watch skips, as the real gateway says
+
     def __init__(self, buffers: dict[Path, tuple[list[str], int, bool]], state: Path) -> None:
         self.buffers = buffers
         self.state = state
@@ -510,6 +512,8 @@ def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
     pusher = Client(8, "pusher", "utf-8", frozenset())
 
     class Gateway:
+        max_file_size = 4 * 1024 * 1024
+
         def __init__(self) -> None:
             self.calls: list[Any] = []
             self.waited: list[Any] = []

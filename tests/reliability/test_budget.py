@@ -1,0 +1,208 @@
+"""Agents' connections bounded together, on the real socket over a real headless Neovim (and
+the embedded daemon for the service's own memory): past the total, the clients that leave
+their replies unread are closed first and new calls are `busy`; idle or junk TCP
+connections that never authenticate cannot keep the owner out."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsap_bridge.client import Connection
+from lsap_bridge.connection import MIB, TOO_BUSY, Limits
+from lsap_bridge.server import SocketServer
+from tests.integration.harness import Bridge
+
+from .clients import Raw, request_line, sleepy_server
+from .processes import rss_kb, start_daemon, tree
+
+pytestmark = pytest.mark.integration
+
+HOVER = {"mode": "hover", "locate": "shop/models.py:Product@class <|>Product"}
+SCHEMA = request_line(0, "schema", None)  # a large reply: every mode's JSON Schema, ~50 KB
+
+
+def never_reads(path: str | Path, stop: threading.Event, sent: list[int]) -> None:
+    """A client that asks for large replies as fast as it may and reads none of them."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(str(path))
+    sock.settimeout(0.2)
+    try:
+        while not stop.is_set():
+            try:
+                sock.sendall(SCHEMA * 20)
+                sent[0] += 20
+            except TimeoutError:
+                continue  # the service stopped reading from it
+            except OSError:
+                return  # closed by the service
+    finally:
+        sock.close()
+
+
+@pytest.fixture
+def tight(bridge: Bridge) -> Iterator[SocketServer]:
+    yield from sleepy_server(bridge, "total", Limits(memory=4 * MIB, total=MIB // 2, stall=60))
+
+
+def test_past_the_total_the_clients_that_do_not_read_are_closed_first(
+    tight: SocketServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="lsap.server")
+    stop, sent = threading.Event(), [0]
+    floods = [threading.Thread(target=never_reads, args=(tight.path, stop, sent)) for _ in range(8)]
+    for flood in floods:
+        flood.start()
+    polite = Raw(tight.path)
+    peak = 0.0
+    try:
+        until = time.monotonic() + 6
+        while time.monotonic() < until:
+            assert polite.call("ping", None)["result"] == "pong"
+            counts = polite.call("info", None)["result"]["scheduler"]
+            peak = max(peak, counts["memory_mib"])
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        for flood in floods:
+            flood.join(10)
+        polite.close()
+    closed = [r.getMessage() for r in caplog.records if "together held more than 0.5 MiB" in r.getMessage()]
+    assert closed, [r.getMessage() for r in caplog.records][:3]
+    # within the total, give or take the replies written after the last check (one each)
+    assert peak <= 0.5 + 0.5, peak
+
+
+@pytest.fixture
+def small_total(bridge: Bridge) -> Iterator[SocketServer]:
+    yield from sleepy_server(bridge, "small-total", Limits(total=4 * MIB))
+
+
+def test_past_the_total_a_new_call_is_busy_with_a_retry_hint(small_total: SocketServer) -> None:
+    """Calls read and not answered count too: one client, no unread replies to drop."""
+    client = Raw(small_total.path)
+    padding = "x" * (512 * 1024)
+    try:
+        client.send(b"".join(request_line(i, "sleep", {"seconds": 1, "pad": padding}) for i in range(20)))
+        replies = [client.reply() for _ in range(20)]
+    finally:
+        client.close()
+    busy = [r for r in replies if "error" in r]
+    assert [r["result"] for r in replies[len(busy):]] == ["slept"] * (20 - len(busy))
+    assert 8 <= len(busy) <= 13, [r["id"] for r in busy]  # past 4 MiB of 0.5 MiB calls
+    error = busy[0]["error"]
+    assert error["code"] == TOO_BUSY and error["data"]["code"] == "busy", error
+    assert "4 MiB (`agent_limits.total_mib`)" in error["message"], error
+    assert 0.5 <= error["data"]["retry_after"] <= 60
+
+
+FLOOD = ("import sys, threading, time; from tests.reliability.test_budget import never_reads; "
+         "stop, sent = threading.Event(), [0]; "
+         "floods = [threading.Thread(target=never_reads, args=(sys.argv[1], stop, sent), daemon=True)"
+         " for _ in range(int(sys.argv[2]))]; "
+         "[f.start() for f in floods]; time.sleep(float(sys.argv[3])); stop.set(); print(sent[0])")
+
+
+@pytest.mark.slow
+def test_fifty_clients_that_never_read_keep_the_service_within_its_total(shop: Path, reap: set[int]) -> None:
+    """The embedded daemon, default limits (150 MiB over all connections); the 50 clients in
+    a process of their own, so that their threads do not slow the probe's."""
+    process, info = start_daemon(shop, reap)
+    reap.update(tree(process.pid))
+    probe = Connection(info.socket, timeout=30, name="probe")
+    assert probe.call("request", HOVER)["ok"]
+    base = peak = rss_kb(process.pid)
+    flood = subprocess.Popen([sys.executable, "-c", FLOOD, info.socket, "50", "20"],
+                             stdout=subprocess.PIPE, cwd=Path(__file__).parents[2])
+    reap.add(flood.pid)
+    latencies: list[tuple[float, float]] = []  # (since the flood began, seconds)
+    started = time.monotonic()
+    try:
+        while time.monotonic() - started < 18:
+            asked = time.monotonic()
+            assert probe.call("request", HOVER)["ok"]
+            latencies.append((asked - started, time.monotonic() - asked))
+            peak = max(peak, rss_kb(process.pid))
+            time.sleep(0.1)
+        counts = probe.call("info", None)["scheduler"]
+        sent = int(flood.communicate(timeout=30)[0] or 0)
+    finally:
+        flood.kill()
+        probe.close()
+    settled = sorted(t for at, t in latencies if at > 3)  # after the 50 connected and filled up
+    report = (f"daemon RSS {base // 1024} -> peak {peak // 1024} MB (+{(peak - base) // 1024}); "
+              f"{sent} schema calls sent; {counts['connections']} connections holding "
+              f"{counts['memory_mib']} MiB; hover max {max(t for _, t in latencies) * 1000:.0f} ms "
+              f"over {len(latencies)}, after the first 3 s: max {settled[-1] * 1000:.0f} ms, "
+              f"median {settled[len(settled) // 2] * 1000:.0f} ms")
+    print("\nTOTAL:", report)
+    assert counts["connections"] == 51, report  # all 50 still there: none was read to death
+    assert peak - base <= 150 * 1024, report
+    assert settled[-1] < 0.1, report
+    assert max(t for _, t in latencies) < 1.0, report
+
+
+# -- TCP before authentication ------------------------------------------------------------------
+
+
+@pytest.fixture
+def tcp(bridge: Bridge) -> Iterator[tuple[SocketServer, tuple[str, int]]]:
+    path = Path(os.environ["XDG_RUNTIME_DIR"]) / "tcp-auth.sock"
+    server = SocketServer(bridge.service, path)
+    bridge.loop.run(server.start())
+    bridge.loop.run(server.start_tcp())
+    assert server.tcp_address is not None
+    yield server, server.tcp_address
+    bridge.loop.run(server.close())
+
+
+def authenticate(address: tuple[str, int], token: str) -> tuple[float, Any]:
+    """Seconds from connecting to the `auth` answer, and what `info` says after."""
+    asked = time.monotonic()
+    with socket.create_connection(address, timeout=5) as owner:
+        lines = owner.makefile("rb")
+        owner.sendall(request_line(0, "auth", {"token": token}))
+        assert json.loads(lines.readline())["result"] == {"ok": True}
+        took = time.monotonic() - asked
+        owner.sendall(request_line(1, "info", None))
+        return took, json.loads(lines.readline())["result"]["scheduler"]
+
+
+def test_a_hundred_idle_loopback_connections_do_not_keep_the_owner_out(
+    tcp: tuple[SocketServer, tuple[str, int]]
+) -> None:
+    server, address = tcp
+    assert server.token is not None
+    idle = [socket.create_connection(address, timeout=5) for _ in range(100)]
+    try:
+        time.sleep(0.3)  # all accepted: the oldest are dropped as the newer arrive
+        waits = []
+        for _ in range(10):
+            took, counts = authenticate(address, server.token)
+            waits.append(took)
+            assert counts["unauthenticated"] <= server.limits.unauthenticated, counts
+        dropped = 0
+        for sock in idle:
+            sock.settimeout(0.01)
+            with contextlib.suppress(TimeoutError):
+                dropped += sock.recv(1) != b"x"  # an error line, or the end: it was dropped
+    finally:
+        for sock in idle:
+            sock.close()
+    assert max(waits) < 1.0, waits
+    assert dropped >= 100 - server.limits.unauthenticated, dropped
+    print(f"\nAUTH: owner authenticated in max {max(waits) * 1000:.0f} ms with 100 idle "
+          f"connections; {dropped} of them dropped")
