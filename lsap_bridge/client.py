@@ -128,7 +128,9 @@ class Connection:
         self.file = self.sock.makefile("rb")
         self.rpc = Rpc(name, surface)
 
-    def call(self, method: str, params: Any = None) -> Any:
+    def call(self, method: str, params: Any = None, on_progress: Callable[[str], None] | None = None) -> Any:
+        """The call's result; `on_progress` hears the session's `progress` notifications
+        meanwhile (the CLI writes them to stderr)."""
         msg_id, line = self.rpc.request(method, params)
         self.sock.sendall(line)
         while True:
@@ -138,6 +140,8 @@ class Connection:
             reply = json.loads(answer)
             if reply.get("id") == msg_id:
                 return self.rpc.outcome(reply)
+            if reply.get("method") == "progress" and on_progress is not None:
+                on_progress(str((reply.get("params") or {}).get("message", "")))
 
     def close(self) -> None:
         self.file.close()
@@ -160,6 +164,7 @@ class AsyncConnection:
         self.reader, self.writer = reader, writer
         self.rpc = Rpc(name, surface)
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.on_progress: Callable[[str], None] | None = None  # the session's `progress` notes
         self.reading = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
@@ -196,6 +201,8 @@ class AsyncConnection:
         try:
             while line := await self.reader.readline():
                 reply = json.loads(line)
+                if reply.get("method") == "progress" and self.on_progress is not None:
+                    self.on_progress(str((reply.get("params") or {}).get("message", "")))
                 future = self.pending.get(reply.get("id"))
                 if future is not None and not future.done():
                     future.set_result(reply)
@@ -211,8 +218,14 @@ class AsyncConnection:
         self.writer.close()
 
 
+def say_progress(message: str) -> None:
+    """A session's progress note for a shell agent: on stderr, the report keeps stdout."""
+    print(f"lsap: {message}", file=sys.stderr, flush=True)
+
+
 def call_session(find: Callable[[], SessionInfo | None], method: str, params: Any,
-                 name: str | None = None, surface: str | None = None) -> Any:
+                 name: str | None = None, surface: str | None = None,
+                 on_progress: Callable[[str], None] | None = say_progress) -> Any:
     """One call to the session `find` picks, on a connection of its own; sent once more, to
     the session `find` picks then (it starts a daemon when none is left), when the first
     went away before running it (it stopped, or died, between being found and answering)."""
@@ -222,7 +235,7 @@ def call_session(find: Callable[[], SessionInfo | None], method: str, params: An
             raise ClientError("no session to ask")
         try:
             with Connection(info.socket, name=name, surface=surface) as conn:
-                return conn.call(method, params)
+                return conn.call(method, params, on_progress)
         except ClientError as exc:
             if not exc.send_again(attempt):
                 raise
@@ -242,6 +255,7 @@ class AsyncSession:
         self.find, self.name, self.surface = find, name, surface
         self.conn: AsyncConnection | None = None
         self.opening = asyncio.Lock()
+        self.on_progress: Callable[[str], None] | None = None  # given to each connection
 
     async def connection(self) -> AsyncConnection:
         import asyncio
@@ -252,6 +266,7 @@ class AsyncSession:
                 if info is None:
                     raise ClientError("no session to ask")
                 self.conn = await AsyncConnection.open(info.socket, self.name, self.surface)
+                self.conn.on_progress = self.on_progress
             return self.conn
 
     async def send(self, method: str, params: Any = None) -> Any:

@@ -27,7 +27,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import msgpack
@@ -85,9 +85,9 @@ class Limits:
         `total_mib`, `running`: whole numbers >= 1); what it leaves out keeps its default."""
         given = {k: max(1, int(v)) for k, v in (config or {}).items()
                  if k in ("in_flight", "queue", "memory_mib", "total_mib", "running")}
-        for mib, field in (("memory_mib", "memory"), ("total_mib", "total")):
+        for mib, name in (("memory_mib", "memory"), ("total_mib", "total")):
             if mib in given:
-                given[field] = given.pop(mib) * MIB
+                given[name] = given.pop(mib) * MIB
         return cls(**given)
 
     def public(self) -> dict[str, Any]:
@@ -112,10 +112,12 @@ class RpcFailure(Exception):
 
 @dataclass
 class Peer:
-    """One connected client as the methods see it: its name (from `client` in any params)."""
+    """One connected client as the methods see it: its name (from `client` in any params),
+    and how to send it a notification while its call runs (`progress`)."""
 
     name: str
     authenticated: bool
+    notify: Callable[[str, dict[str, Any]], None] | None = field(default=None, compare=False, repr=False)
 
 
 class Host(Protocol):
@@ -271,7 +273,7 @@ class Connection(asyncio.Protocol):
 
     def __init__(self, host: Host, unix: bool) -> None:
         self.host, self.limits, self.unix = host, host.limits, unix
-        self.peer = Peer(host.next_name(), authenticated=unix)
+        self.peer = Peer(host.next_name(), authenticated=unix, notify=self.notify)
         self.transport: asyncio.Transport | None = None
         self.framing: JsonLines | Msgpack | None = None
         self.queue: deque[Call] = deque()
@@ -628,6 +630,13 @@ class Connection(asyncio.Protocol):
     def _refused(self, ids: list[Any], failure: RpcFailure) -> None:
         """Answer a message without running it."""
         self._write_reply(self._failures(ids, failure))
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        """A notification to the client, in the framing it speaks (before its reply)."""
+        if isinstance(self.framing, JsonLines):
+            self._write(_encode_json({"jsonrpc": "2.0", "method": method, "params": params}))
+        elif self.framing is not None:
+            self._write(_pack([MSGPACK_NOTIFICATION, method, [params]]))
 
     def _notification_bytes(self, text: str) -> bytes:
         return _pack([MSGPACK_NOTIFICATION, "lsap_error", [text]])

@@ -25,7 +25,7 @@ from .gateway import EditorGateway
 from .lifecycle import Lifecycle, Plan
 from .logfile import log_to_file
 from .nvim_rpc import NvimConnection
-from .server import call_time, current_client
+from .server import call_time, current_client, progress
 from .service import Service
 from .session import EditApproval
 from .workspace import Workspace
@@ -82,6 +82,9 @@ def edit_policy(gateway: EditorGateway, timeout: float = ASK_LIMIT) -> EditAppro
             return True
         limit = call_time.get()
         ask = timeout if limit is None or not limit.explicit else max(0.1, limit.left() - ANSWER_MARGIN)
+        if (say := progress.get()) is not None:
+            say(f"waiting for the human's approval of {summary} (up to {min(timeout, ask):g} s; "
+                "sending it again joins this question)")
         with limit.approval() if limit is not None else contextlib.nullcontext():
             decision = await gateway.edit_decision(client, summary, preview, min(timeout, ask))
         if decision.applied:

@@ -222,7 +222,23 @@ async def serve(directory: Path, root: Path | None = None, session: str | None =
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
-    async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    notes: set[asyncio.Task[None]] = set()
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        def told(message: str) -> None:
+            """The session's progress ("waiting for the human's approval …") as a log message."""
+            note = asyncio.ensure_future(ctx.session.send_log_message("info", message, logger="lsap"))
+            notes.add(note)
+            note.add_done_callback(noted)
+
+        def noted(note: asyncio.Task[None]) -> None:
+            notes.discard(note)
+            if not note.cancelled() and note.exception() is not None:  # the client went away: no one to tell
+                LOG.info("progress not sent: %s", note.exception())
+
+        forwarder.on_progress = told
+        if forwarder.conn is not None:
+            forwarder.conn.on_progress = told
         if params.name not in forwarder.names:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the tools are "
                            f"{', '.join(sorted(forwarder.names))}")

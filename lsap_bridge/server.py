@@ -111,6 +111,31 @@ class CallTime:
 
 
 call_time: ContextVar[CallTime | None] = ContextVar("lsap_call_time", default=None)
+# Tells the client of the running call how it is getting on (a `progress` notification on
+# its connection: "waiting for the human's approval …"); None when it cannot be told.
+progress: ContextVar[Callable[[str], None] | None] = ContextVar("lsap_progress", default=None)
+
+
+@dataclass
+class Shared:
+    """A call's work, which an identical call resent while the first waits for the human's
+    approval joins instead of asking again; cancelled once no caller waits for it."""
+
+    task: asyncio.Task[Any]
+    limit: CallTime
+    waiters: int = 1
+
+
+def call_key(peer: Peer, method: str, params: Any) -> str | None:
+    """What makes two calls the same call: the client, the method and the params (but the
+    time limit and the surface), for the methods that may edit; None for the others."""
+    if method not in ("request", "text", "batch") or not isinstance(params, dict):
+        return None
+    try:
+        body = json.dumps({k: v for k, v in params.items() if k not in ("timeout", "surface")}, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return f"{peer.name}\0{method}\0{body}"
 
 
 def schema() -> dict[str, Any]:
@@ -184,6 +209,7 @@ class SocketServer:
         self._servers: list[asyncio.AbstractServer] = []
         self._numbers = iter(range(1, 1 << 62))
         self.running = 0  # methods in progress over all clients
+        self.inflight: dict[str, Shared] = {}  # calls that may edit, by `call_key`
         self.methods: dict[str, Method] = {
             "request": self._request,
             "text": self._text,
@@ -269,9 +295,15 @@ class SocketServer:
         timeout, explicit = REQUEST_TIMEOUT, False
         if isinstance(params, dict) and isinstance(params.get("timeout"), (int, float)):
             timeout, explicit = max(0.01, float(params["timeout"])), True
+        key = call_key(peer, method, params)
+        pending = self.inflight.get(key) if key is not None else None
+        if pending is not None and pending.limit.held and not pending.task.done():
+            return await self._join(pending)  # the same edit, resent while the human is asked
         limit = CallTime(time.monotonic() + timeout, explicit)
         call_time.set(limit)
         current_client.set(peer.name)
+        notify = peer.notify
+        progress.set((lambda message: notify("progress", {"message": message})) if notify else None)
         if isinstance(params, dict) and params.get("surface") in SURFACES:
             SURFACE.set(params["surface"])  # follow-up requests are written in its form
         started = time.monotonic()
@@ -280,8 +312,11 @@ class SocketServer:
             self._event({"client": peer.name, "phase": "start", "what": describe(method, params)})
         ok, text = False, ""
         self.running += 1
+        shared = Shared(asyncio.ensure_future(limit.bound(function(params))), limit)
+        if key is not None:
+            self.inflight[key] = shared
         try:
-            result = await limit.bound(function(params))
+            result = await self._join(shared, first=True)
             ok = not (isinstance(result, dict) and result.get("ok") is False)
             text = str(result.get("text", "")) if isinstance(result, dict) else ""
             return result
@@ -301,12 +336,29 @@ class SocketServer:
             text = f"internal error: {exc!r}"
             raise RpcFailure(INTERNAL_ERROR, text) from None
         finally:
+            if key is not None and self.inflight.get(key) is shared:
+                del self.inflight[key]
             self.running -= 1
             self.on_activity()  # idle time counts from the end of the last answer
             if logged:
                 ms = round((time.monotonic() - started) * 1000)
                 self._event({"client": peer.name, "phase": "done", "what": describe(method, params),
                              "ok": ok, "ms": ms, "text": text})
+
+    @staticmethod
+    async def _join(shared: Shared, first: bool = False) -> Any:
+        """The shared work's result; a caller that goes away leaves it to the others, the
+        last one cancels it."""
+        if not first:
+            shared.waiters += 1
+        try:
+            return await asyncio.shield(shared.task)
+        finally:
+            shared.waiters -= 1
+            if shared.waiters == 0 and not shared.task.done():
+                shared.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await shared.task
 
     def _event(self, event: dict[str, Any]) -> None:
         if self.on_event is not None:

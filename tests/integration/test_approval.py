@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -187,3 +189,38 @@ def test_an_approval_answered_after_the_default_limit_reaches_the_waiting_agent(
     assert result["ok"], result
     print(f"answered {time.monotonic() - asked:.0f} s after the question (default limit {DEFAULT_LIMIT:g} s)")
     assert "BAGUETTE" in (human.root / "shop" / "catalog.py").read_text()
+
+
+def test_a_resend_while_the_human_is_asked_joins_the_question(human: HumanNvim) -> None:
+    """An agent that sends the same edit again while the first waits (its caller timed out,
+    it retried) is asked once: both calls get the one answer."""
+    nvim = human.nvim
+    nvim.command("only | enew!")
+    request = {"mode": "rename", "locate": "shop/catalog.py:everything", "new_name": "all_products"}
+    first = Agent(human, "resender", request)
+    waiting(human, 1)
+    second = Agent(human, "resender", request)
+    time.sleep(1.5)  # time enough for a second question to appear, were it asked
+    assert len(human.lua("return require('lsap.approval').waiting()")) == 1
+    assert first.result is None and second.result is None
+    human.lua("require('lsap.approval').focus()")
+    nvim.input("a")
+    one, other = first.answer(), second.answer()
+    assert one["ok"] and other == one, (one, other)
+    text = (human.root / "shop" / "catalog.py").read_text()
+    assert "def all_products(" in text and "def everything(" not in text
+
+
+def test_the_cli_says_it_waits_for_the_humans_approval(human: HumanNvim) -> None:
+    nvim = human.nvim
+    nvim.command("only | enew!")
+    command = [sys.executable, "-m", "lsap_bridge", "rename", "shop/checkout.py:checkout", "--set",
+               'new_name="check_out"']
+    with subprocess.Popen(command, cwd=human.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env={**os.environ}) as cli:
+        waiting(human, 1)
+        human.lua("require('lsap.approval').focus()")
+        nvim.input("r")
+        out, err = cli.communicate(timeout=60)
+    assert "lsap: waiting for the human's approval of rename" in err, err
+    assert cli.returncode == 1 and "the human refused the edit" in out, (cli.returncode, out)
