@@ -19,7 +19,6 @@ import os
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -41,16 +40,15 @@ from .connection import (
 )
 from .errors import ErrorCode, LsapError
 from .service import Response, Service
-from .surface import SURFACE, SURFACES
+from .surface import CLIENT, SURFACE, SURFACES
 
 REQUEST_TIMEOUT = 120.0
 
 Method = Callable[[Any], Awaitable[Any]]
 EventSink = Callable[[dict[str, Any]], None]
 
-# The name of the agent client whose request is running, None for the human's own commands:
-# the edit policy (host.py) asks only about agent-initiated edits.
-current_client: ContextVar[str | None] = ContextVar("lsap_current_client", default=None)
+# The name of the agent client whose request is running (see `surface.CLIENT`).
+current_client = CLIENT
 
 
 def schema() -> dict[str, Any]:
@@ -183,7 +181,7 @@ class SocketServer:
     # -- what a connection asks of its server ------------------------------------------------
 
     def next_name(self) -> str:
-        return f"client {next(self._numbers)}"
+        return f"agent-{next(self._numbers)}"
 
     def authentic(self, params: Any) -> bool:
         """Whether `auth` params carry the TCP token."""

@@ -26,6 +26,12 @@ SURFACES: tuple[str, ...] = get_args(Surface)
 
 # The surface of the request being answered; `nvim` for `:Lsap …` commands.
 SURFACE: ContextVar[Surface] = ContextVar("lsap_surface", default="agent")
+# The name of the agent client whose request is running (its `client`, else `agent-N`),
+# None for the human's own commands: the edit policy asks only about agents' edits, and a
+# change set names who made it (`changes.py`).
+CLIENT: ContextVar[str | None] = ContextVar("lsap_current_client", default=None)
+# The request being answered, as sent (a change set keeps it: what made the change).
+REQUEST: ContextVar[dict[str, Any] | None] = ContextVar("lsap_request", default=None)
 
 
 def phrase(request: dict[str, Any], positional: str | None = "locate") -> str:

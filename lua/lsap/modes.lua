@@ -5,6 +5,7 @@ return {
   modes = {
     batch = { "requests" },
     calls = { "depth", "include_external", "direction" },
+    changes = { "who" },
     check = { "file_path", "min_severity" },
     code_action = { "end", "file_path", "server", "kind", "title", "diagnostic" },
     code_action_execute = { "action_id" },
@@ -30,6 +31,7 @@ return {
     signature_help = {},
     type_definition = { "max_code_lines" },
     types = { "depth", "include_external", "direction" },
+    undo = { "id", "partial" },
   },
   values = {
     ["calls.direction"] = { "incoming", "outgoing", "both" },
@@ -40,6 +42,7 @@ return {
     kinds = { "class", "function", "method", "interface", "variable", "constant", "enum", "module" },
     min_severity = { "error", "warning", "information", "hint" },
     organize_imports = { "true", "false" },
+    partial = { "true", "false" },
     preview = { "true", "false" },
     recursive = { "true", "false" },
     ["types.direction"] = { "supertypes", "subtypes", "both" },
@@ -48,6 +51,7 @@ return {
     action_id = true,
     diagnostic = true,
     file_path = true,
+    id = true,
     kind = true,
     new_name = true,
     pagination_id = true,
@@ -56,6 +60,7 @@ return {
     server = true,
     symbol_path = true,
     title = true,
+    who = true,
   },
   human = {
     { "references", "all uses of a symbol, grouped by file and enclosing symbol" },
@@ -77,6 +82,8 @@ return {
     { "locate", "resolve an anchor: file, line, column, enclosing symbol" },
     { "code_actions", "the code actions of every attached server at a line, range or file, with ids" },
     { "format", "format a file or a range (and organise its imports), through the safe edits" },
+    { "changes", "the change sets the bridge applied (who, when, what, which files), newest first" },
+    { "undo", "take a whole change set back (every file, buffers and disk), through the safe edits" },
   },
   camel = {
     LsapCalls = "calls",
@@ -94,11 +101,13 @@ return {
   },
   cursorless = {
     batch = true,
+    changes = true,
     code_action_execute = true,
     editor = true,
     rename_execute = true,
     schema = true,
     search = true,
+    undo = true,
   },
   needs = {
     { "references", "textDocument/references" },

@@ -1,0 +1,182 @@
+"""Change sets and one-step undo on a real Neovim with basedpyright: an agent's rename across
+five files (two open in the human's windows, one with the human's unsaved text, two not
+loaded) taken back whole by `:Lsap undo`, byte for byte on disk and in the buffers, one
+undo step each; a file edited since is a `conflict` that changes nothing (or is left out
+with `partial`); the sets survive a restart, are bounded, and hold no file outside."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsap_bridge import changes
+from lsap_bridge.edits import journal_dir
+from lsap_bridge.workspace import Workspace
+from tests.conftest import EXAMPLE
+
+from .edit_faults import as_agent
+from .harness import Bridge
+
+pytestmark = pytest.mark.integration
+
+RENAME = {"mode": "rename", "locate": "shop/models.py@class <|>Product", "new_name": "Item", "format": "json"}
+REPORTS = '''"""Sales reports."""
+
+from .models import Product
+
+
+def total(products: list[Product]) -> float:
+    return sum(p.price for p in products)
+'''
+HUMAN_LINE = "# a note the human is writing"
+
+
+@pytest.fixture(scope="module")
+def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    root = tmp_path_factory.mktemp("changes") / "shop"
+    shutil.copytree(EXAMPLE, root)
+    (root / "shop" / "reports.py").write_text(REPORTS)  # a fifth file that uses Product
+    bridge = Bridge(root, ["basedpyright"])
+    yield bridge
+    bridge.close()
+
+
+def disk(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*.py")) if "__pycache__" not in p.parts}
+
+
+def seq(bridge: Bridge, path: Path) -> int:
+    """The newest entry of the buffer's undo tree."""
+    return int(bridge.lua("local b = vim.fn.bufnr(...); return vim.api.nvim_buf_call(b, "
+                          "function() return vim.fn.undotree().seq_last end)", str(path)))
+
+
+def command(bridge: Bridge, line: str, title: str) -> list[str]:
+    """Run `:Lsap …` in Neovim as the human types it; the report it shows."""
+    bridge.lua("vim.cmd(...)", line)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        shown = bridge.lua("local b = vim.fn.bufnr('lsap://report'); "
+                           "return b > 0 and vim.api.nvim_buf_get_lines(b, 0, -1, false) or {}")
+        if shown and shown[0].startswith(title):
+            return list(shown)
+        time.sleep(0.1)
+    raise AssertionError(f"no report titled {title!r}")
+
+
+def journals(bridge: Bridge) -> Path:
+    return bridge.loop.run(journal_dir(bridge.embedded.gateway))
+
+
+def open_files(bridge: Bridge) -> tuple[Path, Path, Path]:
+    """models.py and catalog.py in the human's windows; promotions.py with unsaved text."""
+    root = bridge.root / "shop"
+    models, catalog, promotions = root / "models.py", root / "catalog.py", root / "promotions.py"
+    bridge.lua("vim.cmd.edit(vim.fn.fnameescape(...))", str(models))
+    bridge.lua("vim.cmd('vsplit ' .. vim.fn.fnameescape(...))", str(catalog))
+    bridge.lua("local path, line = ...; local b = vim.fn.bufadd(path); vim.fn.bufload(b); "
+               "vim.api.nvim_buf_set_lines(b, 0, 0, false, {line})", str(promotions), HUMAN_LINE)
+    return models, catalog, promotions
+
+
+def agent_rename(bridge: Bridge) -> dict[str, Any]:
+    response = as_agent(bridge, RENAME)
+    assert response.ok, response.text
+    data: dict[str, Any] = json.loads(response.text)
+    assert len(data["changed"]) == 5, data["changed"]
+    return data
+
+
+def test_an_agents_five_file_rename_is_undone_whole_by_lsap_undo(bridge: Bridge) -> None:
+    root = bridge.root
+    original = disk(root)
+    models, catalog, promotions = open_files(bridge)
+    loaded = {p: bridge.buffer_lines(p) for p in (models, catalog, promotions)}
+    assert bridge.buffer_lines(root / "shop" / "checkout.py") == []  # not loaded
+    assert bridge.buffer_lines(root / "shop" / "reports.py") == []
+
+    data = agent_rename(bridge)
+    assert data["unsaved"] == ["shop/promotions.py"]
+    assert data["undo"] == json.dumps({"mode": "undo", "id": data["change"]}, separators=(",", ":"))
+    assert disk(root) != original
+    renamed = {p: seq(bridge, p) for p in loaded}
+
+    shown = command(bridge, "Lsap undo", "# Undo")
+    assert shown[0].startswith(f"# Undo {data['change']}: rename Product → Item"), shown
+    assert "By agent-7" in "\n".join(shown)
+
+    assert disk(root) == original  # every file byte for byte, the two never loaded included
+    for path, lines in loaded.items():
+        assert bridge.buffer_lines(path) == lines, path
+        assert seq(bridge, path) == renamed[path] + 1, path  # one undo-tree entry each
+    assert bridge.buffer_lines(promotions)[0] == HUMAN_LINE and bridge.modified(promotions)
+    assert not bridge.modified(models) and not bridge.modified(catalog)
+
+    listed = bridge.ask(mode="changes")
+    assert [c["id"] for c in listed["changes"][:2]] == [str(int(data["change"]) + 1), data["change"]]
+    assert listed["changes"][1]["state"].startswith("undone by")
+    assert listed["changes"][0]["who"] == "human"
+
+    # Undoing the undo redoes the rename; undoing that again leaves everything as it was.
+    again = bridge.ask(mode="undo", id=listed["changes"][0]["id"])
+    assert len(again["undone"]) == 5 and disk(root) != original
+    bridge.ask(mode="undo", id=again["change"])
+    assert disk(root) == original
+    assert bridge.buffer_lines(promotions)[0] == HUMAN_LINE
+
+
+def test_a_file_edited_since_is_a_conflict_unless_partial(bridge: Bridge) -> None:
+    root = bridge.root
+    bridge.lua("vim.cmd('silent! bufdo silent! edit!')")  # the human drops their unsaved text
+    original = disk(root)
+    data = agent_rename(bridge)
+    checkout = root / "shop" / "checkout.py"
+    edited = checkout.read_text() + "\n# the human's edit after the rename\n"
+    checkout.write_text(edited)  # edited since, on disk
+    after = disk(root)
+
+    refused = as_agent(bridge, {"mode": "undo", "id": data["change"]})
+    assert refused.error is not None and refused.error.code.value == "conflict", refused.text
+    assert "shop/checkout.py" in refused.error.message and "edited since" in refused.error.message
+    assert '"partial":true' in (refused.error.hint or "")
+    assert disk(root) == after  # nothing changed
+
+    done = json.loads(as_agent(bridge, {"mode": "undo", "id": data["change"], "partial": True,
+                                        "format": "json"}).text)
+    assert sorted(done["undone"]) == sorted(p for p in (f["path"] for f in data["changed"])
+                                            if p != "shop/checkout.py")
+    assert [c["path"] for c in done["conflicts"]] == ["shop/checkout.py"]
+    now = disk(root)
+    assert now["shop/checkout.py"] == edited.encode()  # the human's edit is never overwritten
+    assert {k: v for k, v in now.items() if k != "shop/checkout.py"} == {
+        k: v for k, v in original.items() if k != "shop/checkout.py"}
+    checkout.write_bytes(original["shop/checkout.py"])
+
+
+def test_change_sets_are_kept_bounded_and_inside_the_workspace(bridge: Bridge, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    where = journals(bridge)
+    kept = changes.load(where, bridge.service.workspace)
+    assert kept and all(bridge.service.workspace.contains(Path(f.path)) for c in kept for f in c.files)
+    # Another workspace sharing the state directory sees none of them.
+    other = tmp_path / "other"
+    other.mkdir()
+    assert changes.load(where, Workspace.of(other)) == []
+    assert changes.find(where, Workspace.of(other), kept[0].id) is None
+
+    # Bounded: past KEEP sets the oldest go, the newest stay.
+    monkeypatch.setattr(changes, "KEEP", 3)
+    scratch = tmp_path / "journal"
+    for n in range(5):
+        changes.begin(scratch, f"edit {n}", [changes.FileText(str(other / "a.py"), ["a"], ["b"])])
+    assert [c.label for c in changes.load(scratch, Workspace.of(other))] == ["edit 4", "edit 3", "edit 2"]
+    monkeypatch.setattr(changes, "KEEP_BYTES", 1)
+    changes.begin(scratch, "edit 5", [changes.FileText(str(other / "a.py"), ["a"], ["b"])])
+    assert [c.label for c in changes.load(scratch, Workspace.of(other))] == ["edit 5"]
