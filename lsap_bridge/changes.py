@@ -14,6 +14,7 @@ file is inside the asking workspace.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
 import time
@@ -174,6 +175,21 @@ def begin(journals: Path, label: str, files: Sequence[FileText]) -> ChangeSet:
 def discard(journals: Path, change: ChangeSet) -> None:
     """The edit of a set just begun was not applied: the set goes."""
     (_directory(journals) / f"{change.id}.json").unlink(missing_ok=True)
+
+
+SIGNED_LINES = 2000  # changed lines of a file marked in the editor, at most
+
+
+def signs(change: ChangeSet) -> dict[str, Any]:
+    """What the editor marks of an agent's change (`lua/lsap/presence.lua`): per file, the
+    0-based lines of its "after" text that the change wrote."""
+    files = []
+    for file in change.files:
+        matcher = difflib.SequenceMatcher(None, file.before or [], file.after, autojunk=False)
+        lines = [line for tag, _i1, _i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+                 for line in range(j1, j2)]
+        files.append({"path": file.path, "lines": lines[:SIGNED_LINES]})
+    return {"id": change.id, "who": change.who, "label": change.label, "files": files}
 
 
 def undo_hint(change_id: str) -> str:

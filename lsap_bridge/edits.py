@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import difflib
 import itertools
 import os
@@ -685,13 +686,16 @@ def _texts(plan: _Plan) -> list[changes.FileText]:
 async def _recorded(session: Session, plan: _Plan, now: dict[Path, Snapshot | None],
                     directory: Path, label: str) -> str:
     """`_journalled`, its change set kept first (`changes.py`) and dropped if it failed;
-    the set's id."""
+    an agent's changed lines are marked in the editor. The set's id."""
     change = await asyncio.to_thread(changes.begin, directory, label, _texts(plan))
     try:
         await _journalled(session, plan, now, directory, label)
     except BaseException:
         await asyncio.to_thread(changes.discard, directory, change)
         raise
+    if change.by_agent:  # its lines get the agent's sign in the human's editor
+        with contextlib.suppress(LsapError):
+            await session.gateway.exec_lua("require('lsap.presence').changed(...)", changes.signs(change))
     return change.id
 
 

@@ -40,7 +40,7 @@ from .connection import (
 )
 from .errors import ErrorCode, LsapError
 from .service import Response, Service
-from .surface import CLIENT, SURFACE, SURFACES
+from .surface import CLIENT, LOOKED, SURFACE, SURFACES
 
 REQUEST_TIMEOUT = 120.0
 
@@ -207,6 +207,8 @@ class SocketServer:
         if isinstance(params, dict) and isinstance(params.get("timeout"), (int, float)):
             timeout = max(0.01, float(params["timeout"]))
         current_client.set(peer.name)
+        looked: list[tuple[str, int]] = []
+        LOOKED.set(looked)
         if isinstance(params, dict) and params.get("surface") in SURFACES:
             SURFACE.set(params["surface"])  # follow-up requests are written in its form
         started = time.monotonic()
@@ -241,7 +243,8 @@ class SocketServer:
             if logged:
                 ms = round((time.monotonic() - started) * 1000)
                 self._event({"client": peer.name, "phase": "done", "what": describe(method, params),
-                             "ok": ok, "ms": ms, "text": text})
+                             "ok": ok, "ms": ms, "text": text,
+                             "places": [{"path": p, "line": line} for p, line in looked]})
 
     def _event(self, event: dict[str, Any]) -> None:
         if self.on_event is not None:

@@ -13,6 +13,7 @@ undo step. The undo is a change set too: undoing it redoes the change.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import time
 from pathlib import Path
@@ -185,6 +186,12 @@ async def revert(session: Session, change: ChangeSet, files: list[FileText], lab
             await asyncio.to_thread(changes.update, journals, undo)
     await asyncio.to_thread(changes.update, journals, fresh)
     change.undone, change.reverted = fresh.undone, fresh.reverted
+    # Undone: the agent's signs on those lines go, and the undo's own lines get none.
+    with contextlib.suppress(LsapError):
+        for file in files:
+            await session.gateway.exec_lua("require('lsap.presence').reviewed(...)", change.id, file.path)
+        if result.change is not None:
+            await session.gateway.exec_lua("require('lsap.presence').reviewed(...)", result.change)
     return result.unsaved
 
 

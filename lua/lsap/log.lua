@@ -83,6 +83,7 @@ function M.append(entries)
     end
   end
   if #out > 0 then write(out) end
+  require('lsap.presence').activity(entries)
 end
 
 --- `:Lsap log`: show the log in a split at the bottom (or go to it if it is shown).
