@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import difflib
 import time
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from .. import changes
-from ..changes import ChangeSet, FileText
+from ..changes import ChangeSet, FileText, signs
 from ..edits import apply_workspace_edit, journal_dir
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, Document
@@ -63,8 +64,9 @@ class ChangeRow(Row):
     label: str
     files: list[str]  # the first FILES_SHOWN
     count: int
-    state: str  # applied | undone by N | partly undone | undo of N
+    state: str  # applied | undone by N | partly undone | undo of N | reviewed
     undo: str | None  # the request that takes it back (None: nothing left to undo)
+    review: str | None  # the request that shows its hunks, to reject or accept
 
 
 class ChangesReport(Paged):
@@ -95,13 +97,15 @@ def _when(stamp: float) -> str:
 
 
 def _left(change: ChangeSet) -> list[FileText]:
-    """Its files not put back yet."""
-    return [f for f in change.files if f.path not in change.reverted]
+    """Its files not put back yet, nor whose every hunk was decided."""
+    return [f for f in change.files if f.path not in change.reverted and f.before != f.after]
 
 
 def _state(change: ChangeSet) -> str:
     if change.undone and not _left(change):
         return f"undone by {change.undone[-1]}"
+    if not _left(change):
+        return "reviewed"
     if change.reverted:
         return f"partly undone ({len(change.reverted)} of {len(change.files)} files)"
     return f"undo of {change.undoes}" if change.undoes else "applied"
@@ -112,7 +116,8 @@ def _row(session: Session, change: ChangeSet) -> ChangeRow:
     return ChangeRow(id=change.id, who=change.who, when=_when(change.when), label=change.label,
                      files=[display(Path(f.path)) for f in change.files[:FILES_SHOWN]],
                      count=len(change.files), state=_state(change),
-                     undo=changes.undo_hint(change.id) if _left(change) else None)
+                     undo=changes.undo_hint(change.id) if _left(change) else None,
+                     review=phrase({"mode": "review", "id": change.id}, "id") if _left(change) else None)
 
 
 @mode("changes", request=ChangesRequest, report=ChangesReport,
@@ -228,3 +233,151 @@ async def undo(session: Session, request: UndoRequest) -> Answer:
                              undone=[display(Path(f.path)) for f in clean], unsaved=unsaved,
                              conflicts=conflicts, change=change.undone[-1] if change.undone else None,
                              redo=redo))
+
+
+# -- review ----------------------------------------------------------------------------
+
+
+class ReviewRequest(Request):
+    mode: Literal["review"] = "review"
+    # The change set; none: the newest change of any agent with hunks left to decide.
+    id: str | None = None
+    # With `decision`: the file whose hunk is decided (none: every file of the change).
+    file_path: str | None = None
+    # With `decision`: the hunk of `file_path`, 1-based (none: every hunk of it).
+    hunk: int | None = None
+    # reject: put the hunk back as it was (through the safe edits); accept: keep it.
+    decision: Literal["reject", "accept"] | None = None
+
+    positional: ClassVar[str] = "id"
+    file_from_cursor: ClassVar[bool] = False
+
+
+class Hunk(Row):
+    number: int
+    line: int  # where it starts in the file now, 1-based
+    diff: str
+    reject: str
+    accept: str
+
+
+class ReviewFile(Row):
+    path: str
+    hunks: list[Hunk]
+
+
+class ReviewReport(Report):
+    id: str
+    label: str
+    who: str
+    when: str
+    decided: str | None  # what this request decided
+    files: list[ReviewFile]
+    pending: int  # hunks left to decide
+    undo: str | None
+
+
+def _hunks(file: FileText) -> list[tuple[int, int, int, int]]:
+    """The hunks of a file's change: (before start, before end, after start, after end)."""
+    matcher = difflib.SequenceMatcher(None, file.before or [], file.after, autojunk=False)
+    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def _hunk_diff(file: FileText, hunk: tuple[int, int, int, int]) -> str:
+    """One hunk as a unified diff (one line of context), as the report's lists read it."""
+    i1, i2, j1, j2 = hunk
+    before, after = file.before or [], file.after
+    start, end = max(0, i1 - 1), min(len(before), i2 + 1)
+    context_after = after[j2:j2 + (end - i2)]
+    lines = [f"@@ -{start + 1},{end - start} +{max(0, j1 - (i1 - start)) + 1},"
+             f"{(i1 - start) + (j2 - j1) + len(context_after)} @@"]
+    lines += [" " + line for line in before[start:i1]]
+    lines += ["-" + line for line in before[i1:i2]]
+    lines += ["+" + line for line in after[j1:j2]]
+    lines += [" " + line for line in context_after]
+    return "\n".join(lines)
+
+
+def _decide(change: ChangeSet, request: ReviewRequest, display: Any) -> tuple[list[FileText], list[FileText]]:
+    """The change's files with the decision made (texts only), and those whose "after"
+    text changes (rejected hunks, to be written)."""
+    chosen = [f for f in _left(change)
+              if request.file_path is None or display(Path(f.path)) == request.file_path.rstrip("/")]
+    if not chosen:
+        raise LsapError(ErrorCode.NOT_FOUND, f"change {change.id} has nothing left to decide in "
+                        f"{request.file_path or 'any file'}",
+                        hint=f"`{phrase({'mode': 'review', 'id': change.id}, 'id')}` shows what is left")
+    files, written = [], []
+    for file in change.files:
+        if file not in chosen:
+            files.append(file)
+            continue
+        hunks = _hunks(file)
+        picked = hunks if request.hunk is None else hunks[request.hunk - 1:request.hunk]
+        if not picked:
+            raise LsapError(ErrorCode.NOT_FOUND, f"{display(Path(file.path))} has {len(hunks)} hunk"
+                            f"{'s' if len(hunks) != 1 else ''} left in change {change.id}, no hunk {request.hunk}",
+                            hint=f"`{phrase({'mode': 'review', 'id': change.id}, 'id')}` numbers them")
+        before, after = list(file.before or []), list(file.after)
+        for i1, i2, j1, j2 in reversed(picked):  # from the end: earlier positions hold
+            if request.decision == "reject":
+                after[j1:j2] = (file.before or [])[i1:i2]
+            else:
+                before[i1:i2] = file.after[j1:j2]
+        decided = dataclasses.replace(file, before=before, after=after)
+        files.append(decided)
+        if request.decision == "reject":
+            written.append(decided)
+    return files, written
+
+
+@mode("review", request=ReviewRequest, report=ReviewReport,
+      summary="an agent's change hunk by hunk: reject one (put back, through the safe edits) or accept it",
+      workspace=True, edits=True, offer=Offer(picker=23))
+async def review(session: Session, request: ReviewRequest) -> Answer:
+    journals = await journal_dir(session.gateway)
+    found = await asyncio.to_thread(changes.load, journals, session.workspace)
+    if request.id is None and request.decision is None:
+        match = next((c for c in found if c.by_agent and not c.undoes and _left(c)), None)
+        if match is None:
+            raise LsapError(ErrorCode.NOT_FOUND, "no agent change is left to review",
+                            hint=f"`{phrase({'mode': 'changes'}, None)}` lists every change set")
+        change = match
+    else:
+        change = _target(found, UndoRequest(id=request.id))
+    display = session.workspace.display
+    decided = None
+    if request.decision is not None:
+        files, written = _decide(change, request, display)
+        if written:
+            old = {f.path: f for f in change.files}
+            docs = await session.documents([Path(f.path) for f in written if Path(f.path).is_file()])
+            problems = [f"{display(Path(f.path))}: {reason}" for f in written
+                        if (reason := _conflict(old[f.path], docs.get(Path(f.path)))) is not None]
+            if problems:
+                raise LsapError(ErrorCode.CONFLICT, f"the hunk cannot be put back: {'; '.join(problems)}",
+                                hint="nothing was changed")
+            edit = {"changes": {uri_of(Path(f.path)): back_edits(old[f.path].after, f.after) for f in written}}
+            result = await apply_workspace_edit(session, edit, ENGINE, label=f"reject in change {change.id}",
+                                                expect={Path(f.path): old[f.path].after for f in written})
+            if result.change is not None:  # putting back is no agent's change to sign
+                with contextlib.suppress(LsapError):
+                    await session.gateway.exec_lua("require('lsap.presence').reviewed(...)", result.change)
+        change.files = files
+        await asyncio.to_thread(changes.update, journals, change)
+        with contextlib.suppress(LsapError):  # the decided lines' signs go
+            await session.gateway.exec_lua("require('lsap.presence').changed(...)", signs(change), True)
+        where = f"hunk {request.hunk} of " if request.hunk else "every hunk of "
+        decided = f"{request.decision}ed {where}{request.file_path or 'every file'}"
+    rows = []
+    for file in _left(change):
+        path = display(Path(file.path))
+        base = {"mode": "review", "id": change.id, "file_path": path}
+        rows.append(ReviewFile(path=path, hunks=[
+            Hunk(number=n, line=j1 + 1, diff=_hunk_diff(file, (i1, i2, j1, j2)),
+                 reject=phrase({**base, "hunk": n, "decision": "reject"}, "id"),
+                 accept=phrase({**base, "hunk": n, "decision": "accept"}, "id"))
+            for n, (i1, i2, j1, j2) in enumerate(_hunks(file), 1)]))
+    return Answer(ReviewReport(id=change.id, label=change.label, who=change.who, when=_when(change.when),
+                               decided=decided, files=rows, pending=sum(len(f.hunks) for f in rows),
+                               undo=changes.undo_hint(change.id) if rows else None))

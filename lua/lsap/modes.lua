@@ -26,6 +26,7 @@ return {
     rename = { "new_name", "exclude_files" },
     rename_execute = { "rename_id", "exclude_files" },
     rename_preview = { "new_name" },
+    review = { "id", "file_path", "hunk", "decision" },
     schema = { "modes" },
     search = { "query", "kinds" },
     signature_help = {},
@@ -35,6 +36,7 @@ return {
   },
   values = {
     ["calls.direction"] = { "incoming", "outgoing", "both" },
+    decision = { "reject", "accept" },
     format = { "markdown", "json" },
     include_declaration = { "true", "false" },
     include_external = { "true", "false" },
@@ -84,6 +86,7 @@ return {
     { "format", "format a file or a range (and organise its imports), through the safe edits" },
     { "changes", "the change sets the bridge applied (who, when, what, which files), newest first" },
     { "undo", "take a whole change set back (every file, buffers and disk), through the safe edits" },
+    { "review", "an agent's change hunk by hunk: reject one (put back, through the safe edits) or accept it" },
   },
   camel = {
     LsapCalls = "calls",

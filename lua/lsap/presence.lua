@@ -118,16 +118,23 @@ end
 
 --- An agent's change set was applied ({id=, who=, label=, files={{path=, lines={…}}}}): its
 --- lines get the agent's sign, now in loaded buffers, later in files opened after.
-function M.changed(change)
-  local agent = M.agent(change.who)
-  agent.edits = agent.edits + 1
+--- `again`: the set's hunks were decided since; its signs are placed anew on what is left.
+function M.changed(change, again)
+  if again then
+    M.reviewed(change.id)
+  else
+    local agent = M.agent(change.who)
+    agent.edits = agent.edits + 1
+  end
   local entry = { who = change.who, label = change.label, files = {}, marks = {} }
   M.changes[change.id] = entry
   if not (config() and option('signs', true)) then return end
   for _, file in ipairs(change.files or {}) do
-    entry.files[file.path] = file.lines
-    local bufnr = vim.fn.bufnr(file.path)
-    if bufnr > 0 and vim.api.nvim_buf_is_loaded(bufnr) then sign(entry, bufnr, file.lines) end
+    if #file.lines > 0 then
+      entry.files[file.path] = file.lines
+      local bufnr = vim.fn.bufnr(file.path)
+      if bufnr > 0 and vim.api.nvim_buf_is_loaded(bufnr) then sign(entry, bufnr, file.lines) end
+    end
   end
 end
 

@@ -61,8 +61,9 @@ def seq(bridge: Bridge, path: Path) -> int:
 
 
 def command(bridge: Bridge, line: str, title: str) -> list[str]:
-    """Run `:Lsap …` in Neovim as the human types it; the report it shows."""
-    bridge.lua("vim.cmd(...)", line)
+    """Run `:Lsap …` in Neovim as the human types it (none: it ran); the report it shows."""
+    if line:
+        bridge.lua("vim.cmd(...)", line)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         shown = bridge.lua("local b = vim.fn.bufnr('lsap://report'); "
@@ -195,3 +196,64 @@ def test_change_sets_are_bounded_and_hold_no_file_outside(tmp_path: Path,
     monkeypatch.setattr(changes, "KEEP_BYTES", 1)
     changes.begin(where, "edit 5", [changes.FileText(str(inside / "a.py"), ["a"], ["b"])])
     assert [c.label for c in changes.load(where, Workspace.of(inside))] == ["edit 5"]
+
+
+TALLY = '''"""Tallies."""
+
+
+class Tally:
+    pass
+
+
+first = Tally()
+
+
+second = Tally()
+'''
+
+
+def test_rejecting_one_hunk_reverts_exactly_it_and_accepting_clears_the_signs(bridge: Bridge) -> None:
+    root = bridge.root
+    tally = root / "shop" / "tally.py"
+    tally.write_text(TALLY)
+    bridge.lua("vim.cmd.edit(vim.fn.fnameescape(...))", str(tally))
+    signed = "return require('lsap.presence').signed(vim.fn.bufnr(...))"
+    response = as_agent(bridge, {"mode": "rename", "locate": "shop/tally.py@class <|>Tally", "new_name": "Count",
+                                 "format": "json"})
+    assert response.ok, response.text
+    change = json.loads(response.text)["change"]
+    renamed = TALLY.replace("Tally()", "Count()").replace("class Tally", "class Count")
+    assert tally.read_text() == renamed
+    assert bridge.lua(signed, str(tally)) == [3, 7, 10]  # the three lines the agent wrote
+
+    # `:Lsap changes`, <CR> on the change's row: its review, three hunks.
+    shown = command(bridge, "Lsap changes", "# Changes")
+    row = next(n for n, text in enumerate(shown, 1) if text.startswith(f"- **{change}**"))
+    bridge.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid('lsap://report')); "
+               "vim.api.nvim_win_set_cursor(0, {...}); require('lsap.report').jump()", row, 0)
+    review = command(bridge, "", f"# Review {change}")
+    assert "3 hunks left to decide" in review[2], review
+
+    # `x` on the second hunk's diff rejects it.
+    line = next(n for n, text in enumerate(review, 1) if text == "+first = Count()")
+    bridge.lua("vim.api.nvim_win_set_cursor(vim.fn.bufwinid('lsap://report'), {...}); "
+               "vim.api.nvim_win_call(vim.fn.bufwinid('lsap://report'), function() "
+               "require('lsap.report').decide('reject') end)", line, 0)
+    again = command(bridge, "", f"# Review {change}")
+    deadline = time.monotonic() + 30
+    while "2 hunks left" not in again[2] and time.monotonic() < deadline:
+        again = command(bridge, "", f"# Review {change}")
+    assert "rejected hunk 2 of shop/tally.py" in again[2], again
+    data = bridge.ask(mode="review", id=change)
+    expected = renamed.replace("first = Count()", "first = Tally()")
+    assert tally.read_text() == expected  # exactly that hunk, on disk
+    assert bridge.buffer_lines(tally) == expected.splitlines() and not bridge.modified(tally)
+    assert [h["number"] for h in data["files"][0]["hunks"]] == [1, 2] and data["pending"] == 2
+    assert bridge.lua(signed, str(tally)) == [3, 10]
+
+    done = bridge.ask(mode="review", id=change, file_path="shop/tally.py", decision="accept")
+    assert done["pending"] == 0 and done["files"] == []
+    assert bridge.lua(signed, str(tally)) == []
+    assert tally.read_text() == expected
+    listed = {c["id"]: c for c in bridge.ask(mode="changes")["changes"]}
+    assert listed[change]["state"] == "reviewed" and listed[change]["undo"] is None
