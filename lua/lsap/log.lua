@@ -18,6 +18,10 @@ M.NAME = 'lsap://log'
 local function setup(buf)
   vim.bo[buf].filetype = 'lsaplog'
   vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = buf, nowait = true, desc = 'lsap: close the log' })
+  vim.keymap.set('n', '<CR>', function()
+    local review = vim.api.nvim_get_current_line():match('`:(Lsap review %d+)`')
+    if review then vim.cmd(review) end
+  end, { buffer = buf, nowait = true, desc = "lsap: open the line's change set" })
   vim.api.nvim_buf_call(buf, function()
     vim.cmd([[
       syntax match LsapLogTime /^\d\d:\d\d:\d\d/

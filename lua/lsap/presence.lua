@@ -125,6 +125,12 @@ function M.changed(change, again)
   else
     local agent = M.agent(change.who)
     agent.edits = agent.edits + 1
+    -- `:Lsap log` links it: <CR> on the line opens the review.
+    require('lsap.log').append({ {
+      client = change.who, phase = 'change',
+      what = ('change %s: %s (%d file%s) · review `:Lsap review %s` · undo `:Lsap undo %s`'):format(
+        change.id, change.label, #(change.files or {}), #(change.files or {}) == 1 and '' or 's', change.id, change.id),
+    } })
   end
   local entry = { who = change.who, label = change.label, files = {}, marks = {} }
   M.changes[change.id] = entry

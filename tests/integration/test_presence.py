@@ -127,6 +127,19 @@ def test_an_agents_rename_is_signed_until_undone(present: tuple[Terminal, pynvim
         assert {m[2].strip() for m in signs} == {"▎"}
         lines = (project / "shop" / "models.py").read_text().splitlines()
         assert sorted(m[0] for m in signs) == [n for n, t in enumerate(lines) if "Item" in t]
+        # `:Lsap log` links the change set: <CR> on its line opens the review.
+        change = nvim.exec_lua("return require('lsap.presence').changes and vim.tbl_keys("
+                               "require('lsap.presence').changes)[1]")
+        log = wait_for(lambda: [line for line in nvim.exec_lua("return require('lsap.log').lines()")
+                                if f"change {change}: rename Product → Item" in line], 5, "the log's line")
+        assert f"review `:Lsap review {change}`" in log[0] and f"undo `:Lsap undo {change}`" in log[0]
+        nvim.exec_lua("require('lsap.log').open(); vim.fn.search(...); "
+                      "vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)", f"change {change}:")
+        review = wait_for(lambda: nvim.exec_lua(
+            "local b = vim.fn.bufnr('lsap://report'); return b > 0 and "
+            "vim.api.nvim_buf_get_lines(b, 0, 1, false)[1] or ''").startswith(f"# Review {change}"),
+            30, "the review")
+        assert review
         undone = conn.call("request", {"request": {"mode": "undo"}})
         assert undone["ok"], undone
     wait_for(lambda: [m for m in nvim.exec_lua(MARKS, models) if m[2]] == [], 5, "the signs gone")
