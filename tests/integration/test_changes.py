@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from lsap_bridge import changes
+from lsap_bridge.edits import journal_dir
 from lsap_bridge.workspace import Workspace
 from tests.conftest import EXAMPLE
 
@@ -257,3 +258,15 @@ def test_rejecting_one_hunk_reverts_exactly_it_and_accepting_clears_the_signs(br
     assert tally.read_text() == expected
     listed = {c["id"]: c for c in bridge.ask(mode="changes")["changes"]}
     assert listed[change]["state"] == "reviewed" and listed[change]["undo"] is None
+
+    # A text-format edit is a change set too (the human's here), undone the same way.
+    catalog = root / "shop" / "catalog.py"
+    before = catalog.read_bytes()
+    response = bridge.text("shop/catalog.py", '@@ CAFE = Product("café crème", 2.5)', "! CAFE RENAME_TO COFFEE")
+    assert response.ok and b"COFFEE" in catalog.read_bytes(), response.text
+    newest = bridge.ask(mode="changes")["changes"][0]
+    assert newest["who"] == "human" and "shop/catalog.py" in newest["files"]
+    kept = changes.find(bridge.loop.run(journal_dir(bridge.embedded.gateway)), bridge.service.workspace, newest["id"])
+    assert kept is not None and "RENAME_TO COFFEE" in (kept.request or "")
+    bridge.ask(mode="undo", id=newest["id"])
+    assert catalog.read_bytes() == before
