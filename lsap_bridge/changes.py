@@ -56,6 +56,8 @@ class ChangeSet:
     undoes: str | None = None  # the change set this one took back
     undone: list[str] = field(default_factory=list)  # change sets that took this one back
     reverted: list[str] = field(default_factory=list)  # its files put back (undo, rejection)
+    # False: the texts were larger than KEEP_BYTES and were not kept (listed, not undoable).
+    texts: bool = True
 
     @property
     def by_agent(self) -> bool:
@@ -81,9 +83,14 @@ def _files(journals: Path) -> list[Path]:
 
 
 def _write(path: Path, change: ChangeSet) -> None:
-    """Atomically (written aside, fsynced, renamed): a set is never seen half written."""
+    """Atomically (written aside, fsynced, renamed): a set is never seen half written. A set
+    whose texts alone pass `KEEP_BYTES` keeps its files' names only."""
     temp = path.with_suffix(".tmp")
-    data = json.dumps(asdict(change), ensure_ascii=False).encode()
+    record = asdict(change)
+    if change.size() > KEEP_BYTES:
+        record["texts"] = False
+        record["files"] = [{**f, "before": [], "after": []} for f in record["files"]]
+    data = json.dumps(record, ensure_ascii=False).encode()
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         os.write(fd, data)

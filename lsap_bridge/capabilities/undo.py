@@ -97,11 +97,14 @@ def _when(stamp: float) -> str:
 
 
 def _left(change: ChangeSet) -> list[FileText]:
-    """Its files not put back yet, nor whose every hunk was decided."""
-    return [f for f in change.files if f.path not in change.reverted and f.before != f.after]
+    """Its files not put back yet, nor whose every hunk was decided (none when its texts
+    were too large to keep)."""
+    return [f for f in change.files if change.texts and f.path not in change.reverted and f.before != f.after]
 
 
 def _state(change: ChangeSet) -> str:
+    if not change.texts:
+        return f"too large to keep its texts (over {changes.KEEP_BYTES >> 20} MB): not undoable"
     if change.undone and not _left(change):
         return f"undone by {change.undone[-1]}"
     if not _left(change):
@@ -206,6 +209,10 @@ async def revert(session: Session, change: ChangeSet, files: list[FileText], lab
 async def undo(session: Session, request: UndoRequest) -> Answer:
     found = await asyncio.to_thread(changes.load, await journal_dir(session.gateway), session.workspace)
     change = _target(found, request)
+    if not change.texts:
+        raise LsapError(ErrorCode.UNSUPPORTED, f"change {change.id} ({change.label}) was too large to keep its "
+                        f"texts (over {changes.KEEP_BYTES >> 20} MB), so it cannot be undone here",
+                        hint="undo it in each buffer (`u`), or with your version control")
     left = _left(change)
     if not left:
         raise LsapError(ErrorCode.INVALID_REQUEST, f"change {change.id} ({change.label}) was undone already"
