@@ -120,6 +120,7 @@ class SocketServer:
         self.info_extra: dict[str, Any] = {}
         self._servers: list[asyncio.AbstractServer] = []
         self._numbers = iter(range(1, 1 << 62))
+        self._callers: set[int] = set()  # the peers (by id) that made calls and are connected
         self.running = 0  # methods in progress over all clients
         self.methods: dict[str, Method] = {
             "request": self._request,
@@ -183,6 +184,12 @@ class SocketServer:
     def next_name(self) -> str:
         return f"agent-{next(self._numbers)}"
 
+    def left(self, peer: Peer) -> None:
+        """A connection closed: if it made calls, `:Lsap agents` hears its agent left."""
+        if id(peer) in self._callers:
+            self._callers.discard(id(peer))
+            self._event({"client": peer.name, "phase": "left", "what": "disconnected"})
+
     def authentic(self, params: Any) -> bool:
         """Whether `auth` params carry the TCP token."""
         return bool(self.token) and isinstance(params, dict) and secrets.compare_digest(
@@ -203,6 +210,9 @@ class SocketServer:
         if function is None:
             raise RpcFailure(METHOD_NOT_FOUND, f"unknown method {method!r}; "
                              f"methods: {', '.join(sorted(self.methods))}")
+        if id(peer) not in self._callers and method not in ("ping", "auth"):
+            self._callers.add(id(peer))  # its first call: the agent joined
+            self._event({"client": peer.name, "phase": "joined", "what": "connected"})
         timeout = REQUEST_TIMEOUT
         if isinstance(params, dict) and isinstance(params.get("timeout"), (int, float)):
             timeout = max(0.01, float(params["timeout"]))

@@ -82,6 +82,8 @@ function M.append(entries)
       if not e.ok then stat.failed = stat.failed + 1 end
       out[#out + 1] = ('%s %s ← %s %s (%d ms)'):format(stamp, e.client, e.ok and 'ok' or 'failed', e.what, e.ms or 0)
       answer_lines(e.text, out)
+    elseif e.phase == 'joined' or e.phase == 'left' then
+      -- for :Lsap agents (lsap.presence), not the log: a CLI call would add two lines
     else
       out[#out + 1] = ('%s %s — %s'):format(stamp, e.client, e.what)
     end

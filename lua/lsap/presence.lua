@@ -86,7 +86,11 @@ end
 --- Agents' requests, as `:Lsap log` gets them (lsap.log): who is doing what, and where.
 function M.activity(entries)
   for _, e in ipairs(entries) do
-    if e.client and (e.phase == 'start' or e.phase == 'done') then
+    if e.client and (e.phase == 'joined' or e.phase == 'left') then
+      local agent = M.agent(e.client)
+      agent.connections = math.max(0, (agent.connections or 0) + (e.phase == 'joined' and 1 or -1))
+      if agent.connections == 0 then agent.left = e.time or os.time() end
+    elseif e.client and (e.phase == 'start' or e.phase == 'done') then
       local agent = M.agent(e.client)
       agent.now = e.phase == 'start' and e.what or nil
       agent.last = e.what
@@ -239,15 +243,18 @@ function M.lines()
   for _, item in ipairs(require('lsap.approval').waiting()) do
     waiting[item.client] = (waiting[item.client] or 0) + 1
   end
-  local out = { '# Agents', '', ('%d agent%s seen in this session'):format(#M.order, #M.order == 1 and '' or 's') }
+  local connected = vim.tbl_filter(function(name) return (M.agents[name].connections or 0) > 0 end, M.order)
+  local out = { '# Agents', '', ('%d connected, %d seen in this session'):format(#connected, #M.order) }
   for _, name in ipairs(M.order) do
     local a = M.agents[name]
+    local state = (a.connections or 0) > 0 and 'connected'
+      or ('disconnected at %s'):format(os.date('%H:%M:%S', a.left or os.time()))
     local where = ''
     if a.place then
       where = (' · at %s:%d'):format(vim.fn.fnamemodify(a.place.path, ':.'), a.place.line + 1)
     end
-    out[#out + 1] = ('- %s · since %s · %d call%s · %s%s · edits %d applied, %d pending'):format(
-      name, os.date('%H:%M:%S', a.since), a.calls, a.calls == 1 and '' or 's',
+    out[#out + 1] = ('- %s · %s · since %s · %d call%s · %s%s · edits %d applied, %d pending'):format(
+      name, state, os.date('%H:%M:%S', a.since), a.calls, a.calls == 1 and '' or 's',
       a.now and ('now: ' .. a.now) or ('last: ' .. (a.last or '-')), where, a.edits, waiting[name] or 0)
   end
   if M.following then out[#out + 1] = '' out[#out + 1] = ('Following %s: `:Lsap follow` stops.'):format(M.following.name) end

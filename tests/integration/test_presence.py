@@ -163,8 +163,8 @@ def test_agents_and_follow_with_two_agents_at_work(present: tuple[Terminal, pynv
     assert follow != current
     working = threading.Thread(target=renamer, daemon=True)
     working.start()
-    with Connection(socket, name="claude") as conn:
-        assert conn.call("request", {"request": {"mode": "hover", "locate": "shop/catalog.py:find"}})["ok"]
+    reading = Connection(socket, name="claude")  # still connected when the human looks
+    assert reading.call("request", {"request": {"mode": "hover", "locate": "shop/catalog.py:find"}})["ok"]
     working.join(60)
     assert done.get("ok"), done
     catalog = str(project / "shop" / "catalog.py")
@@ -174,6 +174,8 @@ def test_agents_and_follow_with_two_agents_at_work(present: tuple[Terminal, pynv
     assert nvim.exec_lua("return vim.api.nvim_win_get_cursor(...)[1]", follow) == find_line
     assert nvim.exec_lua("return vim.api.nvim_get_current_win()") == current  # never the human's window
 
+    wait_for(lambda: nvim.exec_lua("return require('lsap.presence').agents.codex.connections") == 0, 5,
+             "codex gone")  # its connection closed after the answer; the editor hears it next
     nvim.command("Lsap agents")
     shown = wait_for(lambda: nvim.exec_lua(
         "local b = vim.fn.bufnr('lsap://report'); return b > 0 and "
@@ -182,11 +184,14 @@ def test_agents_and_follow_with_two_agents_at_work(present: tuple[Terminal, pynv
     assert shown[0] == "# Agents", text
     claude = next(row for row in shown if row.startswith("- claude"))
     codex = next(row for row in shown if row.startswith("- codex"))
+    assert "claude · connected" in claude and "codex · disconnected at" in codex
+    assert shown[2] == "1 connected, 3 seen in this session"  # and the warm-up's agent-1, gone
     assert "2 calls" in claude and "last: hover shop/catalog.py:find" in claude
     assert f"at shop/catalog.py:{find_line}" in claude
     assert "1 call " in codex and "edits 1 applied, 0 pending" in codex
     assert "Following claude" in text
 
+    reading.close()
     nvim.command("Lsap follow")
     assert nvim.exec_lua("return require('lsap.presence').following") is None
 
