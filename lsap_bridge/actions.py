@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import model_validator
 
+from .changes import undo_hint
 from .diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap
 from .edits import EditResult, apply_workspace_edit, preview, preview_text
 from .errors import Candidate, ErrorCode, LsapError
@@ -572,6 +573,7 @@ class Applied(Report):
     diagnostics_total: int
     pending: list[str]
     remarks: list[str]
+    undo: list[str]  # the requests that take its change sets back, in order
     stopped: str | None = absent()  # a step failed after earlier ones were applied (`Ran.stopped`)
 
 
@@ -616,6 +618,7 @@ async def applied(session: Session, title: str, kind: str | None,
         new_diagnostics=rows(DiagnosticDelta.between(before, after).new) if before is not None else [],
         diagnostics=every[:DIAGNOSTICS_SHOWN], diagnostics_total=len(every),
         pending=[f"{display(p)} ({reason})" for p, reason in after.pending.items()],
+        undo=[undo_hint(r.change) for r in ran.results if r.change],
         remarks=ran.remarks,
         stopped=ran.stopped,
     )

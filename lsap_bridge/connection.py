@@ -130,6 +130,8 @@ class Host(Protocol):
 
     def next_name(self) -> str: ...
 
+    def left(self, peer: Peer) -> None: ...
+
     def authentic(self, params: Any) -> bool: ...
 
     async def call(self, peer: Peer, method: str, params: Any) -> Any: ...
@@ -383,6 +385,7 @@ class Connection(asyncio.Protocol):
         if self._timer is not None:
             self._timer.cancel()
         self.host.connections.discard(self)
+        self.host.left(self.peer)
         self.host.scheduler.forget(self)
         self.queue.clear()
         for task in list(self.tasks):

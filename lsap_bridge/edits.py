@@ -26,16 +26,18 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import difflib
 import itertools
 import os
 import re
 import stat as stat_module
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import changes
 from .errors import ErrorCode, LsapError
 from .filestate import Snapshot, snapshot
 from .gateway import Client, Document, Editor
@@ -74,6 +76,7 @@ class EditResult:
     files: list[FileChange] = field(default_factory=list)
     created: list[str] = field(default_factory=list)
     renamed: list[tuple[str, str]] = field(default_factory=list)
+    change: str | None = None  # the change set that records it (`changes.py`)
 
     @property
     def changed(self) -> list[str]:
@@ -387,11 +390,11 @@ def _check_replaced(lines: list[str], edits: list[dict[str, Any]], replaces: str
 
 
 async def _plan(session: Session, edit: dict[str, Any], client: Client,
-                replaces: str | None = None) -> _Plan:
+                replaces: str | None = None, expect: Mapping[Path, list[str]] | None = None) -> _Plan:
     """Check the whole edit before anything changes, and compute the new texts.
 
     `replaces`: the text each edit replaces (a rename's old name), checked against the
-    text planned on."""
+    text planned on. `expect`: the whole text some files must hold (an undo's "after")."""
     def inside(uri: str) -> Path:
         return _inside(session.workspace, uri)
 
@@ -406,6 +409,10 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
             paths += [inside(change["oldUri"]), inside(change["newUri"])]
     files = await _load(session, paths)
     display = session.workspace.display
+    differ = [display(p) for p, lines in (expect or {}).items() if p not in files or files[p].lines != lines]
+    if differ:
+        raise LsapError(ErrorCode.CONFLICT, f"{', '.join(differ)} changed while the edit was planned",
+                        hint=NOTHING + "; ask again")
     order: dict[Path, _File] = {}  # files that end up changed
     removed: list[_File] = []
     for kind, change in steps:
@@ -670,6 +677,28 @@ async def _journalled(session: Session, plan: _Plan, now: dict[Path, Snapshot | 
     await _switch(session, journal, _ops(plan, journal, now, session.workspace.display), label)
 
 
+def _texts(plan: _Plan) -> list[changes.FileText]:
+    """Each changed file's text before and after, for its change set."""
+    return [changes.FileText(str(f.path), None if f.created else f.original, f.lines, f.buffer_only,
+                             str(f.origin) if f.origin else None) for f in plan.files]
+
+
+async def _recorded(session: Session, plan: _Plan, now: dict[Path, Snapshot | None],
+                    directory: Path, label: str) -> str:
+    """`_journalled`, its change set kept first (`changes.py`) and dropped if it failed;
+    an agent's changed lines are marked in the editor. The set's id."""
+    change = await asyncio.to_thread(changes.begin, directory, label, _texts(plan))
+    try:
+        await _journalled(session, plan, now, directory, label)
+    except BaseException:
+        await asyncio.to_thread(changes.discard, directory, change)
+        raise
+    if change.by_agent:  # its lines get the agent's sign in the human's editor
+        with contextlib.suppress(LsapError):
+            await session.gateway.exec_lua("require('lsap.presence').changed(...)", changes.signs(change))
+    return change.id
+
+
 async def journal_dir(gateway: Editor) -> Path:
     """Where this Neovim keeps edit journals (under its state directory)."""
     return Path(await gateway.exec_lua("return require('lsap.edits').journal_dir()"))
@@ -687,12 +716,14 @@ async def recover_edits(gateway: Editor) -> list[Recovery]:
 
 async def apply_workspace_edit(
     session: Session, edit: dict[str, Any], client: Client, *, label: str,
-    replaces: str | None = None,
+    replaces: str | None = None, expect: Mapping[Path, list[str]] | None = None,
 ) -> EditResult:
-    """Check, ask the edit policy, check again, then apply every file's edits or none.
+    """Check, ask the edit policy, check again, then apply every file's edits or none,
+    recorded as a change set.
 
-    `replaces`: what each edit replaces (a rename's old name), see `_check_replaced`."""
-    plan = await _plan(session, edit, client, replaces)
+    `replaces`: what each edit replaces (a rename's old name), see `_check_replaced`;
+    `expect`: the whole text files must hold (see `_plan`)."""
+    plan = await _plan(session, edit, client, replaces, expect)
     if not plan.files and not plan.removed:
         return EditResult(label)
     edits, count = sum(f.edits for f in plan.files), len(plan.diffs)
@@ -708,7 +739,7 @@ async def apply_workspace_edit(
     now = await asyncio.to_thread(_recheck, plan, session.workspace)
     directory = await journal_dir(session.gateway)
     # Shielded: an asker who goes away must not leave the journal half settled.
-    await asyncio.shield(_journalled(session, plan, now, directory, label))
+    change = await asyncio.shield(_recorded(session, plan, now, directory, label))
     session.changed_by_bridge([f.path for f in plan.files])
     display = session.workspace.display
     return EditResult(
@@ -720,6 +751,7 @@ async def apply_workspace_edit(
         ],
         created=[display(f.path) for f in plan.files if f.created],
         renamed=[(display(f.origin), display(f.path)) for f in plan.files if f.origin],
+        change=change,
     )
 
 

@@ -56,13 +56,15 @@ class ActivityLog:
             self.flushing = asyncio.get_running_loop().create_task(self._flush())
 
     async def _flush(self) -> None:
-        # Until nothing is left: events that came while a batch was on its way to Neovim
-        # found this task still running and started none of their own.
+        # The first event after a quiet spell goes at once (an agent's presence shows as
+        # it happens), the ones after it a tenth of a second later, together. Until
+        # nothing is left: events that came while a batch was on its way to Neovim found
+        # this task still running and started none of their own.
         while self.pending:
-            await asyncio.sleep(LOG_FLUSH)
             entries, self.pending = self.pending, []
             with contextlib.suppress(Exception):
                 await self.gateway.log_activity(entries)
+            await asyncio.sleep(LOG_FLUSH)
 
 
 def edit_policy(gateway: EditorGateway, timeout: float = ASK_LIMIT) -> EditApproval:

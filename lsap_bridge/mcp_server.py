@@ -60,10 +60,15 @@ def mode_schema(mode: str) -> dict[str, Any]:
     shared definitions left to lsap_query's schema."""
     from .capabilities import REGISTRY
     from .capabilities.schema import compact_schema
+    from .models import Paged
 
-    schema: dict[str, Any] = _shared_refs(compact_schema(REGISTRY[mode].model.model_json_schema()))
+    capability = REGISTRY[mode]
+    schema: dict[str, Any] = _shared_refs(compact_schema(capability.model.model_json_schema()))
     properties = schema["properties"]
     properties.pop("mode", None)
+    if not issubclass(capability.report, Paged):  # an answer with no pages (undo)
+        for key in ("max_items", "start_index", "pagination_id"):
+            properties.pop(key, None)
     if "locate" in properties:
         properties["locate"] = {"anyOf": [ANCHOR, properties["locate"]]}
     return schema

@@ -12,7 +12,7 @@ from .locate.anchor import format_anchor
 from .locate.matcher import Match, MatchResult, Needle, Tier, decide, find_matches, has_exact, parse_find
 from .models import LineScope, Locate, SymbolScope
 from .session import Resolved, Session, Target
-from .surface import phrase
+from .surface import looked_at, phrase
 from .symbols import Symbol, SymbolTree
 
 __all__ = ["Resolved", "resolve"]
@@ -25,6 +25,12 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
     same server, comes back without the work: agents ask hover, definition and references
     of one anchor in a row, and repeat requests.
     """
+    resolved = await _resolve(session, locate, method)
+    looked_at(str(resolved.path), resolved.line)
+    return resolved
+
+
+async def _resolve(session: Session, locate: Locate, method: str) -> Resolved:
     key = _key(locate)
     before = session.resolved.get(key) if session.warm else None
     # The path was confined when it was first resolved: trusted as long as `contains` is.

@@ -43,7 +43,7 @@ from .connection import (
 )
 from .errors import ErrorCode, LsapError
 from .service import Response, Service
-from .surface import SURFACE, SURFACES
+from .surface import CLIENT, LOOKED, SURFACE, SURFACES
 
 
 def _default_timeout() -> float:
@@ -60,9 +60,8 @@ REQUEST_TIMEOUT = _default_timeout()
 Method = Callable[[Any], Awaitable[Any]]
 EventSink = Callable[[dict[str, Any]], None]
 
-# The name of the agent client whose request is running, None for the human's own commands:
-# the edit policy (host.py) asks only about agent-initiated edits.
-current_client: ContextVar[str | None] = ContextVar("lsap_current_client", default=None)
+# The name of the agent client whose request is running (see `surface.CLIENT`).
+current_client = CLIENT
 
 
 @dataclass
@@ -208,6 +207,7 @@ class SocketServer:
         self.info_extra: dict[str, Any] = {}
         self._servers: list[asyncio.AbstractServer] = []
         self._numbers = iter(range(1, 1 << 62))
+        self._callers: set[int] = set()  # the peers (by id) that made calls and are connected
         self.running = 0  # methods in progress over all clients
         self.inflight: dict[str, Shared] = {}  # calls that may edit, by `call_key`
         self.methods: dict[str, Method] = {
@@ -270,7 +270,13 @@ class SocketServer:
     # -- what a connection asks of its server ------------------------------------------------
 
     def next_name(self) -> str:
-        return f"client {next(self._numbers)}"
+        return f"agent-{next(self._numbers)}"
+
+    def left(self, peer: Peer) -> None:
+        """A connection closed: if it made calls, `:Lsap agents` hears its agent left."""
+        if id(peer) in self._callers:
+            self._callers.discard(id(peer))
+            self._event({"client": peer.name, "phase": "left", "what": "disconnected"})
 
     def authentic(self, params: Any) -> bool:
         """Whether `auth` params carry the TCP token."""
@@ -292,6 +298,9 @@ class SocketServer:
         if function is None:
             raise RpcFailure(METHOD_NOT_FOUND, f"unknown method {method!r}; "
                              f"methods: {', '.join(sorted(self.methods))}")
+        if id(peer) not in self._callers and method not in ("ping", "auth"):
+            self._callers.add(id(peer))  # its first call: the agent joined
+            self._event({"client": peer.name, "phase": "joined", "what": "connected"})
         timeout, explicit = REQUEST_TIMEOUT, False
         if isinstance(params, dict) and isinstance(params.get("timeout"), (int, float)):
             timeout, explicit = max(0.01, float(params["timeout"])), True
@@ -304,6 +313,8 @@ class SocketServer:
         current_client.set(peer.name)
         notify = peer.notify
         progress.set((lambda message: notify("progress", {"message": message})) if notify else None)
+        looked: list[tuple[str, int]] = []
+        LOOKED.set(looked)
         if isinstance(params, dict) and params.get("surface") in SURFACES:
             SURFACE.set(params["surface"])  # follow-up requests are written in its form
         started = time.monotonic()
@@ -343,7 +354,8 @@ class SocketServer:
             if logged:
                 ms = round((time.monotonic() - started) * 1000)
                 self._event({"client": peer.name, "phase": "done", "what": describe(method, params),
-                             "ok": ok, "ms": ms, "text": text})
+                             "ok": ok, "ms": ms, "text": text,
+                             "places": [{"path": p, "line": line} for p, line in looked]})
 
     @staticmethod
     async def _join(shared: Shared, first: bool = False) -> Any:

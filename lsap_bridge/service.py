@@ -24,7 +24,7 @@ from .render import render_error, renderer
 from .report.budget import fit
 from .requests import names_whole_file, parse_request
 from .session import Session, disk_notes
-from .surface import SURFACE
+from .surface import REQUEST, SURFACE
 from .workspace import Workspace
 
 PARSE_INLINE = 64 * 1024  # characters of a text block parsed on the loop; longer ones off it
@@ -82,6 +82,7 @@ class Service:
         return await guarded(self._answer(payload), what, fmt)
 
     async def _answer(self, payload: dict[str, Any]) -> Response:
+        REQUEST.set(payload)  # a change set keeps what made it
         request = parse_request(payload, self.workspace, self.session.anchors)
         capability = REGISTRY[request.mode]
         as_json = request.format == "json"
@@ -101,6 +102,7 @@ class Service:
         """A Language Server Request block (doc/architecture.md, The text format) and its response block."""
 
         async def answer() -> Response:  # a large block's parse off the loop (lsap_bridge/cpu.py)
+            REQUEST.set({"text": text})
             request = await off_loop(len(text) > PARSE_INLINE, lambda: parse(text))
             return Response(await execute(self.session, request), "request")
 
@@ -178,7 +180,9 @@ class Service:
             if name:
                 payload["file_path"] = self.workspace.display(self.workspace.resolve(str(name))) or "."
         bare = bare_field(REGISTRY[mode].model)
-        if bare not in (None, "file_path", "locate") and bare not in options:  # `:Lsap search [query]`
+        # `:Lsap search [query]`; an optional one (`:Lsap undo [id]`) is left to its default.
+        if bare not in (None, "file_path", "locate") and bare not in options and (
+                command.get("anchor") or model.model_fields[str(bare)].is_required()):
             cursor = command.get("cursor") or {}
             payload[str(bare)] = command.get("anchor") or word_at_cursor(str(bare), cursor)
         return payload

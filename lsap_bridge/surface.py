@@ -26,6 +26,24 @@ SURFACES: tuple[str, ...] = get_args(Surface)
 
 # The surface of the request being answered; `nvim` for `:Lsap …` commands.
 SURFACE: ContextVar[Surface] = ContextVar("lsap_surface", default="agent")
+# The name of the agent client whose request is running (its `client`, else `agent-N`),
+# None for the human's own commands: the edit policy asks only about agents' edits, and a
+# change set names who made it (`changes.py`).
+CLIENT: ContextVar[str | None] = ContextVar("lsap_current_client", default=None)
+# The request being answered, as sent (a change set keeps it: what made the change).
+REQUEST: ContextVar[dict[str, Any] | None] = ContextVar("lsap_request", default=None)
+# Where the request being answered resolved its anchors (path, 0-based line), a list the
+# socket sets per call and the request's tasks share: agents' presence in the editor
+# (`lua/lsap/presence.lua`) and `:Lsap agents` show it.
+LOOKED: ContextVar[list[tuple[str, int]] | None] = ContextVar("lsap_looked", default=None)
+LOOKED_LIMIT = 4  # places kept per request
+
+
+def looked_at(path: str, line: int) -> None:
+    """Note that the request resolved an anchor there (when anyone listens)."""
+    places = LOOKED.get()
+    if places is not None and len(places) < LOOKED_LIMIT and (path, line) not in places:
+        places.append((path, line))
 
 
 def phrase(request: dict[str, Any], positional: str | None = "locate") -> str:

@@ -24,6 +24,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from ..changes import undo_hint
 from ..decode import spans
 from ..diagnostics import DiagnosticDelta
 from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
@@ -186,6 +187,8 @@ class RenameReport(Guarded):
     excluded: list[str]
     new_diagnostics: list[NewDiagnostic]
     pending: list[Unanalysed]
+    change: str | None = absent()  # the change set recording it
+    undo: str | None = absent()  # the request that takes it back whole
 
 
 def _excluded(display: str, patterns: list[str]) -> bool:
@@ -426,6 +429,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str]) 
         "pending": [
             {"path": session.workspace.display(p), "reason": r} for p, r in after.pending.items()
         ],
+        **({"change": result.change, "undo": undo_hint(result.change)} if result.change else {}),
     }
 
 

@@ -72,10 +72,14 @@ local function setup(bufnr)
   keys(bufnr)
 end
 
-local function fill(bufnr, lines)
+--- The window's lines, the asking agent's name in its colour (lsap.presence).
+local function fill(bufnr, lines, client)
   ui.set_lines(bufnr, 0, -1, lines)
   vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
   vim.api.nvim_buf_set_extmark(bufnr, ns, 0, 0, { end_col = #lines[1], hl_group = 'LsapHeader' })
+  vim.api.nvim_buf_set_extmark(bufnr, ns, 0, 0, {
+    end_col = math.min(#client, #lines[1]), hl_group = require('lsap.presence').highlight(client), priority = 200,
+  })
   vim.api.nvim_buf_set_extmark(bufnr, ns, 1, 0, { end_col = #lines[2], hl_group = 'LsapWarning' })
 end
 
@@ -106,7 +110,7 @@ end
 local function open(item)
   local lines = lines_of(item)
   local bufnr = ui.scratch(M.NAME, setup)
-  fill(bufnr, lines)
+  fill(bufnr, lines, item.client)
   local float = vim.tbl_extend('force', geometry(lines), {
     border = 'rounded', title = (' lsap: %s asks '):format(item.client), title_pos = 'center',
     footer = FOOTER, footer_pos = 'center', focusable = true, zindex = 60,
@@ -123,7 +127,7 @@ local function open(item)
   vim.wo[win][0].cursorline = false
   local ticker = assert(vim.uv.new_timer())
   ticker:start(1000, 1000, vim.schedule_wrap(function()
-    if shown and vim.api.nvim_buf_is_valid(bufnr) then fill(bufnr, lines_of(shown.item)) end
+    if shown and vim.api.nvim_buf_is_valid(bufnr) then fill(bufnr, lines_of(shown.item), shown.item.client) end
   end))
   shown = { item = item, win = win, ticker = ticker }
   ui.notify(('%s asks you (:Lsap approval, then a apply, r refuse): %s'):format(item.client, item.summary))
@@ -141,7 +145,7 @@ local function refresh()
   local head = queue[1]
   if not head then return close_shown() end
   if scheduled or (shown and shown.item == head and config().window ~= 'select') then
-    if shown then fill(vim.api.nvim_win_get_buf(shown.win), lines_of(shown.item)) end
+    if shown then fill(vim.api.nvim_win_get_buf(shown.win), lines_of(shown.item), shown.item.client) end
     return
   end
   scheduled = true

@@ -69,6 +69,15 @@ M.subcommands = {
     desc = "go to the agent's edit waiting for your answer",
     run = function() require('lsap.approval').focus() end,
   },
+  agents = {
+    desc = 'the agents connected: since when, calls, what each is doing, its edits',
+    run = function() require('lsap.presence').show_agents() end,
+  },
+  follow = {
+    desc = 'one window follows what an agent looks at (again: stop)',
+    run = function(_, args) require('lsap.presence').follow(vim.trim(args or '')) end,
+    complete = function() return require('lsap.presence').names() end,
+  },
 }
 
 -- The CamelCase commands (doc/architecture.md, The human's side) and what each runs: the

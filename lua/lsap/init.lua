@@ -41,6 +41,9 @@ M.defaults = {
   -- The budget of one answer, in tokens (cl100k), unless a request sets `max_tokens`: longer
   -- answers are paged or cut, saying what was left out. Default: $LSAP_MAX_TOKENS, else 8000.
   max_tokens = tonumber(vim.env.LSAP_MAX_TOKENS) or 8000,
+  -- Agents in your buffers (:help lsap-presence): a fading mark where an agent looks
+  -- (`marks`, gone after `fade_ms`), a sign on the lines it changed (`signs`); false: none.
+  presence = { marks = true, signs = true, fade_ms = 4000 },
 }
 
 -- What each option must be: a type name ('count': a whole number >= 1), a list of allowed
@@ -56,6 +59,7 @@ M.schema = {
   log_level = { 'error', 'warn', 'info', 'debug' },
   max_file_size = 'number',
   max_tokens = 'count',
+  presence = { marks = 'boolean', signs = 'boolean', fade_ms = 'count' },
 }
 
 M.config = vim.deepcopy(M.defaults)
@@ -100,7 +104,8 @@ function M.setup(opts)
   opts = opts or {}
   if type(opts) ~= 'table' then fail('setup() takes a table, got ' .. type(opts)) end
   local unknown = {}
-  check(opts, M.schema, '', unknown)
+  -- `presence = false` turns presence off; a table tunes it.
+  check(opts.presence == false and vim.tbl_extend('force', opts, { presence = {} }) or opts, M.schema, '', unknown)
   M.unknown = unknown
   if #unknown > 0 then
     local message = 'unknown option ' .. table.concat(unknown, '; ') .. ': remove it from setup()'

@@ -18,6 +18,10 @@ M.NAME = 'lsap://log'
 local function setup(buf)
   vim.bo[buf].filetype = 'lsaplog'
   vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = buf, nowait = true, desc = 'lsap: close the log' })
+  vim.keymap.set('n', '<CR>', function()
+    local review = vim.api.nvim_get_current_line():match('`:(Lsap review %d+)`')
+    if review then vim.cmd(review) end
+  end, { buffer = buf, nowait = true, desc = "lsap: open the line's change set" })
   vim.api.nvim_buf_call(buf, function()
     vim.cmd([[
       syntax match LsapLogTime /^\d\d:\d\d:\d\d/
@@ -78,11 +82,14 @@ function M.append(entries)
       if not e.ok then stat.failed = stat.failed + 1 end
       out[#out + 1] = ('%s %s ← %s %s (%d ms)'):format(stamp, e.client, e.ok and 'ok' or 'failed', e.what, e.ms or 0)
       answer_lines(e.text, out)
+    elseif e.phase == 'joined' or e.phase == 'left' then
+      -- for :Lsap agents (lsap.presence), not the log: a CLI call would add two lines
     else
       out[#out + 1] = ('%s %s — %s'):format(stamp, e.client, e.what)
     end
   end
   if #out > 0 then write(out) end
+  require('lsap.presence').activity(entries)
 end
 
 --- `:Lsap log`: show the log in a split at the bottom (or go to it if it is shown).

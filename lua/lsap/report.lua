@@ -24,6 +24,8 @@ M.keys = {
   { 'p', 'preview it: show the location, stay in the report (code actions: their diffs)', function() M.jump(true) end },
   { ']]', 'next entry', function() M.next_entry(1) end },
   { '[[', 'previous entry', function() M.next_entry(-1) end },
+  { 'x', 'in a review: reject the hunk under the cursor', function() M.decide('reject') end },
+  { 'a', 'in a review: accept the hunk under the cursor', function() M.decide('accept') end },
   { 'q', 'close the report', function() M.close() end },
   { 'g?', 'show these keys', function() M.help() end },
 }
@@ -361,6 +363,9 @@ end
 function M.jump(preview)
   local t = here()
   if not t and M.run_action(preview) then return end
+  -- A change set's row (`:Lsap changes`) opens its review, the diff of its hunks.
+  local review = not t and vim.api.nvim_get_current_line():match('`:(Lsap review %d+)`')
+  if review then return vim.cmd(review) end
   if not t then return ui.notify('no location on this line', 'warn') end
   local cursor_col = vim.api.nvim_win_get_cursor(0)[2]
   local report_win = vim.api.nvim_get_current_win()
@@ -396,6 +401,21 @@ function M.run_action(preview)
     ui.notify('the diffs are shown above', 'info')
   end
   return true
+end
+
+--- In a review (`:Lsap review`): reject or accept the hunk under the cursor, by the
+--- command its header row gives (the review is shown again, with what is left).
+function M.decide(decision)
+  for row = vim.api.nvim_win_get_cursor(0)[1], 1, -1 do
+    local text = vim.api.nvim_buf_get_lines(0, row - 1, row, false)[1] or ''
+    if text:match('^### ') then break end
+    if text:match('^Hunk %d+ ') then
+      local command = text:match(decision .. ' `:(Lsap review [^`]+)`')
+      if command then return vim.cmd(command) end
+      break
+    end
+  end
+  ui.notify('no hunk under the cursor (a review names them: :Lsap review)', 'warn')
 end
 
 --- Move the cursor to the next (1) or previous (-1) entry of the report.

@@ -234,7 +234,7 @@ def test_mcp_stdio_client(human: HumanNvim) -> None:
             return [t.name for t in listed.tools], refs, text
 
     names, refs, text = asyncio.run(drive())
-    assert names == ["lsap_query", "lsap_references", "lsap_definition", "lsap_text", "lsap_info"]
+    assert names == ["lsap_query", "lsap_references", "lsap_definition", "lsap_undo", "lsap_text", "lsap_info"]
     assert not refs.is_error and "shop/checkout.py > checkout" in refs.content[0].text
     # The text tool forwards to the socket's `text` method: the same answer as asking directly.
     with Connection(human.session.socket) as conn:

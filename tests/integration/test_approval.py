@@ -114,6 +114,12 @@ def test_the_edit_waits_while_the_human_types_shows_its_diff_and_is_answered_by_
     wait_for(lambda: floats(human), 10, "the approval window")
     lines = float_lines(human)
     assert lines[0].startswith("claude wants to rename")
+    # The agent's name in its own colour (the one its presence marks and signs have).
+    colour = human.lua("local b = vim.api.nvim_win_get_buf(...); local ns = vim.api.nvim_get_namespaces()"
+                       "['lsap.approval']; for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, ns, {0, 0}, {0, -1}, "
+                       "{details = true})) do if m[4].end_col == #'claude' then return m[4].hl_group end end",
+                       floats(human)[0])
+    assert colour == human.lua("return require('lsap.presence').highlight('claude')") and colour.startswith("LsapAgent")
     assert lines[1].startswith("1 file · +") and "refused in" in lines[1]
     assert any(line.startswith("-def receipt(") for line in lines)  # the diff, before deciding
     assert any(line.startswith("+def print_receipt(") for line in lines)

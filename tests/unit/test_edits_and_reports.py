@@ -248,6 +248,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                     "reason": "basedpyright had not published diagnostics for this text yet",
                 }
             ],
+            "change": "12",
+            "undo": ":Lsap undo 12",
         },
     ),
     "rename_executed_clean.md": (

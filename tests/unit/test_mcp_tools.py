@@ -24,7 +24,7 @@ INSTRUCTIONS_BUDGET = 600
 
 def test_the_tool_list_stays_small() -> None:
     assert [t["name"] for t in tools()] == [
-        "lsap_query", "lsap_references", "lsap_definition", "lsap_text", "lsap_info"]
+        "lsap_query", "lsap_references", "lsap_definition", "lsap_undo", "lsap_text", "lsap_info"]
     assert tool_list_tokens() < TOKEN_BUDGET
     text = json.dumps(tools())
     assert '"title"' not in text and '{"type": "null"}' not in text
@@ -39,7 +39,7 @@ def test_annotations_say_which_tools_change_files() -> None:
         assert hints[name]["readOnlyHint"] is True
     # rename (through lsap_query) and RENAME_TO / MOVE_TO_FILE (lsap_text) change files.
     assert any(REGISTRY[m].edits for m in ("rename", "rename_execute"))
-    for name in ("lsap_query", "lsap_text"):
+    for name in ("lsap_query", "lsap_text", "lsap_undo"):
         assert hints[name]["readOnlyHint"] is False and hints[name]["destructiveHint"] is True
 
 

@@ -1,0 +1,390 @@
+"""`changes` and `undo`: the change sets the bridge recorded (`changes.py`), listed newest
+first, and one taken back whole, across every file, buffers and disk alike, through the
+same safe, journalled edit engine as every edit (`edits.apply_workspace_edit`).
+
+An undo is an edit from each file's "after" text back to its "before": every file must
+still hold "after" exactly (checked here, and again by the engine right before it plans),
+else it is a conflict, named, and nothing is undone unless the request says `partial`.
+The edit is line by line (only the lines the change touched), so a buffer where the
+change stayed beside the human's unsaved text keeps that text, and each buffer gets one
+undo step. The undo is a change set too: undoing it redoes the change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import difflib
+import time
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from .. import changes
+from ..changes import ChangeSet, FileText, signs
+from ..edits import apply_workspace_edit, journal_dir
+from ..errors import ErrorCode, LsapError
+from ..gateway import Client, Document
+from ..models import Paged, Report, Request, Row
+from ..modes import Answer, Offer, mode
+from ..report.paging import page
+from ..session import Session
+from ..surface import phrase
+from ..workspace import uri_of
+
+# Undo edits replace whole lines (column 0 on each side): no encoding is involved.
+ENGINE = Client(0, "lsap undo", "utf-32", frozenset())
+FILES_SHOWN = 3  # files named per change set in a listing
+
+
+class ChangesRequest(Request):
+    mode: Literal["changes"] = "changes"
+    # Only the change sets of this agent (`human`: the human's own).
+    who: str | None = None
+
+    positional: ClassVar[str] = "who"
+    file_from_cursor: ClassVar[bool] = False
+
+
+class UndoRequest(Request):
+    mode: Literal["undo"] = "undo"
+    # The change set to take back; none: the newest change of any agent not undone yet.
+    id: str | None = None
+    # Undo the files that still hold the change's text and list the others (else: none).
+    partial: bool = False
+
+    positional: ClassVar[str] = "id"
+    file_from_cursor: ClassVar[bool] = False
+
+
+class ChangeRow(Row):
+    id: str
+    who: str
+    when: str
+    label: str
+    files: list[str]  # the first FILES_SHOWN
+    count: int
+    state: str  # applied | undone by N | partly undone | undo of N | reviewed
+    undo: str | None  # the request that takes it back (None: nothing left to undo)
+    review: str | None  # the request that shows its hunks, to reject or accept
+
+
+class ChangesReport(Paged):
+    who: str | None
+    changes: list[ChangeRow]
+
+
+class Conflict(Row):
+    path: str
+    reason: str
+
+
+class UndoReport(Report):
+    id: str
+    label: str
+    who: str
+    when: str
+    undone: list[str]
+    unsaved: list[str]  # undone in a buffer holding the human's unsaved text, not on disk
+    conflicts: list[Conflict]  # left as they are (partial)
+    change: str | None  # the change set of this undo
+    redo: str | None  # the request that takes the undo back
+
+
+def _when(stamp: float) -> str:
+    today = time.strftime("%Y-%m-%d") == time.strftime("%Y-%m-%d", time.localtime(stamp))
+    return time.strftime("%H:%M:%S" if today else "%Y-%m-%d %H:%M", time.localtime(stamp))
+
+
+def _left(change: ChangeSet) -> list[FileText]:
+    """Its files not put back yet, nor whose every hunk was decided (none when its texts
+    were too large to keep)."""
+    return [f for f in change.files if change.texts and f.path not in change.reverted and f.before != f.after]
+
+
+def _state(change: ChangeSet) -> str:
+    if not change.texts:
+        return f"too large to keep its texts (over {changes.KEEP_BYTES >> 20} MB): not undoable"
+    if change.undone and not _left(change):
+        return f"undone by {change.undone[-1]}"
+    if not _left(change):
+        return "reviewed"
+    if change.reverted:
+        return f"partly undone ({len(change.reverted)} of {len(change.files)} files)"
+    return f"undo of {change.undoes}" if change.undoes else "applied"
+
+
+def _row(session: Session, change: ChangeSet) -> ChangeRow:
+    display = session.workspace.display
+    return ChangeRow(id=change.id, who=change.who, when=_when(change.when), label=change.label,
+                     files=[display(Path(f.path)) for f in change.files[:FILES_SHOWN]],
+                     count=len(change.files), state=_state(change),
+                     undo=changes.undo_hint(change.id) if _left(change) else None,
+                     review=phrase({"mode": "review", "id": change.id}, "id") if _left(change) else None)
+
+
+@mode("changes", request=ChangesRequest, report=ChangesReport,
+      summary="the change sets the bridge applied (who, when, what, which files), newest first",
+      offer=Offer(picker=21))
+async def list_changes(session: Session, request: ChangesRequest) -> Answer:
+    found = await asyncio.to_thread(changes.load, await journal_dir(session.gateway), session.workspace)
+    if request.who is not None:
+        found = [c for c in found if c.who == request.who]
+    shown, paging = page(session, request, [_row(session, c) for c in found])
+    return Answer(ChangesReport(who=request.who, changes=shown, **paging))
+
+
+def _target(found: list[ChangeSet], request: UndoRequest) -> ChangeSet:
+    """The change set asked for, or the newest agent change with files left to undo."""
+    if request.id is not None:
+        match = next((c for c in found if c.id == request.id), None)
+        if match is None:
+            raise LsapError(ErrorCode.NOT_FOUND, f"no change set {request.id} in this workspace",
+                            hint=f"`{phrase({'mode': 'changes'}, None)}` lists them")
+        return match
+    match = next((c for c in found if c.by_agent and not c.undoes and _left(c)), None)
+    if match is None:
+        raise LsapError(ErrorCode.NOT_FOUND, "no agent change is left to undo",
+                        hint=f"`{phrase({'mode': 'changes'}, None)}` lists every change set")
+    return match
+
+
+def _conflict(file: FileText, doc: Document | None) -> str | None:
+    """Why a file cannot be put back (None: it holds the change's text)."""
+    if file.before is None:
+        return "the change created it; delete it by hand"
+    if file.origin is not None:
+        return f"the change renamed it from {file.origin}; rename it back by hand"
+    if doc is None:
+        return "it is gone from the disk"
+    if doc.lines != file.after:
+        if doc.modified and not file.in_buffer:
+            return "edited since in the buffer (unsaved changes)"
+        return "edited since"
+    return None
+
+
+def back_edits(now: list[str], then: list[str]) -> list[dict[str, Any]]:
+    """LSP text edits turning the lines `now` into `then`, replacing only the lines that
+    differ (whole lines, column 0)."""
+    edits = []
+    matcher = difflib.SequenceMatcher(None, now, then, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        edits.append({"range": {"start": {"line": i1, "character": 0}, "end": {"line": i2, "character": 0}},
+                      "newText": "".join(line + "\n" for line in then[j1:j2])})
+    return edits
+
+
+async def revert(session: Session, change: ChangeSet, files: list[FileText], label: str) -> list[str]:
+    """Put `files` of a change set back to their "before" through the engine (recorded as
+    a change set of its own), and note it on the set; returns the files left unsaved."""
+    journals = await journal_dir(session.gateway)
+    edit = {"changes": {uri_of(Path(f.path)): back_edits(f.after, f.before or []) for f in files}}
+    result = await apply_workspace_edit(session, edit, ENGINE, label=label,
+                                        expect={Path(f.path): f.after for f in files})
+    fresh = await asyncio.to_thread(changes.find, journals, session.workspace, change.id) or change
+    fresh.reverted = list(dict.fromkeys([*fresh.reverted, *(f.path for f in files)]))
+    if result.change is not None:
+        fresh.undone.append(result.change)
+        undo = await asyncio.to_thread(changes.find, journals, session.workspace, result.change)
+        if undo is not None:
+            undo.undoes = change.id
+            await asyncio.to_thread(changes.update, journals, undo)
+    await asyncio.to_thread(changes.update, journals, fresh)
+    change.undone, change.reverted = fresh.undone, fresh.reverted
+    # Undone: the agent's signs on those lines go, and the undo's own lines get none.
+    with contextlib.suppress(LsapError):
+        for file in files:
+            await session.gateway.exec_lua("require('lsap.presence').reviewed(...)", change.id, file.path)
+        if result.change is not None:
+            await session.gateway.exec_lua("require('lsap.presence').reviewed(...)", result.change)
+    return result.unsaved
+
+
+@mode("undo", request=UndoRequest, report=UndoReport,
+      summary="take a whole change set back (every file, buffers and disk), through the safe edits",
+      workspace=True, edits=True, offer=Offer(mcp=True, picker=22))
+async def undo(session: Session, request: UndoRequest) -> Answer:
+    found = await asyncio.to_thread(changes.load, await journal_dir(session.gateway), session.workspace)
+    change = _target(found, request)
+    if not change.texts:
+        raise LsapError(ErrorCode.UNSUPPORTED, f"change {change.id} ({change.label}) was too large to keep its "
+                        f"texts (over {changes.KEEP_BYTES >> 20} MB), so it cannot be undone here",
+                        hint="undo it in each buffer (`u`), or with your version control")
+    left = _left(change)
+    if not left:
+        raise LsapError(ErrorCode.INVALID_REQUEST, f"change {change.id} ({change.label}) was undone already"
+                        + (f" by {change.undone[-1]}" if change.undone else ""),
+                        hint=f"redo it with `{changes.undo_hint(change.undone[-1])}`" if change.undone
+                        else "nothing to do")
+    paths = [Path(f.path) for f in left]
+    docs = await session.documents([p for p in paths if p.is_file()])
+    display = session.workspace.display
+    conflicts = [Conflict(path=display(Path(f.path)), reason=reason) for f in left
+                 if (reason := _conflict(f, docs.get(Path(f.path)))) is not None]
+    named = {c.path for c in conflicts}
+    clean = [f for f in left if display(Path(f.path)) not in named]
+    if conflicts and (not request.partial or not clean):
+        listed = "; ".join(f"{c.path}: {c.reason}" for c in conflicts)
+        hint = "nothing was changed"
+        if clean:
+            partial = phrase({"mode": "undo", "id": change.id, "partial": True}, "id")
+            hint += f"; `{partial}` undoes the {len(clean)} file{'s' if len(clean) != 1 else ''} that still match"
+        raise LsapError(ErrorCode.CONFLICT,
+                        f"change {change.id} ({change.label}) cannot be undone: {listed}", hint=hint)
+    unsaved = await revert(session, change, clean, f"undo {change.id} ({change.label})")
+    redo = changes.undo_hint(change.undone[-1]) if change.undone else None
+    return Answer(UndoReport(id=change.id, label=change.label, who=change.who, when=_when(change.when),
+                             undone=[display(Path(f.path)) for f in clean], unsaved=unsaved,
+                             conflicts=conflicts, change=change.undone[-1] if change.undone else None,
+                             redo=redo))
+
+
+# -- review ----------------------------------------------------------------------------
+
+
+class ReviewRequest(Request):
+    mode: Literal["review"] = "review"
+    # The change set; none: the newest change of any agent with hunks left to decide.
+    id: str | None = None
+    # With `decision`: the file whose hunk is decided (none: every file of the change).
+    file_path: str | None = None
+    # With `decision`: the hunk of `file_path`, 1-based (none: every hunk of it).
+    hunk: int | None = None
+    # reject: put the hunk back as it was (through the safe edits); accept: keep it.
+    decision: Literal["reject", "accept"] | None = None
+
+    positional: ClassVar[str] = "id"
+    file_from_cursor: ClassVar[bool] = False
+
+
+class Hunk(Row):
+    number: int
+    line: int  # where it starts in the file now, 1-based
+    diff: str
+    reject: str
+    accept: str
+
+
+class ReviewFile(Row):
+    path: str
+    hunks: list[Hunk]
+
+
+class ReviewReport(Report):
+    id: str
+    label: str
+    who: str
+    when: str
+    decided: str | None  # what this request decided
+    files: list[ReviewFile]
+    pending: int  # hunks left to decide
+    undo: str | None
+
+
+def _hunks(file: FileText) -> list[tuple[int, int, int, int]]:
+    """The hunks of a file's change: (before start, before end, after start, after end)."""
+    matcher = difflib.SequenceMatcher(None, file.before or [], file.after, autojunk=False)
+    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def _hunk_diff(file: FileText, hunk: tuple[int, int, int, int]) -> str:
+    """One hunk as a unified diff (one line of context), as the report's lists read it."""
+    i1, i2, j1, j2 = hunk
+    before, after = file.before or [], file.after
+    start, end = max(0, i1 - 1), min(len(before), i2 + 1)
+    context_after = after[j2:j2 + (end - i2)]
+    lines = [f"@@ -{start + 1},{end - start} +{max(0, j1 - (i1 - start)) + 1},"
+             f"{(i1 - start) + (j2 - j1) + len(context_after)} @@"]
+    lines += [" " + line for line in before[start:i1]]
+    lines += ["-" + line for line in before[i1:i2]]
+    lines += ["+" + line for line in after[j1:j2]]
+    lines += [" " + line for line in context_after]
+    return "\n".join(lines)
+
+
+def _decide(change: ChangeSet, request: ReviewRequest, display: Any) -> tuple[list[FileText], list[FileText]]:
+    """The change's files with the decision made (texts only), and those whose "after"
+    text changes (rejected hunks, to be written)."""
+    chosen = [f for f in _left(change)
+              if request.file_path is None or display(Path(f.path)) == request.file_path.rstrip("/")]
+    if not chosen:
+        raise LsapError(ErrorCode.NOT_FOUND, f"change {change.id} has nothing left to decide in "
+                        f"{request.file_path or 'any file'}",
+                        hint=f"`{phrase({'mode': 'review', 'id': change.id}, 'id')}` shows what is left")
+    files, written = [], []
+    for file in change.files:
+        if file not in chosen:
+            files.append(file)
+            continue
+        hunks = _hunks(file)
+        picked = hunks if request.hunk is None else hunks[request.hunk - 1:request.hunk]
+        if not picked:
+            raise LsapError(ErrorCode.NOT_FOUND, f"{display(Path(file.path))} has {len(hunks)} hunk"
+                            f"{'s' if len(hunks) != 1 else ''} left in change {change.id}, no hunk {request.hunk}",
+                            hint=f"`{phrase({'mode': 'review', 'id': change.id}, 'id')}` numbers them")
+        before, after = list(file.before or []), list(file.after)
+        for i1, i2, j1, j2 in reversed(picked):  # from the end: earlier positions hold
+            if request.decision == "reject":
+                after[j1:j2] = (file.before or [])[i1:i2]
+            else:
+                before[i1:i2] = file.after[j1:j2]
+        decided = dataclasses.replace(file, before=before, after=after)
+        files.append(decided)
+        if request.decision == "reject":
+            written.append(decided)
+    return files, written
+
+
+@mode("review", request=ReviewRequest, report=ReviewReport,
+      summary="an agent's change hunk by hunk: reject one (put back, through the safe edits) or accept it",
+      workspace=True, edits=True, offer=Offer(picker=23))
+async def review(session: Session, request: ReviewRequest) -> Answer:
+    journals = await journal_dir(session.gateway)
+    found = await asyncio.to_thread(changes.load, journals, session.workspace)
+    if request.id is None and request.decision is None:
+        match = next((c for c in found if c.by_agent and not c.undoes and _left(c)), None)
+        if match is None:
+            raise LsapError(ErrorCode.NOT_FOUND, "no agent change is left to review",
+                            hint=f"`{phrase({'mode': 'changes'}, None)}` lists every change set")
+        change = match
+    else:
+        change = _target(found, UndoRequest(id=request.id))
+    display = session.workspace.display
+    decided = None
+    if request.decision is not None:
+        files, written = _decide(change, request, display)
+        if written:
+            old = {f.path: f for f in change.files}
+            docs = await session.documents([Path(f.path) for f in written if Path(f.path).is_file()])
+            problems = [f"{display(Path(f.path))}: {reason}" for f in written
+                        if (reason := _conflict(old[f.path], docs.get(Path(f.path)))) is not None]
+            if problems:
+                raise LsapError(ErrorCode.CONFLICT, f"the hunk cannot be put back: {'; '.join(problems)}",
+                                hint="nothing was changed")
+            edit = {"changes": {uri_of(Path(f.path)): back_edits(old[f.path].after, f.after) for f in written}}
+            result = await apply_workspace_edit(session, edit, ENGINE, label=f"reject in change {change.id}",
+                                                expect={Path(f.path): old[f.path].after for f in written})
+            if result.change is not None:  # putting back is no agent's change to sign
+                with contextlib.suppress(LsapError):
+                    await session.gateway.exec_lua("require('lsap.presence').reviewed(...)", result.change)
+        change.files = files
+        await asyncio.to_thread(changes.update, journals, change)
+        with contextlib.suppress(LsapError):  # the decided lines' signs go
+            await session.gateway.exec_lua("require('lsap.presence').changed(...)", signs(change), True)
+        where = f"hunk {request.hunk} of " if request.hunk else "every hunk of "
+        decided = f"{request.decision}ed {where}{request.file_path or 'every file'}"
+    rows = []
+    for file in _left(change):
+        path = display(Path(file.path))
+        base = {"mode": "review", "id": change.id, "file_path": path}
+        rows.append(ReviewFile(path=path, hunks=[
+            Hunk(number=n, line=j1 + 1, diff=_hunk_diff(file, (i1, i2, j1, j2)),
+                 reject=phrase({**base, "hunk": n, "decision": "reject"}, "id"),
+                 accept=phrase({**base, "hunk": n, "decision": "accept"}, "id"))
+            for n, (i1, i2, j1, j2) in enumerate(_hunks(file), 1)]))
+    return Answer(ReviewReport(id=change.id, label=change.label, who=change.who, when=_when(change.when),
+                               decided=decided, files=rows, pending=sum(len(f.hunks) for f in rows),
+                               undo=changes.undo_hint(change.id) if rows else None))
