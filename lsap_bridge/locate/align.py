@@ -215,21 +215,20 @@ def _gap(needle: Sequence[Token], spot: Spot, placed: dict[int, tuple[int, bool]
          window: Sequence[Token]) -> tuple[tuple[int, int] | None, bool]:
     """The window tokens the find lacks right at its marker, as window offsets: before the
     marker's token when the marker starts it (`f(<|>True)` for `f(flag=True)`), after it
-    when the marker ends it; and whether they stand before the marker's landing place."""
+    when the marker ends it; and whether they stand before the marker's landing place.
+    Without a token of the find on that side, the one window token there is the gap."""
     k = spot.index
     to = placed[k][0]
     kept = [w for w, there in placed.values() if there]
-    if spot.offset == 0:
+    if spot.offset == 0 and k > 0 and to > 0:
         previous = [w for w in kept if w < to]
-        if k == 0 or not previous or max(previous) + 1 == to:
-            return None, True
-        return (window[max(previous) + 1].start, window[to - 1].end), True
-    if spot.offset >= len(needle[k].text):
+        first = max(previous) + 1 if previous else to - 1
+        return ((window[first].start, window[to - 1].end) if first < to else None), True
+    if spot.offset >= len(needle[k].text) and k + 1 < len(needle) and to + 1 < len(window):
         following = [w for w in kept if w > to]
-        if k + 1 == len(needle) or not following or min(following) == to + 1:
-            return None, False
-        return (window[to + 1].start, window[min(following) - 1].end), False
-    return None, True
+        last = min(following) - 1 if following else to + 1
+        return ((window[to + 1].start, window[last].end) if last > to else None), False
+    return None, spot.offset == 0
 
 
 def _swapped(a: list[str], b: list[str], i: int, j: int, width: int) -> bool:
