@@ -24,21 +24,30 @@ token after it and the gap itself are both right).
 from __future__ import annotations
 
 import argparse
+import importlib
 import random
 import re
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lsap_bridge.locate import matcher
 from lsap_bridge.locate.matcher import decide, find_matches, parse_find
 
-from .corpus import HERE, Sources, held_out_sources
+from .anchors import accuracy_section
+from .corpus import HERE, REPO, Sources, anchor_sources, held_out_sources
 from .report import VARIANTS_MARKERS, write_block
 
 SEED = 33
 PER_KIND = 120
+BASE = "77e5d0c"  # the matcher before issue 33, for the latency ratio
+ROUNDS = 9  # of each side, taking turns
 TOKEN = re.compile(r"[A-Za-z_$][\w$]*|\d[\w.]*|\S")
 NAME = re.compile(r"[A-Za-z_$][\w$]*")
 #: A call argument or keyword argument between commas (no brackets or strings inside).
@@ -345,6 +354,62 @@ def _table(outcomes: list[Outcome]) -> tuple[list[str], bool]:
     return rows, all(ok for *_, ok in checks)
 
 
+# -- latency: the matcher before issue 33 against this one, same finds, same run ------------
+
+
+def base_matcher(commit: str, into: Path) -> object:
+    """The locate package's matcher as it was at `commit`, imported from a copy under `into`."""
+    package = into / f"lsap_locate_{commit}"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name in ("matcher.py", "align.py"):
+        text = subprocess.run(["git", "-C", str(REPO), "show", f"{commit}:lsap_bridge/locate/{name}"],
+                              check=True, capture_output=True, text=True).stdout
+        (package / name).write_text(text)
+    sys.path.insert(0, str(into))
+    try:
+        return importlib.import_module(f"lsap_locate_{commit}.matcher")
+    finally:
+        sys.path.remove(str(into))
+
+
+def _time(module: object, finds: Sequence[tuple[list[str], str]]) -> float:
+    """CPU milliseconds to decide every find once, as the resolver does (CPU time: the
+    machine is shared, and wall time swings by a fifth from run to run)."""
+    started = time.process_time()
+    for lines, find in finds:
+        needle = module.parse_find(find)  # type: ignore[attr-defined]
+        module.decide([module.find_matches(lines, needle)], needle.line)  # type: ignore[attr-defined]
+    return 1000 * (time.process_time() - started)
+
+
+def latency(sources: list[Sources], per_kind: int, seed: int) -> list[str]:
+    """Both matchers on the same finds, in turns; the ratio is of the medians."""
+    groups: dict[str, list[tuple[list[str], str]]] = {"exact": [], "near misses": [], "ambiguous, absent": []}
+    for source in sources:
+        texts: dict[str, list[str]] = {}
+        for case in generate(source, per_kind, random.Random(seed)):
+            lines = texts.setdefault(case.path, (source.root / case.path).read_text(encoding="utf-8").splitlines())
+            group = "exact" if case.kind == "exact" else "near misses" if case.kind in SLIPS else "ambiguous, absent"
+            groups[group].append((lines, case.find))
+    with tempfile.TemporaryDirectory(prefix="lsap-base-matcher-") as tmp:
+        old = base_matcher(BASE, Path(tmp))
+        sides: dict[str, dict[str, list[float]]] = {"before": {g: [] for g in groups}, "after": {g: [] for g in groups}}
+        for round_ in range(ROUNDS):
+            order = (("before", old), ("after", matcher)) if round_ % 2 == 0 else (("after", matcher), ("before", old))
+            for side, module in order:
+                for group, finds in groups.items():
+                    sides[side][group].append(_time(module, finds))
+    lines = [f"The matcher of `{BASE}` (before) and this one (after) on the same finds of the four code bases, "
+             f"{ROUNDS} rounds each taking turns; median CPU ms per find.", "",
+             "| finds | n | before | after | ratio |", "|---|---:|---:|---:|---:|"]
+    for group, finds in groups.items():
+        b = statistics.median(sides["before"][group]) / len(finds)
+        a = statistics.median(sides["after"][group]) / len(finds)
+        lines.append(f"| {group} | {len(finds)} | {b:.2f} | {a:.2f} | {a / b:.2f}x |")
+    return [*lines, ""]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.variants", description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-kind", type=int, default=PER_KIND)
@@ -354,7 +419,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     per_kind = 15 if args.quick else args.per_kind
     started = time.perf_counter()
-    body, held = section(held_out_sources(), per_kind, args.seed)
+    sources = held_out_sources()
+    body, held = section(sources, per_kind, args.seed)
+    tuned, tuned_held = accuracy_section(anchor_sources(), 30 if args.quick else 150, 2026)
+    timing = latency(sources, per_kind, args.seed)
     block = [
         "## Anchor accuracy on held-out code (issue 33)",
         "",
@@ -367,6 +435,15 @@ def main(argv: list[str] | None = None) -> None:
         "Every target " + ("holds." if held else "does NOT hold."),
         "",
         *body,
+        "### Matcher latency, before and after",
+        "",
+        *timing,
+        "### The tuned-on code bases, with the tests' generator (`benchmarks.anchors`, accuracy only)",
+        "",
+        "Seed 2026, up to " + ("30" if args.quick else "150") + " finds per category: every target "
+        + ("holds." if tuned_held else "does NOT hold."),
+        "",
+        *[line.replace("### ", "#### ") for line in tuned],
     ]
     if not args.quick:
         write_block(args.out, block, *VARIANTS_MARKERS)

@@ -323,7 +323,7 @@ class _Haystack:
         text = self.text
         inside = (begin > 0 and _is_word(text[begin]) and _is_word(text[begin - 1])) or (
             stop < len(text) and _is_word(text[stop - 1]) and _is_word(text[stop]))
-        return not inside and (tall or "\n" not in text[begin:stop])
+        return not inside and (tall or text.find("\n", begin, stop) < 0)
 
 
 def _exact(hay: _Haystack, text: str, marker: int) -> list[Match]:
@@ -445,7 +445,7 @@ def _fuzzy(hay: _Haystack, folded_text: str, folded_needle: str, marker: int) ->
     for row in _most_alike(needle, {row: windows[row] for row in rows}):
         window = tokens(windows[row])
         alignment = align(found, spot, window, bound=bound)
-        if alignment is not None and not _credible(alignment, found):
+        if alignment is not None and _credible(alignment, found, marker=False) and not _credible(alignment, found):
             alignment = _kept(found, spot, window) or alignment
         if alignment is not None:
             bound = min(bound, alignment.cost + _TWIN)
@@ -491,12 +491,14 @@ def _reads_gap(alignment: Alignment, twin: Alignment, window: list[Token]) -> bo
     return not alike and begin <= twin.marker <= max(end, alignment.marker)
 
 
-def _credible(alignment: Alignment, found: list[Token]) -> bool:
+def _credible(alignment: Alignment, found: list[Token], marker: bool = True) -> bool:
     """Whether a near miss may be taken: it scores enough, lacks at most a third of the
-    find's words, and has the marker's own token (else where the marker goes is a guess)."""
+    find's words, and has the marker's own token (else where the marker goes is a guess;
+    `marker` False: all but that, the only windows worth aligning again to keep it, since
+    keeping it never costs less)."""
     words = sum(t.weight == WORD for t in found)
     return (alignment.score >= FUZZY_THRESHOLD and 3 * alignment.missing <= words
-            and alignment.at is not None and not alignment.marker_changed)
+            and (not marker or (alignment.at is not None and not alignment.marker_changed)))
 
 
 def _rival(best: _Near, other: Alignment, found: list[Token], margin: float | None = None) -> bool:
