@@ -41,6 +41,8 @@ def anchor_fields(resolved: Resolved, session: Session) -> dict[str, Any]:
             data["approximate"]["gap"] = resolved.match.gap
     if resolved.note:
         data["note"] = resolved.note
+    if resolved.signatures:
+        data["signatures"] = resolved.signatures
     return data
 
 

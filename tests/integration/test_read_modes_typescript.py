@@ -148,4 +148,19 @@ def test_overloads_and_their_implementation_are_one_place(ts: Bridge) -> None:
     (ts.root / "lib" / "observable.ts").write_text(OVERLOADS)
     data = ts.ask(mode="locate", locate="lib/observable.ts:Observable.pipe")
     assert (data["line"], data["text"]) == (12, "pipe(...operations: ((x: any) => any)[]): Observable<any> {")
-    assert "5 signatures of pipe" in data["note"] and "4, 5, 6, 7" in data["note"]
+    assert "5 signatures of pipe" in data["signatures"] and "4, 5, 6, 7" in data["signatures"]
+    text = ts.request({"mode": "locate", "locate": "lib/observable.ts:Observable.pipe"}).text
+    assert "> One symbol: 5 signatures of pipe: the implementation at line 12" in text
+
+
+def test_a_marker_at_a_gap_names_the_other_reading(ts: Bridge) -> None:
+    """Issue 33: `public` is missing right before the marker: taken on `value`, and the
+    approximate note says the other reading is the gap, before `public`."""
+    (ts.root / "lib").mkdir(exist_ok=True)
+    (ts.root / "lib" / "observable.ts").write_text(OVERLOADS)
+    data = ts.ask(mode="locate", locate="lib/observable.ts@constructor(<|>value: T) {}")
+    assert (data["line"], data["column"]) == (2, 22)
+    assert data["approximate"]["gap"] == ("the find lacks `public` at its marker: read as after the gap; "
+                                          "the other reading is before it, line 2 column 15")
+    text = ts.request({"mode": "locate", "locate": "lib/observable.ts@constructor(<|>value: T) {}"}).text
+    assert "At the marker, the find lacks `public` at its marker" in text
