@@ -7,9 +7,10 @@
 code: it works on whole lines (stripped), marks a token start, and makes the slips that an
 agent makes when it retypes a line from memory: an argument dropped, the line cut short,
 the marked token dropped with its `=`/`:`/`.` (the marker then sits at a gap), the
-whitespace redone, one punctuation character mistyped (a changed find keeps three words). What a find should resolve to is
-judged on the text alone, by a plain token edit distance (every token inserted, deleted or
-replaced costs 1; the find may match any run of a line's tokens):
+whitespace redone, one punctuation character mistyped (a changed find keeps three words).
+What a find should resolve to is judged on the text alone, by a plain token edit distance
+(every token inserted, deleted or replaced costs 1; the find may match any run of a line's
+tokens):
 
 - a changed find that is nearer (or as near) another line than its own is dropped when
   nearer (it names that line), and marked `several` when as near: then `ambiguous` naming
@@ -259,7 +260,7 @@ def _cases_at(file: _File, row: int, files: list[_File], rng: random.Random) -> 
         if len(NAME.findall(changed)) < 3:  # `self.<|>None` is no line an agent retypes
             continue
         fits = file.fits(changed.replace(MARK, ""), row)
-        if fits is None or changed.replace(MARK, "") in text and kind != "line cut short":
+        if fits is None or (changed.replace(MARK, "") in text and kind != "line cut short"):
             continue
         columns = (column,) if kept is None else (column, column + kept)
         yield Case(kind, file.rel, _find(changed), row, columns, several=either or fits == "several")
@@ -267,7 +268,7 @@ def _cases_at(file: _File, row: int, files: list[_File], rng: random.Random) -> 
     if other is not file:
         line = rng.choice(other.stripped)
         names = [w for w in NAME.findall(line) if len(w) >= 3]
-        if 16 <= len(line) and names and 4 * sum(w in file.words for w in names) <= len(names):
+        if len(line) >= 16 and names and 4 * sum(w in file.words for w in names) <= len(names):
             word = NAME.search(line)
             if word:
                 yield Case("absent", file.rel, _find(line[: word.start()] + MARK + line[word.start() :]), -1, (),

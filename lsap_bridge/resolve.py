@@ -60,7 +60,7 @@ async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resol
     regions = _regions(locate, tree, doc, session.workspace.display(path))
 
     if locate.find is None:
-        one, signatures = _one_symbol([sym for _, _, sym in regions if sym], doc.lines)
+        one, overloads = _one_symbol([sym for _, _, sym in regions if sym], doc.lines)
         if len(regions) > 1 and one is None:
             raise _ambiguous_symbols(locate, [sym for _, _, sym in regions if sym], doc, tree)
         start, _end, symbol = regions[0] if one is None else (one.span.start_line, one.span.end_line + 1, one)
@@ -70,7 +70,7 @@ async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resol
             text = doc.lines[start] if start < len(doc.lines) else ""
             line, col = start, len(text) - len(text.lstrip())
         return Resolved(target, doc, line, col, tree.enclosing_path(line, col), None, format_anchor(locate),
-                        signatures=signatures)
+                        overloads=overloads)
 
     needle = parse_find(locate.find)
     # An exact match anywhere beats every other tier: regions without one (an overload's

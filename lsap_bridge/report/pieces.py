@@ -41,8 +41,8 @@ def anchor_fields(resolved: Resolved, session: Session) -> dict[str, Any]:
             data["approximate"]["gap"] = resolved.match.gap
     if resolved.note:
         data["note"] = resolved.note
-    if resolved.signatures:
-        data["signatures"] = resolved.signatures
+    if resolved.overloads:
+        data["overloads"] = resolved.overloads
     return data
 
 

@@ -148,7 +148,7 @@ def test_overloads_and_their_implementation_are_one_place(ts: Bridge) -> None:
     (ts.root / "lib" / "observable.ts").write_text(OVERLOADS)
     data = ts.ask(mode="locate", locate="lib/observable.ts:Observable.pipe")
     assert (data["line"], data["text"]) == (12, "pipe(...operations: ((x: any) => any)[]): Observable<any> {")
-    assert "5 signatures of pipe" in data["signatures"] and "4, 5, 6, 7" in data["signatures"]
+    assert "5 signatures of pipe" in data["overloads"] and "4, 5, 6, 7" in data["overloads"]
     text = ts.request({"mode": "locate", "locate": "lib/observable.ts:Observable.pipe"}).text
     assert "> One symbol: 5 signatures of pipe: the implementation at line 12" in text
 
