@@ -635,7 +635,7 @@ def _place(hay: _Haystack, row: int, text: str, alignment: Alignment) -> tuple[M
         begin, end = alignment.gap
         other_line, other_column = place(begin if alignment.before else end)
         lacked = " ".join(text[begin:end].split())
-        gap = (f"the find lacks `{lacked}` at its marker: read as {'after' if alignment.before else 'before'} "
+        gap = (f"The find lacks `{lacked}` at its marker: taken {'after' if alignment.before else 'before'} "
                f"the gap; the other reading is {'before' if alignment.before else 'after'} it, "
                f"line {other_line + 1} column {other_column + 1}")
     match = Match(line, column, end_line, end_column, Tier.FUZZY, matched, alignment.score, alignment.cost,

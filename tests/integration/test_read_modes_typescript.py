@@ -160,7 +160,7 @@ def test_a_marker_at_a_gap_names_the_other_reading(ts: Bridge) -> None:
     (ts.root / "lib" / "observable.ts").write_text(OVERLOADS)
     data = ts.ask(mode="locate", locate="lib/observable.ts@constructor(<|>value: T) {}")
     assert (data["line"], data["column"]) == (2, 22)
-    assert data["approximate"]["gap"] == ("the find lacks `public` at its marker: read as after the gap; "
+    assert data["approximate"]["gap"] == ("The find lacks `public` at its marker: taken after the gap; "
                                           "the other reading is before it, line 2 column 15")
     text = ts.request({"mode": "locate", "locate": "lib/observable.ts@constructor(<|>value: T) {}"}).text
-    assert "At the marker, the find lacks `public` at its marker" in text
+    assert "matched `constructor(public value: T) {}`. The find lacks `public` at its marker: taken" in text
