@@ -321,8 +321,8 @@ class _Haystack:
         """Whether text[begin:stop] neither cuts into an identifier at either end nor, for a
         one-line find (`tall` False), runs over a line break."""
         text = self.text
-        inside = (begin > 0 and _is_word(text[begin]) and _is_word(text[begin - 1])) or (
-            stop < len(text) and _is_word(text[stop - 1]) and _is_word(text[stop]))
+        inside = (begin > 0 and _in_name(text[begin]) and _in_name(text[begin - 1])) or (
+            stop < len(text) and _in_name(text[stop - 1]) and _in_name(text[stop]))
         return not inside and (tall or text.find("\n", begin, stop) < 0)
 
 
@@ -350,6 +350,11 @@ def _regex(hay: _Haystack, text: str, pattern: re.Pattern[str], tier: Tier, tall
 
 def _is_word(ch: str) -> bool:
     return ch == "_" or ch.isalnum()
+
+
+def _in_name(ch: str) -> bool:
+    """A character of an identifier, `$` too (`source$`, `$el`)."""
+    return ch == "$" or _is_word(ch)
 
 
 _ELLIPSIS = re.compile(r"\.\.\.|…")

@@ -258,3 +258,8 @@ def test_a_marker_between_two_like_tokens_stays_ambiguous() -> None:
     lines = ["x = 1", "    LocalFree = WINFUNCTYPE(c_void_p, c_void_p)(('LocalFree', k))"]
     decision = locate(lines, "= WINFUNCTYPE(<|>c_void_p)(('LocalFree',")
     assert decision.match is None and {m.line for m in decision.candidates} == {1}
+
+
+def test_a_dollar_is_part_of_a_name() -> None:
+    lines = ["const source$ = of(1);", "const source = of(2);"]
+    assert place(lines, "const <|>source") == (1, 6)
