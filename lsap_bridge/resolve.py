@@ -156,7 +156,7 @@ def _candidate(match: Match, doc: Document, tree: SymbolTree) -> Candidate:
 
 def _one_symbol(symbols: list[Symbol], lines: list[str]) -> tuple[Symbol | None, str | None]:
     """Overload signatures and the implementation of one symbol (or a declaration and its
-    definition) are one place: the implementation, with the others listed in the note.
+    definition) are one place: the implementation, with the others listed (`overloads`).
     They share name and kind, and all but at most one have no body."""
     if len(symbols) < 2 or len({(s.bare_name, s.kind) for s in symbols}) > 1:
         return None, None
