@@ -11,7 +11,8 @@ attribute; two names or two keywords side by side) and leave at least three word
 case expects one of three answers:
 
 - `place`: the marker's original line and column (perturbed, exact, pasted finds);
-- `ambiguous`: text that occurs more than once, with nothing to tell the places apart;
+- `ambiguous`: text that occurs more than once (as whole identifiers: `def print` is not in
+  `def print_json`), with nothing to tell the places apart;
 - `absent`: a line of another file that mostly shares no words with this one.
 
 Outcomes are right, ambiguous, not found or wrong (the last with its text, for RESULTS.md).
@@ -286,6 +287,14 @@ def _case(marked: str, rng: random.Random) -> str | None:
     return marked[: word.start()] + lead + changed + whole[len(lead) + len(core) :] + marked[word.end() :]
 
 
+def _whole_count(text: str, span: str) -> int:
+    """How often span occurs in text as whole identifiers: `def print` is not in `def
+    print_json` (the matcher prefers the whole one, issue 33)."""
+    head = r"(?<![\w$])" if re.match(r"[\w$]", span) else ""
+    tail = r"(?![\w$])" if re.search(r"[\w$]$", span) else ""
+    return len(re.findall(f"(?={head}{re.escape(span)}{tail})", text))
+
+
 def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
@@ -377,7 +386,7 @@ def _cases_at(
     marker = name.start() - offset
     column = lead + name.start()
     marked = span[:marker] + MARK + span[marker:]
-    occurrences = file.text.count(span)
+    occurrences = _whole_count(file.text, span)
     if occurrences > 1:
         add(Case("truly ambiguous", file.rel, _find(marked), index, column, "ambiguous"))
         if file.lines.count(line) > 1:

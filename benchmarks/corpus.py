@@ -41,6 +41,9 @@ RICH = ("rich", "13.9.4")
 RXJS = ("rxjs", "7.8.1")
 CLICK = ("click", "8.1.7")
 IMMER = ("immer", "10.1.1")
+#: The held-out code bases of `benchmarks.variants` (issue 33): never used to tune the matcher.
+HELD_OUT_PYTHON = (("requests", "2.32.3", "src/requests/*.py"), ("jinja2", "3.1.4", "src/jinja2/*.py"))
+HELD_OUT_TYPESCRIPT = (("mobx", "6.13.5", "src/**/*.ts"), ("@tanstack/query-core", "5.59.0", "src/*.ts"))
 
 
 def _extract(archive: Path, into: Path) -> Path:
@@ -66,8 +69,10 @@ def _pypi_sdist(name: str, version: str) -> Path:
 
 
 def _npm_package(name: str, version: str) -> Path:
-    """`npm pack` a pinned package (these tarballs carry their TypeScript sources)."""
-    root = CORPUS_DIR / f"{name}-{version}"
+    """`npm pack` a pinned package (these tarballs carry their TypeScript sources); a scoped
+    one's tarball and directory drop the `@` and put a `-` for its slash, as npm names it."""
+    stem = f"{name.lstrip('@').replace('/', '-')}-{version}"
+    root = CORPUS_DIR / stem
     if not root.is_dir():
         CORPUS_DIR.mkdir(exist_ok=True)
         subprocess.run(
@@ -76,7 +81,7 @@ def _npm_package(name: str, version: str) -> Path:
             check=True,
             stdout=subprocess.DEVNULL,
         )
-        extracted = _extract(CORPUS_DIR / f"{name}-{version}.tgz", CORPUS_DIR / "tmp")
+        extracted = _extract(CORPUS_DIR / f"{stem}.tgz", CORPUS_DIR / "tmp")
         extracted.rename(root)
         shutil.rmtree(CORPUS_DIR / "tmp")
     return root
@@ -133,6 +138,17 @@ def anchor_sources() -> list[Sources]:
         Sources(*CLICK, _pypi_sdist(*CLICK), "src/click/*.py", "python"),
         Sources(rxjs.name, rxjs.version, rxjs.root, rxjs.files, "typescript"),
         Sources(*IMMER, _npm_package(*IMMER), "src/**/*.ts", "typescript"),
+    ]
+
+
+def held_out_sources() -> list[Sources]:
+    """The code bases of the held-out anchor benchmark: two Python projects (PyPI sdists)
+    and two TypeScript ones (npm tarballs with their sources)."""
+    return [
+        *(Sources(name, version, _pypi_sdist(name, version), files, "python")
+          for name, version, files in HELD_OUT_PYTHON),
+        *(Sources(name, version, _npm_package(name, version), files, "typescript")
+          for name, version, files in HELD_OUT_TYPESCRIPT),
     ]
 
 

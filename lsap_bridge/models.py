@@ -162,6 +162,7 @@ class Anchored(Report):
     partial: bool
     approximate: dict[str, Any] | None = absent()  # tier, matched text, score
     note: str | None = absent()  # how a pasted line number was used
+    overloads: str | None = absent()  # overloads of one symbol taken as one place
 
 
 class Paged(Report):

@@ -68,15 +68,17 @@ async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resol
     regions = _regions(locate, tree, doc, session.workspace.display(path))
 
     if locate.find is None:
-        if len(regions) > 1:
+        one, overloads = _one_symbol([sym for _, _, sym in regions if sym], doc.lines)
+        if len(regions) > 1 and one is None:
             raise _ambiguous_symbols(locate, [sym for _, _, sym in regions if sym], doc, tree)
-        start, _end, symbol = regions[0]
+        start, _end, symbol = regions[0] if one is None else (one.span.start_line, one.span.end_line + 1, one)
         if symbol is not None:
             line, col = symbol.selection.start_line, symbol.selection.start_col
         else:
             text = doc.lines[start] if start < len(doc.lines) else ""
             line, col = start, len(text) - len(text.lstrip())
-        return Resolved(target, doc, line, col, tree.enclosing_path(line, col), None, format_anchor(locate))
+        return Resolved(target, doc, line, col, tree.enclosing_path(line, col), None, format_anchor(locate),
+                        overloads=overloads)
 
     needle = parse_find(locate.find)
     # An exact match anywhere beats every other tier: regions without one (an overload's
@@ -161,6 +163,31 @@ def _candidate(match: Match, doc: Document, tree: SymbolTree) -> Candidate:
         symbol=tree.enclosing_path(match.line, match.column),
         score=shown_score(match.score) if match.tier is Tier.FUZZY else None,
     )
+
+
+def _one_symbol(symbols: list[Symbol], lines: list[str]) -> tuple[Symbol | None, str | None]:
+    """Overload signatures and the implementation of one symbol (or a declaration and its
+    definition) are one place: the implementation, with the others listed (`overloads`).
+    They share name and kind, and all but at most one have no body."""
+    if len(symbols) < 2 or len({(s.bare_name, s.kind) for s in symbols}) > 1:
+        return None, None
+    bodies = [s for s in symbols if not _bodiless(s, lines)]
+    if len(bodies) > 1:
+        return None, None
+    one = bodies[0] if bodies else symbols[0]
+    others = ", ".join(str(s.selection.start_line + 1) for s in symbols if s is not one)
+    return one, f"{len(symbols)} signatures of {one.bare_name}: the {'implementation' if bodies else 'first'} " \
+        f"at line {one.selection.start_line + 1}; the others at lines {others}"
+
+
+def _bodiless(symbol: Symbol, lines: list[str]) -> bool:
+    """A signature without a body: a TypeScript overload or declaration (`f(x: T): U;`),
+    a Python `@overload` (its body `...`)."""
+    span = symbol.span
+    end = lines[span.end_line].rstrip() if span.end_line < len(lines) else ""  # a range may stop before `;`
+    above = lines[span.start_line - 1].strip() if span.start_line > 0 else ""
+    decorated = "overload" in " ".join([above, *lines[span.start_line : symbol.selection.start_line + 1]])
+    return end.endswith(";") or (decorated and end.endswith("..."))
 
 
 def _ambiguous_symbols(locate: Locate, symbols: list[Symbol], doc: Document, tree: SymbolTree) -> LsapError:

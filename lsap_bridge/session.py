@@ -64,6 +64,7 @@ class Resolved:
     match: Match | None
     anchor: str  # the string form of what was asked
     note: str | None = None  # how a pasted line number was used ("line 17 is now line 19")
+    overloads: str | None = None  # a symbol's overloads, when its implementation was taken
 
     @property
     def path(self) -> Path:

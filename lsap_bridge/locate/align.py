@@ -90,7 +90,9 @@ class Alignment:
 
     `at` is the window token the marker's token went to (None: the window lacks it),
     `marker_changed` whether that token is another word there; `missing` counts the
-    find's words the span lacks or has changed beyond a typo.
+    find's words the span lacks or has changed beyond a typo. `gap` is the window text
+    the find lacks right at its marker (begin, end offsets), if any, and `before` whether
+    the marker landed after it (on the token that follows the gap), else before it.
     """
 
     cost: float
@@ -101,6 +103,8 @@ class Alignment:
     at: int | None
     marker_changed: bool
     missing: int
+    gap: tuple[int, int] | None = None
+    before: bool = True
 
     @property
     def score(self) -> float:
@@ -130,10 +134,13 @@ def _change(a: str, b: str, last: bool) -> float:
 
 
 def align(
-    needle: Sequence[Token], spot: Spot, window: Sequence[Token], avoid: int | None = None, bound: float = _INF
+    needle: Sequence[Token], spot: Spot, window: Sequence[Token], avoid: int | None = None, bound: float = _INF,
+    keep: bool = False,
 ) -> Alignment | None:
     """The cheapest alignment of the find's tokens to a run of the window's tokens;
-    `avoid` is a window token the marker's token may not go to (for the runner-up).
+    `avoid` is a window token the marker's token may not go to (for the runner-up), and
+    `keep` makes the marker's token go to the same token or one a typo away (a cheaper
+    alignment may skip it, `self,` read as `str,` where `source: str,` was dropped).
     None once every partial alignment costs more than `bound` (costs only grow)."""
     n, m = len(needle), len(window)
     if not n or not m:
@@ -151,6 +158,9 @@ def align(
         changes = [_change(ai, bj, i == n) for bj in b]
         if avoid is not None and i - 1 == k:
             changes[avoid] = _INF
+        if keep and i - 1 == k:
+            changes = [_INF if change >= _CHANGED else change for change in changes]
+            dropped = _INF
         row, steps = [up[0] + dropped] + [0.0] * m, [_DROP] * (m + 1)
         for j in range(1, m + 1):
             best, step = up[j - 1] + changes[j - 1], _SUB
@@ -195,9 +205,30 @@ def align(
         if not there or _change(a[index], b[to], index == n - 1) >= _CHANGED
     }
     to, there = placed[k]
+    gap, before = _gap(needle, spot, placed, window) if there else (None, True)
     return Alignment(round(last_row[stop], 3), max(sum(wa), sum(wb[j:stop])), window[j].start, window[stop - 1].end,
                      _land(needle[k], spot.offset, placed[k], window, stop), to if there else None,
-                     there and k in lost, sum(wa[index] == WORD for index in lost))
+                     there and k in lost, sum(wa[index] == WORD for index in lost), gap, before)
+
+
+def _gap(needle: Sequence[Token], spot: Spot, placed: dict[int, tuple[int, bool]],
+         window: Sequence[Token]) -> tuple[tuple[int, int] | None, bool]:
+    """The window tokens the find lacks right at its marker, as window offsets: before the
+    marker's token when the marker starts it (`f(<|>True)` for `f(flag=True)`), after it
+    when the marker ends it; and whether they stand before the marker's landing place.
+    Without a token of the find on that side, the one window token there is the gap."""
+    k = spot.index
+    to = placed[k][0]
+    kept = [w for w, there in placed.values() if there]
+    if spot.offset == 0 and k > 0 and to > 0:
+        previous = [w for w in kept if w < to]
+        first = max(previous) + 1 if previous else to - 1
+        return ((window[first].start, window[to - 1].end) if first < to else None), True
+    if spot.offset >= len(needle[k].text) and k + 1 < len(needle) and to + 1 < len(window):
+        following = [w for w in kept if w > to]
+        last = min(following) - 1 if following else to + 1
+        return ((window[to + 1].start, window[last].end) if last > to else None), False
+    return None, spot.offset == 0
 
 
 def _swapped(a: list[str], b: list[str], i: int, j: int, width: int) -> bool:

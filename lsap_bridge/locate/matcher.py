@@ -20,7 +20,7 @@ from rapidfuzz import fuzz, process
 
 from lsap_bridge.errors import invalid
 
-from .align import WORD, Alignment, Token, align, map_offset, spot_of, tokens
+from .align import WORD, Alignment, Spot, Token, align, map_offset, spot_of, tokens
 
 #: A fuzzy match must score at least this (0-100: the share of the find's tokens it explains).
 FUZZY_THRESHOLD = 60.0
@@ -74,7 +74,10 @@ class Match:
 
     (line, column) is the marker, or the start of the match when there is no
     marker; (end_line, end_column) is the end of the matched span. `cost` is
-    what a near miss differs by, in tokens (0 for the other tiers).
+    what a near miss differs by, in tokens (0 for the other tiers). `whole` is False
+    when the match cuts into a longer identifier (`def print` in `def print_json`) or a
+    one-line find spans lines; `gap` says what the find lacks at its marker and where
+    the other reading of the marker is (a near miss).
     """
 
     line: int
@@ -85,6 +88,8 @@ class Match:
     matched_text: str
     score: float
     cost: float = 0.0
+    whole: bool = True
+    gap: str | None = None
 
 
 @dataclass(frozen=True)
@@ -169,14 +174,15 @@ def find_matches(
     found = _exact(hay, needle.text, marker)
     if found:
         return MatchResult(Tier.EXACT, found)
-    found = _regex(hay, hay.text, _pattern(needle.text, marker, unicode=False), Tier.WHITESPACE)
+    tall = "\n" in needle.text.strip()
+    found = _regex(hay, hay.text, _pattern(needle.text, marker, unicode=False), Tier.WHITESPACE, tall)
     if found:
         return MatchResult(Tier.WHITESPACE, found)
     folded_needle = _fold(needle.text)
     folded_text = _fold(hay.text)
     if folded_needle != needle.text or folded_text != hay.text or _ELLIPSIS.search(needle.text):
         pattern = _pattern(folded_needle, marker, unicode=True)
-        found = _regex(hay, folded_text, pattern, Tier.UNICODE)
+        found = _regex(hay, folded_text, pattern, Tier.UNICODE, tall)
         if found:
             return MatchResult(Tier.UNICODE, found)
     result = _fuzzy(hay, folded_text, folded_needle, marker)
@@ -194,6 +200,7 @@ def _case(hay: _Haystack, text: str, needle: str, marker: int) -> list[Match]:
     (`VALIDATE`, `validate`; `get_user`, `getUser`), with whitespace as in the second tier."""
     found = tokens(needle)
     spot = spot_of(found, marker)
+    tall = "\n" in needle.strip()
     parts: list[str] = []
     for index, token in enumerate(found):
         if index:
@@ -215,7 +222,7 @@ def _case(hay: _Haystack, text: str, needle: str, marker: int) -> list[Match]:
         word = hit.group("m")
         at = hit.start("m") + map_offset(found[spot.index].text.lower(), word.lower(), spot.offset)
         if at not in out:
-            out[at] = hay.match(hit.start(), hit.end(), at, Tier.CASE, 100.0)
+            out[at] = hay.match(hit.start(), hit.end(), at, Tier.CASE, 100.0, tall)
         hit = pattern.search(text, hit.start() + 1)
     return list(out.values())
 
@@ -249,6 +256,9 @@ def decide(results: Sequence[MatchResult], line: int | None = None) -> Decision:
         top = min((r.matches[0] for r in deciding), key=lambda m: m.cost)
         deciding = [r for r in deciding if r.matches[0] is top or close(top, r.matches[0])]
     unique = list({(m.line, m.column): m for r in deciding for m in r.matches}.values())
+    # The text as written, whole identifiers on one line, beats the same text cut out of
+    # longer identifiers or spread over lines (`def print` is not `def print_json`).
+    unique = [m for m in unique if m.whole] or unique
     if best is Tier.CASE and len(unique) > 1:
         return Decision(None, None, unique)
     if len(unique) > 1 and line is not None:
@@ -301,35 +311,50 @@ class _Haystack:
         row = bisect_right(self.starts, offset) - 1
         return self.first + row, offset - self.starts[row]
 
-    def match(self, begin: int, stop: int, marker: int, tier: Tier, score: float) -> Match:
+    def match(self, begin: int, stop: int, marker: int, tier: Tier, score: float, tall: bool = False) -> Match:
         line, column = self.position(marker)
         end_line, end_column = self.position(stop)
-        return Match(line, column, end_line, end_column, tier, self.text[begin:stop], score)
+        return Match(line, column, end_line, end_column, tier, self.text[begin:stop], score,
+                     whole=self.whole(begin, stop, tall))
+
+    def whole(self, begin: int, stop: int, tall: bool) -> bool:
+        """Whether text[begin:stop] neither cuts into an identifier at either end nor, for a
+        one-line find (`tall` False), runs over a line break."""
+        text = self.text
+        inside = (begin > 0 and _in_name(text[begin]) and _in_name(text[begin - 1])) or (
+            stop < len(text) and _in_name(text[stop - 1]) and _in_name(text[stop]))
+        return not inside and (tall or text.find("\n", begin, stop) < 0)
 
 
 def _exact(hay: _Haystack, text: str, marker: int) -> list[Match]:
     found: list[Match] = []
+    tall = "\n" in text
     at = hay.text.find(text)
     while at >= 0:
-        found.append(hay.match(at, at + len(text), at + marker, Tier.EXACT, 100.0))
+        found.append(hay.match(at, at + len(text), at + marker, Tier.EXACT, 100.0, tall))
         at = hay.text.find(text, at + 1)
     return found
 
 
-def _regex(hay: _Haystack, text: str, pattern: re.Pattern[str], tier: Tier) -> list[Match]:
+def _regex(hay: _Haystack, text: str, pattern: re.Pattern[str], tier: Tier, tall: bool) -> list[Match]:
     """All (overlapping) regex matches, one per marker spot."""
     found: dict[int, Match] = {}
     hit = pattern.search(text)
     while hit:
         spot = hit.start("m")
         if spot not in found:
-            found[spot] = hay.match(hit.start(), hit.end(), spot, tier, 100.0)
+            found[spot] = hay.match(hit.start(), hit.end(), spot, tier, 100.0, tall)
         hit = pattern.search(text, hit.start() + 1)
     return list(found.values())
 
 
 def _is_word(ch: str) -> bool:
     return ch == "_" or ch.isalnum()
+
+
+def _in_name(ch: str) -> bool:
+    """A character of an identifier, `$` too (`source$`, `$el`)."""
+    return ch == "$" or _is_word(ch)
 
 
 _ELLIPSIS = re.compile(r"\.\.\.|…")
@@ -425,6 +450,8 @@ def _fuzzy(hay: _Haystack, folded_text: str, folded_needle: str, marker: int) ->
     for row in _most_alike(needle, {row: windows[row] for row in rows}):
         window = tokens(windows[row])
         alignment = align(found, spot, window, bound=bound)
+        if alignment is not None and _credible(alignment, found, marker=False) and not _credible(alignment, found):
+            alignment = _kept(found, spot, window) or alignment
         if alignment is not None:
             bound = min(bound, alignment.cost + _TWIN)
             match, start = _place(hay, row, windows[row], alignment)
@@ -442,17 +469,41 @@ def _fuzzy(hay: _Haystack, folded_text: str, folded_needle: str, marker: int) ->
     matches = [best.match] + [c.match for c in rivals]
     for c in [best, *rivals]:
         other = align(found, spot, c.window, avoid=c.alignment.at) if c.alignment.at is not None else None
-        if other is not None and other.marker != c.alignment.marker and _rival(best, other, found, _TWIN):
+        if (other is not None and other.marker != c.alignment.marker and _rival(best, other, found, _TWIN)
+                and not _reads_gap(c.alignment, other, c.window)):
             matches.append(_place(hay, c.row, windows[c.row], other)[0])
     return MatchResult(Tier.FUZZY, matches)
 
 
-def _credible(alignment: Alignment, found: list[Token]) -> bool:
+def _kept(found: list[Token], spot: Spot, window: list[Token]) -> Alignment | None:
+    """The window's cheapest alignment that keeps the marker's token, when the cheapest of
+    all skips or changes it, and only if it can be credible (it costs at most 40 % of the
+    heavier side: the pruning bound)."""
+    heaviest = max(sum(t.weight for t in found), sum(t.weight for t in window))
+    kept = align(found, spot, window, bound=heaviest * (1 - FUZZY_THRESHOLD / 100), keep=True)
+    return kept if kept is not None and _credible(kept, found) else None
+
+
+def _reads_gap(alignment: Alignment, twin: Alignment, window: list[Token]) -> bool:
+    """Whether a twin only puts the marker elsewhere in the gap the find has at its marker,
+    or at its edge: the other reading of one gap, which the best match's note names. A
+    twin as cheap on a token like the best's (`f(<|>x)` for `f(x, x)`) is not: which of
+    the two the marker meant, the text does not say."""
+    if alignment.gap is None or alignment.at is None or twin.at is None:
+        return False
+    begin, end = alignment.gap
+    alike = window[twin.at].text == window[alignment.at].text and twin.cost <= alignment.cost
+    return not alike and begin <= twin.marker <= max(end, alignment.marker)
+
+
+def _credible(alignment: Alignment, found: list[Token], marker: bool = True) -> bool:
     """Whether a near miss may be taken: it scores enough, lacks at most a third of the
-    find's words, and has the marker's own token (else where the marker goes is a guess)."""
+    find's words, and has the marker's own token (else where the marker goes is a guess;
+    `marker` False: all but that, the only windows worth aligning again to keep it, since
+    keeping it never costs less)."""
     words = sum(t.weight == WORD for t in found)
     return (alignment.score >= FUZZY_THRESHOLD and 3 * alignment.missing <= words
-            and alignment.at is not None and not alignment.marker_changed)
+            and (not marker or (alignment.at is not None and not alignment.marker_changed)))
 
 
 def _rival(best: _Near, other: Alignment, found: list[Token], margin: float | None = None) -> bool:
@@ -483,13 +534,16 @@ def close(best: Match, other: Match | Alignment) -> bool:
 
 def _most_alike(needle: str, windows: dict[int, str]) -> list[int]:
     """The candidate windows worth an alignment (it costs a Python loop per token pair):
-    the ones whose best part is most like the needle, and all that tie with the last,
-    most alike first (so that the first alignments bound the others)."""
-    alike = process.extract(needle, windows, scorer=fuzz.partial_ratio, limit=None)
+    the ones whose best part, or whose whole, is most like the needle (a short window
+    such as `self,` is all alike in part), and all that tie with the last, most alike
+    first (so that the first alignments bound the others)."""
+    part = process.extract(needle, windows, scorer=fuzz.partial_ratio, limit=None)
+    whole = {row: score for _, score, row in process.extract(needle, windows, scorer=fuzz.ratio, limit=None)}
+    alike = sorted(((max(score, whole[row]), row) for _, score, row in part), key=lambda hit: -hit[0])
     if len(alike) <= _ALIGNED:
-        return [row for _, _, row in alike]
-    least = alike[_ALIGNED - 1][1]
-    return [row for _, score, row in alike if score >= least]
+        return [row for _, row in alike]
+    least = alike[_ALIGNED - 1][0]
+    return [row for score, row in alike if score >= least]
 
 
 def _likely(needle: str, windows: dict[int, str]) -> set[int]:
@@ -581,7 +635,16 @@ def _place(hay: _Haystack, row: int, text: str, alignment: Alignment) -> tuple[M
     end_line, end_column = place(alignment.end)
     matched = "\n".join(hay.lines[start_line : end_line + 1])
     matched = matched[start_column : len(matched) - len(hay.lines[end_line]) + end_column]
-    match = Match(line, column, end_line, end_column, Tier.FUZZY, matched, alignment.score, alignment.cost)
+    gap = None
+    if alignment.gap is not None:
+        begin, end = alignment.gap
+        other_line, other_column = place(begin if alignment.before else end)
+        lacked = " ".join(text[begin:end].split())
+        gap = (f"The find lacks `{lacked}` at its marker: taken {'after' if alignment.before else 'before'} "
+               f"the gap; the other reading is {'before' if alignment.before else 'after'} it, "
+               f"line {other_line + 1} column {other_column + 1}")
+    match = Match(line, column, end_line, end_column, Tier.FUZZY, matched, alignment.score, alignment.cost,
+                  gap=gap)
     return match, (start_line, start_column)
 
 

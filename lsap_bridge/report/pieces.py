@@ -37,8 +37,12 @@ def anchor_fields(resolved: Resolved, session: Session) -> dict[str, Any]:
             "matched": resolved.match.matched_text,
             "score": round(resolved.match.score, 1),
         }
+        if resolved.match.gap:  # the marker sat where the find lacks text: which reading was taken
+            data["approximate"]["gap"] = resolved.match.gap
     if resolved.note:
         data["note"] = resolved.note
+    if resolved.overloads:
+        data["overloads"] = resolved.overloads
     return data
 
 

@@ -120,3 +120,47 @@ def test_search_names_a_language_whose_server_is_not_running(tmp_path: Path) -> 
         assert data["lacking"] == [] and data["symbols"][0]["path"] == "web/pricing.ts"
     finally:
         bridge.close()
+
+
+#: rxjs 7.8.1, src/internal/Observable.ts (Apache-2.0), shortened: overload signatures of
+#: `pipe` and its implementation, as typescript-language-server outlines them.
+OVERLOADS = """export class Observable<T> {
+  constructor(public value: T) {}
+
+  pipe(): Observable<T>;
+  pipe<A>(op1: (x: T) => A): Observable<A>;
+  pipe<A, B>(op1: (x: T) => A, op2: (x: A) => B): Observable<B>;
+  pipe<A, B, C>(
+    op1: (x: T) => A,
+    op2: (x: A) => B,
+    op3: (x: B) => C
+  ): Observable<C>;
+  pipe(...operations: ((x: any) => any)[]): Observable<any> {
+    return operations.reduce((prev: any, fn) => new Observable(fn(prev.value)), this);
+  }
+}
+"""
+
+
+def test_overloads_and_their_implementation_are_one_place(ts: Bridge) -> None:
+    """Issue 33: `Observable.pipe` is one symbol to an agent, not five."""
+    (ts.root / "lib").mkdir(exist_ok=True)
+    (ts.root / "lib" / "observable.ts").write_text(OVERLOADS)
+    data = ts.ask(mode="locate", locate="lib/observable.ts:Observable.pipe")
+    assert (data["line"], data["text"]) == (12, "pipe(...operations: ((x: any) => any)[]): Observable<any> {")
+    assert "5 signatures of pipe" in data["overloads"] and "4, 5, 6, 7" in data["overloads"]
+    text = ts.request({"mode": "locate", "locate": "lib/observable.ts:Observable.pipe"}).text
+    assert "> One symbol: 5 signatures of pipe: the implementation at line 12" in text
+
+
+def test_a_marker_at_a_gap_names_the_other_reading(ts: Bridge) -> None:
+    """Issue 33: `public` is missing right before the marker: taken on `value`, and the
+    approximate note says the other reading is the gap, before `public`."""
+    (ts.root / "lib").mkdir(exist_ok=True)
+    (ts.root / "lib" / "observable.ts").write_text(OVERLOADS)
+    data = ts.ask(mode="locate", locate="lib/observable.ts@constructor(<|>value: T) {}")
+    assert (data["line"], data["column"]) == (2, 22)
+    assert data["approximate"]["gap"] == ("The find lacks `public` at its marker: taken after the gap; "
+                                          "the other reading is before it, line 2 column 15")
+    text = ts.request({"mode": "locate", "locate": "lib/observable.ts@constructor(<|>value: T) {}"}).text
+    assert "matched `constructor(public value: T) {}`. The find lacks `public` at its marker: taken" in text

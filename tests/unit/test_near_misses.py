@@ -198,3 +198,68 @@ def test_a_case_slip_matching_twice_is_not_taken() -> None:
     decision = locate(lines, "def <|>VALIDATE(self)")
     assert decision.match is None and decision.tier is None
     assert sorted(m.line for m in decision.candidates[:2]) == [0, 2]
+
+
+# --- issue 33: commit when the text allows one place ------------------------------------
+
+#: rich 13.9.4, rich/console.py (MIT): the three `def print…` lines, as they stand there.
+RICH_PRINTS = [
+    "class Console:",
+    "    def print(",
+    "        self,",
+    "        *objects: Any,",
+    "    def print_json(",
+    "        self,",
+    "        json: Optional[str] = None,",
+    "    def print_exception(",
+    "        self,",
+    "        *,",
+]
+
+
+def test_a_whole_identifier_beats_the_prefix_of_a_longer_one() -> None:
+    assert place(RICH_PRINTS, "def <|>print") == (1, 8)
+    assert locate(RICH_PRINTS, "def <|>print").tier is Tier.EXACT
+    # cut inside every candidate alike, the find names none of them
+    assert locate(RICH_PRINTS, "def <|>prin").match is None
+
+
+def test_text_that_really_is_on_many_lines_stays_ambiguous() -> None:
+    lines = ["def f(", *["    None," for _ in range(20)], ")"]
+    decision = locate(lines, "<|>None,")
+    assert decision.match is None and len(decision.candidates) == 20
+
+
+def test_a_one_line_find_prefers_the_line_over_text_spread_over_lines() -> None:
+    lines = ["call(first,", "     second)", "x = call(first, second)"]
+    assert place(lines, "call(<|>first,second)") == (2, 9)
+
+
+def test_a_dropped_keyword_argument_keeps_the_marked_token() -> None:
+    """jinja2 3.1.4, environment.py: `source: str,` dropped; the cheapest alignment read
+    `self,` as `str,`, which lost the marker's own token (and was not_found)."""
+    lines = [
+        "    def _parse(",
+        "        self, source: str, name: t.Optional[str], filename: t.Optional[str]",
+        "    ) -> nodes.Template:",
+    ]
+    assert place(lines, "<|>self, name: t.Optional[str], filename: t.Optional[str]") == (1, 8)
+
+
+def test_a_marker_at_a_gap_says_which_reading_it_took() -> None:
+    lines = ["import os", "", "    run(flag=True)", ""]
+    decision = locate(lines, "run(<|>True)")
+    assert decision.match is not None and (decision.match.line, decision.match.column) == (2, 13)
+    assert decision.match.gap is not None
+    assert "`flag=`" in decision.match.gap and "line 3 column 9" in decision.match.gap
+
+
+def test_a_marker_between_two_like_tokens_stays_ambiguous() -> None:
+    lines = ["x = 1", "    LocalFree = WINFUNCTYPE(c_void_p, c_void_p)(('LocalFree', k))"]
+    decision = locate(lines, "= WINFUNCTYPE(<|>c_void_p)(('LocalFree',")
+    assert decision.match is None and {m.line for m in decision.candidates} == {1}
+
+
+def test_a_dollar_is_part_of_a_name() -> None:
+    lines = ["const source$ = of(1);", "const source = of(2);"]
+    assert place(lines, "const <|>source") == (1, 6)
