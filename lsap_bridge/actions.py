@@ -18,7 +18,6 @@ checks before writing and the one undo step per buffer hold as for any other edi
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 from collections.abc import Awaitable, Callable
@@ -573,24 +572,17 @@ async def applied(session: Session, title: str, kind: str | None,
     """Run `work` (edits through the engine) and report it: lines added and removed per
     file, the diagnostics of the changed files after, and, given those from before (as the
     request already read them, for a quick fix), which it fixed and which it introduced.
-    Not read only for that: waiting for a server's diagnostics is most of such a request."""
+    Line counts are the engine's (what it wrote, not a reread that a later write could
+    change)."""
     watched = [p for p in watched or [] if p.is_file()]
-    before_docs = await session.documents(watched)
     ran = await work()
     display = session.workspace.display
     paths = list(dict.fromkeys([*watched, *(session.workspace.resolve(f.path)
                                             for r in ran.results for f in r.files)]))
-    after_docs = await session.documents([p for p in paths if p.is_file()])
     after = await session.diagnostics([p for p in paths if p.is_file()])
-    changed = []
-    for result in ran.results:
-        for f in result.files:
-            path = session.workspace.resolve(f.path)
-            old = before_docs[path].lines if path in before_docs else []
-            new = after_docs[path].lines if path in after_docs else []
-            added, removed = _line_counts(old, new)
-            changed.append(Changed(path=f.path, edits=f.edits, saved=f.saved,
-                                   disk_differs=f.disk_differs, added=added, removed=removed))
+    changed = [Changed(path=f.path, edits=f.edits, saved=f.saved, disk_differs=f.disk_differs,
+                       added=f.added, removed=f.removed)
+               for result in ran.results for f in result.files]
 
     def rows(found: dict[Path, list[Diagnostic]]) -> list[FileDiagnostic]:
         return [FileDiagnostic(path=display(p), **diagnostic_row(d)) for p, items in found.items()
@@ -609,13 +601,3 @@ async def applied(session: Session, title: str, kind: str | None,
         pending=[f"{display(p)} ({reason})" for p, reason in after.pending.items()],
         remarks=ran.remarks,
     )
-
-
-def _line_counts(old: list[str], new: list[str]) -> tuple[int, int]:
-    added = removed = 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        if tag in ("replace", "delete"):
-            removed += i2 - i1
-        if tag in ("replace", "insert"):
-            added += j2 - j1
-    return added, removed

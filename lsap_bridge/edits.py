@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .diskwatch import Basis
 from .errors import ErrorCode, LsapError
-from .filestate import Snapshot, snapshot
+from .filestate import Snapshot, content_hash, snapshot
 from .gateway import Client, Document, Editor
 from .journal import Change, Journal, Recovery, recover
 from .position import Encoding, from_lsp_character
@@ -66,6 +67,8 @@ class FileChange:
     saved: bool  # written to disk; False when the human's unsaved changes kept it in the buffer
     # Not saved: the file on disk was left alone, and holds other text than the buffer now.
     disk_differs: bool = False
+    added: int = 0  # lines, from the text planned on to the text written
+    removed: int = 0
 
 
 @dataclass
@@ -213,6 +216,37 @@ def _replaces_all(edits: list[dict[str, Any]], lines: list[str]) -> bool:
     return False
 
 
+def _minimal(file_lines: list[str], breaks: list[str] | None, lsp: list[dict[str, Any]],
+             encoding: Encoding, name: str) -> list[dict[str, Any]] | None:
+    """A whole-file replacement as the few edits that make the same text (code-point
+    columns): the lines it keeps are not rewritten, so what it would put back unchanged
+    cannot overwrite a change made meanwhile, and the old-name check sees each change.
+    None when the replacement changes the file's final newline (kept whole then)."""
+    whole = _splice(file_lines, lsp, encoding, name, breaks)
+    if breaks is not None and whole.breaks is not None and (breaks[-1] == "") != (whole.breaks[-1] == ""):
+        return None
+    new, last = whole.lines, len(file_lines)
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, file_lines, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if i2 < last:  # whole lines, each with its line end
+            start, end, text = (i1, 0), (i2, 0), "".join(line + "\n" for line in new[j1:j2])
+        elif i1 < i2:  # up to the end of the last line, whose line end stays
+            start, end = (i1, 0), (last - 1, len(file_lines[-1]))
+            text = "\n".join(new[j1:j2])
+            if j1 == j2 and i1 > 0:  # the last lines go, with the line end before them
+                start = (i1 - 1, len(file_lines[i1 - 1]))
+        else:  # lines added after the last one
+            start = end = (last - 1, len(file_lines[-1]))
+            text = "".join("\n" + line for line in new[j1:j2])
+        out.append({"range": {"start": {"line": start[0], "character": start[1]},
+                              "end": {"line": end[0], "character": end[1]}}, "newText": text})
+    if _splice(file_lines, out, "utf-32", name, breaks).lines != new:
+        return None  # never expected; the whole replacement is then applied as sent
+    return out
+
+
 def unwritable(path: Path, stat: os.stat_result | None = None) -> str | None:
     """Why the bridge may not replace `path` with a new file of the same content, if so.
 
@@ -286,6 +320,8 @@ class _File:
     edits: int = 0
     origin: Path | None = None  # renamed from
     created: bool = False
+    # Why the disk may not be what the server computed the edit on (see `_proven`), if so.
+    doubt: str | None = None
 
     @property
     def buffer_only(self) -> bool:
@@ -310,8 +346,11 @@ def _loaded(doc: Document) -> bool:
     return doc.bufnr is not None and doc.version.startswith("tick:")
 
 
-async def _load(session: Session, paths: list[Path]) -> dict[Path, _File]:
-    """Every existing file's buffer (if loaded) and disk content, checked to agree."""
+async def _load(session: Session, paths: list[Path], basis: Basis | None,
+                server: str) -> dict[Path, _File]:
+    """Every existing file's buffer (if loaded) and disk content, checked to agree; a file
+    no buffer holds (the server read it from disk) must be proven by `basis` to be what it
+    was when the request began."""
     wanted = list(dict.fromkeys(paths))
     existing = [p for p in wanted if p.is_file()]
     docs = await session.documents(existing)
@@ -335,9 +374,23 @@ async def _load(session: Session, paths: list[Path]) -> dict[Path, _File]:
                 hint=NOTHING + "; ask again, on the text now on disk",
             )
         files[path] = _File(path, disk, buffer, lines, breaks, bom)
+        doubt = basis.doubt(path, disk) if basis is not None else None
+        if doubt:
+            files[path].doubt = (f"{display(path)} may not be the text {server} computed the "
+                                 f"edit on: {doubt}")
     for file in files.values():
         file.original = list(file.lines)
     return files
+
+
+def _proven(file: _File, version: Any) -> None:
+    """A file the edit changes must be the text the server computed it on: a loaded buffer
+    at the version the edit names, else (the server may have read the disk) the file as it
+    was when the request began (`_File.doubt`)."""
+    if file.doubt and not (version is not None and file.heard is not None):
+        raise LsapError(ErrorCode.CONFLICT, file.doubt,
+                        hint=NOTHING + "; ask again: the server then computes it on the text "
+                        "now on disk")
 
 
 def _inside(workspace: Workspace, uri: str) -> Path:
@@ -368,30 +421,32 @@ class _Plan:
 def _check_replaced(lines: list[str], edits: list[dict[str, Any]], replaces: str,
                     encoding: Encoding, name: str) -> None:
     """A rename's edits each replace the old name: one that would replace other text was
-    computed on another text than this (the file changed since the server read it)."""
+    computed on another text than this (the file changed since the server read it).
+    Whole-file replacements come here as their minimal edits (`_minimal`)."""
     for item in edits:
         start, end = item["range"]["start"], item["range"]["end"]
-        line = int(start["line"])
-        if line != int(end["line"]) or line >= len(lines):
-            continue  # whole lines rewritten (jedi): nothing to compare
-        text = lines[line]
-        found = text[from_lsp_character(text, int(start["character"]), encoding):
-                     from_lsp_character(text, int(end["character"]), encoding)]
+        (sl, sc), (el, ec) = _position(lines, start, encoding), _position(lines, end, encoding)
+        found = lines[sl][sc:] + "".join("\n" + lines[i] for i in range(sl + 1, el + 1)) \
+            if el > sl else lines[sl][sc:ec]
+        if el > sl:
+            found = found[:len(found) - (len(lines[el]) - ec)]
         if replaces not in found:
+            shown = found if len(found) <= 60 and "\n" not in found else found[:57].replace("\n", "⏎") + "…"
             raise LsapError(
                 ErrorCode.CONFLICT,
-                f"the edit of {name} at {line + 1}:{int(start['character']) + 1} would replace "
-                f"`{found}`, not `{replaces}`: the file changed since the server read it",
+                f"the edit of {name} at {sl + 1}:{sc + 1} would replace "
+                f"`{shown}`, not `{replaces}`: the file changed since the server read it",
                 hint=NOTHING + "; ask again once the server has seen the file as it is now",
             )
 
 
 async def _plan(session: Session, edit: dict[str, Any], client: Client,
-                replaces: str | None = None) -> _Plan:
+                replaces: str | None = None, basis: Basis | None = None) -> _Plan:
     """Check the whole edit before anything changes, and compute the new texts.
 
     `replaces`: the text each edit replaces (a rename's old name), checked against the
-    text planned on."""
+    text planned on. `basis`: what the files were when the edit's computation began
+    (default: when this request began)."""
     def inside(uri: str) -> Path:
         return _inside(session.workspace, uri)
 
@@ -404,7 +459,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
             paths.append(inside(change["uri"]))
         elif kind == "rename":
             paths += [inside(change["oldUri"]), inside(change["newUri"])]
-    files = await _load(session, paths)
+    files = await _load(session, paths, basis or session.basis(), client.name)
     display = session.workspace.display
     order: dict[Path, _File] = {}  # files that end up changed
     removed: list[_File] = []
@@ -419,6 +474,8 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     hint="nothing was changed; ask again once the file exists",
                 )
             version = change["textDocument"].get("version")
+            if file.origin is None:
+                _proven(file, version)
             if version and file.heard is not None and file.origin is None and file.heard > int(version):
                 raise LsapError(
                     ErrorCode.CONFLICT,
@@ -434,9 +491,14 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     "them",
                     hint="nothing was changed; save (or undo) that buffer's changes and ask again",
                 )
+            encoding = session.encoding(client)
+            if _replaces_all(lsp, file.lines):
+                fewer = _minimal(file.lines, file.breaks, lsp, encoding, display(path))
+                if fewer is not None:
+                    lsp, encoding = fewer, "utf-32"
             if replaces is not None:
-                _check_replaced(file.lines, lsp, replaces, session.encoding(client), display(path))
-            spliced = _splice(file.lines, lsp, session.encoding(client), display(path), file.breaks)
+                _check_replaced(file.lines, lsp, replaces, encoding, display(path))
+            spliced = _splice(file.lines, lsp, encoding, display(path), file.breaks)
             file.lines, file.breaks = spliced.lines, spliced.breaks
             file.steps.append(
                 {"edits": spliced.byte_edits, "append": spliced.append, "fix_eol": spliced.fix_eol}
@@ -514,21 +576,19 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
 
 
 async def preview(session: Session, edit: dict[str, Any], client: Client,
-                  replaces: str | None = None) -> list[FileDiff]:
+                  replaces: str | None = None, basis: Basis | None = None) -> list[FileDiff]:
     """The diff each file would get, without changing anything."""
-    return (await _plan(session, edit, client, replaces)).diffs
+    return (await _plan(session, edit, client, replaces, basis)).diffs
 
 
 def preview_text(diffs: list[FileDiff]) -> str:
     return "\n".join(d.diff for d in diffs if d.diff)
 
 
-def _recheck(plan: _Plan, workspace: Workspace) -> dict[Path, Snapshot | None]:
-    """Every file the edit writes, once more, right before anything changes: the same real
-    path (no directory swapped for a symlink), the same content, still writable. Returns
-    what is on disk now, for Neovim's own last check of the stamps."""
+def _recheck(plan: _Plan, workspace: Workspace) -> None:
+    """Every file the edit writes, once more, before anything is written: the same real
+    path (no directory swapped for a symlink), the same content, still writable."""
     display = workspace.display
-    now: dict[Path, Snapshot | None] = {}
     for file in plan.on_disk:
         path = file.path
         real = Path(os.path.realpath(path if file.disk is not None else path.parent))
@@ -563,8 +623,6 @@ def _recheck(plan: _Plan, workspace: Workspace) -> dict[Path, Snapshot | None]:
                 f"{display(path)} {what} after the edit was planned",
                 hint=NOTHING + "; ask again",
             )
-        now[path] = found
-    return now
 
 
 def _changes(plan: _Plan) -> list[Change]:
@@ -588,7 +646,8 @@ def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
             return None
         s = found.stamp
         return {"size": s.size, "sec": s.mtime_ns // 10**9, "nsec": s.mtime_ns % 10**9,
-                "ino": s.ino, "dev": s.dev}
+                "ino": s.ino, "dev": s.dev, "csec": s.ctime_ns // 10**9,
+                "cnsec": s.ctime_ns % 10**9}
 
     ops: list[dict[str, Any]] = []
     for file in plan.removed:
@@ -635,7 +694,11 @@ async def _switch(session: Session, journal: Journal | None, ops: list[dict[str,
                         f"applying {label} failed: {exc.message}"
                         + (f"; {settled.message}" if settled else "; nothing was changed"),
                         hint="ask again") from None
-    if outcome.get("ok") or not outcome.get("switched"):
+    lost = await asyncio.to_thread(journal.overwritten) if journal and outcome.get("ok") else []
+    if lost:  # a write that landed in a file as it was replaced: the whole edit goes back
+        outcome = {"switched": None, "conflict": True, "error": ", ".join(
+            session.workspace.display(Path(p)) for p in lost) + " changed on disk as the edit replaced it"}
+    if outcome.get("ok") or "switched" not in outcome:
         if journal is not None:
             await asyncio.to_thread(journal.finish)
         if outcome.get("ok"):
@@ -646,19 +709,41 @@ async def _switch(session: Session, journal: Journal | None, ops: list[dict[str,
             hint=NOTHING + ("; ask again once the human has left Insert mode" if outcome.get("busy")
                             else "; ask again"),
         )
-    restored, problems = await asyncio.to_thread(journal.roll_back) if journal else ([], [])
+    switched = outcome.get("switched")
+    restored, problems = (await asyncio.to_thread(journal.roll_back, switched) if journal
+                          else ([], []))
     # A buffer whose file was put back here (Neovim could not write it back) re-reads it.
     await session.gateway.exec_lua("require('lsap.edits').reload(...)", restored)
     raise LsapError(
         ErrorCode.CONFLICT if not problems else ErrorCode.SERVER_ERROR,
         f"applying {label} failed: {outcome.get('error')}; {_rolled_back(problems)}",
-        hint="fix the cause (e.g. make the file writable) and ask again",
+        hint="ask again" if outcome.get("conflict") and not problems
+        else "fix the cause (e.g. make the file writable) and ask again",
     )
 
 
-async def _journalled(session: Session, plan: _Plan, now: dict[Path, Snapshot | None],
-                      directory: Path, label: str) -> None:
-    """Write the journal and the new contents, then have Neovim switch (see `_switch`)."""
+def _proved(plan: _Plan, display: Callable[[Path], str]) -> dict[Path, Snapshot | None]:
+    """Every file the edit writes, as the last thing before Neovim switches them (the
+    journal is written): the very content the edit was planned on, by its hash. Returns
+    the stamps then, which Neovim checks in the same call that switches the file: any
+    write since (an `os.utime` too) moves the change time."""
+    now: dict[Path, Snapshot | None] = {}
+    for file in plan.on_disk:
+        found = snapshot(file.path)
+        if (found is None) != (file.disk is None) or (
+                found is not None and file.disk is not None and found.digest != file.disk.digest):
+            raise LsapError(
+                ErrorCode.CONFLICT,
+                f"{display(file.path)} changed on disk while the edit was being applied",
+                hint=NOTHING + "; ask again",
+            )
+        now[file.path] = found
+    return now
+
+
+async def _journalled(session: Session, plan: _Plan, directory: Path, label: str) -> None:
+    """Write the journal and the new contents, prove the files once more (`_proved`), then
+    have Neovim switch (see `_switch`)."""
     journal = None
     changes = _changes(plan)
     if changes:
@@ -667,7 +752,14 @@ async def _journalled(session: Session, plan: _Plan, now: dict[Path, Snapshot | 
         except OSError as exc:
             raise LsapError(ErrorCode.SERVER_ERROR, f"{label} could not be prepared: {exc}",
                             hint=NOTHING) from None
-    await _switch(session, journal, _ops(plan, journal, now, session.workspace.display), label)
+    display = session.workspace.display
+    try:
+        now = await asyncio.to_thread(_proved, plan, display)
+    except BaseException:
+        if journal is not None:
+            await asyncio.to_thread(journal.finish)
+        raise
+    await _switch(session, journal, _ops(plan, journal, now, display), label)
 
 
 async def journal_dir(gateway: Editor) -> Path:
@@ -687,12 +779,15 @@ async def recover_edits(gateway: Editor) -> list[Recovery]:
 
 async def apply_workspace_edit(
     session: Session, edit: dict[str, Any], client: Client, *, label: str,
-    replaces: str | None = None,
+    replaces: str | None = None, basis: Basis | None = None,
 ) -> EditResult:
     """Check, ask the edit policy, check again, then apply every file's edits or none.
 
-    `replaces`: what each edit replaces (a rename's old name), see `_check_replaced`."""
-    plan = await _plan(session, edit, client, replaces)
+    `replaces`: what each edit replaces (a rename's old name), see `_check_replaced`;
+    `basis`: what the files were when the server began computing the edit (default: when
+    this request began; a previewed rename keeps its own), see `diskwatch.Basis`."""
+    basis = basis or session.basis()
+    plan = await _plan(session, edit, client, replaces, basis)
     if not plan.files and not plan.removed:
         return EditResult(label)
     edits, count = sum(f.edits for f in plan.files), len(plan.diffs)
@@ -705,22 +800,36 @@ async def apply_workspace_edit(
             f"the edit was not approved ({summary})",
             hint="the editor's edit policy refused it; nothing was changed",
         )
-    now = await asyncio.to_thread(_recheck, plan, session.workspace)
+    await asyncio.to_thread(_recheck, plan, session.workspace)
     directory = await journal_dir(session.gateway)
     # Shielded: an asker who goes away must not leave the journal half settled.
-    await asyncio.shield(_journalled(session, plan, now, directory, label))
+    await asyncio.shield(_journalled(session, plan, directory, label))
     session.changed_by_bridge([f.path for f in plan.files])
+    for file in plan.files:
+        if not file.buffer_only and basis is not None:  # proves this request's later steps
+            basis.written[str(file.path)] = content_hash(file.new_bytes())
     display = session.workspace.display
     return EditResult(
         label,
         files=[
             FileChange(display(f.path), f.edits, not f.buffer_only,
-                       f.buffer_only and _disk_differs(f))
-            for f in plan.files if f.edits
+                       f.buffer_only and _disk_differs(f), *_line_counts(f.original, f.lines))
+            for f in plan.files if f.lines != f.original or f.created
         ],
         created=[display(f.path) for f in plan.files if f.created],
         renamed=[(display(f.origin), display(f.path)) for f in plan.files if f.origin],
     )
+
+
+def _line_counts(old: list[str], new: list[str]) -> tuple[int, int]:
+    """Lines added and removed from `old` to `new` (a changed line is one of each)."""
+    added = removed = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            removed += i2 - i1
+        if tag in ("replace", "insert"):
+            added += j2 - j1
+    return added, removed
 
 
 def _disk_differs(file: _File) -> bool:

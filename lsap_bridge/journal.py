@@ -217,10 +217,22 @@ class Journal:
                 os.unlink(path)
         os.close(self._fd)
 
-    def roll_back(self) -> tuple[list[str], list[str]]:
+    def overwritten(self) -> list[str]:
+        """After switching: the files replaced by a rename whose old content changed
+        meanwhile (a writer that opened the file before the switch wrote into it after):
+        that write is in the backup alone, and `roll_back` brings it back."""
+        return [e.path for e in self.entries
+                if e.backup is not None and not e.in_place and _current(e.backup) != e.old]
+
+    def roll_back(self, switched: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
         """After switching failed part-way: put every file back as it was (see `_restore`);
-        returns the files put back here, and those that could not be."""
-        return self._each(_restore)
+        `switched`: the files that may have switched (the others were never touched, and
+        are left whatever they hold now); returns the files put back here, and those that
+        could not be."""
+        if switched is None:
+            return self._each(_restore)
+        chosen = set(switched)
+        return self._each(lambda entry: entry.path in chosen and _restore(entry))
 
     def settle(self) -> Recovery:
         """After a crash (or Neovim gone mid-switch): complete a committed edit, drop one

@@ -22,7 +22,7 @@ from cachetools import LRUCache, TTLCache
 
 from .decode import spans
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
-from .diskwatch import DiskWatch
+from .diskwatch import Basis, DiskWatch, fs_now_ns
 from .errors import ErrorCode, LsapError, StaleText, invalid
 from .gateway import Client, Document, Editor, LspAnswer, LspCall, ServerRequests
 from .locate.matcher import Match, Tier
@@ -100,6 +100,9 @@ _NOTES: ContextVar[dict[Path, str] | None] = ContextVar("lsap_disk_notes", defau
 # Inside `Session.run`: the held texts a warm request answered from that no guarded LSP
 # call has confirmed yet, by path (None outside a run: nothing is taken on trust).
 _HELD: ContextVar[dict[Path, Document] | None] = ContextVar("lsap_held_texts", default=None)
+# Inside `Session.run`: what the files on disk were when the request began (edits.py proves
+# the files a server's edit touches against it).
+_BASIS: ContextVar[Basis | None] = ContextVar("lsap_basis", default=None)
 
 
 @contextmanager
@@ -174,11 +177,15 @@ class Session:
         if notes is not None and doc.disk_differs:
             notes[doc.path] = disk_note(self.workspace.display(doc.path), doc.disk_differs)
 
-    async def sync_disk(self) -> None:
+    async def sync_disk(self, at_ns: int | None = None) -> Basis:
         """Before an answer that spans the workspace: the servers hear of every code file
         created, changed or deleted on disk since the last time, and every loaded buffer
-        nobody is editing is brought up to date with its file (one call into Neovim)."""
-        await self.gateway.sync(self.watch.changes())
+        nobody is editing is brought up to date with its file (one call into Neovim).
+        Returns what the servers were told (taken before any other request's look)."""
+        changes = self.watch.changes()
+        basis = self.watch.basis(fs_now_ns() if at_ns is None else at_ns)
+        await self.gateway.sync(changes)
+        return basis
 
     async def document(self, path: Path) -> Document:
         return (await self.documents([path]))[path]
@@ -199,13 +206,17 @@ class Session:
         is a `conflict` (see `failures.as_error`). Per capability, so a batch never repeats
         others. A mode that spans the workspace has the servers hear of the disk first.
         """
-        if capability.workspace:
-            await self.sync_disk()
+        at = fs_now_ns()
+        basis = await self.sync_disk(at) if capability.workspace else Basis(at)
+        token = _BASIS.set(basis)
         try:
+            try:
+                return await self._held_run(capability, request)
+            except StaleText:
+                pass
             return await self._held_run(capability, request)
-        except StaleText:
-            pass
-        return await self._held_run(capability, request)
+        finally:
+            _BASIS.reset(token)
 
     async def _held_run(self, capability: Capability, request: Request) -> Answer:
         held: dict[Path, Document] = {}
@@ -233,6 +244,11 @@ class Session:
                    if (now[path].version, now[path].disk_differs) != (doc.version, doc.disk_differs)]
         if changed:
             raise StaleText(f"{', '.join(map(str, changed))} changed while the request ran")
+
+    def basis(self) -> Basis | None:
+        """What the files on disk were when this request began (see `diskwatch.Basis`);
+        None outside a request (nothing to prove against)."""
+        return _BASIS.get()
 
     def changed_by_bridge(self, paths: Sequence[Path]) -> None:
         """The bridge itself just changed these texts (an edit applied): a held text of them

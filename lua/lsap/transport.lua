@@ -45,17 +45,23 @@ local RACY_NS = 2e9
 local function stamp_of(name)
   local st = vim.uv.fs_stat(name)
   if not st or st.type ~= 'file' then return nil end
-  return { size = st.size, sec = st.mtime.sec, nsec = st.mtime.nsec, ino = st.ino, dev = st.dev }
+  -- The change time too: a rewrite whose mtime was put back (`touch -d`, `os.utime`) still
+  -- moves it (filestate.DiskStamp).
+  return { size = st.size, sec = st.mtime.sec, nsec = st.mtime.nsec, ino = st.ino, dev = st.dev,
+           csec = st.ctime.sec, cnsec = st.ctime.nsec }
 end
 
 local function same(a, b)
   if a == nil or b == nil then return a == b end
   return a.size == b.size and a.sec == b.sec and a.nsec == b.nsec and a.ino == b.ino and a.dev == b.dev
+    and a.csec == b.csec and a.cnsec == b.cnsec
 end
 
 local function racy(stamp)
   local now = vim.uv.clock_gettime('realtime')
-  return (now.sec - stamp.sec) * 1e9 + (now.nsec - stamp.nsec) < RACY_NS
+  local sec, nsec = stamp.sec, stamp.nsec
+  if stamp.csec > sec or (stamp.csec == sec and stamp.cnsec > nsec) then sec, nsec = stamp.csec, stamp.cnsec end
+  return (now.sec - sec) * 1e9 + (now.nsec - nsec) < RACY_NS
 end
 
 --- Remember a buffer's file as Neovim has just read or written it.
