@@ -28,14 +28,16 @@ import asyncio
 import codecs
 import difflib
 import itertools
+import json
 import os
 import re
 import stat as stat_module
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .decode import is_range
 from .diskwatch import Basis
 from .errors import ErrorCode, LsapError
 from .filestate import Snapshot, content_hash, snapshot
@@ -109,10 +111,14 @@ def _lsp_edits(change: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _steps(edit: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """A WorkspaceEdit as ordered steps: ("edit" | "create" | "rename" | "delete", payload)."""
-    if not isinstance(edit, dict):
-        raise LsapError(ErrorCode.SERVER_ERROR, "the server's edit is not a WorkspaceEdit")
+def _steps(edit: Any, server: str = "the server") -> list[tuple[str, dict[str, Any]]]:
+    """A WorkspaceEdit as ordered steps: ("edit" | "create" | "rename" | "delete", payload),
+    every part of it checked first (`_malformed`): a server's garbage is its error, named,
+    before anything is read or planned."""
+    problem = _malformed(edit)
+    if problem:
+        raise LsapError(ErrorCode.SERVER_ERROR, f"{server} sent a malformed edit: {problem}",
+                        hint=NOTHING + "; report this to the language server")
     if edit.get("documentChanges"):
         steps: list[tuple[str, dict[str, Any]]] = []
         for change in edit["documentChanges"]:
@@ -123,6 +129,61 @@ def _steps(edit: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         ("edit", {"textDocument": {"uri": uri, "version": None}, "edits": edits})
         for uri, edits in (edit.get("changes") or {}).items()
     ]
+
+
+def _malformed(edit: Any) -> str | None:
+    """What is wrong with a server's WorkspaceEdit, if anything: ranges with negative,
+    missing or non-integer positions, edits without text, URIs that are not strings."""
+    if not isinstance(edit, dict):
+        return "it is not a WorkspaceEdit"
+
+    def text_edits(uri: Any, items: Any, version: Any = None) -> str | None:
+        if not isinstance(uri, str) or not uri.startswith("file:"):
+            return f"a document URI is not a file URI ({uri!r})"
+        if version is not None and (type(version) is not int or version < 0):
+            return f"the version of {uri} is not a number ({version!r})"
+        if not isinstance(items, list):
+            return f"the edits of {uri} are not a list"
+        for item in items:
+            if not isinstance(item, dict) or not is_range(item.get("range")):
+                where = item.get("range") if isinstance(item, dict) else item
+                return f"an edit of {uri} has no valid range ({json.dumps(where, default=str)[:120]})"
+            text = item.get("newText")
+            snippet = item.get("snippet")
+            if not isinstance(text, str) and not (isinstance(snippet, dict)
+                                                  and isinstance(snippet.get("value"), str)):
+                return f"an edit of {uri} has no text ({text!r})"
+        return None
+
+    changes, documents = edit.get("changes"), edit.get("documentChanges")
+    if documents:
+        if not isinstance(documents, list):
+            return "documentChanges is not a list"
+        for change in documents:
+            if not isinstance(change, dict):
+                return f"a document change is not an object ({change!r})"
+            kind = change.get("kind")
+            if kind is None:
+                document = change.get("textDocument")
+                if not isinstance(document, dict):
+                    return "a text document edit names no document"
+                problem = text_edits(document.get("uri"), change.get("edits"), document.get("version"))
+                if problem:
+                    return problem
+            elif kind == "rename":
+                if not all(isinstance(change.get(k), str) and change[k].startswith("file:")
+                           for k in ("oldUri", "newUri")):
+                    return "a rename of a file does not name both files"
+            elif not isinstance(change.get("uri"), str) or not change["uri"].startswith("file:"):
+                return f"a {kind} of a file names no file"
+        return None
+    if changes is not None and not isinstance(changes, dict):
+        return "changes is not an object"
+    for uri, items in (changes or {}).items():
+        problem = text_edits(uri, items)
+        if problem:
+            return problem
+    return None
 
 
 def _position(lines: list[str], pos: dict[str, Any], encoding: Encoding) -> tuple[int, int]:
@@ -450,7 +511,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
     def inside(uri: str) -> Path:
         return _inside(session.workspace, uri)
 
-    steps = _steps(edit)
+    steps = _steps(edit, client.name)
     paths: list[Path] = []
     for kind, change in steps:
         if kind == "edit":
@@ -748,7 +809,8 @@ async def _journalled(session: Session, plan: _Plan, directory: Path, label: str
     changes = _changes(plan)
     if changes:
         try:
-            journal = await asyncio.to_thread(Journal.prepare, directory, label, changes)
+            journal = await asyncio.to_thread(Journal.prepare, directory, label, changes,
+                                              session.workspace.roots)
         except OSError as exc:
             raise LsapError(ErrorCode.SERVER_ERROR, f"{label} could not be prepared: {exc}",
                             hint=NOTHING) from None
@@ -767,10 +829,11 @@ async def journal_dir(gateway: Editor) -> Path:
     return Path(await gateway.exec_lua("return require('lsap.edits').journal_dir()"))
 
 
-async def recover_edits(gateway: Editor) -> list[Recovery]:
-    """Settle the edits a crash left unfinished (see `journal.recover`), at start-up before
-    any request; buffers already loaded of the files settled re-read them."""
-    found = await asyncio.to_thread(recover, await journal_dir(gateway))
+async def recover_edits(gateway: Editor, roots: Sequence[Path]) -> list[Recovery]:
+    """Settle the edits a crash left unfinished in this workspace (`roots`, see
+    `journal.recover`), at start-up before any request; buffers already loaded of the files
+    settled re-read them."""
+    found = await asyncio.to_thread(recover, await journal_dir(gateway), roots)
     paths = [path for recovery in found for path in recovery.paths]
     if paths:
         await gateway.exec_lua("require('lsap.edits').reload(...)", paths)

@@ -72,6 +72,12 @@ class Request(StrictModel):
     # `:Lsap <mode>` with no argument takes the current buffer as its `file_path`, if it has one.
     file_from_cursor: ClassVar[bool] = True
 
+    def result_fields(self) -> dict[str, Any]:
+        """The fields that decide the whole result list (all but the page and the budget):
+        what a `pagination_id` is bound to."""
+        return self.model_dump(mode="json", exclude={"start_index", "pagination_id", "max_items",
+                                                     "format", "max_tokens"})
+
 
 class LocateRequest(Request):
     locate: Locate

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -141,8 +142,9 @@ class Session:
     _targets: LRUCache[tuple[Path, str], Target] = field(default_factory=lambda: LRUCache(1024))
     # Anchors resolved on held texts, for warm requests (see `locate.resolve.resolve`).
     resolved: TTLCache[tuple[Any, ...], Resolved] = field(default_factory=lambda: remembered(256))
-    # Result lists by `pagination_id`, with the mode that made them (see `report.paging`).
-    pages: LRUCache[str, tuple[str, list[Any]]] = field(default_factory=lambda: LRUCache(PAGES))
+    # Result lists by `pagination_id`, with the mode and fields that made them (see
+    # `report.paging`).
+    pages: LRUCache[str, tuple[str, dict[str, Any], list[Any]]] = field(default_factory=lambda: LRUCache(PAGES))
     # Previewed renames by `rename_id` (capabilities/rename.py checks their file versions).
     renames: LRUCache[str, Any] = field(default_factory=lambda: LRUCache(RENAMES))
     # Listed code actions by `action_id` (lsap_bridge/actions.py checks their file versions).
@@ -395,11 +397,21 @@ class Session:
         kept = self.pages.get(page_id) if page_id else None
         if kept is None:
             return None
-        mode, items = kept
+        mode, fields, items = kept
         if mode != request.mode:
             raise invalid(
                 f"pagination_id {page_id!r} is of a {mode} answer, not of {request.mode}",
                 hint=f"send it with the {mode} request it came from, or leave `pagination_id` out",
+            )
+        now = request.result_fields()
+        differ = [name for name in dict.fromkeys([*fields, *now]) if fields.get(name) != now.get(name)]
+        if differ:
+            shown = "; ".join(f"{name}: {json.dumps(fields.get(name))} there, {json.dumps(now.get(name))} here"
+                              for name in differ)
+            raise invalid(
+                f"pagination_id {page_id!r} continues another {mode} request: {shown}",
+                hint="send it with the same fields as the request it came from (only start_index, "
+                     "max_items and the format may change), or leave `pagination_id` out",
             )
         return items
 

@@ -359,8 +359,10 @@ class _FakeGateway:
         if plan["marker"]:
             Path(plan["marker"]).touch()
         for op in plan["ops"]:
-            if op["kind"] in ("write", "create"):
+            if op["kind"] in ("write", "create") and op["steps"]:  # a buffer written in place
                 shutil.copyfile(op["temp"], op["path"])
+            elif op["kind"] in ("write", "create"):
+                os.rename(op["temp"], op["path"])
             elif op["kind"] == "remove":
                 os.unlink(op["path"])
         return {"ok": True}
@@ -555,3 +557,26 @@ def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
         (10, 17, "error", "puller"),
     ]
     assert not found.pending and not found.quiet
+
+
+@pytest.mark.parametrize("bad", [
+    {"start": {"line": -1, "character": 0}, "end": {"line": 0, "character": 1}},
+    {"start": {"line": "0", "character": 0}, "end": {"line": 0, "character": 1}},
+    {"start": {"line": 0, "character": None}, "end": {"line": 0, "character": 1}},
+    None,
+])
+def test_a_malformed_range_from_a_server_is_its_error(fake: tuple[Any, Path], bad: Any) -> None:
+    """Negative, string or null positions used to raise IndexError/ValueError/
+    AttributeError inside the engine; they are refused, naming the server, before anything
+    is read."""
+    from lsap_bridge.edits import apply_workspace_edit
+
+    session, models = fake
+    before = models.read_text()
+    edit = {"changes": {models.as_uri(): [{"range": bad, "newText": "Item"}]}}
+    with pytest.raises(LsapError) as caught:
+        _run(apply_workspace_edit(session, edit, CLIENT, label="rename"))
+    assert caught.value.code is ErrorCode.SERVER_ERROR
+    assert caught.value.message.startswith(f"srv sent a malformed edit: an edit of {models.as_uri()} "
+                                           "has no valid range")
+    assert session.gateway.applied == [] and models.read_text() == before
