@@ -186,6 +186,29 @@ def _malformed(edit: Any) -> str | None:
     return None
 
 
+def check_edit(workspace: Workspace, edit: Any, server: str) -> None:
+    """What can be known of a server's edit without reading a file: well formed, every
+    file inside the workspace; else the `LsapError` planning it would raise."""
+    for kind, change in _steps(edit, server):
+        uris = ([change["textDocument"]["uri"]] if kind == "edit" else
+                [change["oldUri"], change["newUri"]] if kind == "rename" else [change["uri"]])
+        for uri in uris:
+            _inside(workspace, uri)
+
+
+def merged(edits: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several WorkspaceEdits, each on the text the ones before it leave, as one: applied
+    whole or not at all, one undo step per buffer (a server command's applyEdits)."""
+    if len(edits) == 1:
+        return edits[0]
+    changes: list[dict[str, Any]] = []
+    for edit in edits:
+        changes += edit.get("documentChanges") or [
+            {"textDocument": {"uri": uri, "version": None}, "edits": items}
+            for uri, items in (edit.get("changes") or {}).items()]
+    return {"documentChanges": changes}
+
+
 def _position(lines: list[str], pos: dict[str, Any], encoding: Encoding) -> tuple[int, int]:
     """(line, code-point column), clamped to the text."""
     line = int(pos["line"])

@@ -473,6 +473,12 @@ local function release(client_id, token)
   end
 end
 
+--- The service is done with a token's commands (their grace window is over): their servers'
+--- requests are Neovim's again.
+function M.release_taken(token)
+  for client_id in pairs(taking) do release(client_id, token) end
+end
+
 --- The service's answer to a server request handed over by `take_over`.
 function M.server_answered(id, result)
   local waiting = parked[id]
@@ -607,11 +613,11 @@ function M.request(token, calls, guard, intercept)
     end
   end
   local answered = {}
-  local taken = {} ---@type table<integer, integer> the client whose requests call i takes
   local function finish(i, answer)
     if answered[i] then return end -- the server answered after all, or exited first
     answered[i] = true
-    if taken[i] then release(taken[i], token) end
+    -- A command's server stays taken until the service's `release_taken` (after its grace
+    -- window: an edit sent just after the reply is still the command's), or `cancel`.
     results[i] = answer
     pending = pending - 1
     if pending == 0 then reply(token, results) end
@@ -625,7 +631,6 @@ function M.request(token, calls, guard, intercept)
       if bufnr == nil or bufnr == vim.NIL or not vim.api.nvim_buf_is_loaded(bufnr) then bufnr = 0 end
       if intercept == true and call.method == 'workspace/executeCommand' then
         take_over(client, token)
-        taken[i] = client.id
       end
       local pack = call.pack == true and PACKERS[call.method] or nil
       local ok, request_id = client:request(call.method, call.params, function(err, result)
