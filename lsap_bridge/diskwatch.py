@@ -54,9 +54,15 @@ class Basis:
     # Files the bridge itself wrote since (a text-format block's earlier steps): their
     # content hashes, which the servers were told of.
     written: dict[str, str] = field(default_factory=dict)
+    # Files this request opened for its servers before asking them (`Session.target`): they
+    # computed on the buffer (sent to them as it was loaded or changed), not on the disk.
+    opened: set[str] = field(default_factory=set)
 
-    def doubt(self, path: Path, disk: Snapshot) -> str | None:
-        """Why `disk` may not be the text the edit was computed on, or None."""
+    def doubt(self, path: Path, disk: Snapshot, loaded: bool = False) -> str | None:
+        """Why `disk` may not be the text the edit was computed on, or None. `loaded`: a
+        buffer holds the file, with the disk's text."""
+        if loaded and str(path) in self.opened:
+            return None
         if str(path) in self.written:
             same = self.written[str(path)] == disk.digest
             return None if same else "it changed on disk after the bridge's own edit of it"

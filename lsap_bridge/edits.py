@@ -45,7 +45,7 @@ from .gateway import Client, Document, Editor
 from .journal import Change, Journal, Recovery, recover
 from .position import Encoding, from_lsp_character
 from .session import Session
-from .workspace import Workspace, path_of
+from .workspace import Workspace, path_of, size_text
 
 NOTHING = "nothing was changed"
 _LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
@@ -90,11 +90,15 @@ class EditResult:
 
 
 def _skip_existing(change: dict[str, Any], what: str) -> bool:
-    """A create or rename whose target exists: overwrite it (False), skip the operation
-    (`ignoreIfExists`: True), or refuse the whole edit as LSP says."""
+    """A create or rename whose target exists: skipped (`ignoreIfExists`, True), else
+    refused whole. The bridge never overwrites a file with a resource operation (LSP's
+    `overwrite`): what it held would be gone, with no diff to show it; whoever means it to
+    go deletes or moves it first."""
     options = change.get("options") or {}
-    if options.get("overwrite"):
-        return False
+    if options.get("overwrite"):  # wins over ignoreIfExists, as LSP says
+        raise LsapError(ErrorCode.CONFLICT, f"{what}, which exists, and would overwrite it",
+                        hint=NOTHING + "; if what it holds is to go, delete or move it first, "
+                        "then ask again")
     if options.get("ignoreIfExists"):
         return True
     raise LsapError(ErrorCode.CONFLICT, f"{what}, which already exists", hint=NOTHING)
@@ -458,7 +462,7 @@ async def _load(session: Session, paths: list[Path], basis: Basis | None,
                 hint=NOTHING + "; ask again, on the text now on disk",
             )
         files[path] = _File(path, disk, buffer, lines, breaks, bom)
-        doubt = basis.doubt(path, disk) if basis is not None else None
+        doubt = basis.doubt(path, disk, buffer is not None) if basis is not None else None
         if doubt:
             files[path].doubt = (f"{display(path)} may not be the text {server} computed the "
                                  f"edit on: {doubt}")
@@ -593,16 +597,6 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
             path = inside(change["uri"])
             if path in files and _skip_existing(change, f"the edit creates {display(path)}"):
                 continue
-            if path in files:  # overwritten: an edit that empties it
-                file = files[path]
-                end = {"line": len(file.lines), "character": 0}
-                empty = [{"range": {"start": {"line": 0, "character": 0}, "end": end}, "newText": ""}]
-                spliced = _splice(file.lines, empty, "utf-32", display(path), file.breaks)
-                file.lines, file.breaks = spliced.lines, spliced.breaks
-                file.steps.append({"edits": spliced.byte_edits, "append": spliced.append,
-                                   "fix_eol": spliced.fix_eol})
-                order.setdefault(path, file)
-                continue
             files[path] = order[path] = _File(path, None, None, [""], [""], created=True)
         elif kind == "rename":
             old, new = inside(change["oldUri"]), inside(change["newUri"])
@@ -621,12 +615,12 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     "has unsaved changes",
                     hint="nothing was changed; save (or undo) that buffer's changes and ask again",
                 )
+            if file.origin is None and not file.created:
+                _proven(file, None)  # its content moves: it must be what the server saw
             order.pop(old, None)
             if file.origin is None and file.disk is not None:
                 removed.append(_File(old, file.disk, None, [], None))
-            # The content moves; what the new path held before (if anything) is replaced.
-            replaced = files.get(new)
-            file.disk = replaced.disk if replaced is not None else None
+            file.disk = None  # the new path held nothing (see `_skip_existing`)
             file.path, file.origin = new, file.origin or old
             files[new] = order[new] = file
         else:
@@ -637,6 +631,18 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
             )
     changed = [f for f in order.values() if f.lines != f.original or f.created or f.origin]
     plan = _Plan(changed, removed, [])
+    limit = session.gateway.max_file_size
+    for file in plan.files:
+        size = len(file.new_bytes()) if file.breaks is not None else len("\n".join(file.lines))
+        if size > limit:  # never written, then refused by every request about it
+            raise LsapError(
+                ErrorCode.INVALID_REQUEST,
+                f"the edit would make {display(file.path)} {size_text(size)}, over the "
+                f"{size_text(limit)} limit for files opened for language servers (option "
+                "`max_file_size`)",
+                hint=NOTHING + "; raise `max_file_size` (bytes) in require('lsap').setup() if "
+                "the file is meant to be this large",
+            )
     for file in plan.on_disk:
         problem = unwritable(file.path)
         if problem:

@@ -280,6 +280,8 @@ class Session:
         if cached and held and held.bufnr == cached.bufnr and alive and held_texts is not None:
             self._note(held)
             held_texts.setdefault(path, held)
+            if (basis := _BASIS.get()) is not None:
+                basis.opened.add(str(path))
             return replace(cached, doc=held)
         if not path.is_file() and not await self._unsaved(path):
             raise LsapError(
@@ -288,6 +290,8 @@ class Session:
                 hint="paths are relative to the workspace root " + str(self.workspace.root),
             )
         bufnr = await self.gateway.open(path)
+        if (basis := _BASIS.get()) is not None:
+            basis.opened.add(str(path))  # the servers compute on this buffer (edits.py)
         clients = await self.gateway.wait_for_clients(bufnr, method)
         able = [c for c in clients if c.supports(method)]
         if not able:
