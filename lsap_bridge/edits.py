@@ -739,10 +739,17 @@ def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
                 "ino": s.ino, "dev": s.dev, "csec": s.ctime_ns // 10**9,
                 "cnsec": s.ctime_ns % 10**9}
 
+    def content(path: Path) -> bytes | None:
+        """The bytes proven, for a file whose stamp is racy: Neovim compares them right
+        before the switch (two writes in one clock tick can leave the stamp alike)."""
+        found = now.get(path)
+        return found.data if found is not None and found.stamp.racy() else None
+
     ops: list[dict[str, Any]] = []
     for file in plan.removed:
         ops.append({"kind": "remove", "path": str(file.path), "name": display(file.path),
-                    "dir": str(file.path.parent), "stamp": stamp(file.path)})
+                    "dir": str(file.path.parent), "stamp": stamp(file.path),
+                    "content": content(file.path)})
     for file in plan.files:
         kind = "buffer" if file.buffer_only else "write" if file.disk else "create"
         loaded = file.doc is not None
@@ -753,6 +760,7 @@ def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
             "dir": str(file.path.parent),
             "temp": temps.get(file.path),
             "stamp": stamp(file.path),
+            "content": None if file.buffer_only else content(file.path),
             "origin": str(file.origin) if file.origin else None,
             "tick": file.tick,
             # A buffer loaded when planned takes the edits (then Neovim writes it, unless the

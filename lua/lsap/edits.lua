@@ -94,14 +94,25 @@ local function problem(op, bufnr)
   end
 end
 
+--- A file's bytes (nil when it cannot be read).
+local function read(path)
+  local fd = vim.uv.fs_open(path, 'r', 0)
+  if not fd then return nil end
+  local stat = vim.uv.fs_fstat(fd)
+  local data = stat and vim.uv.fs_read(fd, stat.size, 0) or nil
+  vim.uv.fs_close(fd)
+  return data
+end
+
 --- Whether a file is still as checked at the start of this call, right before it switches:
---- the journal's commit marker was written (and fsynced) in between.
+--- the journal's commit marker was written (and fsynced) in between. A file whose stamp was
+--- racy when proven comes with its bytes (`content`), compared here too.
 local function still(op)
   if op.kind == 'buffer' then return nil end
   local stat = vim.uv.fs_lstat(op.path)
   if op.kind == 'create' then
     if stat then return op.name .. ' was created by someone else meanwhile' end
-  elseif not same_stamp(stat, op.stamp) then
+  elseif not same_stamp(stat, op.stamp) or (given(op.content) and read(op.path) ~= op.content) then
     return op.name .. ' changed on disk while the edit was being applied'
   end
 end
@@ -172,7 +183,8 @@ local CHANGE = { write = 2, create = 1, remove = 3 }
 --- plan: { marker = the journal's commit marker (nil: no file changes on disk), ops = per
 --- file, in order: { kind = 'write'|'create'|'remove'|'buffer', path=, name= (to show),
 --- dir=, temp=?,
---- stamp=? {size, sec, nsec, ino, dev}, origin=? (renamed from), tick=? (the buffer's
+--- stamp=? {size, sec, nsec, ino, dev, csec, cnsec}, content=? (the bytes proven, when the
+--- stamp was racy), origin=? (renamed from), tick=? (the buffer's
 --- changedtick when planned), steps=? {{edits={{sl, sc, el, ec, lines}, …}, append=,
 --- fix_eol=}, …} and lines=? (the buffer's text after them), for a buffer loaded when
 --- planned } }.

@@ -23,6 +23,7 @@ import random
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -135,6 +136,7 @@ def test_a_concurrent_write_is_never_lost(bridge: Bridge) -> None:
     assert applied, text
     name, rng = "Widget1b", random.Random(27)
     outcomes = {"applied, foreign kept": 0, "conflict, nothing changed": 0}
+    why: Counter[str] = Counter()  # the conflicts, by what they say
     for run in range(RUNS):
         unload(bridge, raced)
         before, foreign = texts(root), f"FOREIGN_{run} = {run}\n"
@@ -161,7 +163,10 @@ def test_a_concurrent_write_is_never_lost(bridge: Bridge) -> None:
         else:
             assert text.startswith("conflict: "), (server, run, text)
             outcomes["conflict, nothing changed"] += 1
+            why[re.sub(r"pkg/\S+|Widget\d+|rename", "…", text)[:90]] += 1
             expected = {**before, RACED: before[RACED] + foreign}
             assert after == expected, (server, run, text)
     print(f"\n{server}: {RUNS} runs, foreign write at 0–{took * 1.2:.2f} s: {outcomes}")
+    for text, count in why.most_common():
+        print(f"  {count} × {text}")
     assert sum(outcomes.values()) == RUNS
