@@ -157,3 +157,29 @@ def test_the_report_names_exactly_the_files_written(scenario: dict[str, Any]) ->
         _run(scenario, base)
     finally:
         shutil.rmtree(base)
+
+
+@settings(max_examples=300, deadline=None)
+@given(old=st.lists(st.sampled_from(["a", "b", "", "cc", "  d"]), min_size=1, max_size=6),
+       new=st.lists(st.sampled_from(["a", "b", "", "cc", "x"]), min_size=0, max_size=7),
+       final=st.booleans(), crlf=st.booleans())
+def test_a_whole_file_replacement_becomes_the_few_edits_that_make_the_same_text(
+        old: list[str], new: list[str], final: bool, crlf: bool) -> None:
+    """pylsp's whole-file edits, cut down (`edits._minimal`): the same text, line ends kept,
+    and only the lines that change are touched."""
+    from lsap_bridge.edits import _minimal, _splice
+
+    eol = "\r\n" if crlf else "\n"
+    breaks = [eol] * (len(old) - 1) + [eol if final else ""]
+    text = "".join(line + eol for line in new)
+    whole = [{"range": rng(0, 0, len(old), 0), "newText": text}]
+    full = _splice(old, whole, "utf-16", "t", breaks)
+    fewer = _minimal(old, breaks, whole, "utf-16", "t")
+    if fewer is None:  # only when the replacement changes the final newline
+        assert full.breaks is not None and (full.breaks[-1] == "") != (breaks[-1] == "")
+        return
+    cut = _splice(old, fewer, "utf-32", "t", breaks)
+    assert cut.lines == full.lines and cut.breaks == full.breaks
+    assert all(item["newText"] != "" or item["range"]["start"] != item["range"]["end"] for item in fewer)
+    if new == old and final:  # (without a final newline, the replacement adds one)
+        assert fewer == [], "a replacement that changes nothing rewrites nothing"
