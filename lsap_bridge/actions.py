@@ -10,15 +10,17 @@ through `codeAction/resolve` when the server sends it bare, its edit through
 
 A command's edits come back as `workspace/applyEdit` requests while it runs. The bridge
 takes them (`EditorGateway.lsp(taking=…)`, a handler of that client only while the command
-is pending) instead of letting Neovim apply them: it answers the server at once that the
-edit is taken, and applies every edit the command sent through the engine once the command
-has returned. So a command that fails part-way changes nothing, and the edit policy, the
-checks before writing and the one undo step per buffer hold as for any other edit.
+is pending and for `gateway.TAKE_GRACE` after its reply) instead of letting Neovim apply
+them: each is checked as it comes (well formed, inside the workspace) and answered at once
+(`applied: false` for a refused one, and for every one after it), and once the command
+has returned the edits it sent are applied through the engine as ONE edit, or none of
+them. So a command that fails part-way, or sends one edit the bridge refuses, changes
+nothing, and the edit policy, the checks before writing and the one undo step per buffer
+hold as for any other edit.
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 from collections.abc import Awaitable, Callable
@@ -30,7 +32,7 @@ from pydantic import model_validator
 
 from .changes import undo_hint
 from .diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap
-from .edits import EditResult, apply_workspace_edit, preview, preview_text
+from .edits import NOTHING, EditResult, apply_workspace_edit, check_edit, merged, preview, preview_text
 from .errors import Candidate, ErrorCode, LsapError
 from .gateway import Client, Document, LspCall
 from .locate.anchor import format_anchor
@@ -40,7 +42,7 @@ from .position import to_lsp_character
 from .report.pieces import DiagnosticRow, diagnostic_row
 from .resolve import resolve
 from .session import Session, Target
-from .workspace import uri_of
+from .workspace import Workspace, uri_of
 
 CODE_ACTION = "textDocument/codeAction"
 RESOLVE = "codeAction/resolve"
@@ -366,16 +368,27 @@ def narrow(actions: list[Action], *, title: str | None) -> list[Action]:
 
 @dataclass
 class Taken:
-    """What a server asked of the bridge while the bridge ran its command."""
+    """What a server asked of the bridge while the bridge ran its command: its edits, each
+    checked as it comes (well formed, inside the workspace) and answered at once (the server
+    waits for the answer before it goes on); the first refused one refuses the rest, and
+    none of them is applied (`run_action`)."""
 
+    workspace: Workspace
+    server: str
     edits: list[dict[str, Any]] = field(default_factory=list)
+    refused: list[LsapError] = field(default_factory=list)
     remarks: list[str] = field(default_factory=list)
 
     def __call__(self, method: str, params: Any) -> Any:
         if method == APPLY_EDIT:
             edit = params.get("edit") if isinstance(params, dict) else None
-            if not isinstance(edit, dict):
-                return {"applied": False, "failureReason": "the request carries no edit"}
+            try:
+                check_edit(self.workspace, edit, self.server)
+            except LsapError as error:
+                self.refused.append(error)
+            if self.refused:
+                return {"applied": False, "failureReason": self.refused[0].message}
+            assert isinstance(edit, dict)
             self.edits.append(edit)
             return {"applied": True}
         # tsserver's `_typescript.rename`: it would have an editor start renaming what the
@@ -446,21 +459,32 @@ async def run_action(session: Session, action: Action, apply: Apply) -> Ran:
         ran.add(await apply(raw["edit"], action.client, label), action.client)
     command = raw.get("command")
     if isinstance(command, dict) and command.get("command"):
-        taken = Taken()
+        taken = Taken(session.workspace, action.client.name)
         params = {"command": command["command"], "arguments": command.get("arguments") or []}
         answer = (await session.lsp([LspCall(action.client.id, EXECUTE, params, action.bufnr)],
                                     taking=taken))[0]
+        done = "its edit was applied before the command; " if ran.results else ""
+        sent = len(taken.edits) + len(taken.refused)
         if answer.error:
-            done = "its edit was applied before the command, " if ran.results else ""
             raise LsapError(
                 ErrorCode.SERVER_ERROR,
                 f"{action.client.name} failed the command of {action.title!r}: "
                 f"{answer.error.get('message', answer.error)}",
-                hint=done + "nothing the command asked for was changed; ask again",
+                hint=done + f"nothing the command asked for was changed (of the {sent} edit"
+                f"{'s' if sent != 1 else ''} it sent, none was applied); ask again",
+            )
+        if taken.refused:
+            first = taken.refused[0]
+            raise LsapError(
+                first.code,
+                f"the command of {action.title!r} sent {sent} edit{'s' if sent != 1 else ''}, "
+                f"applied whole or not at all: {first.message}",
+                hint=done + "nothing the command asked for was changed; "
+                + ((first.hint or "").removeprefix(NOTHING).lstrip("; ") or "choose another action"),
             )
         ran.remarks += taken.remarks
-        for edit in taken.edits:
-            ran.add(await apply(edit, action.client, label), action.client)
+        if taken.edits:  # one edit: one check, one journal, one undo step per buffer
+            ran.add(await apply(merged(taken.edits), action.client, label), action.client)
     if not ran.servers:  # neither an edit nor a command's: the report says nothing changed
         ran.servers.append(action.client.name)
     return ran
@@ -584,24 +608,17 @@ async def applied(session: Session, title: str, kind: str | None,
     """Run `work` (edits through the engine) and report it: lines added and removed per
     file, the diagnostics of the changed files after, and, given those from before (as the
     request already read them, for a quick fix), which it fixed and which it introduced.
-    Not read only for that: waiting for a server's diagnostics is most of such a request."""
+    Line counts are the engine's (what it wrote, not a reread that a later write could
+    change)."""
     watched = [p for p in watched or [] if p.is_file()]
-    before_docs = await session.documents(watched)
     ran = await work()
     display = session.workspace.display
     paths = list(dict.fromkeys([*watched, *(session.workspace.resolve(f.path)
                                             for r in ran.results for f in r.files)]))
-    after_docs = await session.documents([p for p in paths if p.is_file()])
     after = await session.diagnostics([p for p in paths if p.is_file()])
-    changed = []
-    for result in ran.results:
-        for f in result.files:
-            path = session.workspace.resolve(f.path)
-            old = before_docs[path].lines if path in before_docs else []
-            new = after_docs[path].lines if path in after_docs else []
-            added, removed = _line_counts(old, new)
-            changed.append(Changed(path=f.path, edits=f.edits, saved=f.saved,
-                                   disk_differs=f.disk_differs, added=added, removed=removed))
+    changed = [Changed(path=f.path, edits=f.edits, saved=f.saved, disk_differs=f.disk_differs,
+                       added=f.added, removed=f.removed)
+               for result in ran.results for f in result.files]
 
     def rows(found: dict[Path, list[Diagnostic]]) -> list[FileDiagnostic]:
         return [FileDiagnostic(path=display(p), **diagnostic_row(d)) for p, items in found.items()
@@ -622,13 +639,3 @@ async def applied(session: Session, title: str, kind: str | None,
         remarks=ran.remarks,
         stopped=ran.stopped,
     )
-
-
-def _line_counts(old: list[str], new: list[str]) -> tuple[int, int]:
-    added = removed = 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        if tag in ("replace", "delete"):
-            removed += i2 - i1
-        if tag in ("replace", "insert"):
-            added += j2 - j1
-    return added, removed

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .filestate import RACY_NS, DiskStamp
+from .filestate import RACY_NS, DiskStamp, Snapshot
 from .workspace import Workspace, uri_of
 
 # Code files watched per root (a scan costs a few microseconds each); files past it are
@@ -37,6 +38,49 @@ class Seen(NamedTuple):
 
     def differs(self, now: Seen) -> bool:
         return self.stamp != now.stamp or (None not in (self.digest, now.digest) and self.digest != now.digest)
+
+
+def fs_now_ns() -> int:
+    """Now, as the file system's clock tells it: a file written after this moment has an
+    mtime (and ctime) at or after it. Linux stamps files from its coarse clock, which lags
+    the fine one by up to a tick; elsewhere a margin stands in for it."""
+    if sys.platform == "linux":
+        return time.clock_gettime_ns(5)  # CLOCK_REALTIME_COARSE
+    return time.time_ns() - 50_000_000
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What the files no buffer holds were when a server began computing an edit: servers
+    read those from disk, so an edit of one is proven only if the file is still what it was
+    then. `seen`: the disk watch's record taken for the request (what the servers were told),
+    if it took one; `at_ns`: when the request began (`fs_now_ns`)."""
+
+    at_ns: int
+    seen: Mapping[str, Seen] | None = None
+    # Files the bridge itself wrote since (a text-format block's earlier steps): their
+    # content hashes, which the servers were told of.
+    written: dict[str, str] = field(default_factory=dict)
+    # Files this request opened for its servers before asking them (`Session.target`): they
+    # computed on the buffer (sent to them as it was loaded or changed), not on the disk.
+    opened: set[str] = field(default_factory=set)
+
+    def doubt(self, path: Path, disk: Snapshot, loaded: bool = False) -> str | None:
+        """Why `disk` may not be the text the edit was computed on, or None. `loaded`: a
+        buffer holds the file, with the disk's text."""
+        if loaded and str(path) in self.opened:
+            return None
+        if str(path) in self.written:
+            same = self.written[str(path)] == disk.digest
+            return None if same else "it changed on disk after the bridge's own edit of it"
+        seen = self.seen.get(str(path)) if self.seen is not None else None
+        if seen is not None:
+            if seen.stamp != disk.stamp or seen.digest not in (None, disk.digest):
+                return "it changed on disk after the request began"
+            return None
+        if max(disk.stamp.mtime_ns, disk.stamp.ctime_ns) >= self.at_ns:
+            return "it was written after the request began"
+        return None
 
 
 @dataclass
@@ -66,6 +110,10 @@ class DiskWatch:
         events += [_event(p, CHANGED) for p, seen in now.items() if p in known and known[p].differs(seen)]
         events += [_event(p, DELETED) for p in known if p not in now]
         return events
+
+    def basis(self, at_ns: int) -> Basis:
+        """The record the last `changes` took (replaced, never changed, by the next one)."""
+        return Basis(at_ns, self._known)
 
 
 def _seen(path: str, stamp: DiskStamp, before: Seen | None, at: int) -> Seen:

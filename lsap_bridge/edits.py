@@ -29,22 +29,25 @@ import codecs
 import contextlib
 import difflib
 import itertools
+import json
 import os
 import re
 import stat as stat_module
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import changes
+from .decode import is_range
+from .diskwatch import Basis
 from .errors import ErrorCode, LsapError
-from .filestate import Snapshot, snapshot
+from .filestate import Snapshot, content_hash, snapshot
 from .gateway import Client, Document, Editor
 from .journal import Change, Journal, Recovery, recover
 from .position import Encoding, from_lsp_character
 from .session import Session
-from .workspace import Workspace, path_of
+from .workspace import Workspace, path_of, size_text
 
 NOTHING = "nothing was changed"
 _LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
@@ -68,6 +71,8 @@ class FileChange:
     saved: bool  # written to disk; False when the human's unsaved changes kept it in the buffer
     # Not saved: the file on disk was left alone, and holds other text than the buffer now.
     disk_differs: bool = False
+    added: int = 0  # lines, from the text planned on to the text written
+    removed: int = 0
 
 
 @dataclass
@@ -88,11 +93,15 @@ class EditResult:
 
 
 def _skip_existing(change: dict[str, Any], what: str) -> bool:
-    """A create or rename whose target exists: overwrite it (False), skip the operation
-    (`ignoreIfExists`: True), or refuse the whole edit as LSP says."""
+    """A create or rename whose target exists: skipped (`ignoreIfExists`, True), else
+    refused whole. The bridge never overwrites a file with a resource operation (LSP's
+    `overwrite`): what it held would be gone, with no diff to show it; whoever means it to
+    go deletes or moves it first."""
     options = change.get("options") or {}
-    if options.get("overwrite"):
-        return False
+    if options.get("overwrite"):  # wins over ignoreIfExists, as LSP says
+        raise LsapError(ErrorCode.CONFLICT, f"{what}, which exists, and would overwrite it",
+                        hint=NOTHING + "; if what it holds is to go, delete or move it first, "
+                        "then ask again")
     if options.get("ignoreIfExists"):
         return True
     raise LsapError(ErrorCode.CONFLICT, f"{what}, which already exists", hint=NOTHING)
@@ -109,10 +118,14 @@ def _lsp_edits(change: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _steps(edit: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """A WorkspaceEdit as ordered steps: ("edit" | "create" | "rename" | "delete", payload)."""
-    if not isinstance(edit, dict):
-        raise LsapError(ErrorCode.SERVER_ERROR, "the server's edit is not a WorkspaceEdit")
+def _steps(edit: Any, server: str = "the server") -> list[tuple[str, dict[str, Any]]]:
+    """A WorkspaceEdit as ordered steps: ("edit" | "create" | "rename" | "delete", payload),
+    every part of it checked first (`_malformed`): a server's garbage is its error, named,
+    before anything is read or planned."""
+    problem = _malformed(edit)
+    if problem:
+        raise LsapError(ErrorCode.SERVER_ERROR, f"{server} sent a malformed edit: {problem}",
+                        hint=NOTHING + "; report this to the language server")
     if edit.get("documentChanges"):
         steps: list[tuple[str, dict[str, Any]]] = []
         for change in edit["documentChanges"]:
@@ -123,6 +136,84 @@ def _steps(edit: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         ("edit", {"textDocument": {"uri": uri, "version": None}, "edits": edits})
         for uri, edits in (edit.get("changes") or {}).items()
     ]
+
+
+def _malformed(edit: Any) -> str | None:
+    """What is wrong with a server's WorkspaceEdit, if anything: ranges with negative,
+    missing or non-integer positions, edits without text, URIs that are not strings."""
+    if not isinstance(edit, dict):
+        return "it is not a WorkspaceEdit"
+
+    def text_edits(uri: Any, items: Any, version: Any = None) -> str | None:
+        if not isinstance(uri, str) or not uri.startswith("file:"):
+            return f"a document URI is not a file URI ({uri!r})"
+        if version is not None and (type(version) is not int or version < 0):
+            return f"the version of {uri} is not a number ({version!r})"
+        if not isinstance(items, list):
+            return f"the edits of {uri} are not a list"
+        for item in items:
+            if not isinstance(item, dict) or not is_range(item.get("range")):
+                where = item.get("range") if isinstance(item, dict) else item
+                return f"an edit of {uri} has no valid range ({json.dumps(where, default=str)[:120]})"
+            text = item.get("newText")
+            snippet = item.get("snippet")
+            if not isinstance(text, str) and not (isinstance(snippet, dict)
+                                                  and isinstance(snippet.get("value"), str)):
+                return f"an edit of {uri} has no text ({text!r})"
+        return None
+
+    changes, documents = edit.get("changes"), edit.get("documentChanges")
+    if documents:
+        if not isinstance(documents, list):
+            return "documentChanges is not a list"
+        for change in documents:
+            if not isinstance(change, dict):
+                return f"a document change is not an object ({change!r})"
+            kind = change.get("kind")
+            if kind is None:
+                document = change.get("textDocument")
+                if not isinstance(document, dict):
+                    return "a text document edit names no document"
+                problem = text_edits(document.get("uri"), change.get("edits"), document.get("version"))
+                if problem:
+                    return problem
+            elif kind == "rename":
+                if not all(isinstance(change.get(k), str) and change[k].startswith("file:")
+                           for k in ("oldUri", "newUri")):
+                    return "a rename of a file does not name both files"
+            elif not isinstance(change.get("uri"), str) or not change["uri"].startswith("file:"):
+                return f"a {kind} of a file names no file"
+        return None
+    if changes is not None and not isinstance(changes, dict):
+        return "changes is not an object"
+    for uri, items in (changes or {}).items():
+        problem = text_edits(uri, items)
+        if problem:
+            return problem
+    return None
+
+
+def check_edit(workspace: Workspace, edit: Any, server: str) -> None:
+    """What can be known of a server's edit without reading a file: well formed, every
+    file inside the workspace; else the `LsapError` planning it would raise."""
+    for kind, change in _steps(edit, server):
+        uris = ([change["textDocument"]["uri"]] if kind == "edit" else
+                [change["oldUri"], change["newUri"]] if kind == "rename" else [change["uri"]])
+        for uri in uris:
+            _inside(workspace, uri)
+
+
+def merged(edits: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several WorkspaceEdits, each on the text the ones before it leave, as one: applied
+    whole or not at all, one undo step per buffer (a server command's applyEdits)."""
+    if len(edits) == 1:
+        return edits[0]
+    changes: list[dict[str, Any]] = []
+    for edit in edits:
+        changes += edit.get("documentChanges") or [
+            {"textDocument": {"uri": uri, "version": None}, "edits": items}
+            for uri, items in (edit.get("changes") or {}).items()]
+    return {"documentChanges": changes}
 
 
 def _position(lines: list[str], pos: dict[str, Any], encoding: Encoding) -> tuple[int, int]:
@@ -216,6 +307,37 @@ def _replaces_all(edits: list[dict[str, Any]], lines: list[str]) -> bool:
     return False
 
 
+def _minimal(file_lines: list[str], breaks: list[str] | None, lsp: list[dict[str, Any]],
+             encoding: Encoding, name: str) -> list[dict[str, Any]] | None:
+    """A whole-file replacement as the few edits that make the same text (code-point
+    columns): the lines it keeps are not rewritten, so what it would put back unchanged
+    cannot overwrite a change made meanwhile, and the old-name check sees each change.
+    None when the replacement changes the file's final newline (kept whole then)."""
+    whole = _splice(file_lines, lsp, encoding, name, breaks)
+    if breaks is not None and whole.breaks is not None and (breaks[-1] == "") != (whole.breaks[-1] == ""):
+        return None
+    new, last = whole.lines, len(file_lines)
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, file_lines, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if i2 < last:  # whole lines, each with its line end
+            start, end, text = (i1, 0), (i2, 0), "".join(line + "\n" for line in new[j1:j2])
+        elif i1 < i2:  # up to the end of the last line, whose line end stays
+            start, end = (i1, 0), (last - 1, len(file_lines[-1]))
+            text = "\n".join(new[j1:j2])
+            if j1 == j2 and i1 > 0:  # the last lines go, with the line end before them
+                start = (i1 - 1, len(file_lines[i1 - 1]))
+        else:  # lines added after the last one
+            start = end = (last - 1, len(file_lines[-1]))
+            text = "".join("\n" + line for line in new[j1:j2])
+        out.append({"range": {"start": {"line": start[0], "character": start[1]},
+                              "end": {"line": end[0], "character": end[1]}}, "newText": text})
+    if _splice(file_lines, out, "utf-32", name, breaks).lines != new:
+        return None  # never expected; the whole replacement is then applied as sent
+    return out
+
+
 def unwritable(path: Path, stat: os.stat_result | None = None) -> str | None:
     """Why the bridge may not replace `path` with a new file of the same content, if so.
 
@@ -289,6 +411,8 @@ class _File:
     edits: int = 0
     origin: Path | None = None  # renamed from
     created: bool = False
+    # Why the disk may not be what the server computed the edit on (see `_proven`), if so.
+    doubt: str | None = None
 
     @property
     def buffer_only(self) -> bool:
@@ -313,8 +437,11 @@ def _loaded(doc: Document) -> bool:
     return doc.bufnr is not None and doc.version.startswith("tick:")
 
 
-async def _load(session: Session, paths: list[Path]) -> dict[Path, _File]:
-    """Every existing file's buffer (if loaded) and disk content, checked to agree."""
+async def _load(session: Session, paths: list[Path], basis: Basis | None,
+                server: str) -> dict[Path, _File]:
+    """Every existing file's buffer (if loaded) and disk content, checked to agree; a file
+    no buffer holds (the server read it from disk) must be proven by `basis` to be what it
+    was when the request began."""
     wanted = list(dict.fromkeys(paths))
     existing = [p for p in wanted if p.is_file()]
     docs = await session.documents(existing)
@@ -338,9 +465,23 @@ async def _load(session: Session, paths: list[Path]) -> dict[Path, _File]:
                 hint=NOTHING + "; ask again, on the text now on disk",
             )
         files[path] = _File(path, disk, buffer, lines, breaks, bom)
+        doubt = basis.doubt(path, disk, buffer is not None) if basis is not None else None
+        if doubt:
+            files[path].doubt = (f"{display(path)} may not be the text {server} computed the "
+                                 f"edit on: {doubt}")
     for file in files.values():
         file.original = list(file.lines)
     return files
+
+
+def _proven(file: _File, version: Any) -> None:
+    """A file the edit changes must be the text the server computed it on: a loaded buffer
+    at the version the edit names, else (the server may have read the disk) the file as it
+    was when the request began (`_File.doubt`)."""
+    if file.doubt and not (version is not None and file.heard is not None):
+        raise LsapError(ErrorCode.CONFLICT, file.doubt,
+                        hint=NOTHING + "; ask again: the server then computes it on the text "
+                        "now on disk")
 
 
 def _inside(workspace: Workspace, uri: str) -> Path:
@@ -371,34 +512,38 @@ class _Plan:
 def _check_replaced(lines: list[str], edits: list[dict[str, Any]], replaces: str,
                     encoding: Encoding, name: str) -> None:
     """A rename's edits each replace the old name: one that would replace other text was
-    computed on another text than this (the file changed since the server read it)."""
+    computed on another text than this (the file changed since the server read it).
+    Whole-file replacements come here as their minimal edits (`_minimal`)."""
     for item in edits:
         start, end = item["range"]["start"], item["range"]["end"]
-        line = int(start["line"])
-        if line != int(end["line"]) or line >= len(lines):
-            continue  # whole lines rewritten (jedi): nothing to compare
-        text = lines[line]
-        found = text[from_lsp_character(text, int(start["character"]), encoding):
-                     from_lsp_character(text, int(end["character"]), encoding)]
+        (sl, sc), (el, ec) = _position(lines, start, encoding), _position(lines, end, encoding)
+        found = lines[sl][sc:] + "".join("\n" + lines[i] for i in range(sl + 1, el + 1)) \
+            if el > sl else lines[sl][sc:ec]
+        if el > sl:
+            found = found[:len(found) - (len(lines[el]) - ec)]
         if replaces not in found:
+            shown = found if len(found) <= 60 and "\n" not in found else found[:57].replace("\n", "⏎") + "…"
             raise LsapError(
                 ErrorCode.CONFLICT,
-                f"the edit of {name} at {line + 1}:{int(start['character']) + 1} would replace "
-                f"`{found}`, not `{replaces}`: the file changed since the server read it",
+                f"the edit of {name} at {sl + 1}:{sc + 1} would replace "
+                f"`{shown}`, not `{replaces}`: the file changed since the server read it",
                 hint=NOTHING + "; ask again once the server has seen the file as it is now",
             )
 
 
 async def _plan(session: Session, edit: dict[str, Any], client: Client,
-                replaces: str | None = None, expect: Mapping[Path, list[str]] | None = None) -> _Plan:
+                replaces: str | None = None, basis: Basis | None = None,
+                expect: Mapping[Path, list[str]] | None = None) -> _Plan:
     """Check the whole edit before anything changes, and compute the new texts.
 
     `replaces`: the text each edit replaces (a rename's old name), checked against the
-    text planned on. `expect`: the whole text some files must hold (an undo's "after")."""
+    text planned on. `basis`: what the files were when the edit's computation began
+    (default: when this request began). `expect`: the whole text some files must hold (an
+    undo's "after")."""
     def inside(uri: str) -> Path:
         return _inside(session.workspace, uri)
 
-    steps = _steps(edit)
+    steps = _steps(edit, client.name)
     paths: list[Path] = []
     for kind, change in steps:
         if kind == "edit":
@@ -407,7 +552,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
             paths.append(inside(change["uri"]))
         elif kind == "rename":
             paths += [inside(change["oldUri"]), inside(change["newUri"])]
-    files = await _load(session, paths)
+    files = await _load(session, paths, basis or session.basis(), client.name)
     display = session.workspace.display
     differ = [display(p) for p, lines in (expect or {}).items() if p not in files or files[p].lines != lines]
     if differ:
@@ -426,6 +571,8 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     hint="nothing was changed; ask again once the file exists",
                 )
             version = change["textDocument"].get("version")
+            if file.origin is None:
+                _proven(file, version)
             if version and file.heard is not None and file.origin is None and file.heard > int(version):
                 raise LsapError(
                     ErrorCode.CONFLICT,
@@ -441,9 +588,14 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     "them",
                     hint="nothing was changed; save (or undo) that buffer's changes and ask again",
                 )
+            encoding = session.encoding(client)
+            if _replaces_all(lsp, file.lines):
+                fewer = _minimal(file.lines, file.breaks, lsp, encoding, display(path))
+                if fewer is not None:
+                    lsp, encoding = fewer, "utf-32"
             if replaces is not None:
-                _check_replaced(file.lines, lsp, replaces, session.encoding(client), display(path))
-            spliced = _splice(file.lines, lsp, session.encoding(client), display(path), file.breaks)
+                _check_replaced(file.lines, lsp, replaces, encoding, display(path))
+            spliced = _splice(file.lines, lsp, encoding, display(path), file.breaks)
             file.lines, file.breaks = spliced.lines, spliced.breaks
             file.steps.append(
                 {"edits": spliced.byte_edits, "append": spliced.append, "fix_eol": spliced.fix_eol}
@@ -453,16 +605,6 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
         elif kind == "create":
             path = inside(change["uri"])
             if path in files and _skip_existing(change, f"the edit creates {display(path)}"):
-                continue
-            if path in files:  # overwritten: an edit that empties it
-                file = files[path]
-                end = {"line": len(file.lines), "character": 0}
-                empty = [{"range": {"start": {"line": 0, "character": 0}, "end": end}, "newText": ""}]
-                spliced = _splice(file.lines, empty, "utf-32", display(path), file.breaks)
-                file.lines, file.breaks = spliced.lines, spliced.breaks
-                file.steps.append({"edits": spliced.byte_edits, "append": spliced.append,
-                                   "fix_eol": spliced.fix_eol})
-                order.setdefault(path, file)
                 continue
             files[path] = order[path] = _File(path, None, None, [""], [""], created=True)
         elif kind == "rename":
@@ -482,12 +624,12 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     "has unsaved changes",
                     hint="nothing was changed; save (or undo) that buffer's changes and ask again",
                 )
+            if file.origin is None and not file.created:
+                _proven(file, None)  # its content moves: it must be what the server saw
             order.pop(old, None)
             if file.origin is None and file.disk is not None:
                 removed.append(_File(old, file.disk, None, [], None))
-            # The content moves; what the new path held before (if anything) is replaced.
-            replaced = files.get(new)
-            file.disk = replaced.disk if replaced is not None else None
+            file.disk = None  # the new path held nothing (see `_skip_existing`)
             file.path, file.origin = new, file.origin or old
             files[new] = order[new] = file
         else:
@@ -498,6 +640,18 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
             )
     changed = [f for f in order.values() if f.lines != f.original or f.created or f.origin]
     plan = _Plan(changed, removed, [])
+    limit = session.gateway.max_file_size
+    for file in plan.files:
+        size = len(file.new_bytes()) if file.breaks is not None else len("\n".join(file.lines))
+        if size > limit:  # never written, then refused by every request about it
+            raise LsapError(
+                ErrorCode.INVALID_REQUEST,
+                f"the edit would make {display(file.path)} {size_text(size)}, over the "
+                f"{size_text(limit)} limit for files opened for language servers (option "
+                "`max_file_size`)",
+                hint=NOTHING + "; raise `max_file_size` (bytes) in require('lsap').setup() if "
+                "the file is meant to be this large",
+            )
     for file in plan.on_disk:
         problem = unwritable(file.path)
         if problem:
@@ -521,21 +675,19 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
 
 
 async def preview(session: Session, edit: dict[str, Any], client: Client,
-                  replaces: str | None = None) -> list[FileDiff]:
+                  replaces: str | None = None, basis: Basis | None = None) -> list[FileDiff]:
     """The diff each file would get, without changing anything."""
-    return (await _plan(session, edit, client, replaces)).diffs
+    return (await _plan(session, edit, client, replaces, basis)).diffs
 
 
 def preview_text(diffs: list[FileDiff]) -> str:
     return "\n".join(d.diff for d in diffs if d.diff)
 
 
-def _recheck(plan: _Plan, workspace: Workspace) -> dict[Path, Snapshot | None]:
-    """Every file the edit writes, once more, right before anything changes: the same real
-    path (no directory swapped for a symlink), the same content, still writable. Returns
-    what is on disk now, for Neovim's own last check of the stamps."""
+def _recheck(plan: _Plan, workspace: Workspace) -> None:
+    """Every file the edit writes, once more, before anything is written: the same real
+    path (no directory swapped for a symlink), the same content, still writable."""
     display = workspace.display
-    now: dict[Path, Snapshot | None] = {}
     for file in plan.on_disk:
         path = file.path
         real = Path(os.path.realpath(path if file.disk is not None else path.parent))
@@ -570,8 +722,6 @@ def _recheck(plan: _Plan, workspace: Workspace) -> dict[Path, Snapshot | None]:
                 f"{display(path)} {what} after the edit was planned",
                 hint=NOTHING + "; ask again",
             )
-        now[path] = found
-    return now
 
 
 def _changes(plan: _Plan) -> list[Change]:
@@ -595,12 +745,20 @@ def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
             return None
         s = found.stamp
         return {"size": s.size, "sec": s.mtime_ns // 10**9, "nsec": s.mtime_ns % 10**9,
-                "ino": s.ino, "dev": s.dev}
+                "ino": s.ino, "dev": s.dev, "csec": s.ctime_ns // 10**9,
+                "cnsec": s.ctime_ns % 10**9}
+
+    def content(path: Path) -> bytes | None:
+        """The bytes proven, for a file whose stamp is racy: Neovim compares them right
+        before the switch (two writes in one clock tick can leave the stamp alike)."""
+        found = now.get(path)
+        return found.data if found is not None and found.stamp.racy() else None
 
     ops: list[dict[str, Any]] = []
     for file in plan.removed:
         ops.append({"kind": "remove", "path": str(file.path), "name": display(file.path),
-                    "dir": str(file.path.parent), "stamp": stamp(file.path)})
+                    "dir": str(file.path.parent), "stamp": stamp(file.path),
+                    "content": content(file.path)})
     for file in plan.files:
         kind = "buffer" if file.buffer_only else "write" if file.disk else "create"
         loaded = file.doc is not None
@@ -611,6 +769,7 @@ def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
             "dir": str(file.path.parent),
             "temp": temps.get(file.path),
             "stamp": stamp(file.path),
+            "content": None if file.buffer_only else content(file.path),
             "origin": str(file.origin) if file.origin else None,
             "tick": file.tick,
             # A buffer loaded when planned takes the edits (then Neovim writes it, unless the
@@ -642,7 +801,11 @@ async def _switch(session: Session, journal: Journal | None, ops: list[dict[str,
                         f"applying {label} failed: {exc.message}"
                         + (f"; {settled.message}" if settled else "; nothing was changed"),
                         hint="ask again") from None
-    if outcome.get("ok") or not outcome.get("switched"):
+    lost = await asyncio.to_thread(journal.overwritten) if journal and outcome.get("ok") else []
+    if lost:  # a write that landed in a file as it was replaced: the whole edit goes back
+        outcome = {"switched": None, "conflict": True, "error": ", ".join(
+            session.workspace.display(Path(p)) for p in lost) + " changed on disk as the edit replaced it"}
+    if outcome.get("ok") or "switched" not in outcome:
         if journal is not None:
             await asyncio.to_thread(journal.finish)
         if outcome.get("ok"):
@@ -653,28 +816,58 @@ async def _switch(session: Session, journal: Journal | None, ops: list[dict[str,
             hint=NOTHING + ("; ask again once the human has left Insert mode" if outcome.get("busy")
                             else "; ask again"),
         )
-    restored, problems = await asyncio.to_thread(journal.roll_back) if journal else ([], [])
+    switched = outcome.get("switched")
+    restored, problems = (await asyncio.to_thread(journal.roll_back, switched) if journal
+                          else ([], []))
     # A buffer whose file was put back here (Neovim could not write it back) re-reads it.
     await session.gateway.exec_lua("require('lsap.edits').reload(...)", restored)
     raise LsapError(
         ErrorCode.CONFLICT if not problems else ErrorCode.SERVER_ERROR,
         f"applying {label} failed: {outcome.get('error')}; {_rolled_back(problems)}",
-        hint="fix the cause (e.g. make the file writable) and ask again",
+        hint="ask again" if outcome.get("conflict") and not problems
+        else "fix the cause (e.g. make the file writable) and ask again",
     )
 
 
-async def _journalled(session: Session, plan: _Plan, now: dict[Path, Snapshot | None],
-                      directory: Path, label: str) -> None:
-    """Write the journal and the new contents, then have Neovim switch (see `_switch`)."""
+def _proved(plan: _Plan, display: Callable[[Path], str]) -> dict[Path, Snapshot | None]:
+    """Every file the edit writes, as the last thing before Neovim switches them (the
+    journal is written): the very content the edit was planned on, by its hash. Returns
+    the stamps then, which Neovim checks in the same call that switches the file: any
+    write since (an `os.utime` too) moves the change time."""
+    now: dict[Path, Snapshot | None] = {}
+    for file in plan.on_disk:
+        found = snapshot(file.path)
+        if (found is None) != (file.disk is None) or (
+                found is not None and file.disk is not None and found.digest != file.disk.digest):
+            raise LsapError(
+                ErrorCode.CONFLICT,
+                f"{display(file.path)} changed on disk while the edit was being applied",
+                hint=NOTHING + "; ask again",
+            )
+        now[file.path] = found
+    return now
+
+
+async def _journalled(session: Session, plan: _Plan, directory: Path, label: str) -> None:
+    """Write the journal and the new contents, prove the files once more (`_proved`), then
+    have Neovim switch (see `_switch`)."""
     journal = None
     changes = _changes(plan)
     if changes:
         try:
-            journal = await asyncio.to_thread(Journal.prepare, directory, label, changes)
+            journal = await asyncio.to_thread(Journal.prepare, directory, label, changes,
+                                              session.workspace.roots)
         except OSError as exc:
             raise LsapError(ErrorCode.SERVER_ERROR, f"{label} could not be prepared: {exc}",
                             hint=NOTHING) from None
-    await _switch(session, journal, _ops(plan, journal, now, session.workspace.display), label)
+    display = session.workspace.display
+    try:
+        now = await asyncio.to_thread(_proved, plan, display)
+    except BaseException:
+        if journal is not None:
+            await asyncio.to_thread(journal.finish)
+        raise
+    await _switch(session, journal, _ops(plan, journal, now, display), label)
 
 
 def _texts(plan: _Plan) -> list[changes.FileText]:
@@ -683,13 +876,12 @@ def _texts(plan: _Plan) -> list[changes.FileText]:
                              str(f.origin) if f.origin else None) for f in plan.files]
 
 
-async def _recorded(session: Session, plan: _Plan, now: dict[Path, Snapshot | None],
-                    directory: Path, label: str) -> str:
+async def _recorded(session: Session, plan: _Plan, directory: Path, label: str) -> str:
     """`_journalled`, its change set kept first (`changes.py`) and dropped if it failed;
     an agent's changed lines are marked in the editor. The set's id."""
     change = await asyncio.to_thread(changes.begin, directory, label, _texts(plan))
     try:
-        await _journalled(session, plan, now, directory, label)
+        await _journalled(session, plan, directory, label)
     except BaseException:
         await asyncio.to_thread(changes.discard, directory, change)
         raise
@@ -704,10 +896,11 @@ async def journal_dir(gateway: Editor) -> Path:
     return Path(await gateway.exec_lua("return require('lsap.edits').journal_dir()"))
 
 
-async def recover_edits(gateway: Editor) -> list[Recovery]:
-    """Settle the edits a crash left unfinished (see `journal.recover`), at start-up before
-    any request; buffers already loaded of the files settled re-read them."""
-    found = await asyncio.to_thread(recover, await journal_dir(gateway))
+async def recover_edits(gateway: Editor, roots: Sequence[Path]) -> list[Recovery]:
+    """Settle the edits a crash left unfinished in this workspace (`roots`, see
+    `journal.recover`), at start-up before any request; buffers already loaded of the files
+    settled re-read them."""
+    found = await asyncio.to_thread(recover, await journal_dir(gateway), roots)
     paths = [path for recovery in found for path in recovery.paths]
     if paths:
         await gateway.exec_lua("require('lsap.edits').reload(...)", paths)
@@ -716,14 +909,18 @@ async def recover_edits(gateway: Editor) -> list[Recovery]:
 
 async def apply_workspace_edit(
     session: Session, edit: dict[str, Any], client: Client, *, label: str,
-    replaces: str | None = None, expect: Mapping[Path, list[str]] | None = None,
+    replaces: str | None = None, basis: Basis | None = None,
+    expect: Mapping[Path, list[str]] | None = None,
 ) -> EditResult:
     """Check, ask the edit policy, check again, then apply every file's edits or none,
     recorded as a change set.
 
     `replaces`: what each edit replaces (a rename's old name), see `_check_replaced`;
+    `basis`: what the files were when the server began computing the edit (default: when
+    this request began; a previewed rename keeps its own), see `diskwatch.Basis`;
     `expect`: the whole text files must hold (see `_plan`)."""
-    plan = await _plan(session, edit, client, replaces, expect)
+    basis = basis or session.basis()
+    plan = await _plan(session, edit, client, replaces, basis, expect)
     if not plan.files and not plan.removed:
         return EditResult(label)
     edits, count = sum(f.edits for f in plan.files), len(plan.diffs)
@@ -736,23 +933,37 @@ async def apply_workspace_edit(
             f"the edit was not approved ({summary})",
             hint="the editor's edit policy refused it; nothing was changed",
         )
-    now = await asyncio.to_thread(_recheck, plan, session.workspace)
+    await asyncio.to_thread(_recheck, plan, session.workspace)
     directory = await journal_dir(session.gateway)
     # Shielded: an asker who goes away must not leave the journal half settled.
-    change = await asyncio.shield(_recorded(session, plan, now, directory, label))
+    change = await asyncio.shield(_recorded(session, plan, directory, label))
     session.changed_by_bridge([f.path for f in plan.files])
+    for file in plan.files:
+        if not file.buffer_only and basis is not None:  # proves this request's later steps
+            basis.written[str(file.path)] = content_hash(file.new_bytes())
     display = session.workspace.display
     return EditResult(
         label,
         files=[
             FileChange(display(f.path), f.edits, not f.buffer_only,
-                       f.buffer_only and _disk_differs(f))
-            for f in plan.files if f.edits
+                       f.buffer_only and _disk_differs(f), *_line_counts(f.original, f.lines))
+            for f in plan.files if f.lines != f.original or f.created
         ],
         created=[display(f.path) for f in plan.files if f.created],
         renamed=[(display(f.origin), display(f.path)) for f in plan.files if f.origin],
         change=change,
     )
+
+
+def _line_counts(old: list[str], new: list[str]) -> tuple[int, int]:
+    """Lines added and removed from `old` to `new` (a changed line is one of each)."""
+    added = removed = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            removed += i2 - i1
+        if tag in ("replace", "insert"):
+            added += j2 - j1
+    return added, removed
 
 
 def _disk_differs(file: _File) -> bool:

@@ -29,9 +29,11 @@ class DiskStamp(NamedTuple):
     before each request that spans it.
 
     Size, mtime and inode together catch in-place writes, atomic replacements (a new inode)
-    and truncations. Two writes within the file system's mtime granularity that keep the
-    size are not told apart: where that matters (an edit about to be written), compare the
-    content hash as well.
+    and truncations; the change time (`ctime`, which every write and `os.utime` set to now
+    and no call sets back) catches a rewrite whose mtime was put back. Two writes within
+    the file system's timestamp granularity that keep the size are not told apart: where
+    that matters (a stamp taken in the racy window, an edit about to be written), compare
+    the content hash as well.
     """
 
     size: int
@@ -40,6 +42,7 @@ class DiskStamp(NamedTuple):
     dev: int
     mode: int
     uid: int
+    ctime_ns: int = 0
 
     @classmethod
     def of(cls, path: Path | str) -> DiskStamp | None:
@@ -55,17 +58,19 @@ class DiskStamp(NamedTuple):
     @classmethod
     def of_stat(cls, st: os.stat_result) -> DiskStamp:
         """The stamp from a `stat` already made (a walk of the workspace has one per file)."""
-        return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, st.st_mode, st.st_uid)
+        return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, st.st_mode, st.st_uid,
+                   st.st_ctime_ns)
 
     def racy(self, seen_ns: int | None = None) -> bool:
         """Whether this stamp, taken at `seen_ns` (`time.time_ns()`, default now), is too
         close to the file's last write to tell a rewrite of the same size apart."""
-        return (time.time_ns() if seen_ns is None else seen_ns) - self.mtime_ns < RACY_NS
+        last = max(self.mtime_ns, self.ctime_ns)
+        return (time.time_ns() if seen_ns is None else seen_ns) - last < RACY_NS
 
     @property
     def token(self) -> str:
         """A compact cache key (what `Document.version` holds for a file read from disk)."""
-        return f"disk:{self.dev}:{self.ino}:{self.mtime_ns}:{self.size}"
+        return f"disk:{self.dev}:{self.ino}:{self.mtime_ns}:{self.ctime_ns}:{self.size}"
 
 
 def content_hash(data: bytes) -> str:

@@ -34,6 +34,9 @@ ServerRequests = Callable[[str, Any], Any]
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 TEXT_CACHE = 512  # documents whose text the gateway keeps, by changedtick or disk stamp
 MAX_FILE_SIZE = 4 * 1024 * 1024  # until Neovim says otherwise (`max_file_size`)
+# Seconds a command's server stays taken after its reply: an applyEdit sent just after it is
+# still the command's (collected, or refused with the rest), never Neovim's own.
+TAKE_GRACE = 0.3
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,10 @@ class EditorGateway:
             token, ident, name, body = params
             handler = self._taking.get(int(token))
             # Answered at once whatever happens: the server waits for it, and so does its command.
-            result = handler(str(name), body) if handler is not None else None
+            # One for a command no longer taken (its grace window is over) is refused.
+            result = handler(str(name), body) if handler is not None else (
+                {"applied": False, "failureReason": "the command that sent this edit has ended"}
+                if name == "workspace/applyEdit" else None)
             self._background(self._lua("require('lsap.transport').server_answered(...)", ident, result))
         elif method == "lsap_command" and self._command_handler is not None:
             asyncio.get_running_loop().create_task(self._command_handler(params))
@@ -182,7 +188,14 @@ class EditorGateway:
             self._taking[token] = taking
         try:
             await self._lua(f"require('lsap.transport').{function}(...)", token, *args)
-            return await asyncio.wait_for(future, timeout)
+            answer = await asyncio.wait_for(future, timeout)
+            if taking is not None:
+                # A server may send its edit just after its reply to the command: still the
+                # command's, for a moment (`TAKE_GRACE`), then no longer taken (refused).
+                await asyncio.sleep(TAKE_GRACE)
+                self._taking.pop(token, None)
+                await self._lua("require('lsap.transport').release_taken(...)", token)
+            return answer
         except asyncio.CancelledError:
             # The asker went away (an agent disconnected): stop the servers' work too.
             self._background(self._lua("require('lsap.transport').cancel(...)", token))

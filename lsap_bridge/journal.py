@@ -16,6 +16,14 @@ replaced), the files already switched get their old contents back (`roll_back`).
 
 A journal is locked (`flock`) by the process applying it for as long as it runs, so that
 a session starting meanwhile never settles another session's edit that is still going.
+
+A journal is checked before it is settled (`_checked`): its schema and types, the roots of
+the session that wrote it (one of them must be a root of the session settling it; a
+journal of another workspace waits for a session of it), every file inside those roots,
+and each file's new content and backup exactly the names `prepare` gives them beside it.
+Anything else (a journal crafted or torn, a directory named `x.json`) is moved aside to
+`rejected/` with a log line, never replayed, and the session starts all the same. The
+directory is 0700 and the journals 0600: only this user reads or writes them.
 """
 
 from __future__ import annotations
@@ -25,10 +33,12 @@ import fcntl
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
+import stat as stat_module
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -39,6 +49,7 @@ from .filestate import content_hash, snapshot
 LOG = logging.getLogger("lsap.journal")
 RECORD = "recovered.log"  # the settled journals, newest last, for `:checkhealth lsap`
 RECORD_KEEP = 50  # lines of RECORD kept
+REJECTED = "rejected"  # journals that failed the checks, moved aside (never replayed)
 WRITERS = 8  # files written (and fsynced) at once while an edit is prepared
 
 
@@ -154,12 +165,13 @@ class Journal:
     """The record of one multi-file edit being applied (see the module docstring)."""
 
     def __init__(self, path: Path, fd: int, label: str, entries: list[Entry],
-                 started: float | None = None) -> None:
+                 started: float | None = None, roots: Sequence[Path] = ()) -> None:
         self.path = path
         self._fd = fd
         self.label = label
         self.entries = entries
         self.started = started
+        self.roots = list(roots)
 
     @property
     def marker(self) -> Path:
@@ -167,9 +179,11 @@ class Journal:
         return self.path.with_suffix(".committed")
 
     @classmethod
-    def prepare(cls, directory: Path, label: str, changes: list[Change]) -> Journal:
-        """Write the journal, then every new content and backup; undone whole on failure."""
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    def prepare(cls, directory: Path, label: str, changes: list[Change],
+                roots: Sequence[Path]) -> Journal:
+        """Write the journal, then every new content and backup; undone whole on failure.
+        `roots`: the workspace roots of the session (every file is inside one of them)."""
+        _private(directory)
         edit_id = secrets.token_hex(6)
         path = directory / f"{edit_id}.json"
         # Written under another name, then renamed: a journal is never seen half written.
@@ -186,9 +200,9 @@ class Journal:
             )
             for c in changes
         ]
-        journal = cls(path, fd, label, entries, time.time())
+        journal = cls(path, fd, label, entries, time.time(), roots)
         record = {"id": edit_id, "label": label, "pid": os.getpid(), "started": journal.started,
-                  "files": [asdict(e) for e in entries]}
+                  "roots": [str(r) for r in roots], "files": [asdict(e) for e in entries]}
         os.write(fd, json.dumps(record).encode())
         os.fsync(fd)
         os.rename(path.with_suffix(".new"), path)  # the lock stays: it is on the file itself
@@ -217,10 +231,22 @@ class Journal:
                 os.unlink(path)
         os.close(self._fd)
 
-    def roll_back(self) -> tuple[list[str], list[str]]:
+    def overwritten(self) -> list[str]:
+        """After switching: the files replaced by a rename whose old content changed
+        meanwhile (a writer that opened the file before the switch wrote into it after):
+        that write is in the backup alone, and `roll_back` brings it back."""
+        return [e.path for e in self.entries
+                if e.backup is not None and not e.in_place and _current(e.backup) != e.old]
+
+    def roll_back(self, switched: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
         """After switching failed part-way: put every file back as it was (see `_restore`);
-        returns the files put back here, and those that could not be."""
-        return self._each(_restore)
+        `switched`: the files that may have switched (the others were never touched, and
+        are left whatever they hold now); returns the files put back here, and those that
+        could not be."""
+        if switched is None:
+            return self._each(_restore)
+        chosen = set(switched)
+        return self._each(lambda entry: entry.path in chosen and _restore(entry))
 
     def settle(self) -> Recovery:
         """After a crash (or Neovim gone mid-switch): complete a committed edit, drop one
@@ -311,31 +337,71 @@ class Recovery:
         return text
 
 
-def recover(directory: Path) -> list[Recovery]:
-    """Settle every journal in `directory` that no running process holds (see the module
-    docstring)."""
-    found = []
-    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+def _private(directory: Path) -> None:
+    """The journal directory, made (or made again) readable by this user alone."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if stat_module.S_IMODE(os.stat(directory).st_mode) != 0o700:
+        os.chmod(directory, 0o700)
+
+
+def recover(directory: Path, roots: Sequence[Path]) -> list[Recovery]:
+    """Settle every journal in `directory` that no running process holds and that a
+    session of `roots` wrote (see the module docstring); move aside what fails the checks."""
+    found: list[Recovery] = []
+    if not directory.is_dir():
+        return found
+    for path in sorted(directory.glob("*.json")):
         try:
-            fd = os.open(path, os.O_RDWR)
+            fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
         except FileNotFoundError:
             continue  # finished meanwhile
+        except OSError as exc:  # a directory, a symlink, a FIFO: not a journal
+            _reject(path, f"it cannot be opened as a journal ({exc.strerror})")
+            continue
+        if not stat_module.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            _reject(path, "it is not a regular file")
+            continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)  # a running session is applying it
             continue
-        found.append(_load(path, fd).settle())
-    for leftover in [*directory.glob("*.committed"), *directory.glob("*.new")] if directory.is_dir() else []:
-        if not leftover.with_suffix(".json").exists() and not _locked(leftover):
+        journal, problem = _load(path, fd, roots)
+        if problem is not None:
+            os.close(fd)
+            _reject(path, problem)
+        elif journal is not None:
+            found.append(journal.settle())
+        else:
+            os.close(fd)  # another workspace's: its own session settles it
+            LOG.info("lsap: %s is an edit of another workspace: left for its session", path)
+    for leftover in [*directory.glob("*.committed"), *directory.glob("*.new")]:
+        if leftover.with_suffix(".json").exists() or _locked(leftover):
+            continue
+        if leftover.is_symlink() or not leftover.is_file():
+            _reject(leftover, "it is not a regular file")
+        else:
             leftover.unlink(missing_ok=True)  # a journal never begun, or a marker of a done one
     return found
 
 
+def _reject(path: Path, why: str) -> None:
+    """Move a journal that fails the checks aside, never to be replayed; never fatal."""
+    rejected = path.parent / REJECTED
+    try:
+        _private(rejected)
+        os.rename(path, rejected / f"{path.name}.{secrets.token_hex(3)}")
+        LOG.warning("lsap: journal %s was moved to %s, not replayed: %s", path.name, rejected, why)
+    except OSError as exc:
+        LOG.warning("lsap: journal %s is not replayed (%s), and could not be moved aside: %s",
+                    path, why, exc)
+
+
 def _locked(path: Path) -> bool:
     try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (FileNotFoundError, IsADirectoryError):
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -346,14 +412,69 @@ def _locked(path: Path) -> bool:
         os.close(fd)
 
 
-def _load(path: Path, fd: int) -> Journal:
+_ID = re.compile(r"[0-9a-f]{12}")
+_FIELDS: dict[str, Any] = {"path": str, "old": (str, type(None)), "new": (str, type(None)),
+                           "temp": (str, type(None)), "backup": (str, type(None)), "in_place": bool}
+
+
+def _absolute(path: str) -> bool:
+    """An absolute, normalised path (no `..`, no `//`), not the file system's root."""
+    return os.path.isabs(path) and os.path.normpath(path) == path and path != "/"
+
+
+def _checked(record: Any, name: str) -> Journal | str:
+    """The journal's fields (path and lock left to the caller), or why it is not a journal
+    this code wrote."""
+    if not isinstance(record, dict):
+        return "it is not a JSON object"
+    edit_id, files, label = record.get("id"), record.get("files"), record.get("label")
+    if not isinstance(edit_id, str) or not _ID.fullmatch(edit_id) or name != f"{edit_id}.json":
+        return "its id is missing, malformed, or not its name"
+    if not isinstance(label, str) or not isinstance(files, list):
+        return "its label or its list of files is missing"
+    started = record.get("started")
+    if started is not None and (isinstance(started, bool) or not isinstance(started, (int, float))):
+        return "its start time is not a number"
+    recorded = record.get("roots")
+    if not isinstance(recorded, list) or not recorded or not all(
+            isinstance(r, str) and _absolute(r) for r in recorded):
+        return "it records no workspace roots (or roots that are not absolute paths)"
+    own = [Path(r) for r in recorded]
+    entries = []
+    for item in files:
+        if not isinstance(item, dict) or set(item) != set(_FIELDS) or not all(
+                isinstance(item[k], t) for k, t in _FIELDS.items()):
+            return "a file of it has other fields or types than a journal's"
+        entry = Entry(**item)
+        target = Path(entry.path)
+        if not _absolute(entry.path) or not any(target.is_relative_to(r) and target != r for r in own):
+            return f"it names {entry.path}, outside the roots it records"
+        for what, kept, present in (("new", entry.temp, entry.new is not None),
+                                    ("old", entry.backup, entry.old is not None)):
+            if kept != (str(_sibling(target, edit_id, what)) if present else None):
+                return f"the {what} content of {entry.path} is not kept beside it as a journal's is"
+        entries.append(entry)
+    return Journal(Path(name), -1, label, entries, started, own)
+
+
+def _load(path: Path, fd: int, roots: Sequence[Path]) -> tuple[Journal | None, str | None]:
+    """The journal in `path` (opened as `fd`), checked (`_checked`): (journal, None), (None,
+    why it is rejected), or (None, None) for a journal of another workspace (no root of it
+    is one of `roots`)."""
     try:
-        record: dict[str, Any] = json.loads(os.read(fd, os.fstat(fd).st_size) or b"null")
-        return Journal(path, fd, str(record["label"]), [Entry(**e) for e in record["files"]],
-                       record.get("started"))
-    except (ValueError, TypeError, KeyError):
-        # Torn while the journal itself was written: no file had been touched yet.
-        return Journal(path, fd, "an unreadable journal", [])
+        data = os.read(fd, os.fstat(fd).st_size)
+    except OSError as exc:
+        return None, f"it cannot be read ({exc.strerror})"
+    try:
+        record = json.loads(data)
+    except ValueError:
+        return None, "it is not JSON"
+    checked = _checked(record, path.name)
+    if isinstance(checked, str):
+        return None, checked
+    if not any(root in checked.roots for root in roots):
+        return None, None
+    return Journal(path, fd, checked.label, checked.entries, checked.started, checked.roots), None
 
 
 def _record(directory: Path, recovery: Recovery) -> None:

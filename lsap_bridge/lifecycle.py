@@ -97,7 +97,8 @@ class Lifecycle:
 
     async def _start(self) -> None:
         gateway = self.gateway
-        for recovery in await recover_edits(gateway):  # before any call: logged by the journal
+        # Before any call: logged by the journal.
+        for recovery in await recover_edits(gateway, self.service.workspace.roots):
             await self._tell(recovery.message)
         if not self.plan.socket:
             return

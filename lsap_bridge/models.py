@@ -90,6 +90,12 @@ class Request(StrictModel):
     # (`:LsapFormat`, as conform.nvim's format does), not on the symbol under the cursor.
     whole_file_at_cursor: ClassVar[bool] = False
 
+    def result_fields(self) -> dict[str, Any]:
+        """The fields that decide the whole result list (all but the page and the budget):
+        what a `pagination_id` is bound to."""
+        return self.model_dump(mode="json", exclude={"start_index", "pagination_id", "max_items",
+                                                     "format", "max_tokens"})
+
 
 class LocateRequest(Request):
     locate: Locate

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -22,7 +23,7 @@ from cachetools import LRUCache, TTLCache
 
 from .decode import spans
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
-from .diskwatch import DiskWatch
+from .diskwatch import Basis, DiskWatch, fs_now_ns
 from .errors import ErrorCode, LsapError, StaleText, invalid
 from .gateway import Client, Document, Editor, LspAnswer, LspCall, ServerRequests
 from .locate.matcher import Match, Tier
@@ -101,6 +102,9 @@ _NOTES: ContextVar[dict[Path, str] | None] = ContextVar("lsap_disk_notes", defau
 # Inside `Session.run`: the held texts a warm request answered from that no guarded LSP
 # call has confirmed yet, by path (None outside a run: nothing is taken on trust).
 _HELD: ContextVar[dict[Path, Document] | None] = ContextVar("lsap_held_texts", default=None)
+# Inside `Session.run`: what the files on disk were when the request began (edits.py proves
+# the files a server's edit touches against it).
+_BASIS: ContextVar[Basis | None] = ContextVar("lsap_basis", default=None)
 
 
 @contextmanager
@@ -139,8 +143,9 @@ class Session:
     _targets: LRUCache[tuple[Path, str], Target] = field(default_factory=lambda: LRUCache(1024))
     # Anchors resolved on held texts, for warm requests (see `locate.resolve.resolve`).
     resolved: TTLCache[tuple[Any, ...], Resolved] = field(default_factory=lambda: remembered(256))
-    # Result lists by `pagination_id`, with the mode that made them (see `report.paging`).
-    pages: LRUCache[str, tuple[str, list[Any]]] = field(default_factory=lambda: LRUCache(PAGES))
+    # Result lists by `pagination_id`, with the mode and fields that made them (see
+    # `report.paging`).
+    pages: LRUCache[str, tuple[str, dict[str, Any], list[Any]]] = field(default_factory=lambda: LRUCache(PAGES))
     # Previewed renames by `rename_id` (capabilities/rename.py checks their file versions).
     renames: LRUCache[str, Any] = field(default_factory=lambda: LRUCache(RENAMES))
     # Listed code actions by `action_id` (lsap_bridge/actions.py checks their file versions).
@@ -175,11 +180,15 @@ class Session:
         if notes is not None and doc.disk_differs:
             notes[doc.path] = disk_note(self.workspace.display(doc.path), doc.disk_differs)
 
-    async def sync_disk(self) -> None:
+    async def sync_disk(self, at_ns: int | None = None) -> Basis:
         """Before an answer that spans the workspace: the servers hear of every code file
         created, changed or deleted on disk since the last time, and every loaded buffer
-        nobody is editing is brought up to date with its file (one call into Neovim)."""
-        await self.gateway.sync(self.watch.changes())
+        nobody is editing is brought up to date with its file (one call into Neovim).
+        Returns what the servers were told (taken before any other request's look)."""
+        changes = self.watch.changes()
+        basis = self.watch.basis(fs_now_ns() if at_ns is None else at_ns)
+        await self.gateway.sync(changes)
+        return basis
 
     async def document(self, path: Path) -> Document:
         return (await self.documents([path]))[path]
@@ -200,13 +209,17 @@ class Session:
         is a `conflict` (see `failures.as_error`). Per capability, so a batch never repeats
         others. A mode that spans the workspace has the servers hear of the disk first.
         """
-        if capability.workspace:
-            await self.sync_disk()
+        at = fs_now_ns()
+        basis = await self.sync_disk(at) if capability.workspace else Basis(at)
+        token = _BASIS.set(basis)
         try:
+            try:
+                return await self._held_run(capability, request)
+            except StaleText:
+                pass
             return await self._held_run(capability, request)
-        except StaleText:
-            pass
-        return await self._held_run(capability, request)
+        finally:
+            _BASIS.reset(token)
 
     async def _held_run(self, capability: Capability, request: Request) -> Answer:
         held: dict[Path, Document] = {}
@@ -234,6 +247,20 @@ class Session:
                    if (now[path].version, now[path].disk_differs) != (doc.version, doc.disk_differs)]
         if changed:
             raise StaleText(f"{', '.join(map(str, changed))} changed while the request ran")
+
+    @contextmanager
+    def proving(self, basis: Basis) -> Iterator[None]:
+        """Run a request that is not a mode's (the text format) against `basis`."""
+        token = _BASIS.set(basis)
+        try:
+            yield
+        finally:
+            _BASIS.reset(token)
+
+    def basis(self) -> Basis | None:
+        """What the files on disk were when this request began (see `diskwatch.Basis`);
+        None outside a request (nothing to prove against)."""
+        return _BASIS.get()
 
     def changed_by_bridge(self, paths: Sequence[Path]) -> None:
         """The bridge itself just changed these texts (an edit applied): a held text of them
@@ -263,6 +290,8 @@ class Session:
         if cached and held and held.bufnr == cached.bufnr and alive and held_texts is not None:
             self._note(held)
             held_texts.setdefault(path, held)
+            if (basis := _BASIS.get()) is not None:
+                basis.opened.add(str(path))
             return replace(cached, doc=held)
         if not path.is_file() and not await self._unsaved(path):
             raise LsapError(
@@ -271,6 +300,8 @@ class Session:
                 hint="paths are relative to the workspace root " + str(self.workspace.root),
             )
         bufnr = await self.gateway.open(path)
+        if (basis := _BASIS.get()) is not None:
+            basis.opened.add(str(path))  # the servers compute on this buffer (edits.py)
         clients = await self.gateway.wait_for_clients(bufnr, method)
         able = [c for c in clients if c.supports(method)]
         if not able:
@@ -381,11 +412,21 @@ class Session:
         kept = self.pages.get(page_id) if page_id else None
         if kept is None:
             return None
-        mode, items = kept
+        mode, fields, items = kept
         if mode != request.mode:
             raise invalid(
                 f"pagination_id {page_id!r} is of a {mode} answer, not of {request.mode}",
                 hint=f"send it with the {mode} request it came from, or leave `pagination_id` out",
+            )
+        now = request.result_fields()
+        differ = [name for name in dict.fromkeys([*fields, *now]) if fields.get(name) != now.get(name)]
+        if differ:
+            shown = "; ".join(f"{name}: {json.dumps(fields.get(name))} there, {json.dumps(now.get(name))} here"
+                              for name in differ)
+            raise invalid(
+                f"pagination_id {page_id!r} continues another {mode} request: {shown}",
+                hint="send it with the same fields as the request it came from (only start_index, "
+                     "max_items and the format may change), or leave `pagination_id` out",
             )
         return items
 

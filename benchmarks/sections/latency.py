@@ -6,6 +6,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from lsap_bridge.diskwatch import Basis, fs_now_ns
+
 from ..baselines import ALONE, METHODS, Point, RawRunner, RawWork, bridge_payload, point_of
 from ..report import Results
 from ..rig import Rig, Settings, alternate, median_ms, timed
@@ -64,8 +66,8 @@ async def disk_check(rig: Rig, results: Results, settings: Settings) -> None:
     session = rig.service.session
     sync = session.sync_disk
 
-    async def no_sync() -> None:
-        return None
+    async def no_sync(at_ns: int | None = None) -> Basis:
+        return Basis(at_ns or fs_now_ns())  # no record of the disk: nothing scanned
 
     async def side(on: bool, payload: dict[str, Any]) -> float:
         session.sync_disk = sync if on else no_sync  # type: ignore[method-assign]

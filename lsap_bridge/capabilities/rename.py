@@ -27,6 +27,7 @@ from pydantic import Field
 from ..changes import undo_hint
 from ..decode import spans
 from ..diagnostics import DiagnosticDelta
+from ..diskwatch import Basis
 from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
@@ -79,6 +80,9 @@ class PendingRename:
     # those the edit leaves alone.
     uses: list[tuple[Path, dict[str, Any]]] | None = None
     uncovered: list[dict[str, Any]] = field(default_factory=list)
+    # What the files on disk were when the server was asked (`rename_execute` proves the
+    # files against it, not against the later request's start).
+    basis: Basis | None = None
 
 
 def keep(session: Session, pending: PendingRename) -> str:
@@ -267,7 +271,7 @@ async def _compute(
     versions = {p: d.version for p, d in docs.items()}
     pending = PendingRename(
         edit, target.client, old_name, request.new_name, versions, target.partial, uses,
-        await _uncovered(session, target, edit, uses or [], old_name),
+        await _uncovered(session, target, edit, uses or [], old_name), session.basis(),
     )
     return resolved, pending
 
@@ -362,7 +366,7 @@ def _diffs(diffs: list[FileDiff]) -> list[Diff]:
       workspace=True, offer=Offer(picker=14))
 async def rename_preview(session: Session, request: RenamePreviewRequest) -> Answer:
     resolved, pending = await _compute(session, request)
-    diffs = await preview(session, pending.edit, pending.client, pending.old_name)
+    diffs = await preview(session, pending.edit, pending.client, pending.old_name, pending.basis)
     rename_id = keep(session, pending)
     # Diffs are paged by file (`max_items`); the id applies every file, shown or not.
     shown, paging = page(session, request, diffs)
@@ -399,7 +403,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str]) 
     before = await session.diagnostics([p for p in watched if p.is_file()])
     result: EditResult = await apply_workspace_edit(
         session, edit, pending.client, label=f"rename {pending.old_name} → {pending.new_name}",
-        replaces=pending.old_name,
+        replaces=pending.old_name, basis=pending.basis,
     )
     moved = {
         session.workspace.resolve(old): session.workspace.resolve(new)

@@ -389,9 +389,14 @@ def _same_line(line: str, text: str) -> bool:
 
 async def execute(session: Session, request: Request) -> str:
     """Run every block and print the response."""
+    # A block asks about several files and may edit the workspace: the disk first, and what
+    # it recorded is what the block's edits are proven against (`diskwatch.Basis`).
+    with session.proving(await session.sync_disk()):
+        return await _execute(session, request)
+
+
+async def _execute(session: Session, request: Request) -> str:
     executor = Executor(session)
-    # A block asks about several files and may edit the workspace: the disk first.
-    await session.sync_disk()
     for block in request.files:
         await executor.open(block)
     opened = [run for run in executor.runs if run.path is not None and run.doc is not None]

@@ -24,14 +24,15 @@ def suggest(model: type[Request], request: dict[str, Any]) -> str:
 
 def page_id_of(request: Request) -> str:
     """The id a request's whole list is kept under: its fields but the paging and budget."""
-    key = request.model_dump(exclude={"start_index", "pagination_id", "max_items", "format", "max_tokens"})
+    key = request.result_fields()
     return hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
 def keep(session: Session, request: Request, items: list[Any]) -> str:
-    """Keep a whole result list under the request's own id (`page_id_of`)."""
+    """Keep a whole result list under the request's own id (`page_id_of`), with the fields
+    it answers (`Session.kept` checks a later page's request against them)."""
     page_id = page_id_of(request)
-    session.pages[page_id] = (request.mode, items)
+    session.pages[page_id] = (request.mode, request.result_fields(), items)
     return page_id
 
 

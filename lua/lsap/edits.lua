@@ -9,7 +9,8 @@
 -- written to its file (so it ends unmodified and in step with it, and its servers saw the
 -- edit as a change), a file no buffer holds gets its new content renamed into place, and
 -- a buffer with the human's unsaved changes keeps the edits unsaved, its file left alone.
--- A write goes only over a file whose stamp was checked a moment before, in this call.
+-- A write goes only over a file whose stamp was checked a moment before, in this call: once
+-- at the start, and again right before that file switches (after the commit marker).
 -- A failure before any file switched puts every buffer back and changes nothing; one
 -- after puts the buffers back and the Python side rolls the files back from the journal.
 local M = {}
@@ -64,6 +65,7 @@ local function same_stamp(stat, stamp)
   return stat ~= nil and stamp ~= nil and stamp ~= vim.NIL and stat.type == 'file'
     and stat.size == stamp.size and stat.mtime.sec == stamp.sec and stat.mtime.nsec == stamp.nsec
     and stat.ino == stamp.ino and stat.dev == stamp.dev
+    and stat.ctime.sec == stamp.csec and stat.ctime.nsec == stamp.cnsec
 end
 
 local function given(value) return value ~= nil and value ~= vim.NIL end
@@ -89,6 +91,29 @@ local function problem(op, bufnr)
     end
   elseif bufnr and vim.bo[bufnr].modified then
     return op.name .. ' was opened and changed while the edit was prepared'
+  end
+end
+
+--- A file's bytes (nil when it cannot be read).
+local function read(path)
+  local fd = vim.uv.fs_open(path, 'r', 0)
+  if not fd then return nil end
+  local stat = vim.uv.fs_fstat(fd)
+  local data = stat and vim.uv.fs_read(fd, stat.size, 0) or nil
+  vim.uv.fs_close(fd)
+  return data
+end
+
+--- Whether a file is still as checked at the start of this call, right before it switches:
+--- the journal's commit marker was written (and fsynced) in between. A file whose stamp was
+--- racy when proven comes with its bytes (`content`), compared here too.
+local function still(op)
+  if op.kind == 'buffer' then return nil end
+  local stat = vim.uv.fs_lstat(op.path)
+  if op.kind == 'create' then
+    if stat then return op.name .. ' was created by someone else meanwhile' end
+  elseif not same_stamp(stat, op.stamp) or (given(op.content) and read(op.path) ~= op.content) then
+    return op.name .. ' changed on disk while the edit was being applied'
   end
 end
 
@@ -158,13 +183,15 @@ local CHANGE = { write = 2, create = 1, remove = 3 }
 --- plan: { marker = the journal's commit marker (nil: no file changes on disk), ops = per
 --- file, in order: { kind = 'write'|'create'|'remove'|'buffer', path=, name= (to show),
 --- dir=, temp=?,
---- stamp=? {size, sec, nsec, ino, dev}, origin=? (renamed from), tick=? (the buffer's
+--- stamp=? {size, sec, nsec, ino, dev, csec, cnsec}, content=? (the bytes proven, when the
+--- stamp was racy), origin=? (renamed from), tick=? (the buffer's
 --- changedtick when planned), steps=? {{edits={{sl, sc, el, ec, lines}, …}, append=,
 --- fix_eol=}, …} and lines=? (the buffer's text after them), for a buffer loaded when
 --- planned } }.
 --- Returns { ok=true }, { ok=false, busy=true|conflict=true, error= } when nothing was
---- changed, or { ok=false, switched=true, error= } after a failure once the files began
---- to switch (the buffers are put back; the caller rolls the files back).
+--- changed, or { ok=false, switched={paths}, conflict=?, error= } after a failure once the
+--- files began to switch (the buffers are put back; the caller rolls back the files named,
+--- which may have switched); conflict: a file changed on disk right before its switch.
 function M.apply(plan)
   local ops = plan.ops
   -- Never edit under the human's fingers: a buffer being typed into is left alone.
@@ -194,11 +221,17 @@ function M.apply(plan)
     restore(state)
     return { ok = false, conflict = true, error = tostring(err) }
   end
-  local reread, changes = {}, {}
+  local reread, changes, raced, switched = {}, {}, false, {}
   ok, err = pcall(function()
     if given(plan.marker) then commit(plan.marker) end
     for i, op in ipairs(ops) do
       local bufnr, done, why = buffers[i], true, nil
+      local changed = still(op)
+      if changed then
+        raced = true
+        error(changed, 0)
+      end
+      if op.kind ~= 'buffer' then switched[#switched + 1] = op.path end -- it may switch from here
       if op.kind == 'buffer' then
         bufnr = nil -- the human's unsaved buffer: its file is left alone
       elseif op.kind == 'remove' then
@@ -226,7 +259,7 @@ function M.apply(plan)
       local back, why = pcall(write, bufnr, name, name)
       if not back then require('lsap').log('warn', 'rolling back: ' .. tostring(why)) end
     end
-    return { ok = false, switched = true, error = tostring(err) }
+    return { ok = false, switched = switched, conflict = raced, error = tostring(err) }
   end
   -- The files are switched: nothing below may fail the edit.
   M.reload(reread)

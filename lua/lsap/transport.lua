@@ -47,17 +47,23 @@ local RACY_NS = 2e9
 local function stamp_of(name)
   local st = vim.uv.fs_stat(name)
   if not st or st.type ~= 'file' then return nil end
-  return { size = st.size, sec = st.mtime.sec, nsec = st.mtime.nsec, ino = st.ino, dev = st.dev }
+  -- The change time too: a rewrite whose mtime was put back (`touch -d`, `os.utime`) still
+  -- moves it (filestate.DiskStamp).
+  return { size = st.size, sec = st.mtime.sec, nsec = st.mtime.nsec, ino = st.ino, dev = st.dev,
+           csec = st.ctime.sec, cnsec = st.ctime.nsec }
 end
 
 local function same(a, b)
   if a == nil or b == nil then return a == b end
   return a.size == b.size and a.sec == b.sec and a.nsec == b.nsec and a.ino == b.ino and a.dev == b.dev
+    and a.csec == b.csec and a.cnsec == b.cnsec
 end
 
 local function racy(stamp)
   local now = vim.uv.clock_gettime('realtime')
-  return (now.sec - stamp.sec) * 1e9 + (now.nsec - stamp.nsec) < RACY_NS
+  local sec, nsec = stamp.sec, stamp.nsec
+  if stamp.csec > sec or (stamp.csec == sec and stamp.cnsec > nsec) then sec, nsec = stamp.csec, stamp.cnsec end
+  return (now.sec - sec) * 1e9 + (now.nsec - nsec) < RACY_NS
 end
 
 --- Remember a buffer's file as Neovim has just read or written it.
@@ -477,6 +483,12 @@ local function release(client_id, token)
   end
 end
 
+--- The service is done with a token's commands (their grace window is over): their servers'
+--- requests are Neovim's again.
+function M.release_taken(token)
+  for client_id in pairs(taking) do release(client_id, token) end
+end
+
 --- The service's answer to a server request handed over by `take_over`.
 function M.server_answered(id, result)
   local waiting = parked[id]
@@ -611,11 +623,11 @@ function M.request(token, calls, guard, intercept)
     end
   end
   local answered = {}
-  local taken = {} ---@type table<integer, integer> the client whose requests call i takes
   local function finish(i, answer)
     if answered[i] then return end -- the server answered after all, or exited first
     answered[i] = true
-    if taken[i] then release(taken[i], token) end
+    -- A command's server stays taken until the service's `release_taken` (after its grace
+    -- window: an edit sent just after the reply is still the command's), or `cancel`.
     results[i] = answer
     pending = pending - 1
     if pending == 0 then reply(token, results) end
@@ -629,7 +641,6 @@ function M.request(token, calls, guard, intercept)
       if bufnr == nil or bufnr == vim.NIL or not vim.api.nvim_buf_is_loaded(bufnr) then bufnr = 0 end
       if intercept == true and call.method == 'workspace/executeCommand' then
         take_over(client, token)
-        taken[i] = client.id
       end
       local pack = call.pack == true and PACKERS[call.method] or nil
       local ok, request_id = client:request(call.method, call.params, function(err, result)

@@ -280,6 +280,28 @@ def test_a_rewrite_that_keeps_size_and_mtime_is_seen(bridge: Bridge) -> None:
     assert docs[reader].lines == ["from shop.racy import gre_t"]
 
 
+def test_a_settled_file_rewritten_with_its_mtime_put_back_is_seen(bridge: Bridge) -> None:
+    """Long settled (its stamp trusted without reading), then rewritten in place and
+    `os.utime`d back to the old mtime: size, mtime and inode alike. It used to stay stale
+    for good (locate answered the old text, every rename of it was a `conflict`); the change
+    time moved, so the next request sees it, and a rename of it goes through."""
+    path, rel = new_module(bridge, "settled")
+    os.utime(path, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))  # written long ago
+    time.sleep(2.1)  # past the racy window of its change time too (filestate.RACY_NS)
+    bridge.ask(mode="locate", locate=f"{rel}@def <|>greet")  # a hidden buffer, read now
+    assert loaded(bridge, path)
+    stat = os.stat(path)
+    with open(path, "r+") as file:  # in place: the same inode
+        file.write(path.read_text().replace("def greet(", "def grexx("))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    assert bridge.ask(mode="locate", locate=f"{rel}@def <|>grexx")["line"] == 14
+    renamed = bridge.request({"mode": "rename", "locate": f"{rel}@def <|>grexx", "new_name": "welcome"})
+    assert renamed.ok, renamed.text
+    assert "def welcome(" in path.read_text() and "grexx" not in path.read_text()
+
+
 def test_json_and_markdown_of_a_report_without_disk_trouble_have_no_note(bridge: Bridge) -> None:
     response = bridge.request({"mode": "hover", "locate": "shop/models.py:Product", "format": "json"})
     assert "notes" not in json.loads(response.text)

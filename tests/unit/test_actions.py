@@ -11,6 +11,7 @@ import pytest
 from lsap_bridge.actions import Action, Taken, answers_kind, by_title, of_kind, one
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import Client
+from lsap_bridge.workspace import Workspace
 
 RUFF = Client(2, "ruff", "utf-16", frozenset())
 
@@ -51,11 +52,18 @@ def test_titles_by_the_anchor_tiers() -> None:
 
 
 def test_the_servers_requests_during_a_command_are_taken_not_applied() -> None:
-    taken = Taken()
+    taken = Taken(Workspace.of("/p"), "srv")
     edit = {"changes": {"file:///p/m.py": []}}
     assert taken("workspace/applyEdit", {"edit": edit}) == {"applied": True}
-    assert taken("workspace/applyEdit", {}) == {"applied": False, "failureReason": "the request carries no edit"}
     assert taken("_typescript.rename", {"position": {"line": 4, "character": 9}}) is None
+    assert taken.edits == [edit] and not taken.refused
+    # The first one refused refuses every one after it: none of them is applied.
+    assert taken("workspace/applyEdit", {}) == {
+        "applied": False, "failureReason": "srv sent a malformed edit: it is not a WorkspaceEdit"}
+    assert taken("workspace/applyEdit", {"edit": edit})["applied"] is False
+    outside = Taken(Workspace.of("/p"), "srv")
+    assert outside("workspace/applyEdit", {"edit": {"changes": {"file:///etc/passwd": []}}}) == {
+        "applied": False, "failureReason": "the edit would change /etc/passwd, outside the workspace"}
     assert taken.edits == [edit]
     assert taken.remarks == ["the server suggests renaming what it created, at line 5: use `rename` "
                              "with a name of your own"]

@@ -363,8 +363,10 @@ class _FakeGateway:
         if plan["marker"]:
             Path(plan["marker"]).touch()
         for op in plan["ops"]:
-            if op["kind"] in ("write", "create"):
+            if op["kind"] in ("write", "create") and op["steps"]:  # a buffer written in place
                 shutil.copyfile(op["temp"], op["path"])
+            elif op["kind"] in ("write", "create"):
+                os.rename(op["temp"], op["path"])
             elif op["kind"] == "remove":
                 os.unlink(op["path"])
         return {"ok": True}
@@ -561,3 +563,69 @@ def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
         (10, 17, "error", "puller"),
     ]
     assert not found.pending and not found.quiet
+
+
+@pytest.mark.parametrize("bad", [
+    {"start": {"line": -1, "character": 0}, "end": {"line": 0, "character": 1}},
+    {"start": {"line": "0", "character": 0}, "end": {"line": 0, "character": 1}},
+    {"start": {"line": 0, "character": None}, "end": {"line": 0, "character": 1}},
+    None,
+])
+def test_a_malformed_range_from_a_server_is_its_error(fake: tuple[Any, Path], bad: Any) -> None:
+    """Negative, string or null positions used to raise IndexError/ValueError/
+    AttributeError inside the engine; they are refused, naming the server, before anything
+    is read."""
+    from lsap_bridge.edits import apply_workspace_edit
+
+    session, models = fake
+    before = models.read_text()
+    edit = {"changes": {models.as_uri(): [{"range": bad, "newText": "Item"}]}}
+    with pytest.raises(LsapError) as caught:
+        _run(apply_workspace_edit(session, edit, CLIENT, label="rename"))
+    assert caught.value.code is ErrorCode.SERVER_ERROR
+    assert caught.value.message.startswith(f"srv sent a malformed edit: an edit of {models.as_uri()} "
+                                           "has no valid range")
+    assert session.gateway.applied == [] and models.read_text() == before
+
+
+def test_an_edit_over_the_size_limit_is_refused_before_anything_is_written(
+        fake: tuple[Any, Path]) -> None:
+    """A 60 MB insert used to be written, then answered `invalid_request` (the file was over
+    the size limit for every request after)."""
+    from lsap_bridge.edits import apply_workspace_edit
+
+    session, models = fake
+    session.gateway.buffers.clear()
+    session.gateway.max_file_size = 1000
+    before = models.read_text()
+    edit = {"changes": {models.as_uri(): [{"range": rng(0, 0, 0, 0), "newText": "x" * 2000}]}}
+    with pytest.raises(LsapError) as caught:
+        _run(apply_workspace_edit(session, edit, CLIENT, label="insert"))
+    assert caught.value.code is ErrorCode.INVALID_REQUEST
+    assert caught.value.message.startswith("the edit would make models.py 2 KiB, over the 1000 bytes limit")
+    assert session.gateway.applied == [] and models.read_text() == before
+    assert not list(models.parent.glob(".models.py.lsap-*")), "nothing staged beside it"
+
+
+@pytest.mark.parametrize("kind", ["rename", "create"])
+def test_a_resource_operation_never_overwrites_a_file(fake: tuple[Any, Path], kind: str) -> None:
+    """A rename a.py → b.py with `overwrite` destroyed b.py and reported "Nothing to
+    change"; now it is refused whole, saying how to get past it."""
+    from lsap_bridge.edits import apply_workspace_edit
+
+    session, models = fake
+    a, b = models.parent / "a.py", models.parent / "b.py"
+    a.write_text("a = 1\n")
+    b.write_text("b = 2\n")
+    operation = ({"kind": "rename", "oldUri": a.as_uri(), "newUri": b.as_uri()} if kind == "rename"
+                 else {"kind": "create", "uri": b.as_uri()})
+    edit = {"documentChanges": [{**operation, "options": {"overwrite": True, "ignoreIfExists": True}}]}
+    with pytest.raises(LsapError) as caught:
+        _run(apply_workspace_edit(session, edit, CLIENT, label="move"))
+    assert caught.value.code is ErrorCode.CONFLICT
+    assert caught.value.message.endswith("b.py, which exists, and would overwrite it")
+    assert "delete or move it first" in (caught.value.hint or "")
+    assert a.read_text() == "a = 1\n" and b.read_text() == "b = 2\n" and session.gateway.applied == []
+    skipped = {"documentChanges": [{**operation, "options": {"ignoreIfExists": True}}]}
+    assert _run(apply_workspace_edit(session, skipped, CLIENT, label="move")).changed == []
+    assert a.read_text() == "a = 1\n" and b.read_text() == "b = 2\n"

@@ -5,7 +5,9 @@ new bytes keep everything of a file the edit did not touch."""
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -39,7 +41,7 @@ CHILD = textwrap.dedent("""
                Change(root / "b.py", b"from a import Item\\n", digest("b.py")),
                Change(root / "c.py", b"from a import Item\\n", None),
                Change(root / "gone.py", None, digest("gone.py"))]
-    journal = Journal.prepare(journals, "rename Product → Item", changes)
+    journal = Journal.prepare(journals, "rename Product → Item", changes, [root])
     if commit:
         journal.marker.touch()
     if partial:
@@ -79,9 +81,9 @@ def crash(root: Path, journals: Path, switched: int = 0, commit: bool = False,
 
 
 def settled_once(journals: Path) -> Any:
-    [recovery] = recover(journals)
+    [recovery] = recover(journals, [journals.parent.parent / 'ws'])
     assert not list(journals.glob("*.json")) and not list(journals.glob("*.committed"))
-    assert recover(journals) == []
+    assert recover(journals, [journals.parent.parent / 'ws']) == []
     return recovery
 
 
@@ -132,7 +134,7 @@ def test_a_switch_failing_part_way_is_rolled_back(tmp_path: Path) -> None:
         Change(a, b"class Item:\n", digest(a), in_place=True),
         Change(b, b"from a import Item\n", digest(b)),
         Change(root / "c.py", b"new\n", None),
-    ])
+    ], [root])
     journal.marker.touch()
     a.write_bytes(b"class It")
     os.rename(journal.entries[1].temp or "", b)
@@ -144,21 +146,83 @@ def test_a_switch_failing_part_way_is_rolled_back(tmp_path: Path) -> None:
 
 def test_a_journal_being_applied_is_not_settled_by_another_start(tmp_path: Path) -> None:
     root, journals = project(tmp_path)
-    journal = Journal.prepare(journals, "t", [Change(root / "a.py", b"new\n", None)])
-    assert recover(journals) == []  # its lock is held: the edit is still going
+    journal = Journal.prepare(journals, "t", [Change(root / "a.py", b"new\n", None)], [root])
+    assert recover(journals, [journals.parent.parent / 'ws']) == []  # its lock is held: the edit is still going
     assert len(list(journals.glob("*.json"))) == 1
     journal.finish()
     assert list(journals.iterdir()) == []
     assert files(root) == OLD
 
 
-def test_a_torn_journal_is_removed(tmp_path: Path) -> None:
-    _root, journals = project(tmp_path)
+def test_a_torn_journal_is_moved_aside(tmp_path: Path) -> None:
+    """`prepare` renames a journal in once written and fsynced: a torn one is not ours."""
+    root, journals = project(tmp_path)
     journals.mkdir(parents=True)
-    (journals / "0123.json").write_text('{"id": "0123", "fil')
-    [recovery] = recover(journals)
-    assert recovery.outcome == "rolled back" and recovery.paths == []
-    assert not (journals / "0123.json").exists()
+    (journals / "0123456789ab.json").write_text('{"id": "0123456789ab", "fil')
+    assert recover(journals, [root]) == []
+    assert [p.name.split(".json")[0] for p in (journals / "rejected").iterdir()] == ["0123456789ab"]
+    assert files(root) == OLD
+
+
+def crafted(journals: Path, edit_id: str, roots: list[str], files: list[dict[str, Any]]) -> Path:
+    journals.mkdir(parents=True, exist_ok=True)
+    path = journals / f"{edit_id}.json"
+    path.write_text(json.dumps({"id": edit_id, "label": "crafted", "pid": 1, "started": 0.0,
+                                "roots": roots, "files": files}))
+    (journals / f"{edit_id}.committed").touch()
+    return path
+
+
+def test_a_crafted_journal_naming_a_file_outside_the_root_is_never_replayed(tmp_path: Path) -> None:
+    """Committed, it would replace the file from its "new" content; uncommitted it would
+    delete the files named as its temp and backup. Neither happens: it goes to rejected/,
+    with a log line, and the session starts all the same."""
+    root, journals = project(tmp_path)
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep me\n")
+    decoy = tmp_path / ".precious.txt.lsap-aaaaaaaaaaaa.new"
+    decoy.write_text("evil\n")
+    entry = {"path": str(outside), "old": digest(outside), "new": "0" * 32, "temp": str(decoy),
+             "backup": str(tmp_path / "other.txt"), "in_place": False}
+    crafted(journals, "aaaaaaaaaaaa", [str(root)], [entry])
+    # Its own root recorded as "/" (not a root at all), and a directory named like a journal.
+    crafted(journals, "bbbbbbbbbbbb", ["/"], [{**entry, "temp": None, "new": None}])
+    (journals / "x.json").mkdir()
+    # Names that are not its own siblings: a temp elsewhere in the root.
+    inner = root / "a.py"
+    crafted(journals, "cccccccccccc", [str(root)], [{**entry, "path": str(inner), "old": digest(inner),
+                                                    "temp": str(root / "b.py"), "backup": None}])
+    assert recover(journals, [root]) == []
+    assert outside.read_text() == "keep me\n" and decoy.read_text() == "evil\n"
+    assert files(root) == OLD
+    rejected = sorted(p.name.split(".json")[0] for p in (journals / "rejected").iterdir())
+    assert rejected == ["aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc", "x"]
+    assert not list(journals.glob("*.json"))
+
+
+def test_a_journal_of_another_workspace_waits_for_its_session(tmp_path: Path) -> None:
+    root, journals = project(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.py").write_text("old\n")
+    journal = Journal.prepare(journals, "theirs", [Change(other / "a.py", b"new\n",
+                                                          digest(other / "a.py"))], [other])
+    journal.marker.touch()
+    os.close(journal._fd)  # their session crashed
+    assert recover(journals, [root]) == []
+    assert (other / "a.py").read_text() == "old\n" and journal.path.exists()
+    [recovery] = recover(journals, [other])
+    assert recovery.outcome == "completed" and (other / "a.py").read_text() == "new\n"
+
+
+def test_the_journal_is_this_users_alone(tmp_path: Path) -> None:
+    root, journals = project(tmp_path)
+    journals.mkdir(parents=True, mode=0o755)
+    os.chmod(journals, 0o755)
+    journal = Journal.prepare(journals, "t", [Change(root / "c.py", b"new\n", None)], [root])
+    assert stat.S_IMODE(os.stat(journals).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(journal.path).st_mode) == 0o600
+    journal.finish()
 
 
 def test_new_contents_keep_the_mode_and_the_old_one_is_kept(tmp_path: Path) -> None:
@@ -167,7 +231,8 @@ def test_new_contents_keep_the_mode_and_the_old_one_is_kept(tmp_path: Path) -> N
     a.chmod(0o640)
     before = os.stat(a)
     journal = Journal.prepare(journals, "t", [Change(a, b"new\n", digest(a)),
-                                              Change(b, b"new\n", digest(b), in_place=True)])
+                                              Change(b, b"new\n", digest(b), in_place=True)],
+                              [root])
     linked, copied = journal.entries
     assert linked.temp and linked.backup and copied.backup
     assert os.stat(linked.temp).st_mode & 0o777 == 0o640

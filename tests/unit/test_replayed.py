@@ -94,3 +94,30 @@ def test_a_pagination_id_of_another_mode_is_an_invalid_request() -> None:
     assert caught.value.code is ErrorCode.INVALID_REQUEST
     assert caught.value.message == f"pagination_id {page_id!r} is of a references answer, not of diagnostics"
     assert "leave `pagination_id` out" in (caught.value.hint or "")
+
+
+def test_a_pagination_id_sent_with_another_anchor_is_an_invalid_request() -> None:
+    """The id of `references Product` sent with `references Order` used to answer
+    Product's references under Order's header: the id is bound to every field that decides
+    the list, and the error names the one that differs."""
+    session = fake_session(EXAMPLE, Recording("shop", EXAMPLE))
+
+    def run(payload: dict[str, Any]) -> Any:
+        request = parse_request(payload, session.workspace, session.anchors)
+        return asyncio.run(session.run(REGISTRY[request.mode], request))
+
+    asked = CASES["references_paged"].request
+    page_id = run(asked).report.pagination_id
+    other = {**asked, "locate": "shop/models.py:Order", "start_index": 3, "pagination_id": page_id}
+    with pytest.raises(LsapError) as caught:
+        run(other)
+    assert caught.value.code is ErrorCode.INVALID_REQUEST
+    assert caught.value.message.startswith(
+        f"pagination_id {page_id!r} continues another references request: locate: ")
+    assert "Product" in caught.value.message and "Order" in caught.value.message
+    with pytest.raises(LsapError) as caught:
+        run({**asked, "context_lines": 0, "start_index": 3, "pagination_id": page_id})
+    assert "context_lines: 1 there, 0 here" in caught.value.message
+    # The page and the format may change.
+    assert run({**asked, "max_items": 2, "format": "json", "start_index": 3,
+                "pagination_id": page_id}).report.start == 4

@@ -1,0 +1,115 @@
+"""A server command is one edit (issue 27, item 3): every `workspace/applyEdit` it sends,
+until its reply and in a short grace window after it, is collected, checked as it comes,
+and applied as one edit through the engine, or none of it is.
+
+The server is tests/integration/command_server.py: its code actions are commands that send
+an edit inside the workspace and then one outside, or fail after their edit, or send their
+edits after replying, or edit two files properly.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .harness import Bridge
+
+pytestmark = pytest.mark.integration
+
+SERVER = Path(__file__).with_name("command_server.py")
+A, B = "x = 1\n", "y = 2\n"
+
+
+@pytest.fixture(scope="module")
+def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    base = tmp_path_factory.mktemp("commands")
+    root = base / "proj"
+    root.mkdir()
+    (root / "a.fault").write_text(A)
+    (root / "b.fault").write_text(B)
+    outside = base / "outside.py"
+    bridge = Bridge(root, ["none"])
+    bridge.lua(
+        "local path, python, server, outside, root = ...;"
+        "local buf = require('lsap.transport').open(path);"
+        "vim.lsp.start({name = 'faulty', cmd = {python, server, outside}, root_dir = root}, {bufnr = buf})",
+        str(root / "a.fault"), sys.executable, str(SERVER), str(outside), str(root))
+    yield bridge
+    bridge.close()
+
+
+@pytest.fixture
+def outside(bridge: Bridge) -> Iterator[Path]:
+    """The file outside the workspace the commands try to edit, reset with the files."""
+    path = bridge.root.parent / "outside.py"
+    path.write_text("precious = 1\n")
+    answers = path.with_suffix(".answers")
+    answers.unlink(missing_ok=True)
+    for name, text in (("a.fault", A), ("b.fault", B)):
+        (bridge.root / name).write_text(text)
+    bridge.lua("require('lsap.transport').fresh(vim.fn.bufnr(...))", str(bridge.root / "a.fault"))
+    # A file written in the very clock tick a request begins in is not proven to be what its
+    # server read (diskwatch.Basis): the files were written by the test, before it asks.
+    time.sleep(0.02)
+    yield path
+
+
+def answers(outside: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in outside.with_suffix(".answers").read_text().splitlines()]
+
+
+def run(bridge: Bridge, command: str) -> tuple[bool, str]:
+    response = bridge.request({"mode": "code_action", "file_path": "a.fault",
+                               "title": f"run {command}"})
+    return response.ok, response.text
+
+
+def unchanged(bridge: Bridge, outside: Path) -> None:
+    assert (bridge.root / "a.fault").read_text() == A
+    assert (bridge.root / "b.fault").read_text() == B
+    assert outside.read_text() == "precious = 1\n"
+    assert bridge.buffer_lines(bridge.root / "a.fault") == ["x = 1"]
+    assert not bridge.modified(bridge.root / "a.fault")
+
+
+def test_an_edit_inside_then_one_outside_changes_nothing(bridge: Bridge, outside: Path) -> None:
+    ok, text = run(bridge, "inside_outside")
+    assert not ok and "outside_workspace" in text, text
+    assert "sent 2 edits, applied whole or not at all" in text, text
+    assert "nothing the command asked for was changed" in text, text
+    unchanged(bridge, outside)
+    assert answers(outside)[0] == {"applied": True}
+    assert answers(outside)[1]["applied"] is False  # the refused one is told so
+
+
+def test_an_edit_then_a_failed_command_changes_nothing(bridge: Bridge, outside: Path) -> None:
+    ok, text = run(bridge, "inside_fails")
+    assert not ok and "server_error" in text and "it broke" in text, text
+    assert "of the 1 edit it sent, none was applied" in text, text
+    unchanged(bridge, outside)
+
+
+def test_edits_sent_after_the_reply_are_the_commands_too(bridge: Bridge, outside: Path) -> None:
+    """They used to fall to Neovim's own handler: the edit inside applied behind the
+    bridge's back, and the one outside the workspace too."""
+    ok, text = run(bridge, "after_reply")
+    assert not ok and "outside_workspace" in text, text
+    unchanged(bridge, outside)
+    assert [a["applied"] for a in answers(outside)] == [True, False]
+
+
+def test_a_command_whose_edits_are_all_valid_is_one_edit(bridge: Bridge, outside: Path) -> None:
+    ok, text = run(bridge, "two_files")
+    assert ok, text
+    a, b = bridge.root / "a.fault", bridge.root / "b.fault"
+    assert a.read_text() == "# two_files\n" + A and b.read_text() == "# two_files\n" + B
+    assert "a.fault · +1" in text and "b.fault · +1" in text, text
+    assert outside.read_text() == "precious = 1\n"
+    # One undo step in the loaded buffer takes the command's edit back.
+    bridge.lua("vim.api.nvim_buf_call(vim.fn.bufnr(...), function() vim.cmd('silent undo') end)", str(a))
+    assert bridge.buffer_lines(a) == ["x = 1"]
