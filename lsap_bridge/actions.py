@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import model_validator
 
+from . import indentation
 from .changes import undo_hint
 from .diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap
 from .edits import EditResult, apply_workspace_edit, preview, preview_text
@@ -485,13 +486,20 @@ async def formatter(session: Session, path: Path, lines: tuple[int, int] | None,
     return target, (await clients_of(session, target, method, server))[0]
 
 
+async def formatting_options(session: Session, bufnr: int, lines: list[str]) -> indentation.Options:
+    """The `FormattingOptions` of a buffer (its settings, else its code's indent): for
+    formatting, and for servers that write new code (tsserver's `configure`)."""
+    settings = await session.gateway.exec_lua(
+        "return require('lsap.transport').indent_settings(...)", bufnr)
+    return indentation.options(settings if isinstance(settings, dict) else {}, lines)
+
+
 async def formatting(session: Session, path: Path, lines: tuple[int, int] | None,
                      target: Target, client: Client) -> dict[str, Any]:
     """The server's formatting of the file or of `lines` now, as a WorkspaceEdit."""
     method = RANGE_FORMATTING if lines is not None else FORMATTING
     doc = await session.document(path)
-    options = await session.gateway.exec_lua(
-        "return require('lsap.transport').formatting_options(...)", target.bufnr)
+    options = await formatting_options(session, target.bufnr, doc.lines)
     params: dict[str, Any] = {"textDocument": {"uri": uri_of(path)}, "options": options}
     if lines is not None:
         params["range"] = _lsp_range(doc, lines[0], lines[1], client)

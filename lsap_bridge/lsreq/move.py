@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..actions import formatting_options
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..position import Encoding, to_lsp_character
@@ -119,15 +120,20 @@ async def _tsserver_move(
         params = {"command": TSSERVER, "arguments": [command, arguments]}
         return LspCall(client.id, "workspace/executeCommand", params, bufnr)
 
-    def semicolons(style: str) -> LspCall:
-        return tsserver("configure", {"file": str(source), "formatOptions": {"semicolons": style}})
+    def configure(options: dict[str, Any]) -> LspCall:
+        return tsserver("configure", {"file": str(source), "formatOptions": options})
 
     bufnr = run.target.bufnr
     move = tsserver("getEditsForRefactor", args)
-    # The new file follows the old one's style (tsserver prints semicolons by default);
-    # the file's setting is back to the default ("ignore") right after.
+    # The moved code follows the old file's style: its indent (tsserver's default is 4
+    # spaces) and its semicolons (tsserver prints them by default; the file's setting is
+    # back to the default, "ignore", right after).
+    indent = await formatting_options(tracker.session, bufnr, lines)
     bare = not any(line.rstrip().endswith(";") for line in lines if line.strip())
-    calls = [semicolons("remove"), move, semicolons("ignore")] if bare else [move]
+    style = {"indentSize": indent["tabSize"], "tabSize": indent["tabSize"],
+             "convertTabsToSpaces": indent["insertSpaces"]}
+    calls = [configure({**style, "semicolons": "remove" if bare else "ignore"}), move]
+    calls += [configure({"semicolons": "ignore"})] if bare else []
     answer = (await tracker.session.lsp(calls))[calls.index(move)]
     body = (answer.result or {}).get("body") if isinstance(answer.result, dict) else None
     if answer.error or not body or not body.get("edits"):

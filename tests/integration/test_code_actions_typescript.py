@@ -224,3 +224,32 @@ def test_a_line_range_scope_and_an_ambiguous_fix(bridge: Bridge) -> None:
     response = bridge.text("src/scope.ts", "@@ return round(subtotal + tax);", "! FIX 2304")
     assert response.ok, response.text
     assert "/*<error:ambiguous>" in response.text and 'Add import from "./pricing"' in response.text
+
+
+RXJS_LIKE = Path(__file__).resolve().parents[1] / "fixtures" / "rxjs_like"
+
+
+def _indents(text: str) -> list[str]:
+    return [line[: len(line) - len(line.lstrip())] for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("name", ["filter.ts", "map.ts"])
+def test_format_keeps_the_indent_of_a_two_space_file_with_jsdoc(bridge: Bridge, name: str) -> None:
+    # Issue 35: the embedded Neovim's defaults are tabs of 8 and the smallest indent seen
+    # was a JSDoc ` * ` (1 space): tsserver re-indented every line to 1 space.
+    original = (RXJS_LIKE / name).read_text()
+    path = fresh(bridge, name, original)
+    response = bridge.request({"mode": "format", "file_path": f"src/{name}"})
+    assert response.ok or "changed nothing" in response.text, response.text
+    assert _indents(path.read_text()) == _indents(original)
+
+
+def test_an_editorconfig_sets_the_indent(bridge: Bridge) -> None:
+    # Neovim's own `.editorconfig` support sets the buffer's options: they win over the code's.
+    folder = bridge.root / "src" / "wide"
+    folder.mkdir()
+    (folder / ".editorconfig").write_text("[*.ts]\nindent_style = space\nindent_size = 4\n")
+    path = folder / "wide.ts"
+    path.write_text("export function f(): number {\n  return 1;\n}\n")
+    assert bridge.ask(mode="format", file_path="src/wide/wide.ts")["changed"]
+    assert path.read_text() == "export function f(): number {\n    return 1;\n}\n"
