@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,7 @@ APPLY_EDIT = "workspace/applyEdit"
 FORMATTING = "textDocument/formatting"
 RANGE_FORMATTING = "textDocument/rangeFormatting"
 ORGANIZE_IMPORTS = "source.organizeImports"
+REMOVE_UNUSED_IMPORTS = "source.removeUnusedImports"  # typescript-language-server's
 # Asked for when no kind is given: servers that offer source actions only when asked for
 # them (typescript-language-server's organise imports) list them too.
 EVERY_KIND = ["quickfix", "refactor", "source"]
@@ -511,6 +513,70 @@ async def formatting(session: Session, path: Path, lines: tuple[int, int] | None
     return {"changes": {uri_of(path): answer.result or []}}
 
 
+async def organize(session: Session, path: Path, where: str, server: str | None, apply: Apply,
+                   client: Client | None = None) -> Ran:
+    """Organise the imports of `path`: the organise-imports action of `client` (the
+    formatting server) when it offers one, else the only one offered; then that server's
+    remove-unused-imports action when it has one (typescript-language-server's organise
+    only sorts and combines). The remarks say what each step changed."""
+    found = await gather(session, path, None, kind="source", server=server)
+    organizing = [a for a in found.actions if of_kind(a.kind, ORGANIZE_IMPORTS)]
+    own = [a for a in organizing if client is not None and a.client.id == client.id]
+    first = one(own or organizing, f"of kind {ORGANIZE_IMPORTS!r}", where)
+    removing = [a for a in found.actions
+                if a.client.id == first.client.id and of_kind(a.kind, REMOVE_UNUSED_IMPORTS)]
+    ran = Ran()
+    changed = await _organize_step(session, first, apply, ran)
+    if removing and changed:  # listed before the first step changed the file: ask again
+        again = await gather(session, path, None, kind=REMOVE_UNUSED_IMPORTS, server=first.client.name)
+        removing = [a for a in again.actions if a.client.id == first.client.id]
+    if removing:
+        changed = await _organize_step(session, one(removing, "removing unused imports", where),
+                                       apply, ran) or changed
+    if not changed:
+        ran.remarks.append("the imports were already organised" if removing else
+                           f"the imports were already sorted ({first.client.name} offers no "
+                           "action that removes unused imports: see the diagnostics)")
+    return ran
+
+
+async def _organize_step(session: Session, action: Action, apply: Apply, ran: Ran) -> bool:
+    """Run one step of organising the imports, adding to `ran` what it did and a remark
+    saying what it changed; False when it changed nothing."""
+    before = (await session.document(action.path)).lines
+    try:
+        done = await run_action(session, action, apply)
+    except LsapError as error:
+        if error.code is ErrorCode.NOT_FOUND and "changed nothing" in error.message:
+            return False
+        raise
+    ran.results += done.results
+    ran.servers += done.servers
+    ran.remarks += done.remarks
+    after = (await session.document(action.path)).lines
+    if before == after:
+        return False
+    ran.remarks.append(f"{action.title} ({action.client.name}): {change_note(before, after)}")
+    return True
+
+
+def change_note(before: list[str], after: list[str], shown: int = 3) -> str:
+    """What an edit of a few lines did, in words: the lines it removed and added (up to
+    `shown` of each), or that it only reordered them."""
+    gone = list((Counter(before) - Counter(after)).elements())
+    came = list((Counter(after) - Counter(before)).elements())
+    if not gone and not came:
+        return "reordered lines"
+
+    def some(lines: list[str]) -> str:
+        listed = ", ".join(f"`{line.strip()}`" for line in lines[:shown])
+        return listed + (f" and {len(lines) - shown} more" if len(lines) > shown else "")
+
+    parts = [f"removed {some(gone)}"] if gone else []
+    parts += [f"added {some(came)}"] if came else []
+    return "; ".join(parts)
+
+
 async def format_steps(session: Session, place: Place, organize_imports: bool,
                        server: str | None, apply: Apply | None = None) -> Ran:
     """Organise the imports (when asked: the formatting server's own action if it offers
@@ -524,19 +590,10 @@ async def format_steps(session: Session, place: Place, organize_imports: bool,
 
     apply = apply or engine
     if organize_imports:
-        found = await gather(session, place.path, None, kind=ORGANIZE_IMPORTS, server=server)
-        own = [a for a in found.actions if a.client.id == client.id]
-        organize = one(own or found.actions, f"of kind {ORGANIZE_IMPORTS!r}", place.where)
-        try:
-            done = await run_action(session, organize, apply)
-        except LsapError as error:
-            if error.code is not ErrorCode.NOT_FOUND:
-                raise
-            ran.remarks.append("the imports were already organised")
-        else:
-            ran.results += done.results
-            ran.servers += done.servers
-            ran.remarks += done.remarks
+        done = await organize(session, place.path, place.where, server, apply, client)
+        ran.results += done.results
+        ran.servers += done.servers
+        ran.remarks += done.remarks
     try:
         edit = await formatting(session, place.path, place.lines, target, client)
         ran.add(await apply(edit, client, f"format {place.where} ({client.name})"), client)

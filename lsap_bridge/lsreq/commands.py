@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from ..actions import (
-    ORGANIZE_IMPORTS,
     Apply,
     Place,
     by_title,
     format_steps,
     gather,
     one,
+    organize,
     run_action,
 )
 from ..edits import EditResult
@@ -114,14 +114,8 @@ async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
 async def organize_imports(tracker: Tracker, run: FileRun, op: OrganizeImports) -> list[str]:
     assert run.path is not None
     session = tracker.session
-    found = await gather(session, run.path, None, kind=ORGANIZE_IMPORTS, server=op.server)
-    action = one(found.actions, f"of kind {ORGANIZE_IMPORTS!r}", session.workspace.display(run.path))
-    try:
-        ran = await run_action(session, action, _applier(tracker))
-    except LsapError as error:
-        if error.code is ErrorCode.NOT_FOUND and "changed nothing" in error.message:
-            return ["the imports were already organised"]
-        raise
+    ran = await organize(session, run.path, session.workspace.display(run.path), op.server,
+                         _applier(tracker))
     return ran.remarks
 
 

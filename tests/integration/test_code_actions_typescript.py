@@ -253,3 +253,30 @@ def test_an_editorconfig_sets_the_indent(bridge: Bridge) -> None:
     path.write_text("export function f(): number {\n  return 1;\n}\n")
     assert bridge.ask(mode="format", file_path="src/wide/wide.ts")["changed"]
     assert path.read_text() == "export function f(): number {\n    return 1;\n}\n"
+
+
+def test_organize_imports_sorts_and_removes_the_unused_ones(bridge: Bridge) -> None:
+    # Issue 35: typescript-language-server's "Organize Imports" only sorts and combines; its
+    # "Remove Unused Imports" runs after it, and the notes say what each step changed.
+    path = fresh(bridge, "organised.ts", UNSORTED)
+    response = bridge.text("src/organised.ts", "! ORGANIZE_IMPORTS")
+    assert response.ok, response.text
+    assert path.read_text() == UNSORTED.replace(
+        'import { round, Item } from "./pricing";\nimport { describe, total } from "./basket";\n',
+        'import { total } from "./basket";\nimport { Item, round } from "./pricing";\n')
+    assert "Remove Unused Imports (ts_ls): removed `import { describe, total } from \"./basket\";`" in response.text
+    again = bridge.text("src/organised.ts", "! ORGANIZE_IMPORTS")
+    assert again.ok and "the imports were already organised" in again.text, again.text
+    # An unused import left by hand is removed, never "already organised".
+    path.write_text('import { describe } from "./basket";\n' + path.read_text())
+    third = bridge.text("src/organised.ts", "! ORGANIZE_IMPORTS")
+    assert "already organised" not in third.text and "describe" not in path.read_text(), third.text
+
+
+def test_format_with_organize_imports_removes_an_unused_import(bridge: Bridge) -> None:
+    path = fresh(bridge, "tidy.ts", UNSORTED.replace("return round(total(items));", "return round( total(items) ) ;"))
+    report = bridge.ask(mode="format", file_path="src/tidy.ts", organize_imports=True)
+    assert path.read_text() == UNSORTED.replace(
+        'import { round, Item } from "./pricing";\nimport { describe, total } from "./basket";\n',
+        'import { total } from "./basket";\nimport { Item, round } from "./pricing";\n')
+    assert any(r.startswith("Remove Unused Imports (ts_ls): removed") for r in report["remarks"]), report
