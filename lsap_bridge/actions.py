@@ -57,6 +57,7 @@ REMOVE_UNUSED_IMPORTS = "source.removeUnusedImports"  # typescript-language-serv
 EVERY_KIND = ["quickfix", "refactor", "source"]
 EVERY_SERVER = "*"  # `wait_for_clients`: every server the enabled configs attach to the file
 DIAGNOSTICS_SHOWN = 20  # diagnostics of the changed files listed after an edit
+DIAGNOSTICS_ASKED = 30  # diagnostics asked about at their own range by one listing
 
 # Applies one WorkspaceEdit of a server (the engine, or the text format's tracker of lines).
 Apply = Callable[[dict[str, Any], Client, str], Awaitable[EditResult]]
@@ -229,7 +230,8 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
                  kind: str | None = None, diagnostic: str | None = None,
                  server: str | None = None) -> Gathered:
     """Ask every server attached to `path` for its code actions on `lines` (0-based, both
-    included; None: the whole file), each with its own diagnostics there.
+    included; None: the whole file), each with its own diagnostics there, and about each
+    of those diagnostics at its own range (bounded: `DIAGNOSTICS_ASKED`).
 
     `diagnostic`: a diagnostic's code or part of its message: each such diagnostic is asked
     about at its own range, from the server that reported it, and only the actions fixing
@@ -250,6 +252,8 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
     # `refactor.extract`); the answer is narrowed here (`answers_kind`).
     only = [kind.split(".")[0]] if kind else EVERY_KIND
     calls: list[LspCall] = []
+    notes: list[str] = []
+    by_id = {c.id: c for c in clients}
     if diagnostic is not None:
         chosen = [d for d in here if _matches_diagnostic(d, diagnostic)]
         if not chosen:
@@ -268,6 +272,20 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
                               "context": {"diagnostics": [d.lsp], "triggerKind": 1, "only": only}}
                     calls.append(LspCall(client.id, CODE_ACTION, params, target.bufnr))
     else:
+        # Each diagnostic there is asked about at its own range too: servers compute a quick
+        # fix at the diagnostic's span (tsserver's "Add import" needs the missing name's,
+        # not the line's). Quick fixes come first, as editors list them.
+        asked = [d for d in here if d.lsp is not None and d.client in by_id] if needed else []
+        if len(asked) > DIAGNOSTICS_ASKED:
+            notes.append(f"quick fixes were asked for the first {DIAGNOSTICS_ASKED} of the "
+                         f"{len(asked)} diagnostics there: ask about a line or a `diagnostic` "
+                         "for the others")
+            asked = asked[:DIAGNOSTICS_ASKED]
+        for d in asked:
+            assert d.lsp is not None and d.client is not None
+            params = {"textDocument": {"uri": uri_of(path)}, "range": d.lsp["range"],
+                      "context": {"diagnostics": [d.lsp], "triggerKind": 1, "only": only}}
+            calls.append(LspCall(d.client, CODE_ACTION, params, target.bufnr))
         for client in clients:
             own = [d.lsp for d in here if d.client == client.id and d.lsp is not None]
             params = {"textDocument": {"uri": uri_of(path)},
@@ -275,9 +293,9 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
                       "context": {"diagnostics": own, "triggerKind": 1, "only": only}}
             calls.append(LspCall(client.id, CODE_ACTION, params, target.bufnr))
     answers = await session.lsp(calls, target)  # guarded by the text held, if warm
-    by_id = {c.id: c for c in clients}
     gathered = Gathered(target, doc, [], [c.name for c in clients], diagnostics=here, before=before)
     seen: set[str] = set()
+    effects: set[str] = set()  # the same action offered for the line and for a diagnostic
     for call, answer in zip(calls, answers, strict=True):
         client = by_id[call.client_id]
         if answer.error:
@@ -291,16 +309,20 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
                 raw = {"title": raw.get("title", raw["command"]), "command": raw}
             action = _action(client, raw, path, target.bufnr, doc.version)
             wanted = kind is None or answers_kind(action.kind, kind)
-            if action.id in seen or not wanted:
+            effect = json.dumps([client.id, action.title, action.kind, raw.get("edit"),
+                                 raw.get("command"), raw.get("data")], sort_keys=True, default=str)
+            if action.id in seen or effect in effects or not wanted:
                 continue
             if diagnostic is not None and not (
                     any(f == diagnostic or diagnostic.lower() in f.lower() for f in action.fixes)
                     or (not action.fixes and of_kind(action.kind, "quickfix"))):
                 continue
             seen.add(action.id)
+            effects.add(effect)
             gathered.actions.append(action)
     if calls and len(gathered.errors) == len(calls):
         raise LsapError(ErrorCode.SERVER_ERROR, "; ".join(gathered.errors), hint="ask again")
+    gathered.errors += notes
     for action in gathered.actions:
         session.actions[action.id] = action
     return gathered

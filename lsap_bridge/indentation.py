@@ -79,7 +79,7 @@ def _string_end(line: str, start: int) -> int:
 
 def detect(lines: list[str]) -> Options | None:
     """The indent the code lines use: tabs if they indent with tabs, else the most common
-    step between one code line's indent and the next deeper one's (ties: the smaller);
+    step between one code line's indent and the next one's, in or out (ties: the smaller);
     None when no code line is indented."""
     steps: Counter[int] = Counter()
     tabs = spaces = 0
@@ -95,8 +95,8 @@ def detect(lines: list[str]) -> Options | None:
         width = len(indent)
         if width:
             spaces += 1
-        if width > previous:
-            steps[width - previous] += 1
+        if width != previous:
+            steps[abs(width - previous)] += 1
         previous = width
     if tabs > spaces:
         return {"tabSize": 4, "insertSpaces": False}

@@ -21,6 +21,7 @@ from ..actions import (
     by_title,
     format_steps,
     gather,
+    kept,
     one,
     organize,
     run_action,
@@ -93,10 +94,22 @@ def _lines(run: FileRun, selection: int) -> tuple[int, int]:
 async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
     """`! FIX`: the action fixing the line's diagnostic of that code (`! FIX 2304`, narrowed
     by a title after it: `! FIX 2304 Add import`), else the one the text names by its title
-    (the anchor tiers); the chosen action's title is the note."""
+    (the anchor tiers), else the listed action of that id; the chosen action's title is the
+    note."""
     place = item.place
     assert place.line is not None
     session = tracker.session
+    if op.what in session.actions:  # an id, as `code_actions` and the ambiguity list give
+        chosen = kept(session, op.what)
+        if chosen.path != place.path:
+            raise LsapError(
+                ErrorCode.INVALID_REQUEST,
+                f"the action {op.what} ({chosen.title!r}) is of "
+                f"{session.workspace.display(chosen.path)}, not of the anchored file",
+                hint="put the `! FIX` under an anchor of that file",
+            )
+        ran = await run_action(session, chosen, _applier(tracker))
+        return [f"applied: {chosen.title} ({chosen.client.name})", *ran.remarks]
     found = await gather(session, place.path, (place.line, place.line))
     codes = {d.code for d in found.diagnostics if d.line <= place.line <= d.end_line}
     where = f"line {place.line + 1}"

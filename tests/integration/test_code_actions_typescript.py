@@ -280,3 +280,35 @@ def test_format_with_organize_imports_removes_an_unused_import(bridge: Bridge) -
         'import { round, Item } from "./pricing";\nimport { describe, total } from "./basket";\n',
         'import { total } from "./basket";\nimport { Item, round } from "./pricing";\n')
     assert any(r.startswith("Remove Unused Imports (ts_ls): removed") for r in report["remarks"]), report
+
+
+def test_line_level_actions_include_the_quick_fixes_of_its_diagnostics(bridge: Bridge) -> None:
+    # Issue 35: a quick fix is computed at its diagnostic's own range ("Add import" at the
+    # missing name), so the line's listing and `! FIX <title>` see it.
+    path = fresh(bridge, "titled.ts", CHECKOUT)
+    line = {"file_path": "src/titled.ts", "find": "return round(subtotal + tax);"}
+    listed = bridge.ask(mode="code_actions", locate=line)["actions"]
+    titles = [a["title"] for a in listed]
+    assert 'Add import from "./pricing"' in titles, titles
+    assert len(titles) == len(set(titles)), titles  # the line's and the diagnostic's answers merged
+    response = bridge.text("src/titled.ts", "@@ return round(subtotal + tax);", '! FIX Add import from "./pricing"')
+    assert response.ok and "/*<error" not in response.text, response.text
+    assert 'applied: Add import from "./pricing" (ts_ls)' in response.text
+    assert 'import { round } from "./pricing";' in path.read_text()
+
+
+def test_fix_by_an_action_id(bridge: Bridge) -> None:
+    path = fresh(bridge, "by_id.ts", CHECKOUT)
+    listed = bridge.ask(mode="code_actions", locate={"file_path": "src/by_id.ts", "find": "checkout(items: Item[])"},
+                        kind="quickfix")["actions"]
+    fix = next(a for a in listed if a["title"] == 'Add import from "./pricing"')
+    response = bridge.text("src/by_id.ts", "@@ export function checkout(items: Item[]): number {", f"! FIX {fix['id']}")
+    assert response.ok and "/*<error" not in response.text, response.text
+    assert 'import { Item } from "./pricing";' in path.read_text()
+    # An id of another file is refused, naming the file.
+    other = fresh(bridge, "by_id_other.ts", CHECKOUT)
+    listed = bridge.ask(mode="code_actions", locate={"file_path": "src/by_id_other.ts", "find": "round(subtotal"},
+                        kind="quickfix")["actions"]
+    wrong = bridge.text("src/by_id.ts", "@@ return round(subtotal + tax);", f"! FIX {listed[0]['id']}")
+    assert "src/by_id_other.ts, not of the anchored file" in wrong.text, wrong.text
+    assert other.read_text() == CHECKOUT

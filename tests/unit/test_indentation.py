@@ -82,3 +82,10 @@ def test_the_buffers_settings_win_when_set() -> None:
     assert options(UNSET, JSDOC) == {"tabSize": 2, "insertSpaces": True}
     assert options(UNSET, ["x = 1"]) == {"tabSize": 8, "insertSpaces": False}
     assert options({**UNSET, "tabstop": 4}, ["if x:", "\ty = 1"]) == {"tabSize": 4, "insertSpaces": False}
+
+
+def test_steps_out_count_as_well_as_steps_in() -> None:
+    # A messy line indented 4 between 2-space ones: the 2-space steps out outvote it.
+    messy = ["export function label(item: Item):string {", "    const   name = item.name ;",
+             "  return    name.toUpperCase( );", "}"]
+    assert detect(messy) == {"tabSize": 2, "insertSpaces": True}
