@@ -50,6 +50,7 @@ EXECUTE = "workspace/executeCommand"
 APPLY_EDIT = "workspace/applyEdit"
 FORMATTING = "textDocument/formatting"
 RANGE_FORMATTING = "textDocument/rangeFormatting"
+TSSERVER = "typescript.tsserverRequest"  # typescript-language-server's way to tsserver
 ORGANIZE_IMPORTS = "source.organizeImports"
 REMOVE_UNUSED_IMPORTS = "source.removeUnusedImports"  # typescript-language-server's
 # Asked for when no kind is given: servers that offer source actions only when asked for
@@ -473,6 +474,13 @@ async def run_action(session: Session, action: Action, apply: Apply) -> Ran:
     if isinstance(command, dict) and command.get("command"):
         taken = Taken()
         params = {"command": command["command"], "arguments": command.get("arguments") or []}
+        # A refactoring's command computes its code now: in the file's indent, first told
+        # (a round trip of its own: a command of the batch that `taking` covers would end
+        # the taking when it returns).
+        lines = (await session.document(action.path)).lines
+        configure = await tsserver_configure(session, action.client, action.path, action.bufnr, lines)
+        if configure is not None:
+            await session.lsp([configure])
         answer = (await session.lsp([LspCall(action.client.id, EXECUTE, params, action.bufnr)],
                                     taking=taken))[0]
         if answer.error:
@@ -516,6 +524,22 @@ async def formatting_options(session: Session, bufnr: int, lines: list[str]) -> 
     settings = await session.gateway.exec_lua(
         "return require('lsap.transport').indent_settings(...)", bufnr)
     return indentation.options(settings if isinstance(settings, dict) else {}, lines)
+
+
+async def tsserver_configure(session: Session, client: Client, path: Path, bufnr: int, lines: list[str],
+                             more: dict[str, Any] | None = None) -> LspCall | None:
+    """tsserver's `configure` for a file: its indent (tsserver's default is 4 spaces), for
+    the code a refactoring writes (extract, "Move to file"), and the format options in
+    `more`; None when the server is no typescript-language-server. Sent just before the
+    request that writes the code: typescript-language-server configures a file itself
+    only when its own options for it change."""
+    if TSSERVER not in await session.gateway.server_commands(client.id):
+        return None
+    indent = await formatting_options(session, bufnr, lines)
+    options = {"indentSize": indent["tabSize"], "tabSize": indent["tabSize"],
+               "convertTabsToSpaces": indent["insertSpaces"], **(more or {})}
+    params = {"command": TSSERVER, "arguments": ["configure", {"file": str(path), "formatOptions": options}]}
+    return LspCall(client.id, EXECUTE, params, bufnr)
 
 
 async def formatting(session: Session, path: Path, lines: tuple[int, int] | None,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..actions import formatting_options
+from ..actions import TSSERVER, tsserver_configure
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..position import Encoding, to_lsp_character
@@ -26,7 +26,6 @@ from ..workspace import path_of, uri_of
 from .parser import Move
 from .runs import FileRun, Tracker
 
-TSSERVER = "typescript.tsserverRequest"
 REFERENCES = "textDocument/references"
 
 
@@ -120,20 +119,16 @@ async def _tsserver_move(
         params = {"command": TSSERVER, "arguments": [command, arguments]}
         return LspCall(client.id, "workspace/executeCommand", params, bufnr)
 
-    def configure(options: dict[str, Any]) -> LspCall:
-        return tsserver("configure", {"file": str(source), "formatOptions": options})
-
     bufnr = run.target.bufnr
     move = tsserver("getEditsForRefactor", args)
-    # The moved code follows the old file's style: its indent (tsserver's default is 4
-    # spaces) and its semicolons (tsserver prints them by default; the file's setting is
-    # back to the default, "ignore", right after).
-    indent = await formatting_options(tracker.session, bufnr, lines)
+    # The moved code follows the old file's style: its indent and its semicolons (tsserver
+    # prints them by default; the file's setting is back to the default, "ignore", right after).
     bare = not any(line.rstrip().endswith(";") for line in lines if line.strip())
-    style = {"indentSize": indent["tabSize"], "tabSize": indent["tabSize"],
-             "convertTabsToSpaces": indent["insertSpaces"]}
-    calls = [configure({**style, "semicolons": "remove" if bare else "ignore"}), move]
-    calls += [configure({"semicolons": "ignore"})] if bare else []
+    configure = await tsserver_configure(tracker.session, client, source, bufnr, lines,
+                                         {"semicolons": "remove" if bare else "ignore"})
+    assert configure is not None  # the caller checked the server has TSSERVER
+    calls = [configure, move]
+    calls += [tsserver("configure", {"file": str(source), "formatOptions": {"semicolons": "ignore"}})] if bare else []
     answer = (await tracker.session.lsp(calls))[calls.index(move)]
     body = (answer.result or {}).get("body") if isinstance(answer.result, dict) else None
     if answer.error or not body or not body.get("edits"):

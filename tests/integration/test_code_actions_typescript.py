@@ -132,9 +132,12 @@ def test_a_refactoring_command_edits_through_the_engine(bridge: Bridge) -> None:
     # The prompt showed the diff of the edit the server sent back while its command ran.
     summary, diff = asked[0]
     assert summary.startswith("Extract to function in module scope (ts_ls): ") and summary.endswith(" in 1 file")
-    assert "+function newFunction(subtotal: number) {" in diff and "-  const tax = subtotal * 0.2;" in diff
+    assert "+function newFunction(subtotal: number) {" in diff and "+  return newFunction(subtotal);" in diff
+    assert "   const tax = subtotal * 0.2;" in diff  # kept as it was: the file's indent (issue 35)
     text = path.read_text()
     assert "return newFunction(subtotal);" in text and "function newFunction(subtotal: number) {" in text
+    # The extracted body is in the file's 2-space indent (tsserver's default is 4).
+    assert "function newFunction(subtotal: number) {\n  const tax = subtotal * 0.2;\n" in text, text
     assert applied["changed"][0]["saved"] and not bridge.modified(path)
     assert any("suggests renaming" in r for r in applied["remarks"])
     # The per-client handler was there only while the command ran.
