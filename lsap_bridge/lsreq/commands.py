@@ -109,6 +109,7 @@ async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
                 hint="put the `! FIX` under an anchor of that file",
             )
         ran = await run_action(session, chosen, _applier(tracker))
+        session.actions.pop(op.what, None)  # spent, as `code_action_execute` spends it
         return [f"applied: {chosen.title} ({chosen.client.name})", *ran.remarks]
     found = await gather(session, place.path, (place.line, place.line))
     codes = {d.code for d in found.diagnostics if d.line <= place.line <= d.end_line}

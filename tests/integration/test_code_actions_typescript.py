@@ -8,6 +8,7 @@ undone in one step, and a command that fails part-way changing nothing. The huma
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -227,6 +228,12 @@ def test_a_line_range_scope_and_an_ambiguous_fix(bridge: Bridge) -> None:
     response = bridge.text("src/scope.ts", "@@ return round(subtotal + tax);", "! FIX 2304")
     assert response.ok, response.text
     assert "/*<error:ambiguous>" in response.text and 'Add import from "./pricing"' in response.text
+    # The list names each candidate's id, and `! FIX <id>` runs that one (issue 35).
+    chosen = re.search(r'Add import from "\./pricing" \(quickfix, ts_ls, id ([0-9a-f]+)\)', response.text)
+    assert chosen, response.text
+    by_id = bridge.text("src/scope.ts", "@@ return round(subtotal + tax);", f"! FIX {chosen[1]}")
+    assert 'applied: Add import from "./pricing" (ts_ls)' in by_id.text, by_id.text
+    assert 'import { round } from "./pricing";' in (bridge.root / "src" / "scope.ts").read_text()
 
 
 RXJS_LIKE = Path(__file__).resolve().parents[1] / "fixtures" / "rxjs_like"
