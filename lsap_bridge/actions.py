@@ -596,12 +596,12 @@ async def _organize_step(session: Session, action: Action, apply: Apply, ran: Ra
         if error.code is ErrorCode.NOT_FOUND and "changed nothing" in error.message:
             return False
         raise
+    after = (await session.document(action.path)).lines
+    if before == after:  # an empty edit: nothing to report (nor to call organised, if the format fails)
+        return False
     ran.results += done.results
     ran.servers += done.servers
     ran.remarks += done.remarks
-    after = (await session.document(action.path)).lines
-    if before == after:
-        return False
     ran.remarks.append(f"{action.title} ({action.client.name}): {change_note(before, after)}")
     return True
 
