@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ from typing import Any
 
 from pydantic import model_validator
 
+from . import indentation
 from .changes import undo_hint
 from .diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap
 from .edits import NOTHING, EditResult, apply_workspace_edit, check_edit, merged, preview, preview_text
@@ -50,12 +52,15 @@ EXECUTE = "workspace/executeCommand"
 APPLY_EDIT = "workspace/applyEdit"
 FORMATTING = "textDocument/formatting"
 RANGE_FORMATTING = "textDocument/rangeFormatting"
+TSSERVER = "typescript.tsserverRequest"  # typescript-language-server's way to tsserver
 ORGANIZE_IMPORTS = "source.organizeImports"
+REMOVE_UNUSED_IMPORTS = "source.removeUnusedImports"  # typescript-language-server's
 # Asked for when no kind is given: servers that offer source actions only when asked for
 # them (typescript-language-server's organise imports) list them too.
 EVERY_KIND = ["quickfix", "refactor", "source"]
 EVERY_SERVER = "*"  # `wait_for_clients`: every server the enabled configs attach to the file
 DIAGNOSTICS_SHOWN = 20  # diagnostics of the changed files listed after an edit
+DIAGNOSTICS_ASKED = 30  # diagnostics asked about at their own range by one listing
 
 # Applies one WorkspaceEdit of a server (the engine, or the text format's tracker of lines).
 Apply = Callable[[dict[str, Any], Client, str], Awaitable[EditResult]]
@@ -228,7 +233,8 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
                  kind: str | None = None, diagnostic: str | None = None,
                  server: str | None = None) -> Gathered:
     """Ask every server attached to `path` for its code actions on `lines` (0-based, both
-    included; None: the whole file), each with its own diagnostics there.
+    included; None: the whole file), each with its own diagnostics there, and about each
+    of those diagnostics at its own range (bounded: `DIAGNOSTICS_ASKED`).
 
     `diagnostic`: a diagnostic's code or part of its message: each such diagnostic is asked
     about at its own range, from the server that reported it, and only the actions fixing
@@ -249,6 +255,8 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
     # `refactor.extract`); the answer is narrowed here (`answers_kind`).
     only = [kind.split(".")[0]] if kind else EVERY_KIND
     calls: list[LspCall] = []
+    notes: list[str] = []
+    by_id = {c.id: c for c in clients}
     if diagnostic is not None:
         chosen = [d for d in here if _matches_diagnostic(d, diagnostic)]
         if not chosen:
@@ -267,6 +275,20 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
                               "context": {"diagnostics": [d.lsp], "triggerKind": 1, "only": only}}
                     calls.append(LspCall(client.id, CODE_ACTION, params, target.bufnr))
     else:
+        # Each diagnostic there is asked about at its own range too: servers compute a quick
+        # fix at the diagnostic's span (tsserver's "Add import" needs the missing name's,
+        # not the line's). Quick fixes come first, as editors list them.
+        asked = [d for d in here if d.lsp is not None and d.client in by_id] if needed else []
+        if len(asked) > DIAGNOSTICS_ASKED:
+            notes.append(f"quick fixes were asked for the first {DIAGNOSTICS_ASKED} of the "
+                         f"{len(asked)} diagnostics there: ask about a line or a `diagnostic` "
+                         "for the others")
+            asked = asked[:DIAGNOSTICS_ASKED]
+        for d in asked:
+            assert d.lsp is not None and d.client is not None
+            params = {"textDocument": {"uri": uri_of(path)}, "range": d.lsp["range"],
+                      "context": {"diagnostics": [d.lsp], "triggerKind": 1, "only": only}}
+            calls.append(LspCall(d.client, CODE_ACTION, params, target.bufnr))
         for client in clients:
             own = [d.lsp for d in here if d.client == client.id and d.lsp is not None]
             params = {"textDocument": {"uri": uri_of(path)},
@@ -274,9 +296,9 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
                       "context": {"diagnostics": own, "triggerKind": 1, "only": only}}
             calls.append(LspCall(client.id, CODE_ACTION, params, target.bufnr))
     answers = await session.lsp(calls, target)  # guarded by the text held, if warm
-    by_id = {c.id: c for c in clients}
     gathered = Gathered(target, doc, [], [c.name for c in clients], diagnostics=here, before=before)
     seen: set[str] = set()
+    effects: set[str] = set()  # the same action offered for the line and for a diagnostic
     for call, answer in zip(calls, answers, strict=True):
         client = by_id[call.client_id]
         if answer.error:
@@ -290,16 +312,20 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
                 raw = {"title": raw.get("title", raw["command"]), "command": raw}
             action = _action(client, raw, path, target.bufnr, doc.version)
             wanted = kind is None or answers_kind(action.kind, kind)
-            if action.id in seen or not wanted:
+            effect = json.dumps([client.id, action.title, action.kind, raw.get("edit"),
+                                 raw.get("command"), raw.get("data")], sort_keys=True, default=str)
+            if action.id in seen or effect in effects or not wanted:
                 continue
             if diagnostic is not None and not (
                     any(f == diagnostic or diagnostic.lower() in f.lower() for f in action.fixes)
                     or (not action.fixes and of_kind(action.kind, "quickfix"))):
                 continue
             seen.add(action.id)
+            effects.add(effect)
             gathered.actions.append(action)
     if calls and len(gathered.errors) == len(calls):
         raise LsapError(ErrorCode.SERVER_ERROR, "; ".join(gathered.errors), hint="ask again")
+    gathered.errors += notes
     for action in gathered.actions:
         session.actions[action.id] = action
     return gathered
@@ -461,6 +487,13 @@ async def run_action(session: Session, action: Action, apply: Apply) -> Ran:
     if isinstance(command, dict) and command.get("command"):
         taken = Taken(session.workspace, action.client.name)
         params = {"command": command["command"], "arguments": command.get("arguments") or []}
+        # A refactoring's command computes its code now: in the file's indent, first told
+        # (a round trip of its own: a command of the batch that `taking` covers would end
+        # the taking when it returns).
+        lines = (await session.document(action.path)).lines
+        configure = await tsserver_configure(session, action.client, action.path, action.bufnr, lines)
+        if configure is not None:
+            await session.lsp([configure])
         answer = (await session.lsp([LspCall(action.client.id, EXECUTE, params, action.bufnr)],
                                     taking=taken))[0]
         done = "its edit was applied before the command; " if ran.results else ""
@@ -509,13 +542,36 @@ async def formatter(session: Session, path: Path, lines: tuple[int, int] | None,
     return target, (await clients_of(session, target, method, server))[0]
 
 
+async def formatting_options(session: Session, bufnr: int, lines: list[str]) -> indentation.Options:
+    """The `FormattingOptions` of a buffer (its settings, else its code's indent): for
+    formatting, and for servers that write new code (tsserver's `configure`)."""
+    settings = await session.gateway.exec_lua(
+        "return require('lsap.transport').indent_settings(...)", bufnr)
+    return indentation.options(settings if isinstance(settings, dict) else {}, lines)
+
+
+async def tsserver_configure(session: Session, client: Client, path: Path, bufnr: int, lines: list[str],
+                             more: dict[str, Any] | None = None) -> LspCall | None:
+    """tsserver's `configure` for a file: its indent (tsserver's default is 4 spaces), for
+    the code a refactoring writes (extract, "Move to file"), and the format options in
+    `more`; None when the server is no typescript-language-server. Sent just before the
+    request that writes the code: typescript-language-server configures a file itself
+    only when its own options for it change."""
+    if TSSERVER not in await session.gateway.server_commands(client.id):
+        return None
+    indent = await formatting_options(session, bufnr, lines)
+    options = {"indentSize": indent["tabSize"], "tabSize": indent["tabSize"],
+               "convertTabsToSpaces": indent["insertSpaces"], **(more or {})}
+    params = {"command": TSSERVER, "arguments": ["configure", {"file": str(path), "formatOptions": options}]}
+    return LspCall(client.id, EXECUTE, params, bufnr)
+
+
 async def formatting(session: Session, path: Path, lines: tuple[int, int] | None,
                      target: Target, client: Client) -> dict[str, Any]:
     """The server's formatting of the file or of `lines` now, as a WorkspaceEdit."""
     method = RANGE_FORMATTING if lines is not None else FORMATTING
     doc = await session.document(path)
-    options = await session.gateway.exec_lua(
-        "return require('lsap.transport').formatting_options(...)", target.bufnr)
+    options = await formatting_options(session, target.bufnr, doc.lines)
     params: dict[str, Any] = {"textDocument": {"uri": uri_of(path)}, "options": options}
     if lines is not None:
         params["range"] = _lsp_range(doc, lines[0], lines[1], client)
@@ -525,6 +581,70 @@ async def formatting(session: Session, path: Path, lines: tuple[int, int] | None
                         f"{client.name} failed {method}: {answer.error.get('message', answer.error)}",
                         hint="nothing was changed; check the file parses, then ask again")
     return {"changes": {uri_of(path): answer.result or []}}
+
+
+async def organize(session: Session, path: Path, where: str, server: str | None, apply: Apply,
+                   client: Client | None = None) -> Ran:
+    """Organise the imports of `path`: the organise-imports action of `client` (the
+    formatting server) when it offers one, else the only one offered; then that server's
+    remove-unused-imports action when it has one (typescript-language-server's organise
+    only sorts and combines). The remarks say what each step changed."""
+    found = await gather(session, path, None, kind="source", server=server)
+    organizing = [a for a in found.actions if of_kind(a.kind, ORGANIZE_IMPORTS)]
+    own = [a for a in organizing if client is not None and a.client.id == client.id]
+    first = one(own or organizing, f"of kind {ORGANIZE_IMPORTS!r}", where)
+    removing = [a for a in found.actions
+                if a.client.id == first.client.id and of_kind(a.kind, REMOVE_UNUSED_IMPORTS)]
+    ran = Ran()
+    changed = await _organize_step(session, first, apply, ran)
+    if removing and changed:  # listed before the first step changed the file: ask again
+        again = await gather(session, path, None, kind=REMOVE_UNUSED_IMPORTS, server=first.client.name)
+        removing = [a for a in again.actions if a.client.id == first.client.id]
+    if removing:
+        changed = await _organize_step(session, one(removing, "removing unused imports", where),
+                                       apply, ran) or changed
+    if not changed:
+        ran.remarks.append("the imports were already organised" if removing else
+                           f"the imports were already sorted ({first.client.name} offers no "
+                           "action that removes unused imports: see the diagnostics)")
+    return ran
+
+
+async def _organize_step(session: Session, action: Action, apply: Apply, ran: Ran) -> bool:
+    """Run one step of organising the imports, adding to `ran` what it did and a remark
+    saying what it changed; False when it changed nothing."""
+    before = (await session.document(action.path)).lines
+    try:
+        done = await run_action(session, action, apply)
+    except LsapError as error:
+        if error.code is ErrorCode.NOT_FOUND and "changed nothing" in error.message:
+            return False
+        raise
+    after = (await session.document(action.path)).lines
+    if before == after:  # an empty edit: nothing to report (nor to call organised, if the format fails)
+        return False
+    ran.results += done.results
+    ran.servers += done.servers
+    ran.remarks += done.remarks
+    ran.remarks.append(f"{action.title} ({action.client.name}): {change_note(before, after)}")
+    return True
+
+
+def change_note(before: list[str], after: list[str], shown: int = 3) -> str:
+    """What an edit of a few lines did, in words: the lines it removed and added (up to
+    `shown` of each), or that it only reordered them."""
+    gone = list((Counter(before) - Counter(after)).elements())
+    came = list((Counter(after) - Counter(before)).elements())
+    if not gone and not came:
+        return "reordered lines"
+
+    def some(lines: list[str]) -> str:
+        listed = ", ".join(f"`{line.strip()}`" for line in lines[:shown])
+        return listed + (f" and {len(lines) - shown} more" if len(lines) > shown else "")
+
+    parts = [f"removed {some(gone)}"] if gone else []
+    parts += [f"added {some(came)}"] if came else []
+    return "; ".join(parts)
 
 
 async def format_steps(session: Session, place: Place, organize_imports: bool,
@@ -540,19 +660,10 @@ async def format_steps(session: Session, place: Place, organize_imports: bool,
 
     apply = apply or engine
     if organize_imports:
-        found = await gather(session, place.path, None, kind=ORGANIZE_IMPORTS, server=server)
-        own = [a for a in found.actions if a.client.id == client.id]
-        organize = one(own or found.actions, f"of kind {ORGANIZE_IMPORTS!r}", place.where)
-        try:
-            done = await run_action(session, organize, apply)
-        except LsapError as error:
-            if error.code is not ErrorCode.NOT_FOUND:
-                raise
-            ran.remarks.append("the imports were already organised")
-        else:
-            ran.results += done.results
-            ran.servers += done.servers
-            ran.remarks += done.remarks
+        done = await organize(session, place.path, place.where, server, apply, client)
+        ran.results += done.results
+        ran.servers += done.servers
+        ran.remarks += done.remarks
     try:
         edit = await formatting(session, place.path, place.lines, target, client)
         ran.add(await apply(edit, client, f"format {place.where} ({client.name})"), client)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -73,7 +74,7 @@ async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resol
             raise _ambiguous_symbols(locate, [sym for _, _, sym in regions if sym], doc, tree)
         start, _end, symbol = regions[0] if one is None else (one.span.start_line, one.span.end_line + 1, one)
         if symbol is not None:
-            line, col = symbol.selection.start_line, symbol.selection.start_col
+            line, col = symbol.selection.start_line, _name_column(symbol, doc.lines)
         else:
             text = doc.lines[start] if start < len(doc.lines) else ""
             line, col = start, len(text) - len(text.lstrip())
@@ -93,6 +94,19 @@ async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resol
         target, doc, match.line, match.column, tree.enclosing_path(match.line, match.column),
         match, format_anchor(locate), note,
     )
+
+
+def _name_column(symbol: Symbol, lines: list[str]) -> int:
+    """Where the symbol's name is written on its selection's first line: a server selects a
+    whole declaration that has no name of its own (tsserver's `export default function
+    () {}`), and the name (the `default` keyword) is where its references are asked."""
+    line, col = symbol.selection.start_line, symbol.selection.start_col
+    text = lines[line] if line < len(lines) else ""
+    name = symbol.bare_name
+    if not name or text.startswith(name, col):
+        return col
+    found = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text[col:])
+    return col + found.start() if found else col
 
 
 async def _tree(session: Session, target: Target, doc: Document) -> SymbolTree:

@@ -28,6 +28,10 @@ METHOD = "textDocument/documentSymbol"
 MAX_FILES = 500
 # Function-like symbols: their children are locals, not part of the file's structure.
 _FUNCTIONS = {6, 9, 12}
+# A variable or constant holds an object (its properties and methods are structure) or a
+# function (an arrow function's: its other children are that function's locals).
+_VARIABLES = {13, 14}
+_MEMBERS = {6, 7, 8}
 _BY_START = attrgetter("order")  # no column converted for sorting: 10,000 symbols
 
 
@@ -83,8 +87,18 @@ def structure(
     for node in sorted(nodes, key=_BY_START):
         path = (*prefix, node.bare_name)
         yield path, node
-        if (local or node.kind not in _FUNCTIONS) and (depth is None or depth > 1):
-            yield from structure(node.children, path, None if depth is None else depth - 1, local)
+        if depth is None or depth > 1:
+            inside = node.children if local else _structural(node)
+            yield from structure(inside, path, None if depth is None else depth - 1, local)
+
+
+def _structural(node: Symbol) -> Sequence[Symbol]:
+    """The children of a symbol that are part of the file's structure, not locals."""
+    if node.kind in _FUNCTIONS:
+        return []
+    if node.kind in _VARIABLES:
+        return [c for c in node.children if c.kind in _MEMBERS]
+    return node.children
 
 
 def _scope(
@@ -179,7 +193,7 @@ async def outline(session: Session, request: OutlineRequest) -> Answer:
             kind=symbol.kind_name,
             symbol=".".join(dotted),
             detail=symbol.detail,
-            children=len(symbol.children) if many and symbol.kind not in _FUNCTIONS else 0,
+            children=len(_structural(symbol)) if many else 0,
         )
         for display, dotted, symbol in page_items
     ]

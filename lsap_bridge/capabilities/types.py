@@ -137,7 +137,11 @@ class Derived:
                     )
                     continue
                 named = defining_symbol(trees[loc.path], loc)
-                if named and named[1].kind in TYPE_KINDS:
+                # A type parameter (`class B<T> extends A<T>`) is defined in the node's own
+                # header: the node is no supertype of itself.
+                own = named is not None and loc.path == node.path and (
+                    named[1].selection.start_line, named[1].selection.start_col) == (node.line, node.col)
+                if named and named[1].kind in TYPE_KINDS and not own:
                     out[index].append(Edge(type_node(named[1], loc.path), node.path, (node.line,)))
         return out
 

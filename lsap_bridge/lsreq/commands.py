@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from ..actions import (
-    ORGANIZE_IMPORTS,
     Apply,
     Place,
     by_title,
     format_steps,
     gather,
+    kept,
     one,
+    organize,
     run_action,
 )
 from ..edits import EditResult
@@ -93,10 +94,23 @@ def _lines(run: FileRun, selection: int) -> tuple[int, int]:
 async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
     """`! FIX`: the action fixing the line's diagnostic of that code (`! FIX 2304`, narrowed
     by a title after it: `! FIX 2304 Add import`), else the one the text names by its title
-    (the anchor tiers); the chosen action's title is the note."""
+    (the anchor tiers), else the listed action of that id; the chosen action's title is the
+    note."""
     place = item.place
     assert place.line is not None
     session = tracker.session
+    if op.what in session.actions:  # an id, as `code_actions` and the ambiguity list give
+        chosen = kept(session, op.what)
+        if chosen.path != place.path:
+            raise LsapError(
+                ErrorCode.INVALID_REQUEST,
+                f"the action {op.what} ({chosen.title!r}) is of "
+                f"{session.workspace.display(chosen.path)}, not of the anchored file",
+                hint="put the `! FIX` under an anchor of that file",
+            )
+        ran = await run_action(session, chosen, _applier(tracker))
+        session.actions.pop(op.what, None)  # spent, as `code_action_execute` spends it
+        return [f"applied: {chosen.title} ({chosen.client.name})", *ran.remarks]
     found = await gather(session, place.path, (place.line, place.line))
     codes = {d.code for d in found.diagnostics if d.line <= place.line <= d.end_line}
     where = f"line {place.line + 1}"
@@ -114,14 +128,8 @@ async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
 async def organize_imports(tracker: Tracker, run: FileRun, op: OrganizeImports) -> list[str]:
     assert run.path is not None
     session = tracker.session
-    found = await gather(session, run.path, None, kind=ORGANIZE_IMPORTS, server=op.server)
-    action = one(found.actions, f"of kind {ORGANIZE_IMPORTS!r}", session.workspace.display(run.path))
-    try:
-        ran = await run_action(session, action, _applier(tracker))
-    except LsapError as error:
-        if error.code is ErrorCode.NOT_FOUND and "changed nothing" in error.message:
-            return ["the imports were already organised"]
-        raise
+    ran = await organize(session, run.path, session.workspace.display(run.path), op.server,
+                         _applier(tracker))
     return ran.remarks
 
 

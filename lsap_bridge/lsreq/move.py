@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..actions import TSSERVER, tsserver_configure
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..position import Encoding, to_lsp_character
@@ -25,7 +26,6 @@ from ..workspace import path_of, uri_of
 from .parser import Move
 from .runs import FileRun, Tracker
 
-TSSERVER = "typescript.tsserverRequest"
 REFERENCES = "textDocument/references"
 
 
@@ -119,15 +119,16 @@ async def _tsserver_move(
         params = {"command": TSSERVER, "arguments": [command, arguments]}
         return LspCall(client.id, "workspace/executeCommand", params, bufnr)
 
-    def semicolons(style: str) -> LspCall:
-        return tsserver("configure", {"file": str(source), "formatOptions": {"semicolons": style}})
-
     bufnr = run.target.bufnr
     move = tsserver("getEditsForRefactor", args)
-    # The new file follows the old one's style (tsserver prints semicolons by default);
-    # the file's setting is back to the default ("ignore") right after.
+    # The moved code follows the old file's style: its indent and its semicolons (tsserver
+    # prints them by default; the file's setting is back to the default, "ignore", right after).
     bare = not any(line.rstrip().endswith(";") for line in lines if line.strip())
-    calls = [semicolons("remove"), move, semicolons("ignore")] if bare else [move]
+    configure = await tsserver_configure(tracker.session, client, source, bufnr, lines,
+                                         {"semicolons": "remove" if bare else "ignore"})
+    assert configure is not None  # the caller checked the server has TSSERVER
+    calls = [configure, move]
+    calls += [tsserver("configure", {"file": str(source), "formatOptions": {"semicolons": "ignore"}})] if bare else []
     answer = (await tracker.session.lsp(calls))[calls.index(move)]
     body = (answer.result or {}).get("body") if isinstance(answer.result, dict) else None
     if answer.error or not body or not body.get("edits"):

@@ -51,8 +51,8 @@ RULES = {
     f"{MIN_TOKENS}–{MAX_TOKENS_LIMIT} tokens",
     "check": f"`{CHECK}` (or `{CHECK}: <file, directory or glob>`), once, anywhere in the request: "
     "after the rest has run, the diagnostics added or removed since the last check",
-    "fix": "`! FIX <diagnostic code or action title>` runs the code action that fixes the "
-    "anchored line (a server's quick fix)",
+    "fix": "`! FIX <diagnostic code, action title or action id>` runs the code action that "
+    "fixes the anchored line (a server's quick fix)",
     "format": "`! FORMAT` formats the selection just closed, else the whole file",
     "organize": "`! ORGANIZE_IMPORTS [server]` organises the file's imports",
 }

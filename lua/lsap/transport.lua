@@ -1065,27 +1065,17 @@ function M.editor()
   return state
 end
 
---- A buffer's `FormattingOptions` for `textDocument/formatting`: its indent settings, as
---- `vim.lsp.buf.format` sends them; except that a file indented with spaces only (and no
---- tab) keeps its spaces and their width even where 'expandtab' is off (a Neovim started
---- `--clean`, the embedded mode's): a formatter must not turn a file's style into tabs.
-function M.formatting_options(bufnr)
-  local width = vim.bo[bufnr].shiftwidth
-  if width == 0 then width = vim.bo[bufnr].tabstop end
-  local options = { tabSize = width, insertSpaces = vim.bo[bufnr].expandtab }
-  if options.insertSpaces then return options end
-  local unit, tabs = nil, false
-  for _, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, 500, false)) do
-    local indent = line:match('^([ \t]+)%S')
-    if indent and indent:find('\t', 1, true) then
-      tabs = true
-      break
-    elseif indent and (unit == nil or #indent < unit) then
-      unit = #indent
-    end
-  end
-  if unit and not tabs then options = { tabSize = unit, insertSpaces = true } end
-  return options
+--- A buffer's indent settings, for the `FormattingOptions` the bridge computes
+--- (lsap_bridge/indentation.py): 'shiftwidth', 'tabstop', 'expandtab', and whether an
+--- `.editorconfig` set the indent (Neovim's own support fills `b:editorconfig`).
+function M.indent_settings(bufnr)
+  local config = vim.b[bufnr].editorconfig
+  return {
+    shiftwidth = vim.bo[bufnr].shiftwidth,
+    tabstop = vim.bo[bufnr].tabstop,
+    expandtab = vim.bo[bufnr].expandtab,
+    editorconfig = type(config) == 'table' and (config.indent_style ~= nil or config.indent_size ~= nil),
+  }
 end
 
 --- Commands a server runs through `workspace/executeCommand` (its executeCommandProvider).

@@ -169,7 +169,9 @@ def test_organise_imports_and_format_in_a_request_block(bridge: Bridge, tmp_path
     response = bridge.text("block.py", "! ORGANIZE_IMPORTS", "! FORMAT")
     assert response.ok, response.text
     assert path.read_text() == ruff_sorted(bridge, UNSORTED, tmp_path)
-    assert "*** File: block.py\n! ORGANIZE_IMPORTS\n! FORMAT\n" in response.text
+    # The note says what organising changed (ruff sorts; it removes no unused import).
+    assert ("*** File: block.py\n! ORGANIZE_IMPORTS\n/*<note>\nRuff: Organize imports (ruff): "
+            "reordered lines\n</note>*/\n! FORMAT\n") in response.text
 
 
 def test_edit_policy_holds_for_actions(bridge: Bridge) -> None:

@@ -8,6 +8,7 @@ undone in one step, and a command that fails part-way changing nothing. The huma
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -132,9 +133,12 @@ def test_a_refactoring_command_edits_through_the_engine(bridge: Bridge) -> None:
     # The prompt showed the diff of the edit the server sent back while its command ran.
     summary, diff = asked[0]
     assert summary.startswith("Extract to function in module scope (ts_ls): ") and summary.endswith(" in 1 file")
-    assert "+function newFunction(subtotal: number) {" in diff and "-  const tax = subtotal * 0.2;" in diff
+    assert "+function newFunction(subtotal: number) {" in diff and "+  return newFunction(subtotal);" in diff
+    assert "   const tax = subtotal * 0.2;" in diff  # kept as it was: the file's indent (issue 35)
     text = path.read_text()
     assert "return newFunction(subtotal);" in text and "function newFunction(subtotal: number) {" in text
+    # The extracted body is in the file's 2-space indent (tsserver's default is 4).
+    assert "function newFunction(subtotal: number) {\n  const tax = subtotal * 0.2;\n" in text, text
     assert applied["changed"][0]["saved"] and not bridge.modified(path)
     assert any("suggests renaming" in r for r in applied["remarks"])
     # The per-client handler was there only while the command ran.
@@ -224,3 +228,97 @@ def test_a_line_range_scope_and_an_ambiguous_fix(bridge: Bridge) -> None:
     response = bridge.text("src/scope.ts", "@@ return round(subtotal + tax);", "! FIX 2304")
     assert response.ok, response.text
     assert "/*<error:ambiguous>" in response.text and 'Add import from "./pricing"' in response.text
+    # The list names each candidate's id, and `! FIX <id>` runs that one (issue 35).
+    chosen = re.search(r'Add import from "\./pricing" \(quickfix, ts_ls, id ([0-9a-f]+)\)', response.text)
+    assert chosen, response.text
+    by_id = bridge.text("src/scope.ts", "@@ return round(subtotal + tax);", f"! FIX {chosen[1]}")
+    assert 'applied: Add import from "./pricing" (ts_ls)' in by_id.text, by_id.text
+    assert 'import { round } from "./pricing";' in (bridge.root / "src" / "scope.ts").read_text()
+
+
+RXJS_LIKE = Path(__file__).resolve().parents[1] / "fixtures" / "rxjs_like"
+
+
+def _indents(text: str) -> list[str]:
+    return [line[: len(line) - len(line.lstrip())] for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("name", ["filter.ts", "map.ts"])
+def test_format_keeps_the_indent_of_a_two_space_file_with_jsdoc(bridge: Bridge, name: str) -> None:
+    # Issue 35: the embedded Neovim's defaults are tabs of 8 and the smallest indent seen
+    # was a JSDoc ` * ` (1 space): tsserver re-indented every line to 1 space.
+    original = (RXJS_LIKE / name).read_text()
+    path = fresh(bridge, name, original)
+    response = bridge.request({"mode": "format", "file_path": f"src/{name}"})
+    assert response.ok or "changed nothing" in response.text, response.text
+    assert _indents(path.read_text()) == _indents(original)
+
+
+def test_an_editorconfig_sets_the_indent(bridge: Bridge) -> None:
+    # Neovim's own `.editorconfig` support sets the buffer's options: they win over the code's.
+    folder = bridge.root / "src" / "wide"
+    folder.mkdir()
+    (folder / ".editorconfig").write_text("[*.ts]\nindent_style = space\nindent_size = 4\n")
+    path = folder / "wide.ts"
+    path.write_text("export function f(): number {\n  return 1;\n}\n")
+    assert bridge.ask(mode="format", file_path="src/wide/wide.ts")["changed"]
+    assert path.read_text() == "export function f(): number {\n    return 1;\n}\n"
+
+
+def test_organize_imports_sorts_and_removes_the_unused_ones(bridge: Bridge) -> None:
+    # Issue 35: typescript-language-server's "Organize Imports" only sorts and combines; its
+    # "Remove Unused Imports" runs after it, and the notes say what each step changed.
+    path = fresh(bridge, "organised.ts", UNSORTED)
+    response = bridge.text("src/organised.ts", "! ORGANIZE_IMPORTS")
+    assert response.ok, response.text
+    assert path.read_text() == UNSORTED.replace(
+        'import { round, Item } from "./pricing";\nimport { describe, total } from "./basket";\n',
+        'import { total } from "./basket";\nimport { Item, round } from "./pricing";\n')
+    assert "Remove Unused Imports (ts_ls): removed `import { describe, total } from \"./basket\";`" in response.text
+    again = bridge.text("src/organised.ts", "! ORGANIZE_IMPORTS")
+    assert again.ok and "the imports were already organised" in again.text, again.text
+    # An unused import left by hand is removed, never "already organised".
+    path.write_text('import { describe } from "./basket";\n' + path.read_text())
+    third = bridge.text("src/organised.ts", "! ORGANIZE_IMPORTS")
+    assert "already organised" not in third.text and "describe" not in path.read_text(), third.text
+
+
+def test_format_with_organize_imports_removes_an_unused_import(bridge: Bridge) -> None:
+    path = fresh(bridge, "tidy.ts", UNSORTED.replace("return round(total(items));", "return round( total(items) ) ;"))
+    report = bridge.ask(mode="format", file_path="src/tidy.ts", organize_imports=True)
+    assert path.read_text() == UNSORTED.replace(
+        'import { round, Item } from "./pricing";\nimport { describe, total } from "./basket";\n',
+        'import { total } from "./basket";\nimport { Item, round } from "./pricing";\n')
+    assert any(r.startswith("Remove Unused Imports (ts_ls): removed") for r in report["remarks"]), report
+
+
+def test_line_level_actions_include_the_quick_fixes_of_its_diagnostics(bridge: Bridge) -> None:
+    # Issue 35: a quick fix is computed at its diagnostic's own range ("Add import" at the
+    # missing name), so the line's listing and `! FIX <title>` see it.
+    path = fresh(bridge, "titled.ts", CHECKOUT)
+    line = {"file_path": "src/titled.ts", "find": "return round(subtotal + tax);"}
+    listed = bridge.ask(mode="code_actions", locate=line)["actions"]
+    titles = [a["title"] for a in listed]
+    assert 'Add import from "./pricing"' in titles, titles
+    assert len(titles) == len(set(titles)), titles  # the line's and the diagnostic's answers merged
+    response = bridge.text("src/titled.ts", "@@ return round(subtotal + tax);", '! FIX Add import from "./pricing"')
+    assert response.ok and "/*<error" not in response.text, response.text
+    assert 'applied: Add import from "./pricing" (ts_ls)' in response.text
+    assert 'import { round } from "./pricing";' in path.read_text()
+
+
+def test_fix_by_an_action_id(bridge: Bridge) -> None:
+    path = fresh(bridge, "by_id.ts", CHECKOUT)
+    listed = bridge.ask(mode="code_actions", locate={"file_path": "src/by_id.ts", "find": "checkout(items: Item[])"},
+                        kind="quickfix")["actions"]
+    fix = next(a for a in listed if a["title"] == 'Add import from "./pricing"')
+    response = bridge.text("src/by_id.ts", "@@ export function checkout(items: Item[]): number {", f"! FIX {fix['id']}")
+    assert response.ok and "/*<error" not in response.text, response.text
+    assert 'import { Item } from "./pricing";' in path.read_text()
+    # An id of another file is refused, naming the file.
+    other = fresh(bridge, "by_id_other.ts", CHECKOUT)
+    listed = bridge.ask(mode="code_actions", locate={"file_path": "src/by_id_other.ts", "find": "round(subtotal"},
+                        kind="quickfix")["actions"]
+    wrong = bridge.text("src/by_id.ts", "@@ return round(subtotal + tax);", f"! FIX {listed[0]['id']}")
+    assert "src/by_id_other.ts, not of the anchored file" in wrong.text, wrong.text
+    assert other.read_text() == CHECKOUT

@@ -178,3 +178,43 @@ def test_move_into_an_existing_file_exports_and_imports(dataflow: tuple[Bridge, 
         'import { vS2 } from "../../src/presets"'
         in (root / "packages/dataflow/test/operators/extra.test.ts").read_text()
     )
+
+
+def test_move_keeps_the_projects_two_space_indent(dataflow: tuple[Bridge, Path]) -> None:
+    # Issue 35: tsserver writes moved code in its default 4-space indent unless told the
+    # file's own (its `configure` request, from the file's code lines: the JSDoc's ` * ` is
+    # no 1-space indent).
+    bridge, root = dataflow
+    source = root / "packages/dataflow/src/nested.ts"
+    source.write_text(
+        "/**\n * Doubles.\n */\n"
+        "export function double(values: number[]): number[] {\n"
+        "  return values.map((value) => {\n"
+        "    if (value > 0) {\n"
+        "      return value * 2\n"
+        "    }\n"
+        "    return 0\n"
+        "  })\n"
+        "}\n\n"
+        "export const kept = 1\n"
+    )
+    response = bridge.loop.run(bridge.service.handle_text("""*** Begin Language Server Request
+*** File: packages/dataflow/src/nested.ts
+[@ export function double(values: number[]): number[] {
+@) export const kept = 1
+! MOVE_TO_FILE packages/dataflow/src/doubled.ts
+*** End Language Server Request
+"""))
+    assert response.ok and "/*<error:" not in response.text, response.text
+    moved = (root / "packages/dataflow/src/doubled.ts").read_text()
+    assert (
+        "export function double(values: number[]): number[] {\n"
+        "  return values.map((value) => {\n"
+        "    if (value > 0) {\n"
+        "      return value * 2\n"
+        "    }\n"
+        "    return 0\n"
+        "  })\n"
+        "}" in moved
+    ), moved
+    assert source.read_text().strip().endswith("export const kept = 1")

@@ -164,3 +164,69 @@ def test_a_marker_at_a_gap_names_the_other_reading(ts: Bridge) -> None:
                                           "the other reading is before it, line 2 column 15")
     text = ts.request({"mode": "locate", "locate": "lib/observable.ts@constructor(<|>value: T) {}"}).text
     assert "matched `constructor(public value: T) {}`. The find lacks `public` at its marker: taken" in text
+
+
+SUBJECTS = """export class Subject<T> {
+  next(value: T): void {
+    console.log(value);
+  }
+}
+
+export class BehaviorSubject<T> extends Subject<T> {
+  constructor(private _value: T) {
+    super();
+  }
+}
+
+export const handler = (input: number): number => {
+  const doubled = input * 2;
+  function helper(): number {
+    return doubled;
+  }
+  return helper();
+};
+
+export const settings = {
+  depth: 2,
+  read: () => {
+    const hidden = 1;
+    return hidden;
+  },
+};
+"""
+
+
+def test_a_generic_class_is_not_its_own_supertype(ts: Bridge) -> None:
+    """Issue 35: the `T` of `class BehaviorSubject<T> extends Subject<T>` is defined in the
+    class's own header; only `Subject` is a supertype."""
+    (ts.root / "lib").mkdir(exist_ok=True)
+    (ts.root / "lib" / "subjects.ts").write_text(SUBJECTS)
+    data = ts.ask(mode="types", locate="lib/subjects.ts:BehaviorSubject", direction="supertypes")
+    assert [r["name"] for r in data["sections"][0]["rows"]] == ["Subject"]
+
+
+def test_outline_leaves_out_the_locals_of_arrow_functions(ts: Bridge) -> None:
+    (ts.root / "lib").mkdir(exist_ok=True)
+    (ts.root / "lib" / "subjects.ts").write_text(SUBJECTS)
+    data = ts.ask(mode="outline", file_path="lib/subjects.ts")
+    rows = [s["symbol"] for g in data["groups"] for s in g["symbols"]]
+    assert "handler" in rows and "handler.doubled" not in rows and "handler.helper" not in rows
+    # An object's members are its structure (a method's locals are not).
+    assert {"settings.depth", "settings.read"} <= set(rows) and "settings.read.hidden" not in rows
+    # Asked for, the arrow function shows its locals.
+    inside = ts.ask(mode="outline", file_path="lib/subjects.ts", symbol_path="handler")
+    assert "handler.doubled" in [s["symbol"] for g in inside["groups"] for s in g["symbols"]]
+
+
+def test_an_export_default_anchor_is_the_declaration(ts: Bridge) -> None:
+    """Issue 35: `en.ts:default` (zod's locales) names the `default` keyword of
+    `export default function () {}`, whose references are the importers'. (In `src`: the
+    project's files, which tsserver searches; the last test of the module, as it adds to
+    the outline of `src`.)"""
+    (ts.root / "src" / "locales").mkdir(exist_ok=True)
+    (ts.root / "src" / "locales" / "en.ts").write_text(
+        'export default function () {\n  const message = "hello";\n  return { localeError: message };\n}\n')
+    (ts.root / "src" / "uses.ts").write_text('import en from "./locales/en";\n\nexport const error = en();\n')
+    text = ts.request({"mode": "references", "locate": "src/locales/en.ts:default"}).text
+    assert text.startswith("# References: `default`"), text
+    assert "→ src/locales/en.ts:1:8" in text and "### src/uses.ts" in text, text

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lsap_bridge.actions import Action, Taken, answers_kind, by_title, of_kind, one
+from lsap_bridge.actions import Action, Taken, answers_kind, by_title, change_note, of_kind, one
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import Client
 from lsap_bridge.workspace import Workspace
@@ -67,3 +67,13 @@ def test_the_servers_requests_during_a_command_are_taken_not_applied() -> None:
     assert taken.edits == [edit]
     assert taken.remarks == ["the server suggests renaming what it created, at line 5: use `rename` "
                              "with a name of your own"]
+
+
+def test_change_note_says_what_organising_removed_added_or_reordered() -> None:
+    before = ['import { b, a } from "./x";', 'import { noop } from "./y";', "", "a(b);"]
+    assert change_note(before, ['import { a, b } from "./x";', "", "a(b);"]) == (
+        'removed `import { b, a } from "./x";`, `import { noop } from "./y";`; '
+        'added `import { a, b } from "./x";`')
+    assert change_note(["import b", "import a"], ["import a", "import b"]) == "reordered lines"
+    many = [f"import m{i}" for i in range(5)]
+    assert change_note(many, []) == "removed `import m0`, `import m1`, `import m2` and 2 more"
