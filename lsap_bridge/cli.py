@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     if command == "doctor":
         from .doctor import main as doctor
 
-        return doctor(with_session=True)
+        return doctor(with_session=True, chosen=servers(args))
     if command == "mcp":
         import asyncio
 
