@@ -177,6 +177,12 @@ class Session:
             self._note(doc)
         return {p: have[p] if p in have else read[p] for p in dict.fromkeys(paths)}
 
+    def note(self, key: Path, text: str | None) -> None:
+        """A note on the answer of the request being run (one per key), if any."""
+        notes = _NOTES.get()
+        if notes is not None and text:
+            notes[key] = text
+
     def _note(self, doc: Document) -> None:
         notes = _NOTES.get()
         if notes is not None and doc.disk_differs:
