@@ -227,7 +227,8 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
     searched = Users()
     users: set[Path] = set()
     if baseline and not given:
-        files = workspace.walk(workspace.root, True, FILES_LIMIT, session.gateway.max_file_size).files
+        # Walked past the cap, so that the answer says how many files the baseline left out.
+        files = workspace.walk(workspace.root, True, max_size=session.gateway.max_file_size).files
     else:
         # The users of what changed on disk, and of one file given; a directory or a glob
         # given is only compared (its files' users would cost references of them all).

@@ -32,3 +32,19 @@ def test_a_restarted_daemon_reports_the_edit_made_meanwhile_as_new(shop: Path) -
         assert '"Literal[\'not a number\']" is not assignable to "int"' in after.stdout
     finally:
         lsap(shop, "daemon", "stop")
+
+
+def test_the_baseline_says_how_many_files_its_cap_left_out(shop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lsap_bridge.capabilities import check
+
+    from .harness import Bridge
+
+    monkeypatch.setattr(check, "FILES_LIMIT", 3)
+    bridge = Bridge(shop, ["basedpyright"])
+    try:
+        text = bridge.request({"mode": "check"}).text
+        assert text.startswith("# Check 1: baseline recorded\n\n3 files checked"), text
+        assert ("> 2 more files not in the baseline (it holds the workspace's first 3): an edit to one "
+                "of them is compared only when the file is given in `file_path`.") in text
+    finally:
+        bridge.close()
