@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.version:
         from .doctor import main as doctor
 
-        raise SystemExit(doctor(with_session=False))
+        raise SystemExit(doctor(with_session=False, chosen=servers(args)))
     if not args.words:
         build_parser().print_help()
         raise SystemExit(2)
