@@ -49,6 +49,7 @@ from .workspace import Workspace, uri_of
 CODE_ACTION = "textDocument/codeAction"
 RESOLVE = "codeAction/resolve"
 EXECUTE = "workspace/executeCommand"
+EDITOR_RENAME = "editor.action.rename"
 APPLY_EDIT = "workspace/applyEdit"
 FORMATTING = "textDocument/formatting"
 RANGE_FORMATTING = "textDocument/rangeFormatting"
@@ -312,8 +313,9 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
                 raw = {"title": raw.get("title", raw["command"]), "command": raw}
             action = _action(client, raw, path, target.bufnr, doc.version)
             wanted = kind is None or answers_kind(action.kind, kind)
+            # (not its `data`: vtsls puts the range it was asked for there)
             effect = json.dumps([client.id, action.title, action.kind, raw.get("edit"),
-                                 raw.get("command"), raw.get("data")], sort_keys=True, default=str)
+                                 raw.get("command")], sort_keys=True, default=str)
             if action.id in seen or effect in effects or not wanted:
                 continue
             if diagnostic is not None and not (
@@ -419,12 +421,17 @@ class Taken:
             return {"applied": True}
         # tsserver's `_typescript.rename`: it would have an editor start renaming what the
         # refactoring created (an extracted function's made-up name).
-        where = params.get("position") if isinstance(params, dict) else None
-        if isinstance(where, dict):
-            self.remarks.append(
-                f"the server suggests renaming what it created, at line {int(where['line']) + 1}: "
-                "use `rename` with a name of your own")
+        self.remarks += renaming(params.get("position") if isinstance(params, dict) else None)
         return None
+
+
+def renaming(where: Any) -> list[str]:
+    """The remark for a server's wish that the editor start renaming at `where` (an LSP
+    position): the agent renames with a name of its own."""
+    if not isinstance(where, dict) or not isinstance(where.get("line"), int):
+        return []
+    return [f"the server suggests renaming what it created, at line {where['line'] + 1}: "
+            "use `rename` with a name of your own"]
 
 
 @dataclass
@@ -447,7 +454,9 @@ async def resolved(session: Session, action: Action) -> dict[str, Any]:
     """The action with its edit, asking the server (`codeAction/resolve`) when it sent it
     without one; a server that fails here is a `server_error` and nothing changes."""
     raw = action.raw
-    if raw.get("edit") or raw.get("command") or not action.client.supports(RESOLVE):
+    # A command beside `data` runs after the edit still to resolve (vtsls's refactorings:
+    # `_typescript.didApplyRefactoring`); a command alone is the action.
+    if raw.get("edit") or (raw.get("command") and "data" not in raw) or not action.client.supports(RESOLVE):
         return raw
     answer = (await session.lsp([LspCall(action.client.id, RESOLVE, raw, action.bufnr)]))[0]
     result = answer.result if isinstance(answer.result, dict) else {}
@@ -484,6 +493,12 @@ async def run_action(session: Session, action: Action, apply: Apply) -> Ran:
     if isinstance(raw.get("edit"), dict):
         ran.add(await apply(raw["edit"], action.client, label), action.client)
     command = raw.get("command")
+    if isinstance(command, dict) and command.get("command") == EDITOR_RENAME:
+        # vtsls's refactorings end with the editor's own command (VS Code's): start renaming
+        # what they created, at [uri, position]. Not the server's to run: a remark.
+        where = (command.get("arguments") or [[]])[0]
+        ran.remarks += renaming(where[1] if isinstance(where, list) and len(where) > 1 else None)
+        command = None
     if isinstance(command, dict) and command.get("command"):
         taken = Taken(session.workspace, action.client.name)
         params = {"command": command["command"], "arguments": command.get("arguments") or []}

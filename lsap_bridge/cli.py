@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     if command == "doctor":
         from .doctor import main as doctor
 
-        return doctor(with_session=True)
+        return doctor(with_session=True, chosen=servers(args))
     if command == "mcp":
         import asyncio
 
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.version:
         from .doctor import main as doctor
 
-        raise SystemExit(doctor(with_session=False))
+        raise SystemExit(doctor(with_session=False, chosen=servers(args)))
     if not args.words:
         build_parser().print_help()
         raise SystemExit(2)

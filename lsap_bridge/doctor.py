@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,17 +102,19 @@ def ask_neovim(nvim: str, root: Path) -> dict[str, Any] | None:
     return answer
 
 
-def servers(languages: list[dict[str, Any]]) -> list[Part]:
-    """A part per server; the first found of a language is the one the embedded mode uses."""
+def servers(languages: list[dict[str, Any]], chosen: Sequence[str] = ()) -> list[Part]:
+    """A part per server; the one the embedded mode uses for a language is the first found,
+    or those of `chosen` (`--servers`, `$LSAP_SERVERS`) when it names any of its servers."""
     parts = []
     for language in languages:
         label = "/".join(language["filetypes"])
-        used = next((server["name"] for server in language["servers"] if server["path"]), None)
+        found = [server["name"] for server in language["servers"] if server["path"]]
+        used = [name for name in found if name in chosen] if chosen else found[:1]
         for server in language["servers"]:
             package = server["package"]
             fix = add_package(package["pip"]) if "pip" in package else f"npm install -g {package['npm']}"
-            detail = f" ({label}, used)" if server["name"] == used else f" ({label})"
-            parts.append(Part(server["name"], server["path"] or None, detail, fix, optional=used is not None))
+            detail = f" ({label}, used)" if server["name"] in used else f" ({label})"
+            parts.append(Part(server["name"], server["path"] or None, detail, fix, optional=bool(found)))
     return parts
 
 
@@ -121,7 +124,7 @@ def mcp_sdk() -> Part:
     return Part("MCP SDK", f"mcp {importlib.metadata.version('mcp')}", " (for lsap mcp)")
 
 
-def report(with_session: bool) -> tuple[list[str], bool]:
+def report(with_session: bool, chosen: Sequence[str] = ()) -> tuple[list[str], bool]:
     """The report's lines, and whether the embedded mode can answer (Lua, Neovim, a server)."""
     lines = [f"lsap-bridge {__version__} · Python {sys.version.split()[0]} {sys.executable} · "
              f"{Path(__file__).resolve().parent}"]
@@ -135,7 +138,7 @@ def report(with_session: bool) -> tuple[list[str], bool]:
         parts.append(Part("language servers", None, fix=f"not checked: {why}"))
     else:
         nvim_part.name = f"Neovim {answer['version']}"
-        server_parts = servers(answer["languages"])
+        server_parts = servers(answer["languages"], chosen)
         found_servers = any(part.found for part in server_parts)
         parts += server_parts
     parts.append(mcp_sdk())
@@ -150,7 +153,7 @@ def report(with_session: bool) -> tuple[list[str], bool]:
     return lines, ready
 
 
-def main(with_session: bool) -> int:
-    lines, ready = report(with_session)
+def main(with_session: bool, chosen: Sequence[str] = ()) -> int:
+    lines, ready = report(with_session, chosen)
     print("\n".join(lines))
     return 0 if ready or not with_session else 1

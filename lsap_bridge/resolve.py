@@ -6,6 +6,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from .clangd import DATABASES, database_note
 from .cpu import off_loop
 from .errors import Candidate, ErrorCode, LsapError, shown_score
 from .gateway import Document
@@ -27,6 +28,9 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
     of one anchor in a row, and repeat requests.
     """
     resolved = await _resolve(session, locate, method)
+    # Keyed apart from the file's own notes (a buffer that differs from its file).
+    session.note(resolved.path.parent / DATABASES[0], database_note(
+        resolved.target.client, method, resolved.path, session.workspace.display(resolved.path)))
     looked_at(str(resolved.path), resolved.line)
     return resolved
 

@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from cachetools import LRUCache, TTLCache
 
+from . import tsserver
 from .decode import spans
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import Basis, DiskWatch, fs_now_ns
@@ -91,6 +92,12 @@ class Location:
 
 EditApproval = Callable[[str, str], Awaitable[bool]]
 PULL = "textDocument/diagnostic"
+
+
+def pulled(client: Client) -> bool:
+    """Whether a client's diagnostics are asked for (LSP pull, or tsserver's for vtsls)
+    rather than waited for."""
+    return client.supports(PULL) or tsserver.pulls(client)
 
 
 async def allow_all(_summary: str, _preview: str) -> bool:
@@ -174,6 +181,12 @@ class Session:
         for doc in read.values():
             self._note(doc)
         return {p: have[p] if p in have else read[p] for p in dict.fromkeys(paths)}
+
+    def note(self, key: Path, text: str | None) -> None:
+        """A note on the answer of the request being run (one per key), if any."""
+        notes = _NOTES.get()
+        if notes is not None and text:
+            notes[key] = text
 
     def _note(self, doc: Document) -> None:
         notes = _NOTES.get()
@@ -568,18 +581,23 @@ class Session:
             out[path] = []
             if not clients:
                 out.pending[path] = "no language server is attached"
-            pulls += [(path, c) for c in clients if c.supports(PULL)]
-            if any(not c.supports(PULL) for c in clients):
+            pulls += [(path, c) for c in clients if pulled(c)]
+            if any(not pulled(c) for c in clients):
                 waits.append(path)
         calls = [
-            LspCall(c.id, PULL, {"textDocument": {"uri": uri_of(p)}}, attached[p][0])
+            tsserver.calls(c, p, attached[p][0]) if tsserver.pulls(c)
+            else [LspCall(c.id, PULL, {"textDocument": {"uri": uri_of(p)}}, attached[p][0])]
             for p, c in pulls
         ]
-        answers, pushed = await asyncio.gather(
-            self.lsp(calls),
+        flat, pushed = await asyncio.gather(
+            self.lsp([call for each in calls for call in each]),
             self.gateway.pushed_diagnostics(
                 [attached[p][0] for p in waits], list({c.id for _, c in pulls})),
         )
+        answers = []
+        for (_path, client), each in zip(pulls, calls, strict=True):
+            mine, flat = flat[:len(each)], flat[len(each):]
+            answers.append(tsserver.report(mine) if tsserver.pulls(client) else mine[0])
         for (path, client), answer in zip(pulls, answers, strict=True):
             result = answer.result if isinstance(answer.result, dict) else {}
             if answer.error or result.get("kind") not in ("full", None):
@@ -592,7 +610,7 @@ class Session:
         for path in waits:
             entry = pushed.get(attached[path][0]) or {}
             out[path] += [from_vim(item, docs[path].lines) for item in entry.get("items") or []]
-            names = ", ".join(c.name for c in attached[path][1] if not c.supports(PULL))
+            names = ", ".join(c.name for c in attached[path][1] if not pulled(c))
             if entry.get("quiet"):
                 out.quiet[path] = f"{names} published nothing new since the file changed"
             elif not entry.get("analysed"):

@@ -20,9 +20,11 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from .. import check_store
 from ..decode import spans
 from ..diagnostics import SEVERITIES, Diagnostic, DiagnosticDelta, DiagnosticMap, severity_rank
 from ..diskwatch import DiskWatch
+from ..edits import journal_dir
 from ..errors import LsapError
 from ..gateway import LspCall
 from ..models import Line, Paged, Request, Row
@@ -225,7 +227,8 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
     searched = Users()
     users: set[Path] = set()
     if baseline and not given:
-        files = workspace.walk(workspace.root, True, FILES_LIMIT, session.gateway.max_file_size).files
+        # Walked past the cap, so that the answer says how many files the baseline left out.
+        files = workspace.walk(workspace.root, True, max_size=session.gateway.max_file_size).files
     else:
         # The users of what changed on disk, and of one file given; a directory or a glob
         # given is only compared (its files' users would cost references of them all).
@@ -321,11 +324,19 @@ async def check(session: Session, request: CheckRequest) -> Answer:
     if kept:
         facts: dict[str, Any] = kept[0]  # a later page of a check made before: not a new check
     else:
+        journals = await journal_dir(session.gateway)
         if session.check is None:
             session.check = Record(DiskWatch(session.workspace, lambda: session.gateway.max_file_size))
+            # A restarted daemon continues the root's checks (lsap_bridge/check_store.py).
+            saved = await asyncio.to_thread(check_store.load, journals, session.workspace.root)
+            check_store.resume(session.check, saved)
         record: Record = session.check
         async with record.lock:
             facts = await compare(session, record, request)
+            done = record.draft[1] if record.draft else None
+            if done is not None:
+                await asyncio.to_thread(check_store.save, journals, session.workspace.root, check_store.after(
+                    record.seen, done.seen, done.deleted), facts["number"], done.at)
     items: Finds = facts["items"]
     shown, paging = page(session, request, items)
     # Kept whole under the request's page key, after `page` kept the bare list there: a

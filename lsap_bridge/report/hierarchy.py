@@ -61,6 +61,9 @@ class Entry:
     children: list[Entry] = field(default_factory=list)
 
 
+# The request that makes a hierarchy item at a position, by the hierarchy's method prefix.
+PREPARE = {"callHierarchy": "textDocument/prepareCallHierarchy", "typeHierarchy": "textDocument/prepareTypeHierarchy"}
+
 # Expand a whole level at once: for each node, the edges leading on from it.
 Expand = Callable[[Sequence[Node]], Awaitable[list[list[Edge]]]]
 
@@ -154,11 +157,26 @@ def lsp_expand(
 ) -> Expand:
     """Expansion by a server's hierarchy method (`callHierarchy/incomingCalls`, …)."""
 
+    prepare = PREPARE[method.split("/")[0]]
+
+    async def again(node: Node) -> Any:
+        """An item the server refused as it gave it (vtsls's items in answers lack the
+        `data` its expansion needs): prepared afresh at its name, then expanded."""
+        at = await session.gateway.open(node.path)
+        position = {"line": node.line, "character": node.col}
+        [prepared] = await session.lsp([LspCall(client.id, prepare, {
+            "textDocument": {"uri": node.item["uri"]}, "position": position}, at)])
+        items = prepared.result if not prepared.error and isinstance(prepared.result, list) else []
+        if not items:
+            return None
+        [answer] = await session.lsp([LspCall(client.id, method, {"item": items[0]}, at)])
+        return None if answer.error else answer.result
+
     async def expand(nodes: Sequence[Node]) -> list[list[Edge]]:
         calls = [LspCall(client.id, method, {"item": node.item}, bufnr) for node in nodes]
         answers = await session.lsp(calls)
-        pairs = zip(nodes, answers, strict=False)
-        return [edges_of(node, None if a.error else a.result, key) for node, a in pairs]
+        results = [a.result if not a.error else await again(node) for node, a in zip(nodes, answers, strict=True)]
+        return [edges_of(node, result, key) for node, result in zip(nodes, results, strict=True)]
 
     return expand
 

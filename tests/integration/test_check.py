@@ -20,7 +20,7 @@ from lsap_bridge.mcp_server import tokens
 from lsap_bridge.models import DEFAULT_MAX_TOKENS
 from tests.golden import check_report_shape
 
-from .harness import Bridge, shop_bridge
+from .harness import TS_SERVERS, Bridge, shop_bridge
 
 pytestmark = pytest.mark.integration
 
@@ -225,18 +225,18 @@ def test_a_deleted_module_takes_its_users_along(bridge: Bridge) -> None:
         bridge.ask(mode="check")
 
 
-@pytest.fixture(scope="module")
-def ts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+@pytest.fixture(scope="module", params=TS_SERVERS)
+def ts(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
     root = tmp_path_factory.mktemp("check-ts") / "ts_shop"
     shutil.copytree(TS_SHOP, root)
-    bridge = Bridge(root, ["ts_ls"])
+    bridge = Bridge(root, [request.param])
     yield bridge
     bridge.close()
 
 
 def test_a_server_that_pushes_its_diagnostics(ts: Bridge) -> None:
     """typescript-language-server publishes diagnostics (no pull): the caller's come once
-    it republished them for the change."""
+    it republished them for the change; vtsls's are pulled (lsap_bridge/tsserver.py)."""
     pricing = ts.root / "src" / "pricing.ts"
     old = "export function round(value: number, digits = 2): number {"
     new = "export function round(value: number, digits: number, mode: string): number {"

@@ -1,6 +1,7 @@
 # ruff: noqa: E501  (the seed's response has a long line)
 """The seed's two Language Server Request exchanges on the dataflow TypeScript fixture,
-against a real headless Neovim and typescript-language-server."""
+against a real headless Neovim and each TypeScript server: typescript-language-server and
+vtsls (issue 35)."""
 
 from __future__ import annotations
 
@@ -13,19 +14,25 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.integration.harness import Bridge
+from tests.integration.harness import TS_SERVERS, Bridge
 
 FIXTURE = ROOT / "tests" / "fixtures" / "dataflow"
 TEST_FILE = "packages/dataflow/test/operators/multiply-schemas.test.ts"
 NEW_FILE = "packages/dataflow/test/fixtures/electrical-power.ts"
 
-# The seed's settings: parameter-name hints only (the embedded default adds type hints).
-SEED_INLAY = """
+# The seed's settings: parameter-name hints only (the embedded default adds type hints), in
+# each server's own words (vtsls takes VS Code's settings).
+SEED_INLAY = {"ts_ls": """
 vim.lsp.config('ts_ls', { init_options = { preferences = {
   includeInlayParameterNameHints = 'all', includeInlayVariableTypeHints = false,
   includeInlayFunctionLikeReturnTypeHints = false, includeInlayPropertyDeclarationTypeHints = false,
   includeInlayFunctionParameterTypeHints = false, includeInlayEnumMemberValueHints = false } } })
-"""
+""", "vtsls": """
+local hints = { inlayHints = { parameterNames = { enabled = 'all' }, parameterTypes = { enabled = false },
+  variableTypes = { enabled = false }, propertyDeclarationTypes = { enabled = false },
+  functionLikeReturnTypes = { enabled = false }, enumMemberValues = { enabled = false } } }
+vim.lsp.config('vtsls', { settings = { typescript = hints, javascript = hints } })
+"""}
 
 QUERY = f"""*** Begin Language Server Request
 *** File: {TEST_FILE}
@@ -99,12 +106,12 @@ Type 'number' is not assignable to type 'string'.ts(2322)
 """
 
 
-@pytest.fixture(scope="module")
-def dataflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Bridge, Path]]:
+@pytest.fixture(scope="module", params=TS_SERVERS)
+def dataflow(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Bridge, Path]]:
     root = tmp_path_factory.mktemp("lsreq") / "dataflow"
     shutil.copytree(FIXTURE, root)
-    bridge = Bridge(root, ["ts_ls"])
-    bridge.lua(SEED_INLAY)
+    bridge = Bridge(root, [request.param])
+    bridge.lua(SEED_INLAY[request.param])
     try:
         yield bridge, root
     finally:

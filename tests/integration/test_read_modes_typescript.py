@@ -1,4 +1,5 @@
-"""Issue 3, the read-only modes on TypeScript: typescript-language-server with typescript 5."""
+"""Issue 3, the read-only modes on TypeScript: typescript-language-server and vtsls (issue
+35), each with typescript 5."""
 
 from __future__ import annotations
 
@@ -8,19 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from .harness import Bridge
+from .harness import TS_SERVERS, Bridge
 
 pytestmark = pytest.mark.integration
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "ts_shop"
 
 
-@pytest.fixture(scope="module")
-def ts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+@pytest.fixture(scope="module", params=TS_SERVERS)
+def ts(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
     root = tmp_path_factory.mktemp("ts") / "ts_shop"
     shutil.copytree(FIXTURE, root)
-    bridge = Bridge(root, ["ts_ls"])
-    assert bridge.servers == ["ts_ls"]
+    bridge = Bridge(root, [request.param])
+    assert bridge.servers == [request.param]
     yield bridge
     bridge.close()
 
@@ -67,7 +68,7 @@ def test_calls_incoming_to_depth_two(ts: Bridge) -> None:
 
 def test_types_derived_both_ways(ts: Bridge) -> None:
     data = ts.ask(mode="types", locate="src/pricing.ts:WeighedItem", depth=2)
-    assert data["derived"] == "ts_ls lacks textDocument/prepareTypeHierarchy"
+    assert data["derived"] == f"{ts.servers[0]} lacks textDocument/prepareTypeHierarchy"
     supertypes, subtypes = data["sections"]
     assert [(r["name"], r["depth"]) for r in supertypes["rows"]] == [("Item", 1), ("Priced", 2)]
     assert [r["name"] for r in subtypes["rows"]] == ["BulkItem"]

@@ -36,3 +36,15 @@ def test_servers_mark_the_one_used_and_the_missing_ones() -> None:
     assert lines[1] == "found    pylsp (python, used): /bin/pylsp"
     assert lines[2] == ("missing  ts_ls (typescript) — fix: npm install -g typescript "
                         "typescript-language-server")
+
+
+def test_servers_chosen_with_lsap_servers_are_the_ones_used() -> None:
+    typescript = {"filetypes": ["typescript"], "servers": [
+        {"name": "ts_ls", "path": "/bin/typescript-language-server", "package": {"npm": "typescript-language-server"}},
+        {"name": "vtsls", "path": "/bin/vtsls", "package": {"npm": "@vtsls/language-server"}},
+    ]}
+    assert [part.line() for part in servers([typescript], ["vtsls"])] == [
+        "found    ts_ls (typescript): /bin/typescript-language-server",
+        "found    vtsls (typescript, used): /bin/vtsls",
+    ]
+    assert servers([typescript])[0].line().startswith("found    ts_ls (typescript, used)")

@@ -1,0 +1,169 @@
+"""`check`'s record kept on disk per root, so that a daemon's restart (its idle timeout,
+`lsap daemon stop`) continues the checks instead of recording a new baseline that already
+holds the agent's breakage.
+
+Saved after each check: the diagnostics each checked file had and the content hash of the
+file on disk then. Loaded when a session's first check starts: a file whose bytes differ
+now (or that is gone) counts as changed since the last check, so its new diagnostics are
+reported as new. Files created while no daemon ran are not known to it (a check reports
+them when given, or when they use a changed file).
+
+One JSON file per root in `checks/` beside the edit journal (Neovim's state directory),
+bounded: at most `MAX_FILES` files of `MAX_DIAGNOSTICS` diagnostics each (a file past that
+is left out, so the next check treats it as not seen before), `MAX_BYTES` a root, the
+`KEEP` roots saved last, and none older than `MAX_AGE`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from .diagnostics import Diagnostic
+from .filestate import content_hash
+
+DIRECTORY = "checks"
+VERSION = 1
+MAX_FILES = 200  # as many as one check compares (check.FILES_LIMIT)
+MAX_DIAGNOSTICS = 500  # of one file
+MAX_BYTES = 8 * 1024 * 1024  # of one root's record
+KEEP = 100  # roots whose records are kept, the most recently saved
+MAX_AGE = 12 * 3600  # seconds: an older record is not continued (the next check is a baseline)
+
+
+@dataclass
+class Saved:
+    """A root's record as the last check left it, with what changed on disk since."""
+
+    seen: dict[Path, list[Diagnostic]]
+    number: int  # checks made so far
+    at: float  # when the last one ran (time.time())
+    changed: dict[Path, str] = field(default_factory=dict)  # "changed" | "deleted" since then
+    left_out: int = 0  # files the last check saw that the record could not keep (caps)
+
+
+class Resumable(Protocol):
+    """What of `check`'s Record a saved record continues."""
+
+    seen: dict[Path, list[Diagnostic]]
+    number: int
+    at: float
+    unreported: dict[Path, str]
+
+
+def resume(record: Resumable, saved: Saved | None) -> None:
+    """Continue a session's checks from `saved`: its diagnostics are the ones compared
+    with, and the files changed on disk since it are the changes to report."""
+    if saved is None:
+        return
+    record.seen, record.number, record.at = saved.seen, saved.number, saved.at
+    record.unreported.update(saved.changed)
+
+
+def after(seen: Mapping[Path, list[Diagnostic]], checked: Mapping[Path, list[Diagnostic]],
+          deleted: set[Path]) -> dict[Path, list[Diagnostic]]:
+    """The record's diagnostics once a check's findings (`checked`, `deleted`) apply."""
+    return {p: items for p, items in {**seen, **checked}.items() if p not in deleted}
+
+
+def record_path(directory: Path, root: Path) -> Path:
+    """The record of `root`: one file per root, named by a hash of its path."""
+    name = hashlib.blake2b(str(root).encode(), digest_size=10).hexdigest()
+    return directory / DIRECTORY / f"{name}.json"
+
+
+def _hash(path: Path) -> str | None:
+    try:
+        return content_hash(path.read_bytes())
+    except OSError:
+        return None
+
+
+def save(directory: Path, root: Path, seen: Mapping[Path, list[Diagnostic]], number: int, at: float) -> int:
+    """Keep the record of `root` after a check (written whole, then renamed into place);
+    returns how many files the caps left out."""
+    files: dict[str, Any] = {}
+    left_out = 0
+    size = 0
+    for path, items in sorted(seen.items()):
+        digest = _hash(path)
+        if digest is None or len(files) >= MAX_FILES or len(items) > MAX_DIAGNOSTICS:
+            left_out += 1
+            continue
+        entry = {"hash": digest, "diagnostics": [_dump(d) for d in items]}
+        size += len(json.dumps(entry))
+        if size > MAX_BYTES:
+            left_out += 1
+            continue
+        files[str(path)] = entry
+    data = {"version": VERSION, "root": str(root), "number": number, "at": at,
+            "left_out": left_out, "files": files}
+    target = record_path(directory, root)
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, temp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as out:
+            json.dump(data, out)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    _prune(target.parent)
+    return left_out
+
+
+def load(directory: Path, root: Path) -> Saved | None:
+    """The record of `root`, if one was saved (and is readable), with the files that
+    changed on disk since; None: the next check is a baseline."""
+    try:
+        data = json.loads(record_path(directory, root).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != VERSION or data.get("root") != str(root):
+        return None
+    if time.time() - float(data.get("at") or 0.0) > MAX_AGE:
+        return None
+    saved = Saved(seen={}, number=int(data.get("number") or 0), at=float(data.get("at") or 0.0),
+                  left_out=int(data.get("left_out") or 0))
+    for name, entry in (data.get("files") or {}).items():
+        path = Path(name)
+        try:
+            saved.seen[path] = [_load(d) for d in entry.get("diagnostics") or []]
+        except (KeyError, TypeError, ValueError):
+            return None  # not a record this version wrote: start over
+        digest = _hash(path)
+        if digest != entry.get("hash"):
+            saved.changed[path] = "deleted" if digest is None and not path.exists() else "changed"
+    return saved
+
+
+def _dump(d: Diagnostic) -> dict[str, Any]:
+    out = asdict(d)
+    out.pop("client", None)  # a client id means nothing to the next daemon
+    return out
+
+
+def _load(raw: dict[str, Any]) -> Diagnostic:
+    code, source, lsp = raw.get("code"), raw.get("source"), raw.get("lsp")
+    return Diagnostic(
+        line=int(raw["line"]), col=int(raw["col"]), end_line=int(raw["end_line"]), end_col=int(raw["end_col"]),
+        severity=str(raw["severity"]), message=str(raw["message"]),
+        code=None if code is None else str(code), source=None if source is None else str(source),
+        lsp=lsp if isinstance(lsp, dict) else None)
+
+
+def _prune(folder: Path) -> None:
+    """Keep the `KEEP` records saved last."""
+    records = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in records[KEEP:]:
+        with contextlib.suppress(OSError):
+            old.unlink()

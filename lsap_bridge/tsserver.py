@@ -1,0 +1,72 @@
+"""Diagnostics pulled from vtsls through tsserver's own requests.
+
+vtsls (VS Code's TypeScript extension over LSP) publishes a file's diagnostics only when
+they change, so a clean file is never published: waiting for its push cannot tell "clean"
+from "not analysed yet" (15 s per file, then "Not analysed yet"). It has no LSP pull
+either, but it forwards tsserver requests (its `typescript.tsserverRequest` command), and
+tsserver answers the `*DiagnosticsSync` ones for the text it has now (it serves requests
+in order, after the buffer's latest `didChange`): those three answers are vtsls's pull.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .gateway import Client, LspAnswer, LspCall
+
+COMMAND = "typescript.tsserverRequest"
+# The servers whose pushes skip clean files and that forward tsserver requests (by the
+# config name nvim-lspconfig and lsap give it).
+PULLED = frozenset({"vtsls"})
+# What tsserver's editor plugins ask after each change: syntax errors, type errors, and the
+# suggestions (unused names, deprecations) VS Code shows as hints.
+KINDS = ("syntacticDiagnosticsSync", "semanticDiagnosticsSync", "suggestionDiagnosticsSync")
+SEVERITY = {"error": 1, "warning": 2, "message": 3, "suggestion": 4}
+
+
+def pulls(client: Client) -> bool:
+    """Whether this client's diagnostics are pulled through tsserver (see the module)."""
+    return client.name in PULLED and client.supports("workspace/executeCommand")
+
+
+def calls(client: Client, path: Path, bufnr: int | None) -> list[LspCall]:
+    """The requests that pull one file's diagnostics, one per kind in `KINDS`."""
+    return [
+        LspCall(client.id, "workspace/executeCommand",
+                {"command": COMMAND, "arguments": [kind, {"file": str(path)}]}, bufnr)
+        for kind in KINDS
+    ]
+
+
+def report(answers: list[LspAnswer]) -> LspAnswer:
+    """The answers of `calls` as one LSP full diagnostic report (`textDocument/diagnostic`'s
+    shape), or the first failure."""
+    items: list[dict[str, Any]] = []
+    for answer in answers:
+        result = answer.result if isinstance(answer.result, dict) else {}
+        if answer.error or not result.get("success"):
+            return LspAnswer(error=answer.error or {"message": str(result.get("message") or "tsserver failed")})
+        items += [lsp_diagnostic(d) for d in result.get("body") or [] if isinstance(d, dict)]
+    return LspAnswer(result={"kind": "full", "items": items})
+
+
+def lsp_diagnostic(item: dict[str, Any]) -> dict[str, Any]:
+    """A tsserver diagnostic (1-based lines, 1-based UTF-16 offsets) as an LSP one, as
+    vtsls itself would publish it (source `ts`, unused and deprecated tags)."""
+    def position(at: dict[str, Any]) -> dict[str, int]:
+        return {"line": int(at.get("line", 1)) - 1, "character": int(at.get("offset", 1)) - 1}
+
+    start = item.get("start") or {}
+    tags = [1] * bool(item.get("reportsUnnecessary")) + [2] * bool(item.get("reportsDeprecated"))
+    out: dict[str, Any] = {
+        "range": {"start": position(start), "end": position(item.get("end") or start)},
+        "severity": SEVERITY.get(str(item.get("category")), 1),
+        "message": str(item.get("text", "")),
+        "source": "ts",
+    }
+    if item.get("code") is not None:
+        out["code"] = item["code"]
+    if tags:
+        out["tags"] = tags
+    return out
