@@ -432,7 +432,8 @@ class Session:
                 hint=f"send it with the {mode} request it came from, or leave `pagination_id` out",
             )
         now = request.result_fields()
-        differ = [name for name in dict.fromkeys([*fields, *now]) if fields.get(name) != now.get(name)]
+        same = self._same_place
+        differ = [name for name in dict.fromkeys([*fields, *now]) if not same(fields.get(name), now.get(name))]
         if differ:
             shown = "; ".join(f"{name}: {json.dumps(fields.get(name))} there, {json.dumps(now.get(name))} here"
                               for name in differ)
@@ -442,6 +443,16 @@ class Session:
                      "max_items and the format may change), or leave `pagination_id` out",
             )
         return items
+
+    def _same_place(self, there: Any, here: Any) -> bool:
+        """Two values of a request field alike, paths compared as the files they name
+        (`big/` and `big`, as the CLI and `:Lsap` write one path)."""
+        if isinstance(there, dict) and isinstance(here, dict):
+            return there.keys() == here.keys() and all(self._same_place(there[k], here[k]) for k in there)
+        if isinstance(there, str) and isinstance(here, str) and there != here and "/" in there + here:
+            with contextlib.suppress(LsapError):
+                return self.workspace.resolve(there) == self.workspace.resolve(here)
+        return bool(there == here)
 
     # -- positions ------------------------------------------------------------------
 

@@ -135,9 +135,9 @@ def test_editor_keeps_answering_while_a_slow_request_is_pending(bridge: Bridge) 
 def test_no_blocking_calls_in_the_plugin() -> None:
     sources = [*ROOT.joinpath("lua").rglob("*.lua"), *ROOT.joinpath("lsap_bridge").rglob("*.py"),
                *ROOT.joinpath("plugin").rglob("*.lua")]
-    # install.lua's finish(): the build waits only without a UI (a headless install) or while
-    # Neovim quits, where no human is editing.
-    allowed = {ROOT / "lua" / "lsap" / "install.lua": 1}
+    # install.lua's finish(): the build waits only without a UI (a headless install); its
+    # interrupt(): while Neovim quits, at most `exit_wait_ms`. No human is editing then.
+    allowed = {ROOT / "lua" / "lsap" / "install.lua": 2}
     offenders = [str(p) for p in sources
                  if "buf_request_sync" in p.read_text() or p.read_text().count("vim.wait(") > allowed.get(p, 0)]
     assert offenders == []
