@@ -77,8 +77,8 @@ class FakeEditor:
     def oversized(self, path: Path) -> int | None:
         return None
 
-    async def sync(self, changes: list[dict[str, Any]]) -> None:
-        pass
+    async def sync(self, changes: list[dict[str, Any]]) -> list[str] | None:
+        return None
 
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]:
         return list(self.clients)
