@@ -118,7 +118,9 @@ class DiskWatch:
             before = known.get(path)
             stamp = _stamp(path, limit)
             if stamp is None:
-                if known.pop(path, None) is not None or not self.watcher.born(path):
+                # Not seen before: told only if it is gone and existed when the watch began
+                # (past the scan's limit); an oversized one never was watched.
+                if known.pop(path, None) is not None or not (self.watcher.born(path) or os.path.lexists(path)):
                     events.append(_event(path, DELETED))
                 continue
             seen = known[path] = _seen(path, stamp, before, at)
