@@ -1,0 +1,89 @@
+"""The compact references report (issue 32) on rich 13.9.4: for a class, a function, a
+method and a constant, every use in one report, its tokens (cl100k, as `lsap_bridge.mcp_server.tokens`
+counts them) in the compact form against the full one (`compact: false`) in the same run,
+and whether anything was lost: every location of the JSON answer is a file and line of the
+Markdown one.
+
+    .venv/bin/python -m benchmarks.references_compact
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+from lsap_bridge.embedded import start_embedded
+from lsap_bridge.mcp_server import tokens
+from lsap_bridge.service import Service
+from lsap_bridge.workspace import Workspace
+
+from .corpus import fetch_rich
+from .rig import TIMEOUTS
+
+SYMBOLS = {
+    "class": "rich/console.py:Console",
+    "function": "rich/cells.py:cell_len",
+    "method": "rich/console.py:Console.print",
+    "constant": "rich/console.py:WINDOWS",
+}
+CONSOLE_TOKENS = 4_000  # the target for `Console`, all 218 uses
+
+_HEADING = re.compile(r"### (\S+)")
+_LINE = re.compile(r"(\d+)\| ")
+_LISTED = re.compile(r"(\S+?):(\d+(?:,\d+)*)")
+
+
+def shown(markdown: str) -> set[tuple[str, int]]:
+    """The (file, line) pairs a references report shows: numbered code lines under a
+    file's heading, and the `path:line,line` lists of collapsed uses."""
+    pairs: set[tuple[str, int]] = set()
+    path = None
+    for line in markdown.splitlines():
+        if heading := _HEADING.match(line):
+            path = heading.group(1)
+        elif line.startswith(("imported in ", "as a type only in ")):
+            for listed in _LISTED.finditer(line.split(": ", 1)[1]):
+                pairs |= {(listed.group(1), int(n)) for n in listed.group(2).split(",")}
+        elif path and (numbered := _LINE.match(line)):
+            pairs.add((path, int(numbered.group(1))))
+    return pairs
+
+
+def lost(markdown: str, report: dict[str, Any]) -> list[str]:
+    """The uses of the JSON report (every group's) that the Markdown report does not show."""
+    pairs = shown(markdown)
+    return [f"{g['path']}:{u['line']}" for g in report["groups"] for u in g["uses"]
+            if (g["path"], u["line"]) not in pairs]
+
+
+async def main() -> None:
+    corpus = fetch_rich()
+    embedded = await start_embedded(corpus.root, corpus.servers, TIMEOUTS)
+    try:
+        service = Service(embedded.gateway, Workspace.of(corpus.root))
+        ok = True
+        for kind, anchor in SYMBOLS.items():
+            payload = {"mode": "references", "locate": anchor, "max_items": 1000, "max_tokens": 100_000}
+            answer = await service.handle({**payload, "format": "json"})
+            assert answer.ok, answer.text
+            report = json.loads(answer.text)
+            compact = (await service.handle(payload)).text
+            full = (await service.handle({**payload, "compact": False})).text
+            uses = sum(len(g["uses"]) for g in report["groups"])
+            missing = lost(compact, report) + lost(full, report)
+            counted = tokens(compact)
+            target = f", target <= {CONSOLE_TOKENS:,}" if kind == "class" else ""
+            passed = not missing and uses == report["total"] and (kind != "class" or counted <= CONSOLE_TOKENS)
+            ok = ok and passed
+            print(f"{kind:9} {anchor}: {report['total']} uses in {report['files']} files, all in JSON: "
+                  f"{uses == report['total']}, lost from Markdown: {len(missing)}; tokens compact {counted:,} vs "
+                  f"full {tokens(full):,} ({counted / tokens(full):.2f}x){target} {'PASS' if passed else 'FAIL'}")
+        print("PASS" if ok else "FAIL")
+    finally:
+        await embedded.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
