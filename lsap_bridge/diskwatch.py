@@ -75,6 +75,11 @@ class DiskWatch:
         assert self.watcher is not None
         return self.watcher.covers(path)
 
+    def cover(self, path: str) -> None:
+        """Watch a file outside the watched trees (a library's source in a buffer) from now on."""
+        assert self.watcher is not None
+        self.watcher.cover(path)
+
     def changes(self) -> list[dict[str, Any]]:
         """LSP `FileEvent`s for what changed on disk since the last call; the first call
         (when the session starts) takes the baseline and returns none."""
@@ -108,7 +113,10 @@ class DiskWatch:
         assert self.watcher is not None
         at, limit = time.time_ns(), self.max_size()
         files: list[str] = []
+        roots = tuple(str(root) + os.sep for root in self.workspace.roots)
         for path in paths:
+            if not path.startswith(roots):
+                continue  # a watched directory outside the roots (`Watcher.cover`): buffers only
             if path.endswith(os.sep):
                 files += [p for p in known if p.startswith(path)]
             elif os.path.splitext(path)[1] in CODE_SUFFIXES:

@@ -182,7 +182,8 @@ class Session:
         created, changed or deleted on disk since the last time, and every loaded buffer
         nobody is editing is brought up to date with its file (one call into Neovim). No
         call while the watcher saw nothing change and every buffer loaded at the last call
-        is in a tree it watches; the answer says when changes are found by a scan."""
+        is in a directory it watches (those outside its trees are added: a library's source
+        a server pointed to); the answer says when changes are found by a scan."""
         changes = self.watch.changes()
         if (reason := self.watch.scanning) and (notes := _NOTES.get()) is not None:
             notes[self.workspace.root] = (
@@ -192,6 +193,8 @@ class Session:
                 self.watch.covers(name) for name in self._loaded):
             return
         self._loaded = await self.gateway.sync(changes)
+        for name in self._loaded or ():
+            self.watch.cover(name)  # a buffer outside the watched trees: watched from now on
 
     async def document(self, path: Path) -> Document:
         return (await self.documents([path]))[path]

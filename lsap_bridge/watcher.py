@@ -26,6 +26,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import tomllib
 
@@ -61,10 +62,11 @@ class Watcher:
         self._born: set[str] = set()  # paths whose first event was their creation
         self._dirs: dict[int, str] = {}  # watch descriptor -> directory
         self._watched: set[str] = set()  # the same directories
+        self._alone: set[str] = set()  # of them, those watched without their subdirectories (`cover`)
         self._lost = 0  # number of the last event after which some were lost (overflow)
         self._dropped = 0  # number of the newest change no longer kept (past `KEPT`)
         self._excluded: dict[Path, tuple[set[str], list[str]]] = {}
-        self._inotify: INotify | None = None
+        self._kernel: _Kernel | None = None
         if max_watches is None:
             env = os.environ.get(WATCHES_ENV)
             max_watches = int(env) if env and env.isdigit() else None
@@ -73,23 +75,25 @@ class Watcher:
             self.reason = "inotify is not available on this system"
             return
         try:
-            self._inotify = INotify(nonblocking=True)
+            self._kernel = _kernel()
         except OSError as error:
             self.reason = f"inotify could not start ({error.strerror})"
             return
-        weakref.finalize(self, self._inotify.close)
+        self._kernel.join(self)
+        weakref.finalize(self, self._kernel.leave, id(self), self._dirs)
         for root in self.roots:
             self._excluded[root] = _excluded(root)
             self._add_tree(str(root))
             if self.reason:
                 break
         if self.reason:
-            self._inotify.close()
-            self._inotify, self._dirs, self._watched = None, {}, set()
+            self._kernel.leave(id(self), self._dirs)
+            self._kernel = None
+            self._watched.clear()
 
     @property
     def live(self) -> bool:
-        return self._inotify is not None
+        return self._kernel is not None
 
     @property
     def watches(self) -> int:
@@ -98,7 +102,7 @@ class Watcher:
     def since(self, cursor: int) -> tuple[int, list[str]] | None:
         """The paths changed after event number `cursor`, and the number to ask from next
         time; None when that cannot be told (not live, events lost): scan instead."""
-        if self._inotify is None:
+        if self._kernel is None:
             return None
         self._drain()
         if self._lost > cursor or self._dropped > cursor:
@@ -113,14 +117,29 @@ class Watcher:
     def mark(self) -> int | None:
         """The number to ask `since` from after a scan that starts now (events lost before
         it no longer matter); None when not live."""
-        if self._inotify is None:
+        if self._kernel is None:
             return None
         self._drain()
         return self.seq
 
     def covers(self, path: str) -> bool:
         """Whether a change to the file at `path` would be seen (its directory is watched)."""
-        return self._inotify is not None and os.path.dirname(path) in self._watched
+        return self._kernel is not None and os.path.dirname(path) in self._watched
+
+    def cover(self, path: str) -> None:
+        """Watch the directory of a file outside the watched trees (a loaded buffer's: a
+        library's source the servers pointed to), alone, so that `covers` holds for it."""
+        directory = os.path.dirname(path)
+        if self._kernel is None or directory in self._watched:
+            return
+        if self.max_watches is not None and len(self._dirs) >= self.max_watches:
+            return
+        try:
+            self._dirs[self._kernel.add(self, directory)] = directory
+        except OSError:
+            return  # gone, unreadable, or out of watches: its buffer keeps being synced
+        self._watched.add(directory)
+        self._alone.add(directory)
 
     def born(self, path: str) -> bool:
         """Whether the first event of `path` was its creation (it did not exist before)."""
@@ -129,40 +148,44 @@ class Watcher:
     # -- inside ---------------------------------------------------------------------
 
     def _drain(self) -> None:
-        assert self._inotify is not None
-        while events := self._inotify.read(timeout=0):
-            for event in events:
-                if event.mask & flags.Q_OVERFLOW:
-                    self._lost = self.seq = self.seq + 1
-                    continue
-                directory = self._dirs.get(event.wd)
-                if directory is None:
-                    continue
-                if event.mask & flags.IGNORED:
-                    self._watched.discard(self._dirs.pop(event.wd))
-                    continue
-                path = os.path.join(directory, event.name) if event.name else directory
-                created = bool(event.mask & (flags.CREATE | flags.MOVED_TO))
-                if not event.mask & flags.ISDIR and event.name:
-                    self._note(path, created)
-                elif created:
-                    if self._wanted(path):
-                        self._add_tree(path, new=True)
-                elif event.mask & (flags.MOVED_FROM | flags.DELETE):
-                    self._forget(path)  # its files are checked again by who knows them
-                    self._note(path + os.sep, False)
+        assert self._kernel is not None
+        self._kernel.drain()
+
+    def _overflow(self) -> None:
+        self._lost = self.seq = self.seq + 1
+
+    def _event(self, event: Any) -> None:
+        """One event of a directory this watcher watches (`_Kernel.drain` hands them out)."""
+        directory = self._dirs.get(event.wd)
+        if directory is None:
+            return
+        if event.mask & flags.IGNORED:
+            del self._dirs[event.wd]
+            self._watched.discard(directory)
+            self._alone.discard(directory)
+            return
+        path = os.path.join(directory, event.name) if event.name else directory
+        created = bool(event.mask & (flags.CREATE | flags.MOVED_TO))
+        if not event.mask & flags.ISDIR and event.name:
+            self._note(path, created)
+        elif created:
+            if directory not in self._alone and self._wanted(path):
+                self._add_tree(path, new=True)
+        elif event.mask & (flags.MOVED_FROM | flags.DELETE):
+            self._forget(path)  # its files are checked again by who knows them
+            self._note(path + os.sep, False)
 
     def _forget(self, top: str) -> None:
         """Stop watching a directory moved away or deleted (a watch follows the directory,
         whose events would carry its old path)."""
-        assert self._inotify is not None
+        assert self._kernel is not None
         below = top + os.sep
         for wd, directory in list(self._dirs.items()):
             if directory == top or directory.startswith(below):
                 del self._dirs[wd]
                 self._watched.discard(directory)
-                with contextlib.suppress(OSError):  # already gone with its directory
-                    self._inotify.rm_watch(wd)
+                self._alone.discard(directory)
+                self._kernel.remove(id(self), wd)
 
     def _note(self, path: str, created: bool) -> None:
         self.seq += 1
@@ -177,7 +200,7 @@ class Watcher:
     def _add_tree(self, top: str, new: bool = False) -> None:
         """Watch `top` and the directories below it the walk enters; in a directory that is
         `new` (created or moved in after the watch began), every file is a change."""
-        assert self._inotify is not None
+        assert self._kernel is not None
         stack = [top]
         while stack:
             directory = stack.pop()
@@ -185,7 +208,7 @@ class Watcher:
                 self.reason = f"the directory watches ran out ({WATCHES_ENV}={self.max_watches})"
                 return
             try:
-                self._dirs[self._inotify.add_watch(directory, _mask())] = directory
+                self._dirs[self._kernel.add(self, directory)] = directory
                 self._watched.add(directory)
             except OSError as error:
                 if error.errno == errno.ENOSPC:
@@ -217,6 +240,69 @@ class Watcher:
                                               for p in patterns):
                     return False
         return True
+
+
+class _Kernel:
+    """The process's one inotify instance (`fs.inotify.max_user_instances` is 128 for all of
+    a user's processes), whose events go to the watchers of each directory: two watchers on
+    one directory share its watch descriptor, removed when neither needs it."""
+
+    def __init__(self) -> None:
+        self.inotify = INotify(nonblocking=True)
+        self.watchers: dict[int, weakref.ref[Watcher]] = {}
+        self.owners: dict[int, set[int]] = {}  # watch descriptor -> ids of its watchers
+
+    def join(self, watcher: Watcher) -> None:
+        self.watchers[id(watcher)] = weakref.ref(watcher)
+
+    def add(self, watcher: Watcher, directory: str) -> int:
+        wd: int = self.inotify.add_watch(directory, _mask())
+        self.owners.setdefault(wd, set()).add(id(watcher))
+        return wd
+
+    def remove(self, ident: int, wd: int) -> None:
+        owners = self.owners.get(wd)
+        if owners is None:
+            return
+        owners.discard(ident)
+        if not owners:
+            del self.owners[wd]
+            with contextlib.suppress(OSError):  # already gone with its directory
+                self.inotify.rm_watch(wd)
+
+    def leave(self, ident: int, dirs: dict[int, str]) -> None:
+        """A watcher is gone (or gave up): its watches no other watcher shares are removed."""
+        self.watchers.pop(ident, None)
+        for wd in list(dirs):
+            self.remove(ident, wd)
+        dirs.clear()
+
+    def drain(self) -> None:
+        while events := self.inotify.read(timeout=0):
+            for event in events:
+                overflow = bool(event.mask & flags.Q_OVERFLOW)
+                idents = list(self.watchers) if overflow else list(self.owners.get(event.wd, ()))
+                for ident in idents:
+                    ref = self.watchers.get(ident)
+                    watcher = ref() if ref is not None else None
+                    if watcher is None:
+                        continue
+                    if overflow:
+                        watcher._overflow()
+                    else:
+                        watcher._event(event)
+                if event.mask & flags.IGNORED:
+                    self.owners.pop(event.wd, None)
+
+
+_KERNEL: list[_Kernel] = []
+
+
+def _kernel() -> _Kernel:
+    """The one instance, made when first needed."""
+    if not _KERNEL:
+        _KERNEL.append(_Kernel())
+    return _KERNEL[0]
 
 
 def _read(path: str) -> str:

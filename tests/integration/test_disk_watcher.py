@@ -6,7 +6,6 @@ scans and the answer says so."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
