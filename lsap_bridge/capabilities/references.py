@@ -5,7 +5,8 @@ only name it as a type (an annotation), told apart by their line's text, are lis
 `path:line` per file on one line each instead of printed; a file's heading is printed once
 for all its enclosing symbols; a long line is cut around the use. Nothing is lost: every
 use keeps its place in `groups[].uses` (with its `kind`) and in the locations, and every
-file and line is in the Markdown. `compact: false` prints every line as before.
+file and line is in the Markdown. `compact: false` prints every line as before, and so
+does Neovim's report window unless asked (each line there is a jump target).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..report.paging import page
 from ..report.pieces import anchor_fields, editor_location, excerpt, fence_language, word_at
 from ..resolve import resolve
 from ..session import Location, Session, Target
+from ..surface import SURFACE
 from ..symbols import SymbolTree, Units
 
 METHOD = "textDocument/references"
@@ -33,8 +35,10 @@ METHOD = "textDocument/references"
 class ReferencesRequest(LocateRequest):
     mode: Literal["references"] = "references"
     include_declaration: bool = True
-    # Imports and annotation-only uses as `path:line` lists, long lines cut (see above).
-    compact: bool = True
+    # Imports and annotation-only uses as `path:line` lists, long lines cut (see above);
+    # None: compact for agents, the full form in Neovim's report window (`:Lsap
+    # references`), where every printed line is a jump target.
+    compact: bool | None = None
 
 
 class Use(Row):
@@ -105,6 +109,7 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
     # The whole answer is a flat list of (path, range in the server's units), sorted and
     # unique, built at C speed; only the page shown is read, converted to code points and
     # given its enclosing symbols (doc/architecture.md, Costs).
+    compact = request.compact if request.compact is not None else SURFACE.get() != "nvim"
     items: list[tuple[Path, Units]] | None = session.kept(request)
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
@@ -135,7 +140,7 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
         tree = trees.get(path)
         display = session.workspace.display(path)
         in_file = list(file_uses)
-        kinds, printed = _kinds(doc.lines, in_file) if request.compact else ({}, set())
+        kinds, printed = _kinds(doc.lines, in_file) if compact else ({}, set())
         def enclosing(loc: Location, tree: SymbolTree | None = tree) -> str | None:
             return tree.enclosing_path(loc.line, loc.col) if tree else None
 
@@ -152,7 +157,7 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
                         listed.append(loc.line + 1)
                     continue
                 for line in excerpt(doc, loc.line, loc.line, request.context_lines):
-                    if request.compact:
+                    if compact:
                         at = loc.col if line.number == loc.line + 1 else 0
                         line = Line(number=line.number, text=cut(line.text, at))
                     if not lines or line.number > lines[-1].number:
@@ -166,9 +171,9 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
         files=len(inside_runs),
         external=external,
         groups=groups,
-        compact=request.compact or None,
-        imports=_listed(collapsed["import"]) if request.compact else None,
-        annotations=_listed(collapsed["annotation"]) if request.compact else None,
+        compact=compact or None,
+        imports=_listed(collapsed["import"]) if compact else None,
+        annotations=_listed(collapsed["annotation"]) if compact else None,
         **paging,
     )
     return Answer(report, locations)

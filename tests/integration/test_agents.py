@@ -155,7 +155,7 @@ def test_msgpack_client(human: HumanNvim) -> None:
     conn.sendall(msgpack.packb([0, 7, "request", [{**REFERENCES, "client": "msgpack-agent"}]]))
     kind, msg_id, error, result = receive()
     assert (kind, msg_id, error) == (1, 7, None)
-    assert result["ok"] and "shop/checkout.py > receipt" in result["text"]
+    assert result["ok"] and "### shop/checkout.py\n`checkout`\n```python\n8|     order = Order()" in result["text"]
     conn.sendall(msgpack.packb([0, 8, "no_such_method", []]))
     _, msg_id, error, result = receive()
     assert msg_id == 8 and result is None and "unknown method" in error["message"]
