@@ -7,7 +7,8 @@ enter (not `IGNORED_DIRS`, hidden ones, what `.gitignore` ignores, nor the serve
 runs between requests: the kernel queues the events, and `since` drains them when a
 request asks (idle cost: none), keeping each changed path with the number of the event
 that last touched it (a directory moved away or deleted: its path with a trailing
-separator, for the files known below it). `DiskWatch` asks it "what changed since" and stats only those paths.
+separator, for the files known below it). `DiskWatch` asks it "what changed since" and
+stats only those paths. One inotify instance serves the whole process (`_Kernel`).
 
 It is not `live` (the disk watch scans instead, and the report says so) when inotify is
 missing or the watches run out (`fs.inotify.max_user_watches`); a lost event queue
