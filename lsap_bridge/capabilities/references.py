@@ -180,10 +180,13 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
 
 
 _IMPORT = re.compile(r"\s*(?:from\s+\S+\s+import\b|import\b|export\s+(?:type\s+)?\{[^}]*\}\s*from\b|#include\b)")
-# What comes right before a name used as a type only: `x: T`, `-> T`, `Optional[T`, `T | U`, `<T>`.
+# What comes right before a name used as a type only: `x: T` (a parameter or a variable,
+# not a dict display's key nor a lambda's body), `) : T` and `-> T` (a return type),
+# `Optional[T`, `list[T`, `T | U`.
 _BEFORE_TYPE = re.compile(
-    r"(?::|->|\b(?:list|dict|set|frozenset|tuple|type|Optional|Union|List|Sequence|Iterable|Iterator|Type|type|Dict|Mapping|Tuple|Callable|"
-    r"ClassVar|Final|Annotated|Awaitable)\[|\|)\s*[\"']?$")
+    r"(?:(?:^|[(,;])\s*\*{0,2}(?:self\.)?[\w$]+\??\s*:|\)\s*:|->|\|"
+    r"|\b(?:list|dict|set|frozenset|tuple|type|Optional|Union|List|Sequence|Iterable|Iterator|Type|Dict|"
+    r"Mapping|Tuple|Callable|ClassVar|Final|Annotated|Awaitable)\[)\s*[\"']?$")
 WIDE = 100  # characters of a line shown around a use in compact form
 
 
@@ -197,12 +200,7 @@ def use_kind(text: str, column: int) -> Kind | None:
     rest = after[name.end():] if name else after
     if rest.lstrip()[:1] in ("(", ".") or not _BEFORE_TYPE.search(text[:column]):
         return None
-    if text[:column].rstrip().endswith(":") and re.match(r"\s*(?:lambda\b|case\b|else\b|[{\[(])", text):
-        return None  # `lambda x: T`, a dict display
     return "annotation"
-
-
-Kind = Literal["import", "annotation"]
 
 
 def _kinds(lines: list[str], uses: list[Location]) -> tuple[dict[tuple[int, int], Kind | None], set[int]]:
@@ -211,10 +209,30 @@ def _kinds(lines: list[str], uses: list[Location]) -> tuple[dict[tuple[int, int]
     kinds: dict[tuple[int, int], Kind | None] = {}
     printed: set[int] = set()
     for loc in uses:
-        kind = kinds[(loc.line, loc.col)] = use_kind(lines[loc.line] if loc.line < len(lines) else "", loc.col)
+        text = lines[loc.line] if loc.line < len(lines) else ""
+        kind = use_kind(text, loc.col) or ("import" if _in_import_list(lines, loc.line) else None)
+        kinds[(loc.line, loc.col)] = kind
         if kind is None:
             printed.add(loc.line)
     return kinds, printed
+
+
+_NAMES_ONLY = re.compile(r"\s*[\w$]+(?:\s+as\s+[\w$]+)?\s*,?\s*(?:\)\s*)?(?:#.*)?$")
+_IMPORT_OPEN = re.compile(r"\s*from\s+\S+\s+import\s*\(")
+IMPORT_LIST = 100  # lines looked back for the `from … import (` of a name alone on its line
+
+
+def _in_import_list(lines: list[str], line: int) -> bool:
+    """A name alone on its line inside a parenthesised `from … import (…)` of Python."""
+    if line >= len(lines) or not _NAMES_ONLY.match(lines[line]):
+        return False
+    for above in range(line - 1, max(-1, line - IMPORT_LIST), -1):
+        text = lines[above]
+        if _IMPORT_OPEN.match(text):
+            return ")" not in text
+        if not _NAMES_ONLY.match(text) or ")" in text:
+            return False
+    return False
 
 
 def cut(text: str, column: int) -> str:
