@@ -190,6 +190,9 @@ _BEFORE_TYPE = re.compile(
 WIDE = 100  # characters of a line shown around a use in compact form
 
 
+Kind = Literal["import", "annotation"]
+
+
 def use_kind(text: str, column: int) -> Kind | None:
     """Whether the line only imports the symbol, or names it as a type (an annotation and
     no call or attribute of it): told from the line's text, the server does not say."""
