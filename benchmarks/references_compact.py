@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from typing import Any
 
 from lsap_bridge.embedded import start_embedded
@@ -20,6 +19,7 @@ from lsap_bridge.service import Service
 from lsap_bridge.workspace import Workspace
 
 from .corpus import fetch_rich
+from .peers import bridge_lines
 from .rig import TIMEOUTS
 
 SYMBOLS = {
@@ -30,30 +30,9 @@ SYMBOLS = {
 }
 CONSOLE_TOKENS = 4_000  # the target for `Console`, all 218 uses
 
-_HEADING = re.compile(r"### (\S+)")
-_LINE = re.compile(r"(\d+)\| ")
-_LISTED = re.compile(r"(\S+?):(\d+(?:,\d+)*)")
-
-
-def shown(markdown: str) -> set[tuple[str, int]]:
-    """The (file, line) pairs a references report shows: numbered code lines under a
-    file's heading, and the `path:line,line` lists of collapsed uses."""
-    pairs: set[tuple[str, int]] = set()
-    path = None
-    for line in markdown.splitlines():
-        if heading := _HEADING.match(line):
-            path = heading.group(1)
-        elif line.startswith(("imported in ", "as a type only in ")):
-            for listed in _LISTED.finditer(line.split(": ", 1)[1]):
-                pairs |= {(listed.group(1), int(n)) for n in listed.group(2).split(",")}
-        elif path and (numbered := _LINE.match(line)):
-            pairs.add((path, int(numbered.group(1))))
-    return pairs
-
-
 def lost(markdown: str, report: dict[str, Any]) -> list[str]:
     """The uses of the JSON report (every group's) that the Markdown report does not show."""
-    pairs = shown(markdown)
+    pairs = bridge_lines(markdown)
     return [f"{g['path']}:{u['line']}" for g in report["groups"] for u in g["uses"]
             if (g["path"], u["line"]) not in pairs]
 

@@ -101,7 +101,8 @@ def test_a_compact_references_report_loses_no_use(name: str, monkeypatch: pytest
     """Issue 32: the compact form lists imports and annotation-only uses as `path:line`
     instead of printing them; every use of the JSON answer is still a file and line of the
     Markdown, as in the full form (`compact: false`), which prints them all as code."""
-    from benchmarks.references_compact import lost, shown
+    from benchmarks.peers import bridge_lines as shown
+    from benchmarks.references_compact import lost
 
     text, as_json = replay(name)
     report = json.loads(as_json)
