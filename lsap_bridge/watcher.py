@@ -42,8 +42,10 @@ except (ImportError, OSError):  # pragma: no cover - not Linux: the disk watch s
 # The changes kept by path (a path repeated keeps one entry); past this many the oldest go,
 # and a cursor older than what was kept is answered None (scan).
 KEPT = 100_000
-# `LSAP_WATCHES`: at most this many directory watches (tests force the scan with 0).
+# `LSAP_WATCHES`: at most this many directory watches (tests force the scan with 0); by
+# default `MAX_WATCHES`, so that setting them up stays a matter of a second or two.
 WATCHES_ENV = "LSAP_WATCHES"
+MAX_WATCHES = 100_000
 MAX_WATCHES_FILE = "/proc/sys/fs/inotify/max_user_watches"
 
 
@@ -56,6 +58,7 @@ class Watcher:
     """The changed paths of a workspace's trees, numbered; see the module's docstring."""
 
     def __init__(self, roots: Iterable[Path], max_watches: int | None = None) -> None:
+        """Watch the roots' trees now (`max_watches`: None for `LSAP_WATCHES`, else `MAX_WATCHES`)."""
         self.roots = tuple(roots)
         self.reason: str | None = None  # why not live (the report says it)
         self.seq = 0
@@ -70,7 +73,7 @@ class Watcher:
         self._kernel: _Kernel | None = None
         if max_watches is None:
             env = os.environ.get(WATCHES_ENV)
-            max_watches = int(env) if env and env.isdigit() else None
+            max_watches = int(env) if env and env.isdigit() else MAX_WATCHES
         self.max_watches = max_watches
         if not AVAILABLE:
             self.reason = "inotify is not available on this system"
@@ -319,6 +322,8 @@ def _excluded(root: Path) -> tuple[set[str], list[str]]:
     patterns (pyrightconfig.json, pyproject.toml's [tool.pyright]/[tool.basedpyright],
     tsconfig.json), as globs without their leading `**/` and trailing `/**`."""
     ignored: set[str] = set()
+    if not any((directory / ".git").exists() for directory in (root, *root.parents)):
+        return ignored, _patterns(root)  # not in a repository: no git to ask
     try:
         listed = subprocess.run(
             ["git", "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"],
@@ -328,12 +333,16 @@ def _excluded(root: Path) -> tuple[set[str], list[str]]:
             ignored = {p.rstrip("/") for p in listed.stdout.decode(errors="replace").split("\0") if p.endswith("/")}
     except (OSError, subprocess.SubprocessError):
         pass
+    return ignored, _patterns(root)
+
+
+def _patterns(root: Path) -> list[str]:
     patterns: list[str] = []
     for raw in _server_excludes(root):
         pattern = raw.strip().removeprefix("./").removeprefix("**/").removesuffix("/**").rstrip("/")
         if pattern:
             patterns.append(pattern)
-    return ignored, patterns
+    return patterns
 
 
 def _server_excludes(root: Path) -> list[str]:
