@@ -232,9 +232,11 @@ function M.sync(changes)
   local names = {}
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(bufnr) then
-      M.fresh(bufnr)
-      local name = vim.api.nvim_buf_get_name(bufnr)
-      if name ~= '' and vim.bo[bufnr].buftype == '' then names[#names + 1] = name end
+      M.fresh(bufnr) -- may close a bridge buffer whose file is gone
+      if vim.api.nvim_buf_is_valid(bufnr) and vim.bo[bufnr].buftype == '' then
+        local name = vim.api.nvim_buf_get_name(bufnr)
+        if name ~= '' then names[#names + 1] = name end
+      end
     end
   end
   return names
