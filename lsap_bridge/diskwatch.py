@@ -30,8 +30,9 @@ from .filestate import RACY_NS, DiskStamp
 from .watcher import Watcher, shared
 from .workspace import CODE_SUFFIXES, Workspace, uri_of
 
-# Code files watched per root (a scan costs a few microseconds each); files past it are
-# still read fresh, but the servers are not told when they change.
+# Code files a scan compares per root (a few microseconds each: the baseline, and the
+# fallback where the watcher cannot watch); there, files past it are still read fresh,
+# but the servers are not told when they change.
 WATCH_LIMIT = 10_000
 CREATED, CHANGED, DELETED = 1, 2, 3  # LSP FileChangeType
 CHUNK = 1 << 20  # bytes read at a time to hash a file
