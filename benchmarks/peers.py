@@ -171,15 +171,22 @@ class Baseline:
 
 def bridge_lines(report: str) -> set[tuple[str, int]]:
     """The (file, line) pairs a bridge references report shows: `### file > symbol` headers,
-    then `N|` lines."""
+    then `N|` lines; and the compact form's lists of collapsed uses (`imported in 3 files:
+    rich/a.py:1,7, rich/b.py:2`)."""
     shown: set[tuple[str, int]] = set()
     path = None
     for text in report.splitlines():
         if text.startswith("### "):
             path = text[4:].partition(" > ")[0].strip()
+        elif text.startswith(COLLAPSED):
+            for listed in re.finditer(r"(\S+?):(\d+(?:,\d+)*)", text.split(": ", 1)[1]):
+                shown |= {(listed.group(1), int(n)) for n in listed.group(2).split(",")}
         elif path and (number := text.split("|", 1)[0].strip()).isdigit():
             shown.add((path, int(number)))
     return shown
+
+
+COLLAPSED = ("imported in ", "as a type only in ")  # templates/references.md.j2
 
 
 def serena_lines(text: str) -> set[tuple[str, int]] | None:

@@ -6,6 +6,10 @@ request whose answer spans the workspace, the bridge compares each code file's
 `DiskStamp` with the one it saw last, and tells the servers what was created, changed or
 deleted (`workspace/didChangeWatchedFiles`), as a watching editor would.
 
+The paths to look at come from the workspace's `watcher.Watcher` (inotify), so a request
+costs what changed, on any tree size; where it cannot watch (the watches ran out), a stat
+scan of up to `WATCH_LIMIT` code files per root, and `scanning` says why.
+
 Files over `max_file_size` are not watched (the bridge never opens them for servers), and
 a file is read only while its stamp is racy (written within the last two seconds; a
 stamp further in the future than that is trusted: any write changes it), in chunks.
@@ -20,13 +24,16 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, NamedTuple
 
 from .filestate import RACY_NS, DiskStamp, Snapshot
-from .workspace import Workspace, uri_of
+from .watcher import Watcher, shared
+from .workspace import CODE_SUFFIXES, Workspace, uri_of
 
-# Code files watched per root (a scan costs a few microseconds each); files past it are
-# still read fresh, but the servers are not told when they change.
+# Code files a scan compares per root (a few microseconds each: the baseline, and the
+# fallback where the watcher cannot watch); there, files past it are still read fresh,
+# but the servers are not told when they change.
 WATCH_LIMIT = 10_000
 CREATED, CHANGED, DELETED = 1, 2, 3  # LSP FileChangeType
 CHUNK = 1 << 20  # bytes read at a time to hash a file
@@ -91,11 +98,49 @@ class DiskWatch:
     max_size: Callable[[], int | None]
     limit: int = WATCH_LIMIT
     _known: dict[str, Seen] | None = field(default=None, repr=False)
+    watcher: Watcher | None = field(default=None, repr=False)  # None: the workspace's shared one
+    _cursor: int | None = field(default=None, repr=False)  # the watcher's event number, last call
+    # The last call was answered by the watcher, and nothing at all (no file of any kind)
+    # had changed under the roots: loaded buffers there are as their files.
+    quiet: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.watcher is None:
+            self.watcher = shared(self.workspace)
+
+    @property
+    def scanning(self) -> str | None:
+        """Why changes are found by a scan (bounded: a tree past `limit` code files per root
+        is seen in part), or None: the watcher tells them."""
+        assert self.watcher is not None
+        return self.watcher.reason if not self.watcher.live else None
+
+    def covers(self, path: str) -> bool:
+        """Whether a change on disk to the file at `path` would be seen at once."""
+        assert self.watcher is not None
+        return self.watcher.covers(path)
+
+    def cover(self, path: str) -> None:
+        """Watch a file outside the watched trees (a library's source in a buffer) from now on."""
+        assert self.watcher is not None
+        self.watcher.cover(path)
 
     def changes(self) -> list[dict[str, Any]]:
         """LSP `FileEvent`s for what changed on disk since the last call; the first call
         (when the session starts) takes the baseline and returns none."""
+        assert self.watcher is not None
         known = self._known
+        if known is not None and self._cursor is not None:
+            told = self.watcher.since(self._cursor)
+            if told is not None:
+                self._cursor, paths = told
+                self.quiet = not paths
+                if not paths:
+                    return []
+                # A new record: a `Basis` taken from the last one must never change under it.
+                self._known = known = dict(known)
+                return self._recheck(known, paths)
+        self._cursor, self.quiet = self.watcher.mark(), False
         now: dict[str, Seen] = {}
         at = time.time_ns()
         for root in self.workspace.roots:
@@ -114,6 +159,49 @@ class DiskWatch:
     def basis(self, at_ns: int) -> Basis:
         """The record the last `changes` took (replaced, never changed, by the next one)."""
         return Basis(at_ns, self._known)
+
+    def _recheck(self, known: dict[str, Seen], paths: list[str]) -> list[dict[str, Any]]:
+        """Events for the paths the watcher saw change (a directory gone: the files known
+        below it), each compared with what was seen of it before, as the scan does."""
+        assert self.watcher is not None
+        at, limit = time.time_ns(), self.max_size()
+        files: list[str] = []
+        roots = tuple(str(root) + os.sep for root in self.workspace.roots)
+        for path in paths:
+            if not path.startswith(roots):
+                continue  # a watched directory outside the roots (`Watcher.cover`): buffers only
+            if path.endswith(os.sep):
+                files += [p for p in known if p.startswith(path)]
+            elif os.path.splitext(path)[1] in CODE_SUFFIXES:
+                files.append(path)
+        events: list[dict[str, Any]] = []
+        for path in dict.fromkeys(files):
+            before = known.get(path)
+            stamp = _stamp(path, limit)
+            if stamp is None:
+                # Not seen before: told only if it is gone and existed when the watch began
+                # (past the scan's limit); an oversized one never was watched.
+                if known.pop(path, None) is not None or not (self.watcher.born(path) or os.path.lexists(path)):
+                    events.append(_event(path, DELETED))
+                continue
+            seen = known[path] = _seen(path, stamp, before, at)
+            if before is None:
+                events.append(_event(path, CREATED if self.watcher.born(path) else CHANGED))
+            elif before.differs(seen):
+                events.append(_event(path, CHANGED))
+        return events
+
+
+def _stamp(path: str, limit: int | None) -> DiskStamp | None:
+    """The file's stamp, or None if it is not a regular file within `limit` bytes (the walk's
+    rules: such a file is not watched)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    if not S_ISREG(stat.st_mode) or (limit is not None and stat.st_size > limit):
+        return None
+    return DiskStamp.of_stat(stat)
 
 
 def _seen(path: str, stamp: DiskStamp, before: Seen | None, at: int) -> Seen:

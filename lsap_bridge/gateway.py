@@ -299,15 +299,16 @@ class EditorGateway:
         stamp = DiskStamp.of(path)
         return stamp.size if stamp is not None and stamp.size > self.max_file_size else None
 
-    async def sync(self, changes: list[dict[str, Any]]) -> None:
+    async def sync(self, changes: list[dict[str, Any]]) -> list[str] | None:
         """Tell the servers about files changed on disk (LSP `FileEvent`s) and bring every
-        loaded buffer up to date with its file, in one call (see `sync` in transport.lua).
-        The texts held of those files are forgotten: their buffers were just brought up to
-        date, so a warm request from one would only be turned away by its guard and run
-        again."""
-        await self._lua("require('lsap.transport').sync(...)", changes)
+        loaded buffer up to date with its file, in one call (see `sync` in transport.lua);
+        returns the loaded file buffers' names. The texts held of those files are
+        forgotten: their buffers were just brought up to date, so a warm request from one
+        would only be turned away by its guard and run again."""
+        names = await self._lua("return require('lsap.transport').sync(...)", changes)
         for change in changes:
             self._texts.pop(path_of(change["uri"]), None)
+        return [str(n) for n in names] if isinstance(names, list) else None
 
     async def clients(self, bufnr: int) -> list[Client]:
         raw = await self._lua("return require('lsap.transport').clients(...)", bufnr)
@@ -475,7 +476,7 @@ class Editor(Protocol):
     def held(self, path: Path) -> Document | None: ...
     async def open(self, path: Path) -> int: ...
     def oversized(self, path: Path) -> int | None: ...
-    async def sync(self, changes: list[dict[str, Any]]) -> None: ...
+    async def sync(self, changes: list[dict[str, Any]]) -> list[str] | None: ...
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]: ...
     async def wait_until_idle(self, client_ids: list[int]) -> bool: ...
     async def lsp(self, calls: list[LspCall], timeout: float | None = None,

@@ -161,6 +161,8 @@ class Session:
     anchors: TTLCache[str, Locate] = field(default_factory=lambda: remembered(ANCHORS))
     # What the servers were last told about the files on disk (see `sync_disk`).
     watch: DiskWatch = field(init=False)
+    # The loaded file buffers at the last `sync_disk` call into Neovim (None: not known).
+    _loaded: list[str] | None = field(default=None, init=False)
     # What the last `check` saw: its own disk record and diagnostics (capabilities/check.py).
     check: Any = None
 
@@ -196,11 +198,23 @@ class Session:
     async def sync_disk(self, at_ns: int | None = None) -> Basis:
         """Before an answer that spans the workspace: the servers hear of every code file
         created, changed or deleted on disk since the last time, and every loaded buffer
-        nobody is editing is brought up to date with its file (one call into Neovim).
-        Returns what the servers were told (taken before any other request's look)."""
+        nobody is editing is brought up to date with its file (one call into Neovim). No
+        call while the watcher saw nothing change and every buffer loaded at the last call
+        is in a directory it watches (those outside its trees are added: a library's source
+        a server pointed to); the answer says when changes are found by a scan. Returns what
+        the servers were told (taken before any other request's look)."""
         changes = self.watch.changes()
         basis = self.watch.basis(fs_now_ns() if at_ns is None else at_ns)
-        await self.gateway.sync(changes)
+        if (reason := self.watch.scanning) and (notes := _NOTES.get()) is not None:
+            notes[self.workspace.root] = (
+                f"disk changes are found by a scan of up to {self.watch.limit:,} code files per root "
+                f"({reason}): a file past them changed on disk is not seen")
+        if not changes and self.watch.quiet and self._loaded is not None and all(
+                self.watch.covers(name) for name in self._loaded):
+            return basis
+        self._loaded = await self.gateway.sync(changes)
+        for name in self._loaded or ():
+            self.watch.cover(name)  # a buffer outside the watched trees: watched from now on
         return basis
 
     async def document(self, path: Path) -> Document:

@@ -11,6 +11,7 @@ LSP call is answered by the recorded one with the same method and params.
 from __future__ import annotations
 
 import json
+import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -77,8 +78,8 @@ class FakeEditor:
     def oversized(self, path: Path) -> int | None:
         return None
 
-    async def sync(self, changes: list[dict[str, Any]]) -> None:
-        pass
+    async def sync(self, changes: list[dict[str, Any]]) -> list[str] | None:
+        return None
 
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]:
         return list(self.clients)
@@ -118,7 +119,13 @@ class FakeEditor:
         return {"ok": True}
 
     async def exec_lua(self, code: str, *args: Any) -> Any:
+        if "journal_dir()" in code:  # the state directory's journals, change sets and checks
+            if self.journals is None:
+                self.journals = tempfile.mkdtemp(prefix="lsap-fake-journal-")
+            return self.journals
         return None
+
+    journals: str | None = None
 
 
 class Recording:

@@ -59,6 +59,9 @@ def test_tap_ends_with_its_server_while_the_client_keeps_writing(tmp_path: Path)
 def test_lines_read_from_each_answer() -> None:
     bridge = "## 2 references\n### rich/a.py > f\n 3| x = Console()\n10| y = Console\n### rich/b.py\n1| import x\n"
     assert peers.bridge_lines(bridge) == {("rich/a.py", 3), ("rich/a.py", 10), ("rich/b.py", 1)}
+    compact = "imported in 2 files: rich/a.py:1,7, rich/c.py:2\n\nas a type only in 1 file: rich/a.py:12\n" + bridge
+    assert peers.bridge_lines(compact) == peers.bridge_lines(bridge) | {
+        ("rich/a.py", 1), ("rich/a.py", 7), ("rich/c.py", 2), ("rich/a.py", 12)}
     serena = {
         "rich/a.py": {
             "Function": [{"name_path": "f", "content_around_reference": "...   1:\n  >   2:    Console()\n...   3:"}],

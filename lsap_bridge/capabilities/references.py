@@ -1,8 +1,18 @@
-"""`references`: every use of a symbol, grouped by file and enclosing symbol."""
+"""`references`: every use of a symbol, grouped by file and enclosing symbol.
+
+Compact by default (issue 32): the uses that are an import of the symbol, and those that
+only name it as a type (an annotation), told apart by their line's text, are listed as
+`path:line` per file on one line each instead of printed; a file's heading is printed once
+for all its enclosing symbols; a long line is cut around the use. Nothing is lost: every
+use keeps its place in `groups[].uses` (with its `kind`) and in the locations, and every
+file and line is in the Markdown. `compact: false` prints every line as before, and so
+does Neovim's report window unless asked (each line there is a jump target).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from itertools import chain, groupby, repeat
 from operator import itemgetter
@@ -10,12 +20,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..decode import location_count, location_files
-from ..models import Anchored, Line, LocateRequest, Paged, Row
+from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
 from ..report.paging import page
 from ..report.pieces import anchor_fields, editor_location, excerpt, fence_language, word_at
 from ..resolve import resolve
 from ..session import Location, Session, Target
+from ..surface import SURFACE
 from ..symbols import SymbolTree, Units
 
 METHOD = "textDocument/references"
@@ -24,11 +35,23 @@ METHOD = "textDocument/references"
 class ReferencesRequest(LocateRequest):
     mode: Literal["references"] = "references"
     include_declaration: bool = True
+    # Imports and annotation-only uses as `path:line` lists, long lines cut (see above);
+    # None: compact for agents, the full form in Neovim's report window (`:Lsap
+    # references`), where every printed line is a jump target.
+    compact: bool | None = None
 
 
 class Use(Row):
     line: int
     column: int
+    kind: Literal["import", "annotation"] | None = absent()  # how the line uses it (compact)
+
+
+class Collapsed(Row):
+    """The lines of one file whose uses are all of one kind (`rich/__init__.py:11,32`)."""
+
+    path: str
+    lines: list[int]
 
 
 class Group(Row):
@@ -45,7 +68,10 @@ class ReferencesReport(Anchored, Paged):
     name: str
     files: int
     external: int  # results outside the workspace: counted, not shown
-    groups: list[Group]
+    groups: list[Group]  # in compact form, a group's `lines` leave out its collapsed uses
+    compact: bool | None = absent()  # True: imports and annotations collapsed (the template's form)
+    imports: list[Collapsed] | None = absent()
+    annotations: list[Collapsed] | None = absent()
 
 
 # A server that has just started may answer from a partial index (typescript-language-server
@@ -83,6 +109,7 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
     # The whole answer is a flat list of (path, range in the server's units), sorted and
     # unique, built at C speed; only the page shown is read, converted to code points and
     # given its enclosing symbols (doc/architecture.md, Costs).
+    compact = request.compact if request.compact is not None else SURFACE.get() != "nvim"
     items: list[tuple[Path, Units]] | None = session.kept(request)
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
@@ -107,10 +134,13 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
         "textDocument/documentSymbol") else {}
     groups: list[Group] = []
     locations: list[dict[str, Any]] = []
-    for path, in_file in groupby(shown, key=lambda loc: loc.path):
+    collapsed: dict[str, dict[str, list[int]]] = {"import": {}, "annotation": {}}
+    for path, file_uses in groupby(shown, key=lambda loc: loc.path):
         doc = docs[path]
         tree = trees.get(path)
         display = session.workspace.display(path)
+        in_file = list(file_uses)
+        kinds, printed = _kinds(doc.lines, in_file) if compact else ({}, set())
         def enclosing(loc: Location, tree: SymbolTree | None = tree) -> str | None:
             return tree.enclosing_path(loc.line, loc.col) if tree else None
 
@@ -118,11 +148,20 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
             lines: list[Line] = []
             positions: list[Use] = []
             for loc in uses:
-                positions.append(Use(line=loc.line + 1, column=loc.col + 1))
+                kind = kinds.get((loc.line, loc.col))
+                positions.append(Use(line=loc.line + 1, column=loc.col + 1, kind=kind))
+                locations.append(editor_location(display, doc, loc.line, loc.col))
+                if kind is not None and loc.line not in printed:
+                    listed = collapsed[kind].setdefault(display, [])
+                    if loc.line + 1 not in listed:
+                        listed.append(loc.line + 1)
+                    continue
                 for line in excerpt(doc, loc.line, loc.line, request.context_lines):
+                    if compact:
+                        at = loc.col if line.number == loc.line + 1 else 0
+                        line = Line(number=line.number, text=cut(line.text, at))
                     if not lines or line.number > lines[-1].number:
                         lines.append(line)
-                locations.append(editor_location(display, doc, loc.line, loc.col))
             groups.append(Group(path=display, symbol=symbol, language=fence_language(doc),
                                 lines=lines, uses=positions))
 
@@ -132,6 +171,81 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
         files=len(inside_runs),
         external=external,
         groups=groups,
+        compact=compact or None,
+        imports=_listed(collapsed["import"]) if compact else None,
+        annotations=_listed(collapsed["annotation"]) if compact else None,
         **paging,
     )
     return Answer(report, locations)
+
+
+_IMPORT = re.compile(r"\s*(?:from\s+\S+\s+import\b|import\b|export\s+(?:type\s+)?\{[^}]*\}\s*from\b|#include\b)")
+# What comes right before a name used as a type only: `x: T` (a parameter or a variable,
+# not a dict display's key nor a lambda's body), `) : T` and `-> T` (a return type),
+# `Optional[T`, `list[T`, `T | U`.
+_BEFORE_TYPE = re.compile(
+    r"(?:(?:^|[(,;])\s*\*{0,2}(?:self\.)?[\w$]+\??\s*:|\)\s*:|->|\|"
+    r"|\b(?:list|dict|set|frozenset|tuple|type|Optional|Union|List|Sequence|Iterable|Iterator|Type|Dict|"
+    r"Mapping|Tuple|Callable|ClassVar|Final|Annotated|Awaitable)\[)\s*[\"']?$")
+WIDE = 100  # characters of a line shown around a use in compact form
+
+
+Kind = Literal["import", "annotation"]
+
+
+def use_kind(text: str, column: int) -> Kind | None:
+    """Whether the line only imports the symbol, or names it as a type (an annotation and
+    no call or attribute of it): told from the line's text, the server does not say."""
+    if _IMPORT.match(text):
+        return "import"
+    after = text[column:]
+    name = re.match(r"[\w$]+", after)
+    rest = after[name.end():] if name else after
+    if rest.lstrip()[:1] in ("(", ".") or not _BEFORE_TYPE.search(text[:column]):
+        return None
+    return "annotation"
+
+
+def _kinds(lines: list[str], uses: list[Location]) -> tuple[dict[tuple[int, int], Kind | None], set[int]]:
+    """The kind of each use by (line, column), and the lines shown anyway (a use on them
+    is neither an import nor an annotation): their other uses stay in them."""
+    kinds: dict[tuple[int, int], Kind | None] = {}
+    printed: set[int] = set()
+    for loc in uses:
+        text = lines[loc.line] if loc.line < len(lines) else ""
+        kind = use_kind(text, loc.col) or ("import" if _in_import_list(lines, loc.line) else None)
+        kinds[(loc.line, loc.col)] = kind
+        if kind is None:
+            printed.add(loc.line)
+    return kinds, printed
+
+
+_NAMES_ONLY = re.compile(r"\s*[\w$]+(?:\s+as\s+[\w$]+)?\s*,?\s*(?:\)\s*)?(?:#.*)?$")
+_IMPORT_OPEN = re.compile(r"\s*from\s+\S+\s+import\s*\(")
+IMPORT_LIST = 100  # lines looked back for the `from … import (` of a name alone on its line
+
+
+def _in_import_list(lines: list[str], line: int) -> bool:
+    """A name alone on its line inside a parenthesised `from … import (…)` of Python."""
+    if line >= len(lines) or not _NAMES_ONLY.match(lines[line]):
+        return False
+    for above in range(line - 1, max(-1, line - IMPORT_LIST), -1):
+        text = lines[above]
+        if _IMPORT_OPEN.match(text):
+            return ")" not in text
+        if not _NAMES_ONLY.match(text) or ")" in text:
+            return False
+    return False
+
+
+def cut(text: str, column: int) -> str:
+    """A line of at most `WIDE` characters around `column`, cut with `…` where it was."""
+    if len(text) <= WIDE:
+        return text
+    start = max(0, min(column - WIDE // 3, len(text) - WIDE))
+    stop = start + WIDE
+    return ("…" if start else "") + text[start:stop] + ("…" if stop < len(text) else "")
+
+
+def _listed(by_file: dict[str, list[int]]) -> list[Collapsed] | None:
+    return [Collapsed(path=path, lines=lines) for path, lines in by_file.items()] or None

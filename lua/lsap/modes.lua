@@ -22,7 +22,7 @@ return {
     inspect = { "max_code_lines", "include_external" },
     locate = {},
     outline = { "file_path", "symbol_path", "recursive" },
-    references = { "include_declaration" },
+    references = { "include_declaration", "compact" },
     rename = { "new_name", "exclude_files" },
     rename_execute = { "rename_id", "exclude_files" },
     rename_preview = { "new_name" },
@@ -36,6 +36,7 @@ return {
   },
   values = {
     ["calls.direction"] = { "incoming", "outgoing", "both" },
+    compact = { "true", "false" },
     decision = { "reject", "accept" },
     format = { "markdown", "json" },
     include_declaration = { "true", "false" },

@@ -230,12 +230,22 @@ function M.fresh(bufnr)
 end
 
 --- Before a request whose answer spans the workspace: tell the servers what changed on disk
---- (`changes`, see `files_changed`), then bring every loaded buffer up to date.
+--- (`changes`, see `files_changed`), then bring every loaded buffer up to date. Returns
+--- the names of the loaded file buffers (the service skips the next call while nothing
+--- changed on disk and all of them are in the trees it watches).
 function M.sync(changes)
   if #changes > 0 then M.files_changed(changes) end
+  local names = {}
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(bufnr) then M.fresh(bufnr) end
+    if vim.api.nvim_buf_is_loaded(bufnr) then
+      M.fresh(bufnr) -- may close a bridge buffer whose file is gone
+      if vim.api.nvim_buf_is_valid(bufnr) and vim.bo[bufnr].buftype == '' then
+        local name = vim.api.nvim_buf_get_name(bufnr)
+        if name ~= '' then names[#names + 1] = name end
+      end
+    end
   end
+  return names
 end
 
 --- Send the service a notification; never raises, and sends nothing while Neovim quits:

@@ -34,6 +34,8 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "shop"
 REFERENCES = {"mode": "references", "locate": "shop/models.py:Order"}
+# Its use in `checkout`, as the compact report prints it (a file's heading, then the symbol).
+CHECKOUT_USE = "### shop/checkout.py\n`checkout`\n```python\n8|     order = Order()"
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +127,7 @@ def test_json_rpc_client(human: HumanNvim) -> None:
     assert {"request", "text", "batch", "schema", "info"} <= set(info["methods"])
     refs = client.call("request", {"request": REFERENCES}, msg_id=2)
     assert refs["id"] == 2 and refs["result"]["ok"], refs
-    assert "shop/checkout.py > checkout" in refs["result"]["text"]
+    assert CHECKOUT_USE in refs["result"]["text"]
     # Servers and their methods are listed once a buffer has a client.
     servers = client.call("info", msg_id=3)["result"]["servers"]
     assert [s["name"] for s in servers] == ["basedpyright"]
@@ -155,7 +157,7 @@ def test_msgpack_client(human: HumanNvim) -> None:
     conn.sendall(msgpack.packb([0, 7, "request", [{**REFERENCES, "client": "msgpack-agent"}]]))
     kind, msg_id, error, result = receive()
     assert (kind, msg_id, error) == (1, 7, None)
-    assert result["ok"] and "shop/checkout.py > receipt" in result["text"]
+    assert result["ok"] and CHECKOUT_USE in result["text"]
     conn.sendall(msgpack.packb([0, 8, "no_such_method", []]))
     _, msg_id, error, result = receive()
     assert msg_id == 8 and result is None and "unknown method" in error["message"]
@@ -168,7 +170,7 @@ def test_cli_reaches_the_editor(human: HumanNvim) -> None:
     sub = human.root / "shop"
     out = cli(sub, "references", "shop/models.py:Order")
     assert out.returncode == 0, out.stderr
-    assert "shop/checkout.py > checkout" in out.stdout
+    assert CHECKOUT_USE in out.stdout
     info = json.loads(cli(sub, "info").stdout)
     assert info["nvim_pid"] == human.pid
     listed = cli(sub, "sessions").stdout
@@ -235,7 +237,7 @@ def test_mcp_stdio_client(human: HumanNvim) -> None:
 
     names, refs, text = asyncio.run(drive())
     assert names == ["lsap_query", "lsap_references", "lsap_definition", "lsap_undo", "lsap_text", "lsap_info"]
-    assert not refs.is_error and "shop/checkout.py > checkout" in refs.content[0].text
+    assert not refs.is_error and CHECKOUT_USE in refs.content[0].text
     # The text tool forwards to the socket's `text` method: the same answer as asking directly.
     with Connection(human.session.socket) as conn:
         direct = conn.call("text", {"text": text_block})

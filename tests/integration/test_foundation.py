@@ -65,11 +65,16 @@ def test_references_match_raw_lsp(bridge: Bridge) -> None:
 
 
 def test_markdown_report_shape(bridge: Bridge) -> None:
+    full = bridge.request({"mode": "references", "locate": "shop/models.py:Product", "compact": False}).text
+    assert full.startswith("# References: `Product`")
+    assert "### shop/promotions.py > Promotion.apply" in full
+    assert "```python\n12|     def apply(self, product: Product) -> Product:" in full
+    assert "references in 4 files" in full
+    # Compact by default (issue 32): imports and annotation-only uses as path:line lists.
     text = bridge.request({"mode": "references", "locate": "shop/models.py:Product"}).text
-    assert text.startswith("# References: `Product`")
-    assert "### shop/promotions.py > Promotion.apply" in text
-    assert "```python\n12|     def apply(self, product: Product) -> Product:" in text
-    assert "references in 4 files" in text
+    assert "imported in 3 files: shop/catalog.py:3, shop/checkout.py:4, shop/promotions.py:3" in text
+    assert "shop/promotions.py:12,16" in text and "12|" not in text
+    assert "### shop/models.py\n`Product`\n```python\n7| class Product:" in text
 
 
 def test_paging_footer_gives_the_next_request(bridge: Bridge) -> None:

@@ -121,3 +121,26 @@ def test_a_pagination_id_sent_with_another_anchor_is_an_invalid_request() -> Non
     # The page and the format may change.
     assert run({**asked, "max_items": 2, "format": "json", "start_index": 3,
                 "pagination_id": page_id}).report.start == 4
+
+
+@pytest.mark.parametrize("name", ["references", "references_paged"])
+def test_a_compact_references_report_loses_no_use(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: the compact form lists imports and annotation-only uses as `path:line`
+    instead of printing them; every use of the JSON answer is still a file and line of the
+    Markdown, as in the full form (`compact: false`), which prints them all as code."""
+    from benchmarks.peers import bridge_lines as shown
+    from benchmarks.references_compact import lost
+
+    text, as_json = replay(name)
+    report = json.loads(as_json)
+    uses = [(g["path"], u) for g in report["groups"] for u in g["uses"]]
+    assert len(uses) == report["end"] - report["start"] + 1, "JSON keeps every location"
+    assert lost(text, report) == []
+    assert {u.get("kind") for _, u in uses} >= {"import", None}
+    monkeypatch.setitem(CASES, "full", replace(CASES[name], request={**CASES[name].request, "compact": False}))
+    full_text, full_json = replay("full")
+    full = json.loads(full_json)
+    assert lost(full_text, full) == [] and "imported in" not in full_text
+    pairs = {(path, u["line"]) for path, u in uses}
+    assert shown(full_text) & pairs == shown(text) & pairs == pairs, "every use's line, in either form"
+    assert len(full_text) > len(text)
