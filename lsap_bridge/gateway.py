@@ -14,7 +14,7 @@ import itertools
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -55,6 +55,18 @@ class Client:
     def age(self) -> float | None:
         """Seconds since the server attached, when known."""
         return None if self.started is None else time.monotonic() - self.started
+
+
+class Attached(list[Client]):
+    """The servers on a buffer (`wait_for_clients`), and whether they are all the ones
+    expected: a choice between them made while others were still attaching is not kept.
+    `known`: False when nothing says which servers to expect (none started by
+    `vim.lsp.enable`)."""
+
+    def __init__(self, clients: Iterable[Client] = (), complete: bool = True, known: bool = True) -> None:
+        super().__init__(clients)
+        self.complete = complete
+        self.known = known
 
 
 @dataclass(frozen=True)
@@ -311,7 +323,10 @@ class EditorGateway:
         )
         if isinstance(raw, dict) and raw.get("uncovered"):
             raise uncovered(raw["uncovered"])
-        return [_client(c) for c in raw or []]
+        if isinstance(raw, dict):  # `"*"`: some expected servers had not come, or unknown
+            return Attached((_client(c) for c in raw.get("clients") or []),
+                            complete=False, known=not raw.get("unknown"))
+        return Attached(_client(c) for c in raw or [])
 
     async def wait_until_idle(self, client_ids: list[int]) -> bool:
         """Wait (bounded) until the servers report no indexing work; False if they still do."""

@@ -24,7 +24,7 @@ from .decode import spans
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import DiskWatch
 from .errors import ErrorCode, LsapError, StaleText, invalid
-from .gateway import Client, Document, Editor, LspAnswer, LspCall, ServerRequests
+from .gateway import Attached, Client, Document, Editor, LspAnswer, LspCall, ServerRequests
 from .locate.matcher import Match, Tier
 from .models import Locate, Request
 from .modes import Answer, Capability, fallback
@@ -48,8 +48,48 @@ class Target:
     doc: Document | None = field(default=None, compare=False)
 
     def client_for(self, method: str) -> Client | None:
-        """The chosen server if it has `method`, else another attached server that has it."""
-        return next((c for c in (self.client, *self.clients) if c.supports(method)), None)
+        """The chosen server if it has `method`, else the attached server best for it."""
+        if self.client.supports(method):
+            return self.client
+        return next(iter(ranked(self.clients, method)), None)
+
+
+EVERY_SERVER = "*"  # `wait_for_clients`: every server the enabled configs attach to the file
+# What a language's main analysis server answers: the more of these a server has, the more
+# it knows of the code (basedpyright before `ruff server`, whose hover explains its codes).
+ANALYSIS = frozenset({
+    "textDocument/definition", "textDocument/references", "textDocument/documentSymbol",
+    "textDocument/hover", "textDocument/rename", "textDocument/completion",
+    "textDocument/typeDefinition", "textDocument/implementation", "textDocument/signatureHelp",
+    "textDocument/prepareCallHierarchy", "workspace/symbol",
+})
+# What a dedicated tool answers best: the formatter, the server with the fewest of the above.
+TOOLING = frozenset({"textDocument/formatting", "textDocument/rangeFormatting"})
+# Seconds after which a server that attached is taken to be all that comes, when nothing
+# says which servers to expect (`Attached.known`).
+ATTACH_GRACE = 3.0
+
+
+def ranked(clients: Sequence[Client], method: str) -> list[Client]:
+    """The servers that have `method`, best first, by what the request needs: formatting
+    from the formatter, everything else from the main analysis server; in attach order
+    among equals. Decided per request from the servers attached now."""
+    def analysis(client: Client) -> int:
+        return len(ANALYSIS & client.methods)
+
+    able = [c for c in clients if c.supports(method)]
+    return sorted(able, key=analysis if method in TOOLING else (lambda c: -analysis(c)))
+
+
+def all_came(clients: Sequence[Client]) -> bool:
+    """Whether these are all the servers that will attach (a choice between them may be
+    kept): every expected one came, or, when nothing says which to expect, each has been
+    attached for `ATTACH_GRACE`."""
+    if not isinstance(clients, Attached):
+        return True
+    if not clients.known:
+        return all((c.age() or ATTACH_GRACE) >= ATTACH_GRACE for c in clients)
+    return clients.complete
 
 
 @dataclass(frozen=True)
@@ -89,6 +129,7 @@ class Location:
 
 EditApproval = Callable[[str, str], Awaitable[bool]]
 PULL = "textDocument/diagnostic"
+SYMBOLS = "textDocument/documentSymbol"
 
 
 async def allow_all(_summary: str, _preview: str) -> bool:
@@ -135,7 +176,7 @@ class Session:
     _ready: set[int] = field(default_factory=set)
     # Servers whose answers were seen to hold when asked twice (see references.settled).
     settled: set[int] = field(default_factory=set)
-    _targets: LRUCache[tuple[Path, str], Target] = field(default_factory=lambda: LRUCache(1024))
+    _targets: LRUCache[tuple[Path, str, str | None], Target] = field(default_factory=lambda: LRUCache(1024))
     # Anchors resolved on held texts, for warm requests (see `locate.resolve.resolve`).
     resolved: TTLCache[tuple[Any, ...], Resolved] = field(default_factory=lambda: remembered(256))
     # Result lists by `pagination_id`, with the mode that made them (see `report.paging`).
@@ -247,16 +288,20 @@ class Session:
         """Whether held texts may be answered from (inside `run`, where they are checked)."""
         return _HELD.get() is not None
 
-    async def target(self, path: Path, method: str) -> Target:
-        """Open the file for the servers (hidden buffer) and pick a server that has `method`.
+    async def target(self, path: Path, method: str, server: str | None = None) -> Target:
+        """Open the file for the servers (hidden buffer) and pick the server best for
+        `method` among all those that attach to it (`ranked`), or the one named `server`.
 
-        Warm (inside `run`): when this file and method were answered before and its text is
-        held, return at once with that text as `Target.doc`, costing no round trip; the
-        calls computed from it are then guarded (a warm request in one round trip instead
-        of four).
+        The choice is kept for the file only once every server expected has come (a choice
+        made while they were still attaching would answer a hover from ruff for the
+        daemon's whole life). Warm (inside `run`): when this file and method were answered
+        before and its text is held, return at once with that text as `Target.doc`,
+        costing no round trip; the calls computed from it are then guarded (a warm request
+        in one round trip instead of four).
         """
+        key = (path, method, server)
         held_texts = _HELD.get()
-        cached = self._targets.get((path, method)) if held_texts is not None else None
+        cached = self._targets.get(key) if held_texts is not None else None
         held = self.gateway.held(path) if cached else None
         alive = cached is not None and cached.client.id not in self.gateway.gone
         if cached and held and held.bufnr == cached.bufnr and alive and held_texts is not None:
@@ -270,16 +315,36 @@ class Session:
                 hint="paths are relative to the workspace root " + str(self.workspace.root),
             )
         bufnr = await self.gateway.open(path)
-        clients = await self.gateway.wait_for_clients(bufnr, method)
-        able = [c for c in clients if c.supports(method)]
+        clients = await self.gateway.wait_for_clients(bufnr, EVERY_SERVER)
+        keep = all_came(clients)
+        if not ranked(clients, method):
+            # A method registered dynamically arrives just after attach: waited for (bounded).
+            clients, keep = await self.gateway.wait_for_clients(bufnr, method), False
+        able = self.named(ranked(clients, method), server, method, path)
         if not able:
             raise self.unsupported(method, clients, path)
         client = able[0]
         partial = not await self.ready([client])
         target = Target(path, bufnr, client, tuple(clients), partial)
-        if not partial:
-            self._targets[(path, method)] = target
+        if keep and not partial:
+            self._targets[key] = target
         return target
+
+    def named(self, able: list[Client], server: str | None, method: str, path: Path) -> list[Client]:
+        """The servers of `able` named `server` (all when None); none: a `not_found` that
+        lists those that could answer."""
+        if server is None:
+            return able
+        named = [c for c in able if c.name == server]
+        if not named:
+            names = ", ".join(c.name for c in able) or "none"
+            raise LsapError(
+                ErrorCode.NOT_FOUND,
+                f"no server named {server!r} offers {method} for "
+                f"{self.workspace.display(path)} (those that do: {names})",
+                hint="name one of those servers in `server`, or leave `server` out for all",
+            )
+        return named
 
     async def ready(self, clients: Sequence[Client]) -> bool:
         """Wait (bounded) until these servers have finished their start-up work, once per
@@ -304,9 +369,9 @@ class Session:
         """A server for `path` that has `method`, without opening the file when one already
         answers for another file of its language: a file nobody has open is then read from
         disk by the server, and a 20,000-line file costs a parse, not a full analysis."""
-        for (known, _), target in self._targets.items():
-            client = target.client
-            if client.supports(method) and client.id not in self.gateway.gone and (
+        for (known, _, server), target in self._targets.items():
+            client = target.client_for(method)
+            if client is not None and server is None and client.id not in self.gateway.gone and (
                     language_of(known) == language_of(path)):
                 return client
         return (await self.target(path, method)).client
@@ -324,7 +389,7 @@ class Session:
             with contextlib.suppress(LsapError):  # over the size limit: another file will do
                 opened.append(await self.gateway.open(path))
         expected = await self.gateway.servers_expected(opened) if opened else []
-        found = await asyncio.gather(*(self.gateway.wait_for_clients(bufnr, None)
+        found = await asyncio.gather(*(self.gateway.wait_for_clients(bufnr, EVERY_SERVER)
                                        for bufnr, server in zip(opened, expected, strict=True) if server))
         clients = {c.id: c for attached in found for c in attached}
         if not clients or not await self.gateway.wait_until_idle(list(clients)):
@@ -488,7 +553,12 @@ class Session:
         return tree
 
     async def symbol_tree(self, target: Target, doc: Document) -> SymbolTree:
-        return (await self.symbols([target.path], target.client, {target.path: doc}))[target.path]
+        """The file's symbols from the server best for them, whichever answers the request
+        (a format of `messy.py:f` is ruff's, its symbol `f` basedpyright's); none: empty."""
+        client = target.client_for(SYMBOLS)
+        if client is None:
+            return SymbolTree([])
+        return (await self.symbols([target.path], client, {target.path: doc}))[target.path]
 
     # -- diagnostics ----------------------------------------------------------------
 

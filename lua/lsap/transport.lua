@@ -828,8 +828,16 @@ function M.when_attached(token, bufnr, method, timeout_ms)
     local wanted = covering(bufnr)
     return #found > 0 and (wanted == nil or #found >= wanted) and found or nil
   end
+  -- For '*', whether every server expected came is part of the answer: a choice made on
+  -- fewer (a cold moment, servers still attaching) is not kept by the service; with no
+  -- enabled configs to count (servers started another way) it is unknown.
+  local function answer(found, complete)
+    if not every then return reply(token, found) end
+    if covering(bufnr) == nil then return reply(token, { clients = found, unknown = true }) end
+    return reply(token, complete and found or { clients = found, incomplete = true })
+  end
   local found = ready()
-  if found then return reply(token, found) end
+  if found then return answer(found, true) end
   -- No server on it and no enabled config for its filetype: none will come, say so now.
   if not M.servers_expected({ bufnr })[1] then return reply(token, { uncovered = M.coverage(bufnr) }) end
   local done = false
@@ -839,7 +847,7 @@ function M.when_attached(token, bufnr, method, timeout_ms)
     done = true
     pcall(vim.api.nvim_del_autocmd, autocmd)
     -- Every client on the buffer, so that the service can say which lacks the method.
-    reply(token, supporting(bufnr, nil))
+    answer(supporting(bufnr, nil), ready() ~= nil)
   end
   autocmd = vim.api.nvim_create_autocmd('LspAttach', {
     buffer = bufnr,
