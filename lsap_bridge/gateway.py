@@ -435,21 +435,24 @@ class EditorGateway:
         return [bool(x) for x in result or []]
 
     async def pushed_diagnostics(
-        self, bufnrs: list[int], exclude_clients: list[int],
+        self, bufnrs: list[int], exclude_clients: list[int], since: float | None = None,
     ) -> dict[int, dict[str, Any]]:
         """`vim.diagnostic` items per buffer, once servers have published for its latest change.
 
         Bounded by `timeouts.diagnostics`; each answer says whether the buffer was analysed,
         or was `quiet`: diagnosed before, with nothing new published (see `when_diagnosed`).
-        Diagnostics of `exclude_clients` (pulled separately) are left out.
+        Diagnostics of `exclude_clients` (pulled separately) are left out. `since`: seconds
+        since files changed on disk; a buffer is analysed only once each of its servers has
+        published for it since then.
         """
         if not bufnrs:
             return {}
         settle_ms = int(self.timeouts.settle * 1000)
         quiet_ms = int(self.timeouts.diagnostics_quiet * 1000)
         timeout_ms = int(self.timeouts.diagnostics * 1000)
+        since_ms = None if since is None else int(since * 1000) + 50  # the two clocks' slack
         raw = await self._ask("when_diagnosed", bufnrs, exclude_clients, settle_ms, quiet_ms,
-                              timeout_ms, timeout=self.timeouts.diagnostics + 5)
+                              timeout_ms, since_ms, timeout=self.timeouts.diagnostics + 5)
         return {int(entry["bufnr"]): entry for entry in raw or []}
 
     async def server_commands(self, client_id: int) -> list[str]:
@@ -488,7 +491,8 @@ class Editor(Protocol):
     async def symbols_for_completion(self, path: str, paths: list[str], cmdline: str) -> None: ...
     async def all_clients(self) -> list[Client]: ...
     async def servers_expected(self, bufnrs: list[int]) -> list[bool]: ...
-    async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int]) -> dict[int, dict[str, Any]]: ...
+    async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int],
+                                 since: float | None = None) -> dict[int, dict[str, Any]]: ...
     async def server_commands(self, client_id: int) -> list[str]: ...
     async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]: ...
     async def exec_lua(self, code: str, *args: Any) -> Any: ...

@@ -19,7 +19,6 @@ import os
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -41,16 +40,15 @@ from .connection import (
 )
 from .errors import ErrorCode, LsapError
 from .service import Response, Service
-from .surface import SURFACE, SURFACES
+from .surface import AGENT, SURFACE, SURFACES
 
 REQUEST_TIMEOUT = 120.0
 
 Method = Callable[[Any], Awaitable[Any]]
 EventSink = Callable[[dict[str, Any]], None]
 
-# The name of the agent client whose request is running, None for the human's own commands:
-# the edit policy (host.py) asks only about agent-initiated edits.
-current_client: ContextVar[str | None] = ContextVar("lsap_current_client", default=None)
+# The name of the agent client whose request is running (see `surface.AGENT`).
+current_client = AGENT
 
 
 def schema() -> dict[str, Any]:

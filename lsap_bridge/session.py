@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -189,8 +190,12 @@ class Session:
     anchors: TTLCache[str, Locate] = field(default_factory=lambda: remembered(ANCHORS))
     # What the servers were last told about the files on disk (see `sync_disk`).
     watch: DiskWatch = field(init=False)
-    # What the last `check` saw: its own disk record and diagnostics (capabilities/check.py).
-    check: Any = None
+    # What the last `check` saw, one record per agent (its connection's name; None: the
+    # human's and the CLI's): its own disk record and diagnostics (capabilities/check.py).
+    checks: dict[str | None, Any] = field(default_factory=dict)
+    # When the servers last heard of files changed on disk (`sync_disk`; time.monotonic()):
+    # what they published before proves nothing about the files now.
+    disk_changed_at: float | None = None
 
     def __post_init__(self) -> None:
         # The gateway confines every path it opens or reads to this session's roots.
@@ -219,7 +224,10 @@ class Session:
         """Before an answer that spans the workspace: the servers hear of every code file
         created, changed or deleted on disk since the last time, and every loaded buffer
         nobody is editing is brought up to date with its file (one call into Neovim)."""
-        await self.gateway.sync(self.watch.changes())
+        changes = self.watch.changes()
+        await self.gateway.sync(changes)
+        if changes:
+            self.disk_changed_at = time.monotonic()
 
     async def document(self, path: Path) -> Document:
         return (await self.documents([path]))[path]
@@ -562,12 +570,15 @@ class Session:
 
     # -- diagnostics ----------------------------------------------------------------
 
-    async def diagnostics(self, paths: Sequence[Path]) -> DiagnosticMap:
+    async def diagnostics(self, paths: Sequence[Path], since: float | None = None) -> DiagnosticMap:
         """Diagnostics of files as they are now (unsaved changes included).
 
         Pulled (`textDocument/diagnostic`) from servers that offer it; otherwise the pushed
         ones, once the server has published for the buffer's latest change (bounded wait).
-        Files no server has analysed in time are in `.pending` with the reason, not hidden.
+        `since` (time.monotonic()): files changed on disk then, and the files they can
+        affect count as analysed only once each pushing server has published for them
+        afterwards. Files no server has analysed in time are in `.pending` with the reason,
+        not hidden.
         """
         out = DiagnosticMap()
         opened: dict[Path, int] = {}
@@ -605,7 +616,8 @@ class Session:
         answers, pushed = await asyncio.gather(
             self.lsp(calls),
             self.gateway.pushed_diagnostics(
-                [attached[p][0] for p in waits], list({c.id for _, c in pulls})),
+                [attached[p][0] for p in waits], list({c.id for _, c in pulls}),
+                None if since is None else max(0.0, time.monotonic() - since)),
         )
         for (path, client), answer in zip(pulls, answers, strict=True):
             result = answer.result if isinstance(answer.result, dict) else {}
@@ -623,7 +635,8 @@ class Session:
             if entry.get("quiet"):
                 out.quiet[path] = f"{names} published nothing new since the file changed"
             elif not entry.get("analysed"):
-                out.pending[path] = f"{names} had not published diagnostics for this text yet"
+                out.pending[path] = f"{names} had not published diagnostics for this text yet" + (
+                    " (nor re-analysed it since the files changed on disk)" if since is not None else "")
         for items in out.values():
             items.sort(key=lambda d: (d.line, d.col))
         return out

@@ -26,6 +26,10 @@ SURFACES: tuple[str, ...] = get_args(Surface)
 
 # The surface of the request being answered; `nvim` for `:Lsap …` commands.
 SURFACE: ContextVar[Surface] = ContextVar("lsap_surface", default="agent")
+# The name of the agent client whose request is running (its connection's), None for the
+# human's own commands: the edit policy asks only about agents' edits, and each agent's
+# `check` compares with its own last check.
+AGENT: ContextVar[str | None] = ContextVar("lsap_current_client", default=None)
 
 
 def phrase(request: dict[str, Any], positional: str | None = "locate") -> str:

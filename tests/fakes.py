@@ -108,7 +108,8 @@ class FakeEditor:
     async def servers_expected(self, bufnrs: list[int]) -> list[bool]:
         return [True for _ in bufnrs]
 
-    async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int]) -> dict[int, dict[str, Any]]:
+    async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int],
+                                 since: float | None = None) -> dict[int, dict[str, Any]]:
         return {b: {"bufnr": b, "analysed": True, "items": []} for b in bufnrs}
 
     async def server_commands(self, client_id: int) -> list[str]:

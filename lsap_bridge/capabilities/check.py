@@ -13,6 +13,7 @@ baseline (the workspace's first `FILES_LIMIT` code files, or the files given).
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from ..report.files import expand
 from ..report.paging import keep, page
 from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
 from ..session import Session
+from ..surface import AGENT
 from ..workspace import path_of
 
 Severity = Literal["error", "warning", "information", "hint"]
@@ -195,6 +197,30 @@ async def dependents(session: Session, paths: list[Path]) -> Users:
     return users
 
 
+IMPORTS = ("import", "require", "include")
+
+
+def importers(session: Session, deleted: list[Path], known: dict[Path, list[Diagnostic]]) -> set[Path]:
+    """The files checked before whose text imports a deleted module by its name (a line
+    with the module's name as a word and `import`, `require` or `include`): no server can
+    be asked the references of a file that is gone, and its importers now fail."""
+    found: set[Path] = set()
+    names = {p.stem for p in deleted if p.stem != "__init__"} | {p.parent.name for p in deleted if p.stem == "__init__"}
+    if not names:
+        return found
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    for path in known:
+        if path in deleted or not path.is_file() or session.gateway.oversized(path) is not None:
+            continue
+        try:
+            lines = path.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        if any(pattern.search(line) and any(word in line for word in IMPORTS) for line in lines):
+            found.add(path)
+    return found
+
+
 Finds = list[tuple[str, Path, Diagnostic]]  # (new | current | gone, file, diagnostic)
 
 
@@ -233,12 +259,14 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
         users = set().union(*searched.found.values())
         for path in changed:
             users |= record.users.get(path, set())
+        users |= importers(session, [p for p in changed if not p.is_file()], record.seen)
         users |= record.flagged
         files = [p for p in dict.fromkeys([*existing, *sorted(users)]) if p.is_file()]
     skipped = max(0, len(files) - FILES_LIMIT)
     files = files[:FILES_LIMIT]
     busy = await idle(session, files)
-    found, steady = await settled(session, files, structural=any(
+    since = session.disk_changed_at if changed and not baseline else None
+    found, steady = await settled(session, files, since, structural=any(
         how in ("created", "deleted") for how in changed.values()))
     # A file no server analysed in time is not compared: its empty list proves nothing.
     analysed = {p: items for p, items in found.items() if p not in found.pending}
@@ -254,10 +282,13 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
         for path in deleted:  # what was seen in it is gone
             findings += [("gone", path, d) for d in record.seen.get(path, [])]
     findings = [f for f in findings if f[2].at_least(request.min_severity)]
+    # What could not be confirmed is not taken as seen: the changes stay unreported and
+    # the files unconfirmed are looked at again by the next check, against the old record.
+    unconfirmed = set(found.pending)
     record.draft = (request, Update(
         seen=analysed, deleted=deleted, users=searched.found,
-        flagged={p for status, p, _ in findings if status in ("new", "current")},
-        reported=set(record.unreported), at=time.time()))
+        flagged={p for status, p, _ in findings if status in ("new", "current")} | unconfirmed,
+        reported=set() if unconfirmed else set(record.unreported), at=time.time()))
     baseline_counts = {s: sum(1 for items in found.values() for d in items if d.severity == s)
                        for s in SEVERITIES} if baseline else {}
     return {
@@ -292,22 +323,23 @@ def _same(a: DiagnosticMap, b: DiagnosticMap) -> bool:
     return dict(a) == dict(b) and a.pending.keys() == b.pending.keys()
 
 
-async def settled(session: Session, files: list[Path], structural: bool) -> tuple[DiagnosticMap, bool]:
-    """The files' diagnostics once they hold: asked again every `SETTLE_STEP` until an
-    answer is the one before it (twice after files were created or deleted), for at most
-    `SETTLE_LIMIT`; and whether they held.
+async def settled(session: Session, files: list[Path], since: float | None,
+                  structural: bool) -> tuple[DiagnosticMap, bool]:
+    """The files' diagnostics once their servers have analysed them after the change on
+    disk at `since` (pulled; or each pushing server published for the file after it), then
+    asked again every `SETTLE_STEP` until an answer is the one before it (twice after files
+    were created or deleted), for at most `SETTLE_LIMIT`; and whether they held. Files
+    without that evidence in time are `pending`: the next check looks at them again.
 
-    A server tells of no "analysed after that change": basedpyright still resolves the
-    imports of a deleted module for up to a second and a half (it hears of the deletion as
-    a file event and re-resolves imports later), and servers republish the diagnostics of
-    a changed file's users when they get to them.
+    basedpyright still resolves the imports of a deleted module for up to a second and a
+    half after it first republished (it re-resolves imports later): hence the second look.
     """
-    found = await session.diagnostics(files)
+    found = await session.diagnostics(files, since)
     need, held = (2 if structural else 1), 0
     deadline = time.monotonic() + SETTLE_LIMIT
     while files and held < need and time.monotonic() < deadline:
         await asyncio.sleep(SETTLE_STEP)
-        again = await session.diagnostics(files)
+        again = await session.diagnostics(files, since)
         held = held + 1 if _same(again, found) else 0
         found = again
     return found, held >= need or not files
@@ -321,16 +353,20 @@ async def check(session: Session, request: CheckRequest) -> Answer:
     if kept:
         facts: dict[str, Any] = kept[0]  # a later page of a check made before: not a new check
     else:
-        if session.check is None:
-            session.check = Record(DiskWatch(session.workspace))
-        record: Record = session.check
+        agent = AGENT.get()
+        if agent not in session.checks:
+            session.checks[agent] = Record(DiskWatch(session.workspace))
+        record: Record = session.checks[agent]
         async with record.lock:
             facts = await compare(session, record, request)
     items: Finds = facts["items"]
-    shown, paging = page(session, request, items)
-    # Kept whole under the request's page key, after `page` kept the bare list there: a
-    # later page, or a shorter page of this answer asked for to fit a budget, shows this
-    # check's findings; it never runs a new check, which would compare with this one.
+    number = str(facts["number"])
+    shown, paging = page(session, request, items, answer=number)
+    # Kept whole under this check's page key (its number: a later check does not replace
+    # it), after `page` kept the bare list there, and under the request's own key, where a
+    # shorter page asked for to fit a budget looks: a later page shows this check's
+    # findings; it never runs a new check, which would compare with this one.
+    keep(session, request, [facts], answer=number)
     keep(session, request, [facts])
     docs = await session.documents([p for status, p, _ in shown if status != "gone" and p.is_file()])
     groups = []

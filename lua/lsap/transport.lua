@@ -19,6 +19,9 @@ local attached_at = {} ---@type table<integer, integer> when each server first a
 local answered_at = {} ---@type table<integer, integer>
 -- When diagnostics last changed per buffer, and at which changedtick (see `when_diagnosed`).
 local diagnosed = {} ---@type table<integer, {tick: integer, at: integer}>
+-- When each server last published a buffer's diagnostics (`compat.on_publish`), by client.
+local published = {} ---@type table<integer, table<integer, integer>>
+local published_any = {} ---@type table<integer, integer> -- by client: any buffer
 
 local function now_ms() return vim.uv.now() end
 
@@ -264,6 +267,14 @@ function M.register(chan)
       if ev.data.request and ev.data.request.type == 'complete' then answered_at[ev.data.client_id] = now_ms() end
     end,
   })
+  require('lsap.compat').on_publish(function(client_id, uri)
+    local bufnr = vim.fn.bufnr(vim.uri_to_fname(uri))
+    if bufnr > 0 then
+      published[bufnr] = published[bufnr] or {}
+      published[bufnr][client_id] = now_ms()
+    end
+    published_any[client_id] = now_ms()
+  end)
   vim.api.nvim_create_autocmd('DiagnosticChanged', {
     group = group,
     callback = function(ev)
@@ -958,28 +969,51 @@ end
 --- progress comes back `quiet` (its empty diagnostics still stand).
 --- Buffers still waiting at `timeout_ms` come back with neither flag.
 --- Namespaces of `exclude_clients` (whose diagnostics the service pulls) are left out.
-function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms)
-  local excluded = {}
+--- `since_ms` (optional): the files changed on disk that long ago, and every file a change
+--- can affect counts as analysed only once each of its pushing servers has published for
+--- it since (a dependent's buffer does not change, so its changedtick proves nothing).
+function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms, since_ms)
+  local excluded, pulled = {}, {}
   for _, id in ipairs(exclude_clients) do
+    pulled[id] = true
     for _, pull in ipairs({ false, true }) do
       excluded[vim.lsp.diagnostic.get_namespace(id, pull)] = true
     end
   end
   local start = now_ms()
   local deadline = start + timeout_ms
+  local changed_at = since_ms ~= nil and since_ms ~= vim.NIL and start - since_ms or nil
+  local function republished(bufnr)
+    if changed_at == nil then return true end
+    for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+      local at = (published[bufnr] or {})[client.id]
+      if not pulled[client.id] and client:supports_method('textDocument/publishDiagnostics')
+          and not (at and at >= changed_at) then
+        return false
+      end
+    end
+    return true
+  end
   local function analysed(bufnr)
     local seen = diagnosed[bufnr]
     return seen ~= nil and vim.api.nvim_buf_is_valid(bufnr) and seen.tick == vim.b[bufnr].changedtick
-      and now_ms() - seen.at >= settle_ms
+      and now_ms() - seen.at >= settle_ms and republished(bufnr)
   end
   -- Only a file whose diagnostics are empty (the case such servers skip), and only while
   -- none of its servers reports work in progress.
+  -- After a change on disk, also only once each of its pushing servers has published
+  -- something since and then been silent for `quiet_ms` (its pass over the files is over).
   local function quiet(bufnr)
     local seen = diagnosed[bufnr]
     if seen == nil or now_ms() - math.max(start, seen.at) < quiet_ms then return false end
     if #diagnostic_items(bufnr, excluded) > 0 then return false end
     for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
       if busy(client.id, settle_ms) then return false end
+      local last = published_any[client.id]
+      if changed_at ~= nil and not pulled[client.id] and not (last and last >= changed_at
+          and now_ms() - last >= quiet_ms) then
+        return false
+      end
     end
     return true
   end
