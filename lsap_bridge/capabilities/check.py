@@ -326,16 +326,18 @@ def _same(a: DiagnosticMap, b: DiagnosticMap) -> bool:
 async def settled(session: Session, files: list[Path], since: float | None,
                   structural: bool) -> tuple[DiagnosticMap, bool]:
     """The files' diagnostics once their servers have analysed them after the change on
-    disk at `since` (pulled; or each pushing server published for the file after it), then
-    asked again every `SETTLE_STEP` until an answer is the one before it (twice after files
-    were created or deleted), for at most `SETTLE_LIMIT`; and whether they held. Files
+    disk at `since` (pulled; or each pushing server published for the file after it); after
+    files were created or deleted, asked again every `SETTLE_STEP` until two answers in a
+    row are the one before, for at most `SETTLE_LIMIT`; and whether they held. Files
     without that evidence in time are `pending`: the next check looks at them again.
 
     basedpyright still resolves the imports of a deleted module for up to a second and a
     half after it first republished (it re-resolves imports later): hence the second look.
     """
     found = await session.diagnostics(files, since)
-    need, held = (2 if structural else 1), 0
+    # The publishes after the change are the evidence; a look again only after files were
+    # created or deleted, or when nothing said when the disk changed.
+    need, held = (2 if structural else 0 if since is not None else 1), 0
     deadline = time.monotonic() + SETTLE_LIMIT
     while files and held < need and time.monotonic() < deadline:
         await asyncio.sleep(SETTLE_STEP)
