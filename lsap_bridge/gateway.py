@@ -435,24 +435,23 @@ class EditorGateway:
         return [bool(x) for x in result or []]
 
     async def pushed_diagnostics(
-        self, bufnrs: list[int], exclude_clients: list[int], since: float | None = None,
+        self, bufnrs: list[int], exclude_clients: list[int], after_sync: bool = False,
     ) -> dict[int, dict[str, Any]]:
         """`vim.diagnostic` items per buffer, once servers have published for its latest change.
 
         Bounded by `timeouts.diagnostics`; each answer says whether the buffer was analysed,
         or was `quiet`: diagnosed before, with nothing new published (see `when_diagnosed`).
-        Diagnostics of `exclude_clients` (pulled separately) are left out. `since`: seconds
-        since files changed on disk; a buffer is analysed only once each of its servers has
-        published for it since then.
+        Diagnostics of `exclude_clients` (pulled separately) are left out. `after_sync`:
+        files changed on disk (`sync`), and a buffer is analysed only once each of its
+        servers has published for it after it had read the change.
         """
         if not bufnrs:
             return {}
         settle_ms = int(self.timeouts.settle * 1000)
         quiet_ms = int(self.timeouts.diagnostics_quiet * 1000)
         timeout_ms = int(self.timeouts.diagnostics * 1000)
-        since_ms = None if since is None else int(since * 1000) + 50  # the two clocks' slack
         raw = await self._ask("when_diagnosed", bufnrs, exclude_clients, settle_ms, quiet_ms,
-                              timeout_ms, since_ms, timeout=self.timeouts.diagnostics + 5)
+                              timeout_ms, after_sync, timeout=self.timeouts.diagnostics + 5)
         return {int(entry["bufnr"]): entry for entry in raw or []}
 
     async def server_commands(self, client_id: int) -> list[str]:
@@ -492,7 +491,7 @@ class Editor(Protocol):
     async def all_clients(self) -> list[Client]: ...
     async def servers_expected(self, bufnrs: list[int]) -> list[bool]: ...
     async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int],
-                                 since: float | None = None) -> dict[int, dict[str, Any]]: ...
+                                 after_sync: bool = False) -> dict[int, dict[str, Any]]: ...
     async def server_commands(self, client_id: int) -> list[str]: ...
     async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]: ...
     async def exec_lua(self, code: str, *args: Any) -> Any: ...

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -193,9 +192,6 @@ class Session:
     # What the last `check` saw, one record per agent (its connection's name; None: the
     # human's and the CLI's): its own disk record and diagnostics (capabilities/check.py).
     checks: dict[str | None, Any] = field(default_factory=dict)
-    # When the servers last heard of files changed on disk (`sync_disk`; time.monotonic()):
-    # what they published before proves nothing about the files now.
-    disk_changed_at: float | None = None
 
     def __post_init__(self) -> None:
         # The gateway confines every path it opens or reads to this session's roots.
@@ -224,10 +220,7 @@ class Session:
         """Before an answer that spans the workspace: the servers hear of every code file
         created, changed or deleted on disk since the last time, and every loaded buffer
         nobody is editing is brought up to date with its file (one call into Neovim)."""
-        changes = self.watch.changes()
-        await self.gateway.sync(changes)
-        if changes:
-            self.disk_changed_at = time.monotonic()
+        await self.gateway.sync(self.watch.changes())
 
     async def document(self, path: Path) -> Document:
         return (await self.documents([path]))[path]
@@ -570,15 +563,15 @@ class Session:
 
     # -- diagnostics ----------------------------------------------------------------
 
-    async def diagnostics(self, paths: Sequence[Path], since: float | None = None) -> DiagnosticMap:
+    async def diagnostics(self, paths: Sequence[Path], after_sync: bool = False) -> DiagnosticMap:
         """Diagnostics of files as they are now (unsaved changes included).
 
         Pulled (`textDocument/diagnostic`) from servers that offer it; otherwise the pushed
         ones, once the server has published for the buffer's latest change (bounded wait).
-        `since` (time.monotonic()): files changed on disk then, and the files they can
-        affect count as analysed only once each pushing server has published for them
-        afterwards. Files no server has analysed in time are in `.pending` with the reason,
-        not hidden.
+        `after_sync`: files changed on disk (`sync_disk`), and the files they can affect
+        count as analysed only once each pushing server has published for them after it
+        had read the change (see `when_diagnosed`). Files no server has analysed in time
+        are in `.pending` with the reason, not hidden.
         """
         out = DiagnosticMap()
         opened: dict[Path, int] = {}
@@ -617,7 +610,7 @@ class Session:
             self.lsp(calls),
             self.gateway.pushed_diagnostics(
                 [attached[p][0] for p in waits], list({c.id for _, c in pulls}),
-                None if since is None else max(0.0, time.monotonic() - since)),
+                after_sync),
         )
         for (path, client), answer in zip(pulls, answers, strict=True):
             result = answer.result if isinstance(answer.result, dict) else {}
@@ -636,7 +629,7 @@ class Session:
                 out.quiet[path] = f"{names} published nothing new since the file changed"
             elif not entry.get("analysed"):
                 out.pending[path] = f"{names} had not published diagnostics for this text yet" + (
-                    " (nor re-analysed it since the files changed on disk)" if since is not None else "")
+                    " (nor re-analysed it since the files changed on disk)" if after_sync else "")
         for items in out.values():
             items.sort(key=lambda d: (d.line, d.col))
         return out

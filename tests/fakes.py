@@ -109,7 +109,7 @@ class FakeEditor:
         return [True for _ in bufnrs]
 
     async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int],
-                                 since: float | None = None) -> dict[int, dict[str, Any]]:
+                                 after_sync: bool = False) -> dict[int, dict[str, Any]]:
         return {b: {"bufnr": b, "analysed": True, "items": []} for b in bufnrs}
 
     async def server_commands(self, client_id: int) -> list[str]:

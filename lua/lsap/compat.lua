@@ -115,7 +115,7 @@ function M.start_enabled(bufnr)
   return true
 end
 
---- Call `on(client_id, uri)` for every `textDocument/publishDiagnostics` a server sends,
+--- Call `on(client_id, result)` for every `textDocument/publishDiagnostics` a server sends,
 --- before Neovim handles it: the evidence that a server re-analysed a file after a change
 --- (DiagnosticChanged names no server). No event for it: the default handler is wrapped,
 --- once; a server given its own handler in its config is not seen (its files wait).
@@ -126,7 +126,7 @@ function M.on_publish(on)
   local method = 'textDocument/publishDiagnostics'
   local inner = vim.lsp.handlers[method]
   vim.lsp.handlers[method] = function(err, result, ctx, ...)
-    if type(result) == 'table' and type(result.uri) == 'string' and ctx then pcall(on, ctx.client_id, result.uri) end
+    if type(result) == 'table' and type(result.uri) == 'string' and ctx then pcall(on, ctx.client_id, result) end
     return inner(err, result, ctx, ...)
   end
 end

@@ -22,6 +22,14 @@ local diagnosed = {} ---@type table<integer, {tick: integer, at: integer}>
 -- When each server last published a buffer's diagnostics (`compat.on_publish`), by client.
 local published = {} ---@type table<integer, table<integer, integer>>
 local published_any = {} ---@type table<integer, integer> -- by client: any buffer
+local republishes = {} ---@type table<integer, boolean> -- by client: unchanged ones too
+-- When `sync` last told the servers of files changed on disk; per client, when the first
+-- answer came to a request sent after that: the server had read the change by then, and
+-- what it publishes after that answer it sent after the change (a connection keeps the
+-- order of messages), unlike a publish still on its way when the change was sent.
+local synced_at = -1
+local sent_at = {} ---@type table<integer, table<integer, integer>>
+local proven = {} ---@type table<integer, integer>
 
 local function now_ms() return vim.uv.now() end
 
@@ -227,7 +235,10 @@ end
 --- Before a request whose answer spans the workspace: tell the servers what changed on disk
 --- (`changes`, see `files_changed`), then bring every loaded buffer up to date.
 function M.sync(changes)
-  if #changes > 0 then M.files_changed(changes) end
+  if #changes > 0 then
+    M.files_changed(changes)
+    synced_at = now_ms()
+  end
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(bufnr) then M.fresh(bufnr) end
   end
@@ -264,13 +275,29 @@ function M.register(chan)
   vim.api.nvim_create_autocmd('LspRequest', {
     group = group,
     callback = function(ev)
-      if ev.data.request and ev.data.request.type == 'complete' then answered_at[ev.data.client_id] = now_ms() end
+      local id, request = ev.data.client_id, ev.data.request
+      if not request then return end
+      sent_at[id] = sent_at[id] or {}
+      if request.type == 'pending' then
+        sent_at[id][ev.data.request_id] = now_ms()
+      elseif request.type == 'complete' or request.type == 'cancel' then
+        local sent = sent_at[id][ev.data.request_id]
+        sent_at[id][ev.data.request_id] = nil
+        if request.type == 'complete' then answered_at[id] = now_ms() end
+        if sent and sent >= synced_at and (proven[id] or -1) < synced_at then proven[id] = now_ms() end
+      end
     end,
   })
-  require('lsap.compat').on_publish(function(client_id, uri)
-    local bufnr = vim.fn.bufnr(vim.uri_to_fname(uri))
+  require('lsap.compat').on_publish(function(client_id, result)
+    local bufnr = vim.fn.bufnr(vim.uri_to_fname(result.uri))
     if bufnr > 0 then
       published[bufnr] = published[bufnr] or {}
+      -- Empty again after empty: this server publishes unchanged diagnostics too, so its
+      -- silence about a file is no evidence (see `quiet` in `when_diagnosed`).
+      if published[bufnr][client_id] and #(result.diagnostics or {}) == 0
+          and #vim.diagnostic.get(bufnr, { namespace = vim.lsp.diagnostic.get_namespace(client_id, false) }) == 0 then
+        republishes[client_id] = true
+      end
       published[bufnr][client_id] = now_ms()
     end
     published_any[client_id] = now_ms()
@@ -969,10 +996,11 @@ end
 --- progress comes back `quiet` (its empty diagnostics still stand).
 --- Buffers still waiting at `timeout_ms` come back with neither flag.
 --- Namespaces of `exclude_clients` (whose diagnostics the service pulls) are left out.
---- `since_ms` (optional): the files changed on disk that long ago, and every file a change
---- can affect counts as analysed only once each of its pushing servers has published for
---- it since (a dependent's buffer does not change, so its changedtick proves nothing).
-function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms, since_ms)
+--- `after_sync`: files changed on disk, and every file a change can affect counts as
+--- analysed only once each of its pushing servers has published for it after its first
+--- answer following the change (`proven`; a cheap request is sent to those that gave none):
+--- a dependent's buffer does not change, so its changedtick proves nothing.
+function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms, after_sync)
   local excluded, pulled = {}, {}
   for _, id in ipairs(exclude_clients) do
     pulled[id] = true
@@ -982,15 +1010,37 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
   end
   local start = now_ms()
   local deadline = start + timeout_ms
-  local changed_at = since_ms ~= nil and since_ms ~= vim.NIL and start - since_ms or nil
-  local function republished(bufnr)
-    if changed_at == nil then return true end
+  local proving = after_sync == true and synced_at >= 0
+  local function pushing(bufnr)
+    local out = {}
     for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
-      local at = (published[bufnr] or {})[client.id]
-      if not pulled[client.id] and client:supports_method('textDocument/publishDiagnostics')
-          and not (at and at >= changed_at) then
-        return false
+      if not pulled[client.id] and not client:is_stopped() then out[#out + 1] = client end
+    end
+    return out
+  end
+  -- Since when each client's publishes count (nil: not yet known).
+  local function proof(client)
+    local at = proven[client.id]
+    return at ~= nil and at >= synced_at and at or nil
+  end
+  if proving then
+    local asked = {}
+    for _, bufnr in ipairs(bufnrs) do
+      for _, client in ipairs(pushing(bufnr)) do
+        if not asked[client.id] and proof(client) == nil and vim.api.nvim_buf_is_loaded(bufnr) then
+          asked[client.id] = true
+          -- Any request does; this one every Python, TypeScript, C server answers cheaply.
+          pcall(client.request, client, 'textDocument/documentSymbol',
+            { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }, function() end, bufnr)
+        end
       end
+    end
+  end
+  local function republished(bufnr)
+    if not proving then return true end
+    for _, client in ipairs(pushing(bufnr)) do
+      local at, since = (published[bufnr] or {})[client.id], proof(client)
+      if not (since and at and at >= since) then return false end
     end
     return true
   end
@@ -1001,17 +1051,17 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
   end
   -- Only a file whose diagnostics are empty (the case such servers skip), and only while
   -- none of its servers reports work in progress.
-  -- After a change on disk, also only once each of its pushing servers has published
-  -- something since and then been silent for `quiet_ms` (its pass over the files is over).
+  -- After a change on disk, also only for servers seen to skip unchanged diagnostics, and
+  -- once each has published something since and then been silent for `quiet_ms`.
   local function quiet(bufnr)
     local seen = diagnosed[bufnr]
     if seen == nil or now_ms() - math.max(start, seen.at) < quiet_ms then return false end
     if #diagnostic_items(bufnr, excluded) > 0 then return false end
     for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
       if busy(client.id, settle_ms) then return false end
-      local last = published_any[client.id]
-      if changed_at ~= nil and not pulled[client.id] and not (last and last >= changed_at
-          and now_ms() - last >= quiet_ms) then
+      local last, since = published_any[client.id], proof(client)
+      if proving and not pulled[client.id] and (republishes[client.id] or not (since and last
+          and last >= since and now_ms() - last >= quiet_ms)) then
         return false
       end
     end
@@ -1125,5 +1175,6 @@ function M.files_changed(changes)
     client:notify('workspace/didChangeWatchedFiles', { changes = changes })
   end
 end
+
 
 return M

@@ -3,7 +3,7 @@ published after the change reached them, keeps what it could not confirm for the
 check, keeps a record per agent and the pages of each check.
 
 A generated project where each library function has few callers (two), with basedpyright
-behind a proxy that delays its diagnostics (`delay_server.py`): the shape in which two
+behind a proxy that delays the callers' diagnostics (`delay_server.py`): the shape in which two
 equal looks a second apart showed the state from before the edit ("nothing new" in 7 of 8
 trials on rich's `loop_first`).
 """
@@ -26,7 +26,7 @@ from .harness import Bridge
 
 pytestmark = pytest.mark.integration
 
-DELAY = 1.5  # seconds the proxy holds back each publishDiagnostics
+DELAY = 2.5  # seconds the proxy holds back the callers' publishDiagnostics
 TRIALS = 10
 LIBS = 4  # one per agent
 FILLERS = 16  # modules with nothing to do with the libraries, for the server to re-analyse
@@ -66,7 +66,7 @@ def delayed_bridge(root: Path) -> Bridge:
     bridge = Bridge(root, ["none"])
     bridge.lua(
         "local python, proxy, delay, root = ...;"
-        "vim.lsp.config('delayed', {cmd = {python, proxy, delay, 'basedpyright-langserver', '--stdio'},"
+        "vim.lsp.config('delayed', {cmd = {python, proxy, delay, '/gen/use', 'basedpyright-langserver', '--stdio'},"
         "  filetypes = {'python'}, root_dir = root});"
         "vim.lsp.enable('delayed')",
         sys.executable, str(PROXY), str(DELAY), str(root),
@@ -114,7 +114,8 @@ def test_a_few_callers_broken_are_reported_every_time_behind_a_slow_server(bridg
           + ", ".join(f"{s:.1f}" for s in took) + " s")
 
 
-def test_what_a_check_could_not_confirm_is_reported_by_the_next(bridge: Bridge, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_what_a_check_could_not_confirm_is_reported_by_the_next(
+        bridge: Bridge, monkeypatch: pytest.MonkeyPatch) -> None:
     """The wait for the servers runs out (shorter than the proxy's delay): the callers are
     named as not re-analysed, and the next check reports their errors."""
     bridge.ask(mode="check")
