@@ -36,6 +36,8 @@ class DiskWatch:
     workspace: Workspace
     limit: int = WATCH_LIMIT
     _known: dict[str, Seen] | None = field(default=None, repr=False)
+    # When a call last found changes (time.monotonic()): the servers' indexes may lag it.
+    changed_at: float | None = None
 
     def changes(self) -> list[dict[str, Any]]:
         """LSP `FileEvent`s for what changed on disk since the last call; the first call
@@ -53,6 +55,8 @@ class DiskWatch:
         events = [_event(p, CREATED) for p in now if p not in known]
         events += [_event(p, CHANGED) for p, seen in now.items() if p in known and known[p].differs(seen)]
         events += [_event(p, DELETED) for p in known if p not in now]
+        if events:
+            self.changed_at = time.monotonic()
         return events
 
 

@@ -308,6 +308,12 @@ class EditorGateway:
         for change in changes:
             self._texts.pop(path_of(change["uri"]), None)
 
+    async def reconfigure(self, changes: list[dict[str, Any]]) -> list[str]:
+        """Tell every server that its configuration files changed (`changes`: FileEvents)
+        and to read its configuration again; the names of the servers told."""
+        names = await self._lua("return require('lsap.transport').reconfigure(...)", changes)
+        return [str(n) for n in names or []]
+
     async def clients(self, bufnr: int) -> list[Client]:
         raw = await self._lua("return require('lsap.transport').clients(...)", bufnr)
         return [_client(c) for c in raw or []]
@@ -327,6 +333,12 @@ class EditorGateway:
             return Attached((_client(c) for c in raw.get("clients") or []),
                             complete=False, known=not raw.get("unknown"))
         return Attached(_client(c) for c in raw or [])
+
+    async def working(self, client_ids: list[int]) -> list[int]:
+        """The servers of these that report work in progress now (`$/progress`), at once."""
+        busy = await self._lua("return require('lsap.transport').working(...)", client_ids,
+                               int(self.timeouts.settle * 1000))
+        return [int(i) for i in busy or []]
 
     async def wait_until_idle(self, client_ids: list[int]) -> bool:
         """Wait (bounded) until the servers report no indexing work; False if they still do."""
@@ -480,7 +492,9 @@ class Editor(Protocol):
     async def open(self, path: Path) -> int: ...
     def oversized(self, path: Path) -> int | None: ...
     async def sync(self, changes: list[dict[str, Any]]) -> None: ...
+    async def reconfigure(self, changes: list[dict[str, Any]]) -> list[str]: ...
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]: ...
+    async def working(self, client_ids: list[int]) -> list[int]: ...
     async def wait_until_idle(self, client_ids: list[int]) -> bool: ...
     async def lsp(self, calls: list[LspCall], timeout: float | None = None,
                   guard: Document | None = None,

@@ -24,6 +24,7 @@ from .decode import spans
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import DiskWatch
 from .errors import ErrorCode, LsapError, StaleText, invalid
+from .filestate import DiskStamp
 from .gateway import Attached, Client, Document, Editor, LspAnswer, LspCall, ServerRequests
 from .locate.matcher import Match, Tier
 from .models import Locate, Request
@@ -141,6 +142,9 @@ _NOTES: ContextVar[dict[Path, str] | None] = ContextVar("lsap_disk_notes", defau
 # Inside `Session.run`: the held texts a warm request answered from that no guarded LSP
 # call has confirmed yet, by path (None outside a run: nothing is taken on trust).
 _HELD: ContextVar[dict[Path, Document] | None] = ContextVar("lsap_held_texts", default=None)
+# Inside `Session.run`: a server configuration file changed just before this answer, whose
+# diagnostics are then only those published after the servers read it.
+_RECONFIGURED: ContextVar[bool] = ContextVar("lsap_reconfigured", default=False)
 
 
 @contextmanager
@@ -160,6 +164,9 @@ def disk_note(display: str, disk_differs: str) -> str:
     return f"the buffer of {display} has unsaved changes and the file on disk {how}"
 
 
+# Configuration files of the servers, at a root: a change reconfigures them (`reconfigure`).
+CONFIG_FILES = ("pyrightconfig.json", "pyproject.toml", "ruff.toml", ".ruff.toml", "setup.cfg",
+                "tsconfig.json", "jsconfig.json", ".clangd", "compile_commands.json")
 PAGES = 64  # result lists kept for paging
 RENAMES = 32  # previewed renames kept for `rename_execute`
 ACTIONS = 256  # listed code actions kept for `code_action_execute`
@@ -192,6 +199,8 @@ class Session:
     # What the last `check` saw, one record per agent (its connection's name; None: the
     # human's and the CLI's): its own disk record and diagnostics (capabilities/check.py).
     checks: dict[str | None, Any] = field(default_factory=dict)
+    # The servers' configuration files at the roots as last seen (`reconfigure`).
+    _configs: dict[Path, DiskStamp | None] | None = None
 
     def __post_init__(self) -> None:
         # The gateway confines every path it opens or reads to this session's roots.
@@ -215,6 +224,31 @@ class Session:
         notes = _NOTES.get()
         if notes is not None and doc.disk_differs:
             notes[doc.path] = disk_note(self.workspace.display(doc.path), doc.disk_differs)
+
+    async def reconfigure(self) -> bool:
+        """Before every answer: when a configuration file of the servers at a root changed
+        on disk (`CONFIG_FILES`; a few stats), every server is told (`workspace/
+        didChangeWatchedFiles` of it and `workspace/didChangeConfiguration`), and this
+        answer says so. The first call takes the baseline. Whether any had changed."""
+        now = {path: DiskStamp.of(path) for root in self.workspace.roots for path in
+               (root / name for name in CONFIG_FILES)}
+        before, self._configs = self._configs, now
+        if before is None:
+            return False
+        changed = {path: stamp for path, stamp in now.items() if stamp != before.get(path)}
+        if not changed:
+            return False
+        events = [{"uri": uri_of(path), "type": 3 if stamp is None else 1 if before.get(path) is None else 2}
+                  for path, stamp in changed.items()]
+        told = await self.gateway.reconfigure(events)
+        self._targets.clear()  # a server restarted for it would be another client
+        notes = _NOTES.get()
+        if notes is not None:
+            servers = ", ".join(told) or "no server"
+            for path in changed:
+                notes[path] = (f"{self.workspace.display(path)} changed on disk: {servers} reconfigured "
+                               "(workspace/didChangeConfiguration); this answer is after it")
+        return True
 
     async def sync_disk(self) -> None:
         """Before an answer that spans the workspace: the servers hear of every code file
@@ -241,6 +275,8 @@ class Session:
         is a `conflict` (see `failures.as_error`). Per capability, so a batch never repeats
         others. A mode that spans the workspace has the servers hear of the disk first.
         """
+        if await self.reconfigure():
+            _RECONFIGURED.set(True)  # this answer's diagnostics: after the servers re-read it
         if capability.workspace:
             await self.sync_disk()
         try:
@@ -610,7 +646,7 @@ class Session:
             self.lsp(calls),
             self.gateway.pushed_diagnostics(
                 [attached[p][0] for p in waits], list({c.id for _, c in pulls}),
-                after_sync),
+                after_sync or _RECONFIGURED.get()),
         )
         for (path, client), answer in zip(pulls, answers, strict=True):
             result = answer.result if isinstance(answer.result, dict) else {}

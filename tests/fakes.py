@@ -77,11 +77,17 @@ class FakeEditor:
     def oversized(self, path: Path) -> int | None:
         return None
 
+    async def reconfigure(self, changes: list[dict[str, Any]]) -> list[str]:
+        return [c.name for c in self.clients]
+
     async def sync(self, changes: list[dict[str, Any]]) -> None:
         pass
 
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]:
         return list(self.clients)
+
+    async def working(self, client_ids: list[int]) -> list[int]:
+        return list(client_ids) if self.indexing else []
 
     async def wait_until_idle(self, client_ids: list[int]) -> bool:
         return not self.indexing

@@ -23,6 +23,8 @@ local diagnosed = {} ---@type table<integer, {tick: integer, at: integer}>
 local published = {} ---@type table<integer, table<integer, integer>>
 local published_any = {} ---@type table<integer, integer> -- by client: any buffer
 local republishes = {} ---@type table<integer, boolean> -- by client: unchanged ones too
+-- Silence of a server after its last publish that ends its pass over the open files.
+local PASS_MS = 1000
 -- When `sync` last told the servers of files changed on disk; per client, when the first
 -- answer came to a request sent after that: the server had read the change by then, and
 -- what it publishes after that answer it sent after the change (a connection keeps the
@@ -918,6 +920,15 @@ local function busy(client_id, settle_ms)
   return next(state.active) ~= nil or now_ms() - state.last < settle_ms
 end
 
+--- The clients of `client_ids` that report work in progress now (see `busy`), at once.
+function M.working(client_ids, settle_ms)
+  local out = {}
+  for _, id in ipairs(client_ids) do
+    if busy(id, settle_ms) then out[#out + 1] = id end
+  end
+  return out
+end
+
 --- Reply `true` once none of the clients reports work in progress (`$/progress`) and
 --- all have been quiet for `settle_ms`; reply `false` when `timeout_ms` runs out first.
 function M.when_idle(token, client_ids, settle_ms, timeout_ms)
@@ -1036,11 +1047,16 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
       end
     end
   end
+  -- And the server's pass is over: no work in progress, nothing published for `PASS_MS`
+  -- (basedpyright publishes a file's parse-level diagnostics first, its checked ones later).
   local function republished(bufnr)
     if not proving then return true end
     for _, client in ipairs(pushing(bufnr)) do
       local at, since = (published[bufnr] or {})[client.id], proof(client)
-      if not (since and at and at >= since) then return false end
+      if not (since and at and at >= since) or busy(client.id, settle_ms)
+          or now_ms() - (published_any[client.id] or 0) < PASS_MS then
+        return false
+      end
     end
     return true
   end
@@ -1170,6 +1186,22 @@ end
 --- (`workspace/didChangeWatchedFiles`): Neovim watches files only where a watcher backend
 --- exists, so a module the bridge creates would otherwise stay unknown (unresolved imports).
 --- changes: { {uri=, type=1 (created) | 2 (changed) | 3 (deleted)}, ... }
+--- A server's configuration file changed on disk (`changes`: FileEvents of it): every
+--- server hears of the file, and is told to read its configuration again (it asks for
+--- its settings with `workspace/configuration`, and reads its files). Returns their names.
+function M.reconfigure(changes)
+  local names = {}
+  for _, client in ipairs(vim.lsp.get_clients()) do
+    if not client:is_stopped() then
+      client:notify('workspace/didChangeWatchedFiles', { changes = changes })
+      client:notify('workspace/didChangeConfiguration', { settings = client.settings or vim.empty_dict() })
+      names[#names + 1] = client.name
+    end
+  end
+  synced_at = now_ms()
+  return names
+end
+
 function M.files_changed(changes)
   for _, client in ipairs(vim.lsp.get_clients()) do
     client:notify('workspace/didChangeWatchedFiles', { changes = changes })
