@@ -66,9 +66,10 @@ ANALYSIS = frozenset({
 })
 # What a dedicated tool answers best: the formatter, the server with the fewest of the above.
 TOOLING = frozenset({"textDocument/formatting", "textDocument/rangeFormatting"})
-# Seconds after which a server that attached is taken to be all that comes, when nothing
-# says which servers to expect (`Attached.known`).
-ATTACH_GRACE = 3.0
+# Seconds after which the servers attached are taken to be all that come, when nothing says
+# which to expect (`Attached.known`) or an expected one did not come (its root did not
+# match, it failed to start): the choice is then kept, not asked again at each request.
+ATTACH_GRACE = 10.0
 
 
 def ranked(clients: Sequence[Client], method: str) -> list[Client]:
@@ -84,13 +85,10 @@ def ranked(clients: Sequence[Client], method: str) -> list[Client]:
 
 def all_came(clients: Sequence[Client]) -> bool:
     """Whether these are all the servers that will attach (a choice between them may be
-    kept): every expected one came, or, when nothing says which to expect, each has been
-    attached for `ATTACH_GRACE`."""
-    if not isinstance(clients, Attached):
+    kept): every expected one came, or each has been attached for `ATTACH_GRACE`."""
+    if not isinstance(clients, Attached) or clients.complete:
         return True
-    if not clients.known:
-        return all((c.age() or ATTACH_GRACE) >= ATTACH_GRACE for c in clients)
-    return clients.complete
+    return all((c.age() or ATTACH_GRACE) >= ATTACH_GRACE for c in clients)
 
 
 @dataclass(frozen=True)

@@ -848,7 +848,10 @@ local function covering(bufnr)
   local filetype, count = vim.bo[bufnr].filetype, 0
   for _, name in ipairs(enabled) do
     local config = vim.lsp.config[name]
-    if config and (config.filetypes == nil or vim.tbl_contains(config.filetypes, filetype)) then
+    -- A config whose command is not installed never attaches: not waited for.
+    local runs = config and (type(config.cmd) ~= 'table' or type(config.cmd[1]) ~= 'string'
+      or vim.fn.executable(config.cmd[1]) == 1)
+    if runs and (config.filetypes == nil or vim.tbl_contains(config.filetypes, filetype)) then
       count = count + 1
     end
   end

@@ -39,10 +39,12 @@ def aged(c: Client, seconds: float) -> Client:
 
 def test_a_choice_is_kept_only_once_every_expected_server_came() -> None:
     assert all_came(Attached([RUFF, PYRIGHT]))
-    assert not all_came(Attached([RUFF], complete=False))
-    # Nothing says which servers to expect: each must have been attached a while.
+    assert not all_came(Attached([aged(RUFF, 0.5)], complete=False))
+    # Nothing says which servers to expect, or one expected did not come: each must have
+    # been attached a while (the rest is not coming).
     assert not all_came(Attached([aged(RUFF, 0.5)], complete=False, known=False))
     assert all_came(Attached([aged(RUFF, ATTACH_GRACE + 1), PYRIGHT], complete=False, known=False))
+    assert all_came(Attached([aged(RUFF, ATTACH_GRACE + 1)], complete=False))
 
 
 class Cold(FakeEditor):
@@ -52,7 +54,8 @@ class Cold(FakeEditor):
 
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]:
         self.calls += 1
-        return Attached([RUFF], complete=False) if self.calls == 1 else Attached([RUFF, PYRIGHT])
+        first = Attached([replace(RUFF, started=time.monotonic())], complete=False)
+        return first if self.calls == 1 else Attached([RUFF, PYRIGHT])
 
 
 def test_a_cold_moment_s_choice_is_not_kept(tmp_path: Path) -> None:
