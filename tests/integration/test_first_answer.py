@@ -11,6 +11,7 @@ first request is either a hover on a method or a format of one function.
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 import time
@@ -20,8 +21,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks.corpus import fetch_rich
+from lsap_bridge.client import Connection
 
 from .harness import Bridge
+from .human import HumanNvim, register_remote_plugin
 
 pytestmark = pytest.mark.integration
 
@@ -88,3 +91,32 @@ def test_the_first_request_of_each_fresh_daemon_is_answered_by_the_right_server(
             firsts.append(time.monotonic() - started)
             then(bridge, messy)
     print(f"first answers of {DAEMONS} fresh daemons: " + ", ".join(f"{s:.1f}" for s in firsts) + " s")
+
+
+USERS = 3  # fresh Neovims of a user's (the remote plugin, a socket, agents' connections)
+
+
+def test_in_a_user_s_neovim_too(rich: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The same in a human's Neovim with basedpyright and ruff enabled: an agent's first
+    request over the socket, right after the service published its session."""
+    env = register_remote_plugin(tmp_path_factory.mktemp("rplugin"))
+    messy = rich / "rich" / "messy.py"
+    for n in range(USERS):
+        messy.write_text(MESSY)
+        editor = HumanNvim(rich, env, ["basedpyright", "ruff"])
+        try:
+            with Connection(editor.session.socket, name=f"agent{n}") as conn:
+                first = {"mode": "hover", "locate": "rich/console.py:Console.print", "format": "json"}
+                then = {"mode": "format", "locate": "rich/messy.py:f", "format": "json"}
+                for payload in (first, then) if n % 2 == 0 else (then, first):
+                    answer = conn.call("request", {"request": payload})
+                    assert answer["ok"], answer
+                    report = json.loads(answer["text"])
+                    if payload is first:
+                        assert report["server"] == "basedpyright" and "def print(" in report["hover"], report
+                    else:
+                        assert report["server"] == "ruff", report
+                        text = messy.read_text()
+                        assert text.startswith(F_FORMATTED) and text.endswith(G_UNTOUCHED), text
+        finally:
+            editor.close()
