@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -291,6 +292,7 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
     baseline_counts = {s: sum(1 for items in found.values() for d in items if d.severity == s)
                        for s in SEVERITIES} if baseline else {}
     return {
+        "id": uuid.uuid4().hex[:12],  # the key of this check's pages
         "number": record.number + 1,
         "baseline": baseline,
         "since": time.strftime("%H:%M:%S", time.localtime(record.at)) if record.at else None,
@@ -362,13 +364,12 @@ async def check(session: Session, request: CheckRequest) -> Answer:
         async with record.lock:
             facts = await compare(session, record, request)
     items: Finds = facts["items"]
-    number = str(facts["number"])
-    shown, paging = page(session, request, items, answer=number)
-    # Kept whole under this check's page key (its number: a later check does not replace
-    # it), after `page` kept the bare list there, and under the request's own key, where a
-    # shorter page asked for to fit a budget looks: a later page shows this check's
+    shown, paging = page(session, request, items, answer=facts["id"])
+    # Kept whole under this check's page key (its id: a later check, of anyone, does not
+    # replace it), after `page` kept the bare list there, and under the request's own key,
+    # where a shorter page asked for to fit a budget looks: a later page shows this check's
     # findings; it never runs a new check, which would compare with this one.
-    keep(session, request, [facts], answer=number)
+    keep(session, request, [facts], answer=facts["id"])
     keep(session, request, [facts])
     docs = await session.documents([p for status, p, _ in shown if status != "gone" and p.is_file()])
     groups = []
@@ -390,7 +391,7 @@ async def check(session: Session, request: CheckRequest) -> Answer:
     for status, _, d in items:
         counts.setdefault(status, {s: 0 for s in SEVERITIES})[d.severity] += 1
     report = CheckReport(
-        **{k: v for k, v in facts.items() if k != "items"},
+        **{k: v for k, v in facts.items() if k not in ("items", "id")},
         min_severity=request.min_severity,
         counts={status: {s: n for s, n in by.items() if n} for status, by in counts.items()},
         groups=groups,
