@@ -352,7 +352,7 @@ class Session:
         bufnr = await self.gateway.open(path)
         clients = await self.gateway.wait_for_clients(bufnr, EVERY_SERVER)
         keep = all_came(clients)
-        if not ranked(clients, method):
+        if clients and not ranked(clients, method):
             # A method registered dynamically arrives just after attach: waited for (bounded).
             clients, keep = await self.gateway.wait_for_clients(bufnr, method), False
         able = self.named(ranked(clients, method), server, method, path)

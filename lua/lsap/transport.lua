@@ -291,7 +291,8 @@ function M.register(chan)
     end,
   })
   require('lsap.compat').on_publish(function(client_id, result)
-    local bufnr = vim.fn.bufnr(vim.uri_to_fname(result.uri))
+    -- The buffer Neovim's own handler files them under (it makes one for a file not loaded).
+    local bufnr = vim.uri_to_bufnr(result.uri)
     if bufnr > 0 then
       published[bufnr] = published[bufnr] or {}
       -- Empty again after empty: this server publishes unchanged diagnostics too, so its
