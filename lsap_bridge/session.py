@@ -602,10 +602,11 @@ class Session:
 
         Pulled (`textDocument/diagnostic`) from servers that offer it; otherwise the pushed
         ones, once the server has published for the buffer's latest change (bounded wait).
-        `after_sync`: files changed on disk (`sync_disk`), and the files they can affect
-        count as analysed only once each pushing server has published for them after it
-        had read the change (see `when_diagnosed`). Files no server has analysed in time
-        are in `.pending` with the reason, not hidden.
+        `after_sync`: a file counts as analysed only once each pushing server's pass over
+        the files is over (no work in progress, nothing published for 2 s) and, after files
+        changed on disk (`sync_disk`), it published for the file after it had read the
+        change (see `when_diagnosed`). Files no server has analysed in time are in
+        `.pending` with the reason, not hidden.
         """
         out = DiagnosticMap()
         opened: dict[Path, int] = {}

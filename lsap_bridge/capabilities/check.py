@@ -266,7 +266,7 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
     skipped = max(0, len(files) - FILES_LIMIT)
     files = files[:FILES_LIMIT]
     busy = await idle(session, files)
-    found, steady = await settled(session, files, bool(changed) and not baseline, structural=any(
+    found, steady = await settled(session, files, structural=any(
         how in ("created", "deleted") for how in changed.values()))
     # A file no server analysed in time is not compared: its empty list proves nothing.
     analysed = {p: items for p, items in found.items() if p not in found.pending}
@@ -324,11 +324,11 @@ def _same(a: DiagnosticMap, b: DiagnosticMap) -> bool:
     return dict(a) == dict(b) and a.pending.keys() == b.pending.keys()
 
 
-async def settled(session: Session, files: list[Path], after_change: bool,
-                  structural: bool) -> tuple[DiagnosticMap, bool]:
+async def settled(session: Session, files: list[Path], structural: bool) -> tuple[DiagnosticMap, bool]:
     """The files' diagnostics once their servers have analysed them after the change on
-    disk (pulled; or each pushing server published for the file after it read the change:
-    `Session.diagnostics(after_sync=)`); after
+    disk (pulled; or each pushing server published for the file after it read the change,
+    and its pass over the files is over: `Session.diagnostics(after_sync=)`; the baseline
+    too, on servers still starting); after
     files were created or deleted, asked again every `SETTLE_STEP` until two answers in a
     row are the one before, for at most `SETTLE_LIMIT`; and whether they held. Files
     without that evidence in time are `pending`: the next check looks at them again.
@@ -336,14 +336,14 @@ async def settled(session: Session, files: list[Path], after_change: bool,
     basedpyright still resolves the imports of a deleted module for up to a second and a
     half after it first republished (it re-resolves imports later): hence the second look.
     """
-    found = await session.diagnostics(files, after_change)
+    found = await session.diagnostics(files, after_sync=True)
     # The publishes after the change are the evidence; a look again only after files were
-    # created or deleted, or when nothing said when the disk changed.
-    need, held = (2 if structural else 0 if after_change else 1), 0
+    # created or deleted.
+    need, held = (2 if structural else 0), 0
     deadline = time.monotonic() + SETTLE_LIMIT
     while files and held < need and time.monotonic() < deadline:
         await asyncio.sleep(SETTLE_STEP)
-        again = await session.diagnostics(files, after_change)
+        again = await session.diagnostics(files, after_sync=True)
         held = held + 1 if _same(again, found) else 0
         found = again
     return found, held >= need or not files

@@ -22,9 +22,11 @@ local diagnosed = {} ---@type table<integer, {tick: integer, at: integer}>
 -- When each server last published a buffer's diagnostics (`compat.on_publish`), by client.
 local published = {} ---@type table<integer, table<integer, integer>>
 local published_any = {} ---@type table<integer, integer> -- by client: any buffer
+local published_tick = {} ---@type table<integer, table<integer, integer>> -- the changedtick then
 local republishes = {} ---@type table<integer, boolean> -- by client: unchanged ones too
--- Silence of a server after its last publish that ends its pass over the open files.
-local PASS_MS = 1000
+-- Silence of a server after its last publish that ends its pass over the open files
+-- (basedpyright on rich, two loaded cores: gaps of up to a second between two files).
+local PASS_MS = 2000
 -- When `sync` last told the servers of files changed on disk; per client, when the first
 -- answer came to a request sent after that: the server had read the change by then, and
 -- what it publishes after that answer it sent after the change (a connection keeps the
@@ -302,6 +304,8 @@ function M.register(chan)
         republishes[client_id] = true
       end
       published[bufnr][client_id] = now_ms()
+      published_tick[bufnr] = published_tick[bufnr] or {}
+      published_tick[bufnr][client_id] = vim.b[bufnr].changedtick
     end
     published_any[client_id] = now_ms()
   end)
@@ -1011,10 +1015,11 @@ end
 --- progress comes back `quiet` (its empty diagnostics still stand).
 --- Buffers still waiting at `timeout_ms` come back with neither flag.
 --- Namespaces of `exclude_clients` (whose diagnostics the service pulls) are left out.
---- `after_sync`: files changed on disk, and every file a change can affect counts as
---- analysed only once each of its pushing servers has published for it after its first
---- answer following the change (`proven`; a cheap request is sent to those that gave none):
---- a dependent's buffer does not change, so its changedtick proves nothing.
+--- `after_sync`: a file counts as analysed only once each of its pushing servers reports
+--- no work and has published nothing for `PASS_MS` (its pass is over), and, after files
+--- changed on disk, published for it after its first answer following the change
+--- (`proven`; a cheap request is sent to those that gave none): a dependent's buffer does
+--- not change, so its changedtick proves nothing.
 function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms, after_sync)
   local excluded, pulled = {}, {}
   for _, id in ipairs(exclude_clients) do
@@ -1053,11 +1058,15 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
   end
   -- And the server's pass is over: no work in progress, nothing published for `PASS_MS`
   -- (basedpyright publishes a file's parse-level diagnostics first, its checked ones later).
+  -- With no change synced yet (the first look, servers starting), only the pass.
   local function republished(bufnr)
-    if not proving then return true end
+    if after_sync ~= true then return true end
     for _, client in ipairs(pushing(bufnr)) do
       local at, since = (published[bufnr] or {})[client.id], proof(client)
-      if not (since and at and at >= since) or busy(client.id, settle_ms)
+      -- Each server's own publish for the buffer's current text (another server's, a
+      -- pull's, is no evidence of this one's analysis).
+      local current = (published_tick[bufnr] or {})[client.id] == vim.b[bufnr].changedtick
+      if not current or (proving and not (since and at and at >= since)) or busy(client.id, settle_ms)
           or now_ms() - (published_any[client.id] or 0) < PASS_MS then
         return false
       end

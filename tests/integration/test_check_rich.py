@@ -4,6 +4,10 @@ caught in every trial, and its fix reported as gone. basedpyright re-analyses ev
 file after a change (78 here) and gets to the callers seconds after the edited file: the
 case in which "two equal looks a second apart" answered "nothing new" in 7 of 8 trials.
 
+A check that could not confirm every file in its bound (15 s; basedpyright's pass over
+rich took up to 20 s on two loaded cores) names them, and the next check reports what it
+found: a trial counts the checks until nothing was pending (at most three).
+
 Also the figures of the closing note: how long the check takes after the change, against
 basedpyright's own time to publish the callers' new diagnostics (seen from Neovim).
 """
@@ -53,6 +57,19 @@ def new_errors(report: dict[str, Any], status: str) -> set[str]:
             for d in g["diagnostics"] if d["severity"] == "error" and "strict" in d["message"]}
 
 
+def checked(bridge: Bridge, status: str) -> tuple[set[str], int]:
+    """A check, and the checks after it while files were named as not re-analysed yet
+    (what one could not confirm, the next reports): the callers with `status` errors
+    reported, and how many checks it took."""
+    found: set[str] = set()
+    for n in range(1, 4):
+        report = bridge.ask(mode="check")
+        found |= new_errors(report, status)
+        if not report["pending"]:
+            return found, n
+    return found, n
+
+
 def test_loop_first_broken_is_caught_in_every_trial(bridge: Bridge) -> None:
     report = bridge.ask(mode="check")
     assert report["baseline"]
@@ -67,20 +84,23 @@ def test_loop_first_broken_is_caught_in_every_trial(bridge: Bridge) -> None:
     text = loop.read_text()
     assert SIGNATURE in text
     checks: list[float] = []
+    rounds: list[int] = []
     raw: list[float] = []
     try:
         for trial in range(TRIALS):
             loop.write_text(text.replace(SIGNATURE, BROKEN))
             started, clock = time.monotonic(), bridge.lua("return vim.uv.now()")
-            broken = bridge.ask(mode="check")
+            broken, count = checked(bridge, "new")
             checks.append(time.monotonic() - started)
+            rounds.append(count)
             changed = bridge.lua("return _G.lsap_test_changed")
             raw.append(max(changed[str(bridge.root / c)] - clock for c in CALLERS) / 1000)
-            assert new_errors(broken, "new") == CALLERS, (trial, broken["pending"], broken["groups"])
+            assert broken == CALLERS, (trial, broken)
             loop.write_text(text)
-            fixed = bridge.ask(mode="check")
-            assert new_errors(fixed, "gone") == CALLERS and not new_errors(fixed, "new"), (trial, fixed)
+            fixed, _ = checked(bridge, "gone")
+            assert fixed == CALLERS, (trial, fixed)
     finally:
         loop.write_text(text)
     print(f"rich loop_first, {TRIALS} trials: check " + ", ".join(f"{s:.1f}" for s in checks)
-          + " s; basedpyright's callers' diagnostics after " + ", ".join(f"{s:.1f}" for s in raw) + " s")
+          + f" s (checks until confirmed: {rounds}); basedpyright's callers' diagnostics after "
+          + ", ".join(f"{s:.1f}" for s in raw) + " s")

@@ -26,7 +26,7 @@ from .harness import Bridge
 
 pytestmark = pytest.mark.integration
 
-DELAY = 2.5  # seconds the proxy holds back the callers' publishDiagnostics
+DELAY = 2.0  # seconds the proxy holds back the callers' publishDiagnostics
 TRIALS = 10
 LIBS = 4  # one per agent
 FILLERS = 16  # modules with nothing to do with the libraries, for the server to re-analyse
