@@ -39,11 +39,11 @@ from .errors import Candidate, ErrorCode, LsapError
 from .gateway import Client, Document, LspCall
 from .locate.anchor import format_anchor
 from .locate.matcher import Needle, find_matches
-from .models import LineScope, Locate, Report, Request, Row, absent
+from .models import LineScope, Locate, Report, Request, Row, SymbolScope, absent
 from .position import to_lsp_character
 from .report.pieces import DiagnosticRow, diagnostic_row
 from .resolve import resolve
-from .session import Session, Target
+from .session import EVERY_SERVER, Session, Target, ranked
 from .workspace import Workspace, uri_of
 
 CODE_ACTION = "textDocument/codeAction"
@@ -59,7 +59,6 @@ REMOVE_UNUSED_IMPORTS = "source.removeUnusedImports"  # typescript-language-serv
 # Asked for when no kind is given: servers that offer source actions only when asked for
 # them (typescript-language-server's organise imports) list them too.
 EVERY_KIND = ["quickfix", "refactor", "source"]
-EVERY_SERVER = "*"  # `wait_for_clients`: every server the enabled configs attach to the file
 DIAGNOSTICS_SHOWN = 20  # diagnostics of the changed files listed after an edit
 DIAGNOSTICS_ASKED = 30  # diagnostics asked about at their own range by one listing
 
@@ -97,13 +96,22 @@ class Place:
     where: str
 
 
-async def place_of(session: Session, request: WhereRequest, method: str) -> Place:
+async def place_of(session: Session, request: WhereRequest, method: str,
+                   whole_symbol: bool = False) -> Place:
+    """`whole_symbol`: a symbol anchor alone (`messy.py:f`) is the symbol's lines, not the
+    line of its name (a format of `f` formats `f`)."""
     if request.locate is None:
         assert request.file_path is not None
         path = session.workspace.resolve(request.file_path)
         return Place(path, None, session.workspace.display(path))
     first = await resolve(session, request.locate, method)
     scope = request.locate.scope
+    if whole_symbol and request.end is None and request.locate.find is None and isinstance(scope, SymbolScope):
+        tree = await session.symbol_tree(first.target, first.doc)
+        span = next(s.span for s in tree.find(scope.symbol_path)
+                    if (s.selection.start_line, s.selection.start_col) == (first.line, first.column))
+        return Place(first.path, (span.start_line, span.end_line),
+                     f"{format_anchor(request.locate)} (lines {span.start_line + 1}-{span.end_line + 1})")
     if request.end is None and request.locate.find is None and isinstance(scope, LineScope) and (
             scope.end_line > scope.start_line + 1):  # lines of a scope (`:'<,'>LsapActions`)
         last_line = min(scope.end_line - 2, max(0, len(first.doc.lines) - 1))
@@ -212,18 +220,7 @@ async def clients_of(session: Session, target: Target, method: str,
                      server: str | None) -> list[Client]:
     """Every server attached to the target's file that has `method` (the one named, if any)."""
     attached = await session.gateway.wait_for_clients(target.bufnr, EVERY_SERVER)
-    able = [c for c in attached if c.supports(method)]
-    if server is not None:
-        named = [c for c in able if c.name == server]
-        if not named:
-            names = ", ".join(c.name for c in able) or "none"
-            raise LsapError(
-                ErrorCode.NOT_FOUND,
-                f"no server named {server!r} offers {method} for "
-                f"{session.workspace.display(target.path)} (those that do: {names})",
-                hint="name one of those servers in `server`, or leave `server` out for all",
-            )
-        able = named
+    able = session.named(ranked(attached, method), server, method, target.path)
     if not able:
         raise session.unsupported(method, attached, target.path)
     await session.ready(able)
@@ -551,10 +548,11 @@ async def diff_preview(session: Session, action: Action) -> str | None:
 
 async def formatter(session: Session, path: Path, lines: tuple[int, int] | None,
                     server: str | None) -> tuple[Target, Client]:
-    """The server that formats the file (or `lines` of it): the one named, else the first."""
+    """The server that formats the file (or `lines` of it): the one named, else the
+    formatter (`session.ranked`)."""
     method = RANGE_FORMATTING if lines is not None else FORMATTING
-    target = await session.target(path, method)
-    return target, (await clients_of(session, target, method, server))[0]
+    target = await session.target(path, method, server)
+    return target, target.client
 
 
 async def formatting_options(session: Session, bufnr: int, lines: list[str]) -> indentation.Options:

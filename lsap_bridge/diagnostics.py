@@ -135,17 +135,28 @@ class DiagnosticDelta:
         before: dict[Path, list[Diagnostic]],
         after: dict[Path, list[Diagnostic]],
     ) -> DiagnosticDelta:
-        """Compared by message, code and severity, since an edit moves lines around."""
+        """Compared by message, code and severity, since an edit moves lines around; then
+        what is left by code, severity and line: a rename changes the message of a
+        diagnostic that stays where it was (`"Item" is not accessed`), which is not new."""
         delta = cls()
         for path, items in after.items():
             old = list(before.get(path, []))
             keys = [(d.severity, d.message, d.code) for d in old]
-            fresh = []
+            unmatched = []
             for d in items:
                 key = (d.severity, d.message, d.code)
                 if key in keys:
                     del old[keys.index(key)]
                     keys.remove(key)
+                else:
+                    unmatched.append(d)
+            fresh = []
+            places = [(d.severity, d.code, d.line) for d in old]
+            for d in unmatched:
+                place = (d.severity, d.code, d.line)
+                if d.code is not None and place in places:
+                    del old[places.index(place)]
+                    places.remove(place)
                 else:
                     fresh.append(d)
             if fresh:

@@ -124,6 +124,8 @@ class DiskWatch:
         """Watch a file outside the watched trees (a library's source in a buffer) from now on."""
         assert self.watcher is not None
         self.watcher.cover(path)
+    # When a call last found changes (time.monotonic()): the servers' indexes may lag it.
+    changed_at: float | None = None
 
     def changes(self) -> list[dict[str, Any]]:
         """LSP `FileEvent`s for what changed on disk since the last call; the first call
@@ -154,6 +156,8 @@ class DiskWatch:
         events = [_event(p, CREATED) for p in now if p not in known]
         events += [_event(p, CHANGED) for p, seen in now.items() if p in known and known[p].differs(seen)]
         events += [_event(p, DELETED) for p in known if p not in now]
+        if events:
+            self.changed_at = time.monotonic()
         return events
 
     def basis(self, at_ns: int) -> Basis:

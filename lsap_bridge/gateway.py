@@ -14,7 +14,7 @@ import itertools
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -58,6 +58,18 @@ class Client:
     def age(self) -> float | None:
         """Seconds since the server attached, when known."""
         return None if self.started is None else time.monotonic() - self.started
+
+
+class Attached(list[Client]):
+    """The servers on a buffer (`wait_for_clients`), and whether they are all the ones
+    expected: a choice between them made while others were still attaching is not kept.
+    `known`: False when nothing says which servers to expect (none started by
+    `vim.lsp.enable`)."""
+
+    def __init__(self, clients: Iterable[Client] = (), complete: bool = True, known: bool = True) -> None:
+        super().__init__(clients)
+        self.complete = complete
+        self.known = known
 
 
 @dataclass(frozen=True)
@@ -310,6 +322,12 @@ class EditorGateway:
             self._texts.pop(path_of(change["uri"]), None)
         return [str(n) for n in names] if isinstance(names, list) else None
 
+    async def reconfigure(self, changes: list[dict[str, Any]]) -> list[str]:
+        """Tell every server that its configuration files changed (`changes`: FileEvents)
+        and to read its configuration again; the names of the servers told."""
+        names = await self._lua("return require('lsap.transport').reconfigure(...)", changes)
+        return [str(n) for n in names or []]
+
     async def clients(self, bufnr: int) -> list[Client]:
         raw = await self._lua("return require('lsap.transport').clients(...)", bufnr)
         return [_client(c) for c in raw or []]
@@ -325,7 +343,16 @@ class EditorGateway:
         )
         if isinstance(raw, dict) and raw.get("uncovered"):
             raise uncovered(raw["uncovered"])
-        return [_client(c) for c in raw or []]
+        if isinstance(raw, dict):  # `"*"`: some expected servers had not come, or unknown
+            return Attached((_client(c) for c in raw.get("clients") or []),
+                            complete=False, known=not raw.get("unknown"))
+        return Attached(_client(c) for c in raw or [])
+
+    async def working(self, client_ids: list[int]) -> list[int]:
+        """The servers of these that report work in progress now (`$/progress`), at once."""
+        busy = await self._lua("return require('lsap.transport').working(...)", client_ids,
+                               int(self.timeouts.settle * 1000))
+        return [int(i) for i in busy or []]
 
     async def wait_until_idle(self, client_ids: list[int]) -> bool:
         """Wait (bounded) until the servers report no indexing work; False if they still do."""
@@ -434,13 +461,15 @@ class EditorGateway:
         return [bool(x) for x in result or []]
 
     async def pushed_diagnostics(
-        self, bufnrs: list[int], exclude_clients: list[int],
+        self, bufnrs: list[int], exclude_clients: list[int], after_sync: bool = False,
     ) -> dict[int, dict[str, Any]]:
         """`vim.diagnostic` items per buffer, once servers have published for its latest change.
 
         Bounded by `timeouts.diagnostics`; each answer says whether the buffer was analysed,
         or was `quiet`: diagnosed before, with nothing new published (see `when_diagnosed`).
-        Diagnostics of `exclude_clients` (pulled separately) are left out.
+        Diagnostics of `exclude_clients` (pulled separately) are left out. `after_sync`:
+        files changed on disk (`sync`), and a buffer is analysed only once each of its
+        servers has published for it after it had read the change.
         """
         if not bufnrs:
             return {}
@@ -448,7 +477,7 @@ class EditorGateway:
         quiet_ms = int(self.timeouts.diagnostics_quiet * 1000)
         timeout_ms = int(self.timeouts.diagnostics * 1000)
         raw = await self._ask("when_diagnosed", bufnrs, exclude_clients, settle_ms, quiet_ms,
-                              timeout_ms, timeout=self.timeouts.diagnostics + 5)
+                              timeout_ms, after_sync, timeout=self.timeouts.diagnostics + 5)
         return {int(entry["bufnr"]): entry for entry in raw or []}
 
     async def server_commands(self, client_id: int) -> list[str]:
@@ -477,7 +506,9 @@ class Editor(Protocol):
     async def open(self, path: Path) -> int: ...
     def oversized(self, path: Path) -> int | None: ...
     async def sync(self, changes: list[dict[str, Any]]) -> list[str] | None: ...
+    async def reconfigure(self, changes: list[dict[str, Any]]) -> list[str]: ...
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]: ...
+    async def working(self, client_ids: list[int]) -> list[int]: ...
     async def wait_until_idle(self, client_ids: list[int]) -> bool: ...
     async def lsp(self, calls: list[LspCall], timeout: float | None = None,
                   guard: Document | None = None,
@@ -487,7 +518,8 @@ class Editor(Protocol):
     async def symbols_for_completion(self, path: str, paths: list[str], cmdline: str) -> None: ...
     async def all_clients(self) -> list[Client]: ...
     async def servers_expected(self, bufnrs: list[int]) -> list[bool]: ...
-    async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int]) -> dict[int, dict[str, Any]]: ...
+    async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int],
+                                 after_sync: bool = False) -> dict[int, dict[str, Any]]: ...
     async def server_commands(self, client_id: int) -> list[str]: ...
     async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]: ...
     async def exec_lua(self, code: str, *args: Any) -> Any: ...

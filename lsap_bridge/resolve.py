@@ -69,7 +69,7 @@ def _key(locate: Locate) -> tuple[Any, ...]:
 async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resolved:
     path = target.path
     doc = target.doc or await session.document(path)
-    tree = await _tree(session, target, doc)
+    tree = await session.symbol_tree(target, doc)
     regions = _regions(locate, tree, doc, session.workspace.display(path))
 
     if locate.find is None:
@@ -111,12 +111,6 @@ def _name_column(symbol: Symbol, lines: list[str]) -> int:
         return col
     found = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text[col:])
     return col + found.start() if found else col
-
-
-async def _tree(session: Session, target: Target, doc: Document) -> SymbolTree:
-    if not target.client.supports("textDocument/documentSymbol"):
-        return SymbolTree([])
-    return await session.symbol_tree(target, doc)
 
 
 def _regions(locate: Locate, tree: SymbolTree, doc: Document, name: str) -> list[tuple[int, int, Symbol | None]]:

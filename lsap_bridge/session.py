@@ -26,7 +26,8 @@ from .decode import spans
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import Basis, DiskWatch, fs_now_ns
 from .errors import ErrorCode, LsapError, StaleText, invalid
-from .gateway import Client, Document, Editor, LspAnswer, LspCall, ServerRequests
+from .filestate import DiskStamp
+from .gateway import Attached, Client, Document, Editor, LspAnswer, LspCall, ServerRequests
 from .locate.matcher import Match, Tier
 from .models import Locate, Request
 from .modes import Answer, Capability, fallback
@@ -50,8 +51,46 @@ class Target:
     doc: Document | None = field(default=None, compare=False)
 
     def client_for(self, method: str) -> Client | None:
-        """The chosen server if it has `method`, else another attached server that has it."""
-        return next((c for c in (self.client, *self.clients) if c.supports(method)), None)
+        """The chosen server if it has `method`, else the attached server best for it."""
+        if self.client.supports(method):
+            return self.client
+        return next(iter(ranked(self.clients, method)), None)
+
+
+EVERY_SERVER = "*"  # `wait_for_clients`: every server the enabled configs attach to the file
+# What a language's main analysis server answers: the more of these a server has, the more
+# it knows of the code (basedpyright before `ruff server`, whose hover explains its codes).
+ANALYSIS = frozenset({
+    "textDocument/definition", "textDocument/references", "textDocument/documentSymbol",
+    "textDocument/hover", "textDocument/rename", "textDocument/completion",
+    "textDocument/typeDefinition", "textDocument/implementation", "textDocument/signatureHelp",
+    "textDocument/prepareCallHierarchy", "workspace/symbol",
+})
+# What a dedicated tool answers best: the formatter, the server with the fewest of the above.
+TOOLING = frozenset({"textDocument/formatting", "textDocument/rangeFormatting"})
+# Seconds after which the servers attached are taken to be all that come, when nothing says
+# which to expect (`Attached.known`) or an expected one did not come (its root did not
+# match, it failed to start): the choice is then kept, not asked again at each request.
+ATTACH_GRACE = 10.0
+
+
+def ranked(clients: Sequence[Client], method: str) -> list[Client]:
+    """The servers that have `method`, best first, by what the request needs: formatting
+    from the formatter, everything else from the main analysis server; in attach order
+    among equals. Decided per request from the servers attached now."""
+    def analysis(client: Client) -> int:
+        return len(ANALYSIS & client.methods)
+
+    able = [c for c in clients if c.supports(method)]
+    return sorted(able, key=analysis if method in TOOLING else (lambda c: -analysis(c)))
+
+
+def all_came(clients: Sequence[Client]) -> bool:
+    """Whether these are all the servers that will attach (a choice between them may be
+    kept): every expected one came, or each has been attached for `ATTACH_GRACE`."""
+    if not isinstance(clients, Attached) or clients.complete:
+        return True
+    return all((c.age() or ATTACH_GRACE) >= ATTACH_GRACE for c in clients)
 
 
 @dataclass(frozen=True)
@@ -92,6 +131,7 @@ class Location:
 
 EditApproval = Callable[[str, str], Awaitable[bool]]
 PULL = "textDocument/diagnostic"
+SYMBOLS = "textDocument/documentSymbol"
 
 
 def pulled(client: Client) -> bool:
@@ -112,6 +152,9 @@ _HELD: ContextVar[dict[Path, Document] | None] = ContextVar("lsap_held_texts", d
 # Inside `Session.run`: what the files on disk were when the request began (edits.py proves
 # the files a server's edit touches against it).
 _BASIS: ContextVar[Basis | None] = ContextVar("lsap_basis", default=None)
+# Inside `Session.run`: a server configuration file changed just before this answer, whose
+# diagnostics are then only those published after the servers read it.
+_RECONFIGURED: ContextVar[bool] = ContextVar("lsap_reconfigured", default=False)
 
 
 @contextmanager
@@ -131,6 +174,9 @@ def disk_note(display: str, disk_differs: str) -> str:
     return f"the buffer of {display} has unsaved changes and the file on disk {how}"
 
 
+# Configuration files of the servers, at a root: a change reconfigures them (`reconfigure`).
+CONFIG_FILES = ("pyrightconfig.json", "pyproject.toml", "ruff.toml", ".ruff.toml", "setup.cfg",
+                "tsconfig.json", "jsconfig.json", ".clangd", "compile_commands.json")
 PAGES = 64  # result lists kept for paging
 RENAMES = 32  # previewed renames kept for `rename_execute`
 ACTIONS = 256  # listed code actions kept for `code_action_execute`
@@ -147,7 +193,7 @@ class Session:
     _ready: set[int] = field(default_factory=set)
     # Servers whose answers were seen to hold when asked twice (see references.settled).
     settled: set[int] = field(default_factory=set)
-    _targets: LRUCache[tuple[Path, str], Target] = field(default_factory=lambda: LRUCache(1024))
+    _targets: LRUCache[tuple[Path, str, str | None], Target] = field(default_factory=lambda: LRUCache(1024))
     # Anchors resolved on held texts, for warm requests (see `locate.resolve.resolve`).
     resolved: TTLCache[tuple[Any, ...], Resolved] = field(default_factory=lambda: remembered(256))
     # Result lists by `pagination_id`, with the mode and fields that made them (see
@@ -163,8 +209,11 @@ class Session:
     watch: DiskWatch = field(init=False)
     # The loaded file buffers at the last `sync_disk` call into Neovim (None: not known).
     _loaded: list[str] | None = field(default=None, init=False)
-    # What the last `check` saw: its own disk record and diagnostics (capabilities/check.py).
-    check: Any = None
+    # What the last `check` saw, one record per agent (its connection's name; None: the
+    # human's and the CLI's): its own disk record and diagnostics (capabilities/check.py).
+    checks: dict[str | None, Any] = field(default_factory=dict)
+    # The servers' configuration files at the roots as last seen (`reconfigure`).
+    _configs: dict[Path, DiskStamp | None] | None = None
 
     def __post_init__(self) -> None:
         # The gateway confines every path it opens or reads to this session's roots.
@@ -194,6 +243,31 @@ class Session:
         notes = _NOTES.get()
         if notes is not None and doc.disk_differs:
             notes[doc.path] = disk_note(self.workspace.display(doc.path), doc.disk_differs)
+
+    async def reconfigure(self) -> bool:
+        """Before every answer: when a configuration file of the servers at a root changed
+        on disk (`CONFIG_FILES`; a few stats), every server is told (`workspace/
+        didChangeWatchedFiles` of it and `workspace/didChangeConfiguration`), and this
+        answer says so. The first call takes the baseline. Whether any had changed."""
+        now = {path: DiskStamp.of(path) for root in self.workspace.roots for path in
+               (root / name for name in CONFIG_FILES)}
+        before, self._configs = self._configs, now
+        if before is None:
+            return False
+        changed = {path: stamp for path, stamp in now.items() if stamp != before.get(path)}
+        if not changed:
+            return False
+        events = [{"uri": uri_of(path), "type": 3 if stamp is None else 1 if before.get(path) is None else 2}
+                  for path, stamp in changed.items()]
+        told = await self.gateway.reconfigure(events)
+        self._targets.clear()  # a server restarted for it would be another client
+        notes = _NOTES.get()
+        if notes is not None:
+            servers = ", ".join(told) or "no server"
+            for path in changed:
+                notes[path] = (f"{self.workspace.display(path)} changed on disk: {servers} reconfigured "
+                               "(workspace/didChangeConfiguration); this answer is after it")
+        return True
 
     async def sync_disk(self, at_ns: int | None = None) -> Basis:
         """Before an answer that spans the workspace: the servers hear of every code file
@@ -236,6 +310,8 @@ class Session:
         is a `conflict` (see `failures.as_error`). Per capability, so a batch never repeats
         others. A mode that spans the workspace has the servers hear of the disk first.
         """
+        if await self.reconfigure():
+            _RECONFIGURED.set(True)  # this answer's diagnostics: after the servers re-read it
         at = fs_now_ns()
         basis = await self.sync_disk(at) if capability.workspace else Basis(at)
         token = _BASIS.set(basis)
@@ -302,16 +378,20 @@ class Session:
         """Whether held texts may be answered from (inside `run`, where they are checked)."""
         return _HELD.get() is not None
 
-    async def target(self, path: Path, method: str) -> Target:
-        """Open the file for the servers (hidden buffer) and pick a server that has `method`.
+    async def target(self, path: Path, method: str, server: str | None = None) -> Target:
+        """Open the file for the servers (hidden buffer) and pick the server best for
+        `method` among all those that attach to it (`ranked`), or the one named `server`.
 
-        Warm (inside `run`): when this file and method were answered before and its text is
-        held, return at once with that text as `Target.doc`, costing no round trip; the
-        calls computed from it are then guarded (a warm request in one round trip instead
-        of four).
+        The choice is kept for the file only once every server expected has come (a choice
+        made while they were still attaching would answer a hover from ruff for the
+        daemon's whole life). Warm (inside `run`): when this file and method were answered
+        before and its text is held, return at once with that text as `Target.doc`,
+        costing no round trip; the calls computed from it are then guarded (a warm request
+        in one round trip instead of four).
         """
+        key = (path, method, server)
         held_texts = _HELD.get()
-        cached = self._targets.get((path, method)) if held_texts is not None else None
+        cached = self._targets.get(key) if held_texts is not None else None
         held = self.gateway.held(path) if cached else None
         alive = cached is not None and cached.client.id not in self.gateway.gone
         if cached and held and held.bufnr == cached.bufnr and alive and held_texts is not None:
@@ -329,16 +409,36 @@ class Session:
         bufnr = await self.gateway.open(path)
         if (basis := _BASIS.get()) is not None:
             basis.opened.add(str(path))  # the servers compute on this buffer (edits.py)
-        clients = await self.gateway.wait_for_clients(bufnr, method)
-        able = [c for c in clients if c.supports(method)]
+        clients = await self.gateway.wait_for_clients(bufnr, EVERY_SERVER)
+        keep = all_came(clients)
+        if clients and not ranked(clients, method):
+            # A method registered dynamically arrives just after attach: waited for (bounded).
+            clients, keep = await self.gateway.wait_for_clients(bufnr, method), False
+        able = self.named(ranked(clients, method), server, method, path)
         if not able:
             raise self.unsupported(method, clients, path)
         client = able[0]
         partial = not await self.ready([client])
         target = Target(path, bufnr, client, tuple(clients), partial)
-        if not partial:
-            self._targets[(path, method)] = target
+        if keep and not partial:
+            self._targets[key] = target
         return target
+
+    def named(self, able: list[Client], server: str | None, method: str, path: Path) -> list[Client]:
+        """The servers of `able` named `server` (all when None); none: a `not_found` that
+        lists those that could answer."""
+        if server is None:
+            return able
+        named = [c for c in able if c.name == server]
+        if not named:
+            names = ", ".join(c.name for c in able) or "none"
+            raise LsapError(
+                ErrorCode.NOT_FOUND,
+                f"no server named {server!r} offers {method} for "
+                f"{self.workspace.display(path)} (those that do: {names})",
+                hint="name one of those servers in `server`, or leave `server` out for all",
+            )
+        return named
 
     async def ready(self, clients: Sequence[Client]) -> bool:
         """Wait (bounded) until these servers have finished their start-up work, once per
@@ -363,9 +463,9 @@ class Session:
         """A server for `path` that has `method`, without opening the file when one already
         answers for another file of its language: a file nobody has open is then read from
         disk by the server, and a 20,000-line file costs a parse, not a full analysis."""
-        for (known, _), target in self._targets.items():
-            client = target.client
-            if client.supports(method) and client.id not in self.gateway.gone and (
+        for (known, _, server), target in self._targets.items():
+            client = target.client_for(method)
+            if client is not None and server is None and client.id not in self.gateway.gone and (
                     language_of(known) == language_of(path)):
                 return client
         return (await self.target(path, method)).client
@@ -383,7 +483,7 @@ class Session:
             with contextlib.suppress(LsapError):  # over the size limit: another file will do
                 opened.append(await self.gateway.open(path))
         expected = await self.gateway.servers_expected(opened) if opened else []
-        found = await asyncio.gather(*(self.gateway.wait_for_clients(bufnr, None)
+        found = await asyncio.gather(*(self.gateway.wait_for_clients(bufnr, EVERY_SERVER)
                                        for bufnr, server in zip(opened, expected, strict=True) if server))
         clients = {c.id: c for attached in found for c in attached}
         if not clients or not await self.gateway.wait_until_idle(list(clients)):
@@ -569,16 +669,25 @@ class Session:
         return tree
 
     async def symbol_tree(self, target: Target, doc: Document) -> SymbolTree:
-        return (await self.symbols([target.path], target.client, {target.path: doc}))[target.path]
+        """The file's symbols from the server best for them, whichever answers the request
+        (a format of `messy.py:f` is ruff's, its symbol `f` basedpyright's); none: empty."""
+        client = target.client_for(SYMBOLS)
+        if client is None:
+            return SymbolTree([])
+        return (await self.symbols([target.path], client, {target.path: doc}))[target.path]
 
     # -- diagnostics ----------------------------------------------------------------
 
-    async def diagnostics(self, paths: Sequence[Path]) -> DiagnosticMap:
+    async def diagnostics(self, paths: Sequence[Path], after_sync: bool = False) -> DiagnosticMap:
         """Diagnostics of files as they are now (unsaved changes included).
 
         Pulled (`textDocument/diagnostic`) from servers that offer it; otherwise the pushed
         ones, once the server has published for the buffer's latest change (bounded wait).
-        Files no server has analysed in time are in `.pending` with the reason, not hidden.
+        `after_sync`: a file counts as analysed only once each pushing server's pass over
+        the files is over (no work in progress, nothing published for 2 s) and, after files
+        changed on disk (`sync_disk`), it published for the file after it had read the
+        change (see `when_diagnosed`). Files no server has analysed in time are in
+        `.pending` with the reason, not hidden.
         """
         out = DiagnosticMap()
         opened: dict[Path, int] = {}
@@ -617,7 +726,8 @@ class Session:
         flat, pushed = await asyncio.gather(
             self.lsp([call for each in calls for call in each]),
             self.gateway.pushed_diagnostics(
-                [attached[p][0] for p in waits], list({c.id for _, c in pulls})),
+                [attached[p][0] for p in waits], list({c.id for _, c in pulls}),
+                after_sync or _RECONFIGURED.get()),
         )
         answers = []
         for (_path, client), each in zip(pulls, calls, strict=True):
@@ -639,7 +749,8 @@ class Session:
             if entry.get("quiet"):
                 out.quiet[path] = f"{names} published nothing new since the file changed"
             elif not entry.get("analysed"):
-                out.pending[path] = f"{names} had not published diagnostics for this text yet"
+                out.pending[path] = f"{names} had not published diagnostics for this text yet" + (
+                    " (nor re-analysed it since the files changed on disk)" if after_sync else "")
         for items in out.values():
             items.sort(key=lambda d: (d.line, d.col))
         return out

@@ -78,11 +78,17 @@ class FakeEditor:
     def oversized(self, path: Path) -> int | None:
         return None
 
+    async def reconfigure(self, changes: list[dict[str, Any]]) -> list[str]:
+        return [c.name for c in self.clients]
+
     async def sync(self, changes: list[dict[str, Any]]) -> list[str] | None:
         return None
 
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]:
         return list(self.clients)
+
+    async def working(self, client_ids: list[int]) -> list[int]:
+        return list(client_ids) if self.indexing else []
 
     async def wait_until_idle(self, client_ids: list[int]) -> bool:
         return not self.indexing
@@ -109,7 +115,8 @@ class FakeEditor:
     async def servers_expected(self, bufnrs: list[int]) -> list[bool]:
         return [True for _ in bufnrs]
 
-    async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int]) -> dict[int, dict[str, Any]]:
+    async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int],
+                                 after_sync: bool = False) -> dict[int, dict[str, Any]]:
         return {b: {"bufnr": b, "analysed": True, "items": []} for b in bufnrs}
 
     async def server_commands(self, client_id: int) -> list[str]:

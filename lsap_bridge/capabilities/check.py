@@ -13,7 +13,9 @@ baseline (the workspace's first `FILES_LIMIT` code files, or the files given).
 from __future__ import annotations
 
 import asyncio
+import re
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -33,6 +35,7 @@ from ..report.files import expand
 from ..report.paging import keep, page
 from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
 from ..session import Session
+from ..surface import CLIENT
 from ..workspace import path_of
 
 Severity = Literal["error", "warning", "information", "hint"]
@@ -197,6 +200,30 @@ async def dependents(session: Session, paths: list[Path]) -> Users:
     return users
 
 
+IMPORTS = ("import", "require", "include")
+
+
+def importers(session: Session, deleted: list[Path], known: dict[Path, list[Diagnostic]]) -> set[Path]:
+    """The files checked before whose text imports a deleted module by its name (a line
+    with the module's name as a word and `import`, `require` or `include`): no server can
+    be asked the references of a file that is gone, and its importers now fail."""
+    found: set[Path] = set()
+    names = {p.stem for p in deleted if p.stem != "__init__"} | {p.parent.name for p in deleted if p.stem == "__init__"}
+    if not names:
+        return found
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    for path in known:
+        if path in deleted or not path.is_file() or session.gateway.oversized(path) is not None:
+            continue
+        try:
+            lines = path.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        if any(pattern.search(line) and any(word in line for word in IMPORTS) for line in lines):
+            found.add(path)
+    return found
+
+
 Finds = list[tuple[str, Path, Diagnostic]]  # (new | current | gone, file, diagnostic)
 
 
@@ -236,6 +263,7 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
         users = set().union(*searched.found.values())
         for path in changed:
             users |= record.users.get(path, set())
+        users |= importers(session, [p for p in changed if not p.is_file()], record.seen)
         users |= record.flagged
         files = [p for p in dict.fromkeys([*existing, *sorted(users)]) if p.is_file()]
     skipped = max(0, len(files) - FILES_LIMIT)
@@ -257,13 +285,17 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
         for path in deleted:  # what was seen in it is gone
             findings += [("gone", path, d) for d in record.seen.get(path, [])]
     findings = [f for f in findings if f[2].at_least(request.min_severity)]
+    # What could not be confirmed is not taken as seen: the changes stay unreported and
+    # the files unconfirmed are looked at again by the next check, against the old record.
+    unconfirmed = set(found.pending)
     record.draft = (request, Update(
         seen=analysed, deleted=deleted, users=searched.found,
-        flagged={p for status, p, _ in findings if status in ("new", "current")},
-        reported=set(record.unreported), at=time.time()))
+        flagged={p for status, p, _ in findings if status in ("new", "current")} | unconfirmed,
+        reported=set() if unconfirmed else set(record.unreported), at=time.time()))
     baseline_counts = {s: sum(1 for items in found.values() for d in items if d.severity == s)
                        for s in SEVERITIES} if baseline else {}
     return {
+        "id": uuid.uuid4().hex[:12],  # the key of this check's pages
         "number": record.number + 1,
         "baseline": baseline,
         "since": time.strftime("%H:%M:%S", time.localtime(record.at)) if record.at else None,
@@ -296,21 +328,25 @@ def _same(a: DiagnosticMap, b: DiagnosticMap) -> bool:
 
 
 async def settled(session: Session, files: list[Path], structural: bool) -> tuple[DiagnosticMap, bool]:
-    """The files' diagnostics once they hold: asked again every `SETTLE_STEP` until an
-    answer is the one before it (twice after files were created or deleted), for at most
-    `SETTLE_LIMIT`; and whether they held.
+    """The files' diagnostics once their servers have analysed them after the change on
+    disk (pulled; or each pushing server published for the file after it read the change,
+    and its pass over the files is over: `Session.diagnostics(after_sync=)`; the baseline
+    too, on servers still starting); after
+    files were created or deleted, asked again every `SETTLE_STEP` until two answers in a
+    row are the one before, for at most `SETTLE_LIMIT`; and whether they held. Files
+    without that evidence in time are `pending`: the next check looks at them again.
 
-    A server tells of no "analysed after that change": basedpyright still resolves the
-    imports of a deleted module for up to a second and a half (it hears of the deletion as
-    a file event and re-resolves imports later), and servers republish the diagnostics of
-    a changed file's users when they get to them.
+    basedpyright still resolves the imports of a deleted module for up to a second and a
+    half after it first republished (it re-resolves imports later): hence the second look.
     """
-    found = await session.diagnostics(files)
-    need, held = (2 if structural else 1), 0
+    found = await session.diagnostics(files, after_sync=True)
+    # The publishes after the change are the evidence; a look again only after files were
+    # created or deleted.
+    need, held = (2 if structural else 0), 0
     deadline = time.monotonic() + SETTLE_LIMIT
     while files and held < need and time.monotonic() < deadline:
         await asyncio.sleep(SETTLE_STEP)
-        again = await session.diagnostics(files)
+        again = await session.diagnostics(files, after_sync=True)
         held = held + 1 if _same(again, found) else 0
         found = again
     return found, held >= need or not files
@@ -325,12 +361,14 @@ async def check(session: Session, request: CheckRequest) -> Answer:
         facts: dict[str, Any] = kept[0]  # a later page of a check made before: not a new check
     else:
         journals = await journal_dir(session.gateway)
-        if session.check is None:
-            session.check = Record(DiskWatch(session.workspace, lambda: session.gateway.max_file_size))
-            # A restarted daemon continues the root's checks (lsap_bridge/check_store.py).
+        agent = CLIENT.get()
+        if agent not in session.checks:
+            record = session.checks[agent] = Record(
+                DiskWatch(session.workspace, lambda: session.gateway.max_file_size))
+            # A restarted daemon continues the root's last check (lsap_bridge/check_store.py).
             saved = await asyncio.to_thread(check_store.load, journals, session.workspace.root)
-            check_store.resume(session.check, saved)
-        record: Record = session.check
+            check_store.resume(record, saved)
+        record = session.checks[agent]
         async with record.lock:
             facts = await compare(session, record, request)
             done = record.draft[1] if record.draft else None
@@ -338,10 +376,12 @@ async def check(session: Session, request: CheckRequest) -> Answer:
                 await asyncio.to_thread(check_store.save, journals, session.workspace.root, check_store.after(
                     record.seen, done.seen, done.deleted), facts["number"], done.at)
     items: Finds = facts["items"]
-    shown, paging = page(session, request, items)
-    # Kept whole under the request's page key, after `page` kept the bare list there: a
-    # later page, or a shorter page of this answer asked for to fit a budget, shows this
-    # check's findings; it never runs a new check, which would compare with this one.
+    shown, paging = page(session, request, items, answer=facts["id"])
+    # Kept whole under this check's page key (its id: a later check, of anyone, does not
+    # replace it), after `page` kept the bare list there, and under the request's own key,
+    # where a shorter page asked for to fit a budget looks: a later page shows this check's
+    # findings; it never runs a new check, which would compare with this one.
+    keep(session, request, [facts], answer=facts["id"])
     keep(session, request, [facts])
     docs = await session.documents([p for status, p, _ in shown if status != "gone" and p.is_file()])
     groups = []
@@ -363,7 +403,7 @@ async def check(session: Session, request: CheckRequest) -> Answer:
     for status, _, d in items:
         counts.setdefault(status, {s: 0 for s in SEVERITIES})[d.severity] += 1
     report = CheckReport(
-        **{k: v for k, v in facts.items() if k != "items"},
+        **{k: v for k, v in facts.items() if k not in ("items", "id")},
         min_severity=request.min_severity,
         counts={status: {s: n for s, n in by.items() if n} for status, by in counts.items()},
         groups=groups,

@@ -24,7 +24,7 @@ class FormatRequest(WhereRequest):
       method=FORMATTING, fallback="diagnostics", workspace=True, edits=True,
       offer=Offer(command="LsapFormat", picker=18))
 async def format_code(session: Session, request: FormatRequest) -> Answer:
-    place = await place_of(session, request, FORMATTING)
+    place = await place_of(session, request, FORMATTING, whole_symbol=True)
 
     async def work() -> Ran:
         return await format_steps(session, place, request.organize_imports, request.server)

@@ -7,6 +7,7 @@ Neovim), one file per language is opened so that the servers start.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -62,6 +63,7 @@ class SearchReport(Paged):
     kinds: list[str] | None
     servers: list[str]
     lacking: list[str]  # what could not be searched, by language
+    incomplete: list[str]  # servers whose index may not hold every symbol yet, and why
     external: int
     symbols: list[Found]
 
@@ -110,6 +112,28 @@ async def symbol_clients(session: Session) -> tuple[list[Client], list[str]]:
     return list(unique.values()), lacking
 
 
+YOUNG = 10.0  # seconds after it attached, or after files changed on disk, an index may lag
+
+
+async def incomplete(session: Session, clients: list[Client]) -> list[str]:
+    """The servers whose index may not hold every symbol yet (an answer without a name is
+    then no proof it is not there): work in progress (`$/progress`), attached moments ago,
+    or files changed on disk moments ago."""
+    working = set(await session.gateway.working([c.id for c in clients]))
+    changed = session.watch.changed_at
+    notes = []
+    for client in clients:
+        age = client.age()
+        if client.id in working:
+            notes.append(f"{client.name} reports work in progress (indexing or analysing)")
+        elif age is not None and age < YOUNG:
+            notes.append(f"{client.name} started {age:.0f} s ago")
+        elif changed is not None and time.monotonic() - changed < YOUNG:
+            notes.append(f"{client.name} heard of files changed on disk "
+                         f"{time.monotonic() - changed:.0f} s ago")
+    return notes
+
+
 # Declarations an agent looks for before the variables that merely share the name.
 _MINOR = {"variable", "field", "property", "constant", "key", "type_parameter"}
 
@@ -136,6 +160,7 @@ async def search(session: Session, request: SearchRequest) -> Answer:
     items: list[dict[str, Any]] | None = session.kept(request)
     servers: list[str] = []
     lacking: list[str] = []
+    unsure: list[str] = []
     external = 0
     if items is None:
         clients, lacking = await symbol_clients(session)
@@ -148,6 +173,7 @@ async def search(session: Session, request: SearchRequest) -> Answer:
                 '{"mode": "outline", "file_path": ".", "recursive": true}',
             )
         servers = [c.name for c in clients]
+        unsure = await incomplete(session, clients)
         answers = await session.lsp([LspCall(c.id, METHOD, {"query": request.query}) for c in clients])
         found: dict[tuple[str, int, str], dict[str, Any]] = {}
         for client, answer in zip(clients, answers, strict=True):
@@ -179,8 +205,9 @@ async def search(session: Session, request: SearchRequest) -> Answer:
         )
     shown, paging = page(session, request, items)
     report = SearchReport(query=request.query, kinds=request.kinds, servers=servers, lacking=lacking,
-                          external=external, symbols=[Found(**{k: v for k, v in r.items() if k != EDITOR})
-                                                      for r in shown], **paging)
+                          incomplete=unsure, external=external,
+                          symbols=[Found(**{k: v for k, v in r.items() if k != EDITOR}) for r in shown],
+                          **paging)
     locations = [
         {"path": r["path"], "line": r["line"] or 1, **r[EDITOR], "text": f"{r['kind']} {r['name']}"}
         for r in shown

@@ -122,11 +122,11 @@ class Executor:
     def target_for(self, run: FileRun, method: str) -> Target:
         """The run's file with a server that has `method` (not always the first one)."""
         assert run.target is not None and run.path is not None
-        able = [c for c in (run.target.client, *run.target.clients) if c.supports(method)]
-        if not able:
+        client = run.target.client_for(method)
+        if client is None:
             raise self.session.unsupported(method, run.target.clients, run.path)
         t = run.target
-        return Target(t.path, t.bufnr, able[0], t.clients, t.partial)
+        return Target(t.path, t.bufnr, client, t.clients, t.partial)
 
     def call(self, run: FileRun, method: str, line: int, col: int) -> LspCall:
         assert run.doc is not None

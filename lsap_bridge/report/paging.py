@@ -22,21 +22,26 @@ def suggest(model: type[Request], request: dict[str, Any]) -> str:
     return phrase(request, bare_field(model))
 
 
-def page_id_of(request: Request) -> str:
-    """The id a request's whole list is kept under: its fields but the paging and budget."""
+def page_id_of(request: Request, answer: str | None = None) -> str:
+    """The id a request's whole list is kept under: its fields but the paging and budget,
+    and `answer` when the same request gives a new answer each time (a check's number:
+    the pages of one check survive the next)."""
     key = request.result_fields()
+    if answer is not None:
+        key = {**key, "answer": answer}
     return hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
-def keep(session: Session, request: Request, items: list[Any]) -> str:
+def keep(session: Session, request: Request, items: list[Any], answer: str | None = None) -> str:
     """Keep a whole result list under the request's own id (`page_id_of`), with the fields
     it answers (`Session.kept` checks a later page's request against them)."""
-    page_id = page_id_of(request)
+    page_id = page_id_of(request, answer)
     session.pages[page_id] = (request.mode, request.result_fields(), items)
     return page_id
 
 
-def page(session: Session, request: Request, items: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
+def page(session: Session, request: Request, items: Sequence[Any],
+         answer: str | None = None) -> tuple[list[Any], dict[str, Any]]:
     """The slice to show and the paging facts (`models.Paged`); `next` is the exact request
     for the next page.
 
@@ -50,15 +55,16 @@ def page(session: Session, request: Request, items: Sequence[Any]) -> tuple[list
     end = start + len(shown)
     info: dict[str, Any] = {"total": len(items), "start": start + 1 if shown else start, "end": end}
     if end < len(items):
-        info["pagination_id"], info["next"] = _page_request(session, request, items, end)
+        info["pagination_id"], info["next"] = _page_request(session, request, items, end, answer)
     elif len(shown) > 1:
-        keep(session, request, list(items))
+        keep(session, request, list(items), answer)
     return shown, info
 
 
-def _page_request(session: Session, request: Request, items: Sequence[Any], start: int) -> tuple[str, str]:
+def _page_request(session: Session, request: Request, items: Sequence[Any], start: int,
+                  answer: str | None = None) -> tuple[str, str]:
     """The id under which the whole list is kept, and the request for the page at `start`."""
-    page_id = keep(session, request, list(items))
+    page_id = keep(session, request, list(items), answer)
     return page_id, suggest(type(request), {**_unpaged(request), "start_index": start, "pagination_id": page_id})
 
 

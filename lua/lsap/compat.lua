@@ -124,4 +124,20 @@ function M.exiting()
   return code ~= nil and code ~= vim.NIL
 end
 
+--- Call `on(client_id, result)` for every `textDocument/publishDiagnostics` a server sends,
+--- before Neovim handles it: the evidence that a server re-analysed a file after a change
+--- (DiagnosticChanged names no server). No event for it: the default handler is wrapped,
+--- once; a server given its own handler in its config is not seen (its files wait).
+local publish_wrapped = false
+function M.on_publish(on)
+  if publish_wrapped then return end
+  publish_wrapped = true
+  local method = 'textDocument/publishDiagnostics'
+  local inner = vim.lsp.handlers[method]
+  vim.lsp.handlers[method] = function(err, result, ctx, ...)
+    if type(result) == 'table' and type(result.uri) == 'string' and ctx then pcall(on, ctx.client_id, result) end
+    return inner(err, result, ctx, ...)
+  end
+end
+
 return M

@@ -21,6 +21,21 @@ local attached_at = {} ---@type table<integer, integer> when each server first a
 local answered_at = {} ---@type table<integer, integer>
 -- When diagnostics last changed per buffer, and at which changedtick (see `when_diagnosed`).
 local diagnosed = {} ---@type table<integer, {tick: integer, at: integer}>
+-- When each server last published a buffer's diagnostics (`compat.on_publish`), by client.
+local published = {} ---@type table<integer, table<integer, integer>>
+local published_any = {} ---@type table<integer, integer> -- by client: any buffer
+local published_tick = {} ---@type table<integer, table<integer, integer>> -- the changedtick then
+local republishes = {} ---@type table<integer, boolean> -- by client: unchanged ones too
+-- Silence of a server after its last publish that ends its pass over the open files
+-- (basedpyright on rich, two loaded cores: gaps of up to a second between two files).
+local PASS_MS = 2000
+-- When `sync` last told the servers of files changed on disk; per client, when the first
+-- answer came to a request sent after that: the server had read the change by then, and
+-- what it publishes after that answer it sent after the change (a connection keeps the
+-- order of messages), unlike a publish still on its way when the change was sent.
+local synced_at = -1
+local sent_at = {} ---@type table<integer, table<integer, integer>>
+local proven = {} ---@type table<integer, integer>
 
 local function now_ms() return vim.uv.now() end
 
@@ -234,7 +249,10 @@ end
 --- the names of the loaded file buffers (the service skips the next call while nothing
 --- changed on disk and all of them are in the trees it watches).
 function M.sync(changes)
-  if #changes > 0 then M.files_changed(changes) end
+  if #changes > 0 then
+    M.files_changed(changes)
+    synced_at = now_ms()
+  end
   local names = {}
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(bufnr) then
@@ -288,9 +306,36 @@ function M.register(chan)
   vim.api.nvim_create_autocmd('LspRequest', {
     group = group,
     callback = function(ev)
-      if ev.data.request and ev.data.request.type == 'complete' then answered_at[ev.data.client_id] = now_ms() end
+      local id, request = ev.data.client_id, ev.data.request
+      if not request then return end
+      sent_at[id] = sent_at[id] or {}
+      if request.type == 'pending' then
+        sent_at[id][ev.data.request_id] = now_ms()
+      elseif request.type == 'complete' or request.type == 'cancel' then
+        local sent = sent_at[id][ev.data.request_id]
+        sent_at[id][ev.data.request_id] = nil
+        if request.type == 'complete' then answered_at[id] = now_ms() end
+        if sent and sent >= synced_at and (proven[id] or -1) < synced_at then proven[id] = now_ms() end
+      end
     end,
   })
+  require('lsap.compat').on_publish(function(client_id, result)
+    -- The buffer Neovim's own handler files them under (it makes one for a file not loaded).
+    local bufnr = vim.uri_to_bufnr(result.uri)
+    if bufnr > 0 then
+      published[bufnr] = published[bufnr] or {}
+      -- Empty again after empty: this server publishes unchanged diagnostics too, so its
+      -- silence about a file is no evidence (see `quiet` in `when_diagnosed`).
+      if published[bufnr][client_id] and #(result.diagnostics or {}) == 0
+          and #vim.diagnostic.get(bufnr, { namespace = vim.lsp.diagnostic.get_namespace(client_id, false) }) == 0 then
+        republishes[client_id] = true
+      end
+      published[bufnr][client_id] = now_ms()
+      published_tick[bufnr] = published_tick[bufnr] or {}
+      published_tick[bufnr][client_id] = vim.b[bufnr].changedtick
+    end
+    published_any[client_id] = now_ms()
+  end)
   vim.api.nvim_create_autocmd('DiagnosticChanged', {
     group = group,
     callback = function(ev)
@@ -839,7 +884,10 @@ local function covering(bufnr)
   local filetype, count = vim.bo[bufnr].filetype, 0
   for _, name in ipairs(enabled) do
     local config = vim.lsp.config[name]
-    if config and (config.filetypes == nil or vim.tbl_contains(config.filetypes, filetype)) then
+    -- A config whose command is not installed never attaches: not waited for.
+    local runs = config and (type(config.cmd) ~= 'table' or type(config.cmd[1]) ~= 'string'
+      or vim.fn.executable(config.cmd[1]) == 1)
+    if runs and (config.filetypes == nil or vim.tbl_contains(config.filetypes, filetype)) then
       count = count + 1
     end
   end
@@ -859,8 +907,16 @@ function M.when_attached(token, bufnr, method, timeout_ms)
     local wanted = covering(bufnr)
     return #found > 0 and (wanted == nil or #found >= wanted) and found or nil
   end
+  -- For '*', whether every server expected came is part of the answer: a choice made on
+  -- fewer (a cold moment, servers still attaching) is not kept by the service; with no
+  -- enabled configs to count (servers started another way) it is unknown.
+  local function answer(found, complete)
+    if not every then return reply(token, found) end
+    if covering(bufnr) == nil then return reply(token, { clients = found, unknown = true }) end
+    return reply(token, complete and found or { clients = found, incomplete = true })
+  end
   local found = ready()
-  if found then return reply(token, found) end
+  if found then return answer(found, true) end
   -- No server on it and no enabled config for its filetype: none will come, say so now.
   if not M.servers_expected({ bufnr })[1] then return reply(token, { uncovered = M.coverage(bufnr) }) end
   local done = false
@@ -870,7 +926,7 @@ function M.when_attached(token, bufnr, method, timeout_ms)
     done = true
     pcall(vim.api.nvim_del_autocmd, autocmd)
     -- Every client on the buffer, so that the service can say which lacks the method.
-    reply(token, supporting(bufnr, nil))
+    answer(supporting(bufnr, nil), ready() ~= nil)
   end
   autocmd = vim.api.nvim_create_autocmd('LspAttach', {
     buffer = bufnr,
@@ -901,6 +957,15 @@ local function busy(client_id, settle_ms)
   end
   if not state then return false end
   return next(state.active) ~= nil or now_ms() - state.last < settle_ms
+end
+
+--- The clients of `client_ids` that report work in progress now (see `busy`), at once.
+function M.working(client_ids, settle_ms)
+  local out = {}
+  for _, id in ipairs(client_ids) do
+    if busy(id, settle_ms) then out[#out + 1] = id end
+  end
+  return out
 end
 
 --- Reply `true` once none of the clients reports work in progress (`$/progress`) and
@@ -981,28 +1046,84 @@ end
 --- progress comes back `quiet` (its empty diagnostics still stand).
 --- Buffers still waiting at `timeout_ms` come back with neither flag.
 --- Namespaces of `exclude_clients` (whose diagnostics the service pulls) are left out.
-function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms)
-  local excluded = {}
+--- `after_sync`: a file counts as analysed only once each of its pushing servers reports
+--- no work and has published nothing for `PASS_MS` (its pass is over), and, after files
+--- changed on disk, published for it after its first answer following the change
+--- (`proven`; a cheap request is sent to those that gave none): a dependent's buffer does
+--- not change, so its changedtick proves nothing.
+function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms, after_sync)
+  local excluded, pulled = {}, {}
   for _, id in ipairs(exclude_clients) do
+    pulled[id] = true
     for _, pull in ipairs({ false, true }) do
       excluded[vim.lsp.diagnostic.get_namespace(id, pull)] = true
     end
   end
   local start = now_ms()
   local deadline = start + timeout_ms
+  local proving = after_sync == true and synced_at >= 0
+  local function pushing(bufnr)
+    local out = {}
+    for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+      if not pulled[client.id] and not client:is_stopped() then out[#out + 1] = client end
+    end
+    return out
+  end
+  -- Since when each client's publishes count (nil: not yet known).
+  local function proof(client)
+    local at = proven[client.id]
+    return at ~= nil and at >= synced_at and at or nil
+  end
+  if proving then
+    local asked = {}
+    for _, bufnr in ipairs(bufnrs) do
+      for _, client in ipairs(pushing(bufnr)) do
+        if not asked[client.id] and proof(client) == nil and vim.api.nvim_buf_is_loaded(bufnr) then
+          asked[client.id] = true
+          -- Any request does; this one every Python, TypeScript, C server answers cheaply.
+          pcall(client.request, client, 'textDocument/documentSymbol',
+            { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }, function() end, bufnr)
+        end
+      end
+    end
+  end
+  -- And the server's pass is over: no work in progress, nothing published for `PASS_MS`
+  -- (basedpyright publishes a file's parse-level diagnostics first, its checked ones later).
+  -- With no change synced yet (the first look, servers starting), only the pass.
+  local function republished(bufnr)
+    if after_sync ~= true then return true end
+    for _, client in ipairs(pushing(bufnr)) do
+      local at, since = (published[bufnr] or {})[client.id], proof(client)
+      -- Each server's own publish for the buffer's current text (another server's, a
+      -- pull's, is no evidence of this one's analysis).
+      local current = (published_tick[bufnr] or {})[client.id] == vim.b[bufnr].changedtick
+      if not current or (proving and not (since and at and at >= since)) or busy(client.id, settle_ms)
+          or now_ms() - (published_any[client.id] or 0) < PASS_MS then
+        return false
+      end
+    end
+    return true
+  end
   local function analysed(bufnr)
     local seen = diagnosed[bufnr]
     return seen ~= nil and vim.api.nvim_buf_is_valid(bufnr) and seen.tick == vim.b[bufnr].changedtick
-      and now_ms() - seen.at >= settle_ms
+      and now_ms() - seen.at >= settle_ms and republished(bufnr)
   end
   -- Only a file whose diagnostics are empty (the case such servers skip), and only while
   -- none of its servers reports work in progress.
+  -- After a change on disk, also only for servers seen to skip unchanged diagnostics, and
+  -- once each has published something since and then been silent for `quiet_ms`.
   local function quiet(bufnr)
     local seen = diagnosed[bufnr]
     if seen == nil or now_ms() - math.max(start, seen.at) < quiet_ms then return false end
     if #diagnostic_items(bufnr, excluded) > 0 then return false end
     for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
       if busy(client.id, settle_ms) then return false end
+      local last, since = published_any[client.id], proof(client)
+      if proving and not pulled[client.id] and (republishes[client.id] or not (since and last
+          and last >= since and now_ms() - last >= quiet_ms)) then
+        return false
+      end
     end
     return true
   end
@@ -1093,6 +1214,22 @@ function M.server_commands(client_id)
   local client = vim.lsp.get_client_by_id(client_id)
   local provider = client and client.server_capabilities.executeCommandProvider
   return type(provider) == 'table' and provider.commands or {}
+end
+
+--- A server's configuration file changed on disk (`changes`: FileEvents of it): every
+--- server hears of the file, and is told to read its configuration again (it asks for
+--- its settings with `workspace/configuration`, and reads its files). Returns their names.
+function M.reconfigure(changes)
+  local names = {}
+  for _, client in ipairs(vim.lsp.get_clients()) do
+    if not client:is_stopped() then
+      client:notify('workspace/didChangeWatchedFiles', { changes = changes })
+      client:notify('workspace/didChangeConfiguration', { settings = client.settings or vim.empty_dict() })
+      names[#names + 1] = client.name
+    end
+  end
+  synced_at = now_ms()
+  return names
 end
 
 --- Tell every server about files created, changed or deleted behind its back

@@ -108,3 +108,19 @@ def test_users_of_a_file_no_server_finds_references_for_are_named(
     assert [(g.status, g.path, [d.message for d in g.diagnostics]) for g in report.groups] == [
         ("new", "a.py", ["undefined is not defined"])]
     assert "No attached server finds references for a.py" in render_report("check", report)
+
+
+def test_a_rename_s_changed_messages_are_not_new() -> None:
+    """Diagnostics that stayed where they were, with the same code and severity, whose
+    message names the renamed symbol: neither new nor gone. A new one on another line is."""
+    path = Path("m.py")
+    before = [Diagnostic(3, 4, 3, 11, "warning", '"Product" is not accessed', "reportUnusedVariable"),
+              Diagnostic(7, 0, 7, 5, "error", 'Argument missing for parameter "strict"', "reportCallIssue")]
+    after = [Diagnostic(3, 4, 3, 8, "warning", '"Item" is not accessed', "reportUnusedVariable"),
+             Diagnostic(7, 0, 7, 5, "error", 'Argument missing for parameter "strict"', "reportCallIssue"),
+             Diagnostic(9, 0, 9, 5, "warning", '"Goods" is not accessed', "reportUnusedVariable")]
+    delta = DiagnosticDelta.between({path: before}, {path: after})
+    assert delta.new == {path: [after[2]]} and delta.gone == {}
+    # Without a code, a changed message is a different diagnostic.
+    plain = DiagnosticDelta.between({path: [diagnostic("old", 3)]}, {path: [diagnostic("new", 3)]})
+    assert plain.new == {path: [diagnostic("new", 3)]} and plain.gone == {path: [diagnostic("old", 3)]}

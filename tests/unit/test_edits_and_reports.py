@@ -540,7 +540,8 @@ def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
             item = {"range": rng(0, 11, 0, 18), "severity": 1, "message": "undefined", "code": "x"}
             return [LspAnswer({"kind": "full", "items": [item]})]
 
-        async def pushed_diagnostics(self, bufnrs: list[int], exclude: list[int]) -> dict[int, Any]:
+        async def pushed_diagnostics(self, bufnrs: list[int], exclude: list[int],
+                                     after_sync: bool = False) -> dict[int, Any]:
             self.waited.append((bufnrs, exclude))
             item = {
                 "lnum": 0,

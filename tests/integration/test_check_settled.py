@@ -1,0 +1,199 @@
+"""`check` after an edit (issue 26, items 2 and 3): it compares only diagnostics the servers
+published after the change reached them, keeps what it could not confirm for the next
+check, keeps a record per agent and the pages of each check.
+
+A generated project where each library function has few callers (two), with basedpyright
+behind a proxy that delays the callers' diagnostics (`delay_server.py`): the shape in which two
+equal looks a second apart showed the state from before the edit ("nothing new" in 7 of 8
+trials on rich's `loop_first`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsap_bridge.surface import CLIENT
+
+from .harness import Bridge
+
+pytestmark = pytest.mark.integration
+
+DELAY = 2.0  # seconds the proxy holds back the callers' publishDiagnostics
+TRIALS = 10
+LIBS = 4  # one per agent
+FILLERS = 16  # modules with nothing to do with the libraries, for the server to re-analyse
+PROXY = Path(__file__).with_name("delay_server.py")
+
+
+def signature(i: int) -> str:
+    return f"def f{i}(values: list[int]) -> int:"
+
+
+def broken(i: int) -> str:
+    return f"def f{i}(values: list[int], *, strict: bool) -> int:"
+
+
+def project(root: Path) -> Path:
+    """`gen/lib{i}.py` with `f{i}` called from two modules each; `gen/gone.py` imported by
+    `gen/importer.py`; fillers."""
+    package = root / "gen"
+    package.mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "gen"\nversion = "0"\n\n'
+                                         '[tool.basedpyright]\ntypeCheckingMode = "standard"\n')
+    (package / "__init__.py").write_text("")
+    for i in range(LIBS):
+        (package / f"lib{i}.py").write_text(f"{signature(i)}\n    return values[0]\n")
+        for side in "ab":
+            (package / f"use{i}{side}.py").write_text(
+                f"from .lib{i} import f{i}\n\n\ndef use() -> int:\n    return f{i}([1, 2])\n")
+    (package / "gone.py").write_text("def helper() -> int:\n    return 1\n")
+    (package / "importer.py").write_text("from .gone import helper\n\n\ndef run() -> int:\n    return helper()\n")
+    for n in range(FILLERS):
+        (package / f"filler{n}.py").write_text(
+            "".join(f"def g{k}(x: int) -> int:\n    return x + {k}\n\n\n" for k in range(30)))
+    return root
+
+
+def delayed_bridge(root: Path) -> Bridge:
+    bridge = Bridge(root, ["none"])
+    bridge.lua(
+        "local python, proxy, delay, root = ...;"
+        "vim.lsp.config('delayed', {cmd = {python, proxy, delay, '/gen/use', 'basedpyright-langserver', '--stdio'},"
+        "  filetypes = {'python'}, root_dir = root});"
+        "vim.lsp.enable('delayed')",
+        sys.executable, str(PROXY), str(DELAY), str(root),
+    )
+    return bridge
+
+
+@pytest.fixture(scope="module")
+def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    bridge = delayed_bridge(project(tmp_path_factory.mktemp("settled") / "gen"))
+    yield bridge
+    bridge.close()
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def errors(report: dict[str, Any], status: str) -> set[tuple[str, str]]:
+    return {(g["path"], d["message"]) for g in report["groups"] if g["status"] == status
+            for d in g["diagnostics"] if d["severity"] == "error"}
+
+
+def missing(i: int) -> set[tuple[str, str]]:
+    return {(f"gen/use{i}{side}.py", 'Argument missing for parameter "strict"') for side in "ab"}
+
+
+def test_a_few_callers_broken_are_reported_every_time_behind_a_slow_server(bridge: Bridge) -> None:
+    first = bridge.ask(mode="check")
+    assert first["baseline"] and first["checked"] >= 2 * LIBS + FILLERS
+    lib = bridge.root / "gen" / "lib0.py"
+    took: list[float] = []
+    for trial in range(TRIALS):
+        edit(lib, signature(0), broken(0))
+        started = time.monotonic()
+        report = bridge.ask(mode="check")
+        took.append(time.monotonic() - started)
+        assert errors(report, "new") == missing(0), (trial, report)
+        edit(lib, broken(0), signature(0))
+        fixed = bridge.ask(mode="check")
+        assert errors(fixed, "gone") == missing(0) and errors(fixed, "new") == set(), (trial, fixed)
+    print(f"check after the break, {TRIALS} trials, diagnostics delayed {DELAY} s: "
+          + ", ".join(f"{s:.1f}" for s in took) + " s")
+
+
+def test_what_a_check_could_not_confirm_is_reported_by_the_next(
+        bridge: Bridge, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wait for the servers runs out (shorter than the proxy's delay): the callers are
+    named as not re-analysed, and the next check reports their errors."""
+    bridge.ask(mode="check")
+    lib = bridge.root / "gen" / "lib1.py"
+    edit(lib, signature(1), broken(1))
+    gateway = bridge.embedded.gateway
+    monkeypatch.setattr(gateway, "timeouts", type(gateway.timeouts)(**{**vars(gateway.timeouts), "diagnostics": 0.3}))
+    short = bridge.request({"mode": "check"})
+    assert short.ok, short.text
+    for caller in ("gen/use1a.py", "gen/use1b.py"):
+        assert f"> Not analysed in time, not compared: {caller} (delayed had not published" in short.text
+    assert "> Those are kept: the next check compares them" in short.text
+    assert 'Argument missing for parameter "strict"' not in short.text
+    monkeypatch.undo()
+    time.sleep(DELAY)
+    later = bridge.ask(mode="check")
+    assert errors(later, "new") == missing(1), later
+    edit(lib, broken(1), signature(1))
+    assert errors(bridge.ask(mode="check"), "gone") == missing(1)
+
+
+def test_a_deleted_module_s_importers_are_reported(bridge: Bridge) -> None:
+    bridge.ask(mode="check")
+    gone = bridge.root / "gen" / "gone.py"
+    text = gone.read_text()
+    gone.unlink()
+    try:
+        report = bridge.ask(mode="check")
+        assert {"path": "gen/gone.py", "how": "deleted"} in report["changed"]
+        assert any(path == "gen/importer.py" and 'Import ".gone" could not be resolved' in message
+                   for path, message in errors(report, "new")), report
+    finally:
+        gone.write_text(text)
+    assert any(path == "gen/importer.py" for path, _ in errors(bridge.ask(mode="check"), "gone"))
+
+
+def test_four_agents_checking_at_once_each_get_their_own_edits_errors(bridge: Bridge) -> None:
+    agents = [f"agent{i}" for i in range(LIBS)]
+
+    async def check_as(agent: str) -> dict[str, Any]:
+        CLIENT.set(agent)  # as the socket server sets it for each connection's requests
+        response = await bridge.service.handle({"mode": "check", "format": "json"})
+        assert response.ok, response.text
+        report: dict[str, Any] = json.loads(response.text)
+        return report
+
+    async def all_at_once() -> list[dict[str, Any]]:
+        return list(await asyncio.gather(*(check_as(a) for a in agents)))
+
+    for report in bridge.loop.run(all_at_once()):
+        assert report["baseline"], report  # each agent's first check is its own baseline
+    libs = [bridge.root / "gen" / f"lib{i}.py" for i in range(LIBS)]
+    for i, lib in enumerate(libs):
+        edit(lib, signature(i), broken(i))
+    try:
+        reports = bridge.loop.run(all_at_once())
+        for i, report in enumerate(reports):
+            assert missing(i) <= errors(report, "new"), (agents[i], report)
+    finally:
+        for i, lib in enumerate(libs):
+            edit(lib, broken(i), signature(i))
+    for report in bridge.loop.run(all_at_once()):
+        assert {e for i in range(LIBS) for e in missing(i)} == errors(report, "gone")
+
+
+def test_a_check_s_page_two_answers_after_another_check(bridge: Bridge) -> None:
+    bridge.ask(mode="check")
+    libs = [bridge.root / "gen" / f"lib{i}.py" for i in range(2)]
+    for i, lib in enumerate(libs):
+        edit(lib, signature(i), broken(i))
+    try:
+        first = bridge.ask(mode="check", max_items=1)
+        assert first["total"] >= 4 and first.get("pagination_id"), first
+        bridge.ask(mode="check")  # another check, with other findings (none)
+        second = bridge.ask(mode="check", max_items=1, start_index=1, pagination_id=first["pagination_id"])
+        assert second["number"] == first["number"] and second["start"] == 2, second
+        assert second["groups"] and second["groups"] != first["groups"]
+    finally:
+        for i, lib in enumerate(libs):
+            edit(lib, broken(i), signature(i))
+        bridge.ask(mode="check")
