@@ -1,6 +1,6 @@
-"""`check`'s record kept on disk per root, so that a daemon's restart (its idle timeout,
-`lsap daemon stop`) continues the checks instead of recording a new baseline that already
-holds the agent's breakage.
+"""`check`'s records kept on disk per root and checker, so that a daemon's restart (its
+idle timeout, `lsap daemon stop`) continues the checks instead of recording a new baseline
+that already holds the agent's breakage.
 
 Saved after each check: the diagnostics each checked file had and the content hash of the
 file on disk then. Loaded when a session's first check starts: a file whose bytes differ
@@ -8,10 +8,11 @@ now (or that is gone) counts as changed since the last check, so its new diagnos
 reported as new. Files created while no daemon ran are not known to it (a check reports
 them when given, or when they use a changed file).
 
-One JSON file per root in `checks/` beside the edit journal (Neovim's state directory),
-bounded: at most `MAX_FILES` files of `MAX_DIAGNOSTICS` diagnostics each (a file past that
-is left out, so the next check treats it as not seen before), `MAX_BYTES` a root, the
-`KEEP` roots saved last, and none older than `MAX_AGE`.
+One JSON file per root and checker (an agent, or the human and the CLI) in `checks/` beside
+the edit journal (Neovim's state directory), bounded: at most `MAX_FILES` files of
+`MAX_DIAGNOSTICS` diagnostics each (a file past that is left out, so the next check treats
+it as not seen before), `MAX_BYTES` a record, the `KEEP` records saved last, and none
+older than `MAX_AGE`.
 """
 
 from __future__ import annotations
@@ -74,9 +75,11 @@ def after(seen: Mapping[Path, list[Diagnostic]], checked: Mapping[Path, list[Dia
     return {p: items for p, items in {**seen, **checked}.items() if p not in deleted}
 
 
-def record_path(directory: Path, root: Path) -> Path:
-    """The record of `root`: one file per root, named by a hash of its path."""
-    name = hashlib.blake2b(str(root).encode(), digest_size=10).hexdigest()
+def record_path(directory: Path, root: Path, who: str | None = None) -> Path:
+    """The record of `root` for one checker (`who`: an agent's client name; None, the
+    human and the CLI): one file each, named by a hash of both."""
+    key = str(root) if who is None else f"{root}\0{who}"
+    name = hashlib.blake2b(key.encode(), digest_size=10).hexdigest()
     return directory / DIRECTORY / f"{name}.json"
 
 
@@ -87,9 +90,10 @@ def _hash(path: Path) -> str | None:
         return None
 
 
-def save(directory: Path, root: Path, seen: Mapping[Path, list[Diagnostic]], number: int, at: float) -> int:
-    """Keep the record of `root` after a check (written whole, then renamed into place);
-    returns how many files the caps left out."""
+def save(directory: Path, root: Path, seen: Mapping[Path, list[Diagnostic]], number: int, at: float,
+         who: str | None = None) -> int:
+    """Keep the record of `root` (for `who`) after a check (written whole, then renamed
+    into place); returns how many files the caps left out."""
     files: dict[str, Any] = {}
     left_out = 0
     size = 0
@@ -106,7 +110,7 @@ def save(directory: Path, root: Path, seen: Mapping[Path, list[Diagnostic]], num
         files[str(path)] = entry
     data = {"version": VERSION, "root": str(root), "number": number, "at": at,
             "left_out": left_out, "files": files}
-    target = record_path(directory, root)
+    target = record_path(directory, root, who)
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, temp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
     try:
@@ -121,11 +125,11 @@ def save(directory: Path, root: Path, seen: Mapping[Path, list[Diagnostic]], num
     return left_out
 
 
-def load(directory: Path, root: Path) -> Saved | None:
-    """The record of `root`, if one was saved (and is readable), with the files that
-    changed on disk since; None: the next check is a baseline."""
+def load(directory: Path, root: Path, who: str | None = None) -> Saved | None:
+    """The record of `root` (for `who`), if one was saved (and is readable), with the files
+    that changed on disk since; None: the next check is a baseline."""
     try:
-        data = json.loads(record_path(directory, root).read_text())
+        data = json.loads(record_path(directory, root, who).read_text())
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("version") != VERSION or data.get("root") != str(root):

@@ -365,8 +365,8 @@ async def check(session: Session, request: CheckRequest) -> Answer:
         if agent not in session.checks:
             record = session.checks[agent] = Record(
                 DiskWatch(session.workspace, lambda: session.gateway.max_file_size))
-            # A restarted daemon continues the root's last check (lsap_bridge/check_store.py).
-            saved = await asyncio.to_thread(check_store.load, journals, session.workspace.root)
+            # A restarted daemon continues this checker's last check (lsap_bridge/check_store.py).
+            saved = await asyncio.to_thread(check_store.load, journals, session.workspace.root, agent)
             check_store.resume(record, saved)
         record = session.checks[agent]
         async with record.lock:
@@ -374,7 +374,7 @@ async def check(session: Session, request: CheckRequest) -> Answer:
             done = record.draft[1] if record.draft else None
             if done is not None:
                 await asyncio.to_thread(check_store.save, journals, session.workspace.root, check_store.after(
-                    record.seen, done.seen, done.deleted), facts["number"], done.at)
+                    record.seen, done.seen, done.deleted), facts["number"], done.at, agent)
     items: Finds = facts["items"]
     shown, paging = page(session, request, items, answer=facts["id"])
     # Kept whole under this check's page key (its id: a later check, of anyone, does not

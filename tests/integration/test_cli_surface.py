@@ -76,11 +76,12 @@ def test_mistyped_modes_and_fields_get_did_you_mean(project: Path) -> None:
 
 
 def test_the_environments_budget_travels_with_each_call(project: Path) -> None:
-    whole = lsap(project, "references", "shop/models.py:Product", "--max-items", "200", "--context-lines", "12")
+    whole = lsap(project, "references", "shop/models.py:Product", "--max-items", "200", "--context-lines", "12",
+                 "--set", "compact=false")
     assert whole.returncode == 0 and tokens(whole.stdout) > 1500, tokens(whole.stdout)
     # The daemon was started without $LSAP_MAX_TOKENS: the call's own value still counts.
     small = lsap(project, "references", "shop/models.py:Product", "--max-items", "200", "--context-lines", "12",
-                 env={"LSAP_MAX_TOKENS": "1500"})
+                 "--set", "compact=false", env={"LSAP_MAX_TOKENS": "1500"})
     assert small.returncode == 0, small.stdout
     assert tokens(small.stdout) <= 1500, tokens(small.stdout)
     assert "lsap references" in small.stdout  # the footer's next request, as a CLI line

@@ -32,6 +32,7 @@ def test_a_saved_record_comes_back_with_what_changed_since(tmp_path: Path) -> No
     assert saved.seen[same][0].lsp == {"message": "boom"}
     assert saved.changed == {edited: "changed", gone: "deleted"}
     assert check_store.load(state, tmp_path / "other") is None  # another root: a baseline
+    assert check_store.load(state, root, "claude") is None  # another checker: its own record
 
 
 def test_the_caps_leave_files_out_and_say_how_many(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
