@@ -103,6 +103,8 @@ class DiskWatch:
     # The last call was answered by the watcher, and nothing at all (no file of any kind)
     # had changed under the roots: loaded buffers there are as their files.
     quiet: bool = field(default=False, repr=False)
+    # Files the servers were last told are deleted: one that comes back is created again.
+    _deleted: set[str] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
         if self.watcher is None:
@@ -187,10 +189,14 @@ class DiskWatch:
                 # (past the scan's limit); an oversized one never was watched.
                 if known.pop(path, None) is not None or not (self.watcher.born(path) or os.path.lexists(path)):
                     events.append(_event(path, DELETED))
+                    self._deleted.add(path)
                 continue
             seen = known[path] = _seen(path, stamp, before, at)
             if before is None:
-                events.append(_event(path, CREATED if self.watcher.born(path) else CHANGED))
+                # Created: new since the watch began, or back after the servers heard it deleted.
+                created = self.watcher.born(path) or path in self._deleted
+                self._deleted.discard(path)
+                events.append(_event(path, CREATED if created else CHANGED))
             elif before.differs(seen):
                 events.append(_event(path, CHANGED))
         return events
