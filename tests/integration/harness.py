@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 import threading
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -259,15 +259,17 @@ class Pool:
         self.bridges.clear()
 
 
-def shop_bridge(tmp_path_factory: Any, name: str, servers: tuple[str, ...] = ("basedpyright",),
-                also: dict[str, Path] | None = None) -> Iterator[Bridge]:
-    """A module's own copy of examples/shop with basedpyright, closed when the module ends
-    (`yield from` it in a module-scoped fixture). `also`: more trees copied in, by the
-    directory they go to (`{"web": TS_SHOP}`), for the `servers` that read them."""
-    root = tmp_path_factory.mktemp(name) / "shop"
-    shutil.copytree(EXAMPLE, root)
-    for where, tree in (also or {}).items():
-        shutil.copytree(tree, root / where)
-    bridge = Bridge(root, list(servers))
-    yield bridge
-    bridge.close()
+def shop_bridge(bridges: Pool, servers: tuple[str, ...] = ("basedpyright",),
+                also: dict[str, Path] | None = None) -> Bridge:
+    """examples/shop with basedpyright from the run's pool, reset to the fixture, for a
+    module-scoped fixture. `also`: more trees copied in, by the directory they go to
+    (`{"web": TS_SHOP}`), for the `servers` that read them. basedpyright is restarted at
+    the reset (see `Bridge.reset`): a module gets the fresh server it had before the pool."""
+    trees = also or {}
+
+    def prepare(root: Path) -> None:
+        for where, tree in trees.items():
+            shutil.copytree(tree, root / where)
+
+    project = "+".join(["shop", *(f"{where}={tree}" for where, tree in trees.items())])
+    return bridges.take(servers, project, prepare=prepare, restart="basedpyright" in servers)
