@@ -188,10 +188,10 @@ local function follow_window()
       return win
     end
   end
-  local config = require('lsap').config.report
-  f.win = vim.api.nvim_open_win(vim.api.nvim_get_current_buf(), false, config.vertical
-    and { split = 'right', win = -1, width = config.width }
-    or { split = 'below', win = -1, height = config.height })
+  local layout = require('lsap').config.report
+  f.win = vim.api.nvim_open_win(vim.api.nvim_get_current_buf(), false, layout.vertical
+    and { split = 'right', win = -1, width = layout.width }
+    or { split = 'below', win = -1, height = layout.height })
   return f.win
 end
 
