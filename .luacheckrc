@@ -11,3 +11,4 @@ ignore = {
   '512', -- a loop run at most once: the idiom for "the first entry of a table, if any"
 }
 exclude_files = { 'lua/lsap/modes.lua' } -- generated (`make lua`)
+files['tests/lua'] = { globals = { 'expect' } } -- set by tests/lua/runner.lua
