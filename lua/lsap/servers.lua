@@ -9,12 +9,21 @@ M.configs = {
     cmd = { 'basedpyright-langserver', '--stdio' },
     filetypes = { 'python' },
     root_markers = python_roots,
-    settings = { basedpyright = { analysis = {
-      autoSearchPaths = true,
-      diagnosticMode = 'openFilesOnly',
-      -- The `inlay_hints` mode and `?` lines: say what each hint kind is, not rely on defaults.
-      inlayHints = { variableTypes = true, callArgumentNames = true, functionReturnTypes = true, genericTypes = false },
-    } } },
+    settings = {
+      basedpyright = {
+        analysis = {
+          autoSearchPaths = true,
+          diagnosticMode = 'openFilesOnly',
+          -- The `inlay_hints` mode and `?` lines: say what each hint kind is, not rely on defaults.
+          inlayHints = {
+            variableTypes = true,
+            callArgumentNames = true,
+            functionReturnTypes = true,
+            genericTypes = false,
+          },
+        },
+      },
+    },
   },
   pyright = {
     cmd = { 'pyright-langserver', '--stdio' },
@@ -79,7 +88,8 @@ function M.inventory()
     local servers = {}
     for _, name in ipairs(group) do
       local command = M.configs[name].cmd[1]
-      servers[#servers + 1] = { name = name, command = command, path = vim.fn.exepath(command), package = M.packages[name] }
+      servers[#servers + 1] =
+        { name = name, command = command, path = vim.fn.exepath(command), package = M.packages[name] }
     end
     languages[#languages + 1] = { filetypes = M.configs[group[1]].filetypes, servers = servers }
   end
@@ -120,9 +130,7 @@ function M.enable(names, root, watchdog)
       -- server's own children included, even when the server ignores `shutdown` and `exit`.
       config.detached = true
       config.cmd = M.watched(config.cmd, watchdog)
-      if root and root ~= vim.NIL then
-        config.root_dir = function(_, on_dir) on_dir(root) end
-      end
+      if root and root ~= vim.NIL then config.root_dir = function(_, on_dir) on_dir(root) end end
       vim.lsp.config(name, config)
       vim.lsp.enable(name)
       enabled[#enabled + 1] = name

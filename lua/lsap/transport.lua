@@ -99,7 +99,9 @@ local function lines_of(bufnr, data)
   local eol = #lines > 1 and lines[#lines] == ''
   if eol then table.remove(lines) end
   if ff == 'dos' then
-    for i, line in ipairs(lines) do lines[i] = line:gsub('\r$', '') end
+    for i, line in ipairs(lines) do
+      lines[i] = line:gsub('\r$', '')
+    end
   end
   return lines, eol
 end
@@ -124,7 +126,9 @@ local function load_text(bufnr, data)
   if not lines then return false end
   local old = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
   local first, old_last, new_last = 1, #old, #lines
-  while first <= old_last and first <= new_last and old[first] == lines[first] do first = first + 1 end
+  while first <= old_last and first <= new_last and old[first] == lines[first] do
+    first = first + 1
+  end
   while old_last >= first and new_last >= first and old[old_last] == lines[new_last] do
     old_last, new_last = old_last - 1, new_last - 1
   end
@@ -289,7 +293,9 @@ function M.register(chan)
   })
   vim.api.nvim_create_autocmd('BufUnload', {
     group = group,
-    callback = function(ev) on_disk[ev.buf], opened[ev.buf] = nil, nil end,
+    callback = function(ev)
+      on_disk[ev.buf], opened[ev.buf] = nil, nil
+    end,
   })
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(bufnr) then
@@ -351,7 +357,6 @@ function M.health(client_ids)
   end
   return out
 end
-
 
 local function client_info(client, bufnr)
   -- Whatever a mode asks, the client says (`client:supports_method`), for every method of
@@ -473,7 +478,9 @@ local function release(client_id, token)
   taking[client_id] = nil
   local client = vim.lsp.get_client_by_id(client_id)
   if client then
-    for _, method in ipairs(INTERCEPTED) do client.handlers[method] = slot.previous[method] end
+    for _, method in ipairs(INTERCEPTED) do
+      client.handlers[method] = slot.previous[method]
+    end
   end
 end
 
@@ -495,8 +502,13 @@ local function unpark(token)
 end
 
 local function position(p)
-  return type(p) == 'table' and type(p.line) == 'number' and p.line >= 0 and p.line % 1 == 0
-    and type(p.character) == 'number' and p.character >= 0 and p.character % 1 == 0
+  return type(p) == 'table'
+    and type(p.line) == 'number'
+    and p.line >= 0
+    and p.line % 1 == 0
+    and type(p.character) == 'number'
+    and p.character >= 0
+    and p.character % 1 == 0
 end
 
 --- A range's four numbers appended to a flat list.
@@ -520,8 +532,13 @@ local function pack_locations(result)
     if type(item) == 'table' then
       local uri = item.targetUri or item.uri
       local range = item.targetSelectionRange or item.range
-      if type(uri) == 'string' and uri:sub(1, 5) == 'file:' and type(range) == 'table'
-        and position(range.start) and position(range['end']) then
+      if
+        type(uri) == 'string'
+        and uri:sub(1, 5) == 'file:'
+        and type(range) == 'table'
+        and position(range.start)
+        and position(range['end'])
+      then
         local flat = by_uri[uri]
         if not flat then
           flat = {}
@@ -547,9 +564,17 @@ local function pack_symbols(result)
     for _, item in ipairs(items) do
       local range = type(item) == 'table' and item.range
       local selection = type(item) == 'table' and (item.selectionRange or range)
-      if type(range) ~= 'table' or type(selection) ~= 'table' or type(item.name) ~= 'string'
-        or not (position(range.start) and position(range['end']) and position(selection.start)
-          and position(selection['end'])) then
+      if
+        type(range) ~= 'table'
+        or type(selection) ~= 'table'
+        or type(item.name) ~= 'string'
+        or not (
+          position(range.start)
+          and position(range['end'])
+          and position(selection.start)
+          and position(selection['end'])
+        )
+      then
         error('not a DocumentSymbol')
       end
       local at = #names + 1
@@ -632,9 +657,12 @@ function M.request(token, calls, guard, intercept)
         taken[i] = client.id
       end
       local pack = call.pack == true and PACKERS[call.method] or nil
-      local ok, request_id = client:request(call.method, call.params, function(err, result)
-        finish(i, { error = err, result = pack and not err and pack(result) or result })
-      end, bufnr)
+      local ok, request_id = client:request(
+        call.method,
+        call.params,
+        function(err, result) finish(i, { error = err, result = pack and not err and pack(result) or result }) end,
+        bufnr
+      )
       if ok then
         table.insert(inflight[token], {
           client_id = call.client_id,
@@ -672,7 +700,9 @@ end
 function M.cancel(token)
   if withdraw[token] then withdraw[token]() end
   withdraw[token] = nil
-  for client_id in pairs(taking) do release(client_id, token) end
+  for client_id in pairs(taking) do
+    release(client_id, token)
+  end
   unpark(token)
   for _, req in ipairs(inflight[token] or {}) do
     local client = vim.lsp.get_client_by_id(req.client_id)
@@ -721,7 +751,9 @@ function M.read(paths, known)
   for _, path in ipairs(paths) do
     local bufnr = find(path)
     local state, size
-    if bufnr then state, size = M.fresh(bufnr) end
+    if bufnr then
+      state, size = M.fresh(bufnr)
+    end
     if state == 'too_large' then
       out[path] = { too_large = size }
     elseif bufnr and state ~= 'gone' then
@@ -818,9 +850,7 @@ local function covering(bufnr)
   local filetype, count = vim.bo[bufnr].filetype, 0
   for _, name in ipairs(enabled) do
     local config = vim.lsp.config[name]
-    if config and (config.filetypes == nil or vim.tbl_contains(config.filetypes, filetype)) then
-      count = count + 1
-    end
+    if config and (config.filetypes == nil or vim.tbl_contains(config.filetypes, filetype)) then count = count + 1 end
   end
   return count
 end
@@ -875,9 +905,7 @@ local STARTUP_GRACE_MS = 1000
 local function busy(client_id, settle_ms)
   local state = progress[client_id]
   local attached = attached_at[client_id]
-  if attached and not (state and state.reported) and now_ms() - attached < STARTUP_GRACE_MS then
-    return true
-  end
+  if attached and not (state and state.reported) and now_ms() - attached < STARTUP_GRACE_MS then return true end
   if not state then return false end
   return next(state.active) ~= nil or now_ms() - state.last < settle_ms
 end
@@ -942,10 +970,17 @@ local function diagnostic_items(bufnr, excluded)
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do
     if not excluded[d.namespace] then
       out[#out + 1] = {
-        lnum = d.lnum, col = d.col, end_lnum = d.end_lnum, end_col = d.end_col,
-        severity = d.severity, message = d.message, code = d.code, source = d.source,
+        lnum = d.lnum,
+        col = d.col,
+        end_lnum = d.end_lnum,
+        end_col = d.end_col,
+        severity = d.severity,
+        message = d.message,
+        code = d.code,
+        source = d.source,
         -- The server's own Diagnostic, for its code actions (`textDocument/codeAction`).
-        lsp = type(d.user_data) == 'table' and d.user_data.lsp or nil, client = clients[d.namespace],
+        lsp = type(d.user_data) == 'table' and d.user_data.lsp or nil,
+        client = clients[d.namespace],
       }
     end
   end
@@ -971,7 +1006,9 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
   local deadline = start + timeout_ms
   local function analysed(bufnr)
     local seen = diagnosed[bufnr]
-    return seen ~= nil and vim.api.nvim_buf_is_valid(bufnr) and seen.tick == vim.b[bufnr].changedtick
+    return seen ~= nil
+      and vim.api.nvim_buf_is_valid(bufnr)
+      and seen.tick == vim.b[bufnr].changedtick
       and now_ms() - seen.at >= settle_ms
   end
   -- Only a file whose diagnostics are empty (the case such servers skip), and only while
@@ -987,25 +1024,32 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
   end
   local timer = assert(vim.uv.new_timer())
   local done = false
-  timer:start(0, 25, vim.schedule_wrap(function()
-    if done then return end
-    local all = true
-    for _, bufnr in ipairs(bufnrs) do
-      if not (analysed(bufnr) or quiet(bufnr)) then all = false end
-    end
-    if not all and now_ms() < deadline then return end
-    done = true
-    timer:stop()
-    timer:close()
-    local out = {}
-    for _, bufnr in ipairs(bufnrs) do
-      local ok = analysed(bufnr)
-      out[#out + 1] = {
-        bufnr = bufnr, analysed = ok, quiet = not ok and quiet(bufnr), items = diagnostic_items(bufnr, excluded),
-      }
-    end
-    reply(token, out)
-  end))
+  timer:start(
+    0,
+    25,
+    vim.schedule_wrap(function()
+      if done then return end
+      local all = true
+      for _, bufnr in ipairs(bufnrs) do
+        if not (analysed(bufnr) or quiet(bufnr)) then all = false end
+      end
+      if not all and now_ms() < deadline then return end
+      done = true
+      timer:stop()
+      timer:close()
+      local out = {}
+      for _, bufnr in ipairs(bufnrs) do
+        local ok = analysed(bufnr)
+        out[#out + 1] = {
+          bufnr = bufnr,
+          analysed = ok,
+          quiet = not ok and quiet(bufnr),
+          items = diagnostic_items(bufnr, excluded),
+        }
+      end
+      reply(token, out)
+    end)
+  )
 end
 
 --- Where the human is: file, cursor (0-based line, byte column) and the visual selection.
@@ -1041,13 +1085,17 @@ function M.editor()
     first, last = vim.fn.getpos("'<"), vim.fn.getpos("'>")
   end
   if VISUAL[kind] and first[2] > 0 and last[2] > 0 then
-    if last[2] < first[2] or (last[2] == first[2] and last[3] < first[3]) then first, last = last, first end
+    if last[2] < first[2] or (last[2] == first[2] and last[3] < first[3]) then
+      first, last = last, first
+    end
     local ok, text = pcall(vim.fn.getregion, first, last, { type = kind })
     state.selection = {
       active = active,
       type = VISUAL[kind],
-      start_line = first[2] - 1, start_col = first[3] - 1, -- 0-based line, byte column
-      end_line = last[2] - 1, end_col = last[3] - 1,
+      start_line = first[2] - 1,
+      start_col = first[3] - 1, -- 0-based line, byte column
+      end_line = last[2] - 1,
+      end_col = last[3] - 1,
       text = ok and text or {},
     }
   end
