@@ -232,9 +232,9 @@ class Pool:
                 if not bridge.alive:
                     raise RuntimeError("closed")
                 bridge.reset(restart)
-            except Exception:
+            except Exception:  # whatever broke it, a fresh one replaces it
                 with contextlib.suppress(Exception):
-                    bridge.close()
+                    self._close(bridge)  # a closed one is not closed twice
                 bridge = None
         if bridge is None:
             root = self.base / f"{'-'.join(servers) or 'none'}-{project}-{len(os.listdir(self.base))}"
