@@ -3,9 +3,14 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test check lua dist release clean
+.PHONY: setup luacheck demo test check lua dist release clean
 
-setup: $(VENV)/.installed node_modules/.installed
+setup: $(VENV)/.installed node_modules/.installed luacheck
+
+# luacheck from Debian's lua-check when it is missing (CI runs as root).
+luacheck:
+	@command -v luacheck >/dev/null || apt-get install -y lua-check || \
+	  { echo "make: luacheck is missing: install Debian's lua-check (sudo apt-get install lua-check)" >&2; exit 1; }
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +30,9 @@ check: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	luacheck --no-color -q lua plugin tests/lua
+	node scripts/stylua.mjs --check
+	$(BIN)/python scripts/lua_structure.py
 
 # lua/lsap/modes.lua from the mode declarations (a unit test fails while it is stale).
 lua: setup

@@ -9,19 +9,34 @@ require('lsap.install').use_venv()
 
 local function complete(arglead, cmdline, pos) return require('lsap.commands').complete(arglead, cmdline, pos) end
 
-vim.api.nvim_create_user_command('Lsap', function(opts) require('lsap.commands').run(nil, opts) end,
-  { nargs = '*', bang = true, range = true, complete = complete, desc = 'lsap: run a capability' })
+vim.api.nvim_create_user_command(
+  'Lsap',
+  function(opts) require('lsap.commands').run(nil, opts) end,
+  { nargs = '*', bang = true, range = true, complete = complete, desc = 'lsap: run a capability' }
+)
 
 for command, name in pairs(require('lsap.commands').camel) do
-  vim.api.nvim_create_user_command(command, function(opts) require('lsap.commands').run(name, opts) end,
-    { nargs = '*', bang = true, range = true, complete = complete, desc = 'lsap: ' .. name })
+  vim.api.nvim_create_user_command(
+    command,
+    function(opts) require('lsap.commands').run(name, opts) end,
+    { nargs = '*', bang = true, range = true, complete = complete, desc = 'lsap: ' .. name }
+  )
 end
 
 -- <Plug>(lsap-{mode}) for the main modes; no default mappings. In visual mode the
 -- selected lines become the range (a line scope).
 for _, name in ipairs({
-  'references', 'definition', 'hover', 'inspect', 'outline', 'calls', 'search',
-  'diagnostics', 'rename', 'inlay_hints', 'request',
+  'references',
+  'definition',
+  'hover',
+  'inspect',
+  'outline',
+  'calls',
+  'search',
+  'diagnostics',
+  'rename',
+  'inlay_hints',
+  'request',
 }) do
   local plug = '<Plug>(lsap-' .. name:gsub('_', '-') .. ')'
   vim.keymap.set('n', plug, '<Cmd>Lsap ' .. name .. '<CR>', { desc = 'lsap: ' .. name })
@@ -36,9 +51,7 @@ vim.keymap.set('n', '<Plug>(lsap-approval)', '<Cmd>Lsap approval<CR>', { desc = 
 vim.api.nvim_create_autocmd('BufReadCmd', {
   group = vim.api.nvim_create_augroup('lsap.buffers', { clear = true }),
   pattern = { 'lsap://report', 'lsap://log' },
-  callback = function(ev)
-    require(ev.match == 'lsap://log' and 'lsap.log' or 'lsap.report').read(ev.buf)
-  end,
+  callback = function(ev) require(ev.match == 'lsap://log' and 'lsap.log' or 'lsap.report').read(ev.buf) end,
 })
 
 -- Highlight groups of the report window, linked by default so colour schemes can override them.

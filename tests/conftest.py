@@ -7,9 +7,14 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.integration.harness import Pool
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "shop"
@@ -79,3 +84,14 @@ def shop(tmp_path: Path) -> Path:
     target = tmp_path / "shop"
     shutil.copytree(EXAMPLE, target)
     return target
+
+
+@pytest.fixture(scope="session")
+def bridges(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pool]:
+    """The run's warm bridges, one per (servers, fixture project), each `reset` to its
+    fixture when a test takes it (tests/integration/harness.py, Pool)."""
+    from tests.integration.harness import Pool  # the harness imports this module
+
+    pool = Pool(tmp_path_factory.mktemp("pool"))
+    yield pool
+    pool.close()

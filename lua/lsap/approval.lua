@@ -49,7 +49,13 @@ local function lines_of(item)
   local out = {
     ('%s wants to %s'):format(item.client, item.summary),
     ('%d file%s · +%d −%d · refused in %s without an answer%s'):format(
-      files, files == 1 and '' or 's', added, removed, remaining(item), position),
+      files,
+      files == 1 and '' or 's',
+      added,
+      removed,
+      remaining(item),
+      position
+    ),
     '',
   }
   vim.list_extend(out, vim.split(item.preview or '', '\n', { plain = true }))
@@ -78,7 +84,9 @@ local function fill(bufnr, lines, client)
   vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
   vim.api.nvim_buf_set_extmark(bufnr, ns, 0, 0, { end_col = #lines[1], hl_group = 'LsapHeader' })
   vim.api.nvim_buf_set_extmark(bufnr, ns, 0, 0, {
-    end_col = math.min(#client, #lines[1]), hl_group = require('lsap.presence').highlight(client), priority = 200,
+    end_col = math.min(#client, #lines[1]),
+    hl_group = require('lsap.presence').highlight(client),
+    priority = 200,
   })
   vim.api.nvim_buf_set_extmark(bufnr, ns, 1, 0, { end_col = #lines[2], hl_group = 'LsapWarning' })
 end
@@ -87,11 +95,18 @@ local FOOTER = ' a apply · r refuse · d full diff · q leave '
 
 local function geometry(lines)
   local width = #FOOTER + 2
-  for _, line in ipairs(lines) do width = math.max(width, vim.fn.strdisplaywidth(line) + 1) end
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(line) + 1)
+  end
   width = math.min(width, vim.o.columns - 4)
   local height = math.max(3, math.min(#lines, math.floor((vim.o.lines - 4) * 0.6)))
   return {
-    relative = 'editor', anchor = 'NE', row = 1, col = vim.o.columns - 1, width = width, height = height,
+    relative = 'editor',
+    anchor = 'NE',
+    row = 1,
+    col = vim.o.columns - 1,
+    width = width,
+    height = height,
   }
 end
 
@@ -112,8 +127,13 @@ local function open(item)
   local bufnr = ui.scratch(M.NAME, setup)
   fill(bufnr, lines, item.client)
   local float = vim.tbl_extend('force', geometry(lines), {
-    border = 'rounded', title = (' lsap: %s asks '):format(item.client), title_pos = 'center',
-    footer = FOOTER, footer_pos = 'center', focusable = true, zindex = 60,
+    border = 'rounded',
+    title = (' lsap: %s asks '):format(item.client),
+    title_pos = 'center',
+    footer = FOOTER,
+    footer_pos = 'center',
+    focusable = true,
+    zindex = 60,
   })
   if shown and vim.api.nvim_win_is_valid(shown.win) then
     vim.api.nvim_win_set_config(shown.win, float)
@@ -126,9 +146,13 @@ local function open(item)
   vim.wo[win][0].wrap = false
   vim.wo[win][0].cursorline = false
   local ticker = assert(vim.uv.new_timer())
-  ticker:start(1000, 1000, vim.schedule_wrap(function()
-    if shown and vim.api.nvim_buf_is_valid(bufnr) then fill(bufnr, lines_of(shown.item), shown.item.client) end
-  end))
+  ticker:start(
+    1000,
+    1000,
+    vim.schedule_wrap(function()
+      if shown and vim.api.nvim_buf_is_valid(bufnr) then fill(bufnr, lines_of(shown.item), shown.item.client) end
+    end)
+  )
   shown = { item = item, win = win, ticker = ticker }
   ui.notify(('%s asks you (:Lsap approval, then a apply, r refuse): %s'):format(item.client, item.summary))
 end
@@ -169,7 +193,10 @@ local function remove(item)
   item.timer:stop()
   item.timer:close()
   for i, waiting in ipairs(queue) do
-    if waiting == item then table.remove(queue, i) break end
+    if waiting == item then
+      table.remove(queue, i)
+      break
+    end
   end
   if shown and shown.item == item then close_shown() end
   return true
@@ -231,15 +258,18 @@ function M.ask(client, summary, preview, timeout_ms, done)
   next_id = next_id + 1
   local seconds = math.min(config().timeout, timeout_ms / 1000)
   local item = {
-    id = next_id, client = client, summary = summary, preview = preview, done = done,
-    seconds = seconds, deadline = vim.uv.now() + seconds * 1000,
+    id = next_id,
+    client = client,
+    summary = summary,
+    preview = preview,
+    done = done,
+    seconds = seconds,
+    deadline = vim.uv.now() + seconds * 1000,
   }
   item.timer = assert(vim.uv.new_timer())
   item.timer:start(seconds * 1000, 0, vim.schedule_wrap(function() M.answer(item, 'timeout') end))
   queue[#queue + 1] = item
-  if ui.typing() then
-    ui.notify(('%s asks you about an edit once you stop typing: %s'):format(client, summary))
-  end
+  if ui.typing() then ui.notify(('%s asks you about an edit once you stop typing: %s'):format(client, summary)) end
   refresh()
   return function()
     if remove(item) then refresh() end
@@ -247,6 +277,8 @@ function M.ask(client, summary, preview, timeout_ms, done)
 end
 
 --- The edits waiting, oldest first (for tests and :checkhealth).
-function M.waiting() return vim.tbl_map(function(i) return { client = i.client, summary = i.summary } end, queue) end
+function M.waiting()
+  return vim.tbl_map(function(i) return { client = i.client, summary = i.summary } end, queue)
+end
 
 return M

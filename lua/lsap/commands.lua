@@ -23,18 +23,22 @@ local function notify(message, level) require('lsap.ui').notify(message, level) 
 --- cursor, else the whole buffer.
 local function request_text(opts)
   local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
-  if opts.range and opts.range > 0 then
-    return table.concat(vim.list_slice(lines, opts.line1, opts.line2), '\n')
-  end
+  if opts.range and opts.range > 0 then return table.concat(vim.list_slice(lines, opts.line1, opts.line2), '\n') end
   local row = vim.api.nvim_win_get_cursor(0)[1]
   local first, last
   for i = row, 1, -1 do
-    if lines[i]:match('^%*%*%* Begin Language Server Request') then first = i break end
+    if lines[i]:match('^%*%*%* Begin Language Server Request') then
+      first = i
+      break
+    end
     if i < row and lines[i]:match('^%*%*%* End Language Server Request') then break end
   end
   if first then
     for i = math.max(first, row), #lines do
-      if lines[i]:match('^%*%*%* End Language Server Request') then last = i break end
+      if lines[i]:match('^%*%*%* End Language Server Request') then
+        last = i
+        break
+      end
     end
   end
   if first and last then return table.concat(vim.list_slice(lines, first, last), '\n') end
@@ -92,9 +96,7 @@ function M.names()
   return vim.list_extend(modes, subs)
 end
 
-local function options_of(mode)
-  return vim.list_extend(vim.list_extend({}, M.shared), M.modes[mode] or {})
-end
+local function options_of(mode) return vim.list_extend(vim.list_extend({}, M.shared), M.modes[mode] or {}) end
 
 local function convert(key, value)
   if M.strings[key] then return value end
@@ -106,7 +108,9 @@ end
 --- Split raw arguments into an anchor string and trailing `key=value` options the mode knows.
 function M.parse(mode, args)
   local known = {}
-  for _, key in ipairs(options_of(mode)) do known[key] = true end
+  for _, key in ipairs(options_of(mode)) do
+    known[key] = true
+  end
   local anchor, options = vim.trim(args), {}
   while true do
     local before, key, value = (' ' .. anchor):match('^(.-)%s+([%a_]+)=(%S*)$')
@@ -157,7 +161,9 @@ M.cursorless = declared.cursorless
 local function cursor_for(mode)
   local here = require('lsap.report').cursor()
   if here then return here end
-  if here == false then return nil, 'no location on this line of the report: move to an entry (]]) or give an anchor' end
+  if here == false then
+    return nil, 'no location on this line of the report: move to an entry (]]) or give an anchor'
+  end
   local bt = vim.bo.buftype
   if bt ~= '' and not M.cursorless[mode] then
     return nil, ('this %s buffer is not a file: give an anchor, e.g. :Lsap %s path/to/file.py:Symbol'):format(bt, mode)
@@ -212,7 +218,9 @@ function M.pick(opts)
     desc[name] = M.subcommands[name].desc
   end
   local width = 0
-  for _, name in ipairs(items) do width = math.max(width, #name) end
+  for _, name in ipairs(items) do
+    width = math.max(width, #name)
+  end
   vim.ui.select(items, {
     prompt = 'lsap',
     kind = 'lsap.mode',
@@ -288,7 +296,9 @@ function M.complete(arglead, cmdline, cursorpos)
   if #words <= 1 then
     -- The anchor: a file's symbols after `path:`, else files (the current one first).
     local file = arglead:match('^(.-):[^:]*$')
-    if file and vim.fn.filereadable(file) == 1 then return starting(symbol_anchors(file, cmdline:sub(1, cursorpos)), arglead) end
+    if file and vim.fn.filereadable(file) == 1 then
+      return starting(symbol_anchors(file, cmdline:sub(1, cursorpos)), arglead)
+    end
     local current = vim.fn.expand('%:.')
     if vim.bo.buftype == '' and current ~= '' and vim.startswith(current, arglead) then out[1] = current end
     for _, f in ipairs(vim.fn.getcompletion(arglead, 'file')) do

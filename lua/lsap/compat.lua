@@ -7,12 +7,24 @@ local M = {}
 -- The LSP methods the bridge may ask a client about when no list of `vim.lsp.protocol`
 -- is there (an older Neovim): the ones its modes use.
 M.KNOWN_METHODS = {
-  'textDocument/references', 'textDocument/definition', 'textDocument/declaration',
-  'textDocument/typeDefinition', 'textDocument/implementation', 'textDocument/hover',
-  'textDocument/documentSymbol', 'workspace/symbol', 'textDocument/prepareCallHierarchy',
-  'textDocument/prepareTypeHierarchy', 'textDocument/inlayHint', 'textDocument/signatureHelp',
-  'textDocument/completion', 'textDocument/rename', 'textDocument/prepareRename',
-  'textDocument/codeAction', 'textDocument/diagnostic', 'textDocument/formatting',
+  'textDocument/references',
+  'textDocument/definition',
+  'textDocument/declaration',
+  'textDocument/typeDefinition',
+  'textDocument/implementation',
+  'textDocument/hover',
+  'textDocument/documentSymbol',
+  'workspace/symbol',
+  'textDocument/prepareCallHierarchy',
+  'textDocument/prepareTypeHierarchy',
+  'textDocument/inlayHint',
+  'textDocument/signatureHelp',
+  'textDocument/completion',
+  'textDocument/rename',
+  'textDocument/prepareRename',
+  'textDocument/codeAction',
+  'textDocument/diagnostic',
+  'textDocument/formatting',
 }
 
 local methods_cache ---@type string[]?
@@ -29,8 +41,13 @@ function M.methods()
   local out = {}
   for _, method in pairs(methods) do
     -- Requests a client sends a server (notifications and server-to-client requests aside).
-    if type(method) == 'string' and method:find('/', 1, true) and not method:match('^%$/')
-        and not method:match('^window/') and not method:match('^client/') then
+    if
+      type(method) == 'string'
+      and method:find('/', 1, true)
+      and not method:match('^%$/')
+      and not method:match('^window/')
+      and not method:match('^client/')
+    then
       out[#out + 1] = method
     end
   end
@@ -67,7 +84,9 @@ function M.config_names()
     names[vim.fn.fnamemodify(file, ':t:r')] = true
   end
   local configs = type(vim.lsp.config) == 'table' and rawget(vim.lsp.config, '_configs') or nil
-  for name in pairs(type(configs) == 'table' and configs or {}) do names[name] = true end
+  for name in pairs(type(configs) == 'table' and configs or {}) do
+    names[name] = true
+  end
   for name in pairs(type(vim.lsp._enabled_configs) == 'table' and vim.lsp._enabled_configs or {}) do
     names[name] = true
   end
@@ -111,7 +130,9 @@ function M.start_enabled(bufnr)
   end
   local enabled = M.enabled_configs()
   if not enabled or type(vim.lsp.enable) ~= 'function' then return false end
-  for _, name in ipairs(enabled) do pcall(vim.lsp.enable, name) end
+  for _, name in ipairs(enabled) do
+    pcall(vim.lsp.enable, name)
+  end
   return true
 end
 

@@ -62,10 +62,17 @@ function M.reload(paths)
 end
 
 local function same_stamp(stat, stamp)
-  return stat ~= nil and stamp ~= nil and stamp ~= vim.NIL and stat.type == 'file'
-    and stat.size == stamp.size and stat.mtime.sec == stamp.sec and stat.mtime.nsec == stamp.nsec
-    and stat.ino == stamp.ino and stat.dev == stamp.dev
-    and stat.ctime.sec == stamp.csec and stat.ctime.nsec == stamp.cnsec
+  return stat ~= nil
+    and stamp ~= nil
+    and stamp ~= vim.NIL
+    and stat.type == 'file'
+    and stat.size == stamp.size
+    and stat.mtime.sec == stamp.sec
+    and stat.mtime.nsec == stamp.nsec
+    and stat.ino == stamp.ino
+    and stat.dev == stamp.dev
+    and stat.ctime.sec == stamp.csec
+    and stat.ctime.nsec == stamp.cnsec
 end
 
 local function given(value) return value ~= nil and value ~= vim.NIL end
@@ -138,11 +145,13 @@ local function restore(state)
     if vim.api.nvim_buf_is_loaded(bufnr) and vim.b[bufnr].changedtick ~= saved.tick then
       pcall(vim.api.nvim_buf_call, bufnr, function() vim.cmd('silent undo') end)
       local now = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
-      if not vim.deep_equal(now, saved.lines) then
-        vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, saved.lines)
-      end
+      if not vim.deep_equal(now, saved.lines) then vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, saved.lines) end
       if vim.api.nvim_buf_get_name(bufnr) ~= saved.name then
-        pcall(vim.api.nvim_buf_call, bufnr, function() vim.cmd('noautocmd keepalt file ' .. vim.fn.fnameescape(saved.name)) end)
+        pcall(
+          vim.api.nvim_buf_call,
+          bufnr,
+          function() vim.cmd('noautocmd keepalt file ' .. vim.fn.fnameescape(saved.name)) end
+        )
       end
       vim.bo[bufnr].modified = saved.modified
     end

@@ -24,15 +24,11 @@ local BUILD = ':lua require("lsap").build()'
 --- The lsap command of the host: agents and MCP configs run it by name.
 local function command(install, info, fix)
   local lsap, where, other = install.command(info)
-  if not lsap then
-    return health.warn('no lsap command next to ' .. info.executable, { fix })
-  end
-  if where == 'on_path' then
-    return health.ok('lsap command: ' .. lsap .. ' (on PATH, for agents and MCP configs)')
-  end
+  if not lsap then return health.warn('no lsap command next to ' .. info.executable, { fix }) end
+  if where == 'on_path' then return health.ok('lsap command: ' .. lsap .. ' (on PATH, for agents and MCP configs)') end
   local link = ('ln -sf %s ~/.local/bin/lsap (with ~/.local/bin on PATH)'):format(lsap)
   if where == 'other' then
-    return health.warn(('lsap on PATH is %s, not this host\'s %s'):format(other, lsap), { 'run: ' .. link })
+    return health.warn(("lsap on PATH is %s, not this host's %s"):format(other, lsap), { 'run: ' .. link })
   end
   health.warn(('lsap command: %s, which is not on PATH, so agents cannot run it by name'):format(lsap), {
     'run: ' .. link .. '; ' .. BUILD .. ' makes that link when ~/.local/bin is on PATH',
@@ -44,28 +40,39 @@ local function python()
   health.start('Python host')
   local install = require('lsap.install')
   if vim.g.loaded_python3_provider == 0 then
-    health.error('the Python 3 provider is disabled (vim.g.loaded_python3_provider = 0)',
-      { 'remove that line from your config, then restart Neovim' })
+    health.error(
+      'the Python 3 provider is disabled (vim.g.loaded_python3_provider = 0)',
+      { 'remove that line from your config, then restart Neovim' }
+    )
     return false
   end
   local prog, origin = install.host()
   if not prog then
     local python3 = vim.fn.exepath('python3')
     if python3 == '' then
-      health.error('Neovim has no Python 3 host, and there is no python3 on PATH',
-        { 'install Python >= 3.10 (e.g. sudo apt install python3 python3-venv), then run ' .. BUILD })
+      health.error(
+        'Neovim has no Python 3 host, and there is no python3 on PATH',
+        { 'install Python >= 3.10 (e.g. sudo apt install python3 python3-venv), then run ' .. BUILD }
+      )
     else
-      health.error(('Neovim has no Python 3 host: no Python on PATH has pynvim (the first is %s)'):format(python3),
-        { 'run ' .. BUILD .. ': it makes a venv for Neovim with pynvim and lsap_bridge in it' })
+      health.error(
+        ('Neovim has no Python 3 host: no Python on PATH has pynvim (the first is %s)'):format(python3),
+        { 'run ' .. BUILD .. ': it makes a venv for Neovim with pynvim and lsap_bridge in it' }
+      )
     end
     return false
   end
-  local from = ({ setting = 'vim.g.python3_host_prog', venv = 'the venv of require("lsap").build()',
-    path = 'found on PATH' })[origin]
+  local from = ({
+    setting = 'vim.g.python3_host_prog',
+    venv = 'the venv of require("lsap").build()',
+    path = 'found on PATH',
+  })[origin]
   local elsewhere = 'point vim.g.python3_host_prog at a Python >= 3.10, or remove it and run ' .. BUILD
   if vim.fn.executable(prog) ~= 1 then
-    health.error(('the Python host %s (%s) does not exist'):format(prog, from),
-      { 'run ' .. BUILD .. ' (it makes the venv when the path ends in bin/python), or ' .. elsewhere })
+    health.error(
+      ('the Python host %s (%s) does not exist'):format(prog, from),
+      { 'run ' .. BUILD .. ' (it makes the venv when the path ends in bin/python), or ' .. elsewhere }
+    )
     return false
   end
   local info, err = install.read_probe(prog, vim.system(install.probe_cmd(prog), { text = true }):wait(15000))
@@ -79,8 +86,7 @@ local function python()
     return false
   end
   local fix = info.managed
-      and ('run ' .. BUILD .. ' and set vim.g.python3_host_prog to the venv it makes: ' .. prog
-        .. ' is externally managed (PEP 668), so pip cannot install into it')
+      and ('run ' .. BUILD .. ' and set vim.g.python3_host_prog to the venv it makes: ' .. prog .. ' is externally managed (PEP 668), so pip cannot install into it')
     or ('run ' .. BUILD .. ', or in a shell: ' .. prog .. ' -m pip install -e ' .. install.root)
   local found = info.packages
   -- The verdict start-up shows too (lsap.init), with the same fix first.
@@ -98,8 +104,10 @@ local function python()
   else
     health.ok('lsap_bridge ' .. found['lsap-bridge'] .. ' (' .. info.location .. ')')
     if not vim.startswith(vim.fn.resolve(info.location), vim.fn.resolve(install.root)) then
-      health.warn('lsap_bridge is imported from another copy than this plugin (' .. install.root .. ')',
-        { 'install this copy so the Lua and Python halves match: ' .. fix })
+      health.warn(
+        'lsap_bridge is imported from another copy than this plugin (' .. install.root .. ')',
+        { 'install this copy so the Lua and Python halves match: ' .. fix }
+      )
     end
   end
   if not found['lsap-bridge'] then return false end -- installing it brings what follows
@@ -167,13 +175,22 @@ local function servers()
   end
   for _, client in ipairs(clients) do
     local methods = {}
-    for _, method in ipairs(client.methods) do methods[method] = true end
+    for _, method in ipairs(client.methods) do
+      methods[method] = true
+    end
     local can, cannot = {}, {}
     for _, need in ipairs(needs) do
       table.insert(methods[need[2]] and can or cannot, need[1])
     end
-    health.ok(('%s on %s (%s, root %s): %s'):format(client.name, label, client.offset_encoding,
-      client.root_dir or '-', table.concat(can, ', ')))
+    health.ok(
+      ('%s on %s (%s, root %s): %s'):format(
+        client.name,
+        label,
+        client.offset_encoding,
+        client.root_dir or '-',
+        table.concat(can, ', ')
+      )
+    )
     if #cannot > 0 then health.info(client.name .. ' does not support: ' .. table.concat(cannot, ', ')) end
   end
 end
@@ -196,8 +213,10 @@ local function socket()
   if not dir_stat then
     health.info('directory ' .. dir .. ' does not exist yet (the service creates it, mode 700)')
   elseif dir_mode ~= '700' or dir_stat.uid ~= vim.uv.getuid() then
-    health.error(('directory %s has mode %s and owner %d'):format(dir, dir_mode, dir_stat.uid),
-      { ('run: chmod 700 %s (it must be yours and private)'):format(dir) })
+    health.error(
+      ('directory %s has mode %s and owner %d'):format(dir, dir_mode, dir_stat.uid),
+      { ('run: chmod 700 %s (it must be yours and private)'):format(dir) }
+    )
   else
     health.ok('directory ' .. dir .. ' (mode 700)')
   end
@@ -217,14 +236,20 @@ end
 local function configuration()
   health.start('Configuration')
   local lsap = require('lsap')
-  if #lsap.unknown == 0 then
-    health.ok('no unknown options')
-  end
+  if #lsap.unknown == 0 then health.ok('no unknown options') end
   for _, key in ipairs(lsap.unknown) do
-    health.warn('unknown option ' .. key, { 'remove it from require("lsap").setup(), or fix its spelling (see |lsap-configuration|)' })
+    health.warn(
+      'unknown option ' .. key,
+      { 'remove it from require("lsap").setup(), or fix its spelling (see |lsap-configuration|)' }
+    )
   end
-  health.info(('edit_policy = %s, socket = %s, log_level = %s'):format(
-    lsap.config.edit_policy, tostring(lsap.config.socket), lsap.config.log_level))
+  health.info(
+    ('edit_policy = %s, socket = %s, log_level = %s'):format(
+      lsap.config.edit_policy,
+      tostring(lsap.config.socket),
+      lsap.config.log_level
+    )
+  )
   local file = lsap.log_file()
   local stat = vim.uv.fs_stat(file)
   health.info('log file: ' .. file .. (stat and (' (' .. stat.size .. ' bytes)') or ' (empty)'))
@@ -239,8 +264,11 @@ local function journal()
   for _, file in ipairs(pending) do
     local ok, record = pcall(vim.json.decode, table.concat(vim.fn.readfile(file), '\n'))
     record = ok and type(record) == 'table' and record or {}
-    local what = ('%s (%d files, started %s)'):format(tostring(record.label or '?'),
-      #(record.files or {}), record.started and os.date('%Y-%m-%d %H:%M:%S', math.floor(record.started)) or '?')
+    local what = ('%s (%d files, started %s)'):format(
+      tostring(record.label or '?'),
+      #(record.files or {}),
+      record.started and os.date('%Y-%m-%d %H:%M:%S', math.floor(record.started)) or '?'
+    )
     if record.pid and vim.uv.kill(record.pid, 0) == 0 then
       health.info('being applied by process ' .. record.pid .. ': ' .. what)
     else
@@ -253,7 +281,9 @@ local function journal()
   local record = vim.fs.joinpath(dir, 'recovered.log')
   if vim.fn.filereadable(record) == 1 then
     local lines = vim.fn.readfile(record)
-    for i = math.max(1, #lines - 4), #lines do health.info('settled after a crash: ' .. lines[i]) end
+    for i = math.max(1, #lines - 4), #lines do
+      health.info('settled after a crash: ' .. lines[i])
+    end
   end
 end
 

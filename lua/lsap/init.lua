@@ -198,15 +198,15 @@ end
 function M.flush()
   local transport = require('lsap.transport')
   M.state = 'running'
-  for _, payload in ipairs(queue) do transport.notify('lsap_command', payload) end
+  for _, payload in ipairs(queue) do
+    transport.notify('lsap_command', payload)
+  end
   queue = {}
 end
 
 --- Whether `:UpdateRemotePlugins` registered the remote plugin. Its functions are
 --- defined lazily (a FuncUndefined autocommand) until the Python host first runs.
-function M.registered()
-  return vim.fn.exists('*LsapStart') == 1 or vim.fn.exists('#FuncUndefined#LsapStart') == 1
-end
+function M.registered() return vim.fn.exists('*LsapStart') == 1 or vim.fn.exists('#FuncUndefined#LsapStart') == 1 end
 
 -- How long the service may take to connect before the human is told where to look.
 M.start_timeout_ms = 15000
@@ -227,8 +227,10 @@ end
 local function host_failed(err)
   local install = require('lsap.install')
   local prog = install.host()
-  local fallback = ('the Python host cannot start (%s): :checkhealth lsap names the missing piece; %s')
-    :format(first_line(err), install.HOST_FIX)
+  local fallback = ('the Python host cannot start (%s): :checkhealth lsap names the missing piece; %s'):format(
+    first_line(err),
+    install.HOST_FIX
+  )
   if not prog then
     host_error = fallback
     return M.start_failed(host_error)
@@ -243,19 +245,28 @@ end
 --- Start the service in the Python host (the remote plugin `LsapStart`).
 function M.start()
   if not M.registered() then
-    return M.start_failed('the remote plugin is not registered: run :lua require("lsap").build() (it installs the Python half and registers the plugin), then restart Neovim; :checkhealth lsap shows what is missing')
+    return M.start_failed(
+      'the remote plugin is not registered: run :lua require("lsap").build() (it installs the Python half and registers the plugin), then restart Neovim; :checkhealth lsap shows what is missing'
+    )
   end
   if M.state ~= 'stopped' then return end
   if host_error then return M.start_failed(host_error) end
   M.state = 'starting'
   local ok, err = pcall(vim.fn.LsapStart, {
-    address = vim.v.servername, config = M.config, cwd = vim.fn.getcwd(), log_file = M.log_file(),
+    address = vim.v.servername,
+    config = M.config,
+    cwd = vim.fn.getcwd(),
+    log_file = M.log_file(),
   })
   if not ok then return host_failed(err) end
   vim.defer_fn(function()
     if M.state == 'starting' then
-      M.start_failed(('the service did not start within %d s: see %s and :checkhealth lsap')
-        :format(M.start_timeout_ms / 1000, M.log_file()))
+      M.start_failed(
+        ('the service did not start within %d s: see %s and :checkhealth lsap'):format(
+          M.start_timeout_ms / 1000,
+          M.log_file()
+        )
+      )
     end
   end, M.start_timeout_ms)
 end

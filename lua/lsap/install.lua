@@ -157,9 +157,7 @@ local function link_command(info)
   local lsap, where, other = M.command(info)
   if not lsap then return 'no lsap command was installed' end
   if where == 'on_path' then return 'lsap is on PATH (' .. tilde(vim.fn.exepath('lsap')) .. ')' end
-  if where == 'other' then
-    return ('lsap on PATH is %s, not this install\'s %s'):format(tilde(other), tilde(lsap))
-  end
+  if where == 'other' then return ("lsap on PATH is %s, not this install's %s"):format(tilde(other), tilde(lsap)) end
   local bin = vim.fs.normalize('~/.local/bin')
   local link = vim.fs.joinpath(bin, 'lsap')
   if on_path(bin) and not windows then
@@ -217,7 +215,9 @@ function Job:run(cmd)
   self.process = process
   -- lazy.nvim resumes its tasks whenever Neovim's loop wakes (the process's exit wakes it);
   -- our own coroutine is resumed by the callback above.
-  while not result do coroutine.yield(self.lazy and self.last or nil) end
+  while not result do
+    coroutine.yield(self.lazy and self.last or nil)
+  end
   self.process = nil
   if self.stopped then self:fail('Neovim quit before the build was done') end
   return result
@@ -240,8 +240,11 @@ function Job:base_python()
       if info then seen[#seen + 1] = ('%s is Python %s'):format(path, select(2, M.new_enough(info))) end
     end
   end
-  self:fail(('no Python >= 3.10 on PATH to make a venv with%s: install one (e.g. sudo apt install python3 python3-venv), then run :lua require("lsap").build() again')
-    :format(#seen > 0 and (' (' .. table.concat(seen, '; ') .. ')') or ''))
+  self:fail(
+    ('no Python >= 3.10 on PATH to make a venv with%s: install one (e.g. sudo apt install python3 python3-venv), then run :lua require("lsap").build() again'):format(
+      #seen > 0 and (' (' .. table.concat(seen, '; ') .. ')') or ''
+    )
+  )
 end
 
 --- Which Python to install into, and the venv to create first when there is none to use.
@@ -253,18 +256,27 @@ function Job:choose()
     local info = self:probe(setting)
     local ok, version = M.new_enough(info)
     if not ok then
-      self:fail(('vim.g.python3_host_prog = %s is Python %s; lsap needs >= 3.10: point it at a newer Python, or remove it and run the build again (it then makes a venv)')
-        :format(setting, version))
+      self:fail(
+        ('vim.g.python3_host_prog = %s is Python %s; lsap needs >= 3.10: point it at a newer Python, or remove it and run the build again (it then makes a venv)'):format(
+          setting,
+          version
+        )
+      )
     end
     if not info.managed then return setting, nil end
-    self.advice = ('set vim.g.python3_host_prog = %q in your config: %s is externally managed (PEP 668), so pip cannot install into it')
-      :format(M.venv_python(), setting)
+    self.advice = ('set vim.g.python3_host_prog = %q in your config: %s is externally managed (PEP 668), so pip cannot install into it'):format(
+      M.venv_python(),
+      setting
+    )
     return M.venv_python(), M.venv(), info.executable
   end
   local venv = setting:match('^(.*)[/\\]' .. (windows and 'Scripts' or 'bin') .. '[/\\]python[%d.]*[%a.]*$')
   if not venv then
-    self:fail(('vim.g.python3_host_prog = %s does not exist: point it at a Python >= 3.10, or remove it and run the build again (it then makes a venv)')
-      :format(setting))
+    self:fail(
+      ('vim.g.python3_host_prog = %s does not exist: point it at a Python >= 3.10, or remove it and run the build again (it then makes a venv)'):format(
+        setting
+      )
+    )
   end
   return setting, venv -- the venv you named, not made yet
 end
@@ -276,7 +288,11 @@ function Job:make_venv(venv, base)
   if made.code == 0 then return end
   local why = vim.trim(made.stderr ~= '' and made.stderr or made.stdout)
   if why:find('ensurepip') then
-    self:fail(('%s cannot make a venv with pip: install its venv module (Debian/Ubuntu: sudo apt install python3-venv), then run :lua require("lsap").build() again'):format(base))
+    self:fail(
+      ('%s cannot make a venv with pip: install its venv module (Debian/Ubuntu: sudo apt install python3-venv), then run :lua require("lsap").build() again'):format(
+        base
+      )
+    )
   end
   self:fail(('%s -m venv %s failed: %s'):format(base, venv, why))
 end
@@ -285,7 +301,9 @@ end
 function Job:register(host)
   if vim.fn.exists(':UpdateRemotePlugins') ~= 2 then vim.cmd('silent! runtime plugin/rplugin.vim') end
   if vim.fn.exists(':UpdateRemotePlugins') ~= 2 then
-    self:fail('Neovim\'s rplugin runtime plugin is not loaded, so :UpdateRemotePlugins does not exist (lazy.nvim: keep "rplugin" out of performance.rtp.disabled_plugins)')
+    self:fail(
+      'Neovim\'s rplugin runtime plugin is not loaded, so :UpdateRemotePlugins does not exist (lazy.nvim: keep "rplugin" out of performance.rtp.disabled_plugins)'
+    )
   end
   self:say('registering the remote plugin (:UpdateRemotePlugins)…')
   local before = vim.g.python3_host_prog
@@ -312,27 +330,40 @@ function Job:steps()
   local where = tilde(venv or host)
   self:say(('installing lsap_bridge into %s (pip, up to a minute)…'):format(where))
   local pip = self:run({ host, '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '-e', M.root })
-  if pip.code ~= 0 then
-    self:fail(('%s -m pip install -e %s failed: %s'):format(host, M.root, vim.trim(pip.stderr)))
-  end
+  if pip.code ~= 0 then self:fail(('%s -m pip install -e %s failed: %s'):format(host, M.root, vim.trim(pip.stderr))) end
   local info = self:probe(host)
-  if not info.location then self:fail(('lsap_bridge does not import in %s: %s'):format(host, info.error or 'not installed')) end
+  if not info.location then
+    self:fail(('lsap_bridge does not import in %s: %s'):format(host, info.error or 'not installed'))
+  end
   if not self.advice and (vim.g.python3_host_prog or '') == '' then M.chose_host = true end
   self:register(host)
   local help = pcall(vim.cmd.helptags, vim.fn.fnameescape(M.root .. '/doc')) and ':help lsap'
     or ('no help tags (' .. M.root .. '/doc is not writable)')
   local lsap = link_command(info)
   if self.advice then
-    return ('installed lsap_bridge %s into %s, but %s; then restart Neovim (%s; %s)')
-      :format(info.packages['lsap-bridge'], where, self.advice, help, lsap), 'warn'
+    return ('installed lsap_bridge %s into %s, but %s; then restart Neovim (%s; %s)'):format(
+      info.packages['lsap-bridge'],
+      where,
+      self.advice,
+      help,
+      lsap
+    ),
+      'warn'
   end
-  return ('ready: lsap_bridge %s in %s, remote plugin registered, %s; %s. Restart Neovim to use it.')
-    :format(info.packages['lsap-bridge'], where, help, lsap), 'info'
+  return ('ready: lsap_bridge %s in %s, remote plugin registered, %s; %s. Restart Neovim to use it.'):format(
+    info.packages['lsap-bridge'],
+    where,
+    help,
+    lsap
+  ),
+    'info'
 end
 
 --- The plugin's one wait on the main loop, used only where nobody is editing: in a Neovim
 --- without a UI (an install script).
-local function finish(job) vim.wait(M.timeout_ms, function() return job.done end, 50) end
+local function finish(job)
+  vim.wait(M.timeout_ms, function() return job.done end, 50)
+end
 
 --- Neovim quits while the build runs: its running step (venv, pip) gets `exit_wait_ms` to
 --- end, then is stopped, so the exit is never held (a pip cut short leaves nothing that the
@@ -342,8 +373,12 @@ local function interrupt(job)
   if job.done then return end
   job.stopped = true -- no further step starts
   if job.process then pcall(job.process.kill, job.process, 'sigterm') end
-  require('lsap').log('warn', ('build: interrupted by quitting Neovim (%s): run :lua require("lsap").build() again')
-    :format(job.last or 'starting'))
+  require('lsap').log(
+    'warn',
+    ('build: interrupted by quitting Neovim (%s): run :lua require("lsap").build() again'):format(
+      job.last or 'starting'
+    )
+  )
 end
 
 --- Run every step; returns ok and the one-line result, which is also shown and logged.

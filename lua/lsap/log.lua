@@ -22,8 +22,10 @@ local function setup(buf)
     local review = vim.api.nvim_get_current_line():match('`:(Lsap review %d+)`')
     if review then vim.cmd(review) end
   end, { buffer = buf, nowait = true, desc = "lsap: open the line's change set" })
-  vim.api.nvim_buf_call(buf, function()
-    vim.cmd([[
+  vim.api.nvim_buf_call(
+    buf,
+    function()
+      vim.cmd([[
       syntax match LsapLogTime /^\d\d:\d\d:\d\d/
       syntax match LsapLogAsk / → /
       syntax match LsapLogOk / ← ok /
@@ -35,7 +37,8 @@ local function setup(buf)
       highlight default link LsapLogFailed DiagnosticError
       highlight default link LsapLogDecision DiagnosticWarn
     ]])
-  end)
+    end
+  )
 end
 
 --- The log buffer, set up again if it was deleted (`:bd`) or reopened by a session: a
@@ -57,15 +60,17 @@ local function write(lines)
   local excess = vim.api.nvim_buf_line_count(buf) - M.max_lines
   if excess > 0 then ui.set_lines(buf, 0, excess, {}) end
   count = vim.api.nvim_buf_line_count(buf)
-  for _, win in ipairs(following) do vim.api.nvim_win_set_cursor(win, { count, 0 }) end
+  for _, win in ipairs(following) do
+    vim.api.nvim_win_set_cursor(win, { count, 0 })
+  end
 end
 
 local function answer_lines(text, out)
   local lines = vim.tbl_filter(function(l) return l:match('%S') ~= nil end, vim.split(text or '', '\n'))
-  for i = 1, math.min(#lines, M.answer_lines) do out[#out + 1] = '    ' .. lines[i] end
-  if #lines > M.answer_lines then
-    out[#out + 1] = ('    … %d more lines'):format(#lines - M.answer_lines)
+  for i = 1, math.min(#lines, M.answer_lines) do
+    out[#out + 1] = '    ' .. lines[i]
   end
+  if #lines > M.answer_lines then out[#out + 1] = ('    … %d more lines'):format(#lines - M.answer_lines) end
 end
 
 --- Entries from the service (a batch, oldest first).
@@ -118,8 +123,12 @@ function M.lines() return vim.api.nvim_buf_get_lines(buffer(), 0, -1, false) end
 function M.confirm(client, summary, preview, timeout_ms, done)
   local policy = require('lsap').config.edit_policy
   local function finish(answer)
-    local why = ({ apply = 'applied: ', refuse = 'refused: ', deny = 'denied by edit_policy: ',
-      timeout = 'no answer, refused: ' })[answer.decision]
+    local why = ({
+      apply = 'applied: ',
+      refuse = 'refused: ',
+      deny = 'denied by edit_policy: ',
+      timeout = 'no answer, refused: ',
+    })[answer.decision]
     M.append({ { client = client, phase = 'decision', what = why .. summary } })
     done(answer)
   end
@@ -128,7 +137,9 @@ function M.confirm(client, summary, preview, timeout_ms, done)
     return function() end
   end
   local lines = { ('%s %s wants to %s — preview:'):format(os.date('%H:%M:%S'), client, summary) }
-  for _, line in ipairs(vim.split(preview or '', '\n')) do lines[#lines + 1] = '  │ ' .. line end
+  for _, line in ipairs(vim.split(preview or '', '\n')) do
+    lines[#lines + 1] = '  │ ' .. line
+  end
   write(lines)
   if require('lsap').config.approval.window == 'select' then
     -- vim.ui.select shows no diff: the log, in a split that does not take the cursor, does.
@@ -136,7 +147,9 @@ function M.confirm(client, summary, preview, timeout_ms, done)
       if #windows() == 0 then
         vim.api.nvim_open_win(buffer(), false, { split = 'below', win = -1, height = math.min(#lines + 1, 15) })
       end
-      for _, win in ipairs(windows()) do vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buffer()), 0 }) end
+      for _, win in ipairs(windows()) do
+        vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buffer()), 0 })
+      end
     end)
   end
   return require('lsap.approval').ask(client, summary, preview, timeout_ms, finish)
@@ -147,7 +160,9 @@ function M.remove_on_exit(paths)
   vim.api.nvim_create_autocmd('VimLeavePre', {
     group = vim.api.nvim_create_augroup('lsap.socket', { clear = true }),
     callback = function()
-      for _, path in ipairs(paths) do os.remove(path) end
+      for _, path in ipairs(paths) do
+        os.remove(path)
+      end
     end,
   })
 end

@@ -46,9 +46,7 @@ function M.agent(name)
   return agent
 end
 
-function M.highlight(name)
-  return 'LsapAgent' .. ((M.agent(name).index - 1) % #M.COLOURS + 1)
-end
+function M.highlight(name) return 'LsapAgent' .. ((M.agent(name).index - 1) % #M.COLOURS + 1) end
 
 --- A loaded buffer of `path` shown in some window, or nil.
 local function shown(path)
@@ -74,7 +72,9 @@ local function look(name, what, place)
   local line = math.min(place.line, vim.api.nvim_buf_line_count(bufnr) - 1)
   local id = vim.api.nvim_buf_set_extmark(bufnr, M.NS, line, 0, {
     virt_text = { { ('◆ %s: %s'):format(name, what), M.highlight(name) } },
-    virt_text_pos = 'eol', hl_mode = 'combine', priority = 10,
+    virt_text_pos = 'eol',
+    hl_mode = 'combine',
+    priority = 10,
   })
   local mark = { bufnr = bufnr, id = id }
   marks[name] = mark
@@ -114,7 +114,9 @@ local function sign(change, bufnr, lines)
   for _, line in ipairs(lines) do
     if line < count then
       ids[#ids + 1] = vim.api.nvim_buf_set_extmark(bufnr, M.NS, line, 0, {
-        sign_text = M.SIGN, sign_hl_group = M.highlight(change.who), priority = 5,
+        sign_text = M.SIGN,
+        sign_hl_group = M.highlight(change.who),
+        priority = 5,
       })
     end
   end
@@ -130,11 +132,20 @@ function M.changed(change, again)
     local agent = M.agent(change.who)
     agent.edits = agent.edits + 1
     -- `:Lsap log` links it: <CR> on the line opens the review.
-    require('lsap.log').append({ {
-      client = change.who, phase = 'change',
-      what = ('change %s: %s (%d file%s) · review `:Lsap review %s` · undo `:Lsap undo %s`'):format(
-        change.id, change.label, #(change.files or {}), #(change.files or {}) == 1 and '' or 's', change.id, change.id),
-    } })
+    require('lsap.log').append({
+      {
+        client = change.who,
+        phase = 'change',
+        what = ('change %s: %s (%d file%s) · review `:Lsap review %s` · undo `:Lsap undo %s`'):format(
+          change.id,
+          change.label,
+          #(change.files or {}),
+          #(change.files or {}) == 1 and '' or 's',
+          change.id,
+          change.id
+        ),
+      },
+    })
   end
   local entry = { who = change.who, label = change.label, files = {}, marks = {} }
   M.changes[change.id] = entry
@@ -154,11 +165,17 @@ function M.reviewed(id, path)
   if not entry then return end
   for bufnr, ids in pairs(entry.marks) do
     if vim.api.nvim_buf_is_valid(bufnr) and (path == nil or vim.api.nvim_buf_get_name(bufnr) == path) then
-      for _, mark in ipairs(ids) do pcall(vim.api.nvim_buf_del_extmark, bufnr, M.NS, mark) end
+      for _, mark in ipairs(ids) do
+        pcall(vim.api.nvim_buf_del_extmark, bufnr, M.NS, mark)
+      end
       entry.marks[bufnr] = nil
     end
   end
-  if path then entry.files[path] = nil else M.changes[id] = nil end
+  if path then
+    entry.files[path] = nil
+  else
+    M.changes[id] = nil
+  end
 end
 
 --- The signs of `bufnr` (line numbers, 0-based, sorted), for tests and the review.
@@ -188,10 +205,13 @@ local function follow_window()
       return win
     end
   end
-  local config = require('lsap').config.report
-  f.win = vim.api.nvim_open_win(vim.api.nvim_get_current_buf(), false, config.vertical
-    and { split = 'right', win = -1, width = config.width }
-    or { split = 'below', win = -1, height = config.height })
+  local layout = require('lsap').config.report
+  f.win = vim.api.nvim_open_win(
+    vim.api.nvim_get_current_buf(),
+    false,
+    layout.vertical and { split = 'right', win = -1, width = layout.width }
+      or { split = 'below', win = -1, height = layout.height }
+  )
   return f.win
 end
 
@@ -216,16 +236,26 @@ function M.follow(name)
   if (name == nil or name == '') and M.following then
     local win = M.following.win
     M.following = nil
-    if win and vim.api.nvim_win_is_valid(win) and win ~= vim.api.nvim_get_current_win()
-        and vim.api.nvim_win_get_buf(win) ~= vim.fn.bufnr('lsap://report') and #vim.api.nvim_list_wins() > 1 then
+    if
+      win
+      and vim.api.nvim_win_is_valid(win)
+      and win ~= vim.api.nvim_get_current_win()
+      and vim.api.nvim_win_get_buf(win) ~= vim.fn.bufnr('lsap://report')
+      and #vim.api.nvim_list_wins() > 1
+    then
       vim.api.nvim_win_close(win, false)
     end
     return ui.notify('lsap: no longer following')
   end
   if name == nil or name == '' then name = M.order[#M.order] end
   if not name or not M.agents[name] then
-    return ui.notify(('no agent %s: connected are %s'):format(name and ('%q'):format(name) or 'yet',
-      #M.order > 0 and table.concat(M.order, ', ') or 'none'), 'error')
+    return ui.notify(
+      ('no agent %s: connected are %s'):format(
+        name and ('%q'):format(name) or 'yet',
+        #M.order > 0 and table.concat(M.order, ', ') or 'none'
+      ),
+      'error'
+    )
   end
   M.following = { name = name }
   ui.notify(('lsap: following %s (:Lsap follow again stops)'):format(name))
@@ -250,20 +280,27 @@ function M.lines()
     local state = (a.connections or 0) > 0 and 'connected'
       or ('disconnected at %s'):format(os.date('%H:%M:%S', a.left or os.time()))
     local where = ''
-    if a.place then
-      where = (' · at %s:%d'):format(vim.fn.fnamemodify(a.place.path, ':.'), a.place.line + 1)
-    end
+    if a.place then where = (' · at %s:%d'):format(vim.fn.fnamemodify(a.place.path, ':.'), a.place.line + 1) end
     out[#out + 1] = ('- %s · %s · since %s · %d call%s · %s%s · edits %d applied, %d pending'):format(
-      name, state, os.date('%H:%M:%S', a.since), a.calls, a.calls == 1 and '' or 's',
-      a.now and ('now: ' .. a.now) or ('last: ' .. (a.last or '-')), where, a.edits, waiting[name] or 0)
+      name,
+      state,
+      os.date('%H:%M:%S', a.since),
+      a.calls,
+      a.calls == 1 and '' or 's',
+      a.now and ('now: ' .. a.now) or ('last: ' .. (a.last or '-')),
+      where,
+      a.edits,
+      waiting[name] or 0
+    )
   end
-  if M.following then out[#out + 1] = '' out[#out + 1] = ('Following %s: `:Lsap follow` stops.'):format(M.following.name) end
+  if M.following then
+    out[#out + 1] = ''
+    out[#out + 1] = ('Following %s: `:Lsap follow` stops.'):format(M.following.name)
+  end
   return out
 end
 
-function M.show_agents()
-  require('lsap.report').show(table.concat(M.lines(), '\n'), {}, { title = 'lsap agents' })
-end
+function M.show_agents() require('lsap.report').show(table.concat(M.lines(), '\n'), {}, { title = 'lsap agents' }) end
 
 vim.api.nvim_create_autocmd('BufReadPost', {
   group = vim.api.nvim_create_augroup('lsap.presence', { clear = true }),

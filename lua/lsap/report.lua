@@ -34,7 +34,11 @@ M.keys = {
 function M.close()
   if vim.fn.winnr('$') > 1 then return vim.cmd('close') end
   local alt = vim.fn.bufnr('#')
-  if alt > 0 and alt ~= vim.api.nvim_get_current_buf() then vim.cmd('buffer ' .. alt) else vim.cmd('enew') end
+  if alt > 0 and alt ~= vim.api.nvim_get_current_buf() then
+    vim.cmd('buffer ' .. alt)
+  else
+    vim.cmd('enew')
+  end
 end
 
 function M.help()
@@ -64,9 +68,7 @@ local function buffer() return ui.scratch(M.NAME, setup) end
 
 -- -- what each row shows ---------------------------------------------------------------
 
-local function absolute(root, path)
-  return (root and not vim.startswith(path, '/')) and (root .. '/' .. path) or path
-end
+local function absolute(root, path) return (root and not vim.startswith(path, '/')) and (root .. '/' .. path) or path end
 
 local function readable(root, path) return vim.fn.filereadable(absolute(root, path)) == 1 end
 
@@ -74,9 +76,13 @@ local function readable(root, path) return vim.fn.filereadable(absolute(root, pa
 --- the old and new text first differ (`apply(` → `apply_to(`: at `apply`).
 local function first_difference(old, new)
   local i = 1
-  while i <= #old and old:byte(i) == new:byte(i) do i = i + 1 end
+  while i <= #old and old:byte(i) == new:byte(i) do
+    i = i + 1
+  end
   i = i - 1 -- bytes 1..i are the same
-  while i > 0 and old:sub(i, i):match('[%w_]') do i = i - 1 end
+  while i > 0 and old:sub(i, i):match('[%w_]') do
+    i = i - 1
+  end
   return i
 end
 
@@ -144,9 +150,7 @@ function M.index(lines, locations, root)
         t = target(section, tonumber(number), { code_at = fence and #prefix or nil })
       else
         local l, c = text:match('^%s*%- (%d+):(%d+) ')
-        if l and section then
-          t = target(section, tonumber(l), { character = tonumber(c) - 1, encoding = 'utf-32' })
-        end
+        if l and section then t = target(section, tonumber(l), { character = tonumber(c) - 1, encoding = 'utf-32' }) end
       end
       if not t then
         -- `path:line[:column]` anywhere (search, calls, types, the anchor line): the first
@@ -156,9 +160,13 @@ function M.index(lines, locations, root)
         for path, l, c in text:gmatch('([%w%._/%-@+~]+):(%d+):?(%d*)') do
           if file(path) then
             local candidate = target(path, tonumber(l))
-            if c ~= '' then candidate.character, candidate.encoding = tonumber(c) - 1, 'utf-32' end
+            if c ~= '' then
+              candidate.character, candidate.encoding = tonumber(c) - 1, 'utf-32'
+            end
             local r = candidate.loc and 3 or (c ~= '' and 2 or 1)
-            if r > rank then best, rank = candidate, r end
+            if r > rank then
+              best, rank = candidate, r
+            end
           end
         end
         t = best
@@ -167,7 +175,10 @@ function M.index(lines, locations, root)
         local path = text:match('^%s*%- (%S+)')
         if path and paths[path] then
           for _, loc in ipairs(locations) do
-            if loc.path == path then t = target(path, loc.line) break end
+            if loc.path == path then
+              t = target(path, loc.line)
+              break
+            end
           end
         end
       end
@@ -216,11 +227,15 @@ local function decorate(bufnr, lines)
   vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
   for row, text in ipairs(lines) do
     local number = text:match('^(%s*%d+|)')
-    local group = (number and 'LsapLineNr') or (text:match('^#') and 'LsapHeader')
-      or (text:match('^Anchor:') and 'LsapAnchor') or (text:match('^> ') and 'LsapWarning')
+    local group = (number and 'LsapLineNr')
+      or (text:match('^#') and 'LsapHeader')
+      or (text:match('^Anchor:') and 'LsapAnchor')
+      or (text:match('^> ') and 'LsapWarning')
     if group then
       vim.api.nvim_buf_set_extmark(bufnr, ns, row - 1, 0, {
-        end_col = number and #number or #text, hl_group = group, priority = 200,
+        end_col = number and #number or #text,
+        hl_group = group,
+        priority = 200,
       })
     end
   end
@@ -229,7 +244,9 @@ end
 local function quickfix_items(report)
   local items, line_of = {}, lines_of()
   local targets = {}
-  for _, loc in ipairs(report.locations) do targets[#targets + 1] = { path = loc.path, line = loc.line, loc = loc } end
+  for _, loc in ipairs(report.locations) do
+    targets[#targets + 1] = { path = loc.path, line = loc.line, loc = loc }
+  end
   if #targets == 0 then -- the rows' own (a rename preview's changes)
     for _, row in ipairs(report.entries) do
       targets[#targets + 1] = vim.tbl_extend('force', report.targets[row], { text = report.lines[row]:sub(2) })
@@ -238,7 +255,9 @@ local function quickfix_items(report)
   for _, t in ipairs(targets) do
     local path = absolute(report.root, t.path)
     items[#items + 1] = {
-      filename = path, lnum = t.line, col = column(t, line_of(path, t.line)) + 1,
+      filename = path,
+      lnum = t.line,
+      col = column(t, line_of(path, t.line)) + 1,
       text = t.loc and t.loc.text or t.text,
     }
   end
@@ -272,22 +291,25 @@ function M.present(report, focus, moved)
     decorate(bufnr, report.lines)
     win = vim.fn.bufwinid(bufnr)
     if win == -1 then
-      win = vim.api.nvim_open_win(bufnr, false, config.vertical
-        and { split = 'right', win = -1, width = config.width }
-        or { split = 'below', win = -1, height = config.height })
+      win = vim.api.nvim_open_win(
+        bufnr,
+        false,
+        config.vertical and { split = 'right', win = -1, width = config.width }
+          or { split = 'below', win = -1, height = config.height }
+      )
     end
     ui.view_options(win)
     vim.api.nvim_win_set_cursor(win, { 1, 0 })
     if focus then vim.api.nvim_set_current_win(win) end
   end
-  if moved and not focus then
-    ui.notify(('%s ready: %s goes there'):format(report.title, key_to(win)))
-  end
+  if moved and not focus then ui.notify(('%s ready: %s goes there'):format(report.title, key_to(win))) end
 end
 
 local function remember(report)
   table.insert(M.history, 1, report)
-  while #M.history > M.history_size do table.remove(M.history) end
+  while #M.history > M.history_size do
+    table.remove(M.history)
+  end
 end
 
 local latest -- the report waiting for the human to stop typing
@@ -345,8 +367,13 @@ function M.read(bufnr)
   vim.b[bufnr].lsap = nil
   local b = buffer()
   local report = current or M.history[1]
-  ui.set_lines(b, 0, -1, report and vim.split(report.text, '\n', { plain = true })
-    or { 'No lsap report yet: run a command (:Lsap), then :Lsap resume reopens it here.' })
+  ui.set_lines(
+    b,
+    0,
+    -1,
+    report and vim.split(report.text, '\n', { plain = true })
+      or { 'No lsap report yet: run a command (:Lsap), then :Lsap resume reopens it here.' }
+  )
 end
 
 -- -- moving ----------------------------------------------------------------------------
@@ -424,7 +451,9 @@ function M.next_entry(direction)
   local row = vim.api.nvim_win_get_cursor(0)[1]
   local entries = current.entries
   local from, to, step = 1, #entries, 1
-  if direction < 0 then from, to, step = #entries, 1, -1 end
+  if direction < 0 then
+    from, to, step = #entries, 1, -1
+  end
   for i = from, to, step do
     if (direction > 0 and entries[i] > row) or (direction < 0 and entries[i] < row) then
       return vim.api.nvim_win_set_cursor(0, { entries[i], 0 })

@@ -7,26 +7,37 @@ local python_roots = { 'pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.
 local ts_filetypes = { 'javascript', 'javascriptreact', 'typescript', 'typescriptreact' }
 local ts_roots = { 'tsconfig.json', 'jsconfig.json', 'package.json', '.git' }
 -- vtsls's names for the inlay hints ts_ls asks for in its `preferences` below.
-local ts_inlay = { inlayHints = {
-  parameterNames = { enabled = 'all', suppressWhenArgumentMatchesName = true },
-  parameterTypes = { enabled = true },
-  variableTypes = { enabled = true },
-  propertyDeclarationTypes = { enabled = true },
-  functionLikeReturnTypes = { enabled = true },
-  enumMemberValues = { enabled = true },
-} }
+local ts_inlay = {
+  inlayHints = {
+    parameterNames = { enabled = 'all', suppressWhenArgumentMatchesName = true },
+    parameterTypes = { enabled = true },
+    variableTypes = { enabled = true },
+    propertyDeclarationTypes = { enabled = true },
+    functionLikeReturnTypes = { enabled = true },
+    enumMemberValues = { enabled = true },
+  },
+}
 
 M.configs = {
   basedpyright = {
     cmd = { 'basedpyright-langserver', '--stdio' },
     filetypes = { 'python' },
     root_markers = python_roots,
-    settings = { basedpyright = { analysis = {
-      autoSearchPaths = true,
-      diagnosticMode = 'openFilesOnly',
-      -- The `inlay_hints` mode and `?` lines: say what each hint kind is, not rely on defaults.
-      inlayHints = { variableTypes = true, callArgumentNames = true, functionReturnTypes = true, genericTypes = false },
-    } } },
+    settings = {
+      basedpyright = {
+        analysis = {
+          autoSearchPaths = true,
+          diagnosticMode = 'openFilesOnly',
+          -- The `inlay_hints` mode and `?` lines: say what each hint kind is, not rely on defaults.
+          inlayHints = {
+            variableTypes = true,
+            callArgumentNames = true,
+            functionReturnTypes = true,
+            genericTypes = false,
+          },
+        },
+      },
+    },
   },
   pyright = {
     cmd = { 'pyright-langserver', '--stdio' },
@@ -101,7 +112,8 @@ function M.inventory()
     local servers = {}
     for _, name in ipairs(group) do
       local command = M.configs[name].cmd[1]
-      servers[#servers + 1] = { name = name, command = command, path = vim.fn.exepath(command), package = M.packages[name] }
+      servers[#servers + 1] =
+        { name = name, command = command, path = vim.fn.exepath(command), package = M.packages[name] }
     end
     languages[#languages + 1] = { filetypes = M.configs[group[1]].filetypes, servers = servers }
   end
@@ -142,9 +154,7 @@ function M.enable(names, root, watchdog)
       -- server's own children included, even when the server ignores `shutdown` and `exit`.
       config.detached = true
       config.cmd = M.watched(config.cmd, watchdog)
-      if root and root ~= vim.NIL then
-        config.root_dir = function(_, on_dir) on_dir(root) end
-      end
+      if root and root ~= vim.NIL then config.root_dir = function(_, on_dir) on_dir(root) end end
       vim.lsp.config(name, config)
       vim.lsp.enable(name)
       enabled[#enabled + 1] = name

@@ -64,20 +64,34 @@ local function stamp_of(name)
   if not st or st.type ~= 'file' then return nil end
   -- The change time too: a rewrite whose mtime was put back (`touch -d`, `os.utime`) still
   -- moves it (filestate.DiskStamp).
-  return { size = st.size, sec = st.mtime.sec, nsec = st.mtime.nsec, ino = st.ino, dev = st.dev,
-           csec = st.ctime.sec, cnsec = st.ctime.nsec }
+  return {
+    size = st.size,
+    sec = st.mtime.sec,
+    nsec = st.mtime.nsec,
+    ino = st.ino,
+    dev = st.dev,
+    csec = st.ctime.sec,
+    cnsec = st.ctime.nsec,
+  }
 end
 
 local function same(a, b)
   if a == nil or b == nil then return a == b end
-  return a.size == b.size and a.sec == b.sec and a.nsec == b.nsec and a.ino == b.ino and a.dev == b.dev
-    and a.csec == b.csec and a.cnsec == b.cnsec
+  return a.size == b.size
+    and a.sec == b.sec
+    and a.nsec == b.nsec
+    and a.ino == b.ino
+    and a.dev == b.dev
+    and a.csec == b.csec
+    and a.cnsec == b.cnsec
 end
 
 local function racy(stamp)
   local now = vim.uv.clock_gettime('realtime')
   local sec, nsec = stamp.sec, stamp.nsec
-  if stamp.csec > sec or (stamp.csec == sec and stamp.cnsec > nsec) then sec, nsec = stamp.csec, stamp.cnsec end
+  if stamp.csec > sec or (stamp.csec == sec and stamp.cnsec > nsec) then
+    sec, nsec = stamp.csec, stamp.cnsec
+  end
   return (now.sec - sec) * 1e9 + (now.nsec - nsec) < RACY_NS
 end
 
@@ -120,7 +134,9 @@ local function lines_of(bufnr, data)
   local eol = #lines > 1 and lines[#lines] == ''
   if eol then table.remove(lines) end
   if ff == 'dos' then
-    for i, line in ipairs(lines) do lines[i] = line:gsub('\r$', '') end
+    for i, line in ipairs(lines) do
+      lines[i] = line:gsub('\r$', '')
+    end
   end
   return lines, eol
 end
@@ -145,7 +161,9 @@ local function load_text(bufnr, data)
   if not lines then return false end
   local old = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
   local first, old_last, new_last = 1, #old, #lines
-  while first <= old_last and first <= new_last and old[first] == lines[first] do first = first + 1 end
+  while first <= old_last and first <= new_last and old[first] == lines[first] do
+    first = first + 1
+  end
   while old_last >= first and new_last >= first and old[old_last] == lines[new_last] do
     old_last, new_last = old_last - 1, new_last - 1
   end
@@ -326,8 +344,11 @@ function M.register(chan)
       published[bufnr] = published[bufnr] or {}
       -- Empty again after empty: this server publishes unchanged diagnostics too, so its
       -- silence about a file is no evidence (see `quiet` in `when_diagnosed`).
-      if published[bufnr][client_id] and #(result.diagnostics or {}) == 0
-          and #vim.diagnostic.get(bufnr, { namespace = vim.lsp.diagnostic.get_namespace(client_id, false) }) == 0 then
+      if
+        published[bufnr][client_id]
+        and #(result.diagnostics or {}) == 0
+        and #vim.diagnostic.get(bufnr, { namespace = vim.lsp.diagnostic.get_namespace(client_id, false) }) == 0
+      then
         republishes[client_id] = true
       end
       published[bufnr][client_id] = now_ms()
@@ -350,7 +371,9 @@ function M.register(chan)
   })
   vim.api.nvim_create_autocmd('BufUnload', {
     group = group,
-    callback = function(ev) on_disk[ev.buf], opened[ev.buf] = nil, nil end,
+    callback = function(ev)
+      on_disk[ev.buf], opened[ev.buf] = nil, nil
+    end,
   })
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(bufnr) then
@@ -412,7 +435,6 @@ function M.health(client_ids)
   end
   return out
 end
-
 
 local function client_info(client, bufnr)
   -- Whatever a mode asks, the client says (`client:supports_method`), for every method of
@@ -534,14 +556,18 @@ local function release(client_id, token)
   taking[client_id] = nil
   local client = vim.lsp.get_client_by_id(client_id)
   if client then
-    for _, method in ipairs(INTERCEPTED) do client.handlers[method] = slot.previous[method] end
+    for _, method in ipairs(INTERCEPTED) do
+      client.handlers[method] = slot.previous[method]
+    end
   end
 end
 
 --- The service is done with a token's commands (their grace window is over): their servers'
 --- requests are Neovim's again.
 function M.release_taken(token)
-  for client_id in pairs(taking) do release(client_id, token) end
+  for client_id in pairs(taking) do
+    release(client_id, token)
+  end
 end
 
 --- The service's answer to a server request handed over by `take_over`.
@@ -562,8 +588,13 @@ local function unpark(token)
 end
 
 local function position(p)
-  return type(p) == 'table' and type(p.line) == 'number' and p.line >= 0 and p.line % 1 == 0
-    and type(p.character) == 'number' and p.character >= 0 and p.character % 1 == 0
+  return type(p) == 'table'
+    and type(p.line) == 'number'
+    and p.line >= 0
+    and p.line % 1 == 0
+    and type(p.character) == 'number'
+    and p.character >= 0
+    and p.character % 1 == 0
 end
 
 --- A range's four numbers appended to a flat list.
@@ -587,8 +618,13 @@ local function pack_locations(result)
     if type(item) == 'table' then
       local uri = item.targetUri or item.uri
       local range = item.targetSelectionRange or item.range
-      if type(uri) == 'string' and uri:sub(1, 5) == 'file:' and type(range) == 'table'
-        and position(range.start) and position(range['end']) then
+      if
+        type(uri) == 'string'
+        and uri:sub(1, 5) == 'file:'
+        and type(range) == 'table'
+        and position(range.start)
+        and position(range['end'])
+      then
         local flat = by_uri[uri]
         if not flat then
           flat = {}
@@ -614,9 +650,17 @@ local function pack_symbols(result)
     for _, item in ipairs(items) do
       local range = type(item) == 'table' and item.range
       local selection = type(item) == 'table' and (item.selectionRange or range)
-      if type(range) ~= 'table' or type(selection) ~= 'table' or type(item.name) ~= 'string'
-        or not (position(range.start) and position(range['end']) and position(selection.start)
-          and position(selection['end'])) then
+      if
+        type(range) ~= 'table'
+        or type(selection) ~= 'table'
+        or type(item.name) ~= 'string'
+        or not (
+          position(range.start)
+          and position(range['end'])
+          and position(selection.start)
+          and position(selection['end'])
+        )
+      then
         error('not a DocumentSymbol')
       end
       local at = #names + 1
@@ -694,13 +738,14 @@ function M.request(token, calls, guard, intercept)
     else
       local bufnr = call.bufnr
       if bufnr == nil or bufnr == vim.NIL or not vim.api.nvim_buf_is_loaded(bufnr) then bufnr = 0 end
-      if intercept == true and call.method == 'workspace/executeCommand' then
-        take_over(client, token)
-      end
+      if intercept == true and call.method == 'workspace/executeCommand' then take_over(client, token) end
       local pack = call.pack == true and PACKERS[call.method] or nil
-      local ok, request_id = client:request(call.method, call.params, function(err, result)
-        finish(i, { error = err, result = pack and not err and pack(result) or result })
-      end, bufnr)
+      local ok, request_id = client:request(
+        call.method,
+        call.params,
+        function(err, result) finish(i, { error = err, result = pack and not err and pack(result) or result }) end,
+        bufnr
+      )
       if ok then
         table.insert(inflight[token], {
           client_id = call.client_id,
@@ -738,7 +783,9 @@ end
 function M.cancel(token)
   if withdraw[token] then withdraw[token]() end
   withdraw[token] = nil
-  for client_id in pairs(taking) do release(client_id, token) end
+  for client_id in pairs(taking) do
+    release(client_id, token)
+  end
   unpark(token)
   for _, req in ipairs(inflight[token] or {}) do
     local client = vim.lsp.get_client_by_id(req.client_id)
@@ -787,7 +834,9 @@ function M.read(paths, known)
   for _, path in ipairs(paths) do
     local bufnr = find(path)
     local state, size
-    if bufnr then state, size = M.fresh(bufnr) end
+    if bufnr then
+      state, size = M.fresh(bufnr)
+    end
     if state == 'too_large' then
       out[path] = { too_large = size }
     elseif bufnr and state ~= 'gone' then
@@ -885,11 +934,9 @@ local function covering(bufnr)
   for _, name in ipairs(enabled) do
     local config = vim.lsp.config[name]
     -- A config whose command is not installed never attaches: not waited for.
-    local runs = config and (type(config.cmd) ~= 'table' or type(config.cmd[1]) ~= 'string'
-      or vim.fn.executable(config.cmd[1]) == 1)
-    if runs and (config.filetypes == nil or vim.tbl_contains(config.filetypes, filetype)) then
-      count = count + 1
-    end
+    local runs = config
+      and (type(config.cmd) ~= 'table' or type(config.cmd[1]) ~= 'string' or vim.fn.executable(config.cmd[1]) == 1)
+    if runs and (config.filetypes == nil or vim.tbl_contains(config.filetypes, filetype)) then count = count + 1 end
   end
   return count
 end
@@ -952,9 +999,7 @@ local STARTUP_GRACE_MS = 1000
 local function busy(client_id, settle_ms)
   local state = progress[client_id]
   local attached = attached_at[client_id]
-  if attached and not (state and state.reported) and now_ms() - attached < STARTUP_GRACE_MS then
-    return true
-  end
+  if attached and not (state and state.reported) and now_ms() - attached < STARTUP_GRACE_MS then return true end
   if not state then return false end
   return next(state.active) ~= nil or now_ms() - state.last < settle_ms
 end
@@ -1028,10 +1073,17 @@ local function diagnostic_items(bufnr, excluded)
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do
     if not excluded[d.namespace] then
       out[#out + 1] = {
-        lnum = d.lnum, col = d.col, end_lnum = d.end_lnum, end_col = d.end_col,
-        severity = d.severity, message = d.message, code = d.code, source = d.source,
+        lnum = d.lnum,
+        col = d.col,
+        end_lnum = d.end_lnum,
+        end_col = d.end_col,
+        severity = d.severity,
+        message = d.message,
+        code = d.code,
+        source = d.source,
         -- The server's own Diagnostic, for its code actions (`textDocument/codeAction`).
-        lsp = type(d.user_data) == 'table' and d.user_data.lsp or nil, client = clients[d.namespace],
+        lsp = type(d.user_data) == 'table' and d.user_data.lsp or nil,
+        client = clients[d.namespace],
       }
     end
   end
@@ -1081,8 +1133,14 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
         if not asked[client.id] and proof(client) == nil and vim.api.nvim_buf_is_loaded(bufnr) then
           asked[client.id] = true
           -- Any request does; this one every Python, TypeScript, C server answers cheaply.
-          pcall(client.request, client, 'textDocument/documentSymbol',
-            { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }, function() end, bufnr)
+          pcall(
+            client.request,
+            client,
+            'textDocument/documentSymbol',
+            { textDocument = { uri = vim.uri_from_bufnr(bufnr) } },
+            function() end,
+            bufnr
+          )
         end
       end
     end
@@ -1097,8 +1155,12 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
       -- Each server's own publish for the buffer's current text (another server's, a
       -- pull's, is no evidence of this one's analysis).
       local current = (published_tick[bufnr] or {})[client.id] == vim.b[bufnr].changedtick
-      if not current or (proving and not (since and at and at >= since)) or busy(client.id, settle_ms)
-          or now_ms() - (published_any[client.id] or 0) < PASS_MS then
+      if
+        not current
+        or (proving and not (since and at and at >= since))
+        or busy(client.id, settle_ms)
+        or now_ms() - (published_any[client.id] or 0) < PASS_MS
+      then
         return false
       end
     end
@@ -1106,8 +1168,11 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
   end
   local function analysed(bufnr)
     local seen = diagnosed[bufnr]
-    return seen ~= nil and vim.api.nvim_buf_is_valid(bufnr) and seen.tick == vim.b[bufnr].changedtick
-      and now_ms() - seen.at >= settle_ms and republished(bufnr)
+    return seen ~= nil
+      and vim.api.nvim_buf_is_valid(bufnr)
+      and seen.tick == vim.b[bufnr].changedtick
+      and now_ms() - seen.at >= settle_ms
+      and republished(bufnr)
   end
   -- Only a file whose diagnostics are empty (the case such servers skip), and only while
   -- none of its servers reports work in progress.
@@ -1120,8 +1185,11 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
     for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
       if busy(client.id, settle_ms) then return false end
       local last, since = published_any[client.id], proof(client)
-      if proving and not pulled[client.id] and (republishes[client.id] or not (since and last
-          and last >= since and now_ms() - last >= quiet_ms)) then
+      if
+        proving
+        and not pulled[client.id]
+        and (republishes[client.id] or not (since and last and last >= since and now_ms() - last >= quiet_ms))
+      then
         return false
       end
     end
@@ -1129,25 +1197,32 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
   end
   local timer = assert(vim.uv.new_timer())
   local done = false
-  timer:start(0, 25, vim.schedule_wrap(function()
-    if done then return end
-    local all = true
-    for _, bufnr in ipairs(bufnrs) do
-      if not (analysed(bufnr) or quiet(bufnr)) then all = false end
-    end
-    if not all and now_ms() < deadline then return end
-    done = true
-    timer:stop()
-    timer:close()
-    local out = {}
-    for _, bufnr in ipairs(bufnrs) do
-      local ok = analysed(bufnr)
-      out[#out + 1] = {
-        bufnr = bufnr, analysed = ok, quiet = not ok and quiet(bufnr), items = diagnostic_items(bufnr, excluded),
-      }
-    end
-    reply(token, out)
-  end))
+  timer:start(
+    0,
+    25,
+    vim.schedule_wrap(function()
+      if done then return end
+      local all = true
+      for _, bufnr in ipairs(bufnrs) do
+        if not (analysed(bufnr) or quiet(bufnr)) then all = false end
+      end
+      if not all and now_ms() < deadline then return end
+      done = true
+      timer:stop()
+      timer:close()
+      local out = {}
+      for _, bufnr in ipairs(bufnrs) do
+        local ok = analysed(bufnr)
+        out[#out + 1] = {
+          bufnr = bufnr,
+          analysed = ok,
+          quiet = not ok and quiet(bufnr),
+          items = diagnostic_items(bufnr, excluded),
+        }
+      end
+      reply(token, out)
+    end)
+  )
 end
 
 --- Where the human is: file, cursor (0-based line, byte column) and the visual selection.
@@ -1183,13 +1258,17 @@ function M.editor()
     first, last = vim.fn.getpos("'<"), vim.fn.getpos("'>")
   end
   if VISUAL[kind] and first[2] > 0 and last[2] > 0 then
-    if last[2] < first[2] or (last[2] == first[2] and last[3] < first[3]) then first, last = last, first end
+    if last[2] < first[2] or (last[2] == first[2] and last[3] < first[3]) then
+      first, last = last, first
+    end
     local ok, text = pcall(vim.fn.getregion, first, last, { type = kind })
     state.selection = {
       active = active,
       type = VISUAL[kind],
-      start_line = first[2] - 1, start_col = first[3] - 1, -- 0-based line, byte column
-      end_line = last[2] - 1, end_col = last[3] - 1,
+      start_line = first[2] - 1,
+      start_col = first[3] - 1, -- 0-based line, byte column
+      end_line = last[2] - 1,
+      end_col = last[3] - 1,
       text = ok and text or {},
     }
   end

@@ -51,7 +51,11 @@ local function release()
   -- typing that started again meanwhile (`<Esc>i` typed at once) makes it wait again.
   for _, fn in ipairs(ready) do
     vim.schedule(function()
-      if M.typing() then M.when_free(fn) else fn() end
+      if M.typing() then
+        M.when_free(fn)
+      else
+        fn()
+      end
     end)
   end
 end
@@ -135,7 +139,8 @@ function M.done(id)
   M.answered(id)
   tickets[id] = nil
   if next(tickets) == nil then listen(false) end
-  return keys > ticket.keys or vim.api.nvim_get_current_win() ~= ticket.win
+  return keys > ticket.keys
+    or vim.api.nvim_get_current_win() ~= ticket.win
     or vim.api.nvim_get_mode().mode ~= ticket.mode
 end
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import shutil
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from lsap_bridge import changes
+from lsap_bridge.edits import journal_dir
 from lsap_bridge.embedded import Embedded, start_embedded
 from lsap_bridge.gateway import Timeouts
 from lsap_bridge.service import Response, Service
@@ -49,6 +54,9 @@ class Bridge:
             start_embedded(root, servers, timeouts or Timeouts(request=60, attach=30)))
         self.service = Service(self.embedded.gateway, Workspace.of(root))
         self.embedded.gateway.on_command(self.service.handle_command)
+        self.fixture = Tree.of(root)  # what `reset` puts back
+        gateway = self.embedded.gateway
+        self._started = (gateway.timeouts, gateway.max_tokens)
 
     @property
     def servers(self) -> list[str]:
@@ -85,20 +93,187 @@ class Bridge:
     def lua(self, code: str, *args: Any) -> Any:
         return self.loop.run(self.embedded.gateway.exec_lua(code, *args))
 
+    @property
+    def alive(self) -> bool:
+        process = self.embedded.conn.process
+        return self.loop.thread.is_alive() and process is not None and process.returncode is None
+
+    def reset(self, restart: bool = False) -> None:
+        """Make this warm bridge what a fresh one on the fixture would be, for the next test:
+        every buffer and extra window gone (unsaved text dropped), the fixture's files put
+        back (changed ones rewritten, added ones deleted, modes restored), the servers told
+        through the session's own disk sync, then a new Service (no pages, anchors, renames,
+        actions, check records or held texts) and no change sets inside the project.
+        `restart`: the language servers are stopped too (the next file opened starts them
+        again), for a server whose own state outlives the files: basedpyright, after a
+        rename and its undo, renames in the declaring file only."""
+        self.lua(RESET_LUA)
+        if restart:
+            self.lua(RESTART_LUA)
+        self.fixture.restore(self.root)
+        self.loop.run(self.service.session.sync_disk())
+        journals = self.loop.run(journal_dir(self.embedded.gateway))
+        workspace = Workspace.of(self.root)
+        for change in changes.load(journals, workspace):
+            (journals / changes.DIRECTORY / f"{change.id}.json").unlink(missing_ok=True)
+        gateway = self.embedded.gateway
+        gateway.timeouts, gateway.max_tokens = self._started
+        gateway._texts.clear()
+        gateway.stats.clear()
+        self.service = Service(gateway, workspace)
+        gateway.on_command(self.service.handle_command)
+
     def close(self) -> None:
         self.loop.run(self.embedded.close())
         self.loop.close()
 
 
-def shop_bridge(tmp_path_factory: Any, name: str, servers: tuple[str, ...] = ("basedpyright",),
-                also: dict[str, Path] | None = None) -> Iterator[Bridge]:
-    """A module's own copy of examples/shop with basedpyright, closed when the module ends
-    (`yield from` it in a module-scoped fixture). `also`: more trees copied in, by the
-    directory they go to (`{"web": TS_SHOP}`), for the `servers` that read them."""
-    root = tmp_path_factory.mktemp(name) / "shop"
-    shutil.copytree(EXAMPLE, root)
-    for where, tree in (also or {}).items():
-        shutil.copytree(tree, root / where)
-    bridge = Bridge(root, list(servers))
-    yield bridge
-    bridge.close()
+# Windows and tabs closed, floats too, then every buffer wiped without saving: what the
+# last test opened or typed is gone, and the servers hear didClose; the agents and change
+# sets the editor lists, and its report history, are emptied.
+RESET_LUA = """
+vim.cmd('silent! tabonly! | silent! only!')
+for _, win in ipairs(vim.api.nvim_list_wins()) do
+  if vim.api.nvim_win_get_config(win).relative ~= '' then pcall(vim.api.nvim_win_close, win, true) end
+end
+local keep = vim.api.nvim_create_buf(true, false)
+vim.api.nvim_win_set_buf(0, keep)
+for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+  if buf ~= keep then pcall(vim.api.nvim_buf_delete, buf, {force = true}) end
+end
+for name, lists in pairs({['lsap.presence'] = {'agents', 'order', 'changes'}, ['lsap.report'] = {'history'}}) do
+  local module = package.loaded[name]
+  for _, list in ipairs(module and lists or {}) do
+    for key in pairs(type(module[list]) == 'table' and module[list] or {}) do module[list][key] = nil end
+  end
+end
+"""
+
+RESTART_LUA = """
+local ids = vim.tbl_map(function(c) return c.id end, vim.lsp.get_clients())
+vim.lsp.stop_client(ids)
+local gone = vim.wait(10000, function()
+  return vim.iter(ids):all(function(id) return vim.lsp.get_client_by_id(id) == nil end)
+end, 20)
+if not gone then vim.lsp.stop_client(ids, true) end
+"""
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A project's files (bytes and mode) and directories (mode), to put back after a test."""
+
+    files: dict[str, tuple[bytes, int]]
+    dirs: dict[str, int]
+
+    @classmethod
+    def of(cls, root: Path) -> Tree:
+        files: dict[str, tuple[bytes, int]] = {}
+        dirs: dict[str, int] = {}
+        for path in root.rglob("*"):
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink() or not (path.is_file() or path.is_dir()):
+                continue
+            if path.is_dir():
+                dirs[rel] = path.stat().st_mode & 0o7777
+            else:
+                files[rel] = (path.read_bytes(), path.stat().st_mode & 0o7777)
+        return cls(files, dirs)
+
+    def restore(self, root: Path) -> None:
+        """Delete what was added (links included), rewrite what changed, recreate what went."""
+        for directory in [root, *(root / d for d in self.dirs)]:
+            with contextlib.suppress(FileNotFoundError):
+                directory.chmod(0o700)  # a test made it read-only: open it to fix its files
+        for path in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink() or (path.is_file() and rel not in self.files):
+                path.unlink()
+            elif path.is_dir() and rel not in self.dirs:
+                shutil.rmtree(path)
+            elif not (path.is_file() or path.is_dir()):
+                path.unlink()
+        for rel in sorted(self.dirs):
+            (root / rel).mkdir(parents=True, exist_ok=True)
+        for rel, (data, mode) in self.files.items():
+            path = root / rel
+            if path.is_dir():
+                shutil.rmtree(path)
+            if not path.is_file() or path.read_bytes() != data:
+                with contextlib.suppress(FileNotFoundError):
+                    path.chmod(0o600)
+                path.write_bytes(data)
+            os.chmod(path, mode)
+        for rel, mode in sorted(self.dirs.items(), key=lambda item: -item[0].count("/")):
+            os.chmod(root / rel, mode)
+
+
+Prepare = Callable[[Path], None]
+
+
+class Pool:
+    """Warm bridges shared by the whole run, one per (language servers, fixture project):
+    a test takes one `reset` to its fixture instead of starting Neovim and the servers
+    (4.6 s with basedpyright, 6.3 s with typescript-language-server). A bridge that died
+    (a test killed it) or whose reset failed is replaced by a fresh one. At most `KEEP`
+    stay alive, the least recently taken closed first."""
+
+    KEEP = 4
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.bridges: dict[tuple[tuple[str, ...], str], Bridge] = {}
+
+    def take(self, servers: tuple[str, ...] = ("basedpyright",), project: str = "shop",
+             source: Path = EXAMPLE, prepare: Prepare | None = None, restart: bool = False) -> Bridge:
+        """The warm bridge of `servers` on `project`: `source` copied, then `prepare`d (the
+        same `project` name must always mean the same source and preparation); `restart`:
+        with its language servers started again (`Bridge.reset`)."""
+        key = (servers, project)
+        bridge = self.bridges.pop(key, None)
+        if bridge is not None:
+            try:
+                if not bridge.alive:
+                    raise RuntimeError("closed")
+                bridge.reset(restart)
+            except Exception:  # whatever broke it, a fresh one replaces it
+                with contextlib.suppress(Exception):
+                    self._close(bridge)  # a closed one is not closed twice
+                bridge = None
+        if bridge is None:
+            root = self.base / f"{'-'.join(servers) or 'none'}-{project}-{len(os.listdir(self.base))}"
+            shutil.copytree(source, root)
+            if prepare is not None:
+                prepare(root)
+            bridge = Bridge(root, list(servers))
+        self.bridges[key] = bridge  # newest last
+        while len(self.bridges) > self.KEEP:
+            oldest = next(iter(self.bridges))
+            self._close(self.bridges.pop(oldest))
+        return bridge
+
+    @staticmethod
+    def _close(bridge: Bridge) -> None:
+        if bridge.alive:
+            bridge.close()
+
+    def close(self) -> None:
+        for bridge in self.bridges.values():
+            self._close(bridge)
+        self.bridges.clear()
+
+
+def shop_bridge(bridges: Pool, servers: tuple[str, ...] = ("basedpyright",),
+                also: dict[str, Path] | None = None) -> Bridge:
+    """examples/shop with basedpyright from the run's pool, reset to the fixture, for a
+    module-scoped fixture. `also`: more trees copied in, by the directory they go to
+    (`{"web": TS_SHOP}`), for the `servers` that read them. basedpyright is restarted at
+    the reset (see `Bridge.reset`): a module gets the fresh server it had before the pool."""
+    trees = also or {}
+
+    def prepare(root: Path) -> None:
+        for where, tree in trees.items():
+            shutil.copytree(tree, root / where)
+
+    project = "+".join(["shop", *(f"{where}={tree}" for where, tree in trees.items())])
+    return bridges.take(servers, project, prepare=prepare, restart="basedpyright" in servers)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from lsap_bridge.cli import mode_request, parse
 from lsap_bridge.surface import SURFACE
 from tests.conftest import ROOT
 
-from .harness import Bridge, shop_bridge
+from .harness import Bridge, Pool, shop_bridge
 
 pytestmark = pytest.mark.integration
 
@@ -37,8 +36,8 @@ EDITS = {
 
 
 @pytest.fixture(scope="module")
-def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
-    yield from shop_bridge(tmp_path_factory, "guide")
+def bridge(bridges: Pool) -> Bridge:
+    return shop_bridge(bridges)
 
 
 def session() -> list[tuple[str, str]]:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lsap_bridge.service import Response
-from tests.integration.harness import Bridge, shop_bridge
+from tests.integration.harness import Bridge, Pool, shop_bridge
 
 pytestmark = pytest.mark.integration
 
@@ -21,9 +20,9 @@ TS_FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "ts_shop"
 
 
 @pytest.fixture(scope="module")
-def mixed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+def mixed(bridges: Pool) -> Bridge:
     """examples/shop (Python) with the TypeScript fixture in `web/`."""
-    yield from shop_bridge(tmp_path_factory, "bad_input", ("basedpyright", "ts_ls"), {"web": TS_FIXTURE})
+    return shop_bridge(bridges, ("basedpyright", "ts_ls"), {"web": TS_FIXTURE})
 
 
 def error_of(response: Response, code: str) -> str:

@@ -7,9 +7,7 @@ with `partial`); the sets survive a restart, are bounded, and hold no file outsi
 from __future__ import annotations
 
 import json
-import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +16,9 @@ import pytest
 from lsap_bridge import changes
 from lsap_bridge.edits import journal_dir
 from lsap_bridge.workspace import Workspace
-from tests.conftest import EXAMPLE
 
 from .edit_faults import as_agent
-from .harness import Bridge
+from .harness import Bridge, Pool
 
 pytestmark = pytest.mark.integration
 
@@ -37,17 +34,16 @@ def total(products: list[Product]) -> float:
 HUMAN_LINE = "# a note the human is writing"
 
 
-@pytest.fixture
-def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
-    """Per test: after a rename and its undo, basedpyright renames in the declaring file
-    only (its references still find every use; the bridge reports them uncovered)."""
-    root = tmp_path_factory.mktemp("changes") / "shop"
-    shutil.copytree(EXAMPLE, root)
+def with_reports(root: Path) -> None:
     (root / "shop" / "reports.py").write_text(REPORTS)  # a fifth file that uses Product
-    bridge = Bridge(root, ["basedpyright"])
-    yield bridge
-    if bridge.loop.thread.is_alive():  # the SIGKILL test closes it itself
-        bridge.close()
+
+
+@pytest.fixture
+def bridge(bridges: Pool) -> Bridge:
+    """basedpyright restarted for each test: after a rename and its undo, it renames in the
+    declaring file only (its references still find every use; the bridge reports them
+    uncovered). The SIGKILL test closes it itself: the pool starts a new one after it."""
+    return bridges.take(("basedpyright",), "shop+reports", prepare=with_reports, restart=True)
 
 
 def disk(root: Path) -> dict[str, bytes]:

@@ -20,7 +20,7 @@ from lsap_bridge.mcp_server import tokens
 from lsap_bridge.models import DEFAULT_MAX_TOKENS
 from tests.golden import check_report_shape
 
-from .harness import TS_SERVERS, Bridge, shop_bridge
+from .harness import TS_SERVERS, Bridge, Pool, shop_bridge
 
 pytestmark = pytest.mark.integration
 
@@ -31,8 +31,8 @@ BROKEN = "def find(name: str, products: list[Product], strict: bool) -> Product 
 
 
 @pytest.fixture(scope="module")
-def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
-    yield from shop_bridge(tmp_path_factory, "check")
+def bridge(bridges: Pool) -> Bridge:
+    return shop_bridge(bridges)
 
 
 def edit(path: Path, old: str, new: str) -> None:

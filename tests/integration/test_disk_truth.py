@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
-from .harness import Bridge, shop_bridge
+from .harness import Bridge, Pool, shop_bridge
 
 pytestmark = pytest.mark.integration
 
@@ -53,19 +53,8 @@ def upgrade(customer: Customer, product: Product) -> Customer:
 
 
 @pytest.fixture(scope="module", params=["basedpyright", "pylsp"])
-def bridge(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
-    if request.param == "basedpyright":
-        yield from shop_bridge(tmp_path_factory, "disk")
-        return
-    import shutil
-
-    from tests.conftest import EXAMPLE
-
-    root = tmp_path_factory.mktemp("disk-pylsp") / "shop"
-    shutil.copytree(EXAMPLE, root)
-    bridge = Bridge(root, ["pylsp"])
-    yield bridge
-    bridge.close()
+def bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
+    return shop_bridge(bridges, (request.param,))
 
 
 @pytest.fixture

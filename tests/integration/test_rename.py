@@ -10,8 +10,6 @@ were already switched (tests/integration/edit_faults.py).
 from __future__ import annotations
 
 import re
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +17,10 @@ import pytest
 
 from lsap_bridge.diagnostics import DiagnosticDelta
 from lsap_bridge.errors import LsapError
-from tests.conftest import EXAMPLE, ROOT
+from tests.conftest import ROOT
 
 from .edit_faults import chattr, failing_switch, immutable
-from .harness import TS_SERVERS, Bridge
+from .harness import TS_SERVERS, Bridge, Pool
 
 pytestmark = pytest.mark.integration
 
@@ -39,25 +37,18 @@ def snapshot(root: Path) -> dict[Path, str]:
     return {p: p.read_text() for p in sorted(root.rglob("*.py"))}
 
 
-def fresh(tmp_path: Path, source: Path, servers: list[str]) -> Iterator[Bridge]:
-    root = tmp_path / source.name
-    shutil.copytree(source, root)
-    bridge = Bridge(root, servers)
-    yield bridge
-    bridge.close()
-
-
 @pytest.fixture
-def shop_bridge(tmp_path: Path) -> Iterator[Bridge]:
-    yield from fresh(tmp_path, EXAMPLE, ["basedpyright"])
+def shop_bridge(bridges: Pool) -> Bridge:
+    """examples/shop with basedpyright, warm from the run's pool and reset to the fixture."""
+    return bridges.take(("basedpyright",), restart=True)  # its renames outlive a reset
 
 
 @pytest.fixture(params=["basedpyright", "pylsp"])
-def python_bridge(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bridge]:
+def python_bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
     """basedpyright answers a rename with one edit per occurrence; pylsp (jedi) with one
     whole-file edit per file, computed from the disk, which the bridge refuses to lay over
     unsaved changes."""
-    yield from fresh(tmp_path, EXAMPLE, [request.param])
+    return bridges.take((request.param,), restart=request.param == "basedpyright")
 
 
 def test_rename_across_files_is_clean_undoable_and_spares_unsaved_work(
@@ -213,8 +204,8 @@ def test_a_preview_is_refused_once_its_files_changed(shop_bridge: Bridge) -> Non
 
 
 @pytest.fixture(params=TS_SERVERS)
-def ts_bridge(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bridge]:
-    yield from fresh(tmp_path, ROOT / "tests" / "fixtures" / "ts_shop", [request.param])
+def ts_bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
+    return bridges.take((request.param,), "ts_shop", ROOT / "tests" / "fixtures" / "ts_shop")
 
 
 def test_typescript_rename_through_the_command(ts_bridge: Bridge) -> None:

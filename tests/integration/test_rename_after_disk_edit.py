@@ -14,15 +14,12 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE, ROOT
+from tests.conftest import ROOT
 
-from .harness import Bridge
-from .test_rename import fresh
+from .harness import Bridge, Pool
 
 pytestmark = pytest.mark.integration
 
@@ -46,9 +43,11 @@ REWARD_USE = "\n\ndef double(reward: Reward) -> Reward:\n    return reward_for(r
 
 
 @pytest.fixture
-def bridge(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bridge]:
+def bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
     server: str = request.param
-    yield from fresh(tmp_path, TS_SHOP if server == "ts_ls" else EXAMPLE, [server])
+    if server == "ts_ls":
+        return bridges.take((server,), "ts_shop", TS_SHOP)
+    return bridges.take((server,), restart=server == "basedpyright")  # its renames outlive a reset
 
 
 def hold(bridge: Bridge, rel: str, held: str) -> None:

@@ -22,8 +22,7 @@ import pytest
 from tests.conftest import EXAMPLE
 
 from .edit_faults import as_agent, during_approval
-from .harness import Bridge
-from .test_rename import fresh
+from .harness import Bridge, Pool
 
 pytestmark = pytest.mark.integration
 
@@ -38,13 +37,13 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(params=["basedpyright", "pylsp"])
-def python_bridge(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bridge]:
-    yield from fresh(tmp_path, EXAMPLE, [request.param])
+def python_bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
+    return bridges.take((request.param,), restart=request.param == "basedpyright")
 
 
 @pytest.fixture
-def shop_bridge(tmp_path: Path) -> Iterator[Bridge]:
-    yield from fresh(tmp_path, EXAMPLE, ["basedpyright"])
+def shop_bridge(bridges: Pool) -> Bridge:
+    return bridges.take(("basedpyright",), restart=True)  # its renames outlive a reset
 
 
 def agent_edits(path: Path) -> str:

@@ -13,7 +13,7 @@ from lsap_bridge.capabilities import REGISTRY
 from lsap_bridge.errors import LsapError
 from tests.golden import check_report_shape
 
-from .harness import Bridge, shop_bridge
+from .harness import Bridge, Pool, shop_bridge
 
 pytestmark = pytest.mark.integration
 
@@ -21,8 +21,8 @@ BAD_LINES = [f'bad_{i}: int = "not a number {i}"' for i in range(4)]
 
 
 @pytest.fixture(scope="module")
-def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
-    yield from shop_bridge(tmp_path_factory, "views")
+def bridge(bridges: Pool) -> Bridge:
+    return shop_bridge(bridges)
 
 
 @pytest.fixture

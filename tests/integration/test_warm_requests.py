@@ -9,20 +9,19 @@ never computed from stale text.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .harness import Bridge, shop_bridge
+from .harness import Bridge, Pool, shop_bridge
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
-    yield from shop_bridge(tmp_path_factory, "warm")
+def bridge(bridges: Pool) -> Bridge:
+    return shop_bridge(bridges)
 
 
 class Counted:

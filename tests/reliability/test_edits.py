@@ -5,13 +5,12 @@ test_rename.py.)"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.integration.edit_faults import failing_switch
-from tests.integration.harness import Bridge, shop_bridge
+from tests.integration.harness import Bridge, Pool, shop_bridge
 
 pytestmark = pytest.mark.integration
 
@@ -24,8 +23,8 @@ TOUCHED = ("shop/catalog.py", "shop/checkout.py")
 
 
 @pytest.fixture(scope="module")
-def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
-    yield from shop_bridge(tmp_path_factory, "edits")
+def bridge(bridges: Pool) -> Bridge:
+    return shop_bridge(bridges)
 
 
 def snapshot(root: Path) -> dict[str, str]:

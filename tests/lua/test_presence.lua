@@ -1,0 +1,34 @@
+-- Presence: each agent gets its own colour group, an agent's change set signs the lines it
+-- wrote in loaded buffers, and reviewing the set takes the signs away.
+local presence = require('lsap.presence')
+local T = {}
+
+T['agents get their own highlight groups in order of arrival'] = function()
+  expect.equality(presence.highlight('agent-a'), 'LsapAgent1')
+  expect.equality(presence.highlight('agent-b'), 'LsapAgent2')
+  expect.equality(presence.highlight('agent-a'), 'LsapAgent1')
+  expect.equality(presence.names(), { 'agent-a', 'agent-b' })
+end
+
+T['a change set signs its lines in a loaded buffer; reviewed, the signs go'] = function()
+  local path = vim.fn.tempname() .. '.py'
+  vim.fn.writefile({ 'a = 1', 'b = 2', 'c = 3', 'd = 4' }, path)
+  vim.cmd.edit(vim.fn.fnameescape(path))
+  local bufnr = vim.api.nvim_get_current_buf()
+  presence.changed({ id = '7', who = 'agent-a', label = 'edit', files = { { path = path, lines = { 1, 3, 9 } } } })
+  expect.equality(presence.signed(bufnr), { 1, 3 }) -- line 9 is past the end: no sign
+  presence.reviewed('7')
+  expect.equality(presence.signed(bufnr), {})
+  expect.equality(presence.changes['7'], nil)
+end
+
+T['the signs can be turned off in the setup'] = function()
+  require('lsap').config.presence = vim.tbl_extend('force', require('lsap').config.presence or {}, { signs = false })
+  local path = vim.fn.tempname() .. '.py'
+  vim.fn.writefile({ 'a = 1', 'b = 2' }, path)
+  vim.cmd.edit(vim.fn.fnameescape(path))
+  presence.changed({ id = '8', who = 'agent-b', label = 'edit', files = { { path = path, lines = { 0 } } } })
+  expect.equality(presence.signed(vim.api.nvim_get_current_buf()), {})
+end
+
+return T
