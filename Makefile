@@ -5,11 +5,13 @@ BIN := $(VENV)/bin
 
 .PHONY: setup luacheck demo test check lua dist release clean
 
-setup: $(VENV)/.installed node_modules/.installed luacheck
+setup: $(VENV)/.installed node_modules/.installed
 
-# luacheck from Debian's lua-check when it is missing (CI runs as root).
+# luacheck (for `make check`) from Debian's lua-check when it is missing (CI runs as root;
+# a fresh machine's package lists may be empty, hence the update).
 luacheck:
 	@command -v luacheck >/dev/null || apt-get install -y lua-check || \
+	  { apt-get update && apt-get install -y lua-check; } || \
 	  { echo "make: luacheck is missing: install Debian's lua-check (sudo apt-get install lua-check)" >&2; exit 1; }
 
 $(VENV)/.installed: pyproject.toml
@@ -26,7 +28,7 @@ node_modules/.installed: package.json
 demo: setup
 	cd examples/shop && ../../$(BIN)/lsap references 'shop/models.py:Product'
 
-check: setup
+check: setup luacheck
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
