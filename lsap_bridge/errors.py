@@ -69,8 +69,11 @@ class LsapError(Exception):
         }
 
 
-def did_you_mean(word: str, names: Iterable[str]) -> str:
-    """" (did you mean `hover`?)" for a mistyped name close to a declared one, else ""."""
+def did_you_mean(word: object, names: Iterable[str]) -> str:
+    """" (did you mean `hover`?)" for a mistyped name close to a declared one, else "" (also
+    for a word that is no string: a request's JSON may hold anything)."""
+    if not isinstance(word, str):
+        return ""
     close = difflib.get_close_matches(word, list(names), n=2, cutoff=0.6)
     return f" (did you mean {' or '.join(f'`{name}`' for name in close)}?)" if close else ""
 
