@@ -6,6 +6,8 @@ whatever unit the server or `vim.diagnostic` counted in.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,9 +87,20 @@ def _code(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
+def message_of(item: dict[str, Any], roots: Sequence[Path] = ()) -> str:
+    """A diagnostic's message, with the workspace's roots taken off the paths it names
+    (basedpyright's import cycles list absolute paths): reports name files by their path
+    in the workspace."""
+    message = str(item.get("message", "")).strip()
+    for root in roots:
+        message = message.replace(f"{root}{os.sep}", "")
+    return message
+
+
 def from_lsp(item: dict[str, Any], lines: list[str], encoding: Encoding, server: str,
-             client: int | None = None) -> Diagnostic:
-    """An LSP Diagnostic (pull answer) with columns in the server's encoding."""
+             client: int | None = None, roots: Sequence[Path] = ()) -> Diagnostic:
+    """An LSP Diagnostic (pull answer) with columns in the server's encoding; `roots`: see
+    `message_of`."""
     start, end = item["range"]["start"], item["range"]["end"]
     return Diagnostic(
         line=int(start["line"]),
@@ -95,7 +108,7 @@ def from_lsp(item: dict[str, Any], lines: list[str], encoding: Encoding, server:
         end_line=int(end["line"]),
         end_col=_column(lines, int(end["line"]), end["character"], encoding),
         severity=severity_name(item.get("severity", 1)),
-        message=str(item.get("message", "")).strip(),
+        message=message_of(item, roots),
         code=_code(item.get("code")),
         source=item.get("source") or server,
         lsp=item,
@@ -103,7 +116,7 @@ def from_lsp(item: dict[str, Any], lines: list[str], encoding: Encoding, server:
     )
 
 
-def from_vim(item: dict[str, Any], lines: list[str]) -> Diagnostic:
+def from_vim(item: dict[str, Any], lines: list[str], roots: Sequence[Path] = ()) -> Diagnostic:
     """A `vim.diagnostic` item: 0-based lines, byte columns (with the LSP Diagnostic it came
     from and its client, where `transport.lua` found them)."""
     line, end_line = int(item.get("lnum") or 0), int(item.get("end_lnum") or item.get("lnum") or 0)
@@ -113,7 +126,7 @@ def from_vim(item: dict[str, Any], lines: list[str]) -> Diagnostic:
         end_line=end_line,
         end_col=_column(lines, end_line, item.get("end_col") or item.get("col"), "utf-8"),
         severity=severity_name(item.get("severity", 1)),
-        message=str(item.get("message", "")).strip(),
+        message=message_of(item, roots),
         code=_code(item.get("code")),
         source=item.get("source") or None,
         lsp=item["lsp"] if isinstance(item.get("lsp"), dict) else None,

@@ -741,10 +741,12 @@ class Session:
                 continue
             lines, encoding = docs[path].lines, self.encoding(client)
             items = result.get("items") or []
-            out[path] += [from_lsp(item, lines, encoding, client.name, client.id) for item in items]
+            out[path] += [from_lsp(item, lines, encoding, client.name, client.id, self.workspace.roots)
+                          for item in items]
         for path in waits:
             entry = pushed.get(attached[path][0]) or {}
-            out[path] += [from_vim(item, docs[path].lines) for item in entry.get("items") or []]
+            out[path] += [from_vim(item, docs[path].lines, self.workspace.roots)
+                          for item in entry.get("items") or []]
             names = ", ".join(c.name for c in attached[path][1] if not pulled(c))
             if entry.get("quiet"):
                 out.quiet[path] = f"{names} published nothing new since the file changed"

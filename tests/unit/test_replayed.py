@@ -7,7 +7,10 @@ fails here: the model refuses it, or the template (StrictUndefined) does."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
+import re
+import shlex
 from dataclasses import replace
 from typing import Any
 
@@ -15,14 +18,29 @@ import jsonschema
 import pytest
 
 from lsap_bridge.capabilities import REGISTRY
+from lsap_bridge.cli import mode_request, parse
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.render import render_error, render_json, render_report
 from lsap_bridge.requests import parse_request
+from lsap_bridge.session import Session
+from lsap_bridge.surface import SURFACE
 from tests.conftest import EXAMPLE
 from tests.fakes import ROOT_MARK, Recording, client, fake_session
 from tests.golden import assert_golden, check_report_shape
-from tests.replayed import CASES
+from tests.replayed import CASES, Case
+
+
+def case_session(case: Case) -> Session:
+    """A session over the fake editor as the case sets it up, answering from the recording."""
+    recorded = Recording("shop", EXAMPLE)
+
+    def answer(call: LspCall) -> LspAnswer:
+        return LspAnswer(case.answers[call.method]) if call.method in case.answers else recorded(call)
+
+    state = json.loads(json.dumps(case.editor).replace(ROOT_MARK, str(EXAMPLE)))
+    return fake_session(EXAMPLE, answer, clients=[client(methods=recorded.methods - case.lacking)],
+                        indexing=case.indexing, state=state)
 
 
 def replay(name: str, **answers: Any) -> tuple[str, str]:
@@ -30,14 +48,7 @@ def replay(name: str, **answers: Any) -> tuple[str, str]:
     case itself (`textDocument_hover=…`)."""
     case = replace(CASES[name], answers={**CASES[name].answers,
                                          **{k.replace("_", "/", 1): v for k, v in answers.items()}})
-    recorded = Recording("shop", EXAMPLE)
-
-    def answer(call: LspCall) -> LspAnswer:
-        return LspAnswer(case.answers[call.method]) if call.method in case.answers else recorded(call)
-
-    state = json.loads(json.dumps(case.editor).replace(ROOT_MARK, str(EXAMPLE)))
-    session = fake_session(EXAMPLE, answer, clients=[client(methods=recorded.methods - case.lacking)],
-                           indexing=case.indexing, state=state)
+    session = case_session(case)
     try:
         request = parse_request(case.request, session.workspace, session.anchors)
         capability = REGISTRY[request.mode]
@@ -144,3 +155,69 @@ def test_a_compact_references_report_loses_no_use(name: str, monkeypatch: pytest
     pairs = {(path, u["line"]) for path, u in uses}
     assert shown(full_text) & pairs == shown(text) & pairs == pairs, "every use's line, in either form"
     assert len(full_text) > len(text)
+
+
+# A whole request as each surface writes it (surface.phrase), in backticks.
+CALLS = {"cli": re.compile(r"`(lsap [^`]+)`"), "mcp": re.compile(r"`(lsap_\w+ \{[^`]+\})`"),
+         "nvim": re.compile(r"`(:Lsap [^`]+)`")}
+
+
+def read_back(surface: str, call: str) -> dict[str, Any]:
+    """A suggested call as the request its surface sends: the CLI's own parser, the MCP
+    tool's arguments, and for an Ex command its `key=value` words (JSON where they parse,
+    as the Lua parser converts them) after the anchor."""
+    if surface == "cli":
+        args = parse(shlex.split(call)[1:])
+        return json.loads(args.words[1]) if args.words[0] == "query" else mode_request(args)
+    if surface == "mcp":
+        tool, _, arguments = call.partition(" ")
+        data = json.loads(arguments)
+        return dict(data["request"]) if tool == "lsap_query" else {**data, "mode": tool[len("lsap_"):]}
+    mode, *words = call[len(":Lsap "):].split(" ")
+    options: dict[str, Any] = {}
+    fields = REGISTRY[mode].model.model_fields
+    while words and re.fullmatch(r"[a-z_]+=\S*", words[-1]) and words[-1].split("=")[0] in fields:
+        key, _, value = words.pop().partition("=")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    anchor = " ".join(words)
+    return {"mode": mode, **({"locate": anchor} if anchor else {}), **options}
+
+
+@pytest.mark.parametrize("surface", ["cli", "mcp", "nvim"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_call_a_golden_answer_offers_runs_on_every_surface(name: str, surface: str) -> None:
+    """Issue 30: each golden's answer as each surface gets it; every call it suggests is
+    read back by that surface's parser and run (on the same recording): never refused as
+    invalid. A call whose language-server answers were never recorded cannot be replayed
+    here; it must still validate."""
+
+    def on_surface() -> str:
+        SURFACE.set(surface)  # type: ignore[arg-type]
+        return replay(name)[0]
+
+    text = contextvars.copy_context().run(on_surface)
+    for call in CALLS[surface].findall(text):
+        if call.split(" ")[0] == "lsap" and call.split(" ")[1] in ("info", "daemon", "doctor", "sessions"):
+            continue  # where to look, not a request
+        contextvars.copy_context().run(follow, CASES[name], surface, call)
+
+
+def follow(case: Case, surface: str, call: str) -> str:
+    """Run one suggested call on the case's recording: `ran`, `unrecorded` (its servers'
+    answers were never recorded: it validated, and that is all that can be shown here),
+    or the error code it answered, which is never `invalid_request`."""
+    SURFACE.set(surface)  # type: ignore[arg-type]
+    session = case_session(case)
+    request = parse_request(read_back(surface, call), session.workspace, session.anchors)  # valid as written
+    try:
+        asyncio.run(session.run(REGISTRY[request.mode], request))
+    except LsapError as error:
+        assert error.code is not ErrorCode.INVALID_REQUEST, (call, error.message)
+        return error.code.value
+    except AssertionError as unrecorded:
+        assert "no recorded answer" in str(unrecorded), unrecorded
+        return "unrecorded"
+    return "ran"
