@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from lsap_bridge import changes
+from lsap_bridge import changes, check_store
 from lsap_bridge.edits import journal_dir
 from lsap_bridge.embedded import Embedded, start_embedded
 from lsap_bridge.gateway import Timeouts
@@ -103,7 +103,7 @@ class Bridge:
         every buffer and extra window gone (unsaved text dropped), the fixture's files put
         back (changed ones rewritten, added ones deleted, modes restored), the servers told
         through the session's own disk sync, then a new Service (no pages, anchors, renames,
-        actions, check records or held texts) and no change sets inside the project.
+        actions, check records or held texts), and no change sets or stored checks of the project.
         `restart`: the language servers are stopped too (the next file opened starts them
         again), for a server whose own state outlives the files: basedpyright, after a
         rename and its undo, renames in the declaring file only."""
@@ -116,6 +116,10 @@ class Bridge:
         workspace = Workspace.of(self.root)
         for change in changes.load(journals, workspace):
             (journals / changes.DIRECTORY / f"{change.id}.json").unlink(missing_ok=True)
+        for kept in (journals / check_store.DIRECTORY).glob("*.json"):  # the stored checks of this root
+            with contextlib.suppress(OSError, ValueError):
+                if json.loads(kept.read_text()).get("root") == str(self.root):
+                    kept.unlink()
         gateway = self.embedded.gateway
         gateway.timeouts, gateway.max_tokens = self._started
         gateway._texts.clear()
