@@ -101,3 +101,22 @@ def test_options_may_come_after_the_words() -> None:
     before = mode_request(parse(["check", "--max-items", "1", "shop/"]))
     after = mode_request(parse(["check", "shop/", "--max-items", "1"]))
     assert before == after == {"mode": "check", "locate": "shop/", "max_items": 1}
+
+
+def test_no_formatter_attached_says_how_to_attach_ruff_on_each_surface() -> None:
+    """Issue 30: `format` where only basedpyright is attached names the formatter to attach
+    (ruff), in the asking surface's terms, instead of advising another mode."""
+    from lsap_bridge.errors import ErrorCode
+    from tests.conftest import EXAMPLE
+    from tests.fakes import Recording, client, fake_session
+
+    session = fake_session(EXAMPLE, Recording("shop", EXAMPLE), clients=[client()])
+
+    def refusal() -> str:
+        error = session.unsupported("textDocument/formatting", [client()], EXAMPLE / "shop" / "models.py")
+        assert error.code is ErrorCode.UNSUPPORTED
+        return str(error.hint)
+
+    assert "vim.lsp.enable('ruff')" in on("nvim", refusal) and "mode instead" not in on("nvim", refusal)
+    assert "pip install ruff" in on("cli", refusal) and "lsap daemon stop" in on("cli", refusal)
+    assert "pip install ruff" in on("mcp", refusal)
