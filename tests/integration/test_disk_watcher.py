@@ -5,7 +5,6 @@ scans and the answer says so."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from lsap_bridge.diskwatch import DiskWatch
 from lsap_bridge.watcher import Watcher
 
-from .harness import Bridge, shop_bridge
+from .harness import Bridge, Pool, shop_bridge
 from .test_disk_truth import eventually, ref_count, write
 
 pytestmark = pytest.mark.integration
@@ -23,12 +22,12 @@ USES = "from shop.models import Product\n\n\ndef first(items: list[Product]) -> 
 
 
 @pytest.fixture(scope="module")
-def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+def bridge(bridges: Pool, tmp_path_factory: pytest.TempPathFactory) -> Bridge:
     # The deep file is in the tree before the servers start, as in a monorepo.
     made = tmp_path_factory.mktemp("watcher-src")
     (made / DEEP).parent.mkdir(parents=True)
     (made / DEEP).write_text(USES)
-    yield from shop_bridge(tmp_path_factory, "watcher", also={"shop/deep": made / "shop/deep"})
+    return shop_bridge(bridges, also={"shop/deep": made / "shop/deep"})
 
 
 def syncs(bridge: Bridge) -> list[list[dict[str, Any]]]:
