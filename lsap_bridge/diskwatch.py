@@ -71,6 +71,10 @@ class Basis:
     # Files this request opened for its servers before asking them (`Session.target`): they
     # computed on the buffer (sent to them as it was loaded or changed), not on the disk.
     opened: set[str] = field(default_factory=set)
+    # `seen` is the watcher's record: it hears every write, but not every change of a
+    # file's metadata (`chattr` sends no event), so a stamp that differs from it in its
+    # change time alone, from before the request began, is metadata, not a new text.
+    watched: bool = False
 
     def doubt(self, path: Path, disk: Snapshot, loaded: bool = False) -> str | None:
         """Why `disk` may not be the text the edit was computed on, or None. `loaded`: a
@@ -82,7 +86,11 @@ class Basis:
             return None if same else "it changed on disk after the bridge's own edit of it"
         seen = self.seen.get(str(path)) if self.seen is not None else None
         if seen is not None:
-            if seen.stamp != disk.stamp or seen.digest not in (None, disk.digest):
+            # The change time alone moved: the same bytes (the content hash proves it), or,
+            # before the request began, metadata the watcher is not told of.
+            metadata = seen.stamp._replace(ctime_ns=disk.stamp.ctime_ns) == disk.stamp and (
+                seen.digest == disk.digest or (self.watched and disk.stamp.ctime_ns < self.at_ns))
+            if (seen.stamp != disk.stamp and not metadata) or seen.digest not in (None, disk.digest):
                 return "it changed on disk after the request began"
             return None
         if max(disk.stamp.mtime_ns, disk.stamp.ctime_ns) >= self.at_ns:
@@ -164,7 +172,8 @@ class DiskWatch:
 
     def basis(self, at_ns: int) -> Basis:
         """The record the last `changes` took (replaced, never changed, by the next one)."""
-        return Basis(at_ns, self._known)
+        assert self.watcher is not None
+        return Basis(at_ns, self._known, watched=self.watcher.live and self._cursor is not None)
 
     def _recheck(self, known: dict[str, Seen], paths: list[str]) -> list[dict[str, Any]]:
         """Events for the paths the watcher saw change (a directory gone: the files known

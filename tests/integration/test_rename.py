@@ -146,7 +146,7 @@ def test_unwritable_target_is_refused_before_anything_changes(shop_bridge: Bridg
     with immutable(victim):
         chattr("+i", victim)
         response = bridge.request({"mode": "rename", "locate": ANCHOR, "new_name": "Item"})
-    assert response.error is not None and response.error.code.value == "denied"
+    assert response.error is not None and response.error.code.value == "denied", response.text
     assert "shop/catalog.py cannot be written" in response.error.message
     assert snapshot(root) == original
     assert bridge.buffer_lines(root / "shop" / "models.py") in (

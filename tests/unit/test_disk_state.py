@@ -129,3 +129,21 @@ def test_the_note_goes_under_the_title_and_into_json() -> None:
     lines = render_data("hover", data).splitlines()
     assert lines[0] == "# Hover: `X`" and lines[2] == f"> Note: {note}."
     assert json.loads(render_json("hover", HoverReport.model_validate(data)))["notes"] == [note]
+
+
+def test_a_change_of_metadata_alone_is_no_new_text(tmp_path: Path) -> None:
+    """`chattr` moves a file's change time and tells the watcher nothing: with the same
+    bytes it is no reason to doubt an edit; a rewrite whose mtime was put back still is."""
+    from lsap_bridge.diskwatch import Basis, Seen
+    from lsap_bridge.filestate import DiskStamp, Snapshot, content_hash
+
+    old = DiskStamp(size=6, mtime_ns=1, ino=7, dev=1, mode=33188, uid=0, ctime_ns=10)
+    touched = old._replace(ctime_ns=20)
+    path = tmp_path / "a.py"
+    basis = Basis(at_ns=15, seen={str(path): Seen(old, content_hash(b"x = 1\n"))}, watched=True)
+    assert basis.doubt(path, Snapshot(touched, b"x = 1\n")) is None
+    assert basis.doubt(path, Snapshot(touched, b"x = 2\n")) == "it changed on disk after the request began"
+    unhashed = Basis(at_ns=15, seen={str(path): Seen(old, None)}, watched=True)
+    assert unhashed.doubt(path, Snapshot(old._replace(ctime_ns=12), b"x = 2\n")) is None  # before: metadata
+    assert unhashed.doubt(path, Snapshot(touched, b"x = 2\n")) is not None  # during the request: doubted
+    assert Basis(at_ns=15, seen={str(path): Seen(old, None)}).doubt(path, Snapshot(touched, b"x")) is not None
