@@ -7,20 +7,19 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lsap_bridge.cli import mode_request, parse
 from lsap_bridge.mcp_server import tokens
 from lsap_bridge.models import DEFAULT_MAX_TOKENS
 from lsap_bridge.service import Response
 from lsap_bridge.surface import SURFACE, Surface
 from tests.integration import big_project
 from tests.integration.harness import Bridge
+from tests.surfaces import CALLS, is_request, read_cli_or_mcp
 
 pytestmark = pytest.mark.slow
 
@@ -163,11 +162,6 @@ def strings(value: Any) -> Iterator[str]:
             yield from strings(item)
 
 
-# A whole request as each surface writes it (surface.phrase), in backticks.
-CALLS = {"cli": re.compile(r"`(lsap [^`]+)`"), "mcp": re.compile(r"`(lsap_\w+ \{[^`]+\})`"),
-         "nvim": re.compile(r"`(:Lsap [^`]+)`")}
-
-
 def on(bridge: Bridge, surface: Surface, payload: dict[str, Any]) -> Response:
     """The answer to a request as one surface asks it: its hints written for that surface."""
     async def asked() -> Response:
@@ -180,13 +174,8 @@ def on(bridge: Bridge, surface: Surface, payload: dict[str, Any]) -> Response:
 def read_back(bridge: Bridge, surface: Surface, call: str) -> dict[str, Any]:
     """A suggested call turned into the request its surface would send: the CLI's own
     parser, the MCP tool's arguments, the Lua command parser and the service's `:Lsap` path."""
-    if surface == "cli":
-        args = parse(shlex.split(call)[1:])
-        return json.loads(args.words[1]) if args.words[0] == "query" else mode_request(args)
-    if surface == "mcp":
-        tool, _, arguments = call.partition(" ")
-        data = json.loads(arguments)
-        return data["request"] if tool == "lsap_query" else {**data, "mode": tool[len("lsap_"):]}
+    if surface != "nvim":
+        return read_cli_or_mcp(surface, call)
     mode, _, rest = call[len(":Lsap "):].partition(" ")
     anchor, options = bridge.loop.run(bridge.embedded.gateway.exec_lua(
         "local a, o = require('lsap.commands').parse(...); return { a or vim.NIL, o }", mode, rest))
@@ -197,8 +186,8 @@ def read_back(bridge: Bridge, surface: Surface, call: str) -> dict[str, Any]:
 def suggested(bridge: Bridge, surface: Surface, text: str) -> list[dict[str, Any]]:
     found = []
     for call in CALLS[surface].findall(text):
-        if surface == "cli" and call.split()[1] in ("info", "daemon", "doctor", "sessions"):
-            continue  # not requests: where to look, not what to ask
+        if not is_request(surface, call):
+            continue
         found.append(read_back(bridge, surface, call))
     return found
 

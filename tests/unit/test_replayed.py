@@ -10,7 +10,6 @@ import asyncio
 import contextvars
 import json
 import re
-import shlex
 from dataclasses import replace
 from typing import Any
 
@@ -18,7 +17,6 @@ import jsonschema
 import pytest
 
 from lsap_bridge.capabilities import REGISTRY
-from lsap_bridge.cli import mode_request, parse
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.render import render_error, render_json, render_report
@@ -29,6 +27,7 @@ from tests.conftest import EXAMPLE
 from tests.fakes import ROOT_MARK, Recording, client, fake_session
 from tests.golden import assert_golden, check_report_shape
 from tests.replayed import CASES, Case
+from tests.surfaces import CALLS, is_request, read_cli_or_mcp
 
 
 def case_session(case: Case) -> Session:
@@ -157,22 +156,12 @@ def test_a_compact_references_report_loses_no_use(name: str, monkeypatch: pytest
     assert len(full_text) > len(text)
 
 
-# A whole request as each surface writes it (surface.phrase), in backticks.
-CALLS = {"cli": re.compile(r"`(lsap [^`]+)`"), "mcp": re.compile(r"`(lsap_\w+ \{[^`]+\})`"),
-         "nvim": re.compile(r"`(:Lsap [^`]+)`")}
-
-
 def read_back(surface: str, call: str) -> dict[str, Any]:
     """A suggested call as the request its surface sends: the CLI's own parser, the MCP
     tool's arguments, and for an Ex command its `key=value` words (JSON where they parse,
     as the Lua parser converts them) after the anchor."""
-    if surface == "cli":
-        args = parse(shlex.split(call)[1:])
-        return json.loads(args.words[1]) if args.words[0] == "query" else mode_request(args)
-    if surface == "mcp":
-        tool, _, arguments = call.partition(" ")
-        data = json.loads(arguments)
-        return dict(data["request"]) if tool == "lsap_query" else {**data, "mode": tool[len("lsap_"):]}
+    if surface != "nvim":
+        return read_cli_or_mcp(surface, call)
     mode, *words = call[len(":Lsap "):].split(" ")
     options: dict[str, Any] = {}
     fields = REGISTRY[mode].model.model_fields
@@ -200,8 +189,8 @@ def test_every_call_a_golden_answer_offers_runs_on_every_surface(name: str, surf
 
     text = contextvars.copy_context().run(on_surface)
     for call in CALLS[surface].findall(text):
-        if call.split(" ")[0] == "lsap" and call.split(" ")[1] in ("info", "daemon", "doctor", "sessions"):
-            continue  # where to look, not a request
+        if not is_request(surface, call):
+            continue
         contextvars.copy_context().run(follow, CASES[name], surface, call)
 
 
