@@ -24,6 +24,7 @@ import os
 import socket
 import struct
 import time
+import weakref
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from contextvars import ContextVar
@@ -269,13 +270,26 @@ class Call:
     answered: bool = False  # its reply (or none, for a notification) was handed over
 
 
+def _notifier(conn: Connection) -> Callable[[str, dict[str, Any]], None]:
+    """`conn.notify` for its `Peer`, without a reference back to the connection: a closed
+    connection (a flood makes thousands) is freed at once, not at the next garbage
+    collection of cycles, with the buffers it holds."""
+    ref = weakref.ref(conn)
+
+    def notify(method: str, params: dict[str, Any]) -> None:
+        if (alive := ref()) is not None:
+            alive.notify(method, params)
+
+    return notify
+
+
 class Connection(asyncio.Protocol):
     """One client: reads calls while it stays within its budget, runs them as the scheduler
     allows, writes their replies."""
 
     def __init__(self, host: Host, unix: bool) -> None:
         self.host, self.limits, self.unix = host, host.limits, unix
-        self.peer = Peer(host.next_name(), authenticated=unix, notify=self.notify)
+        self.peer = Peer(host.next_name(), authenticated=unix, notify=_notifier(self))
         self.transport: asyncio.Transport | None = None
         self.framing: JsonLines | Msgpack | None = None
         self.queue: deque[Call] = deque()
