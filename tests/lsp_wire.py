@@ -1,10 +1,12 @@
 """LSP base-protocol framing on stdio (or given streams), for the fake language servers of
 the tests (integration/slow_server.py, unusual_server.py, reliability/fault_server.py) and
-the filtering proxy (integration/filter_server.py); `serve` is the fake servers' loop."""
+the proxies before real ones (integration/filter_server.py, delay_server.py); `serve` is the
+fake servers' loop, `relay` the proxies'."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -55,3 +57,26 @@ def serve(capabilities: dict[str, Any], handle: Callable[[str, Any], bool]) -> N
             return
         elif not handle(str(method), msg_id) and msg_id is not None:
             reply(msg_id, None)
+
+
+def relay(argv: list[str], on_server: Callable[[dict[str, Any]], None],
+          on_client: Callable[[dict[str, Any]], None] = lambda message: None) -> None:
+    """A proxy's life between the client on stdio and the real server `argv` runs: what the
+    client sends goes to the server as it is (`on_client` sees it first); what the server
+    sends is handed to `on_server`, which sends it on (`send`), changed, late, or not."""
+    server = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert server.stdin is not None and server.stdout is not None
+    out = server.stdout
+
+    def from_server() -> None:
+        while (message := read(out)) is not None:
+            on_server(message)
+
+    threading.Thread(target=from_server, daemon=True).start()
+    while (message := read()) is not None:
+        on_client(message)
+        send(message, server.stdin)
+        if message.get("method") == "exit":
+            break
+    server.stdin.close()
+    server.wait(10)

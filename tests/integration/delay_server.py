@@ -11,7 +11,6 @@ at their diagnostics, a second apart, showed the state from before the change (i
 from __future__ import annotations
 
 import queue
-import subprocess
 import sys
 import threading
 import time
@@ -19,13 +18,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lsp_wire import read, send
+from lsp_wire import relay, send
 
 
 def main() -> None:
     delay, part = float(sys.argv[1]), sys.argv[2]
-    server = subprocess.Popen(sys.argv[3:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert server.stdin is not None and server.stdout is not None
     late: queue.Queue[tuple[float, Any]] = queue.Queue()
 
     def deliver() -> None:
@@ -34,23 +31,15 @@ def main() -> None:
             time.sleep(max(0.0, due - time.monotonic()))
             send(message)
 
-    def from_server() -> None:
-        assert server.stdout is not None
-        while (message := read(server.stdout)) is not None:
-            held = message.get("method") == "textDocument/publishDiagnostics" and part in str(
-                (message.get("params") or {}).get("uri"))
-            # In order, as on any connection: what the server sent after a held message
-            # waits behind it.
-            late.put((time.monotonic() + delay if held else 0.0, message))
+    def held_back(message: dict[str, Any]) -> None:
+        held = message.get("method") == "textDocument/publishDiagnostics" and part in str(
+            (message.get("params") or {}).get("uri"))
+        # In order, as on any connection: what the server sent after a held message
+        # waits behind it.
+        late.put((time.monotonic() + delay if held else 0.0, message))
 
     threading.Thread(target=deliver, daemon=True).start()
-    threading.Thread(target=from_server, daemon=True).start()
-    while (message := read()) is not None:
-        send(message, server.stdin)
-        if message.get("method") == "exit":
-            break
-    server.stdin.close()
-    server.wait(10)
+    relay(sys.argv[3:], held_back)
 
 
 if __name__ == "__main__":

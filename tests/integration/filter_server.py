@@ -9,14 +9,12 @@ the bridge's guard rail to catch.
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lsp_wire import read, send
+from lsp_wire import relay, send
 
 
 def only(uri: str, edit: Any) -> Any:
@@ -33,27 +31,19 @@ def only(uri: str, edit: Any) -> Any:
 
 
 def main() -> None:
-    server = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert server.stdin is not None and server.stdout is not None
     renames: dict[Any, str] = {}  # request id -> the document asked about
 
-    def from_server() -> None:
-        assert server.stdout is not None
-        while (message := read(server.stdout)) is not None:
-            uri = renames.pop(message.get("id"), None) if "method" not in message else None
-            if uri is not None and "result" in message:
-                message["result"] = only(uri, message["result"])
-            send(message)
-
-    threading.Thread(target=from_server, daemon=True).start()
-    while (message := read()) is not None:
+    def asked(message: dict[str, Any]) -> None:
         if message.get("method") == "textDocument/rename":
             renames[message["id"]] = message["params"]["textDocument"]["uri"]
-        send(message, server.stdin)
-        if message.get("method") == "exit":
-            break
-    server.stdin.close()
-    server.wait(10)
+
+    def answered(message: dict[str, Any]) -> None:
+        uri = renames.pop(message.get("id"), None) if "method" not in message else None
+        if uri is not None and "result" in message:
+            message["result"] = only(uri, message["result"])
+        send(message)
+
+    relay(sys.argv[1:], answered, asked)
 
 
 if __name__ == "__main__":
