@@ -7,11 +7,14 @@ import contextlib
 import json
 import os
 import shutil
+import subprocess
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+import pytest
 
 from lsap_bridge import changes, check_store
 from lsap_bridge.edits import journal_dir
@@ -265,6 +268,21 @@ class Pool:
         for bridge in self.bridges.values():
             self._close(bridge)
         self.bridges.clear()
+
+
+def rich_copy(base: Path) -> Path:
+    """A copy of rich 13.9.4's package (the benchmark corpus, fetched from PyPI once) under
+    `base`, as a project of its own; the test is skipped where it cannot be fetched."""
+    from benchmarks.corpus import fetch_rich
+
+    try:
+        corpus = fetch_rich()
+    except (OSError, subprocess.CalledProcessError) as error:  # no network, no copy
+        pytest.skip(f"the rich corpus is not obtainable here: {error}")
+    root = base / "rich"
+    shutil.copytree(corpus.root / "rich", root / "rich")
+    (root / "pyproject.toml").write_text('[project]\nname = "rich"\nversion = "13.9.4"\n')
+    return root
 
 
 def shop_bridge(bridges: Pool, servers: tuple[str, ...] = ("basedpyright",),

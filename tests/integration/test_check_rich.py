@@ -14,17 +14,13 @@ basedpyright's own time to publish the callers' new diagnostics (seen from Neovi
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from benchmarks.corpus import fetch_rich
-
-from .harness import Bridge
+from .harness import Bridge, rich_copy
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1500)]
 
@@ -39,13 +35,7 @@ WATCH = ("_G.lsap_test_changed = {}; vim.api.nvim_create_autocmd('DiagnosticChan
 
 @pytest.fixture(scope="module")
 def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
-    try:
-        corpus = fetch_rich()
-    except (OSError, subprocess.CalledProcessError) as error:  # no network, no copy
-        pytest.skip(f"the rich corpus is not obtainable here: {error}")
-    root = tmp_path_factory.mktemp("rich") / "rich"
-    shutil.copytree(corpus.root / "rich", root / "rich")
-    (root / "pyproject.toml").write_text('[project]\nname = "rich"\nversion = "13.9.4"\n')
+    root = rich_copy(tmp_path_factory.mktemp("rich"))
     bridge = Bridge(root, ["basedpyright", "ruff"])
     bridge.lua(WATCH)
     yield bridge

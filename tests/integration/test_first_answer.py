@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from benchmarks.corpus import fetch_rich
 from lsap_bridge.client import Connection
 
-from .harness import Bridge
+from .harness import Bridge, rich_copy
 from .human import HumanNvim, register_remote_plugin
 
 pytestmark = pytest.mark.integration
@@ -37,14 +34,7 @@ G_UNTOUCHED = "def g( y ):\n    return y+2\n"
 @pytest.fixture(scope="module")
 def rich(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of rich 13.9.4's package (the benchmark corpus), with one messy module."""
-    try:
-        corpus = fetch_rich()
-    except (OSError, subprocess.CalledProcessError) as error:  # no network, no copy
-        pytest.skip(f"the rich corpus is not obtainable here: {error}")
-    root = tmp_path_factory.mktemp("first") / "rich"
-    shutil.copytree(corpus.root / "rich", root / "rich")
-    (root / "pyproject.toml").write_text('[project]\nname = "rich"\nversion = "13.9.4"\n')
-    return root
+    return rich_copy(tmp_path_factory.mktemp("first"))
 
 
 def fresh(root: Path) -> Iterator[Bridge]:
