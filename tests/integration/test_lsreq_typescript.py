@@ -187,24 +187,26 @@ def test_move_into_an_existing_file_exports_and_imports(dataflow: tuple[Bridge, 
     )
 
 
+# A function indented by 2 spaces, nested 3 deep (moved as it is, in a 2-space project).
+DOUBLE = (
+    "export function double(values: number[]): number[] {\n"
+    "  return values.map((value) => {\n"
+    "    if (value > 0) {\n"
+    "      return value * 2\n"
+    "    }\n"
+    "    return 0\n"
+    "  })\n"
+    "}"
+)
+
+
 def test_move_keeps_the_projects_two_space_indent(dataflow: tuple[Bridge, Path]) -> None:
     # Issue 35: tsserver writes moved code in its default 4-space indent unless told the
     # file's own (its `configure` request, from the file's code lines: the JSDoc's ` * ` is
     # no 1-space indent).
     bridge, root = dataflow
     source = root / "packages/dataflow/src/nested.ts"
-    source.write_text(
-        "/**\n * Doubles.\n */\n"
-        "export function double(values: number[]): number[] {\n"
-        "  return values.map((value) => {\n"
-        "    if (value > 0) {\n"
-        "      return value * 2\n"
-        "    }\n"
-        "    return 0\n"
-        "  })\n"
-        "}\n\n"
-        "export const kept = 1\n"
-    )
+    source.write_text(f"/**\n * Doubles.\n */\n{DOUBLE}\n\nexport const kept = 1\n")
     response = bridge.loop.run(bridge.service.handle_text("""*** Begin Language Server Request
 *** File: packages/dataflow/src/nested.ts
 [@ export function double(values: number[]): number[] {
@@ -214,14 +216,5 @@ def test_move_keeps_the_projects_two_space_indent(dataflow: tuple[Bridge, Path])
 """))
     assert response.ok and "/*<error:" not in response.text, response.text
     moved = (root / "packages/dataflow/src/doubled.ts").read_text()
-    assert (
-        "export function double(values: number[]): number[] {\n"
-        "  return values.map((value) => {\n"
-        "    if (value > 0) {\n"
-        "      return value * 2\n"
-        "    }\n"
-        "    return 0\n"
-        "  })\n"
-        "}" in moved
-    ), moved
+    assert DOUBLE in moved, moved
     assert source.read_text().strip().endswith("export const kept = 1")
