@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import json
 import os
@@ -115,26 +116,39 @@ call_time: ContextVar[CallTime | None] = ContextVar("lsap_call_time", default=No
 progress: ContextVar[Callable[[str], None] | None] = ContextVar("lsap_progress", default=None)
 
 
-@dataclass
-class Shared:
-    """A call's work, which an identical call resent while the first waits for the human's
-    approval joins instead of asking again; cancelled once no caller waits for it."""
-
-    task: asyncio.Task[Any]
-    limit: CallTime
-    waiters: int = 1
-
-
-def call_key(peer: Peer, method: str, params: Any) -> str | None:
+def call_key(client: str, method: str, params: Any) -> str | None:
     """What makes two calls the same call: the client, the method and the params (but the
-    time limit and the surface), for the methods that may edit; None for the others."""
-    if method not in ("request", "text", "batch") or not isinstance(params, dict):
+    time limit and the surface); None for params that are no JSON object."""
+    if not isinstance(params, dict):
         return None
     try:
         body = json.dumps({k: v for k, v in params.items() if k not in ("timeout", "surface")}, sort_keys=True)
     except (TypeError, ValueError, RecursionError):
         return None
-    return f"{peer.name}\0{method}\0{body}"
+    return f"{client}\0{method}\0{body}"
+
+
+@dataclass
+class Shared:
+    """A call's work, which an identical call resent while the first waits for the human's
+    approval joins instead of asking again; cancelled once no caller waits for it. Its key
+    is made only when a resend is compared with it (most calls are never asked about)."""
+
+    task: asyncio.Task[Any]
+    limit: CallTime
+    client: str
+    method: str
+    params: Any
+    waiters: int = 1
+
+    @functools.cached_property
+    def key(self) -> str | None:
+        return call_key(self.client, self.method, self.params)
+
+    @property
+    def asking(self) -> bool:
+        """Whether it waits for the human's approval now."""
+        return bool(self.limit.held) and not self.task.done()
 
 
 def schema() -> dict[str, Any]:
@@ -209,7 +223,7 @@ class SocketServer:
         self._numbers = iter(range(1, 1 << 62))
         self._callers: set[int] = set()  # the peers (by id) that made calls and are connected
         self.running = 0  # methods in progress over all clients
-        self.inflight: dict[str, Shared] = {}  # calls that may edit, by `call_key`
+        self.inflight: list[Shared] = []  # the running calls of the methods that may edit
         self.methods: dict[str, Method] = {
             "request": self._request,
             "text": self._text,
@@ -304,10 +318,11 @@ class SocketServer:
         timeout, explicit = REQUEST_TIMEOUT, False
         if isinstance(params, dict) and isinstance(params.get("timeout"), (int, float)):
             timeout, explicit = max(0.01, float(params["timeout"])), True
-        key = call_key(peer, method, params)
-        pending = self.inflight.get(key) if key is not None else None
-        if pending is not None and pending.limit.held and not pending.task.done():
-            return await self._join(pending)  # the same edit, resent while the human is asked
+        asking = [s for s in self.inflight if s.asking]
+        if asking and (key := call_key(peer.name, method, params)) is not None:
+            pending = next((s for s in asking if s.key == key), None)
+            if pending is not None:
+                return await self._join(pending)  # the same edit, resent while the human is asked
         limit = CallTime(time.monotonic() + timeout, explicit)
         call_time.set(limit)
         current_client.set(peer.name)
@@ -323,9 +338,10 @@ class SocketServer:
             self._event({"client": peer.name, "phase": "start", "what": describe(method, params)})
         ok, text = False, ""
         self.running += 1
-        shared = Shared(asyncio.ensure_future(limit.bound(function(params))), limit)
-        if key is not None:
-            self.inflight[key] = shared
+        shared = Shared(asyncio.ensure_future(limit.bound(function(params))), limit, peer.name, method, params)
+        editing = method in ("request", "text", "batch")  # the methods that may ask the human
+        if editing:
+            self.inflight.append(shared)
         try:
             result = await self._join(shared, first=True)
             ok = not (isinstance(result, dict) and result.get("ok") is False)
@@ -347,8 +363,8 @@ class SocketServer:
             text = f"internal error: {exc!r}"
             raise RpcFailure(INTERNAL_ERROR, text) from None
         finally:
-            if key is not None and self.inflight.get(key) is shared:
-                del self.inflight[key]
+            if editing:
+                self.inflight.remove(shared)
             self.running -= 1
             self.on_activity()  # idle time counts from the end of the last answer
             if logged:
