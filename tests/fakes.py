@@ -127,12 +127,12 @@ class FakeEditor:
 
     async def exec_lua(self, code: str, *args: Any) -> Any:
         if "journal_dir()" in code:  # the state directory's journals, change sets and checks
-            if self.journals is None:
-                self.journals = tempfile.mkdtemp(prefix="lsap-fake-journal-")
-            return self.journals
+            if self.journals is None:  # removed with the editor
+                self.journals = tempfile.TemporaryDirectory(prefix="lsap-fake-journal-")
+            return self.journals.name
         return None
 
-    journals: str | None = None
+    journals: tempfile.TemporaryDirectory[str] | None = None
 
 
 class Recording:

@@ -130,10 +130,10 @@ def cut(text: str, budget: int, request: Request) -> str:
             f"left out; {more}.\n")
 
 
-Path = tuple[str | int, ...]
+JsonPath = tuple[str | int, ...]  # keys and indexes from the top of a JSON value
 
 
-def _containers(value: Any, path: Path = ()) -> Iterator[tuple[Path, list[Any] | dict[str, Any]]]:
+def _containers(value: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, list[Any] | dict[str, Any]]]:
     """Every list, and every map of objects (a dict whose values are all dicts, as schemas by
     mode), below the answer's top level, with its path: what a cut may shorten. Objects
     themselves keep all their fields."""
@@ -149,7 +149,7 @@ def _containers(value: Any, path: Path = ()) -> Iterator[tuple[Path, list[Any] |
             yield from _containers(item, (*path, key))
 
 
-def _dotted(path: Path) -> str:
+def _dotted(path: JsonPath) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(path))
 
 
