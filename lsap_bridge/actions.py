@@ -293,7 +293,11 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
                       "range": _lsp_range(doc, first, last, client),
                       "context": {"diagnostics": own, "triggerKind": 1, "only": only}}
             calls.append(LspCall(client.id, CODE_ACTION, params, target.bufnr))
-    answers = await session.lsp(calls, target)  # guarded by the text held, if warm
+    # Quick fixes come with their code (an added function, a missing member): tsserver
+    # writes it in the file's indent only once told.
+    told = [c for c in [await tsserver_configure(session, client, path, target.bufnr, doc.lines)
+                        for client in clients] if c is not None]
+    answers = (await session.lsp(told + calls, target))[len(told):]  # guarded by the text held, if warm
     gathered = Gathered(target, doc, [], [c.name for c in clients], diagnostics=here, before=before)
     seen: set[str] = set()
     effects: set[str] = set()  # the same action offered for the line and for a diagnostic
@@ -455,7 +459,11 @@ async def resolved(session: Session, action: Action) -> dict[str, Any]:
     # `_typescript.didApplyRefactoring`); a command alone is the action.
     if raw.get("edit") or (raw.get("command") and "data" not in raw) or not action.client.supports(RESOLVE):
         return raw
-    answer = (await session.lsp([LspCall(action.client.id, RESOLVE, raw, action.bufnr)]))[0]
+    # The resolved edit holds the refactoring's code (vtsls's extractions): in the file's indent.
+    lines = (await session.document(action.path)).lines
+    configure = await tsserver_configure(session, action.client, action.path, action.bufnr, lines)
+    calls = ([configure] if configure is not None else []) + [LspCall(action.client.id, RESOLVE, raw, action.bufnr)]
+    answer = (await session.lsp(calls))[-1]
     result = answer.result if isinstance(answer.result, dict) else {}
     if answer.error or not (result.get("edit") or result.get("command")):
         reason = (answer.error or {}).get("message", answer.error) if answer.error else (

@@ -143,13 +143,12 @@ def test_a_refactoring_command_edits_through_the_engine(bridge: Bridge) -> None:
     summary, diff = asked[0]
     assert summary.startswith(f"Extract to function in module scope ({bridge.servers[0]}): ") and summary.endswith(" in 1 file")
     assert "+function newFunction(subtotal: number) {" in diff
-    if bridge.servers[0] == "ts_ls":  # vtsls inserts the extraction in its own 4-space indent (issue 35)
-        assert "+  return newFunction(subtotal);" in diff and "   const tax = subtotal * 0.2;" in diff
+    assert "+  return newFunction(subtotal);" in diff and "   const tax = subtotal * 0.2;" in diff
     text = path.read_text()
     assert "return newFunction(subtotal);" in text and "function newFunction(subtotal: number) {" in text
-    # The extracted body is in the file's 2-space indent (tsserver's default is 4).
-    if bridge.servers[0] == "ts_ls":  # vtsls indents an extraction in its own 4 spaces (issue 35, left open)
-        assert "function newFunction(subtotal: number) {\n  const tax = subtotal * 0.2;\n" in text, text
+    # The extracted body is in the file's 2-space indent (tsserver's default is 4), whichever
+    # server asked tsserver for it.
+    assert "function newFunction(subtotal: number) {\n  const tax = subtotal * 0.2;\n" in text, text
     assert applied["changed"][0]["saved"] and not bridge.modified(path)
     assert any("suggests renaming" in r for r in applied["remarks"])
     # The per-client handler was there only while the command ran.
@@ -347,3 +346,24 @@ def test_fix_by_an_action_id(bridge: Bridge) -> None:
     wrong = bridge.text("src/by_id.ts", "@@ return round(subtotal + tax);", f"! FIX {listed[0]['id']}")
     assert "src/by_id_other.ts, not of the anchored file" in wrong.text, wrong.text
     assert other.read_text() == CHECKOUT
+
+
+CALLS_MISSING = """export function pay(amount: number): number {
+  if (amount > 0) {
+    return fee(amount);
+  }
+  return 0;
+}
+"""
+
+
+def test_a_quick_fix_writes_its_code_in_the_files_indent(bridge: Bridge) -> None:
+    # Issue 35: tsserver writes the code of a fix ("Add missing function declaration") in
+    # its default 4 spaces unless told the file's 2, by either server.
+    path = fresh(bridge, "missing.ts", CALLS_MISSING)
+    response = bridge.text("src/missing.ts", "@@ return fee(amount);", "! FIX Add missing function declaration 'fee'")
+    assert response.ok and "/*<error" not in response.text, response.text
+    text = path.read_text()
+    added = text[text.index("function fee("):]
+    body = [line for line in added.splitlines()[1:] if line.strip() and line != "}"]
+    assert body and all(line.startswith("  ") and not line.startswith("   ") for line in body), text
