@@ -521,7 +521,7 @@ def _check_replaced(lines: list[str], edits: list[dict[str, Any]], replaces: str
             if el > sl else lines[sl][sc:ec]
         if el > sl:
             found = found[:len(found) - (len(lines[el]) - ec)]
-        if replaces not in found:
+        if not _holds_name(found, replaces):
             shown = found if len(found) <= 60 and "\n" not in found else found[:57].replace("\n", "⏎") + "…"
             raise LsapError(
                 ErrorCode.CONFLICT,
@@ -529,6 +529,12 @@ def _check_replaced(lines: list[str], edits: list[dict[str, Any]], replaces: str
                 f"`{shown}`, not `{replaces}`: the file changed since the server read it",
                 hint=NOTHING + "; ask again once the server has seen the file as it is now",
             )
+
+
+def _holds_name(text: str, name: str) -> bool:
+    """Whether the replaced text holds the name as a whole token: an edit of `f` that
+    would replace `def` or `fetch` was computed on other text."""
+    return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text) is not None
 
 
 async def _plan(session: Session, edit: dict[str, Any], client: Client,

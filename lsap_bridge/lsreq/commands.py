@@ -29,7 +29,7 @@ from ..actions import (
 from ..edits import EditResult
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
-from .lines import symbol_column
+from .lines import identifiers, name_column
 from .move import move_selection
 from .parser import COMMANDS, FileOperation, Fix, Format, Move, Operation, OrganizeImports, Rename
 from .printer import Echo, Entry, FileSection, Tag, error_tag
@@ -44,12 +44,13 @@ async def rename(tracker: Tracker, run: FileRun, item: Anchored, op: Rename) -> 
     assert place.line is not None
     doc = await tracker.session.document(place.path)
     text = doc.lines[place.line]
-    col = symbol_column(text, op.symbol)
+    col = name_column(text, op.symbol)
     if col is None:
+        names = ", ".join(name for _, name in identifiers(text)) or "none"
         raise LsapError(
             ErrorCode.NOT_FOUND,
-            f"{op.symbol!r} is not on the anchored line: {text.strip()}",
-            hint="name a symbol written on the line above the `!` line",
+            f"{op.symbol!r} is not a name on the anchored line (its names: {names}): {text.strip()}",
+            hint="name a symbol written whole on the line above the `!` line",
         )
     target = tracker.executor.target_for(run, "textDocument/rename")
     params = {

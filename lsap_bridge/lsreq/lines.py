@@ -17,12 +17,41 @@ def split_hover(markdown: str) -> tuple[str, str]:
 
 
 def symbol_column(text: str, symbol: str) -> int | None:
-    """Where a symbol is on a line: as a whole word first, else as any substring."""
-    whole = re.search(rf"(?<![\w$]){re.escape(symbol)}(?![\w$])", text)
-    if whole:
-        return whole.start()
+    """Where a symbol asked about is on a line: as a name (`name_column`), else as any
+    substring (a read may point into a longer word; an edit never does)."""
+    whole = name_column(text, symbol)
+    if whole is not None:
+        return whole
     at = text.find(symbol)
     return at if at >= 0 else None
+
+
+def name_column(text: str, name: str) -> int | None:
+    """Where a name is written on a line as a whole token, for an edit: the first place
+    outside a string literal, else the first place at all (`f` in `log("f", f)` is the
+    second, and never the `f` of `def` or of `fetch`)."""
+    places = [m.start() for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text)]
+    quoted = _quoted(text)
+    return next((at for at in places if at not in quoted), places[0] if places else None)
+
+
+def _quoted(text: str) -> set[int]:
+    """The columns inside the line's one-line string literals ('…', "…", `…`)."""
+    inside: set[int] = set()
+    quote: str | None = None
+    escaped = False
+    for col, char in enumerate(text):
+        if quote is not None:
+            inside.add(col)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = None
+        elif char in "'\"`":
+            quote = char
+    return inside
 
 
 def identifiers(text: str) -> list[tuple[int, str]]:

@@ -2,7 +2,8 @@
 one-letter and keyword-prefix names (`f`, `d`, `de`, `cl`), a name inside its decorator, the
 first, last and only definition of a file, one between imports, names also used as
 attributes and keyword arguments. After each move the package still imports and runs, and
-its importer imports from the new module."""
+its importer imports from the new module. RENAME_TO of the same short names lands on the
+name, never on the `f` of `def` or a longer word holding it."""
 
 from __future__ import annotations
 
@@ -53,6 +54,10 @@ CASES = [
 ]
 
 
+RENAMED_SOURCE = "def f(de: int = 1) -> int:\n    return de + 1\n\n\ndef d(cl: int) -> int:\n    return f(de=cl)\n"
+RENAMED_USER = "from renames.a import d, f\n\n\ndef main() -> int:\n    return f() + d(2) + dict(f=1)['f']\n"
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Bridge, Path]]:
     root = tmp_path_factory.mktemp("move_py") / "proj"
@@ -64,6 +69,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Bridge, 
         (package / "__init__.py").write_text("")
         (package / "a.py").write_text(case.source)
         (package / "b.py").write_text(case.user)
+    (root / "renames").mkdir()
+    (root / "renames" / "__init__.py").write_text("")
+    (root / "renames" / "a.py").write_text(RENAMED_SOURCE)
+    (root / "renames" / "b.py").write_text(RENAMED_USER)
     (root / "cuts.py").write_text("def one() -> int:\n    return 1\n\n\ndef two() -> int:\n    return 2\n")
     bridge = Bridge(root, ["basedpyright"])
     try:
@@ -112,3 +121,25 @@ def test_a_selection_that_cuts_a_statement_names_its_lines_and_the_two_ends(proj
     text = bridge.loop.run(bridge.service.handle_text(block)).text
     assert "the selection (lines 5-5) cuts the statement at lines 5-6 in two" in text, text
     assert "`@]` ends the selection with its own line, `@)` just before it" in text, text
+
+
+def test_renames_of_short_names_land_on_the_name(project: tuple[Bridge, Path]) -> None:
+    bridge, root = project
+    program = [sys.executable, "-c", "import renames.b; print(renames.b.main())"]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    before = subprocess.run(program, cwd=root, capture_output=True, text=True, timeout=60, env=env)
+    assert before.returncode == 0, before.stderr
+    for line, old, new in [("def f(de: int = 1) -> int:", "f", "g"), ("def g(de: int = 1) -> int:", "de", "depth"),
+                           ("def d(cl: int) -> int:", "d", "dd"), ("def dd(cl: int) -> int:", "cl", "count")]:
+        response = bridge.text("renames/a.py", f"@@ {line}", f"! {old} RENAME_TO {new}")
+        assert response.ok and "/*<error" not in response.text, response.text
+    assert (root / "renames" / "a.py").read_text() == (
+        "def g(depth: int = 1) -> int:\n    return depth + 1\n\n\n"
+        "def dd(count: int) -> int:\n    return g(depth=count)\n")
+    assert (root / "renames" / "b.py").read_text().startswith("from renames.a import dd, g\n")
+    after = subprocess.run(program, cwd=root, capture_output=True, text=True, timeout=60, env=env)
+    assert after.returncode == 0 and after.stdout == before.stdout, after.stderr
+    # A name only inside a longer word of the line is refused, naming the line's names.
+    refused = bridge.text("renames/a.py", "@@ def dd(count: int) -> int:", "! co RENAME_TO x")
+    assert "'co' is not a name on the anchored line (its names: def, dd, count, int)" in refused.text, refused.text
+    assert (root / "renames" / "a.py").read_text().startswith("def g(depth")

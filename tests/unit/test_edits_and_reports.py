@@ -4,6 +4,7 @@ golden files of the rename, diagnostics, editor, batch and schema templates."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -493,6 +494,27 @@ def test_a_rename_computed_on_other_text_is_a_conflict(fake: tuple[Any, Path]) -
     moved = {"changes": {models.as_uri(): [{"range": rng(1, 6, 1, 13), "newText": "Item"}]}}
     result = _run(apply_workspace_edit(session, moved, CLIENT, label="rename", replaces="Product"))
     assert result.changed == ["models.py"] and models.read_text() == "# moved\nclass Item:\n    pass\n"
+
+
+@pytest.mark.parametrize(("text", "name"), [("def f(x):\n", "f"), ("x = class_of(y)\n", "cl"),
+                                            ("fetch = 1\n", "f"), ("de = 1\n", "d")])
+def test_a_short_name_inside_a_longer_word_is_not_what_a_rename_replaces(
+        fake: tuple[Any, Path], text: str, name: str) -> None:
+    """The old name must be there as a token: an edit of `f` now over the `f` of `def` (or
+    of `fetch`) was computed on other text (issue 36: never by substring)."""
+    from lsap_bridge.edits import apply_workspace_edit
+
+    session, models = fake
+    session.gateway.buffers.clear()
+    models.write_text(text)
+    word = re.search(rf"\w*{name}\w*", text)
+    assert word is not None and word.group() != name
+    # The range of the longer word that holds the short name.
+    edit = {"changes": {models.as_uri(): [{"range": rng(0, word.start(), 0, word.end()), "newText": "g"}]}}
+    with pytest.raises(LsapError) as caught:
+        _run(apply_workspace_edit(session, edit, CLIENT, label="rename", replaces=name))
+    assert caught.value.code is ErrorCode.CONFLICT and f"not `{name}`" in caught.value.message
+    assert models.read_text() == text
 
 
 def test_whole_file_replacements_are_recognised() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from lsap_bridge.diagnostics import Diagnostic
 from lsap_bridge.errors import Candidate, ErrorCode, LsapError
-from lsap_bridge.lsreq.lines import identifiers, split_hover, symbol_column
+from lsap_bridge.lsreq.lines import identifiers, name_column, split_hover, symbol_column
 from lsap_bridge.lsreq.printer import (
     Echo,
     Entry,
@@ -112,6 +112,11 @@ def test_line_helpers() -> None:
     assert symbol_column("const res = eq.evaluate(res2)", "res") == 6
     assert symbol_column("foo_bar", "bar") == 4  # not a whole word: any occurrence
     assert symbol_column("x", "y") is None
+    # An edit's name is a whole token, outside a string when it can be (issue 36).
+    assert name_column("def f(x):", "f") == 4 and name_column("fetch = f", "f") == 8
+    assert name_column('log("f", f)', "f") == 9 and name_column('x = "f"', "f") == 5
+    assert name_column("class Client:", "cl") is None and name_column("@lru_cache", "cache") is None
+    assert name_column("def g(de=1):", "de") == 6 and name_column("x = d(de)", "d") == 4
     assert identifiers("order = Order(order)") == [(0, "order"), (8, "Order")]
     signature, docs = split_hover("```python\nclass Order\n```\n---\nProducts a customer buys.")
     assert signature == "```python\nclass Order\n```" and docs == "Products a customer buys."
