@@ -26,6 +26,7 @@ from ..actions import (
     organize,
     run_action,
 )
+from ..changes import undo_hint
 from ..edits import EditResult
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
@@ -167,12 +168,29 @@ async def run_commands(executor: Runs) -> list[FileSection]:
                 if not isinstance(op, COMMANDS) or item.place.line is None:
                     continue  # not a command, or the echo already says the anchor was not found
                 steps.append((op.line, partial(_step, tracker, run, item, op), echo))
+    done: list[tuple[Echo, list[str]]] = []  # the steps that changed files, with their change sets
     for _line, step, echo in sorted(steps, key=lambda s: s[0]):
+        applied = len(tracker.results)
         try:
             echo.tags += [Tag("note", note) for note in await step()]
         except LsapError as error:
             echo.tags.append(error_tag(error))
+            if done:
+                echo.tags.append(Tag("note", _earlier_steps(done)))
+        changes = [r.change for r in tracker.results[applied:] if r.change]
+        if len(tracker.results) > applied:
+            done.append((echo, changes))
     return await sections_after(tracker)
+
+
+def _earlier_steps(done: list[tuple[Echo, list[str]]]) -> str:
+    """What a failed step leaves applied: the request's earlier steps, and how to undo them
+    (latest first, as change sets are taken back)."""
+    steps = ", ".join(f"`{echo.text.strip()}`" for echo, _ in done)
+    changes = [c for _, ids in reversed(done) for c in reversed(ids)]
+    undo = (" · undo: " + ", then ".join(f"`{undo_hint(c)}`" for c in changes)) if changes else ""
+    several = len(done) != 1
+    return f"this step only: the earlier step{'s' * several} {steps} stay{'s' * (not several)} applied{undo}"
 
 
 async def _file_step(tracker: Tracker, run: FileRun, op: FileOperation) -> list[str]:

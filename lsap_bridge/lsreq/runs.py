@@ -91,6 +91,7 @@ class Tracker:
         self.session = executor.session
         self.before: dict[Path, list[str]] = {}  # first text seen of every changed file
         self.related: list[Path] = []  # unchanged files whose diagnostics the agent needs
+        self.results: list[EditResult] = []  # every edit applied, in order (its change set)
 
     def anchored(self) -> list[Anchored]:
         return [item for run in self.executor.runs for item in run.anchored]
@@ -136,6 +137,7 @@ class Tracker:
             place.line = maps[place.path].get(place.line)
         if not result.files and not result.created:
             raise LsapError(ErrorCode.NOT_FOUND, f"{label} changed nothing")
+        self.results.append(result)
         return result
 
 

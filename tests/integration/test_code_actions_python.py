@@ -7,6 +7,8 @@ the lines' new anchors and the diagnostics after."""
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -172,6 +174,36 @@ def test_organise_imports_and_format_in_a_request_block(bridge: Bridge, tmp_path
     # The note says what organising changed (ruff sorts; it removes no unused import).
     assert ("*** File: block.py\n! ORGANIZE_IMPORTS\n/*<note>\nRuff: Organize imports (ruff): "
             "reordered lines\n</note>*/\n! FORMAT\n") in response.text
+
+
+def test_a_refused_later_step_of_a_block_says_what_stays_applied(bridge: Bridge, tmp_path: Path) -> None:
+    # Issue 36: organising is accepted, the format refused: the format's answer says the
+    # organising stays applied and gives the request that undoes it; the file matches.
+    text = UNSORTED.replace("def main() -> None:\n    print(", "def main() -> None:\n    print(  ")
+    path = fresh(bridge, "steps.py", text)
+    session = bridge.service.session
+    asked: list[str] = []
+
+    async def first_only(summary: str, preview: str) -> bool:
+        asked.append(summary)
+        return len(asked) == 1
+
+    previous, session.approve_edit = session.approve_edit, first_only
+    try:
+        response = bridge.text("steps.py", "! ORGANIZE_IMPORTS", "! FORMAT")
+    finally:
+        session.approve_edit = previous
+    assert len(asked) == 2 and asked[1].startswith("format"), asked
+    on_disk = path.read_text()
+    assert on_disk == ruff_sorted(bridge, UNSORTED, tmp_path).replace("print(", "print(  ", 1), on_disk
+    format_echo = response.text[response.text.index("! FORMAT\n"):]
+    assert format_echo.startswith("! FORMAT\n/*<error:denied>"), response.text
+    undo = re.search(r"this step only: the earlier step `! ORGANIZE_IMPORTS` stays applied · undo: `([^`]+)`",
+                     format_echo)
+    assert undo is not None, response.text
+    # The request it names takes the organising back.
+    assert bridge.request(json.loads(undo.group(1))).ok
+    assert path.read_text() == text
 
 
 def test_edit_policy_holds_for_actions(bridge: Bridge) -> None:
