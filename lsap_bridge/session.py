@@ -134,6 +134,12 @@ PULL = "textDocument/diagnostic"
 SYMBOLS = "textDocument/documentSymbol"
 
 
+#: Seconds without an answer after which a diagnostics pull is asked again, and how many
+#: asks at most (`Session._pulled`).
+PULL_REASK = 0.5
+PULL_ASKS = 3
+
+
 def pulled(client: Client) -> bool:
     """Whether a client's diagnostics are asked for (LSP pull, or tsserver's for vtsls)
     rather than waited for."""
@@ -678,6 +684,33 @@ class Session:
 
     # -- diagnostics ----------------------------------------------------------------
 
+    async def _pulled(self, calls: list[LspCall]) -> list[LspAnswer]:
+        """The answers to diagnostics pulls, asked again beside the first ask when it has no
+        answer within `PULL_REASK` (up to `PULL_ASKS` asks; the first answer counts, the
+        others are cancelled): a pull a server lost (ruff, once in 83 calls on a file being
+        typed in) costs half a second, not the whole timeout, while a slow one keeps its
+        first ask running."""
+        if not calls:
+            return []
+        asks: list[asyncio.Task[list[LspAnswer]]] = []
+        try:
+            while True:
+                if len(asks) < PULL_ASKS:
+                    asks.append(asyncio.ensure_future(self.gateway.lsp(calls)))
+                pending = [a for a in asks if not a.done()]
+                if not pending:  # every ask failed: the first one's error
+                    return asks[0].result()
+                bound = PULL_REASK if len(asks) < PULL_ASKS else None
+                done, _ = await asyncio.wait(pending, timeout=bound, return_when=asyncio.FIRST_COMPLETED)
+                for ask in done:
+                    if ask.exception() is None:
+                        return ask.result()
+        finally:
+            for ask in asks:
+                if ask.done() and not ask.cancelled():
+                    ask.exception()  # seen: an ask that failed beside one that answered
+                ask.cancel()
+
     async def diagnostics(self, paths: Sequence[Path], after_sync: bool = False) -> DiagnosticMap:
         """Diagnostics of files as they are now (unsaved changes included).
 
@@ -724,7 +757,7 @@ class Session:
             for p, c in pulls
         ]
         flat, pushed = await asyncio.gather(
-            self.lsp([call for each in calls for call in each]),
+            self._pulled([call for each in calls for call in each]),
             self.gateway.pushed_diagnostics(
                 [attached[p][0] for p in waits], list({c.id for _, c in pulls}),
                 after_sync or _RECONFIGURED.get()),
