@@ -495,7 +495,7 @@ def test_help_file_is_clean_and_tags_every_command_and_mode(
     assert {f"lsap-mode-{m}" for m in modes} - tags == set()
     assert {f":Lsap-{s}" for s in lua_names(nvim, "subcommands")} - tags == set()
     plugs = {m["lhs"] for m in nvim.api.get_keymap("n") if m["lhs"].startswith("<Plug>(lsap-")}
-    assert plugs - tags == set()
+    assert plugs == {t for t in tags if t.startswith("<Plug>(lsap-")}  # each mapping documented, no other
     text = (ROOT / "doc" / "lsap.txt").read_text()
     assert text.startswith("*lsap.txt*")
     assert text.rstrip().endswith("vim:tw=78:ts=8:noet:ft=help:norl:")
