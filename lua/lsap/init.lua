@@ -57,7 +57,7 @@ M.schema = {
   edit_policy = { 'allow', 'ask', 'deny' },
   tcp = 'string',
   tcp_force = 'boolean',
-  agent_limits = { in_flight = 'count', queue = 'count', memory_mib = 'count', total_mib = 'count', running = 'count' },
+  agent_limits = vim.tbl_map(function() return 'count' end, python.agent_limits),
   report = { height = 'number', vertical = 'boolean', width = 'number', focus = 'boolean' },
   approval = { window = { 'float', 'select' }, timeout = 'number' },
   log_level = { 'error', 'warn', 'info', 'debug' },

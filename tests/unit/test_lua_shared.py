@@ -65,14 +65,3 @@ def test_setups_defaults_are_the_services(tmp_path: Path) -> None:
     assert defaults["max_file_size"] == MAX_FILE_SIZE == 4 * 1024 * 1024
     assert defaults["max_tokens"] == DEFAULT_MAX_TOKENS == 8000
 
-
-def test_the_documented_defaults_are_setups(tmp_path: Path) -> None:
-    """doc/lsap.txt's `setup({...})` block of defaults, run as Lua, is `require('lsap').defaults`."""
-    help_text = (ROOT / "doc" / "lsap.txt").read_text()
-    block = help_text.split("The defaults: >lua\n", 1)[1].split("\n<\n", 1)[0]
-    documented = tmp_path / "documented.lua"
-    documented.write_text("return " + block.strip().removeprefix("require('lsap').setup(").removesuffix(")"))
-    actual = tmp_path / "actual.lua"
-    actual.write_text(f"vim.opt.rtp:prepend({str(ROOT)!r}); return require('lsap').defaults")
-    env = {k: v for k, v in os.environ.items() if k not in ("LSAP_MAX_FILE_SIZE", "LSAP_MAX_TOKENS")}
-    assert lua_value(documented, tmp_path, env) == lua_value(actual, tmp_path, env)
