@@ -36,9 +36,11 @@ check: setup luacheck
 	node scripts/stylua.mjs --check
 	$(BIN)/python scripts/lua_structure.py
 
-# lua/lsap/modes.lua from the mode declarations (a unit test fails while it is stale).
+# lua/lsap/modes.lua from the mode declarations, lua/lsap/shared.lua from pyproject.toml,
+# rplugin/ and lsap_bridge/ (a unit test fails while either is stale).
 lua: setup
 	$(BIN)/python -m lsap_bridge.lua_modes
+	$(BIN)/python -m lsap_bridge.lua_shared
 
 # The sdist, and the wheel built from it (so a file missing from the sdist breaks the
 # wheel too), checked the way PyPI checks an upload.

@@ -35,10 +35,10 @@ from typing import Any
 from lsap_bridge.workspace import path_of
 
 from .baselines import point_of, raw_references
+from .cl100k import encoder
 from .corpus import CORPUS_DIR, HERE, REPO, Corpus, fetch_rich
 from .report import PEERS_MARKERS, fmt, versions, write_block
 from .rig import Rig
-from .sections.tokens import encoder
 
 PEERS_DIR = CORPUS_DIR / "peers"
 TAP = HERE / "lsp_tap.py"

@@ -1,5 +1,5 @@
 """The compact references report (issue 32) on rich 13.9.4: for a class, a function, a
-method and a constant, every use in one report, its tokens (cl100k, as `lsap_bridge.mcp_server.tokens`
+method and a constant, every use in one report, its tokens (cl100k, as `benchmarks.cl100k.tokens`
 counts them) in the compact form against the full one (`compact: false`) in the same run,
 and whether anything was lost: every location of the JSON answer is a file and line of the
 Markdown one.
@@ -14,10 +14,10 @@ import json
 from typing import Any
 
 from lsap_bridge.embedded import start_embedded
-from lsap_bridge.mcp_server import tokens
 from lsap_bridge.service import Service
 from lsap_bridge.workspace import Workspace
 
+from .cl100k import tokens
 from .corpus import fetch_rich
 from .peers import bridge_lines
 from .rig import TIMEOUTS

@@ -1,4 +1,5 @@
-"""One agent connection and its fair share of the service (DESIGN §8).
+"""One agent connection and its fair share of the service (doc/lsap.txt, lsap-limits and
+lsap-queue; doc/architecture.md, "Agents: socket, CLI, MCP").
 
 What a connection may hold is bounded by `Limits`, never by what the client does: the calls
 it sent that are not answered yet, and the replies it has not read, stay within

@@ -493,7 +493,8 @@ class EditorGateway:
 
 class Editor(Protocol):
     """What the service needs of the editor: `EditorGateway` over Neovim, or a test's fake
-    (tests/fakes.py). Capabilities reach it through the session's methods."""
+    (tests/fakes.py). Capabilities reach it through the session: its methods, or
+    `session.gateway`."""
 
     workspace: Workspace | None
     max_file_size: int

@@ -1,6 +1,6 @@
 """`lua/lsap/modes.lua`, generated from the mode declarations: what the Lua half knows of the
 modes without starting Python (completion of `:Lsap`, the picker, the CamelCase commands,
-`:checkhealth lsap`'s table of modes and methods).
+the `<Plug>` mappings, `:checkhealth lsap`'s table of modes and methods).
 
 `python -m lsap_bridge.lua_modes` (`make lua`) writes it; a test fails while the committed
 file differs from what the declarations give.
@@ -72,6 +72,8 @@ def tables() -> dict[str, Any]:
         "strings": sorted(strings),
         "human": [[c.mode, c.summary] for c in picker],
         "camel": {c.offer.command: c.mode for c in REGISTRY.values() if c.offer.command},
+        # The modes with a `<Plug>(lsap-…)` mapping, in the picker's order.
+        "plugs": [c.mode for c in picker if c.offer.plug],
         # Modes that need no file under the cursor: neither an anchor nor a file to default to.
         "cursorless": sorted(n for n, c in REGISTRY.items()
                              if "locate" not in c.model.model_fields and "file_path" not in c.model.model_fields),

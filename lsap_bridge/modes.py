@@ -28,6 +28,7 @@ class Offer:
     picker: int = 0  # its place among the modes `:Lsap` alone offers a human (0: not offered)
     view: str | None = None  # the text format's `^ symbol[view]`
     mcp: bool = False  # an MCP tool of its own (`lsap_<mode>`); `lsap_query` reaches every mode
+    plug: bool = False  # a `<Plug>(lsap-<mode>)` mapping (plugin/lsap.lua, through modes.lua)
     # Values offered when completing `key=` beyond the request model's closed sets.
     values: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -73,6 +74,9 @@ def mode(name: str, *, request: type[Request], report: type[Report], summary: st
     `edits`: it may change files."""
 
     def declare(run: RunnerT) -> RunnerT:
+        slot = offer.picker if offer else 0
+        if taken := [c.mode for c in REGISTRY.values() if slot and c.offer.picker == slot and c.mode != name]:
+            raise ValueError(f"mode {name!r}: picker slot {slot} is taken by {taken[0]!r}; choose a free one")
         REGISTRY[name] = Capability(name, request, report, run, summary, method, fallback,
                                     template or name, workspace, offer or Offer(), edits)
         return run

@@ -1,8 +1,9 @@
 """A small asyncio msgpack-RPC client for Neovim.
 
 pynvim's session API is synchronous (greenlets); the bridge needs many requests in
-flight and notifications routed to futures, so the gateway speaks msgpack-RPC itself.
-Only `lsap_bridge.gateway` uses this module.
+flight and notifications routed to futures, so the bridge speaks msgpack-RPC itself: the
+gateway over it, the editor's host (`host.py`) and the embedded daemon (`embedded.py`) to
+open the channel it runs on.
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ def failed(error: LsapError, fmt: str = "markdown") -> Response:
 
 
 async def guarded(answer: Coroutine[Any, Any, Response], what: str, fmt: str = "markdown") -> Response:
-    """Every failure of a request becomes an error report (`errors.as_error`); none escapes
+    """Every failure of a request becomes an error report (`failures.as_error`); none escapes
     to the caller."""
     try:
         return await answer

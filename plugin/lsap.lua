@@ -23,21 +23,10 @@ for command, name in pairs(require('lsap.commands').camel) do
   )
 end
 
--- <Plug>(lsap-{mode}) for the main modes; no default mappings. In visual mode the
--- selected lines become the range (a line scope).
-for _, name in ipairs({
-  'references',
-  'definition',
-  'hover',
-  'inspect',
-  'outline',
-  'calls',
-  'search',
-  'diagnostics',
-  'rename',
-  'inlay_hints',
-  'request',
-}) do
+-- <Plug>(lsap-{mode}) for the main modes (declared with the modes: `plug` in
+-- lua/lsap/modes.lua, generated) and the text format's `request`; no default mappings. In
+-- visual mode the selected lines become the range (a line scope).
+for _, name in ipairs(vim.list_extend(vim.deepcopy(require('lsap.modes').plugs), { 'request' })) do
   local plug = '<Plug>(lsap-' .. name:gsub('_', '-') .. ')'
   vim.keymap.set('n', plug, '<Cmd>Lsap ' .. name .. '<CR>', { desc = 'lsap: ' .. name })
   vim.keymap.set('x', plug, ':Lsap ' .. name .. '<CR>', { silent = true, desc = 'lsap: ' .. name .. ' (range)' })

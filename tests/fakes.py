@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsap_bridge.gateway import Client, Document, LspAnswer, LspCall, ServerRequests, read_disk
+from lsap_bridge.gateway import MAX_FILE_SIZE, Client, Document, LspAnswer, LspCall, ServerRequests, read_disk
 from lsap_bridge.models import DEFAULT_MAX_TOKENS
 from lsap_bridge.session import Session
 from lsap_bridge.workspace import Workspace
@@ -57,7 +57,7 @@ class FakeEditor:
     answer: Callable[[LspCall], LspAnswer]
     clients: list[Client] = field(default_factory=lambda: [client()])
     workspace: Workspace | None = None
-    max_file_size: int = 4 * 1024 * 1024
+    max_file_size: int = MAX_FILE_SIZE
     max_tokens: int = DEFAULT_MAX_TOKENS
     gone: set[int] = field(default_factory=set)
     stats: Counter[str] = field(default_factory=Counter)

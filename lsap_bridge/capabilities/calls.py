@@ -37,7 +37,7 @@ class CallsReport(HierarchyReport):
 @mode("calls", request=CallsRequest, report=CallsReport,
       summary="call hierarchy: callers and callees, to a depth", method=METHOD,
       fallback="references", workspace=True,
-      offer=Offer(command="LsapCalls", picker=7, view="calls"))
+      offer=Offer(command="LsapCalls", picker=7, view="calls", plug=True))
 async def calls(session: Session, request: CallsRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target

@@ -108,7 +108,7 @@ async def _row(session: Session, action: Action, diff: bool) -> ActionRow:
 @mode("code_actions", request=CodeActionsRequest, report=CodeActionsReport,
       summary="the code actions of every attached server at a line, range or file, with ids",
       method=CODE_ACTION, fallback="diagnostics",
-      offer=Offer(command="LsapActions", picker=17, view="actions",
+      offer=Offer(command="LsapActions", picker=18, view="actions",
                   values={"kind": ("quickfix", "refactor", "refactor.extract", "refactor.inline",
                                    "refactor.rewrite", "source", "source.organizeImports",
                                    "source.fixAll")}))

@@ -92,7 +92,7 @@ async def run_definition_like(
 
 @mode("definition", request=DefinitionRequest, report=DefinitionReport,
       summary="where a symbol is defined, with its code", method="textDocument/definition",
-      fallback="search", offer=Offer(command="LsapDefinition", picker=2, view="def", mcp=True))
+      fallback="search", offer=Offer(command="LsapDefinition", picker=2, view="def", mcp=True, plug=True))
 async def definition(session: Session, request: DefinitionRequest) -> Answer:
     return await run_definition_like(session, request, "textDocument/definition")
 

@@ -94,7 +94,7 @@ async def collect(session: Session, request: DiagnosticsRequest) -> dict[str, An
 
 @mode("diagnostics", request=DiagnosticsRequest, report=DiagnosticsReport,
       summary="a file's or the workspace's errors and warnings", workspace=True,
-      offer=Offer(command="LsapDiagnostics", picker=12))
+      offer=Offer(command="LsapDiagnostics", picker=12, plug=True))
 async def diagnostics(session: Session, request: DiagnosticsRequest) -> Answer:
     kept = session.kept(request)
     facts: dict[str, Any] = kept[0] if kept else await collect(session, request)

@@ -22,7 +22,7 @@ class FormatRequest(WhereRequest):
 @mode("format", request=FormatRequest, report=Applied, template="code_action",
       summary="format a file or a range (and organise its imports), through the safe edits",
       method=FORMATTING, fallback="diagnostics", workspace=True, edits=True,
-      offer=Offer(command="LsapFormat", picker=18))
+      offer=Offer(command="LsapFormat", picker=19))
 async def format_code(session: Session, request: FormatRequest) -> Answer:
     place = await place_of(session, request, FORMATTING, whole_symbol=True)
 

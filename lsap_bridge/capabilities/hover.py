@@ -25,7 +25,7 @@ class HoverReport(Anchored):
 
 @mode("hover", request=HoverRequest, report=HoverReport,
       summary="type, signature and documentation of a symbol", method=METHOD,
-      fallback="definition", offer=Offer(command="LsapHover", picker=3))
+      fallback="definition", offer=Offer(command="LsapHover", picker=3, plug=True))
 async def hover(session: Session, request: HoverRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
     params = session.position_params(resolved.target, resolved.doc, resolved.line, resolved.column)

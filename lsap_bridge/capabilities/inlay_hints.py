@@ -105,7 +105,7 @@ async def _range(
 
 @mode("inlay_hints", request=InlayHintsRequest, report=InlayHintsReport,
       summary="the code of a range with inlay hints woven in", method=METHOD, fallback="hover",
-      offer=Offer(picker=13))
+      offer=Offer(picker=14, plug=True))
 async def inlay_hints(session: Session, request: InlayHintsRequest) -> Answer:
     target, doc, first, stop, anchor = await _range(session, request)
     display = session.workspace.display(target.path)

@@ -64,7 +64,7 @@ class InspectReport(Anchored):
 
 @mode("inspect", request=InspectRequest, report=InspectReport,
       summary="one symbol in full: signature, docs, code, callers, callees, reference count",
-      method=METHOD, fallback="definition", workspace=True, offer=Offer(command="LsapInspect", picker=4))
+      method=METHOD, fallback="definition", workspace=True, offer=Offer(command="LsapInspect", picker=4, plug=True))
 async def inspect(session: Session, request: InspectRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target

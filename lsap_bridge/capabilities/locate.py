@@ -22,7 +22,7 @@ class LocateReport(Anchored):
 
 # No method of its own: it is the mode a server lacking others is pointed to.
 @mode("locate", request=LocateModeRequest, report=LocateReport,
-      summary="resolve an anchor: file, line, column, enclosing symbol", offer=Offer(picker=16))
+      summary="resolve an anchor: file, line, column, enclosing symbol", offer=Offer(picker=17))
 async def locate(session: Session, request: LocateModeRequest) -> Answer:
     resolved = await resolve(session, request.locate, "textDocument/documentSymbol")
     report = LocateReport(

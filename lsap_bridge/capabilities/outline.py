@@ -150,7 +150,7 @@ async def symbol_paths(session: Session, path: Path) -> list[str]:
 
 @mode("outline", request=OutlineRequest, report=OutlineReport,
       summary="symbols of a file, a directory or a glob, as dotted paths", method=METHOD,
-      fallback="locate with a line scope", offer=Offer(command="LsapOutline", picker=5))
+      fallback="locate with a line scope", offer=Offer(command="LsapOutline", picker=5, plug=True))
 async def outline(session: Session, request: OutlineRequest) -> Answer:
     max_size = session.gateway.max_file_size
     found = expand(session.workspace, request.file_path, request.recursive, MAX_FILES, max_size)

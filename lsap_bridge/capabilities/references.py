@@ -104,7 +104,7 @@ async def settled(session: Session, target: Target, params: dict[str, Any]) -> t
 @mode("references", request=ReferencesRequest, report=ReferencesReport,
       summary="all uses of a symbol, grouped by file and enclosing symbol", method=METHOD,
       fallback="search", workspace=True,
-      offer=Offer(command="LsapReferences", picker=1, view="refs", mcp=True))
+      offer=Offer(command="LsapReferences", picker=1, view="refs", mcp=True, plug=True))
 async def references(session: Session, request: ReferencesRequest) -> Answer:
     # The whole answer is a flat list of (path, range in the server's units), sorted and
     # unique, built at C speed; only the page shown is read, converted to code points and

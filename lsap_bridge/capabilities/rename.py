@@ -363,7 +363,7 @@ def _diffs(diffs: list[FileDiff]) -> list[Diff]:
 
 @mode("rename_preview", request=RenamePreviewRequest, report=RenamePreviewReport,
       summary="a rename's diff per file, and an id to apply it", method=METHOD, fallback="references",
-      workspace=True, offer=Offer(picker=14))
+      workspace=True, offer=Offer(picker=15))
 async def rename_preview(session: Session, request: RenamePreviewRequest) -> Answer:
     resolved, pending = await _compute(session, request)
     diffs = await preview(session, pending.edit, pending.client, pending.old_name, pending.basis)
@@ -462,7 +462,7 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Ans
 
 @mode("rename", request=RenameRequest, report=RenameReport,
       summary="rename a symbol across the workspace in one step", method=METHOD, fallback="references",
-      workspace=True, offer=Offer(command="LsapRename", picker=15), edits=True)
+      workspace=True, offer=Offer(command="LsapRename", picker=16, plug=True), edits=True)
 async def rename(session: Session, request: RenameRequest) -> Answer:
     patterns = session.workspace.exclude_patterns(request.exclude_files)
     resolved, pending = await _compute(session, request)

@@ -154,7 +154,7 @@ def rank(query: str, name: str, kind: str) -> tuple[int, bool]:
 
 @mode("search", request=SearchRequest, report=SearchReport,
       summary="workspace symbols by name, with kind filters", method=METHOD, fallback="outline",
-      workspace=True, offer=Offer(command="LsapSearch", picker=6, values={"kinds": (
+      workspace=True, offer=Offer(command="LsapSearch", picker=6, plug=True, values={"kinds": (
           "class", "function", "method", "interface", "variable", "constant", "enum", "module")}))
 async def search(session: Session, request: SearchRequest) -> Answer:
     items: list[dict[str, Any]] | None = session.kept(request)

@@ -5,27 +5,8 @@
 local M = {}
 
 -- The LSP methods the bridge may ask a client about when no list of `vim.lsp.protocol`
--- is there (an older Neovim): the ones its modes use.
-M.KNOWN_METHODS = {
-  'textDocument/references',
-  'textDocument/definition',
-  'textDocument/declaration',
-  'textDocument/typeDefinition',
-  'textDocument/implementation',
-  'textDocument/hover',
-  'textDocument/documentSymbol',
-  'workspace/symbol',
-  'textDocument/prepareCallHierarchy',
-  'textDocument/prepareTypeHierarchy',
-  'textDocument/inlayHint',
-  'textDocument/signatureHelp',
-  'textDocument/completion',
-  'textDocument/rename',
-  'textDocument/prepareRename',
-  'textDocument/codeAction',
-  'textDocument/diagnostic',
-  'textDocument/formatting',
-}
+-- is there (an older Neovim): the ones its code names (lua/lsap/shared.lua, generated).
+M.KNOWN_METHODS = require('lsap.shared').methods
 
 local methods_cache ---@type string[]?
 

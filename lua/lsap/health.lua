@@ -100,7 +100,13 @@ local function python()
   if not found['lsap-bridge'] then
     health.error('the Python package lsap_bridge is not installed in ' .. prog, { fix })
   elseif not info.location then
-    health.error('lsap_bridge does not import: ' .. tostring(info.error), { fix })
+    health.error(
+      ('lsap_bridge does not import (%s, what the remote plugin imports): %s'):format(
+        table.concat(require('lsap.shared').imports, ', '),
+        tostring(info.error)
+      ),
+      { fix }
+    )
   else
     health.ok('lsap_bridge ' .. found['lsap-bridge'] .. ' (' .. info.location .. ')')
     if not vim.startswith(vim.fn.resolve(info.location), vim.fn.resolve(install.root)) then
@@ -111,11 +117,20 @@ local function python()
     end
   end
   if not found['lsap-bridge'] then return false end -- installing it brings what follows
-  for _, dep in ipairs({ 'msgpack', 'jinja2', 'pydantic', 'rapidfuzz' }) do
-    if found[dep] then
-      health.ok(dep .. ' ' .. found[dep])
+  -- pyproject.toml's dependencies (lua/lsap/shared.lua), pynvim shown above; the probe
+  -- imports each, so one installed but not importable is missing too.
+  for _, dep in ipairs(require('lsap.shared').dependencies) do
+    local name, broken = dep.name, info.imports and info.imports[dep.name]
+    if name == 'pynvim' or found[name] == nil then -- pynvim: above; nil: not for this platform
+    elseif not found[name] then
+      health.error(name .. ' is missing', { fix })
+    elseif broken then
+      health.error(
+        ('%s is missing: %s %s is installed but does not import (%s)'):format(name, name, found[name], broken),
+        { fix }
+      )
     else
-      health.error(dep .. ' is missing', { fix })
+      health.ok(name .. ' ' .. found[name])
     end
   end
   command(install, info, fix)

@@ -1,6 +1,10 @@
 -- lsap.nvim: setup, options, the log file, and the link to the lsap_bridge service.
 local M = {}
 
+-- The defaults whose meaning is the service's (lsap_bridge/connection.py, gateway.py,
+-- models.py), generated into lua/lsap/shared.lua.
+local python = require('lsap.shared').defaults
+
 M.defaults = {
   -- Start the service and its agent socket once Neovim has started; false: no socket
   -- (agents stay out), and the service starts with the first command.
@@ -14,7 +18,7 @@ M.defaults = {
   -- and may have waiting beyond those (more are refused with `busy`), the memory one
   -- connection may hold in MiB (unanswered calls and unread replies), and agents' calls
   -- running at once over all connections.
-  agent_limits = { in_flight = 8, queue = 256, memory_mib = 16, total_mib = 150, running = 16 },
+  agent_limits = vim.deepcopy(python.agent_limits),
   report = {
     -- Height of the report window (a horizontal split at the bottom), in lines.
     height = 15,
@@ -37,10 +41,10 @@ M.defaults = {
   log_level = 'warn',
   -- Files larger than this (bytes) are never opened for the language servers; a request on
   -- one is refused. Default: $LSAP_MAX_FILE_SIZE (how the embedded mode sets it), else 4 MiB.
-  max_file_size = tonumber(vim.env.LSAP_MAX_FILE_SIZE) or 4 * 1024 * 1024,
+  max_file_size = tonumber(vim.env.LSAP_MAX_FILE_SIZE) or python.max_file_size,
   -- The budget of one answer, in tokens (cl100k), unless a request sets `max_tokens`: longer
   -- answers are paged or cut, saying what was left out. Default: $LSAP_MAX_TOKENS, else 8000.
-  max_tokens = tonumber(vim.env.LSAP_MAX_TOKENS) or 8000,
+  max_tokens = tonumber(vim.env.LSAP_MAX_TOKENS) or python.max_tokens,
   -- Agents in your buffers (:help lsap-presence): a fading mark where an agent looks
   -- (`marks`, gone after `fade_ms`), a sign on the lines it changed (`signs`); false: none.
   presence = { marks = true, signs = true, fade_ms = 4000 },
@@ -53,7 +57,7 @@ M.schema = {
   edit_policy = { 'allow', 'ask', 'deny' },
   tcp = 'string',
   tcp_force = 'boolean',
-  agent_limits = { in_flight = 'count', queue = 'count', memory_mib = 'count', total_mib = 'count', running = 'count' },
+  agent_limits = vim.tbl_map(function() return 'count' end, python.agent_limits),
   report = { height = 'number', vertical = 'boolean', width = 'number', focus = 'boolean' },
   approval = { window = { 'float', 'select' }, timeout = 'number' },
   log_level = { 'error', 'warn', 'info', 'debug' },

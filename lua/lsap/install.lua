@@ -56,9 +56,15 @@ function M.host()
 end
 
 -- What a Python says about itself, as JSON on one line: its version, whether pip may
--- install into it (PEP 668), its scripts directory and lsap's packages in it.
-M.PROBE = [[
-import importlib.metadata as md, importlib.util, json, os, sys, sysconfig
+-- install into it (PEP 668), its scripts directory and lsap's packages in it. With
+-- lsap_bridge installed, it imports what the remote plugin imports and each dependency as
+-- the code imports it (`imports`: the error of each that fails), so that a package whose
+-- metadata is there but which does not import counts as missing. The dependencies and the
+-- plugin's imports come from lua/lsap/shared.lua (generated from pyproject.toml and rplugin/).
+M.PROBE = [=[
+import importlib, importlib.metadata as md, importlib.util, json, os, sys, sysconfig
+asked = json.loads(sys.argv[1])
+deps = [d for d in asked["dependencies"] if d.get("platform", sys.platform) == sys.platform]
 venv = sys.prefix != sys.base_prefix
 marker = os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")
 name = "lsap.exe" if os.name == "nt" else "lsap"
@@ -66,24 +72,34 @@ dirs = [sysconfig.get_path("scripts"), sysconfig.get_path("scripts", os.name + "
 lsap = [p for p in (os.path.join(d, name) for d in dirs) if os.path.isfile(p)]
 out = {"executable": sys.executable, "version": list(sys.version_info[:3]), "venv": venv,
        "managed": not venv and os.path.isfile(marker), "pip": importlib.util.find_spec("pip") is not None,
-       "lsap": lsap[0] if lsap else False, "packages": {}}
-for name in ("lsap-bridge", "pynvim", "msgpack", "jinja2", "pydantic", "rapidfuzz"):
+       "lsap": lsap[0] if lsap else False, "packages": {}, "imports": {}}
+for name in ["lsap-bridge"] + [d["name"] for d in deps]:
     try:
         out["packages"][name] = md.version(name)
     except md.PackageNotFoundError:
         out["packages"][name] = False
 if out["packages"]["lsap-bridge"]:
+    for dep in deps:
+        try:
+            importlib.import_module(dep["module"])
+        except Exception as exc:
+            out["imports"][dep["name"]] = f"{type(exc).__name__}: {exc}"
     try:
+        for module in asked["imports"]:
+            importlib.import_module(module)
         import lsap_bridge
         out["location"] = lsap_bridge.__file__
     except Exception as exc:
         out["location"] = False
-        out["error"] = repr(exc)
+        out["error"] = f"{type(exc).__name__}: {exc}"
 print(json.dumps(out))
-]]
+]=]
 
 --- The command that probes `prog`; read its result with M.read_probe().
-function M.probe_cmd(prog) return { prog, '-c', M.PROBE } end
+function M.probe_cmd(prog)
+  local shared = require('lsap.shared')
+  return { prog, '-c', M.PROBE, vim.json.encode({ dependencies = shared.dependencies, imports = shared.imports }) }
+end
 
 --- The probe's answer, or nil and what went wrong.
 function M.read_probe(prog, result)

@@ -103,6 +103,7 @@ return {
     LsapRename = "rename",
     LsapSearch = "search",
   },
+  plugs = { "references", "definition", "hover", "inspect", "outline", "search", "calls", "diagnostics", "inlay_hints", "rename" },
   cursorless = {
     batch = true,
     changes = true,

@@ -2,7 +2,9 @@
 -- In the human's own Neovim the bridge uses whatever servers the human configured.
 local M = {}
 
-local python_roots = { 'pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt', 'pyrightconfig.json', '.git' }
+-- nvim-lspconfig's (lsp/basedpyright.lua, pyright.lua; pylsp's lacks only pyrightconfig.json).
+local python_roots =
+  { 'pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt', 'Pipfile', 'pyrightconfig.json', '.git' }
 
 local ts_filetypes = { 'javascript', 'javascriptreact', 'typescript', 'typescriptreact' }
 local ts_roots = { 'tsconfig.json', 'jsconfig.json', 'package.json', '.git' }

@@ -57,7 +57,7 @@ local on_disk = {} ---@type table<integer, {stamp: table?, racy: boolean}>
 -- Buffers the bridge loaded for the servers: closed when their file goes away.
 local opened = {} ---@type table<integer, true>
 -- Writes this close to a read may leave size and mtime alike (see filestate.RACY_NS).
-local RACY_NS = 2e9
+local RACY_NS = require('lsap.shared').racy_ns
 
 local function stamp_of(name)
   local st = vim.uv.fs_stat(name)

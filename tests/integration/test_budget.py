@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.mcp_server import tokens
+from benchmarks.cl100k import tokens
 from lsap_bridge.models import DEFAULT_MAX_TOKENS
 from lsap_bridge.service import Response
 from lsap_bridge.surface import SURFACE, Surface

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from benchmarks.cl100k import tokens
 from lsap_bridge.capabilities import check as check_module
-from lsap_bridge.mcp_server import tokens
 from lsap_bridge.models import DEFAULT_MAX_TOKENS
 from tests.golden import check_report_shape
 

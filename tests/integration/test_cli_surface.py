@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lsap_bridge.mcp_server import tokens
+from benchmarks.cl100k import tokens
 from tests.conftest import EXAMPLE
 
 pytestmark = pytest.mark.integration

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from lsap_bridge.lua_shared import dependencies
+
 from .nvim_home import Home, checkhealth, lines, make_home, section, sections, wait_for
 from .test_terminal import Terminal
 
@@ -54,7 +56,7 @@ def test_good_setup_is_ok_in_every_section(tmp_path: Path, shop: Path) -> None:
     ok = "\n".join(lines(text, "OK"))
     assert "Neovim 0.1" in ok
     assert re.search(r"lsap_bridge \d+\.\d+\.\d+", ok)
-    for dep in ("pynvim", "msgpack", "jinja2", "pydantic", "rapidfuzz"):
+    for dep in (d["name"] for d in dependencies() if d.get("platform", sys.platform) == sys.platform):
         assert re.search(rf"^- \S* ?OK {dep} \d", text, re.M), dep
     assert "registered (LsapStart)" in ok
     assert "basedpyright on shop/models.py (utf-16" in ok and "references, definition" in ok
@@ -198,6 +200,44 @@ def test_advice_when_the_package_is_missing(tmp_path: Path, shop: Path) -> None:
     # the package: the adapter says so, with the fix, instead of a traceback.
     assert f"lsap_bridge does not import in Neovim's Python host {python}" in messages
     assert f"No module named 'lsap_bridge'): run {BUILD}" in messages
+
+
+# A sitecustomize that makes one installed package fail to import, as a host lacking it would.
+BLOCK = """\
+import sys
+
+
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == {name!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, Block())
+"""
+
+
+def test_a_dependency_that_does_not_import_is_missing(tmp_path: Path, shop: Path) -> None:
+    # cachetools' metadata stays installed; only its import fails (the probe used to check
+    # the metadata of a hand-kept list without it, and import the package's __init__ only).
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(BLOCK.format(name="cachetools"))
+    home = make_home(tmp_path / "home", setup="{ socket = false }")
+    home.env["PYTHONPATH"] = str(blocker)
+    home.register()  # the adapter imports pynvim only
+    nvim = home.attach(shop)
+    try:
+        host = section(checkhealth(nvim), "Python host")
+    finally:
+        nvim.close()
+    errors = lines(host, "ERROR")
+    assert any(re.search(r"ERROR cachetools is missing: cachetools \d\S* is installed but does not import "
+                         r"\(ModuleNotFoundError: No module named 'cachetools'\)", e) for e in errors), host
+    assert any("lsap_bridge does not import (lsap_bridge.host, what the remote plugin imports): "
+               "ModuleNotFoundError: No module named 'cachetools'" in e for e in errors), host
+    assert re.search(r"OK pydantic \d", host) and not re.search(r"OK cachetools", host), host
 
 
 def test_service_failures_go_to_the_log_file(tmp_path: Path, shop: Path) -> None:

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from benchmarks.cl100k import tokens
 from lsap_bridge.client import Connection
 from lsap_bridge.discovery import sessions
-from lsap_bridge.mcp_server import tokens
 
 pytestmark = pytest.mark.integration
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.cl100k import tokens
 from lsap_bridge.capabilities.hover import HoverRequest
 from lsap_bridge.diagnostics import Diagnostic, labelled
 from lsap_bridge.errors import LsapError
 from lsap_bridge.lsreq.fit import respond
 from lsap_bridge.lsreq.parser import parse
 from lsap_bridge.lsreq.printer import Echo, Entry, FileSection, Tag
-from lsap_bridge.mcp_server import tokens
 from lsap_bridge.models import Locate
 from lsap_bridge.report.budget import cut, cut_json, estimate, over
 from lsap_bridge.surface import SURFACE

@@ -13,7 +13,6 @@ import re
 from dataclasses import replace
 from typing import Any
 
-import jsonschema
 import pytest
 
 from lsap_bridge.capabilities import REGISTRY
@@ -59,16 +58,14 @@ def replay(name: str, **answers: Any) -> tuple[str, str]:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_replayed_golden(name: str) -> None:
+    """The report in both formats against its reviewed golden files (the JSON is compared
+    with what it was, not with the model that dumps it)."""
     text, as_json = replay(name)
     assert check_report_shape(text) == []
     assert_golden(f"replayed/{name}.md", text)
+    assert_golden(f"replayed/{name}.json", as_json + "\n")
     data = json.loads(as_json)
-    if "error" in data:
-        return
-    assert data["mode"] == CASES[name].request["mode"]
-    report = REGISTRY[data["mode"]].report
-    assert set(data) - {"mode"} <= set(report.model_fields), "the JSON is the report model's dump"
-    jsonschema.validate({k: v for k, v in data.items() if k != "mode"}, report.model_json_schema(mode="serialization"))
+    assert "error" in data or data["mode"] == CASES[name].request["mode"]
 
 
 def test_json_format_carries_the_same_content() -> None:

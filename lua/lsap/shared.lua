@@ -1,0 +1,53 @@
+-- Generated from the Python half (pyproject.toml, rplugin/, lsap_bridge/) by
+-- `python -m lsap_bridge.lua_shared` (`make lua`): do not edit; a test checks it is current.
+return {
+  dependencies = {
+    { name = "pynvim", module = "pynvim" },
+    { name = "msgpack", module = "msgpack" },
+    { name = "jinja2", module = "jinja2" },
+    { name = "pydantic", module = "pydantic" },
+    { name = "rapidfuzz", module = "rapidfuzz" },
+    { name = "cachetools", module = "cachetools" },
+    { name = "inotify_simple", module = "inotify_simple", platform = "linux" },
+  },
+  imports = {
+    "lsap_bridge.host",
+  },
+  methods = {
+    "callHierarchy/incomingCalls",
+    "callHierarchy/outgoingCalls",
+    "codeAction/resolve",
+    "textDocument/codeAction",
+    "textDocument/completion",
+    "textDocument/declaration",
+    "textDocument/definition",
+    "textDocument/diagnostic",
+    "textDocument/documentSymbol",
+    "textDocument/formatting",
+    "textDocument/hover",
+    "textDocument/implementation",
+    "textDocument/inlayHint",
+    "textDocument/prepareCallHierarchy",
+    "textDocument/prepareRename",
+    "textDocument/prepareTypeHierarchy",
+    "textDocument/rangeFormatting",
+    "textDocument/references",
+    "textDocument/rename",
+    "textDocument/signatureHelp",
+    "textDocument/typeDefinition",
+    "workspace/executeCommand",
+    "workspace/symbol",
+  },
+  defaults = {
+    agent_limits = {
+      in_flight = 8,
+      queue = 256,
+      memory_mib = 16,
+      total_mib = 150,
+      running = 16,
+    },
+    max_file_size = 4194304,
+    max_tokens = 8000,
+  },
+  racy_ns = 2000000000,
+}
