@@ -168,7 +168,7 @@ local function cursor_for(mode)
   if bt ~= '' and not M.cursorless[mode] then
     return nil, ('this %s buffer is not a file: give an anchor, e.g. :Lsap %s path/to/file.py:Symbol'):format(bt, mode)
   end
-  return require('lsap.transport').cursor()
+  return require('lsap.transport.editor').cursor()
 end
 
 --- Run a mode or subcommand. `name` nil: the first word of the arguments, or the picker.
@@ -241,7 +241,7 @@ local symbols = {}
 
 --- What the file's symbols were computed from: its buffer's changedtick, else its mtime.
 local function stamp(path)
-  local bufnr = require('lsap.transport').loaded_buffers()(vim.fn.fnamemodify(path, ':p'))
+  local bufnr = require('lsap.transport.disk').loaded_buffers()(vim.fn.fnamemodify(path, ':p'))
   if bufnr then return 'tick:' .. vim.b[bufnr].changedtick end
   local stat = vim.uv.fs_stat(path)
   return stat and ('mtime:' .. stat.mtime.sec .. '.' .. stat.mtime.nsec) or nil

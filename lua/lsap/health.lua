@@ -7,6 +7,7 @@ local health = vim.health
 -- lsap modes and the LSP method each cannot answer without (declared by the Python side,
 -- generated into lua/lsap/modes.lua).
 local needs = require('lsap.modes').needs
+local pyhost = require('lsap.host')
 
 local function neovim()
   health.start('Neovim')
@@ -22,8 +23,8 @@ end
 local BUILD = ':lua require("lsap").build()'
 
 --- The lsap command of the host: agents and MCP configs run it by name.
-local function command(install, info, fix)
-  local lsap, where, other = install.command(info)
+local function command(info, fix)
+  local lsap, where, other = pyhost.command(info)
   if not lsap then return health.warn('no lsap command next to ' .. info.executable, { fix }) end
   if where == 'on_path' then return health.ok('lsap command: ' .. lsap .. ' (on PATH, for agents and MCP configs)') end
   local link = ('ln -sf %s ~/.local/bin/lsap (with ~/.local/bin on PATH)'):format(lsap)
@@ -35,10 +36,65 @@ local function command(install, info, fix)
   })
 end
 
+--- Neovim found no Python 3 host: say which step makes one.
+local function no_host()
+  local python3 = vim.fn.exepath('python3')
+  if python3 == '' then
+    health.error(
+      'Neovim has no Python 3 host, and there is no python3 on PATH',
+      { 'install Python >= 3.10 (e.g. sudo apt install python3 python3-venv), then run ' .. BUILD }
+    )
+  else
+    health.error(
+      ('Neovim has no Python 3 host: no Python on PATH has pynvim (the first is %s)'):format(python3),
+      { 'run ' .. BUILD .. ': it makes a venv for Neovim with pynvim and lsap_bridge in it' }
+    )
+  end
+end
+
+--- What the host has installed: pynvim, lsap_bridge (this copy?) and its dependencies, and
+--- the `lsap` command. Returns whether the host can run the remote plugin.
+local function host_packages(prog, info, version, from)
+  local fix = info.managed
+      and ('run ' .. BUILD .. ' and set vim.g.python3_host_prog to the venv it makes: ' .. prog .. ' is externally managed (PEP 668), so pip cannot install into it')
+    or ('run ' .. BUILD .. ', or in a shell: ' .. prog .. ' -m pip install -e ' .. pyhost.root)
+  local found = info.packages
+  -- The verdict start-up shows too (lsap.init), with the same fix first.
+  local problem = pyhost.host_problem(prog, info)
+  if problem then
+    health.error(('%s (Python %s, %s)'):format(problem, version, from), { pyhost.HOST_FIX, fix })
+  else
+    health.ok(('Python host: %s (Python %s, %s)'):format(prog, version, from))
+    health.ok('pynvim ' .. found.pynvim)
+  end
+  if not found['lsap-bridge'] then
+    health.error('the Python package lsap_bridge is not installed in ' .. prog, { fix })
+  elseif not info.location then
+    health.error('lsap_bridge does not import: ' .. tostring(info.error), { fix })
+  else
+    health.ok('lsap_bridge ' .. found['lsap-bridge'] .. ' (' .. info.location .. ')')
+    if not vim.startswith(vim.fn.resolve(info.location), vim.fn.resolve(pyhost.root)) then
+      health.warn(
+        'lsap_bridge is imported from another copy than this plugin (' .. pyhost.root .. ')',
+        { 'install this copy so the Lua and Python halves match: ' .. fix }
+      )
+    end
+  end
+  if not found['lsap-bridge'] then return false end -- installing it brings what follows
+  for _, dep in ipairs({ 'msgpack', 'jinja2', 'pydantic', 'rapidfuzz' }) do
+    if found[dep] then
+      health.ok(dep .. ' ' .. found[dep])
+    else
+      health.error(dep .. ' is missing', { fix })
+    end
+  end
+  command(info, fix)
+  return (found.pynvim and info.location) and true or false
+end
+
 --- Returns whether the host can run the remote plugin (pynvim and lsap_bridge import).
 local function python()
   health.start('Python host')
-  local install = require('lsap.install')
   if vim.g.loaded_python3_provider == 0 then
     health.error(
       'the Python 3 provider is disabled (vim.g.loaded_python3_provider = 0)',
@@ -46,20 +102,9 @@ local function python()
     )
     return false
   end
-  local prog, origin = install.host()
+  local prog, origin = pyhost.host()
   if not prog then
-    local python3 = vim.fn.exepath('python3')
-    if python3 == '' then
-      health.error(
-        'Neovim has no Python 3 host, and there is no python3 on PATH',
-        { 'install Python >= 3.10 (e.g. sudo apt install python3 python3-venv), then run ' .. BUILD }
-      )
-    else
-      health.error(
-        ('Neovim has no Python 3 host: no Python on PATH has pynvim (the first is %s)'):format(python3),
-        { 'run ' .. BUILD .. ': it makes a venv for Neovim with pynvim and lsap_bridge in it' }
-      )
-    end
+    no_host()
     return false
   end
   local from = ({
@@ -75,58 +120,24 @@ local function python()
     )
     return false
   end
-  local info, err = install.read_probe(prog, vim.system(install.probe_cmd(prog), { text = true }):wait(15000))
+  local info, err = pyhost.read_probe(prog, vim.system(pyhost.probe_cmd(prog), { text = true }):wait(15000))
   if not info then
     health.error(err, { elsewhere })
     return false
   end
-  local new, version = install.new_enough(info)
+  local new, version = pyhost.new_enough(info)
   if not new then
     health.error(('%s is Python %s; lsap needs 3.10 or newer'):format(prog, version), { elsewhere })
     return false
   end
-  local fix = info.managed
-      and ('run ' .. BUILD .. ' and set vim.g.python3_host_prog to the venv it makes: ' .. prog .. ' is externally managed (PEP 668), so pip cannot install into it')
-    or ('run ' .. BUILD .. ', or in a shell: ' .. prog .. ' -m pip install -e ' .. install.root)
-  local found = info.packages
-  -- The verdict start-up shows too (lsap.init), with the same fix first.
-  local problem = install.host_problem(prog, info)
-  if problem then
-    health.error(('%s (Python %s, %s)'):format(problem, version, from), { install.HOST_FIX, fix })
-  else
-    health.ok(('Python host: %s (Python %s, %s)'):format(prog, version, from))
-    health.ok('pynvim ' .. found.pynvim)
-  end
-  if not found['lsap-bridge'] then
-    health.error('the Python package lsap_bridge is not installed in ' .. prog, { fix })
-  elseif not info.location then
-    health.error('lsap_bridge does not import: ' .. tostring(info.error), { fix })
-  else
-    health.ok('lsap_bridge ' .. found['lsap-bridge'] .. ' (' .. info.location .. ')')
-    if not vim.startswith(vim.fn.resolve(info.location), vim.fn.resolve(install.root)) then
-      health.warn(
-        'lsap_bridge is imported from another copy than this plugin (' .. install.root .. ')',
-        { 'install this copy so the Lua and Python halves match: ' .. fix }
-      )
-    end
-  end
-  if not found['lsap-bridge'] then return false end -- installing it brings what follows
-  for _, dep in ipairs({ 'msgpack', 'jinja2', 'pydantic', 'rapidfuzz' }) do
-    if found[dep] then
-      health.ok(dep .. ' ' .. found[dep])
-    else
-      health.error(dep .. ' is missing', { fix })
-    end
-  end
-  command(install, info, fix)
-  return (found.pynvim and info.location) and true or false
+  return host_packages(prog, info, version, from)
 end
 
 local function remote_plugin(host_ready)
   health.start('Remote plugin')
-  local lsap, install = require('lsap'), require('lsap.install')
-  local this = install.adapter()
-  local paths, manifest = install.manifest_plugins()
+  local lsap = require('lsap')
+  local this = pyhost.adapter()
+  local paths, manifest = pyhost.manifest_plugins()
   local other
   for _, path in ipairs(paths) do
     if path:match('/rplugin/python3/lsap%.py$') and vim.fn.resolve(path) ~= this then other = path end
@@ -166,7 +177,7 @@ local function servers()
   local bufnr = origin_buffer()
   local name = vim.api.nvim_buf_get_name(bufnr)
   local label = name ~= '' and vim.fn.fnamemodify(name, ':~:.') or ('buffer ' .. bufnr)
-  local clients = require('lsap.transport').clients(bufnr)
+  local clients = require('lsap.transport.clients').clients(bufnr)
   if #clients == 0 then
     return health.warn('no language server is attached to ' .. label, {
       'open a file one of your servers handles, or configure one: vim.lsp.config() and vim.lsp.enable() (see |lsp-config|)',
