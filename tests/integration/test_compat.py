@@ -96,7 +96,8 @@ def test_enabled_configs_by_the_public_api_then_the_internal_then_unknown(bridge
         local enabled = vim.lsp._enabled_configs
         vim.lsp._enabled_configs = nil
         local unknown = compat.enabled_configs()
-        local expected = require('lsap.transport.clients').servers_expected({ vim.fn.bufadd(vim.fn.tempname() .. '.none') })
+        local clients = require('lsap.transport.clients')
+        local expected = clients.servers_expected({ vim.fn.bufadd(vim.fn.tempname() .. '.none') })
         vim.lsp._enabled_configs = enabled
         vim.lsp.is_enabled = is_enabled
         return { public = public, internal = internal, unknown = unknown == nil, expected = expected[1] }
