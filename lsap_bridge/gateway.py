@@ -1,10 +1,11 @@
 """The editor gateway: the service's one way to Neovim (doc/architecture.md, Layers).
 
 The session and capabilities ask it, through the `Editor` protocol, for text, clients and
-LSP answers; it turns those into calls of `lua/lsap/transport.lua`, which answers
-asynchronously through `vim.rpcnotify`, so that Neovim's main loop is never held while a
-language server thinks. (The hosts' start-up code, host.py and embedded.py, use the RPC
-connection directly before a service exists.) Unit tests implement `Editor` with fakes.
+LSP answers; it turns those into calls by name of `lua/lsap/rpc.lua` (the transport,
+`lua/lsap/transport/`), which answers asynchronously through `vim.rpcnotify`, so that
+Neovim's main loop is never held while a language server thinks. (The hosts' start-up
+code, host.py and embedded.py, use the RPC connection directly before a service exists.)
+Unit tests implement `Editor` with fakes.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ class LspCall:
     method: str
     params: dict[str, Any]
     bufnr: int | None = None
-    # The answer (a location list, or document symbols) is sent packed by transport.lua
+    # The answer (a location list, or document symbols) is sent packed by lua/lsap/transport/packing.lua
     # (`decode.location_files` and `symbols.build_tree` read both shapes): a large one then
     # crosses to Python as a few lists instead of tens of thousands of tables.
     packed: bool = False
@@ -138,7 +139,7 @@ class EditorGateway:
     _tokens: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _waiting: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
     # Per token of a request that runs the bridge's commands: what answers the requests
-    # their servers send back meanwhile (`transport.lua`, the bridge's own commands).
+    # their servers send back meanwhile (`lua/lsap/transport/takeover.lua`).
     _taking: dict[int, ServerRequests] = field(default_factory=dict)
     _command_handler: CommandHandler | None = None
     _texts: LRUCache[Path, Document] = field(default_factory=lambda: LRUCache(TEXT_CACHE))
@@ -256,7 +257,7 @@ class EditorGateway:
         """Read many files in one round trip: buffers where loaded, the disk otherwise.
 
         A loaded buffer nobody is editing is brought up to date with its file first (see
-        `fresh` in transport.lua); a file whose buffer is gone with it is read from disk,
+        `fresh` in lua/lsap/transport/disk.lua); a file whose buffer is gone with it is read from disk,
         and so found missing. Texts are kept per buffer `changedtick` (and disk stamp): a
         buffer that has not changed since the last read costs its tick, not its lines.
         """
@@ -319,7 +320,7 @@ class EditorGateway:
 
     async def sync(self, changes: list[dict[str, Any]]) -> list[str] | None:
         """Tell the servers about files changed on disk (LSP `FileEvent`s) and bring every
-        loaded buffer up to date with its file, in one call (see `sync` in transport.lua);
+        loaded buffer up to date with its file, in one call (see `sync` in lua/lsap/transport/disk.lua);
         returns the loaded file buffers' names. The texts held of those files are
         forgotten: their buffers were just brought up to date, so a warm request from one
         would only be turned away by its guard and run again."""
@@ -574,7 +575,7 @@ STALLED_MS = 120_000
 
 def server_timeout(health: list[dict[str, Any]], timeout: float, embedded: bool) -> LsapError:
     """The error for language servers that did not answer in time, with one hint per cause,
-    told apart by what Neovim saw of each during the wait (`health` in transport.lua):
+    told apart by what Neovim saw of each during the wait (`health` in lua/lsap/transport/seen.lua):
     indexing (work in progress reported, not stalled), busy with this request (it answered
     others meanwhile), or busy or hung (no progress, and no answer for the whole wait), which
     takes a restart."""
