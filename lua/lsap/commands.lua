@@ -51,7 +51,7 @@ end
 M.subcommands = {
   request = {
     desc = 'run the Language Server Request block under the cursor, the range, or the buffer',
-    run = function(opts) require('lsap').run('request', { text = request_text(opts), bang = opts.bang }) end,
+    run = function(opts) require('lsap.service').run('request', { text = request_text(opts), bang = opts.bang }) end,
   },
   health = {
     desc = 'check the set-up (:checkhealth lsap)',
@@ -194,7 +194,10 @@ function M.run(name, opts)
   local cursor, why = cursor_for(name)
   if not cursor and not anchor then return notify(why, 'error') end
   local function go()
-    require('lsap').run(name, { anchor = anchor, options = options, bang = opts.bang, range = range, cursor = cursor })
+    require('lsap.service').run(
+      name,
+      { anchor = anchor, options = options, bang = opts.bang, range = range, cursor = cursor }
+    )
   end
   if (name == 'rename' or name == 'rename_preview') and options.new_name == nil then
     return ask_name(M.current_name(anchor, cursor), function(new_name)
@@ -263,7 +266,7 @@ local function symbol_anchors(path, cmdline)
   local known = symbols[path]
   if not known or known.stamp ~= stamp(path) then
     if not known or not known.asked then
-      require('lsap').send({ complete = path, line = cmdline })
+      require('lsap.service').send({ complete = path, line = cmdline })
       symbols[path] = vim.tbl_extend('force', known or { paths = {} }, { asked = true })
     end
   end

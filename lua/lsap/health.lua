@@ -59,7 +59,7 @@ local function host_packages(prog, info, version, from)
       and ('run ' .. BUILD .. ' and set vim.g.python3_host_prog to the venv it makes: ' .. prog .. ' is externally managed (PEP 668), so pip cannot install into it')
     or ('run ' .. BUILD .. ', or in a shell: ' .. prog .. ' -m pip install -e ' .. pyhost.root)
   local found = info.packages
-  -- The verdict start-up shows too (lsap.init), with the same fix first.
+  -- The verdict start-up shows too (lsap.service), with the same fix first.
   local problem = pyhost.host_problem(prog, info)
   if problem then
     health.error(('%s (Python %s, %s)'):format(problem, version, from), { pyhost.HOST_FIX, fix })
@@ -135,7 +135,7 @@ end
 
 local function remote_plugin(host_ready)
   health.start('Remote plugin')
-  local lsap = require('lsap')
+  local service = require('lsap.service')
   local this = pyhost.adapter()
   local paths, manifest = pyhost.manifest_plugins()
   local other
@@ -146,7 +146,7 @@ local function remote_plugin(host_ready)
     health.warn('the manifest registers another copy of lsap: ' .. other, {
       'run :UpdateRemotePlugins, then restart Neovim, so that ' .. this .. ' is the one registered',
     })
-  elseif lsap.registered() then
+  elseif service.registered() then
     health.ok('registered (LsapStart), manifest: ' .. manifest)
   elseif host_ready then
     health.error('the remote plugin is not registered, so no command can reach the service', {
@@ -163,7 +163,7 @@ local function remote_plugin(host_ready)
     starting = 'the service is starting',
     stopped = 'the service is not running yet: it starts with the first :Lsap command, or require("lsap").start()',
   }
-  health.info(states[lsap.state])
+  health.info(states[require('lsap.transport.channel').state])
 end
 
 local function origin_buffer()
@@ -213,8 +213,8 @@ end
 
 local function socket()
   health.start('Agent socket')
-  local lsap = require('lsap')
-  if not lsap.config.socket then
+  local options = require('lsap.config').options
+  if not options.socket then
     return health.info('disabled by setup({ socket = false }): agents cannot connect to this Neovim')
   end
   local base = vim.env.XDG_RUNTIME_DIR
@@ -232,11 +232,14 @@ local function socket()
     health.ok('directory ' .. dir .. ' (mode 700)')
   end
   local sock_mode, sock_stat = mode_of(path)
-  if lsap.state ~= 'running' then
+  if require('lsap.transport.channel').state ~= 'running' then
     return health.info('socket ' .. path .. ': not listening until the service starts')
   end
   if not sock_stat then
-    return health.error('the service runs but ' .. path .. ' does not exist', { 'read the log: ' .. lsap.log_file() })
+    return health.error(
+      'the service runs but ' .. path .. ' does not exist',
+      { 'read the log: ' .. require('lsap.logfile').path() }
+    )
   end
   if sock_mode ~= '600' then
     return health.error(('socket %s has mode %s'):format(path, sock_mode), { 'run: chmod 600 ' .. path })
@@ -246,9 +249,9 @@ end
 
 local function configuration()
   health.start('Configuration')
-  local lsap = require('lsap')
-  if #lsap.unknown == 0 then health.ok('no unknown options') end
-  for _, key in ipairs(lsap.unknown) do
+  local config = require('lsap.config')
+  if #config.unknown == 0 then health.ok('no unknown options') end
+  for _, key in ipairs(config.unknown) do
     health.warn(
       'unknown option ' .. key,
       { 'remove it from require("lsap").setup(), or fix its spelling (see |lsap-configuration|)' }
@@ -256,12 +259,12 @@ local function configuration()
   end
   health.info(
     ('edit_policy = %s, socket = %s, log_level = %s'):format(
-      lsap.config.edit_policy,
-      tostring(lsap.config.socket),
-      lsap.config.log_level
+      config.options.edit_policy,
+      tostring(config.options.socket),
+      config.options.log_level
     )
   )
-  local file = lsap.log_file()
+  local file = require('lsap.logfile').path()
   local stat = vim.uv.fs_stat(file)
   health.info('log file: ' .. file .. (stat and (' (' .. stat.size .. ' bytes)') or ' (empty)'))
 end

@@ -17,12 +17,12 @@ local disk = require('lsap.transport.disk')
 local edits = require('lsap.edits')
 local editor = require('lsap.transport.editor')
 local log = require('lsap.log')
-local lsap = require('lsap')
 local presence = require('lsap.presence')
 local report = require('lsap.report')
 local requests = require('lsap.transport.requests')
 local seen = require('lsap.transport.seen')
 local servers = require('lsap.servers')
+local service = require('lsap.service')
 local takeover = require('lsap.transport.takeover')
 local transport = require('lsap.transport')
 local ui = require('lsap.ui')
@@ -42,10 +42,10 @@ M.functions = {
   -- the link
   register = function(chan)
     local started = transport.register(chan)
-    vim.schedule(lsap.flush) -- deliver the commands that waited for the service
+    vim.schedule(service.flush) -- deliver the commands that waited for the service
     return started
   end,
-  start_failed = function(message) lsap.start_failed(message) end,
+  start_failed = function(message) service.start_failed(message) end,
   version = function() return tostring(vim.version()) end,
   -- language servers: requests and waits (token first)
   request = requests.request,
