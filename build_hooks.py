@@ -15,7 +15,7 @@ from pathlib import Path
 from setuptools.command.build_py import build_py
 
 # What Neovim loads from the plugin directory, relative to the project root.
-NVIM_FILES = ("lua/lsap/*.lua", "plugin/*.lua", "rplugin/python3/*.py", "doc/lsap.txt")
+NVIM_FILES = ("lua/lsap/**/*.lua", "plugin/*.lua", "rplugin/python3/*.py", "doc/lsap.txt")
 TARGET = Path("lsap_bridge", "nvim")
 
 

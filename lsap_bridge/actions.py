@@ -566,8 +566,7 @@ async def formatter(session: Session, path: Path, lines: tuple[int, int] | None,
 async def formatting_options(session: Session, bufnr: int, lines: list[str]) -> indentation.Options:
     """The `FormattingOptions` of a buffer (its settings, else its code's indent): for
     formatting, and for servers that write new code (tsserver's `configure`)."""
-    settings = await session.gateway.exec_lua(
-        "return require('lsap.transport').indent_settings(...)", bufnr)
+    settings = await session.gateway.call("indent_settings", bufnr)
     return indentation.options(settings if isinstance(settings, dict) else {}, lines)
 
 

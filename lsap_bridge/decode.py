@@ -82,7 +82,7 @@ def location_files(raw: Any) -> list[tuple[Path, list[Units]]]:
     """A location answer by file: the files in path order, each with its ranges sorted and
     one per start position, columns still in the server's units.
 
-    `raw` is the server's answer, or the packed shape transport.lua sends for an `LspCall`
+    `raw` is the server's answer, or the packed shape lua/lsap/transport/packing.lua sends for an `LspCall`
     with `packed` (per file its URI and the ranges' numbers in one flat list): then no object
     is made per result, so that an answer of 20,000 costs what its files do (doc/architecture.md,
     Costs). Columns are converted for what is shown only (`Session.located`): the unit order

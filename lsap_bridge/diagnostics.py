@@ -118,7 +118,7 @@ def from_lsp(item: dict[str, Any], lines: list[str], encoding: Encoding, server:
 
 def from_vim(item: dict[str, Any], lines: list[str], roots: Sequence[Path] = ()) -> Diagnostic:
     """A `vim.diagnostic` item: 0-based lines, byte columns (with the LSP Diagnostic it came
-    from and its client, where `transport.lua` found them)."""
+    from and its client, where `lua/lsap/transport/diagnostics.lua` found them)."""
     line, end_line = int(item.get("lnum") or 0), int(item.get("end_lnum") or item.get("lnum") or 0)
     return Diagnostic(
         line=line,

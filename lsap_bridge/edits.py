@@ -826,7 +826,7 @@ async def _switch(session: Session, journal: Journal | None, ops: list[dict[str,
     restored, problems = (await asyncio.to_thread(journal.roll_back, switched) if journal
                           else ([], []))
     # A buffer whose file was put back here (Neovim could not write it back) re-reads it.
-    await session.gateway.exec_lua("require('lsap.edits').reload(...)", restored)
+    await session.gateway.call("reload", restored)
     raise LsapError(
         ErrorCode.CONFLICT if not problems else ErrorCode.SERVER_ERROR,
         f"applying {label} failed: {outcome.get('error')}; {_rolled_back(problems)}",
@@ -893,13 +893,13 @@ async def _recorded(session: Session, plan: _Plan, directory: Path, label: str) 
         raise
     if change.by_agent:  # its lines get the agent's sign in the human's editor
         with contextlib.suppress(LsapError):
-            await session.gateway.exec_lua("require('lsap.presence').changed(...)", changes.signs(change))
+            await session.gateway.call("presence_changed", changes.signs(change))
     return change.id
 
 
 async def journal_dir(gateway: Editor) -> Path:
     """Where this Neovim keeps edit journals (under its state directory)."""
-    return Path(await gateway.exec_lua("return require('lsap.edits').journal_dir()"))
+    return Path(await gateway.call("journal_dir"))
 
 
 async def recover_edits(gateway: Editor, roots: Sequence[Path]) -> list[Recovery]:
@@ -909,7 +909,7 @@ async def recover_edits(gateway: Editor, roots: Sequence[Path]) -> list[Recovery
     found = await asyncio.to_thread(recover, await journal_dir(gateway), roots)
     paths = [path for recovery in found for path in recovery.paths]
     if paths:
-        await gateway.exec_lua("require('lsap.edits').reload(...)", paths)
+        await gateway.call("reload", paths)
     return found
 
 

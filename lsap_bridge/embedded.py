@@ -35,7 +35,7 @@ def plugin_root() -> Path:
     package (a clone, an editable install), else the copy a wheel carries in `nvim/`."""
     here = Path(__file__).resolve().parent
     for candidate in (here.parent, here / "nvim"):
-        if (candidate / "lua" / "lsap" / "transport.lua").is_file():
+        if (candidate / "lua" / "lsap" / "rpc.lua").is_file():
             return candidate
     raise LsapError(ErrorCode.SERVER_ERROR, f"the Lua half of lsap.nvim is not in {here / 'nvim'} "
                     "nor in a checkout around it",
@@ -149,7 +149,7 @@ class Embedded:
         await self.track()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(
-                self.gateway.exec_lua("vim.schedule(function() vim.cmd('qall!') end)"), 2)
+                self.gateway.call("quit"), 2)
         if self.conn.process is not None:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.conn.process.wait(), 3)
@@ -176,9 +176,5 @@ async def start_embedded(root: Path, servers: list[str] | None = None,
     conn = await NvimConnection.spawn(argv, env=env, preexec=die_with_parent)
     gateway = EditorGateway(conn, timeouts or Timeouts(), embedded=True)
     await gateway.start()
-    enabled = await gateway.exec_lua(
-        "local root, names, watchdog = ...; vim.cmd.cd(vim.fn.fnameescape(root)); "
-        "return require('lsap.servers').enable(names, root, watchdog)",
-        str(root), servers or [], watchdog_command(),
-    )
+    enabled = await gateway.call("enable_servers", str(root), servers or [], watchdog_command())
     return Embedded(gateway, conn, list(enabled or []))

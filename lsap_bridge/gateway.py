@@ -1,10 +1,11 @@
 """The editor gateway: the service's one way to Neovim (doc/architecture.md, Layers).
 
 The session and capabilities ask it, through the `Editor` protocol, for text, clients and
-LSP answers; it turns those into calls of `lua/lsap/transport.lua`, which answers
-asynchronously through `vim.rpcnotify`, so that Neovim's main loop is never held while a
-language server thinks. (The hosts' start-up code, host.py and embedded.py, use the RPC
-connection directly before a service exists.) Unit tests implement `Editor` with fakes.
+LSP answers; it turns those into calls by name of `lua/lsap/rpc.lua` (the transport,
+`lua/lsap/transport/`), which answers asynchronously through `vim.rpcnotify`, so that
+Neovim's main loop is never held while a language server thinks. (The hosts' start-up
+code, host.py and embedded.py, use the RPC connection directly before a service exists.)
+Unit tests implement `Editor` with fakes.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ MAX_FILE_SIZE = 4 * 1024 * 1024  # until Neovim says otherwise (`max_file_size`)
 # Seconds a command's server stays taken after its reply: an applyEdit sent just after it is
 # still the command's (collected, or refused with the rest), never Neovim's own.
 TAKE_GRACE = 0.3
+# The one Lua snippet the service sends: a call of the dispatch table by name (lua/lsap/rpc.lua).
+RPC = "return require('lsap.rpc').call(...)"
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,7 @@ class LspCall:
     method: str
     params: dict[str, Any]
     bufnr: int | None = None
-    # The answer (a location list, or document symbols) is sent packed by transport.lua
+    # The answer (a location list, or document symbols) is sent packed by lua/lsap/transport/packing.lua
     # (`decode.location_files` and `symbols.build_tree` read both shapes): a large one then
     # crosses to Python as a few lists instead of tens of thousands of tables.
     packed: bool = False
@@ -136,7 +139,7 @@ class EditorGateway:
     _tokens: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _waiting: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
     # Per token of a request that runs the bridge's commands: what answers the requests
-    # their servers send back meanwhile (`transport.lua`, the bridge's own commands).
+    # their servers send back meanwhile (`lua/lsap/transport/takeover.lua`).
     _taking: dict[int, ServerRequests] = field(default_factory=dict)
     _command_handler: CommandHandler | None = None
     _texts: LRUCache[Path, Document] = field(default_factory=lambda: LRUCache(TEXT_CACHE))
@@ -151,7 +154,7 @@ class EditorGateway:
         """Register this channel with the Lua transport so replies find their way back."""
         self.conn.on_notification(self._on_notification)
         self.channel = (await self.conn.request("nvim_get_api_info"))[0]
-        started = await self._lua("return require('lsap.transport').register(...)", self.channel)
+        started = await self.call("register", self.channel)
         self.nvim_pid, self.max_file_size = int(started["pid"]), int(started["max_file_size"])
         self.max_tokens = int(started.get("max_tokens") or DEFAULT_MAX_TOKENS)
 
@@ -172,11 +175,16 @@ class EditorGateway:
             result = handler(str(name), body) if handler is not None else (
                 {"applied": False, "failureReason": "the command that sent this edit has ended"}
                 if name == "workspace/applyEdit" else None)
-            self._background(self._lua("require('lsap.transport').server_answered(...)", ident, result))
+            self._background(self.call("server_answered", ident, result))
         elif method == "lsap_command" and self._command_handler is not None:
             asyncio.get_running_loop().create_task(self._command_handler(params))
         elif method == "lsap_client_exit" and params:
             self.gone.add(int(params[0]))
+
+    async def call(self, name: str, *args: Any) -> Any:
+        """Run the Lua function `name` of the dispatch table (lua/lsap/rpc.lua) with `args`:
+        the one way the service calls into Neovim's Lua, by name, never by sending source."""
+        return await self._lua(RPC, name, *args)
 
     async def _lua(self, code: str, *args: Any) -> Any:
         self.stats["nvim_calls"] += 1
@@ -199,29 +207,29 @@ class EditorGateway:
         if taking is not None:
             self._taking[token] = taking
         try:
-            await self._lua(f"require('lsap.transport').{function}(...)", token, *args)
+            await self.call(function, token, *args)
             answer = await asyncio.wait_for(future, timeout)
             if taking is not None:
                 # A server may send its edit just after its reply to the command: still the
                 # command's, for a moment (`TAKE_GRACE`), then no longer taken (refused).
                 await asyncio.sleep(TAKE_GRACE)
                 self._taking.pop(token, None)
-                await self._lua("require('lsap.transport').release_taken(...)", token)
+                await self.call("release_taken", token)
             return answer
         except asyncio.CancelledError:
             # The asker went away (an agent disconnected): stop the servers' work too.
-            self._background(self._lua("require('lsap.transport').cancel(...)", token))
+            self._background(self.call("cancel", token))
             raise
         except asyncio.TimeoutError:
             if on_timeout is not None:
                 return on_timeout
-            await self._lua("require('lsap.transport').cancel(...)", token)
+            await self.call("cancel", token)
             if not servers:  # the transport answers its own waits at their deadline
                 raise LsapError(
                     ErrorCode.TIMEOUT, f"Neovim did not answer within {timeout:g} s",
                     hint="its main loop is held (a long command or a prompt): send the request again "
                     "once it is free") from None
-            health = await self._lua("return require('lsap.transport').health(...)", list(servers))
+            health = await self.call("health", list(servers))
             raise server_timeout(health or [], timeout, self.embedded) from None
         finally:
             self._waiting.pop(token, None)
@@ -249,7 +257,7 @@ class EditorGateway:
         """Read many files in one round trip: buffers where loaded, the disk otherwise.
 
         A loaded buffer nobody is editing is brought up to date with its file first (see
-        `fresh` in transport.lua); a file whose buffer is gone with it is read from disk,
+        `fresh` in lua/lsap/transport/disk.lua); a file whose buffer is gone with it is read from disk,
         and so found missing. Texts are kept per buffer `changedtick` (and disk stamp): a
         buffer that has not changed since the last read costs its tick, not its lines.
         """
@@ -257,8 +265,7 @@ class EditorGateway:
             self.confine(path)
         known = {str(p): [doc.bufnr, int(doc.version[5:])] for p in paths
                  if (doc := self._texts.get(p)) is not None and doc.version.startswith("tick:")}
-        loaded = await self._lua("return require('lsap.transport').read(...)",
-                                 [str(p) for p in paths], known or None)
+        loaded = await self.call("read", [str(p) for p in paths], known or None)
         loaded = loaded or {}
         out: dict[Path, Document] = {}
         for path in paths:
@@ -303,7 +310,7 @@ class EditorGateway:
         size = self.oversized(path)
         if size is not None:
             raise too_large(self._display(path), size, self.max_file_size)
-        bufnr: int = await self._lua("return require('lsap.transport').open(...)", str(path))
+        bufnr: int = await self.call("open", str(path))
         return bufnr
 
     def oversized(self, path: Path) -> int | None:
@@ -313,11 +320,11 @@ class EditorGateway:
 
     async def sync(self, changes: list[dict[str, Any]]) -> list[str] | None:
         """Tell the servers about files changed on disk (LSP `FileEvent`s) and bring every
-        loaded buffer up to date with its file, in one call (see `sync` in transport.lua);
+        loaded buffer up to date with its file, in one call (see `sync` in lua/lsap/transport/disk.lua);
         returns the loaded file buffers' names. The texts held of those files are
         forgotten: their buffers were just brought up to date, so a warm request from one
         would only be turned away by its guard and run again."""
-        names = await self._lua("return require('lsap.transport').sync(...)", changes)
+        names = await self.call("sync", changes)
         for change in changes:
             self._texts.pop(path_of(change["uri"]), None)
         return [str(n) for n in names] if isinstance(names, list) else None
@@ -325,11 +332,11 @@ class EditorGateway:
     async def reconfigure(self, changes: list[dict[str, Any]]) -> list[str]:
         """Tell every server that its configuration files changed (`changes`: FileEvents)
         and to read its configuration again; the names of the servers told."""
-        names = await self._lua("return require('lsap.transport').reconfigure(...)", changes)
+        names = await self.call("reconfigure", changes)
         return [str(n) for n in names or []]
 
     async def clients(self, bufnr: int) -> list[Client]:
-        raw = await self._lua("return require('lsap.transport').clients(...)", bufnr)
+        raw = await self.call("clients", bufnr)
         return [_client(c) for c in raw or []]
 
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]:
@@ -350,7 +357,7 @@ class EditorGateway:
 
     async def working(self, client_ids: list[int]) -> list[int]:
         """The servers of these that report work in progress now (`$/progress`), at once."""
-        busy = await self._lua("return require('lsap.transport').working(...)", client_ids,
+        busy = await self.call("working", client_ids,
                                int(self.timeouts.settle * 1000))
         return [int(i) for i in busy or []]
 
@@ -409,31 +416,31 @@ class EditorGateway:
 
     async def editor(self) -> dict[str, Any]:
         """The human's view: file, cursor, visible lines, unsaved state, visual selection."""
-        result: dict[str, Any] = await self._lua("return require('lsap.transport').editor()")
+        result: dict[str, Any] = await self.call("editor")
         return result
 
     async def show_report(self, text: str, locations: list[dict[str, Any]], options: dict[str, Any]) -> None:
-        await self._lua("require('lsap.report').show(...)", text, locations, options)
+        await self.call("show_report", text, locations, options)
 
     async def symbols_for_completion(self, path: str, paths: list[str], cmdline: str) -> None:
         """A file's symbol paths, for the anchor completion that asked (`path:<Tab>`)."""
-        await self._lua("require('lsap.commands').symbols_arrived(...)", path, paths, cmdline)
+        await self.call("symbols_arrived", path, paths, cmdline)
 
     async def notify(self, message: str, level: str = "error") -> None:
-        await self._lua("require('lsap.ui').notify(...)", message, level)
+        await self.call("notify", message, level)
 
     async def all_clients(self) -> list[Client]:
         """Every language server running in this Neovim, whatever buffer it serves."""
-        raw = await self._lua("return require('lsap.transport').all_clients()")
+        raw = await self.call("all_clients")
         return [_client(c) for c in raw or []]
 
     async def nvim_version(self) -> str:
-        version: str = await self._lua("return tostring(vim.version())")
+        version: str = await self.call("version")
         return version
 
     async def log_activity(self, entries: list[dict[str, Any]]) -> None:
         """Append agents' requests and answers to `:Lsap log`."""
-        await self._lua("require('lsap.log').append(...)", entries)
+        await self.call("log_append", entries)
 
     async def edit_decision(self, client: str, summary: str, preview: str, timeout: float) -> Decision:
         """The human's answer to an agent's edit, with why it was not applied. Neovim's
@@ -446,18 +453,18 @@ class EditorGateway:
 
     async def remove_on_exit(self, paths: list[str]) -> None:
         """Have Neovim delete these files when it quits (the socket and discovery file)."""
-        await self._lua("require('lsap.log').remove_on_exit(...)", paths)
+        await self.call("remove_on_exit", paths)
 
     # -- edits and diagnostics --------------------------------------------------------
 
     async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]:
         """Switch files and buffers to a planned edit in one call (see lua/lsap/edits.lua)."""
-        result: dict[str, Any] = await self._lua("return require('lsap.edits').apply(...)", plan)
+        result: dict[str, Any] = await self.call("apply_edits", plan)
         return result or {}
 
     async def servers_expected(self, bufnrs: list[int]) -> list[bool]:
         """Per buffer: whether a server is attached or about to be (worth waiting for)."""
-        result = await self._lua("return require('lsap.transport').servers_expected(...)", bufnrs)
+        result = await self.call("servers_expected", bufnrs)
         return [bool(x) for x in result or []]
 
     async def pushed_diagnostics(
@@ -482,12 +489,12 @@ class EditorGateway:
 
     async def server_commands(self, client_id: int) -> list[str]:
         """The commands a server offers through `workspace/executeCommand`."""
-        commands = await self._lua(
-            "return require('lsap.transport').server_commands(...)", client_id)
+        commands = await self.call("server_commands", client_id)
         return [str(c) for c in commands or []]
 
     async def exec_lua(self, code: str, *args: Any) -> Any:
-        """Escape hatch for setup code (embedded mode): configure servers, change directory."""
+        """Lua source run in Neovim: for tests and benchmarks that set a scene up; the service
+        itself calls by name (`call`)."""
         return await self._lua(code, *args)
 
 
@@ -523,7 +530,7 @@ class Editor(Protocol):
                                  after_sync: bool = False) -> dict[int, dict[str, Any]]: ...
     async def server_commands(self, client_id: int) -> list[str]: ...
     async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]: ...
-    async def exec_lua(self, code: str, *args: Any) -> Any: ...
+    async def call(self, name: str, *args: Any) -> Any: ...
 
 
 DECISIONS = ("apply", "refuse", "deny", "timeout")
@@ -569,7 +576,7 @@ STALLED_MS = 120_000
 
 def server_timeout(health: list[dict[str, Any]], timeout: float, embedded: bool) -> LsapError:
     """The error for language servers that did not answer in time, with one hint per cause,
-    told apart by what Neovim saw of each during the wait (`health` in transport.lua):
+    told apart by what Neovim saw of each during the wait (`health` in lua/lsap/transport/seen.lua):
     indexing (work in progress reported, not stalled), busy with this request (it answered
     others meanwhile), or busy or hung (no progress, and no answer for the whole wait), which
     takes a restart."""

@@ -213,7 +213,7 @@ def _column(lines: Sequence[str], line: int, character: int, encoding: Encoding)
 
 def build_tree(result: Any, lines: Sequence[str], encoding: Encoding) -> SymbolTree:
     """A `SymbolTree` from either answer shape of `textDocument/documentSymbol`, or from
-    the packed shape transport.lua sends for an `LspCall` with `packed` (`pack_symbols`)."""
+    the packed shape lua/lsap/transport/packing.lua sends for an `LspCall` with `packed` (`pack_symbols`)."""
     if not result:
         return SymbolTree([])
 

@@ -1,26 +1,26 @@
--- lsap.nvim: commands, <Plug> mappings and highlight groups. Nothing here starts the
--- Python host: the service starts with the first command that needs it.
+-- lsap.nvim: the :Lsap command (and :LsapX, <Plug> maps, highlight groups); everything else
+-- loads when first used. Nothing here starts the Python host or loads the transport, the
+-- commands or the build: the service starts with the first command that needs it.
 if vim.g.loaded_lsap then return end
 vim.g.loaded_lsap = true
 
 -- With vim.g.python3_host_prog unset, Neovim's Python host is the venv that
 -- require('lsap').build() made (one stat; nothing starts).
-require('lsap.install').use_venv()
+require('lsap.host').use_venv()
 
 local function complete(arglead, cmdline, pos) return require('lsap.commands').complete(arglead, cmdline, pos) end
 
-vim.api.nvim_create_user_command(
-  'Lsap',
-  function(opts) require('lsap.commands').run(nil, opts) end,
-  { nargs = '*', bang = true, range = true, complete = complete, desc = 'lsap: run a capability' }
-)
-
-for command, name in pairs(require('lsap.commands').camel) do
+local function define(command, name)
   vim.api.nvim_create_user_command(
     command,
     function(opts) require('lsap.commands').run(name, opts) end,
-    { nargs = '*', bang = true, range = true, complete = complete, desc = 'lsap: ' .. name }
+    { nargs = '*', bang = true, range = true, complete = complete, desc = 'lsap: ' .. (name or 'run a capability') }
   )
+end
+
+define('Lsap', nil)
+for command, name in pairs(require('lsap.camel')) do
+  define(command, name)
 end
 
 -- <Plug>(lsap-{mode}) for the main modes (declared with the modes: `plug` in

@@ -125,8 +125,8 @@ class FakeEditor:
     async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True}
 
-    async def exec_lua(self, code: str, *args: Any) -> Any:
-        if "journal_dir()" in code:  # the state directory's journals, change sets and checks
+    async def call(self, name: str, *args: Any) -> Any:
+        if name == "journal_dir":  # the state directory's journals, change sets and checks
             if self.journals is None:  # removed with the editor
                 self.journals = tempfile.TemporaryDirectory(prefix="lsap-fake-journal-")
             return self.journals.name

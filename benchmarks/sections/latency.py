@@ -72,7 +72,7 @@ async def disk_check(rig: Rig, results: Results, settings: Settings) -> None:
     async def side(on: bool, payload: dict[str, Any]) -> float:
         session.sync_disk = sync if on else no_sync  # type: ignore[method-assign]
         await rig.gateway.exec_lua(
-            "local t = require('lsap.transport'); t.checked = t.checked or t.fresh; "
+            "local t = require('lsap.transport.disk'); t.checked = t.checked or t.fresh; "
             "t.fresh = ... and t.checked or function() return 'same' end", on)
         return await timed(rig.bridge(payload))
 

@@ -197,9 +197,9 @@ async def revert(session: Session, change: ChangeSet, files: list[FileText], lab
     # Undone: the agent's signs on those lines go, and the undo's own lines get none.
     with contextlib.suppress(LsapError):
         for file in files:
-            await session.gateway.exec_lua("require('lsap.presence').reviewed(...)", change.id, file.path)
+            await session.gateway.call("presence_reviewed", change.id, file.path)
         if result.change is not None:
-            await session.gateway.exec_lua("require('lsap.presence').reviewed(...)", result.change)
+            await session.gateway.call("presence_reviewed", result.change)
     return result.unsaved
 
 
@@ -369,11 +369,11 @@ async def review(session: Session, request: ReviewRequest) -> Answer:
                                                 expect={Path(f.path): old[f.path].after for f in written})
             if result.change is not None:  # putting back is no agent's change to sign
                 with contextlib.suppress(LsapError):
-                    await session.gateway.exec_lua("require('lsap.presence').reviewed(...)", result.change)
+                    await session.gateway.call("presence_reviewed", result.change)
         change.files = files
         await asyncio.to_thread(changes.update, journals, change)
         with contextlib.suppress(LsapError):  # the decided lines' signs go
-            await session.gateway.exec_lua("require('lsap.presence').changed(...)", signs(change), True)
+            await session.gateway.call("presence_changed", signs(change), True)
         where = f"hunk {request.hunk} of " if request.hunk else "every hunk of "
         decided = f"{request.decision}ed {where}{request.file_path or 'every file'}"
     rows = []

@@ -20,7 +20,7 @@ local shown = nil ---@type { item: table, win: integer, tab: integer?, ticker: u
 local scheduled = false -- a window waits for the human to stop typing
 local next_id = 0
 
-local function config() return require('lsap').config.approval end
+local function config() return require('lsap.config').options.approval end
 
 --- The counts of a diff: files, added and removed lines.
 local function counts(preview)
@@ -85,7 +85,7 @@ local function fill(bufnr, lines, client)
   vim.api.nvim_buf_set_extmark(bufnr, ns, 0, 0, { end_col = #lines[1], hl_group = 'LsapHeader' })
   vim.api.nvim_buf_set_extmark(bufnr, ns, 0, 0, {
     end_col = math.min(#client, #lines[1]),
-    hl_group = require('lsap.presence').highlight(client),
+    hl_group = require('lsap.agents').highlight(client),
     priority = 200,
   })
   vim.api.nvim_buf_set_extmark(bufnr, ns, 1, 0, { end_col = #lines[2], hl_group = 'LsapWarning' })

@@ -51,7 +51,7 @@ end
 M.subcommands = {
   request = {
     desc = 'run the Language Server Request block under the cursor, the range, or the buffer',
-    run = function(opts) require('lsap').run('request', { text = request_text(opts), bang = opts.bang }) end,
+    run = function(opts) require('lsap.service').run('request', { text = request_text(opts), bang = opts.bang }) end,
   },
   health = {
     desc = 'check the set-up (:checkhealth lsap)',
@@ -168,7 +168,7 @@ local function cursor_for(mode)
   if bt ~= '' and not M.cursorless[mode] then
     return nil, ('this %s buffer is not a file: give an anchor, e.g. :Lsap %s path/to/file.py:Symbol'):format(bt, mode)
   end
-  return require('lsap.transport').cursor()
+  return require('lsap.transport.editor').cursor()
 end
 
 --- Run a mode or subcommand. `name` nil: the first word of the arguments, or the picker.
@@ -194,7 +194,10 @@ function M.run(name, opts)
   local cursor, why = cursor_for(name)
   if not cursor and not anchor then return notify(why, 'error') end
   local function go()
-    require('lsap').run(name, { anchor = anchor, options = options, bang = opts.bang, range = range, cursor = cursor })
+    require('lsap.service').run(
+      name,
+      { anchor = anchor, options = options, bang = opts.bang, range = range, cursor = cursor }
+    )
   end
   if (name == 'rename' or name == 'rename_preview') and options.new_name == nil then
     return ask_name(M.current_name(anchor, cursor), function(new_name)
@@ -241,7 +244,7 @@ local symbols = {}
 
 --- What the file's symbols were computed from: its buffer's changedtick, else its mtime.
 local function stamp(path)
-  local bufnr = require('lsap.transport').loaded_buffers()(vim.fn.fnamemodify(path, ':p'))
+  local bufnr = require('lsap.transport.disk').loaded_buffers()(vim.fn.fnamemodify(path, ':p'))
   if bufnr then return 'tick:' .. vim.b[bufnr].changedtick end
   local stat = vim.uv.fs_stat(path)
   return stat and ('mtime:' .. stat.mtime.sec .. '.' .. stat.mtime.nsec) or nil
@@ -263,7 +266,7 @@ local function symbol_anchors(path, cmdline)
   local known = symbols[path]
   if not known or known.stamp ~= stamp(path) then
     if not known or not known.asked then
-      require('lsap').send({ complete = path, line = cmdline })
+      require('lsap.service').send({ complete = path, line = cmdline })
       symbols[path] = vim.tbl_extend('force', known or { paths = {} }, { asked = true })
     end
   end

@@ -18,7 +18,10 @@ local M = {}
 --- Where edit journals live (the service reads this too, and `:checkhealth lsap`).
 function M.journal_dir() return vim.fs.joinpath(vim.fn.stdpath('state'), 'lsap', 'journal') end
 
-local break_undo = require('lsap.transport').break_undo
+local disk = require('lsap.transport.disk')
+local logfile = require('lsap.logfile')
+
+local break_undo = disk.break_undo
 
 local function first_error(err)
   local message = tostring(err)
@@ -49,15 +52,14 @@ local function write(bufnr, path, name)
 end
 
 --- Bring the unmodified buffers of files that changed on disk up to date, as every read
---- does (`fresh` in transport.lua): for buffers the bridge did not edit itself (loaded after
+--- does (`fresh` in lsap.transport.disk): for buffers the bridge did not edit itself (loaded after
 --- the edit was planned, or whose files a roll-back or a journal settled at start-up put
 --- back).
 function M.reload(paths)
-  local transport = require('lsap.transport')
-  local find = transport.loaded_buffers()
+  local find = disk.loaded_buffers()
   for _, path in ipairs(paths) do
     local bufnr = find(path)
-    if bufnr then transport.fresh(bufnr) end
+    if bufnr then disk.fresh(bufnr) end
   end
 end
 
@@ -189,6 +191,60 @@ end
 
 local CHANGE = { write = 2, create = 1, remove = 3 }
 
+--- The path of an op the human is typing in now (never edited under their fingers), or nil.
+local function typing_in(ops)
+  local mode = vim.api.nvim_get_mode().mode:sub(1, 1)
+  if mode ~= 'i' and mode ~= 'R' then return nil end
+  local current = vim.api.nvim_buf_get_name(0)
+  for _, op in ipairs(ops) do
+    if op.path == current or op.origin == current then return op.name end
+  end
+end
+
+--- Switch every op's file (write its buffer, rename its temp file, remove it), raising on the
+--- first failure; `out` collects the paths to reread, the FileEvents to send, whether a file
+--- raced the switch, and the paths that may have switched.
+local function switch(plan, buffers, state, out)
+  if given(plan.marker) then commit(plan.marker) end
+  for i, op in ipairs(plan.ops) do
+    local bufnr, done, why = buffers[i], true, nil
+    local changed = still(op)
+    if changed then
+      out.raced = true
+      error(changed, 0)
+    end
+    if op.kind ~= 'buffer' then out.switched[#out.switched + 1] = op.path end -- it may switch from here
+    if op.kind == 'buffer' then
+      bufnr = nil -- the human's unsaved buffer: its file is left alone
+    elseif op.kind == 'remove' then
+      done, why = vim.uv.fs_unlink(op.path)
+    elseif bufnr and given(op.steps) then
+      write(bufnr, op.path, op.name)
+      state.written[#state.written + 1] = bufnr
+    else
+      done, why = vim.uv.fs_rename(op.temp, op.path)
+      if bufnr then out.reread[#out.reread + 1] = op.path end -- loaded after the plan was made
+    end
+    if not done then error(('cannot write %s: %s'):format(op.name, why), 0) end
+    if CHANGE[op.kind] and not bufnr then
+      out.changes[#out.changes + 1] = { uri = vim.uri_from_fname(op.path), type = CHANGE[op.kind] }
+    end
+  end
+end
+
+--- After a failed switch: the buffers put back, and those written already write their old
+--- text back, so they stay in step with their files and their servers see the change
+--- undone (the caller restores the rest).
+local function roll_back(state)
+  restore(state)
+  for i = #state.written, 1, -1 do
+    local bufnr = state.written[i]
+    local name = vim.api.nvim_buf_get_name(bufnr)
+    local back, why = pcall(write, bufnr, name, name)
+    if not back then logfile.write('warn', 'rolling back: ' .. tostring(why)) end
+  end
+end
+
 --- plan: { marker = the journal's commit marker (nil: no file changes on disk), ops = per
 --- file, in order: { kind = 'write'|'create'|'remove'|'buffer', path=, name= (to show),
 --- dir=, temp=?,
@@ -204,16 +260,9 @@ local CHANGE = { write = 2, create = 1, remove = 3 }
 function M.apply(plan)
   local ops = plan.ops
   -- Never edit under the human's fingers: a buffer being typed into is left alone.
-  local mode = vim.api.nvim_get_mode().mode:sub(1, 1)
-  if mode == 'i' or mode == 'R' then
-    local current = vim.api.nvim_buf_get_name(0)
-    for _, op in ipairs(ops) do
-      if op.path == current or op.origin == current then
-        return { ok = false, busy = true, error = ('the human is typing in %s'):format(op.name) }
-      end
-    end
-  end
-  local find = require('lsap.transport').loaded_buffers()
+  local typed = typing_in(ops)
+  if typed then return { ok = false, busy = true, error = ('the human is typing in %s'):format(typed) } end
+  local find = disk.loaded_buffers()
   local buffers = {}
   for i, op in ipairs(ops) do
     if op.kind ~= 'remove' then buffers[i] = find(given(op.origin) and op.origin or op.path) end
@@ -230,52 +279,18 @@ function M.apply(plan)
     restore(state)
     return { ok = false, conflict = true, error = tostring(err) }
   end
-  local reread, changes, raced, switched = {}, {}, false, {}
-  ok, err = pcall(function()
-    if given(plan.marker) then commit(plan.marker) end
-    for i, op in ipairs(ops) do
-      local bufnr, done, why = buffers[i], true, nil
-      local changed = still(op)
-      if changed then
-        raced = true
-        error(changed, 0)
-      end
-      if op.kind ~= 'buffer' then switched[#switched + 1] = op.path end -- it may switch from here
-      if op.kind == 'buffer' then
-        bufnr = nil -- the human's unsaved buffer: its file is left alone
-      elseif op.kind == 'remove' then
-        done, why = vim.uv.fs_unlink(op.path)
-      elseif bufnr and given(op.steps) then
-        write(bufnr, op.path, op.name)
-        state.written[#state.written + 1] = bufnr
-      else
-        done, why = vim.uv.fs_rename(op.temp, op.path)
-        if bufnr then reread[#reread + 1] = op.path end -- loaded after the plan was made
-      end
-      if not done then error(('cannot write %s: %s'):format(op.name, why), 0) end
-      if CHANGE[op.kind] and not bufnr then
-        changes[#changes + 1] = { uri = vim.uri_from_fname(op.path), type = CHANGE[op.kind] }
-      end
-    end
-  end)
+  local out = { reread = {}, changes = {}, raced = false, switched = {} }
+  ok, err = pcall(switch, plan, buffers, state, out)
   if not ok then
-    restore(state)
-    -- Buffers written already write their old text back: they stay in step with their
-    -- files, and their servers see the change undone (the caller restores the rest).
-    for i = #state.written, 1, -1 do
-      local bufnr = state.written[i]
-      local name = vim.api.nvim_buf_get_name(bufnr)
-      local back, why = pcall(write, bufnr, name, name)
-      if not back then require('lsap').log('warn', 'rolling back: ' .. tostring(why)) end
-    end
-    return { ok = false, switched = switched, conflict = raced, error = tostring(err) }
+    roll_back(state)
+    return { ok = false, switched = out.switched, conflict = out.raced, error = tostring(err) }
   end
   -- The files are switched: nothing below may fail the edit.
-  M.reload(reread)
+  M.reload(out.reread)
   -- Servers learn of the files no buffer holds (they saw the others change).
-  if #changes > 0 then
-    local sent, why = pcall(require('lsap.transport').files_changed, changes)
-    if not sent then require('lsap').log('warn', 'telling the servers of changed files failed: ' .. tostring(why)) end
+  if #out.changes > 0 then
+    local sent, why = pcall(disk.files_changed, out.changes)
+    if not sent then logfile.write('warn', 'telling the servers of changed files failed: ' .. tostring(why)) end
   end
   return { ok = true }
 end

@@ -7,6 +7,7 @@ local health = vim.health
 -- lsap modes and the LSP method each cannot answer without (declared by the Python side,
 -- generated into lua/lsap/modes.lua).
 local needs = require('lsap.modes').needs
+local pyhost = require('lsap.host')
 
 local function neovim()
   health.start('Neovim')
@@ -22,8 +23,8 @@ end
 local BUILD = ':lua require("lsap").build()'
 
 --- The lsap command of the host: agents and MCP configs run it by name.
-local function command(install, info, fix)
-  local lsap, where, other = install.command(info)
+local function command(info, fix)
+  local lsap, where, other = pyhost.command(info)
   if not lsap then return health.warn('no lsap command next to ' .. info.executable, { fix }) end
   if where == 'on_path' then return health.ok('lsap command: ' .. lsap .. ' (on PATH, for agents and MCP configs)') end
   local link = ('ln -sf %s ~/.local/bin/lsap (with ~/.local/bin on PATH)'):format(lsap)
@@ -35,64 +36,53 @@ local function command(install, info, fix)
   })
 end
 
---- Returns whether the host can run the remote plugin (pynvim and lsap_bridge import).
-local function python()
-  health.start('Python host')
-  local install = require('lsap.install')
-  if vim.g.loaded_python3_provider == 0 then
+--- Neovim found no Python 3 host: say which step makes one.
+local function no_host()
+  local python3 = vim.fn.exepath('python3')
+  if python3 == '' then
     health.error(
-      'the Python 3 provider is disabled (vim.g.loaded_python3_provider = 0)',
-      { 'remove that line from your config, then restart Neovim' }
+      'Neovim has no Python 3 host, and there is no python3 on PATH',
+      { 'install Python >= 3.10 (e.g. sudo apt install python3 python3-venv), then run ' .. BUILD }
     )
-    return false
+  else
+    health.error(
+      ('Neovim has no Python 3 host: no Python on PATH has pynvim (the first is %s)'):format(python3),
+      { 'run ' .. BUILD .. ': it makes a venv for Neovim with pynvim and lsap_bridge in it' }
+    )
   end
-  local prog, origin = install.host()
-  if not prog then
-    local python3 = vim.fn.exepath('python3')
-    if python3 == '' then
+end
+
+--- What the host has installed: pynvim, lsap_bridge (this copy?) and its dependencies, and
+--- the `lsap` command. Returns whether the host can run the remote plugin.
+-- pyproject.toml's dependencies (lua/lsap/shared.lua), pynvim shown before; the probe
+-- imports each, so one installed but not importable is missing too.
+local function dependencies(info, fix)
+  local found = info.packages
+  for _, dep in ipairs(require('lsap.shared').dependencies) do
+    local name, broken = dep.name, info.imports and info.imports[dep.name]
+    if name == 'pynvim' or found[name] == nil then -- pynvim: shown before; nil: not for this platform
+    elseif not found[name] then
+      health.error(name .. ' is missing', { fix })
+    elseif broken then
       health.error(
-        'Neovim has no Python 3 host, and there is no python3 on PATH',
-        { 'install Python >= 3.10 (e.g. sudo apt install python3 python3-venv), then run ' .. BUILD }
+        ('%s is missing: %s %s is installed but does not import (%s)'):format(name, name, found[name], broken),
+        { fix }
       )
     else
-      health.error(
-        ('Neovim has no Python 3 host: no Python on PATH has pynvim (the first is %s)'):format(python3),
-        { 'run ' .. BUILD .. ': it makes a venv for Neovim with pynvim and lsap_bridge in it' }
-      )
+      health.ok(name .. ' ' .. found[name])
     end
-    return false
   end
-  local from = ({
-    setting = 'vim.g.python3_host_prog',
-    venv = 'the venv of require("lsap").build()',
-    path = 'found on PATH',
-  })[origin]
-  local elsewhere = 'point vim.g.python3_host_prog at a Python >= 3.10, or remove it and run ' .. BUILD
-  if vim.fn.executable(prog) ~= 1 then
-    health.error(
-      ('the Python host %s (%s) does not exist'):format(prog, from),
-      { 'run ' .. BUILD .. ' (it makes the venv when the path ends in bin/python), or ' .. elsewhere }
-    )
-    return false
-  end
-  local info, err = install.read_probe(prog, vim.system(install.probe_cmd(prog), { text = true }):wait(15000))
-  if not info then
-    health.error(err, { elsewhere })
-    return false
-  end
-  local new, version = install.new_enough(info)
-  if not new then
-    health.error(('%s is Python %s; lsap needs 3.10 or newer'):format(prog, version), { elsewhere })
-    return false
-  end
+end
+
+local function host_packages(prog, info, version, from)
   local fix = info.managed
       and ('run ' .. BUILD .. ' and set vim.g.python3_host_prog to the venv it makes: ' .. prog .. ' is externally managed (PEP 668), so pip cannot install into it')
-    or ('run ' .. BUILD .. ', or in a shell: ' .. prog .. ' -m pip install -e ' .. install.root)
+    or ('run ' .. BUILD .. ', or in a shell: ' .. prog .. ' -m pip install -e ' .. pyhost.root)
   local found = info.packages
-  -- The verdict start-up shows too (lsap.init), with the same fix first.
-  local problem = install.host_problem(prog, info)
+  -- The verdict start-up shows too (lsap.service), with the same fix first.
+  local problem = pyhost.host_problem(prog, info)
   if problem then
-    health.error(('%s (Python %s, %s)'):format(problem, version, from), { install.HOST_FIX, fix })
+    health.error(('%s (Python %s, %s)'):format(problem, version, from), { pyhost.HOST_FIX, fix })
   else
     health.ok(('Python host: %s (Python %s, %s)'):format(prog, version, from))
     health.ok('pynvim ' .. found.pynvim)
@@ -109,39 +99,65 @@ local function python()
     )
   else
     health.ok('lsap_bridge ' .. found['lsap-bridge'] .. ' (' .. info.location .. ')')
-    if not vim.startswith(vim.fn.resolve(info.location), vim.fn.resolve(install.root)) then
+    if not vim.startswith(vim.fn.resolve(info.location), vim.fn.resolve(pyhost.root)) then
       health.warn(
-        'lsap_bridge is imported from another copy than this plugin (' .. install.root .. ')',
+        'lsap_bridge is imported from another copy than this plugin (' .. pyhost.root .. ')',
         { 'install this copy so the Lua and Python halves match: ' .. fix }
       )
     end
   end
   if not found['lsap-bridge'] then return false end -- installing it brings what follows
-  -- pyproject.toml's dependencies (lua/lsap/shared.lua), pynvim shown above; the probe
-  -- imports each, so one installed but not importable is missing too.
-  for _, dep in ipairs(require('lsap.shared').dependencies) do
-    local name, broken = dep.name, info.imports and info.imports[dep.name]
-    if name == 'pynvim' or found[name] == nil then -- pynvim: above; nil: not for this platform
-    elseif not found[name] then
-      health.error(name .. ' is missing', { fix })
-    elseif broken then
-      health.error(
-        ('%s is missing: %s %s is installed but does not import (%s)'):format(name, name, found[name], broken),
-        { fix }
-      )
-    else
-      health.ok(name .. ' ' .. found[name])
-    end
-  end
-  command(install, info, fix)
+  dependencies(info, fix)
+  command(info, fix)
   return (found.pynvim and info.location) and true or false
+end
+
+--- Returns whether the host can run the remote plugin (pynvim and lsap_bridge import).
+local function python()
+  health.start('Python host')
+  if vim.g.loaded_python3_provider == 0 then
+    health.error(
+      'the Python 3 provider is disabled (vim.g.loaded_python3_provider = 0)',
+      { 'remove that line from your config, then restart Neovim' }
+    )
+    return false
+  end
+  local prog, origin = pyhost.host()
+  if not prog then
+    no_host()
+    return false
+  end
+  local from = ({
+    setting = 'vim.g.python3_host_prog',
+    venv = 'the venv of require("lsap").build()',
+    path = 'found on PATH',
+  })[origin]
+  local elsewhere = 'point vim.g.python3_host_prog at a Python >= 3.10, or remove it and run ' .. BUILD
+  if vim.fn.executable(prog) ~= 1 then
+    health.error(
+      ('the Python host %s (%s) does not exist'):format(prog, from),
+      { 'run ' .. BUILD .. ' (it makes the venv when the path ends in bin/python), or ' .. elsewhere }
+    )
+    return false
+  end
+  local info, err = pyhost.read_probe(prog, vim.system(pyhost.probe_cmd(prog), { text = true }):wait(15000))
+  if not info then
+    health.error(err, { elsewhere })
+    return false
+  end
+  local new, version = pyhost.new_enough(info)
+  if not new then
+    health.error(('%s is Python %s; lsap needs 3.10 or newer'):format(prog, version), { elsewhere })
+    return false
+  end
+  return host_packages(prog, info, version, from)
 end
 
 local function remote_plugin(host_ready)
   health.start('Remote plugin')
-  local lsap, install = require('lsap'), require('lsap.install')
-  local this = install.adapter()
-  local paths, manifest = install.manifest_plugins()
+  local service = require('lsap.service')
+  local this = pyhost.adapter()
+  local paths, manifest = pyhost.manifest_plugins()
   local other
   for _, path in ipairs(paths) do
     if path:match('/rplugin/python3/lsap%.py$') and vim.fn.resolve(path) ~= this then other = path end
@@ -150,7 +166,7 @@ local function remote_plugin(host_ready)
     health.warn('the manifest registers another copy of lsap: ' .. other, {
       'run :UpdateRemotePlugins, then restart Neovim, so that ' .. this .. ' is the one registered',
     })
-  elseif lsap.registered() then
+  elseif service.registered() then
     health.ok('registered (LsapStart), manifest: ' .. manifest)
   elseif host_ready then
     health.error('the remote plugin is not registered, so no command can reach the service', {
@@ -167,7 +183,7 @@ local function remote_plugin(host_ready)
     starting = 'the service is starting',
     stopped = 'the service is not running yet: it starts with the first :Lsap command, or require("lsap").start()',
   }
-  health.info(states[lsap.state])
+  health.info(states[require('lsap.transport.channel').state])
 end
 
 local function origin_buffer()
@@ -181,7 +197,7 @@ local function servers()
   local bufnr = origin_buffer()
   local name = vim.api.nvim_buf_get_name(bufnr)
   local label = name ~= '' and vim.fn.fnamemodify(name, ':~:.') or ('buffer ' .. bufnr)
-  local clients = require('lsap.transport').clients(bufnr)
+  local clients = require('lsap.transport.clients').clients(bufnr)
   if #clients == 0 then
     return health.warn('no language server is attached to ' .. label, {
       'open a file one of your servers handles, or configure one: vim.lsp.config() and vim.lsp.enable() (see |lsp-config|)',
@@ -217,8 +233,8 @@ end
 
 local function socket()
   health.start('Agent socket')
-  local lsap = require('lsap')
-  if not lsap.config.socket then
+  local options = require('lsap.config').options
+  if not options.socket then
     return health.info('disabled by setup({ socket = false }): agents cannot connect to this Neovim')
   end
   local base = vim.env.XDG_RUNTIME_DIR
@@ -236,11 +252,14 @@ local function socket()
     health.ok('directory ' .. dir .. ' (mode 700)')
   end
   local sock_mode, sock_stat = mode_of(path)
-  if lsap.state ~= 'running' then
+  if require('lsap.transport.channel').state ~= 'running' then
     return health.info('socket ' .. path .. ': not listening until the service starts')
   end
   if not sock_stat then
-    return health.error('the service runs but ' .. path .. ' does not exist', { 'read the log: ' .. lsap.log_file() })
+    return health.error(
+      'the service runs but ' .. path .. ' does not exist',
+      { 'read the log: ' .. require('lsap.logfile').path() }
+    )
   end
   if sock_mode ~= '600' then
     return health.error(('socket %s has mode %s'):format(path, sock_mode), { 'run: chmod 600 ' .. path })
@@ -250,9 +269,9 @@ end
 
 local function configuration()
   health.start('Configuration')
-  local lsap = require('lsap')
-  if #lsap.unknown == 0 then health.ok('no unknown options') end
-  for _, key in ipairs(lsap.unknown) do
+  local config = require('lsap.config')
+  if #config.unknown == 0 then health.ok('no unknown options') end
+  for _, key in ipairs(config.unknown) do
     health.warn(
       'unknown option ' .. key,
       { 'remove it from require("lsap").setup(), or fix its spelling (see |lsap-configuration|)' }
@@ -260,12 +279,12 @@ local function configuration()
   end
   health.info(
     ('edit_policy = %s, socket = %s, log_level = %s'):format(
-      lsap.config.edit_policy,
-      tostring(lsap.config.socket),
-      lsap.config.log_level
+      config.options.edit_policy,
+      tostring(config.options.socket),
+      config.options.log_level
     )
   )
-  local file = lsap.log_file()
+  local file = require('lsap.logfile').path()
   local stat = vim.uv.fs_stat(file)
   health.info('log file: ' .. file .. (stat and (' (' .. stat.size .. ' bytes)') or ' (empty)'))
 end

@@ -73,7 +73,7 @@ local function answer_lines(text, out)
   if #lines > M.answer_lines then out[#out + 1] = ('    … %d more lines'):format(#lines - M.answer_lines) end
 end
 
---- Entries from the service (a batch, oldest first).
+--- Entries from the service (a batch, oldest first); lsap.rpc hands them to presence too.
 function M.append(entries)
   local out = {}
   for _, e in ipairs(entries) do
@@ -94,7 +94,6 @@ function M.append(entries)
     end
   end
   if #out > 0 then write(out) end
-  require('lsap.presence').activity(entries)
 end
 
 --- `:Lsap log`: show the log in a split at the bottom (or go to it if it is shown).
@@ -121,7 +120,7 @@ function M.lines() return vim.api.nvim_buf_get_lines(buffer(), 0, -1, false) end
 --- `{ decision = 'apply' | 'refuse' | 'deny' | 'timeout', waited = seconds }`. Returns a
 --- function that takes the question back (the agent gave up).
 function M.confirm(client, summary, preview, timeout_ms, done)
-  local policy = require('lsap').config.edit_policy
+  local policy = require('lsap.config').options.edit_policy
   local function finish(answer)
     local why = ({
       apply = 'applied: ',
@@ -141,7 +140,7 @@ function M.confirm(client, summary, preview, timeout_ms, done)
     lines[#lines + 1] = '  │ ' .. line
   end
   write(lines)
-  if require('lsap').config.approval.window == 'select' then
+  if require('lsap.config').options.approval.window == 'select' then
     -- vim.ui.select shows no diff: the log, in a split that does not take the cursor, does.
     ui.when_free(function()
       if #windows() == 0 then

@@ -11,18 +11,20 @@
 local M = {}
 
 M.NS = vim.api.nvim_create_namespace('lsap.presence')
-M.COLOURS = { 'DiagnosticInfo', 'DiagnosticHint', 'DiagnosticWarn', 'Special', 'Constant', 'Identifier' }
 M.SIGN = '▎'
 
----@type table<string, {index: integer, since: integer, calls: integer, now: string?, place: table?, edits: integer}>
-M.agents = {}
-M.order = {} ---@type string[]
+local agents = require('lsap.agents')
+local settings = require('lsap.config')
+
+-- The agents seen (lsap.agents, which the approval float shares).
+M.agents, M.order = agents.all, agents.order
+M.agent, M.highlight, M.names = agents.agent, agents.highlight, agents.names
 -- Change sets whose lines are signed: id -> {who=, files={[path]={lines}}, marks={[bufnr]={ids}}}
 M.changes = {}
 local marks = {} -- agent -> {bufnr=, id=} of its current mark
 
 local function config()
-  local value = require('lsap').config.presence
+  local value = settings.options.presence
   if value == false then return nil end
   return type(value) == 'table' and value or {}
 end
@@ -32,21 +34,6 @@ local function option(name, default)
   if c[name] == nil then return default end
   return c[name]
 end
-
---- The agent's record and highlight group, made on first sight.
-function M.agent(name)
-  local agent = M.agents[name]
-  if not agent then
-    M.order[#M.order + 1] = name
-    agent = { index = #M.order, since = os.time(), calls = 0, edits = 0 }
-    M.agents[name] = agent
-    local group = 'LsapAgent' .. ((agent.index - 1) % #M.COLOURS + 1)
-    vim.api.nvim_set_hl(0, group, { link = M.COLOURS[(agent.index - 1) % #M.COLOURS + 1], default = true })
-  end
-  return agent
-end
-
-function M.highlight(name) return 'LsapAgent' .. ((M.agent(name).index - 1) % #M.COLOURS + 1) end
 
 --- A loaded buffer of `path` shown in some window, or nil.
 local function shown(path)
@@ -205,7 +192,7 @@ local function follow_window()
       return win
     end
   end
-  local layout = require('lsap').config.report
+  local layout = settings.options.report
   f.win = vim.api.nvim_open_win(
     vim.api.nvim_get_current_buf(),
     false,
@@ -261,9 +248,6 @@ function M.follow(name)
   ui.notify(('lsap: following %s (:Lsap follow again stops)'):format(name))
   if M.agents[name].place then M.moved(name, M.agents[name].place) end
 end
-
---- Completion of `:Lsap follow `: the agents seen.
-function M.names() return vim.deepcopy(M.order) end
 
 -- -- :Lsap agents ----------------------------------------------------------------------
 

@@ -8,6 +8,7 @@
 -- the locations with exact columns; the bang forms fill the quickfix list with them.
 local M = {}
 
+local rows = require('lsap.rows')
 local ui = require('lsap.ui')
 
 M.NAME = 'lsap://report'
@@ -66,159 +67,15 @@ end
 
 local function buffer() return ui.scratch(M.NAME, setup) end
 
--- -- what each row shows ---------------------------------------------------------------
-
-local function absolute(root, path) return (root and not vim.startswith(path, '/')) and (root .. '/' .. path) or path end
-
-local function readable(root, path) return vim.fn.filereadable(absolute(root, path)) == 1 end
-
---- The byte column where a changed line of a diff changes: the start of the word in which
---- the old and new text first differ (`apply(` → `apply_to(`: at `apply`).
-local function first_difference(old, new)
-  local i = 1
-  while i <= #old and old:byte(i) == new:byte(i) do
-    i = i + 1
-  end
-  i = i - 1 -- bytes 1..i are the same
-  while i > 0 and old:sub(i, i):match('[%w_]') do
-    i = i - 1
-  end
-  return i
-end
-
---- Each row's target ({ path, line, loc = the report's location, col = byte column,
---- code_at = where a numbered code line's code starts }) and the entry rows, from the
---- report's lines and its locations.
-function M.index(lines, locations, root)
-  local known, paths = {}, {}
-  for _, loc in ipairs(locations) do
-    local key = loc.path .. ':' .. loc.line
-    known[key] = known[key] or loc
-    paths[loc.path] = true
-  end
-  local files = {} -- whether a path names a file, asked once per report
-  local function file(path)
-    if files[path] == nil then files[path] = path ~= '' and (paths[path] or readable(root, path)) end
-    return files[path]
-  end
-  local function target(path, line, extra)
-    local t = extra or {}
-    t.path, t.line = path, line
-    t.loc = known[path .. ':' .. line]
-    return t
-  end
-  local targets, entries, seen = {}, {}, {}
-  local section, fence, diff = nil, nil, nil
-  for row, text in ipairs(lines) do
-    local t
-    local header = text:match('^###%s+(.-)%s*$')
-    if text:match('^```') then
-      fence = (fence == nil) and text:sub(4) or nil
-      diff = nil
-    elseif header then
-      local path = header:gsub(' > .*$', ''):gsub(' · .*$', ''):gsub(' %(.*$', '')
-      section = file(path) and path or nil
-    elseif fence == 'diff' and section then
-      local old = text:match('^@@ %-(%d+)')
-      if old then
-        diff = { old = tonumber(old) }
-      elseif diff and not text:match('^%-%-%- ') and not text:match('^%+%+%+ ') then
-        local sign = text:sub(1, 1)
-        if sign == '-' then
-          if not diff.run then diff.run = { row = row, line = diff.old, text = text:sub(2) } end
-          t = target(section, diff.old)
-          diff.old = diff.old + 1
-        elseif sign == '+' then
-          local run = diff.run
-          t = target(section, run and run.line or diff.old)
-          if run and not run.paired then
-            -- the first line of a change: its column is where the old and new text part
-            run.paired = true
-            local col = first_difference(run.text, text:sub(2))
-            targets[run.row].col = col
-            t.col = col
-          end
-        elseif sign == ' ' or text == '' then -- context (difflib strips a blank one's space)
-          diff.old = diff.old + 1
-          diff.run = nil
-        end
-        if sign == '-' and diff.run.row == row then t.change = true end
-      end
-    else
-      local prefix, number = text:match('^(%s*%-?%s*(%d+)| ?)')
-      if number and section then
-        t = target(section, tonumber(number), { code_at = fence and #prefix or nil })
-      else
-        local l, c = text:match('^%s*%- (%d+):(%d+) ')
-        if l and section then t = target(section, tonumber(l), { character = tonumber(c) - 1, encoding = 'utf-32' }) end
-      end
-      if not t then
-        -- `path:line[:column]` anywhere (search, calls, types, the anchor line): the first
-        -- that is one of the report's locations, else the first with a column (where an
-        -- anchor resolved), else the first naming a file.
-        local best, rank = nil, 0
-        for path, l, c in text:gmatch('([%w%._/%-@+~]+):(%d+):?(%d*)') do
-          if file(path) then
-            local candidate = target(path, tonumber(l))
-            if c ~= '' then
-              candidate.character, candidate.encoding = tonumber(c) - 1, 'utf-32'
-            end
-            local r = candidate.loc and 3 or (c ~= '' and 2 or 1)
-            if r > rank then
-              best, rank = candidate, r
-            end
-          end
-        end
-        t = best
-      end
-      if not t then -- `- path · 3 edits` (a rename): the file's location
-        local path = text:match('^%s*%- (%S+)')
-        if path and paths[path] then
-          for _, loc in ipairs(locations) do
-            if loc.path == path then
-              t = target(path, loc.line)
-              break
-            end
-          end
-        end
-      end
-    end
-    if t then
-      targets[row] = t
-      -- Entries: the first row showing each of the report's locations; a report without
-      -- locations (a rename preview) has the first line of each change.
-      local key = t.path .. ':' .. t.line
-      if text:match('^Anchor:') then
-        -- what the report is about, not one of its entries
-      elseif (t.loc and not seen[key]) or (t.change and #locations == 0) then
-        seen[key] = true
-        entries[#entries + 1] = row
-      end
-    end
-  end
-  return targets, entries
-end
-
 --- A reader of files' lines: the loaded buffer's text, else the disk's.
 local function lines_of()
-  local find = require('lsap.transport').loaded_buffers()
+  local find = require('lsap.transport.disk').loaded_buffers()
   return function(path, line)
     local bufnr = find(path)
     if bufnr then return vim.api.nvim_buf_get_lines(bufnr, line - 1, line, false)[1] or '' end
     local ok, lines = pcall(vim.fn.readfile, path, '', line)
     return ok and lines[line] or ''
   end
-end
-
---- A target's byte column in the line `text` of its file: the report location's (a byte
---- column, or a `character` in an `encoding`), the diff's, else the line's first non-blank.
-local function column(t, text)
-  local loc = t.loc or {}
-  local character, encoding = loc.character or t.character, loc.encoding or t.encoding
-  if loc.col and not loc.character then return loc.col end
-  if t.col then return t.col end
-  if character then return vim.str_byteindex(text, encoding or 'utf-32', character, false) end
-  return #(text:match('^%s*') or '')
 end
 
 -- -- showing ---------------------------------------------------------------------------
@@ -253,11 +110,11 @@ local function quickfix_items(report)
     end
   end
   for _, t in ipairs(targets) do
-    local path = absolute(report.root, t.path)
+    local path = rows.absolute(report.root, t.path)
     items[#items + 1] = {
       filename = path,
       lnum = t.line,
-      col = column(t, line_of(path, t.line)) + 1,
+      col = rows.column(t, line_of(path, t.line)) + 1,
       text = t.loc and t.loc.text or t.text,
     }
   end
@@ -275,7 +132,7 @@ end
 --- the report is.
 function M.present(report, focus, moved)
   report.lines = vim.split(report.text, '\n', { plain = true })
-  report.targets, report.entries = M.index(report.lines, report.locations, report.root)
+  report.targets, report.entries = rows.index(report.lines, report.locations, report.root)
   local origin = vim.api.nvim_get_current_win()
   local win
   if report.bang and (#report.locations > 0 or #report.entries > 0) then
@@ -285,7 +142,7 @@ function M.present(report, focus, moved)
     if not focus then vim.api.nvim_set_current_win(origin) end
   else
     current = report
-    local config = require('lsap').config.report
+    local config = require('lsap.config').options.report
     local bufnr = buffer()
     ui.set_lines(bufnr, 0, -1, report.lines)
     decorate(bufnr, report.lines)
@@ -335,7 +192,7 @@ function M.show(text, locations, options)
   ui.when_free(function()
     local moved = ui.done(options.ticket)
     if latest ~= report then return end -- a newer report replaced it while the human typed
-    M.present(report, require('lsap').config.report.focus and not moved, moved)
+    M.present(report, require('lsap.config').options.report.focus and not moved, moved)
   end)
 end
 
@@ -399,10 +256,10 @@ function M.jump(preview)
   vim.cmd('wincmd p')
   if vim.api.nvim_get_current_win() == report_win then vim.cmd('aboveleft split') end
   vim.cmd("normal! m'")
-  vim.cmd('edit ' .. vim.fn.fnameescape(absolute(current.root, t.path)))
+  vim.cmd('edit ' .. vim.fn.fnameescape(rows.absolute(current.root, t.path)))
   local line = math.min(t.line, vim.api.nvim_buf_line_count(0))
   local text = vim.api.nvim_buf_get_lines(0, line - 1, line, false)[1] or ''
-  local col = (t.code_at and cursor_col > t.code_at) and (cursor_col - t.code_at) or column(t, text)
+  local col = (t.code_at and cursor_col > t.code_at) and (cursor_col - t.code_at) or rows.column(t, text)
   vim.api.nvim_win_set_cursor(0, { line, math.min(col, math.max(#text - 1, 0)) })
   if preview then
     vim.cmd('normal! zz')
@@ -418,7 +275,7 @@ function M.run_action(preview)
   local id = vim.api.nvim_get_current_line():match('^%d+%. `(%x+)` ')
   if not id or not current.text:match('^# Code actions') then return false end
   if not preview then
-    require('lsap.commands').run('code_action_execute', { args = id })
+    vim.cmd.Lsap({ args = { 'code_action_execute', id } }) -- as if typed: lsap.commands
     return true
   end
   local with_diffs = current.text:match('their diffs: `:(Lsap [^`]+)`')
@@ -467,9 +324,9 @@ function M.cursor()
   if vim.api.nvim_buf_get_name(0) ~= M.NAME then return nil end
   local t = here()
   if not t then return false end
-  local path = absolute(current.root, t.path)
+  local path = rows.absolute(current.root, t.path)
   local text = lines_of()(path, t.line)
-  return { path = path, line = t.line - 1, col = column(t, text), text = text }
+  return { path = path, line = t.line - 1, col = rows.column(t, text), text = text }
 end
 
 return M

@@ -147,14 +147,14 @@ end
 --- What a command is waiting for, as the human would put it: the service starting, a
 --- language server starting or indexing (its `$/progress` title), or a server's answer.
 function M.waiting_for(bufnr)
-  if require('lsap').state ~= 'running' then return 'starting the lsap service' end
+  if require('lsap.transport.channel').state ~= 'running' then return 'starting the lsap service' end
   local compat = require('lsap.compat')
   local clients = compat.clients_starting(bufnr)
   if #clients == 0 then clients = compat.clients_starting(nil) end
   if #clients == 0 then return 'waiting for a language server to start' end
   local states = {}
   for _, client in ipairs(clients) do
-    local work = require('lsap.transport').work(client.id)
+    local work = require('lsap.transport.seen').work(client.id)
     if not client.initialized then
       states[#states + 1] = client.name .. ' is starting'
     elseif work then

@@ -21,7 +21,7 @@ class LsapPlugin:
             # The remote plugin is registered but this Python lacks the package (or one of
             # its dependencies): say so in the editor, with the step that installs it.
             self.nvim.exec_lua(
-                "require('lsap').start_failed(...)",
+                "require('lsap.rpc').call('start_failed', ...)",
                 f"lsap_bridge does not import in Neovim's Python host {sys.executable} ({exc}): "
                 "run :lua require(\"lsap\").build(), then restart Neovim (see :checkhealth lsap)",
             )

@@ -373,7 +373,7 @@ def test_a_leaving_agent_cancels_its_lsp_requests(human: HumanNvim) -> None:
     notes.write_text("alpha beta\n")
     client_id = human.lua(
         "local path, python, server, root = ...;"
-        "local buf = require('lsap.transport').open(path);"
+        "local buf = require('lsap.transport.disk').open(path);"
         "return vim.lsp.start({name = 'slow', cmd = {python, server, '5'}, root_dir = root},"
         " {bufnr = buf})",
         str(notes), sys.executable, str(ROOT / "tests" / "integration" / "slow_server.py"),

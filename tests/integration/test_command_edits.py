@@ -36,7 +36,7 @@ def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
     bridge = Bridge(root, ["none"])
     bridge.lua(
         "local path, python, server, outside, root = ...;"
-        "local buf = require('lsap.transport').open(path);"
+        "local buf = require('lsap.transport.disk').open(path);"
         "vim.lsp.start({name = 'faulty', cmd = {python, server, outside}, root_dir = root}, {bufnr = buf})",
         str(root / "a.fault"), sys.executable, str(SERVER), str(outside), str(root))
     yield bridge
@@ -52,7 +52,7 @@ def outside(bridge: Bridge) -> Iterator[Path]:
     answers.unlink(missing_ok=True)
     for name, text in (("a.fault", A), ("b.fault", B)):
         (bridge.root / name).write_text(text)
-    bridge.lua("require('lsap.transport').fresh(vim.fn.bufnr(...))", str(bridge.root / "a.fault"))
+    bridge.lua("require('lsap.transport.disk').fresh(vim.fn.bufnr(...))", str(bridge.root / "a.fault"))
     # A file written in the very clock tick a request begins in is not proven to be what its
     # server read (diskwatch.Basis): the files were written by the test, before it asks.
     time.sleep(0.02)

@@ -32,7 +32,7 @@ def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
 def start_unusual(bridge: Bridge) -> int:
     bufnr: int = bridge.lua(
         "local path, python, server, root = ...;"
-        "local buf = require('lsap.transport').open(path);"
+        "local buf = require('lsap.transport.disk').open(path);"
         "vim.lsp.start({name = 'unusual', cmd = {python, server}, root_dir = root}, {bufnr = buf});"
         "return buf",
         str(bridge.root / "notes.unusual"), sys.executable,
@@ -96,7 +96,8 @@ def test_enabled_configs_by_the_public_api_then_the_internal_then_unknown(bridge
         local enabled = vim.lsp._enabled_configs
         vim.lsp._enabled_configs = nil
         local unknown = compat.enabled_configs()
-        local expected = require('lsap.transport').servers_expected({ vim.fn.bufadd(vim.fn.tempname() .. '.none') })
+        local clients = require('lsap.transport.clients')
+        local expected = clients.servers_expected({ vim.fn.bufadd(vim.fn.tempname() .. '.none') })
         vim.lsp._enabled_configs = enabled
         vim.lsp.is_enabled = is_enabled
         return { public = public, internal = internal, unknown = unknown == nil, expected = expected[1] }
@@ -131,7 +132,7 @@ def test_starting_enabled_configs_without_the_group_enables_them_again(bridge: B
 
 def test_no_internal_outside_the_compat_module() -> None:
     internals = ("_changetracking", "lsp._enabled_configs", "_uninitialized", "config._configs", "nvim.lsp.enable")
-    for path in sorted((ROOT / "lua" / "lsap").glob("*.lua")):
+    for path in sorted((ROOT / "lua" / "lsap").rglob("*.lua")):
         if path.name == "compat.lua":
             continue
         code = "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("--"))

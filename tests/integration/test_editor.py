@@ -103,7 +103,7 @@ def test_editor_keeps_answering_while_a_slow_request_is_pending(bridge: Bridge) 
     notes = bridge.root / "notes.slow"
     bridge.lua(
         "local path, python, server, root = ...;"
-        "local buf = require('lsap.transport').open(path);"
+        "local buf = require('lsap.transport.disk').open(path);"
         "vim.lsp.start({name = 'slow', cmd = {python, server, '3'}, root_dir = root}, {bufnr = buf})",
         str(notes), sys.executable, str(slow), str(bridge.root),
     )
@@ -157,7 +157,7 @@ def test_waiting_for_attach_and_indexing_is_bounded_and_reported(tmp_path: Path)
 
         bridge.lua(
             "local path, python, server, root = ...;"
-            "local buf = require('lsap.transport').open(path);"
+            "local buf = require('lsap.transport.disk').open(path);"
             "vim.lsp.start({name = 'slow', cmd = {python, server, '0', '--indexing'}, root_dir = root}, {bufnr = buf})",
             str(tmp_path / "notes.slow"), sys.executable, str(ROOT / "tests/integration/slow_server.py"), str(tmp_path),
         )

@@ -1,4 +1,4 @@
-"""Large answers through real Neovim and basedpyright: packed by transport.lua, references
+"""Large answers through real Neovim and basedpyright: packed by lua/lsap/transport/packing.lua, references
 and document symbols decode to what the server's own answers decode to, and the first and a
 later page of 2,001 references hold the same uses, enclosing symbols and counts as a slow
 path computed here from the unpacked answer (every location converted, sorted and looked up

@@ -46,7 +46,7 @@ def nvim(home: Home, project: Path) -> Iterator[pynvim.Nvim]:
 def sent(nvim: pynvim.Nvim) -> Iterator[Any]:
     """Record what the commands hand to the service instead of sending it."""
     nvim.exec_lua("""
-        local lsap = require('lsap')
+        local lsap = require('lsap.service')
         _G.lsap_sent, _G.lsap_real_send = {}, lsap.send
         lsap.send = function(payload) table.insert(_G.lsap_sent, payload) end
         _G.lsap_notes, _G.lsap_real_notify = {}, vim.notify
@@ -54,7 +54,7 @@ def sent(nvim: pynvim.Nvim) -> Iterator[Any]:
     """)
     yield lambda: nvim.exec_lua("return _G.lsap_sent")
     nvim.exec_lua(
-        "require('lsap').send = _G.lsap_real_send; vim.notify = _G.lsap_real_notify; "
+        "require('lsap.service').send = _G.lsap_real_send; vim.notify = _G.lsap_real_notify; "
         "vim.b.lsap_disable = nil"
     )
 

@@ -149,7 +149,7 @@ def mcp_references(lsap: Installed, shop: Path) -> None:
 
 def test_the_repository_keeps_one_copy_and_both_archives_carry_it(dist: Dist) -> None:
     files = nvim_files()
-    assert {f.as_posix() for f in files} >= {"lua/lsap/transport.lua", "plugin/lsap.lua",
+    assert {f.as_posix() for f in files} >= {"lua/lsap/transport/init.lua", "plugin/lsap.lua",
                                              "rplugin/python3/lsap.py", "doc/lsap.txt"}
     assert not (ROOT / "lsap_bridge" / "nvim").exists()
     with zipfile.ZipFile(dist.wheel) as wheel:

@@ -1,5 +1,6 @@
 -- The report's index: which row leads where (targets), and the entries ]] and [[ move between.
 local report = require('lsap.report')
+local rows = require('lsap.rows')
 local T = {}
 
 local LINES = {
@@ -19,7 +20,7 @@ local LOCATIONS = {
 }
 
 T['each location row targets its path, line and column'] = function()
-  local targets = report.index(LINES, LOCATIONS, '/nonexistent')
+  local targets = rows.index(LINES, LOCATIONS, '/nonexistent')
   expect.equality({ targets[5].path, targets[5].line, targets[5].character }, { 'shop/models.py', 5, 6 })
   expect.equality({ targets[6].path, targets[6].line }, { 'shop/catalog.py', 3 })
   expect.truthy(targets[6].loc == LOCATIONS[2], 'the row to carry its location')
@@ -28,7 +29,7 @@ T['each location row targets its path, line and column'] = function()
 end
 
 T['entries are the first row of each location, the anchor line aside'] = function()
-  local targets, entries = report.index(LINES, LOCATIONS, '/nonexistent')
+  local targets, entries = rows.index(LINES, LOCATIONS, '/nonexistent')
   expect.truthy(targets[2] ~= nil, 'the anchor line to lead somewhere')
   expect.equality(entries, { 5, 6 })
 end

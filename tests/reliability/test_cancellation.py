@@ -70,7 +70,7 @@ def test_the_bridge_never_cancels_references_at_basedpyright(bridge: Bridge) -> 
     cancelled = bridge.lua(
         "local path = ...; local bufnr = vim.fn.bufnr(path)"
         " local client = vim.lsp.get_clients({bufnr = bufnr, name = 'basedpyright'})[1]"
-        " local transport = require('lsap.transport')"
+        " local transport = require('lsap.transport.requests')"
         " transport.request(-1, {{client_id = client.id, method = 'textDocument/references',"
         "   bufnr = bufnr, params = {textDocument = {uri = vim.uri_from_fname(path)},"
         "   position = {line = 6, character = 6}, context = {includeDeclaration = true}}}})"

@@ -91,7 +91,7 @@ def test_a_move_spares_unsaved_work_and_undoes_in_one_step(bridge: Bridge) -> No
     on_disk = checkout.read_text()
     # the human is typing in checkout.py and has not saved
     bridge.lua(
-        "local b = require('lsap.transport').open(...);"
+        "local b = require('lsap.transport.disk').open(...);"
         "vim.api.nvim_buf_set_lines(b, 0, 0, false, {'# the human is writing this'})",
         str(checkout),
     )

@@ -355,8 +355,8 @@ class _FakeGateway:
                 out[path] = read_disk(path)
         return out
 
-    async def exec_lua(self, code: str, *args: Any) -> Any:
-        assert "journal_dir" in code
+    async def call(self, name: str, *args: Any) -> Any:
+        assert name == "journal_dir"
         return str(self.state / "journal")
 
     async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]:

@@ -102,7 +102,7 @@ def _location(path: Path, line: int, start: int, end: int) -> dict[str, Any]:
 
 
 def packed(found: list[dict[str, Any]]) -> dict[str, Any]:
-    """A Location list in the shape `transport.lua` packs it (see `pack_locations` there)."""
+    """A Location list in the shape `lua/lsap/transport/packing.lua` packs it (see `pack_locations` there)."""
     files: dict[str, list[int]] = {}
     for item in found:
         rng = item["range"]
@@ -112,7 +112,7 @@ def packed(found: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def packed_symbols(symbols: list[dict[str, Any]]) -> dict[str, Any]:
-    """Document symbols in the shape `transport.lua` packs them (see `pack_symbols` there)."""
+    """Document symbols in the shape `lua/lsap/transport/packing.lua` packs them (see `pack_symbols` there)."""
     names: list[str] = []
     details: list[str] = []
     nums: list[int] = []

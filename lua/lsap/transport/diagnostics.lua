@@ -1,0 +1,211 @@
+-- Diagnostics once the servers have analysed the files: the wait `when_diagnosed` and the
+-- `vim.diagnostic` items it answers with.
+local M = {}
+
+local channel = require('lsap.transport.channel')
+local seen = require('lsap.transport.seen')
+
+local diagnosed, published, published_any = seen.diagnosed, seen.published, seen.published_any
+local published_tick, republishes, proven = seen.published_tick, seen.republishes, seen.proven
+local busy = seen.busy
+
+-- Silence of a server after its last publish that ends its pass over the open files
+-- (basedpyright on rich, two loaded cores: gaps of up to a second between two files).
+local PASS_MS = 2000
+
+local function now_ms() return vim.uv.now() end
+
+--- The client whose namespace each of a buffer's LSP diagnostics is in (push and pull).
+local function namespace_clients(bufnr)
+  local out = {}
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    for _, pull in ipairs({ false, true }) do
+      out[vim.lsp.diagnostic.get_namespace(client.id, pull)] = client.id
+    end
+  end
+  return out
+end
+
+local function diagnostic_items(bufnr, excluded)
+  local out = {}
+  local clients = namespace_clients(bufnr)
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    if not excluded[d.namespace] then
+      out[#out + 1] = {
+        lnum = d.lnum,
+        col = d.col,
+        end_lnum = d.end_lnum,
+        end_col = d.end_col,
+        severity = d.severity,
+        message = d.message,
+        code = d.code,
+        source = d.source,
+        -- The server's own Diagnostic, for its code actions (`textDocument/codeAction`).
+        lsp = type(d.user_data) == 'table' and d.user_data.lsp or nil,
+        client = clients[d.namespace],
+      }
+    end
+  end
+  return out
+end
+
+-- One `when_diagnosed` wait ({excluded=, pulled=, start=, proving=, after_sync=,
+-- settle_ms=, quiet_ms=}) is what the checks below are about.
+
+local function pushing(w, bufnr)
+  local out = {}
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    if not w.pulled[client.id] and not client:is_stopped() then out[#out + 1] = client end
+  end
+  return out
+end
+
+-- Since when each client's publishes count (nil: not yet known).
+local function proof(client)
+  local at = proven[client.id]
+  return at ~= nil and at >= seen.synced_at and at or nil
+end
+
+--- A cheap request to each pushing server that gave no answer since the last sync.
+local function ask_proof(w, bufnrs)
+  local asked = {}
+  for _, bufnr in ipairs(bufnrs) do
+    for _, client in ipairs(pushing(w, bufnr)) do
+      if not asked[client.id] and proof(client) == nil and vim.api.nvim_buf_is_loaded(bufnr) then
+        asked[client.id] = true
+        -- Any request does; this one every Python, TypeScript, C server answers cheaply.
+        pcall(
+          client.request,
+          client,
+          'textDocument/documentSymbol',
+          { textDocument = { uri = vim.uri_from_bufnr(bufnr) } },
+          function() end,
+          bufnr
+        )
+      end
+    end
+  end
+end
+
+-- And the server's pass is over: no work in progress, nothing published for `PASS_MS`
+-- (basedpyright publishes a file's parse-level diagnostics first, its checked ones later).
+-- With no change synced yet (the first look, servers starting), only the pass.
+local function republished(w, bufnr)
+  if w.after_sync ~= true then return true end
+  for _, client in ipairs(pushing(w, bufnr)) do
+    local at, since = (published[bufnr] or {})[client.id], proof(client)
+    -- Each server's own publish for the buffer's current text (another server's, a
+    -- pull's, is no evidence of this one's analysis).
+    local current = (published_tick[bufnr] or {})[client.id] == vim.b[bufnr].changedtick
+    if
+      not current
+      or (w.proving and not (since and at and at >= since))
+      or busy(client.id, w.settle_ms)
+      or now_ms() - (published_any[client.id] or 0) < PASS_MS
+    then
+      return false
+    end
+  end
+  return true
+end
+
+local function analysed(w, bufnr)
+  local seen_at = diagnosed[bufnr]
+  return seen_at ~= nil
+    and vim.api.nvim_buf_is_valid(bufnr)
+    and seen_at.tick == vim.b[bufnr].changedtick
+    and now_ms() - seen_at.at >= w.settle_ms
+    and republished(w, bufnr)
+end
+
+-- Only a file whose diagnostics are empty (the case such servers skip), and only while
+-- none of its servers reports work in progress.
+-- After a change on disk, also only for servers seen to skip unchanged diagnostics, and
+-- once each has published something since and then been silent for `quiet_ms`.
+local function quiet(w, bufnr)
+  local seen_at = diagnosed[bufnr]
+  if seen_at == nil or now_ms() - math.max(w.start, seen_at.at) < w.quiet_ms then return false end
+  if #diagnostic_items(bufnr, w.excluded) > 0 then return false end
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    if busy(client.id, w.settle_ms) then return false end
+    local last, since = published_any[client.id], proof(client)
+    if
+      w.proving
+      and not w.pulled[client.id]
+      and (republishes[client.id] or not (since and last and last >= since and now_ms() - last >= w.quiet_ms))
+    then
+      return false
+    end
+  end
+  return true
+end
+
+--- The answer: each buffer's items, and whether it was analysed or is quiet.
+local function answer(w, bufnrs)
+  local out = {}
+  for _, bufnr in ipairs(bufnrs) do
+    local ok = analysed(w, bufnr)
+    out[#out + 1] = {
+      bufnr = bufnr,
+      analysed = ok,
+      quiet = not ok and quiet(w, bufnr),
+      items = diagnostic_items(bufnr, w.excluded),
+    }
+  end
+  return out
+end
+
+--- Reply with each buffer's `vim.diagnostic` items once a server has published for the
+--- buffer's latest change (a `DiagnosticChanged` at the current changedtick) and then been
+--- quiet for `settle_ms`. Some servers publish nothing when a file's diagnostics stay the
+--- same (typescript-language-server skips "still empty"): a buffer diagnosed before, with
+--- no diagnostics, that gets no event for `quiet_ms` while its servers report no work in
+--- progress comes back `quiet` (its empty diagnostics still stand).
+--- Buffers still waiting at `timeout_ms` come back with neither flag.
+--- Namespaces of `exclude_clients` (whose diagnostics the service pulls) are left out.
+--- `after_sync`: a file counts as analysed only once each of its pushing servers reports
+--- no work and has published nothing for `PASS_MS` (its pass is over), and, after files
+--- changed on disk, published for it after its first answer following the change
+--- (`proven`; a cheap request is sent to those that gave none): a dependent's buffer does
+--- not change, so its changedtick proves nothing.
+function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms, after_sync)
+  local excluded, pulled = {}, {}
+  for _, id in ipairs(exclude_clients) do
+    pulled[id] = true
+    for _, pull in ipairs({ false, true }) do
+      excluded[vim.lsp.diagnostic.get_namespace(id, pull)] = true
+    end
+  end
+  local start = now_ms()
+  local deadline = start + timeout_ms
+  local w = {
+    excluded = excluded,
+    pulled = pulled,
+    start = start,
+    proving = after_sync == true and seen.synced_at >= 0,
+    after_sync = after_sync,
+    settle_ms = settle_ms,
+    quiet_ms = quiet_ms,
+  }
+  if w.proving then ask_proof(w, bufnrs) end
+  local timer = assert(vim.uv.new_timer())
+  local done = false
+  timer:start(
+    0,
+    25,
+    vim.schedule_wrap(function()
+      if done then return end
+      local all = true
+      for _, bufnr in ipairs(bufnrs) do
+        if not (analysed(w, bufnr) or quiet(w, bufnr)) then all = false end
+      end
+      if not all and now_ms() < deadline then return end
+      done = true
+      timer:stop()
+      timer:close()
+      channel.reply(token, answer(w, bufnrs))
+    end)
+  )
+end
+
+return M

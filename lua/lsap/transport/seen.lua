@@ -1,0 +1,191 @@
+-- What Neovim has seen of the language servers since the service started: their work in
+-- progress (`$/progress`), when they attached, answered and published diagnostics, and when
+-- files changed on disk were last synced. Read by the waits (`when_idle`, `when_attached`,
+-- `when_diagnosed`) and by `health` for a request that got no answer in time.
+local M = {}
+
+local channel = require('lsap.transport.channel')
+local compat = require('lsap.compat')
+
+local progress = {} ---@type table<integer, {active: table<string, true>, last: integer}>
+local attached_at = {} ---@type table<integer, integer> when each server first attached (ms)
+-- When each server last answered a request, anyone's (ms): with `progress`, what tells a
+-- server that is indexing from one that is busy or hung (see `health`).
+local answered_at = {} ---@type table<integer, integer>
+-- When diagnostics last changed per buffer, and at which changedtick (see `when_diagnosed`).
+local diagnosed = {} ---@type table<integer, {tick: integer, at: integer}>
+-- When each server last published a buffer's diagnostics (`compat.on_publish`), by client.
+local published = {} ---@type table<integer, table<integer, integer>>
+local published_any = {} ---@type table<integer, integer> -- by client: any buffer
+local published_tick = {} ---@type table<integer, table<integer, integer>> -- the changedtick then
+local republishes = {} ---@type table<integer, boolean> -- by client: unchanged ones too
+-- When `sync` last told the servers of files changed on disk (`synced_at`); per client, when
+-- the first answer came to a request sent after that: the server had read the change by
+-- then, and what it publishes after that answer it sent after the change (a connection
+-- keeps the order of messages), unlike a publish still on its way when the change was sent.
+M.synced_at = -1
+local sent_at = {} ---@type table<integer, table<integer, integer>>
+local proven = {} ---@type table<integer, integer>
+
+M.progress, M.attached_at, M.answered_at, M.diagnosed = progress, attached_at, answered_at, diagnosed
+M.published, M.published_any, M.published_tick, M.republishes = published, published_any, published_tick, republishes
+M.proven = proven
+
+local function now_ms() return vim.uv.now() end
+
+--- Files changed on disk were just told to the servers.
+function M.synced() M.synced_at = now_ms() end
+
+local function on_progress(ev)
+  local id = ev.data.client_id
+  local value = ev.data.params and ev.data.params.value or {}
+  local key = tostring(ev.data.params and ev.data.params.token)
+  local state = progress[id] or { active = {}, last = now_ms() }
+  progress[id] = state
+  state.last = now_ms()
+  if value.kind == 'begin' then
+    state.active[key] = { title = value.title, percentage = value.percentage }
+    state.reported = true
+  elseif value.kind == 'report' and state.active[key] then
+    state.active[key].percentage = value.percentage
+  elseif value.kind == 'end' then
+    state.active[key] = nil
+  end
+end
+
+local function on_request(ev)
+  local id, request = ev.data.client_id, ev.data.request
+  if not request then return end
+  sent_at[id] = sent_at[id] or {}
+  if request.type == 'pending' then
+    sent_at[id][ev.data.request_id] = now_ms()
+  elseif request.type == 'complete' or request.type == 'cancel' then
+    local sent = sent_at[id][ev.data.request_id]
+    sent_at[id][ev.data.request_id] = nil
+    if request.type == 'complete' then answered_at[id] = now_ms() end
+    if sent and sent >= M.synced_at and (proven[id] or -1) < M.synced_at then proven[id] = now_ms() end
+  end
+end
+
+local function on_publish(client_id, result)
+  -- The buffer Neovim's own handler files them under (it makes one for a file not loaded).
+  local bufnr = vim.uri_to_bufnr(result.uri)
+  if bufnr > 0 then
+    published[bufnr] = published[bufnr] or {}
+    -- Empty again after empty: this server publishes unchanged diagnostics too, so its
+    -- silence about a file is no evidence (see `quiet` in `when_diagnosed`).
+    if
+      published[bufnr][client_id]
+      and #(result.diagnostics or {}) == 0
+      and #vim.diagnostic.get(bufnr, { namespace = vim.lsp.diagnostic.get_namespace(client_id, false) }) == 0
+    then
+      republishes[client_id] = true
+    end
+    published[bufnr][client_id] = now_ms()
+    published_tick[bufnr] = published_tick[bufnr] or {}
+    published_tick[bufnr][client_id] = vim.b[bufnr].changedtick
+  end
+  published_any[client_id] = now_ms()
+end
+
+--- Start watching (the service registered): progress, requests, publishes and attaches.
+function M.watch(group)
+  vim.api.nvim_create_autocmd('LspProgress', { group = group, callback = on_progress })
+  vim.api.nvim_create_autocmd('LspRequest', { group = group, callback = on_request })
+  compat.on_publish(on_publish)
+  vim.api.nvim_create_autocmd('DiagnosticChanged', {
+    group = group,
+    callback = function(ev)
+      if vim.api.nvim_buf_is_valid(ev.buf) then
+        diagnosed[ev.buf] = { tick = vim.b[ev.buf].changedtick, at = now_ms() }
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('LspAttach', {
+    group = group,
+    callback = function(ev)
+      progress[ev.data.client_id] = progress[ev.data.client_id] or { active = {}, last = now_ms() }
+      attached_at[ev.data.client_id] = attached_at[ev.data.client_id] or now_ms()
+    end,
+  })
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    -- Buffers open before the service started have had their servers' attention already.
+    if vim.api.nvim_buf_is_loaded(bufnr) and #vim.lsp.get_clients({ bufnr = bufnr }) > 0 then
+      diagnosed[bufnr] = diagnosed[bufnr] or { tick = vim.b[bufnr].changedtick, at = 0 }
+    end
+  end
+end
+
+--- A server's work in progress as the human would read it ("Indexing 40%", '' for work
+--- with no title), nil when it reports none.
+function M.work(client_id)
+  local state = progress[client_id]
+  for _, work in pairs(state and state.active or {}) do
+    local title = work.title or ''
+    return work.percentage and (title .. ' ' .. work.percentage .. '%') or title
+  end
+end
+
+--- What Neovim has seen of servers lately, for a request that got no answer in time: per
+--- client, its work in progress (`work`), and how long ago (ms) it last reported progress,
+--- last answered any request, and attached (nil: not seen since the service started).
+function M.health(client_ids)
+  local out = {}
+  for _, id in ipairs(client_ids) do
+    local client = vim.lsp.get_client_by_id(id)
+    local state, at = progress[id], answered_at[id]
+    out[#out + 1] = {
+      id = id,
+      name = client and client.name or ('server ' .. id),
+      work = M.work(id),
+      progress_ms = state and state.reported and (now_ms() - state.last) or nil,
+      answer_ms = at and (now_ms() - at) or nil,
+      age_ms = attached_at[id] and (now_ms() - attached_at[id]) or nil,
+    }
+  end
+  return out
+end
+
+-- A server reports its start-up work a moment after attaching (typescript-language-server:
+-- ~0.4 s, then ~1.6 s of "Initializing"): until it has reported some, or this grace has
+-- passed, a fresh server counts as busy, so its first answers are not from a half-loaded
+-- project (doc/architecture.md, Costs: 21 of 420 references).
+local STARTUP_GRACE_MS = 1000
+
+function M.busy(client_id, settle_ms)
+  local state = progress[client_id]
+  local attached = attached_at[client_id]
+  if attached and not (state and state.reported) and now_ms() - attached < STARTUP_GRACE_MS then return true end
+  if not state then return false end
+  return next(state.active) ~= nil or now_ms() - state.last < settle_ms
+end
+
+--- The clients of `client_ids` that report work in progress now (see `busy`), at once.
+function M.working(client_ids, settle_ms)
+  local out = {}
+  for _, id in ipairs(client_ids) do
+    if M.busy(id, settle_ms) then out[#out + 1] = id end
+  end
+  return out
+end
+
+--- Reply `true` once none of the clients reports work in progress (`$/progress`) and
+--- all have been quiet for `settle_ms`; reply `false` when `timeout_ms` runs out first.
+function M.when_idle(token, client_ids, settle_ms, timeout_ms)
+  local deadline = now_ms() + timeout_ms
+  local timer = assert(vim.uv.new_timer())
+  local function check()
+    local any_busy = false
+    for _, id in ipairs(client_ids) do
+      if M.busy(id, settle_ms) then any_busy = true end
+    end
+    if not any_busy or now_ms() >= deadline then
+      timer:stop()
+      timer:close()
+      vim.schedule(function() channel.reply(token, not any_busy) end)
+    end
+  end
+  timer:start(0, 25, check)
+end
+
+return M
