@@ -39,7 +39,7 @@ from .errors import Candidate, ErrorCode, LsapError
 from .gateway import Client, Document, LspCall
 from .locate.anchor import format_anchor
 from .locate.matcher import Needle, find_matches
-from .models import LineScope, Locate, Report, Request, Row, SymbolScope, absent
+from .models import LineScope, Locate, Overwritten, Report, Request, Row, SymbolScope, absent
 from .position import to_lsp_character
 from .report.pieces import DiagnosticRow, diagnostic_row
 from .resolve import resolve
@@ -714,6 +714,8 @@ class Applied(Report):
     changed: list[Changed]
     unsaved: list[str]
     created: list[str]
+    renamed: list[str]  # `old → new`
+    overwritten: list[Overwritten]  # existing files a consented overwrite replaced
     compared: bool  # the diagnostics before were known: `fixed` and `new_diagnostics` say
     fixed: list[FileDiagnostic]  # diagnostics there before and gone after
     new_diagnostics: list[FileDiagnostic]
@@ -754,6 +756,8 @@ async def applied(session: Session, title: str, kind: str | None,
         changed=changed,
         unsaved=[u for r in ran.results for u in r.unsaved],
         created=[c for r in ran.results for c in r.created],
+        renamed=[f"{a} → {b}" for r in ran.results for a, b in r.renamed],
+        overwritten=[Overwritten(path=p, lines=n) for r in ran.results for p, n in r.overwritten],
         compared=before is not None,
         fixed=rows(DiagnosticDelta.between(after, before).new) if before is not None else [],
         new_diagnostics=rows(DiagnosticDelta.between(before, after).new) if before is not None else [],

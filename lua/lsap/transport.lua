@@ -223,6 +223,7 @@ end
 local function close(bufnr)
   if bridge_buffer(bufnr) then pcall(vim.api.nvim_buf_delete, bufnr, {}) end
 end
+M.bridge_buffer = bridge_buffer
 
 --- Bring a loaded buffer up to date with its file unless it has unsaved changes, and say
 --- how it stands:

@@ -10,6 +10,7 @@ edits after replying, or edit two files properly.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from .harness import Bridge
 pytestmark = pytest.mark.integration
 
 SERVER = Path(__file__).with_name("command_server.py")
-A, B = "x = 1\n", "y = 2\n"
+A, B, C = "x = 1\n", "y = 2\n", "z = 3\nw = 4\n"
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def outside(bridge: Bridge) -> Iterator[Path]:
     path.write_text("precious = 1\n")
     answers = path.with_suffix(".answers")
     answers.unlink(missing_ok=True)
-    for name, text in (("a.fault", A), ("b.fault", B)):
+    for name, text in (("a.fault", A), ("b.fault", B), ("c.fault", C)):
         (bridge.root / name).write_text(text)
     bridge.lua("require('lsap.transport').fresh(vim.fn.bufnr(...))", str(bridge.root / "a.fault"))
     # A file written in the very clock tick a request begins in is not proven to be what its
@@ -63,9 +64,9 @@ def answers(outside: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in outside.with_suffix(".answers").read_text().splitlines()]
 
 
-def run(bridge: Bridge, command: str) -> tuple[bool, str]:
+def run(bridge: Bridge, command: str, **more: object) -> tuple[bool, str]:
     response = bridge.request({"mode": "code_action", "file_path": "a.fault",
-                               "title": f"run {command}"})
+                               "title": f"run {command}", **more})
     return response.ok, response.text
 
 
@@ -113,3 +114,27 @@ def test_a_command_whose_edits_are_all_valid_is_one_edit(bridge: Bridge, outside
     # One undo step in the loaded buffer takes the command's edit back.
     bridge.lua("vim.api.nvim_buf_call(vim.fn.bufnr(...), function() vim.cmd('silent undo') end)", str(a))
     assert bridge.buffer_lines(a) == ["x = 1"]
+
+
+def test_a_rename_onto_an_existing_file_needs_the_requests_consent(bridge: Bridge, outside: Path) -> None:
+    """Issue 27, item 3: the server's `overwrite` alone used to destroy b.fault and report
+    "Nothing to change"; now it is refused unless the request says `overwrite: true`."""
+    b, c = bridge.root / "b.fault", bridge.root / "c.fault"
+    ok, text = run(bridge, "overwrite_b")
+    assert not ok and "conflict" in text and "overwrite: true" in text, text
+    assert b.read_text() == B and c.read_text() == C, "nothing may change without consent"
+    assert answers(outside)[0]["applied"] is True  # taken; the whole command is then refused
+
+    ok, text = run(bridge, "overwrite_b", overwrite=True)
+    assert ok, text
+    assert b.read_text() == C and not c.exists()
+    assert "c.fault → b.fault (file renamed)" in text, text
+    assert "b.fault was overwritten (1 line)" in text, text
+    assert "Nothing to change" not in text, text
+
+    change = re.search(r'"mode":"undo","id":"(\d+)"', text)
+    assert change, text
+    undo = bridge.request({"mode": "undo", "id": change[1]})
+    assert undo.ok, undo.text
+    assert b.read_text() == B and c.read_text() == C, "undo puts back both files"
+    assert bridge.buffer_lines(b) in ([], ["y = 2"]), "a buffer of b.fault holds its text again"
