@@ -735,13 +735,15 @@ async def applied(session: Session, title: str, kind: str | None,
     file, the diagnostics of the changed files after, and, given those from before (as the
     request already read them, for a quick fix), which it fixed and which it introduced.
     Line counts are the engine's (what it wrote, not a reread that a later write could
-    change)."""
+    change); the diagnostics after are the servers' on the text written: settled
+    (`Session.diagnostics(after_sync=True)`: each server published for the buffer's
+    text after the write and finished its pass), else the file is named `pending`."""
     watched = [p for p in watched or [] if p.is_file()]
     ran = await work()
     display = session.workspace.display
     paths = list(dict.fromkeys([*watched, *(session.workspace.resolve(f.path)
                                             for r in ran.results for f in r.files)]))
-    after = await session.diagnostics([p for p in paths if p.is_file()])
+    after = await session.diagnostics([p for p in paths if p.is_file()], after_sync=any(r.files for r in ran.results))
     changed = [Changed(path=f.path, edits=f.edits, saved=f.saved, disk_differs=f.disk_differs,
                        added=f.added, removed=f.removed)
                for result in ran.results for f in result.files]
