@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from . import indentation
 from .changes import undo_hint
@@ -714,8 +714,8 @@ class Applied(Report):
     changed: list[Changed]
     unsaved: list[str]
     created: list[str]
-    renamed: list[str]  # `old → new`
-    overwritten: list[Overwritten]  # existing files a consented overwrite replaced
+    renamed: list[str] = Field(default_factory=list)  # `old → new`
+    overwritten: list[Overwritten] = Field(default_factory=list)  # existing files a consented overwrite replaced
     compared: bool  # the diagnostics before were known: `fixed` and `new_diagnostics` say
     fixed: list[FileDiagnostic]  # diagnostics there before and gone after
     new_diagnostics: list[FileDiagnostic]

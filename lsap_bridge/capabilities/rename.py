@@ -189,7 +189,7 @@ class RenameReport(Guarded):
     unsaved: list[str]
     created: list[str]
     renamed: list[Moved]
-    overwritten: list[Overwritten]  # existing files a consented overwrite replaced
+    overwritten: list[Overwritten] = Field(default_factory=list)  # existing files a consented overwrite replaced
     excluded: list[str]
     new_diagnostics: list[NewDiagnostic]
     pending: list[Unanalysed]
