@@ -14,6 +14,11 @@ M.chan = nil
 -- as it was when the service started).
 M.max_file_size = math.huge
 local inflight = {} ---@type table<integer, {client_id: integer, request_id: integer}[]>
+-- The bridge's requests in flight, per client and request id: what to do if another cancels
+-- one. Neovim's own refreshes cancel every pending request of their method for a buffer
+-- (pull diagnostics when a shown buffer changes: `vim.lsp.util._cancel_requests`), and its
+-- RPC then drops the server's answer, so that request would wait for good.
+local ours = {} ---@type table<integer, table<integer, fun()>>
 local progress = {} ---@type table<integer, {active: table<string, true>, last: integer}>
 local attached_at = {} ---@type table<integer, integer> when each server first attached (ms)
 -- When each server last answered a request, anyone's (ms): with `progress`, what tells a
@@ -330,6 +335,11 @@ function M.register(chan)
       elseif request.type == 'complete' or request.type == 'cancel' then
         local sent = sent_at[id][ev.data.request_id]
         sent_at[id][ev.data.request_id] = nil
+        local cancelled = ours[id] and ours[id][ev.data.request_id]
+        if cancelled then
+          ours[id][ev.data.request_id] = nil
+          if request.type == 'cancel' then cancelled() end
+        end
         if request.type == 'complete' then answered_at[id] = now_ms() end
         if sent and sent >= synced_at and (proven[id] or -1) < synced_at then proven[id] = now_ms() end
       end
@@ -729,6 +739,39 @@ function M.request(token, calls, guard, intercept)
     pending = pending - 1
     if pending == 0 then reply(token, results) end
   end
+  -- Send call `i`; cancelled by another (see `ours`), a request that only reads is sent
+  -- again (`left` more times), a command is answered as cancelled.
+  local function send(i, call, client, bufnr, left)
+    local pack = call.pack == true and PACKERS[call.method] or nil
+    local ok, request_id = client:request(
+      call.method,
+      call.params,
+      function(err, result) finish(i, { error = err, result = pack and not err and pack(result) or result }) end,
+      bufnr
+    )
+    if not ok then return finish(i, { error = { code = -32803, message = 'language server refused the request' } }) end
+    table.insert(inflight[token], {
+      client_id = call.client_id,
+      request_id = request_id,
+      method = call.method,
+      fail = function()
+        finish(i, { error = { code = -32803, message = 'the language server exited before answering' } })
+      end,
+    })
+    ours[client.id] = ours[client.id] or {}
+    ours[client.id][request_id] = function()
+      if not inflight[token] or answered[i] then return end -- the bridge's own cancel, or answered
+      if left > 0 and call.method ~= 'workspace/executeCommand' then
+        vim.schedule(function()
+          if inflight[token] and not answered[i] and not client:is_stopped() then
+            send(i, call, client, bufnr, left - 1)
+          end
+        end)
+      else
+        finish(i, { error = { code = -32800, message = 'the request was cancelled in the editor' } })
+      end
+    end
+  end
   for i, call in ipairs(calls) do
     local client = vim.lsp.get_client_by_id(call.client_id)
     if not client then
@@ -737,25 +780,7 @@ function M.request(token, calls, guard, intercept)
       local bufnr = call.bufnr
       if bufnr == nil or bufnr == vim.NIL or not vim.api.nvim_buf_is_loaded(bufnr) then bufnr = 0 end
       if intercept == true and call.method == 'workspace/executeCommand' then take_over(client, token) end
-      local pack = call.pack == true and PACKERS[call.method] or nil
-      local ok, request_id = client:request(
-        call.method,
-        call.params,
-        function(err, result) finish(i, { error = err, result = pack and not err and pack(result) or result }) end,
-        bufnr
-      )
-      if ok then
-        table.insert(inflight[token], {
-          client_id = call.client_id,
-          request_id = request_id,
-          method = call.method,
-          fail = function()
-            finish(i, { error = { code = -32803, message = 'the language server exited before answering' } })
-          end,
-        })
-      else
-        finish(i, { error = { code = -32803, message = 'language server refused the request' } })
-      end
+      send(i, call, client, bufnr, 3)
     end
   end
 end
@@ -785,13 +810,14 @@ function M.cancel(token)
     release(client_id, token)
   end
   unpark(token)
-  for _, req in ipairs(inflight[token] or {}) do
+  local pending = inflight[token] or {}
+  inflight[token] = nil -- first: these cancels are the bridge's own (see `ours`)
+  for _, req in ipairs(pending) do
     local client = vim.lsp.get_client_by_id(req.client_id)
     if client and not (UNCANCELLABLE[req.method] and pyright_family(client)) then
       pcall(client.cancel_request, client, req.request_id)
     end
   end
-  inflight[token] = nil
 end
 
 --- A finder of loaded buffers by file path: by name, else by the real path of a buffer

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,3 +90,26 @@ def test_a_format_after_edit_and_a_disk_change_answers_what_it_wrote(human: Huma
     assert any(code == "reportUndefinedVariable" and line == 5 for line, _c, _s, code, _m in shown), shown
     assert shown == settled(human, name)
     print(f"format answered in {took:.2f} s")
+
+
+def test_a_request_neovim_cancels_is_sent_again(human: HumanNvim) -> None:
+    """The cause of the `timeout` after a format in the human's Neovim: when a shown buffer
+    changes, Neovim's own pull refresh cancels every pending `textDocument/diagnostic` of
+    that buffer, the bridge's too, and drops the server's answer (RequestCancelled): the
+    bridge's request waited for good. It is sent again now."""
+    path = human.root / "shop" / "pulled.pyx"
+    path.write_text("x = 1\n")
+    human.nvim.command(f"edit {path}")
+    human.lua("vim.lsp.start({name = 'pull', cmd = {...}, root_dir = vim.fn.getcwd()})",
+              sys.executable, str(Path(__file__).with_name("pull_server.py")), "1.0")
+    # While the bridge's pull waits for the server (1 s), the human types in that buffer.
+    human.lua("vim.defer_fn(function() vim.api.nvim_buf_set_lines(0, 0, 0, false, {'# typed'}) end, 400)")
+    started = time.monotonic()
+    with Connection(human.session.socket, name="claude") as conn:
+        answer = conn.call("request", {"request": {"mode": "diagnostics", "file_path": "shop/pulled.pyx"},
+                                       "timeout": 15})
+    took = time.monotonic() - started
+    assert answer["ok"], answer["text"][:2000]
+    assert "pulled" in answer["text"], answer["text"]
+    assert took < 10, took
+    print(f"diagnostics answered in {took:.2f} s")
