@@ -138,3 +138,26 @@ def test_a_rename_onto_an_existing_file_needs_the_requests_consent(bridge: Bridg
     assert undo.ok, undo.text
     assert b.read_text() == B and c.read_text() == C, "undo puts back both files"
     assert bridge.buffer_lines(b) in ([], ["y = 2"]), "a buffer of b.fault holds its text again"
+
+
+def test_an_overwrite_over_buffers(bridge: Bridge, outside: Path) -> None:
+    """The renamed file loaded (its buffer takes the new name) and the replaced one held:
+    by a buffer of the human's it is refused, nothing changed; by the bridge's own hidden
+    buffer that buffer goes, and the renamed buffer is b.fault, unmodified, in step."""
+    b, c = bridge.root / "b.fault", bridge.root / "c.fault"
+    bridge.lua("require('lsap.transport').open(...)", str(c))
+    bridge.lua("vim.cmd.edit(...)", str(b))  # the human's: shown in the window
+    try:
+        ok, text = run(bridge, "overwrite_b", overwrite=True)
+        assert not ok and "conflict" in text and "b.fault is open in a buffer" in text, text
+        assert b.read_text() == B and c.read_text() == C
+        assert bridge.buffer_lines(c) == ["z = 3", "w = 4"] and bridge.buffer_lines(b) == ["y = 2"]
+    finally:
+        bridge.lua("vim.cmd.enew(); vim.cmd.bwipeout(...)", str(b))
+    bridge.lua("require('lsap.transport').open(...)", str(b))  # now the bridge's own
+    ok, text = run(bridge, "overwrite_b", overwrite=True)
+    assert ok, text
+    assert b.read_text() == C and not c.exists()
+    assert "b.fault was overwritten (1 line)" in text, text
+    assert bridge.buffer_lines(b) == ["z = 3", "w = 4"] and not bridge.modified(b)
+    assert bridge.lua("return vim.fn.bufnr(...)", str(c)) == -1, "no buffer names c.fault any more"
