@@ -123,6 +123,9 @@ def _overwritten(target: _File, what: str) -> list[str]:
     if target.disk is None or target.origin is not None:
         raise LsapError(ErrorCode.SERVER_ERROR, f"{what}, which the same edit made there",
                         hint=NOTHING + "; report this to the language server")
+    if target.doubt:  # the consent was given for what it held when the request began
+        raise LsapError(ErrorCode.CONFLICT, f"{what}, which changed on disk since the request began",
+                        hint=NOTHING + "; look at it again, and ask again if it is still to go")
     return list(target.original)
 
 

@@ -9,7 +9,7 @@ do) and replies as the command says:
 - `after_reply`: replies first, then sends an edit of the file and one of `<outside file>`;
 - `two_files`: an edit of the file and one of its sibling `b.fault`, then replies;
 - `overwrite_b`: a rename of the sibling `c.fault` onto `b.fault`, which exists, with
-  LSP's `overwrite`, then replies.
+  LSP's `overwrite`, then replies; `overwrite_changed_b` first writes `b.fault` itself.
 Each other edit inserts a line at the top of its file. The answers it got are written to
 `<outside file>.answers` (one JSON line each), for the test to read. It publishes no
 diagnostics for every file it hears of, so that reports need not wait for them.
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lsp_wire import read, reply, send
 
 OUTSIDE = Path(sys.argv[1])
-COMMANDS = ["inside_outside", "inside_fails", "after_reply", "two_files", "overwrite_b"]
+COMMANDS = ["inside_outside", "inside_fails", "after_reply", "two_files", "overwrite_b", "overwrite_changed_b"]
 _ids = itertools.count(1)
 
 
@@ -59,7 +59,9 @@ def run(name: str, uri: str, msg_id: Any) -> None:
         apply_edit(insert(uri, f"# {name}\n"))
         apply_edit(insert(outside, f"# {name}\n"))
         return
-    if name == "overwrite_b":
+    if name in ("overwrite_b", "overwrite_changed_b"):
+        if name == "overwrite_changed_b":
+            Path(sibling.removeprefix("file://")).write_text("changed = 1\n")
         folder = uri.rsplit("/", 1)[0]
         apply_edit({"documentChanges": [{"kind": "rename", "oldUri": folder + "/c.fault",
                                          "newUri": sibling, "options": {"overwrite": True}}]})

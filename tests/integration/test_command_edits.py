@@ -161,3 +161,13 @@ def test_an_overwrite_over_buffers(bridge: Bridge, outside: Path) -> None:
     assert "b.fault was overwritten (1 line)" in text, text
     assert bridge.buffer_lines(b) == ["z = 3", "w = 4"] and not bridge.modified(b)
     assert bridge.lua("return vim.fn.bufnr(...)", str(c)) == -1, "no buffer names c.fault any more"
+
+
+def test_an_overwrite_is_consent_for_what_the_file_held_when_asked(bridge: Bridge, outside: Path) -> None:
+    """b.fault written after the request began (here by the server itself, before its
+    edit): the consent was for what it held then, so nothing is overwritten."""
+    b, c = bridge.root / "b.fault", bridge.root / "c.fault"
+    bridge.lua("local b = vim.fn.bufnr(...); if b > 0 then vim.api.nvim_buf_delete(b, {force = true}) end", str(b))
+    ok, text = run(bridge, "overwrite_changed_b", overwrite=True)
+    assert not ok and "conflict" in text and "changed on disk since the request began" in text, text
+    assert b.read_text() == "changed = 1\n" and c.read_text() == C
