@@ -171,3 +171,18 @@ def test_an_overwrite_is_consent_for_what_the_file_held_when_asked(bridge: Bridg
     ok, text = run(bridge, "overwrite_changed_b", overwrite=True)
     assert not ok and "conflict" in text and "changed on disk since the request began" in text, text
     assert b.read_text() == "changed = 1\n" and c.read_text() == C
+
+
+def test_a_file_rename_is_reported_and_undone(bridge: Bridge, outside: Path) -> None:
+    """A rename of a file alone changes no line: it used to be "Nothing to change", and its
+    undo "rename it back by hand"."""
+    c, d = bridge.root / "c.fault", bridge.root / "d.fault"
+    d.unlink(missing_ok=True)
+    ok, text = run(bridge, "rename_c")
+    assert ok and "c.fault → d.fault (file renamed)" in text and "Nothing to change" not in text, text
+    assert d.read_text() == C and not c.exists()
+    change = re.search(r'"mode":"undo","id":"(\d+)"', text)
+    assert change, text
+    undo = bridge.request({"mode": "undo", "id": change[1]})
+    assert undo.ok, undo.text
+    assert c.read_text() == C and not d.exists()
