@@ -134,6 +134,7 @@ def test_a_rename_onto_an_existing_file_needs_the_requests_consent(bridge: Bridg
 
     change = re.search(r'"mode":"undo","id":"(\d+)"', text)
     assert change, text
+    time.sleep(0.02)  # the files the edit wrote are older than the undo's clock tick (see `outside`)
     undo = bridge.request({"mode": "undo", "id": change[1]})
     assert undo.ok, undo.text
     assert b.read_text() == B and c.read_text() == C, "undo puts back both files"
@@ -183,6 +184,7 @@ def test_a_file_rename_is_reported_and_undone(bridge: Bridge, outside: Path) -> 
     assert d.read_text() == C and not c.exists()
     change = re.search(r'"mode":"undo","id":"(\d+)"', text)
     assert change, text
+    time.sleep(0.02)  # the files the edit wrote are older than the undo's clock tick (see `outside`)
     undo = bridge.request({"mode": "undo", "id": change[1]})
     assert undo.ok, undo.text
     assert c.read_text() == C and not d.exists()
