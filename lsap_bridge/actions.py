@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from . import indentation
 from .changes import undo_hint
@@ -39,7 +39,7 @@ from .errors import Candidate, ErrorCode, LsapError
 from .gateway import Client, Document, LspCall
 from .locate.anchor import format_anchor
 from .locate.matcher import Needle, find_matches
-from .models import LineScope, Locate, Report, Request, Row, SymbolScope, absent
+from .models import LineScope, Locate, Overwritten, Report, Request, Row, SymbolScope, absent
 from .position import to_lsp_character
 from .report.pieces import DiagnosticRow, diagnostic_row
 from .resolve import resolve
@@ -721,6 +721,8 @@ class Applied(Report):
     changed: list[Changed]
     unsaved: list[str]
     created: list[str]
+    renamed: list[str] = Field(default_factory=list)  # `old → new`
+    overwritten: list[Overwritten] = Field(default_factory=list)  # existing files a consented overwrite replaced
     compared: bool  # the diagnostics before were known: `fixed` and `new_diagnostics` say
     fixed: list[FileDiagnostic]  # diagnostics there before and gone after
     new_diagnostics: list[FileDiagnostic]
@@ -740,13 +742,15 @@ async def applied(session: Session, title: str, kind: str | None,
     file, the diagnostics of the changed files after, and, given those from before (as the
     request already read them, for a quick fix), which it fixed and which it introduced.
     Line counts are the engine's (what it wrote, not a reread that a later write could
-    change)."""
+    change); the diagnostics after are the servers' on the text written: settled
+    (`Session.diagnostics(after_sync=True)`: each server published for the buffer's
+    text after the write and finished its pass), else the file is named `pending`."""
     watched = [p for p in watched or [] if p.is_file()]
     ran = await work()
     display = session.workspace.display
     paths = list(dict.fromkeys([*watched, *(session.workspace.resolve(f.path)
                                             for r in ran.results for f in r.files)]))
-    after = await session.diagnostics([p for p in paths if p.is_file()])
+    after = await session.diagnostics([p for p in paths if p.is_file()], after_sync=any(r.files for r in ran.results))
     changed = [Changed(path=f.path, edits=f.edits, saved=f.saved, disk_differs=f.disk_differs,
                        added=f.added, removed=f.removed)
                for result in ran.results for f in result.files]
@@ -761,6 +765,8 @@ async def applied(session: Session, title: str, kind: str | None,
         changed=changed,
         unsaved=[u for r in ran.results for u in r.unsaved],
         created=[c for r in ran.results for c in r.created],
+        renamed=[f"{a} → {b}" for r in ran.results for a, b in r.renamed],
+        overwritten=[Overwritten(path=p, lines=n) for r in ran.results for p, n in r.overwritten],
         compared=before is not None,
         fixed=rows(DiagnosticDelta.between(after, before).new) if before is not None else [],
         new_diagnostics=rows(DiagnosticDelta.between(before, after).new) if before is not None else [],

@@ -43,6 +43,9 @@ class FileText:
     after: list[str]
     in_buffer: bool = False
     origin: str | None = None  # the change renamed it from there
+    # The change renamed it onto an existing file (a consented overwrite): that file's text,
+    # which `undo` puts back.
+    overwritten: list[str] | None = None
 
 
 @dataclass

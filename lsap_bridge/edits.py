@@ -62,6 +62,7 @@ class FileDiff:
     edits: int
     kind: str = "edit"  # edit | create | rename
     old_path: str | None = None
+    overwritten: int | None = None  # lines of the existing file a consented overwrite replaces
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,8 @@ class EditResult:
     files: list[FileChange] = field(default_factory=list)
     created: list[str] = field(default_factory=list)
     renamed: list[tuple[str, str]] = field(default_factory=list)
+    # Existing files a consented overwrite replaced whole, with the lines each held.
+    overwritten: list[tuple[str, int]] = field(default_factory=list)
     change: str | None = None  # the change set that records it (`changes.py`)
 
     @property
@@ -92,19 +95,38 @@ class EditResult:
         return [f.path for f in self.files if not f.saved]
 
 
-def _skip_existing(change: dict[str, Any], what: str) -> bool:
-    """A create or rename whose target exists: skipped (`ignoreIfExists`, True), else
-    refused whole. The bridge never overwrites a file with a resource operation (LSP's
-    `overwrite`): what it held would be gone, with no diff to show it; whoever means it to
-    go deletes or moves it first."""
+def _skip_existing(change: dict[str, Any], what: str, consent: bool) -> bool:
+    """A create or rename whose target exists: skipped (`ignoreIfExists`, True), replacing
+    it (LSP's `overwrite`, False) only with the request's own consent (`overwrite: true`),
+    else refused whole: what the file held would be gone, so the agent must mean it (the
+    report then says so, and the change set keeps the old text for `undo`)."""
     options = change.get("options") or {}
     if options.get("overwrite"):  # wins over ignoreIfExists, as LSP says
+        if consent:
+            return False
         raise LsapError(ErrorCode.CONFLICT, f"{what}, which exists, and would overwrite it",
-                        hint=NOTHING + "; if what it holds is to go, delete or move it first, "
-                        "then ask again")
+                        hint=NOTHING + "; if what it holds is to go, ask again with "
+                        "`overwrite: true` (the report names it, and `undo` brings it back)")
     if options.get("ignoreIfExists"):
         return True
     raise LsapError(ErrorCode.CONFLICT, f"{what}, which already exists", hint=NOTHING)
+
+
+def _overwritten(target: _File, what: str) -> list[str]:
+    """The text of a file an overwrite replaces (consented to, see `_skip_existing`): on
+    disk, proven by its hash like any file the edit writes (`_File.disk`). Not one with
+    the human's unsaved changes (they would be lost), nor one this edit itself made or
+    moved there; a buffer holding it unmodified is checked in Neovim (`lua/lsap/edits.lua`)."""
+    if target.buffer_only:
+        raise LsapError(ErrorCode.CONFLICT, f"{what}, which has unsaved changes in a buffer",
+                        hint=NOTHING + "; save (or undo) that buffer's changes and ask again")
+    if target.disk is None or target.origin is not None:
+        raise LsapError(ErrorCode.SERVER_ERROR, f"{what}, which the same edit made there",
+                        hint=NOTHING + "; report this to the language server")
+    if target.doubt:  # the consent was given for what it held when the request began
+        raise LsapError(ErrorCode.CONFLICT, f"{what}, which changed on disk since the request began",
+                        hint=NOTHING + "; look at it again, and ask again if it is still to go")
+    return list(target.original)
 
 
 def _lsp_edits(change: dict[str, Any]) -> list[dict[str, Any]]:
@@ -413,6 +435,8 @@ class _File:
     created: bool = False
     # Why the disk may not be what the server computed the edit on (see `_proven`), if so.
     doubt: str | None = None
+    # The text of the file this one replaces whole (a consented `overwrite`), if so.
+    overwrote: list[str] | None = None
 
     @property
     def buffer_only(self) -> bool:
@@ -539,13 +563,14 @@ def _holds_name(text: str, name: str) -> bool:
 
 async def _plan(session: Session, edit: dict[str, Any], client: Client,
                 replaces: str | None = None, basis: Basis | None = None,
-                expect: Mapping[Path, list[str]] | None = None) -> _Plan:
+                expect: Mapping[Path, list[str]] | None = None, overwrite: bool = False) -> _Plan:
     """Check the whole edit before anything changes, and compute the new texts.
 
     `replaces`: the text each edit replaces (a rename's old name), checked against the
     text planned on. `basis`: what the files were when the edit's computation began
     (default: when this request began). `expect`: the whole text some files must hold (an
-    undo's "after")."""
+    undo's "after"). `overwrite`: the request consents to resource operations replacing
+    existing files (`_skip_existing`)."""
     def inside(uri: str) -> Path:
         return _inside(session.workspace, uri)
 
@@ -610,13 +635,19 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
             order.setdefault(path, file)
         elif kind == "create":
             path = inside(change["uri"])
-            if path in files and _skip_existing(change, f"the edit creates {display(path)}"):
+            what = f"the edit creates {display(path)}"
+            if path in files and _skip_existing(change, what, overwrite):
                 continue
-            files[path] = order[path] = _File(path, None, None, [""], [""], created=True)
+            held = _overwritten(files[path], what) if path in files else None
+            files[path] = order[path] = _File(path, files[path].disk if held is not None else None,
+                                              None, [""], [""], original=held or [],
+                                              created=held is None, overwrote=held)
         elif kind == "rename":
             old, new = inside(change["oldUri"]), inside(change["newUri"])
-            if new in files and _skip_existing(change, f"the edit renames onto {display(new)}"):
+            what = f"the edit renames {display(old)} onto {display(new)}"
+            if new in files and _skip_existing(change, what, overwrite):
                 continue
+            held = _overwritten(files[new], what) if new in files else None
             file = files.pop(old, None)
             if file is None:
                 raise LsapError(
@@ -635,7 +666,9 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
             order.pop(old, None)
             if file.origin is None and file.disk is not None:
                 removed.append(_File(old, file.disk, None, [], None))
-            file.disk = None  # the new path held nothing (see `_skip_existing`)
+            # The new path held nothing, or what an overwrite replaces (proven by its hash).
+            file.disk = files[new].disk if held is not None else None
+            file.overwrote = held
             file.path, file.origin = new, file.origin or old
             files[new] = order[new] = file
         else:
@@ -668,22 +701,27 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
             )
     for file in changed:
         before = display(file.origin) if file.origin else None
+        diff = _diff(display(file.path), file.original, file.lines, before)
+        if before and file.overwrote is not None:  # what the file renamed onto held goes
+            diff = _diff(display(file.path), file.overwrote, []) + "\n" + diff
         plan.diffs.append(
             FileDiff(
                 path=display(file.path),
-                diff=_diff(display(file.path), file.original, file.lines, before),
+                diff=diff,
                 edits=file.edits,
                 kind="create" if file.created else "rename" if before else "edit",
                 old_path=before,
+                overwritten=None if file.overwrote is None else len(file.overwrote),
             )
         )
     return plan
 
 
 async def preview(session: Session, edit: dict[str, Any], client: Client,
-                  replaces: str | None = None, basis: Basis | None = None) -> list[FileDiff]:
+                  replaces: str | None = None, basis: Basis | None = None,
+                  overwrite: bool = False) -> list[FileDiff]:
     """The diff each file would get, without changing anything."""
-    return (await _plan(session, edit, client, replaces, basis)).diffs
+    return (await _plan(session, edit, client, replaces, basis, overwrite=overwrite)).diffs
 
 
 def preview_text(diffs: list[FileDiff]) -> str:
@@ -777,6 +815,9 @@ def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
             "stamp": stamp(file.path),
             "content": None if file.buffer_only else content(file.path),
             "origin": str(file.origin) if file.origin else None,
+            # A rename onto an existing file (consented): a buffer holding that file is
+            # the bridge's own, closed, or is reloaded once the file switched.
+            "overwrites": file.origin is not None and file.overwrote is not None,
             "tick": file.tick,
             # A buffer loaded when planned takes the edits (then Neovim writes it, unless the
             # human has unsaved changes in it); files no buffer holds get the new content.
@@ -879,7 +920,8 @@ async def _journalled(session: Session, plan: _Plan, directory: Path, label: str
 def _texts(plan: _Plan) -> list[changes.FileText]:
     """Each changed file's text before and after, for its change set."""
     return [changes.FileText(str(f.path), None if f.created else f.original, f.lines, f.buffer_only,
-                             str(f.origin) if f.origin else None) for f in plan.files]
+                             str(f.origin) if f.origin else None, f.overwrote if f.origin else None)
+            for f in plan.files]
 
 
 async def _recorded(session: Session, plan: _Plan, directory: Path, label: str) -> str:
@@ -916,7 +958,7 @@ async def recover_edits(gateway: Editor, roots: Sequence[Path]) -> list[Recovery
 async def apply_workspace_edit(
     session: Session, edit: dict[str, Any], client: Client, *, label: str,
     replaces: str | None = None, basis: Basis | None = None,
-    expect: Mapping[Path, list[str]] | None = None,
+    expect: Mapping[Path, list[str]] | None = None, overwrite: bool = False,
 ) -> EditResult:
     """Check, ask the edit policy, check again, then apply every file's edits or none,
     recorded as a change set.
@@ -924,9 +966,10 @@ async def apply_workspace_edit(
     `replaces`: what each edit replaces (a rename's old name), see `_check_replaced`;
     `basis`: what the files were when the server began computing the edit (default: when
     this request began; a previewed rename keeps its own), see `diskwatch.Basis`;
-    `expect`: the whole text files must hold (see `_plan`)."""
+    `expect`: the whole text files must hold, `overwrite`: consent to replacing existing
+    files (see `_plan`)."""
     basis = basis or session.basis()
-    plan = await _plan(session, edit, client, replaces, basis, expect)
+    plan = await _plan(session, edit, client, replaces, basis, expect, overwrite)
     if not plan.files and not plan.removed:
         return EditResult(label)
     edits, count = sum(f.edits for f in plan.files), len(plan.diffs)
@@ -957,6 +1000,7 @@ async def apply_workspace_edit(
         ],
         created=[display(f.path) for f in plan.files if f.created],
         renamed=[(display(f.origin), display(f.path)) for f in plan.files if f.origin],
+        overwritten=[(display(f.path), len(f.overwrote)) for f in plan.files if f.overwrote is not None],
         change=change,
     )
 

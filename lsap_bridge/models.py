@@ -101,6 +101,16 @@ class LocateRequest(Request):
     locate: Locate
 
 
+class Overwriting(StrictModel):
+    """The fields of a request whose edit may come with resource operations (create,
+    rename) from a server."""
+
+    # Consent to a server's create or rename that replaces an existing file (LSP's
+    # `overwrite`): refused without it; the report names each file replaced with the lines
+    # it held, and `undo` brings it back.
+    overwrite: bool = False
+
+
 def bare_field(model: type[Request]) -> str | None:
     """The field a bare argument fills: the mode's declared one (`locate` by default), else
     its `file_path`, else none."""
@@ -146,6 +156,13 @@ class Row(BaseModel):
     """A part of a report (a group, a line, a definition): typed, nothing else allowed."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+class Overwritten(Row):
+    """An existing file a consented overwrite replaced whole, and the lines it held."""
+
+    path: str
+    lines: int
 
 
 class Line(Row):

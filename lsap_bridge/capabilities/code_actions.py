@@ -28,7 +28,7 @@ from ..actions import (
 from ..diagnostics import DiagnosticMap
 from ..edits import apply_workspace_edit
 from ..errors import LsapError
-from ..models import Paged, Request, Row, absent
+from ..models import Overwriting, Paged, Request, Row, absent
 from ..modes import Answer, Offer, mode
 from ..report.paging import as_sent, page, suggest
 from ..session import Session
@@ -47,13 +47,13 @@ class CodeActionsRequest(Filters):
     preview: bool = False  # each action's diff (resolved first where the server needs it)
 
 
-class CodeActionExecuteRequest(Request):
+class CodeActionExecuteRequest(Request, Overwriting):
     mode: Literal["code_action_execute"] = "code_action_execute"
     action_id: Annotated[str, Field(min_length=1)]
     positional: ClassVar[str] = "action_id"
 
 
-class CodeActionRequest(Filters):
+class CodeActionRequest(Filters, Overwriting):
     mode: Literal["code_action"] = "code_action"
 
     @model_validator(mode="after")
@@ -132,11 +132,11 @@ async def code_actions(session: Session, request: CodeActionsRequest) -> Answer:
     return Answer(report)
 
 
-async def _apply(session: Session, action: Action, action_id: str | None = None,
+async def _apply(session: Session, action: Action, overwrite: bool, action_id: str | None = None,
                  before: DiagnosticMap | None = None) -> Applied:
     async def work() -> Ran:
         return await run_action(session, action, lambda edit, client, label: apply_workspace_edit(
-            session, edit, client, label=label))
+            session, edit, client, label=label, overwrite=overwrite))
 
     return await applied(session, action.title, action.kind or None, work, action_id,
                          [action.path], before)
@@ -147,7 +147,7 @@ async def _apply(session: Session, action: Action, action_id: str | None = None,
       edits=True)
 async def code_action_execute(session: Session, request: CodeActionExecuteRequest) -> Answer:
     action = kept(session, request.action_id)
-    report = await _apply(session, action, request.action_id)
+    report = await _apply(session, action, request.overwrite, request.action_id)
     session.actions.pop(request.action_id, None)
     return Answer(report)
 
@@ -161,4 +161,4 @@ async def code_action(session: Session, request: CodeActionRequest) -> Answer:
                          diagnostic=request.diagnostic, server=request.server)
     action = one(narrow(found.actions, title=request.title), _filters(request) or "", place.where,
                  found.actions)
-    return Answer(await _apply(session, action, before=found.before))
+    return Answer(await _apply(session, action, request.overwrite, before=found.before))

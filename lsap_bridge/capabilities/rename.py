@@ -32,7 +32,7 @@ from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
 from ..identifiers import check_new_name, declined
-from ..models import Anchored, LocateRequest, Paged, Report, Request, Row, absent
+from ..models import Anchored, LocateRequest, Overwriting, Overwritten, Paged, Report, Request, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import from_lsp_character
 from ..report.paging import page, suggest
@@ -48,19 +48,19 @@ REFERENCES = "textDocument/references"
 UNCOVERED_SHOWN = 20  # uncovered uses listed in a report (the rest are counted)
 
 
-class RenamePreviewRequest(LocateRequest):
+class RenamePreviewRequest(LocateRequest, Overwriting):
     mode: Literal["rename_preview"] = "rename_preview"
     new_name: Annotated[str, Field(min_length=1)]
 
 
-class RenameExecuteRequest(Request):
+class RenameExecuteRequest(Request, Overwriting):
     mode: Literal["rename_execute"] = "rename_execute"
     rename_id: Annotated[str, Field(min_length=1)]
     positional: ClassVar[str] = "rename_id"  # `lsap rename_execute <id>`
     exclude_files: list[str] = Field(default_factory=list)
 
 
-class RenameRequest(LocateRequest):
+class RenameRequest(LocateRequest, Overwriting):
     mode: Literal["rename"] = "rename"
     new_name: Annotated[str, Field(min_length=1)]
     exclude_files: list[str] = Field(default_factory=list)
@@ -135,6 +135,7 @@ class Diff(Row):
     kind: str
     old_path: str | None
     diff: str
+    overwritten: int | None = absent()  # lines of the existing file it replaces (`overwrite`)
 
 
 class RenamePreviewReport(Anchored, Paged, Guarded):
@@ -188,6 +189,7 @@ class RenameReport(Guarded):
     unsaved: list[str]
     created: list[str]
     renamed: list[Moved]
+    overwritten: list[Overwritten] = Field(default_factory=list)  # existing files a consented overwrite replaced
     excluded: list[str]
     new_diagnostics: list[NewDiagnostic]
     pending: list[Unanalysed]
@@ -358,7 +360,8 @@ def _guard(pending: PendingRename) -> dict[str, Any]:
 
 
 def _diffs(diffs: list[FileDiff]) -> list[Diff]:
-    return [Diff(path=d.path, edits=d.edits, kind=d.kind, old_path=d.old_path, diff=d.diff) for d in diffs]
+    return [Diff(path=d.path, edits=d.edits, kind=d.kind, old_path=d.old_path, diff=d.diff,
+                 overwritten=d.overwritten) for d in diffs]
 
 
 @mode("rename_preview", request=RenamePreviewRequest, report=RenamePreviewReport,
@@ -366,7 +369,8 @@ def _diffs(diffs: list[FileDiff]) -> list[Diff]:
       workspace=True, offer=Offer(picker=15))
 async def rename_preview(session: Session, request: RenamePreviewRequest) -> Answer:
     resolved, pending = await _compute(session, request)
-    diffs = await preview(session, pending.edit, pending.client, pending.old_name, pending.basis)
+    diffs = await preview(session, pending.edit, pending.client, pending.old_name, pending.basis,
+                          request.overwrite)
     rename_id = keep(session, pending)
     # Diffs are paged by file (`max_items`); the id applies every file, shown or not.
     shown, paging = page(session, request, diffs)
@@ -391,7 +395,8 @@ async def _stale(session: Session, pending: PendingRename) -> list[str]:
     ]
 
 
-async def _apply(session: Session, pending: PendingRename, patterns: list[str]) -> dict[str, Any]:
+async def _apply(session: Session, pending: PendingRename, patterns: list[str],
+                 overwrite: bool) -> dict[str, Any]:
     """Apply a rename, with the diagnostics before and after to show what it broke.
 
     Excluded files are checked too: they still use the old name, which is what breaks.
@@ -403,7 +408,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str]) 
     before = await session.diagnostics([p for p in watched if p.is_file()])
     result: EditResult = await apply_workspace_edit(
         session, edit, pending.client, label=f"rename {pending.old_name} → {pending.new_name}",
-        replaces=pending.old_name, basis=pending.basis,
+        replaces=pending.old_name, basis=pending.basis, overwrite=overwrite,
     )
     moved = {
         session.workspace.resolve(old): session.workspace.resolve(new)
@@ -423,6 +428,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str]) 
         "unsaved": result.unsaved,
         "created": result.created,
         "renamed": [{"old": a, "new": b} for a, b in result.renamed],
+        "overwritten": [{"path": p, "lines": n} for p, n in result.overwritten],
         "excluded": excluded,
         **_guard(pending),
         "new_diagnostics": [
@@ -454,7 +460,7 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Ans
             "files changed since the preview: " + ", ".join(stale),
             hint="nothing was changed; run `rename_preview` again for a fresh id",
         )
-    data = await _apply(session, pending, patterns)
+    data = await _apply(session, pending, patterns, request.overwrite)
     session.renames.pop(request.rename_id, None)
     report = RenameReport(rename_id=request.rename_id, partial=pending.partial, **data)
     return Answer(report, _locations(report))
@@ -466,5 +472,6 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Ans
 async def rename(session: Session, request: RenameRequest) -> Answer:
     patterns = session.workspace.exclude_patterns(request.exclude_files)
     resolved, pending = await _compute(session, request)
-    report = RenameReport(**{**anchor_fields(resolved, session), **await _apply(session, pending, patterns)})
+    applied = await _apply(session, pending, patterns, request.overwrite)
+    report = RenameReport(**{**anchor_fields(resolved, session), **applied})
     return Answer(report, _locations(report))

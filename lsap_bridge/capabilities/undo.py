@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import dataclasses
 import difflib
+import os
 import time
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -99,7 +100,8 @@ def _when(stamp: float) -> str:
 def _left(change: ChangeSet) -> list[FileText]:
     """Its files not put back yet, nor whose every hunk was decided (none when its texts
     were too large to keep)."""
-    return [f for f in change.files if change.texts and f.path not in change.reverted and f.before != f.after]
+    return [f for f in change.files if change.texts and f.path not in change.reverted
+            and (f.before != f.after or f.origin is not None)]
 
 
 def _state(change: ChangeSet) -> str:
@@ -149,12 +151,16 @@ def _target(found: list[ChangeSet], request: UndoRequest) -> ChangeSet:
     return match
 
 
-def _conflict(file: FileText, doc: Document | None) -> str | None:
-    """Why a file cannot be put back (None: it holds the change's text)."""
+def _conflict(file: FileText, doc: Document | None, whole: bool = False) -> str | None:
+    """Why a file cannot be put back (None: it holds the change's text). `whole`: the
+    whole file goes back (an undo, not a hunk's rejection), so a rename goes back too,
+    while its old name is free."""
     if file.before is None:
         return "the change created it; delete it by hand"
-    if file.origin is not None:
-        return f"the change renamed it from {file.origin}; rename it back by hand"
+    if file.origin is not None and not whole:
+        return f"the change renamed it from {file.origin}; undo the whole change, or rename it back by hand"
+    if file.origin is not None and os.path.lexists(file.origin):
+        return f"the change renamed it from {file.origin}, which exists again; move that aside and ask again"
     if doc is None:
         return "it is gone from the disk"
     if doc.lines != file.after:
@@ -177,11 +183,27 @@ def back_edits(now: list[str], then: list[str]) -> list[dict[str, Any]]:
     return edits
 
 
+def _back(file: FileText) -> list[dict[str, Any]]:
+    """The steps that put one file of a change back: its lines; a renamed file also its
+    name, and the file a rename overwrote its text (the renamed one is made again at its
+    old name then, so that no file is deleted)."""
+    def edit(path: str, now: list[str], then: list[str]) -> dict[str, Any]:
+        return {"textDocument": {"uri": uri_of(Path(path)), "version": None}, "edits": back_edits(now, then)}
+
+    if file.origin is None:
+        return [edit(file.path, file.after, file.before or [])]
+    if file.overwritten is None:
+        return [{"kind": "rename", "oldUri": uri_of(Path(file.path)), "newUri": uri_of(Path(file.origin))},
+                edit(file.origin, file.after, file.before or [])]
+    return [{"kind": "create", "uri": uri_of(Path(file.origin))}, edit(file.origin, [], file.before or []),
+            edit(file.path, file.after, file.overwritten)]
+
+
 async def revert(session: Session, change: ChangeSet, files: list[FileText], label: str) -> list[str]:
     """Put `files` of a change set back to their "before" through the engine (recorded as
     a change set of its own), and note it on the set; returns the files left unsaved."""
     journals = await journal_dir(session.gateway)
-    edit = {"changes": {uri_of(Path(f.path)): back_edits(f.after, f.before or []) for f in files}}
+    edit = {"documentChanges": [step for f in files for step in _back(f)]}
     result = await apply_workspace_edit(session, edit, ENGINE, label=label,
                                         expect={Path(f.path): f.after for f in files})
     fresh = await asyncio.to_thread(changes.find, journals, session.workspace, change.id) or change
@@ -223,7 +245,7 @@ async def undo(session: Session, request: UndoRequest) -> Answer:
     docs = await session.documents([p for p in paths if p.is_file()])
     display = session.workspace.display
     conflicts = [Conflict(path=display(Path(f.path)), reason=reason) for f in left
-                 if (reason := _conflict(f, docs.get(Path(f.path)))) is not None]
+                 if (reason := _conflict(f, docs.get(Path(f.path)), whole=True)) is not None]
     named = {c.path for c in conflicts}
     clean = [f for f in left if display(Path(f.path)) not in named]
     if conflicts and (not request.partial or not clean):

@@ -223,7 +223,8 @@ async def sections_after(tracker: Tracker) -> list[FileSection]:
     order += list(tracker.before) + tracker.related
     order = list(dict.fromkeys(p for p in order if p.exists()))
     texts = await tracker.texts(order)
-    found = await tracker.session.diagnostics(order)
+    # After edits: the servers' diagnostics of the text written (settled, as `actions.applied`).
+    found = await tracker.session.diagnostics(order, after_sync=bool(tracker.before))
     display = tracker.session.workspace.display
     sections: dict[Path, FileSection] = {p: FileSection(display(p)) for p in order}
     for run in executor.runs:

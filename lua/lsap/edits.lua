@@ -79,8 +79,16 @@ end
 
 local function given(value) return value ~= nil and value ~= vim.NIL end
 
---- What makes an op unsafe to apply now, or nil.
-local function problem(op, bufnr)
+--- What makes an op unsafe to apply now, or nil. `held`: the buffer of the file a rename
+--- overwrites (`op.overwrites`): unmodified, and the bridge's own if the renamed file's
+--- buffer is to take its name.
+local function problem(op, bufnr, held)
+  if held then
+    if vim.bo[held].modified then return op.name .. ' was changed in its buffer while the edit was prepared' end
+    if bufnr and not disk.bridge_buffer(held) then
+      return ('%s is open in a buffer: close it (:bdelete) and ask again'):format(op.name)
+    end
+  end
   if op.kind ~= 'buffer' then
     if vim.uv.fs_realpath(op.dir) ~= op.dir then
       return ('%s now leads elsewhere (a directory on its path was replaced)'):format(op.name)
@@ -204,7 +212,7 @@ end
 --- Switch every op's file (write its buffer, rename its temp file, remove it), raising on the
 --- first failure; `out` collects the paths to reread, the FileEvents to send, whether a file
 --- raced the switch, and the paths that may have switched.
-local function switch(plan, buffers, state, out)
+local function switch(plan, buffers, held, state, out)
   if given(plan.marker) then commit(plan.marker) end
   for i, op in ipairs(plan.ops) do
     local bufnr, done, why = buffers[i], true, nil
@@ -219,11 +227,14 @@ local function switch(plan, buffers, state, out)
     elseif op.kind == 'remove' then
       done, why = vim.uv.fs_unlink(op.path)
     elseif bufnr and given(op.steps) then
+      -- The bridge's own buffer of the file overwritten goes: this one takes its name.
+      if held[i] then vim.api.nvim_buf_delete(held[i], { force = true }) end
       write(bufnr, op.path, op.name)
       state.written[#state.written + 1] = bufnr
     else
       done, why = vim.uv.fs_rename(op.temp, op.path)
-      if bufnr then out.reread[#out.reread + 1] = op.path end -- loaded after the plan was made
+      -- Loaded after the plan was made, or holding the file overwritten.
+      if bufnr or held[i] then out.reread[#out.reread + 1] = op.path end
     end
     if not done then error(('cannot write %s: %s'):format(op.name, why), 0) end
     if CHANGE[op.kind] and not bufnr then
@@ -249,7 +260,8 @@ end
 --- file, in order: { kind = 'write'|'create'|'remove'|'buffer', path=, name= (to show),
 --- dir=, temp=?,
 --- stamp=? {size, sec, nsec, ino, dev, csec, cnsec}, content=? (the bytes proven, when the
---- stamp was racy), origin=? (renamed from), tick=? (the buffer's
+--- stamp was racy), origin=? (renamed from), overwrites=? (a rename onto an existing
+--- file: a buffer holding it must be unmodified), tick=? (the buffer's
 --- changedtick when planned), steps=? {{edits={{sl, sc, el, ec, lines}, …}, append=,
 --- fix_eol=}, …} and lines=? (the buffer's text after them), for a buffer loaded when
 --- planned } }.
@@ -263,10 +275,11 @@ function M.apply(plan)
   local typed = typing_in(ops)
   if typed then return { ok = false, busy = true, error = ('the human is typing in %s'):format(typed) } end
   local find = disk.loaded_buffers()
-  local buffers = {}
+  local buffers, held = {}, {}
   for i, op in ipairs(ops) do
     if op.kind ~= 'remove' then buffers[i] = find(given(op.origin) and op.origin or op.path) end
-    local wrong = problem(op, buffers[i])
+    if op.overwrites == true then held[i] = find(op.path) end
+    local wrong = problem(op, buffers[i], held[i])
     if wrong then return { ok = false, conflict = true, error = wrong } end
   end
   local state = { buffers = {}, order = {}, written = {} }
@@ -280,7 +293,7 @@ function M.apply(plan)
     return { ok = false, conflict = true, error = tostring(err) }
   end
   local out = { reread = {}, changes = {}, raced = false, switched = {} }
-  ok, err = pcall(switch, plan, buffers, state, out)
+  ok, err = pcall(switch, plan, buffers, held, state, out)
   if not ok then
     roll_back(state)
     return { ok = false, switched = out.switched, conflict = out.raced, error = tostring(err) }

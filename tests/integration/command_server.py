@@ -7,8 +7,11 @@ do) and replies as the command says:
 - `inside_outside`: an edit of the file, then one of `<outside file>`, then replies;
 - `inside_fails`: an edit of the file, then fails the command;
 - `after_reply`: replies first, then sends an edit of the file and one of `<outside file>`;
-- `two_files`: an edit of the file and one of its sibling `b.fault`, then replies.
-Each edit inserts a line at the top of its file. The answers it got are written to
+- `two_files`: an edit of the file and one of its sibling `b.fault`, then replies;
+- `overwrite_b`: a rename of the sibling `c.fault` onto `b.fault`, which exists, with
+  LSP's `overwrite`, then replies; `overwrite_changed_b` first writes `b.fault` itself;
+- `rename_c`: a rename of `c.fault` to `d.fault`, which does not exist, then replies.
+Each other edit inserts a line at the top of its file. The answers it got are written to
 `<outside file>.answers` (one JSON line each), for the test to read. It publishes no
 diagnostics for every file it hears of, so that reports need not wait for them.
 """
@@ -25,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lsp_wire import read, reply, send
 
 OUTSIDE = Path(sys.argv[1])
-COMMANDS = ["inside_outside", "inside_fails", "after_reply", "two_files"]
+COMMANDS = ["inside_outside", "inside_fails", "after_reply", "two_files", "overwrite_b",
+            "overwrite_changed_b", "rename_c"]
 _ids = itertools.count(1)
 
 
@@ -56,6 +60,20 @@ def run(name: str, uri: str, msg_id: Any) -> None:
         reply(msg_id, None)
         apply_edit(insert(uri, f"# {name}\n"))
         apply_edit(insert(outside, f"# {name}\n"))
+        return
+    if name == "rename_c":
+        folder = uri.rsplit("/", 1)[0]
+        apply_edit({"documentChanges": [{"kind": "rename", "oldUri": folder + "/c.fault",
+                                         "newUri": folder + "/d.fault"}]})
+        reply(msg_id, None)
+        return
+    if name in ("overwrite_b", "overwrite_changed_b"):
+        if name == "overwrite_changed_b":
+            Path(sibling.removeprefix("file://")).write_text("changed = 1\n")
+        folder = uri.rsplit("/", 1)[0]
+        apply_edit({"documentChanges": [{"kind": "rename", "oldUri": folder + "/c.fault",
+                                         "newUri": sibling, "options": {"overwrite": True}}]})
+        reply(msg_id, None)
         return
     apply_edit(insert(uri, f"# {name}\n"))
     if name == "inside_outside":

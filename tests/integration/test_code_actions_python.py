@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -290,3 +291,46 @@ def test_format_with_organize_imports(bridge: Bridge, tmp_path: Path) -> None:
     assert path.read_text() == ruff_sorted(bridge, UNSORTED, tmp_path)
     # Two steps, each its own edit of the file (organise, then format).
     assert [c["path"] for c in report["changed"]] == ["formatted.py", "formatted.py"]
+
+
+def settled_diagnostics(bridge: Bridge, name: str) -> list[tuple[Any, ...]]:
+    """A file's diagnostics from fresh `diagnostics` requests, once two in a row agree (the
+    servers have finished with the text on disk)."""
+    def ask() -> list[tuple[Any, ...]]:
+        report = bridge.ask(mode="diagnostics", file_path=name)
+        assert not report["pending"], report["pending"]
+        return sorted((d["line"], d["column"], d["severity"], d["code"], d["message"])
+                      for g in report["groups"] for d in g["diagnostics"])
+
+    last, deadline = ask(), time.monotonic() + 30
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        again = ask()
+        if again == last:
+            return again
+        last = again
+    raise AssertionError(f"the diagnostics of {name} did not settle: {last}")
+
+
+def test_the_diagnostics_after_a_format_are_those_of_the_text_written(bridge: Bridge) -> None:
+    """Issue 27, item 4: the report's "diagnostics after" are the servers' view of what was
+    written (each server published for the new text), the same as a fresh `diagnostics`
+    call; not what they said of the text before, nor only the fastest server's."""
+    messy = "import os\n\n\n\n\ndef f( x ):\n    return undefined_name + os.sep + x\n"
+    for name, seen in (("cold.py", False), ("seen.py", True)):
+        fresh(bridge, name, messy)
+        if seen:  # both servers spoke of the old text first
+            before = settled_diagnostics(bridge, name)
+            assert any(c == "reportUndefinedVariable" and line == 7 for line, _c, _s, c, _m in before), before
+        formatted_report_matches(bridge, name, messy)
+
+
+def formatted_report_matches(bridge: Bridge, name: str, messy: str) -> None:
+    report = bridge.ask(mode="format", file_path=name)
+    assert (bridge.root / name).read_text() != messy, report
+    shown = sorted((d["line"], d["column"], d["severity"], d["code"], d["message"])
+                   for d in report["diagnostics"])
+    assert report["diagnostics_total"] == len(shown) and not report["pending"], report
+    # Ruff's format took two blank lines: the undefined name is on line 5 now.
+    assert any(code == "reportUndefinedVariable" and line == 5 for line, _c, _s, code, _m in shown), shown
+    assert shown == settled_diagnostics(bridge, name), name

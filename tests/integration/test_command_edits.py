@@ -10,6 +10,7 @@ edits after replying, or edit two files properly.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from .harness import Bridge
 pytestmark = pytest.mark.integration
 
 SERVER = Path(__file__).with_name("command_server.py")
-A, B = "x = 1\n", "y = 2\n"
+A, B, C = "x = 1\n", "y = 2\n", "z = 3\nw = 4\n"
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def outside(bridge: Bridge) -> Iterator[Path]:
     path.write_text("precious = 1\n")
     answers = path.with_suffix(".answers")
     answers.unlink(missing_ok=True)
-    for name, text in (("a.fault", A), ("b.fault", B)):
+    for name, text in (("a.fault", A), ("b.fault", B), ("c.fault", C)):
         (bridge.root / name).write_text(text)
     bridge.lua("require('lsap.transport.disk').fresh(vim.fn.bufnr(...))", str(bridge.root / "a.fault"))
     # A file written in the very clock tick a request begins in is not proven to be what its
@@ -63,9 +64,9 @@ def answers(outside: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in outside.with_suffix(".answers").read_text().splitlines()]
 
 
-def run(bridge: Bridge, command: str) -> tuple[bool, str]:
+def run(bridge: Bridge, command: str, **more: object) -> tuple[bool, str]:
     response = bridge.request({"mode": "code_action", "file_path": "a.fault",
-                               "title": f"run {command}"})
+                               "title": f"run {command}", **more})
     return response.ok, response.text
 
 
@@ -113,3 +114,77 @@ def test_a_command_whose_edits_are_all_valid_is_one_edit(bridge: Bridge, outside
     # One undo step in the loaded buffer takes the command's edit back.
     bridge.lua("vim.api.nvim_buf_call(vim.fn.bufnr(...), function() vim.cmd('silent undo') end)", str(a))
     assert bridge.buffer_lines(a) == ["x = 1"]
+
+
+def test_a_rename_onto_an_existing_file_needs_the_requests_consent(bridge: Bridge, outside: Path) -> None:
+    """Issue 27, item 3: the server's `overwrite` alone used to destroy b.fault and report
+    "Nothing to change"; now it is refused unless the request says `overwrite: true`."""
+    b, c = bridge.root / "b.fault", bridge.root / "c.fault"
+    ok, text = run(bridge, "overwrite_b")
+    assert not ok and "conflict" in text and "overwrite: true" in text, text
+    assert b.read_text() == B and c.read_text() == C, "nothing may change without consent"
+    assert answers(outside)[0]["applied"] is True  # taken; the whole command is then refused
+
+    ok, text = run(bridge, "overwrite_b", overwrite=True)
+    assert ok, text
+    assert b.read_text() == C and not c.exists()
+    assert "c.fault → b.fault (file renamed)" in text, text
+    assert "b.fault was overwritten (1 line)" in text, text
+    assert "Nothing to change" not in text, text
+
+    change = re.search(r'"mode":"undo","id":"(\d+)"', text)
+    assert change, text
+    time.sleep(0.02)  # the files the edit wrote are older than the undo's clock tick (see `outside`)
+    undo = bridge.request({"mode": "undo", "id": change[1]})
+    assert undo.ok, undo.text
+    assert b.read_text() == B and c.read_text() == C, "undo puts back both files"
+    assert bridge.buffer_lines(b) in ([], ["y = 2"]), "a buffer of b.fault holds its text again"
+
+
+def test_an_overwrite_over_buffers(bridge: Bridge, outside: Path) -> None:
+    """The renamed file loaded (its buffer takes the new name) and the replaced one held:
+    by a buffer of the human's it is refused, nothing changed; by the bridge's own hidden
+    buffer that buffer goes, and the renamed buffer is b.fault, unmodified, in step."""
+    b, c = bridge.root / "b.fault", bridge.root / "c.fault"
+    bridge.lua("require('lsap.transport.disk').open(...)", str(c))
+    bridge.lua("vim.cmd.edit(...)", str(b))  # the human's: shown in the window
+    try:
+        ok, text = run(bridge, "overwrite_b", overwrite=True)
+        assert not ok and "conflict" in text and "b.fault is open in a buffer" in text, text
+        assert b.read_text() == B and c.read_text() == C
+        assert bridge.buffer_lines(c) == ["z = 3", "w = 4"] and bridge.buffer_lines(b) == ["y = 2"]
+    finally:
+        bridge.lua("vim.cmd.enew(); vim.cmd.bwipeout(...)", str(b))
+    bridge.lua("require('lsap.transport.disk').open(...)", str(b))  # now the bridge's own
+    ok, text = run(bridge, "overwrite_b", overwrite=True)
+    assert ok, text
+    assert b.read_text() == C and not c.exists()
+    assert "b.fault was overwritten (1 line)" in text, text
+    assert bridge.buffer_lines(b) == ["z = 3", "w = 4"] and not bridge.modified(b)
+    assert bridge.lua("return vim.fn.bufnr(...)", str(c)) == -1, "no buffer names c.fault any more"
+
+
+def test_an_overwrite_is_consent_for_what_the_file_held_when_asked(bridge: Bridge, outside: Path) -> None:
+    """b.fault written after the request began (here by the server itself, before its
+    edit): the consent was for what it held then, so nothing is overwritten."""
+    b, c = bridge.root / "b.fault", bridge.root / "c.fault"
+    bridge.lua("local b = vim.fn.bufnr(...); if b > 0 then vim.api.nvim_buf_delete(b, {force = true}) end", str(b))
+    ok, text = run(bridge, "overwrite_changed_b", overwrite=True)
+    assert not ok and "conflict" in text and "changed on disk since the request began" in text, text
+    assert b.read_text() == "changed = 1\n" and c.read_text() == C
+
+
+def test_a_file_rename_is_reported_and_undone(bridge: Bridge, outside: Path) -> None:
+    """A rename of a file alone changes no line: it used to be "Nothing to change", and its
+    undo "rename it back by hand"."""
+    c, d = bridge.root / "c.fault", bridge.root / "d.fault"
+    d.unlink(missing_ok=True)
+    ok, text = run(bridge, "rename_c")
+    assert ok and "c.fault → d.fault (file renamed)" in text and "Nothing to change" not in text, text
+    assert d.read_text() == C and not c.exists()
+    change = re.search(r'"mode":"undo","id":"(\d+)"', text)
+    assert change, text
+    time.sleep(0.02)  # the files the edit wrote are older than the undo's clock tick (see `outside`)
+    undo = bridge.request({"mode": "undo", "id": change[1]})
+    assert undo.ok, undo.text
+    assert c.read_text() == C and not d.exists()

@@ -631,9 +631,10 @@ def test_an_edit_over_the_size_limit_is_refused_before_anything_is_written(
 
 
 @pytest.mark.parametrize("kind", ["rename", "create"])
-def test_a_resource_operation_never_overwrites_a_file(fake: tuple[Any, Path], kind: str) -> None:
+def test_a_resource_operation_overwrites_a_file_only_with_consent(fake: tuple[Any, Path], kind: str) -> None:
     """A rename a.py → b.py with `overwrite` destroyed b.py and reported "Nothing to
-    change"; now it is refused whole, saying how to get past it."""
+    change"; now, without the request's `overwrite: true`, it is refused whole, saying how
+    to get past it (with it: tests/integration/test_command_edits.py)."""
     from lsap_bridge.edits import apply_workspace_edit
 
     session, models = fake
@@ -647,7 +648,7 @@ def test_a_resource_operation_never_overwrites_a_file(fake: tuple[Any, Path], ki
         _run(apply_workspace_edit(session, edit, CLIENT, label="move"))
     assert caught.value.code is ErrorCode.CONFLICT
     assert caught.value.message.endswith("b.py, which exists, and would overwrite it")
-    assert "delete or move it first" in (caught.value.hint or "")
+    assert "ask again with `overwrite: true`" in (caught.value.hint or "")
     assert a.read_text() == "a = 1\n" and b.read_text() == "b = 2\n" and session.gateway.applied == []
     skipped = {"documentChanges": [{**operation, "options": {"ignoreIfExists": True}}]}
     assert _run(apply_workspace_edit(session, skipped, CLIENT, label="move")).changed == []

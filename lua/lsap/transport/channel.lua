@@ -14,6 +14,11 @@ M.state = 'stopped'
 M.max_file_size = math.huge
 -- The LSP requests in flight per token (lsap.transport.requests).
 M.inflight = {} ---@type table<integer, {client_id: integer, request_id: integer}[]>
+-- The bridge's requests in flight, per client and request id: what to do if another cancels
+-- one. Neovim's own refreshes cancel every pending request of their method for a buffer
+-- (pull diagnostics when a shown buffer changes: `vim.lsp.util._cancel_requests`), and its
+-- RPC then drops the server's answer, so that request would wait for good.
+M.ours = {} ---@type table<integer, table<integer, fun()>>
 
 --- Send the service a notification; never raises, and sends nothing while Neovim quits:
 --- its channel may be closed by then ("Invalid channel"), and an error raised in an exiting

@@ -191,6 +191,7 @@ end
 local function close(bufnr)
   if bridge_buffer(bufnr) then pcall(vim.api.nvim_buf_delete, bufnr, {}) end
 end
+M.bridge_buffer = bridge_buffer
 
 --- Bring a loaded buffer up to date with its file unless it has unsaved changes, and say
 --- how it stands:
@@ -235,10 +236,7 @@ end
 --- the names of the loaded file buffers (the service skips the next call while nothing
 --- changed on disk and all of them are in the trees it watches).
 function M.sync(changes)
-  if #changes > 0 then
-    M.files_changed(changes)
-    seen.synced()
-  end
+  if #changes > 0 then M.files_changed(changes) end
   local names = {}
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(bufnr) then
@@ -367,10 +365,13 @@ end
 --- (`workspace/didChangeWatchedFiles`): Neovim watches files only where a watcher backend
 --- exists, so a module the bridge creates would otherwise stay unknown (unresolved imports).
 --- changes: { {uri=, type=1 (created) | 2 (changed) | 3 (deleted)}, ... }
+--- From here diagnostics `after_sync` count only what servers published after this (the
+--- service's sync, and an edit's files written without a buffer).
 function M.files_changed(changes)
   for _, client in ipairs(vim.lsp.get_clients()) do
     client:notify('workspace/didChangeWatchedFiles', { changes = changes })
   end
+  seen.synced()
 end
 
 return M

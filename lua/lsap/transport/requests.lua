@@ -46,8 +46,13 @@ local function flush(calls)
   end
 end
 
---- Send one call of a token; `finish` gets its answer (or its failure) once.
-local function send(token, call, intercept, finish)
+-- How many times a reading request another cancelled is sent again (see `channel.ours`).
+local RESENDS = 3
+
+--- Send one call of a token; `finish` gets its answer (or its failure) once. Cancelled by
+--- another (see `channel.ours`), a request that only reads is sent again (`left` more
+--- times), a command is answered as cancelled.
+local function send(token, call, intercept, finish, answered, left)
   local client = vim.lsp.get_client_by_id(call.client_id)
   if not client then
     return finish({ error = { code = -32803, message = 'language server is not running' }, gone = true })
@@ -69,6 +74,19 @@ local function send(token, call, intercept, finish)
       method = call.method,
       fail = function() finish({ error = { code = -32803, message = 'the language server exited before answering' } }) end,
     })
+    channel.ours[client.id] = channel.ours[client.id] or {}
+    channel.ours[client.id][request_id] = function()
+      if not inflight[token] or answered() then return end -- the bridge's own cancel, or answered
+      if left > 0 and call.method ~= 'workspace/executeCommand' then
+        vim.schedule(function()
+          if inflight[token] and not answered() and not client:is_stopped() then
+            send(token, call, intercept, finish, answered, left - 1)
+          end
+        end)
+      else
+        finish({ error = { code = -32800, message = 'the request was cancelled in the editor' } })
+      end
+    end
   else
     finish({ error = { code = -32803, message = 'language server refused the request' } })
   end
@@ -102,7 +120,7 @@ function M.request(token, calls, guard, intercept)
       results[i] = answer
       pending = pending - 1
       if pending == 0 then channel.reply(token, results) end
-    end)
+    end, function() return answered[i] == true end, RESENDS)
   end
 end
 
@@ -129,13 +147,14 @@ function M.cancel(token)
   withdraw[token] = nil
   takeover.release_taken(token)
   takeover.unpark(token)
-  for _, req in ipairs(inflight[token] or {}) do
+  local pending = inflight[token] or {}
+  inflight[token] = nil -- first: these cancels are the bridge's own (see `channel.ours`)
+  for _, req in ipairs(pending) do
     local client = vim.lsp.get_client_by_id(req.client_id)
     if client and not (UNCANCELLABLE[req.method] and pyright_family(client)) then
       pcall(client.cancel_request, client, req.request_id)
     end
   end
-  inflight[token] = nil
 end
 
 return M

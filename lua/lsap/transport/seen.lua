@@ -62,6 +62,12 @@ local function on_request(ev)
   elseif request.type == 'complete' or request.type == 'cancel' then
     local sent = sent_at[id][ev.data.request_id]
     sent_at[id][ev.data.request_id] = nil
+    local ours = channel.ours[id]
+    local cancelled = ours and ours[ev.data.request_id]
+    if cancelled then
+      ours[ev.data.request_id] = nil
+      if request.type == 'cancel' then cancelled() end
+    end
     if request.type == 'complete' then answered_at[id] = now_ms() end
     if sent and sent >= M.synced_at and (proven[id] or -1) < M.synced_at then proven[id] = now_ms() end
   end
