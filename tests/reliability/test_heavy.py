@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from lsap_bridge import cpu, resolve
+from lsap_bridge.client import Connection
 from lsap_bridge.locate.matcher import INLINE_FIND
 from lsap_bridge.lsreq import executor
 from lsap_bridge.lsreq.parser import MAX_LINES
@@ -26,7 +27,7 @@ from lsap_bridge.models import MAX_FIND
 from lsap_bridge.server import SocketServer
 
 from .clients import Raw
-from .processes import running
+from .processes import running, start_daemon, tree
 
 pytestmark = pytest.mark.integration
 
@@ -250,3 +251,25 @@ def wait_gone(pids: list[int], seconds: float) -> bool:
     while any(running(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     return not any(running(pid) for pid in pids)
+
+
+def test_the_daemon_ends_its_workers_when_it_stops(shop: Path, reap: set[int]) -> None:
+    """`lsap daemon stop` after a long find: the worker processes and their semaphore
+    tracker end with the daemon (Lifecycle ends the pool), none is left."""
+    process, info = start_daemon(shop, reap)
+    with Connection(info.socket, timeout=60) as conn:
+        result = conn.call("request", locate(words(2000)))
+        assert result["error"]["code"] == "not_found", result["text"][:300]
+        helpers = {pid for pid in tree(process.pid) if b"multiprocessing" in cmdline(pid)}
+        reap.update(helpers)
+        assert len(helpers) >= 2, helpers  # a worker at least, and the tracker
+        conn.call("shutdown")
+    process.wait(15)
+    assert wait_gone(sorted(helpers), 3.0), [pid for pid in helpers if running(pid)]
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
