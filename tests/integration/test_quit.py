@@ -37,7 +37,7 @@ pytestmark = [
 
 RUNS = int(os.environ.get("LSAP_QUIT_RUNS", "10"))  # per scenario
 EXIT_LIMIT = 2.0  # seconds from :qa! to no Neovim
-MANY = 200  # files of the rename that is being applied as Neovim quits
+MANY = 100  # files of the rename that is being applied as Neovim quits
 
 SERVERS = """
 vim.filetype.add({{ extension = {{ slow = 'slow', ren = 'ren', many = 'many' }} }})
