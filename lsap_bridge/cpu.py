@@ -13,9 +13,9 @@ is no such signal), ended by `shutdown` when the session ends.
 What crosses to a worker is a module-level function and picklable arguments of bounded
 size (a file's lines, the request's text): request size limits (`models.MAX_FIND`,
 `lsreq.parser.MAX_LINES`) bound both them and the work. Work that costs less than the hop
-(about a millisecond) runs right here. A worker is not interrupted: a call cancelled or
-timed out while its work runs lets it finish and drops the result; work not started yet
-is dropped at once.
+(about half a millisecond) runs right here. A call cancelled or timed out while its work
+runs ends the pool (a process cannot be interrupted otherwise; the next piece starts a
+new one); work not started yet is dropped at once.
 """
 
 from __future__ import annotations
