@@ -37,8 +37,11 @@ import msgpack
 from .errors import ErrorCode
 
 MIB = 1024 * 1024
-WRITE_HIGH = 1 * MIB  # unread reply bytes at which a connection is paused (no reads, no new calls)
-REFUSALS_UNREAD = 64 * 1024  # unread bytes past which a full queue stops reading
+WRITE_HIGH = MIB // 4  # unread reply bytes at which a connection is paused (no reads, no new calls)
+# Unread reply bytes past which a client is behind: its waiting calls start after those of
+# clients that read, and a full queue of its stops reading.
+BEHIND = 64 * 1024
+REFUSALS = 16  # `busy` refusals of a full queue, after which it is not read until half empty
 SLICE = 64  # messages of one connection handled before the loop turns to the others
 MAX_BATCH = 50  # requests in one `batch` call, and calls in one JSON-RPC batch array
 
@@ -297,6 +300,8 @@ class Connection(asyncio.Protocol):
         self.tasks: set[asyncio.Task[None]] = set()
         self.running = 0
         self.held = 0  # bytes of the calls read and not answered yet
+        self.refused = 0  # calls refused `busy` since its queue was last half empty
+        self.answered = 0  # calls it got answers to
         self.written = 0  # bytes handed to the transport
         self.reading = True
         self.slicing = False  # the next slice of what was read is on its way
@@ -423,6 +428,7 @@ class Connection(asyncio.Protocol):
                 f"this call was not run; send it again in about {retry:g} s, and read the replies of "
                 "calls sent before", {"retry_after": retry}))
         elif len(self.queue) >= self.limits.queue:
+            self.refused += 1
             retry = round(min(60.0, max(0.1, self.mean * len(self.queue) / self.limits.in_flight)), 1)
             self._refused(self._ids(message), RpcFailure(
                 TOO_BUSY, f"{self.peer.name} already has {len(self.queue)} calls waiting (the "
@@ -491,12 +497,19 @@ class Connection(asyncio.Protocol):
         """Bytes of replies written and not read by the client yet."""
         return self.transport.get_write_buffer_size() if self.transport else 0
 
+    def behind(self) -> bool:
+        """Whether the client leaves more than `BEHIND` bytes of its replies unread."""
+        return self.unread() > BEHIND
+
     def _pressed(self) -> bool:
         """Whether the connection is over its budget: its replies unread, or its memory; or
-        its queue is full and it does not read the refusals (`busy` is for clients that
-        read: one that does not gets no more reads instead of thousands of refusals)."""
+        its queue is full and it does not read the refusals, or was refused `REFUSALS` times
+        since the queue was last half empty (`busy` is for clients that read: one that
+        sends on regardless gets no more reads, its writes wait in the kernel, instead of
+        thousands of refusals that the loop writes while every other client waits)."""
         return (not self.writing or self.footprint() > self.limits.memory
-                or (len(self.queue) >= self.limits.queue and self.unread() > REFUSALS_UNREAD))
+                or (len(self.queue) >= self.limits.queue
+                    and (self.behind() or self.refused >= REFUSALS)))
 
     def _pace(self) -> None:
         """Read, and handle what was read, only while the connection stays within its
@@ -526,6 +539,8 @@ class Connection(asyncio.Protocol):
         given back by the task's done callback, the one place that runs however the task
         ends: a task cancelled before its first step never runs a `finally` of its own."""
         call = self.queue.popleft()
+        if len(self.queue) <= self.limits.queue // 2:
+            self.refused = 0
         self.running += 1
         self.host.scheduler.running += 1
         task = asyncio.get_running_loop().create_task(self._run(call))
@@ -553,6 +568,7 @@ class Connection(asyncio.Protocol):
         ASKING.set(self)
         self._write_reply(await self._answer(call))
         call.answered = True
+        self.answered += 1
 
     async def _answer(self, call: Call) -> bytes | None:
         if isinstance(self.framing, JsonLines):
@@ -768,9 +784,9 @@ class Budget:
 
 class Scheduler:
     """Starts agents' calls in turn across the connections that have some waiting (one call
-    per connection per turn), at most `capacity` at once, and none while one of the human's
-    own commands runs: a greedy connection cannot starve the others, and agents never hold
-    the human back."""
+    per connection per turn; those whose clients read their replies first), at most
+    `capacity` at once, and none while one of the human's own commands runs: a greedy
+    connection cannot starve the others, and agents never hold the human back."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
@@ -814,13 +830,20 @@ class Scheduler:
 
     def _pump(self) -> None:
         while self.running < self.capacity and not self.human and self._turns:
-            conn = next(iter(self._turns))
+            conn = self._next()
             del self._turns[conn]
             if not conn.ready():
                 continue  # it asks again when it can (a call of its own ended, or it read)
             conn.start()  # counts itself in `running`, and gives it back however it ends
             if conn.queue:
                 self._turns[conn] = None  # back of the line
+
+    def _next(self) -> Connection:
+        """The first connection in turn whose client reads its replies, among those one with
+        no call running, and among those one answered before: a call whose reply would wait
+        unread, a greedy client's next call, or a burst of new connections (50 clients that
+        never read, connecting at once) does not hold back a client asking one thing."""
+        return min(self._turns, key=lambda c: (c.behind(), c.running > 0, c.answered == 0))
 
     @contextlib.asynccontextmanager
     async def _human_first(self) -> AsyncIterator[None]:

@@ -59,6 +59,10 @@ class LsapError(Exception):
     def __post_init__(self) -> None:
         super().__init__(self.message)
 
+    def __reduce__(self) -> tuple[type[LsapError], tuple[Any, ...]]:
+        """Pickled by its fields (an answer from a worker process, `cpu.py`), not by `args`."""
+        return (type(self), (self.code, self.message, self.hint, self.candidates, self.suggestions))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "code": self.code.value,

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from . import cpu
 from .connection import Limits, Scheduler
 from .discovery import SessionInfo, runtime_dir
 from .edits import recover_edits
@@ -154,6 +155,7 @@ class Lifecycle:
             if self.server is not None:
                 await self.server.close(self.reason)
         finally:
+            cpu.shutdown()  # its worker processes, if any started
             if self.owned is not None:
                 await self.owned.close()
 

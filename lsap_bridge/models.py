@@ -32,11 +32,11 @@ class LineScope(StrictModel):
         return self
 
 
-# The longest `find`, in characters (about 200 lines of code). Matching one that has no
-# exact match costs time growing with the square of its length, in steps that hold the
-# interpreter (rapidfuzz): at this length each step stays under ~25 ms unloaded, so the worker
-# thread it runs on (lsap_bridge/cpu.py) never holds another client's answer for long.
-MAX_FIND = 8 * 1024
+# The longest `find`, in characters (about 2,500 lines of code). Matching one that has no
+# exact match costs time growing with the square of its length (100 KiB: 4-14 s), in a
+# worker process (lsap_bridge/cpu.py), so another client's answer does not wait for it; the
+# limit bounds how long a worker is taken (a megabyte would take it for minutes).
+MAX_FIND = 100 * 1024
 
 
 class Locate(StrictModel):

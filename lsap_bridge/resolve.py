@@ -11,7 +11,17 @@ from .cpu import off_loop
 from .errors import Candidate, ErrorCode, LsapError, shown_score
 from .gateway import Document
 from .locate.anchor import format_anchor
-from .locate.matcher import Match, MatchResult, Needle, Tier, decide, find_matches, has_exact, parse_find
+from .locate.matcher import (
+    INLINE_FIND,
+    Match,
+    MatchResult,
+    Needle,
+    Tier,
+    decide,
+    find_in,
+    has_exact,
+    parse_find,
+)
 from .models import LineScope, Locate, SymbolScope
 from .session import Resolved, Session, Target
 from .surface import looked_at, phrase
@@ -91,8 +101,8 @@ async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resol
     exact = [r for r in regions if has_exact(doc.lines, needle, r[0], r[1])]
     searched = exact or regions
     # Without an exact match the other tiers compute (a long find: seconds): off the loop.
-    results = await off_loop(not exact, lambda: [
-        find_matches(doc.lines, needle, start, end) for start, end, _ in searched])
+    heavy = not exact and len(needle.text) > INLINE_FIND
+    results = await off_loop(heavy, find_in, doc.lines, needle, [(start, end) for start, end, _ in searched])
     match, note = _decide(locate, needle, results, doc, tree, session.workspace.display(path))
     return Resolved(
         target, doc, match.line, match.column, tree.enclosing_path(match.line, match.column),

@@ -220,6 +220,7 @@ class SocketServer:
         self.tcp_address: tuple[str, int] | None = None
         self.info_extra: dict[str, Any] = {}
         self._servers: list[asyncio.AbstractServer] = []
+        self._schemas: asyncio.Future[dict[str, Any]] | None = None  # made on a thread at start
         self._numbers = iter(range(1, 1 << 62))
         self._callers: set[int] = set()  # the peers (by id) that made calls and are connected
         self.running = 0  # methods in progress over all clients
@@ -250,6 +251,9 @@ class SocketServer:
             os.umask(old_umask)
         self.path.chmod(0o600)
         self._servers.append(server)
+        # The modes' JSON Schemas, made once (~50 ms, seconds on a loaded machine) on a thread
+        # as the socket opens: the first `schema` call does not hold every other client.
+        self._schemas = asyncio.ensure_future(asyncio.to_thread(schema))
 
     async def start_tcp(self, host: str = "127.0.0.1", port: int = 0, *,
                         force: bool = False) -> str:
@@ -417,7 +421,7 @@ class SocketServer:
                 "results": [response_result(r) for r in responses]}
 
     async def _schema(self, params: Any) -> dict[str, Any]:
-        return schema()
+        return await asyncio.shield(self._schemas) if self._schemas is not None else schema()
 
     async def _info(self, params: Any) -> dict[str, Any]:
         # What the service asked of Neovim so far (calls into it, LSP requests sent), as it

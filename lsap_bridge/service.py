@@ -27,7 +27,7 @@ from .session import Session, disk_notes
 from .surface import REQUEST, SURFACE
 from .workspace import Workspace
 
-PARSE_INLINE = 64 * 1024  # characters of a text block parsed on the loop; longer ones off it
+PARSE_INLINE = 16 * 1024  # characters of a text block parsed on the loop (a few ms); longer ones off it
 
 
 @dataclass
@@ -103,7 +103,7 @@ class Service:
 
         async def answer() -> Response:  # a large block's parse off the loop (lsap_bridge/cpu.py)
             REQUEST.set({"text": text})
-            request = await off_loop(len(text) > PARSE_INLINE, lambda: parse(text))
+            request = await off_loop(len(text) > PARSE_INLINE, parse, text)
             return Response(await execute(self.session, request), "request")
 
         return await guarded(answer(), "the Language Server Request")

@@ -89,6 +89,11 @@ class Symbol:
             self._selection = self._converted(1)
         return self._selection
 
+    def __reduce__(self) -> tuple[type[Symbol], tuple[Any, ...]]:
+        """Pickled with its spans converted: a worker process (lsap_bridge/cpu.py) gets no
+        converter, which holds the file's lines."""
+        return (type(self), (self.name, self.kind, self.span, self.selection, self.detail, self.children))
+
     def _converted(self, which: int) -> Span:
         assert self._units is not None and self._convert is not None, "only a lazy symbol lacks spans"
         return self._convert(self._units[which])

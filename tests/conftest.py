@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from lsap_bridge import cpu
+
 if TYPE_CHECKING:
     from tests.integration.harness import Pool
 
@@ -64,6 +66,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         print("\n".join(lines))
     if os.environ.get("LSAP_TEST_LEFTOVERS") != "report":  # "report": count, do not fail
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cpu_workers() -> Iterator[None]:
+    """The worker processes the bridges of this pytest started (`lsap_bridge.cpu`), ended
+    as a session's end ends them, before the check for processes left behind."""
+    yield
+    cpu.shutdown()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -38,6 +38,9 @@ _ALIGNED = 10
 _ANCHOR_LINES = 3
 #: How many near matches of each of those lines are tried as a window's place.
 _ANCHOR_LIMIT = 50
+#: The longest find (characters) matched on the loop when it has no exact match: a few
+#: milliseconds of work, about what a hop to a worker process costs (lsap_bridge/cpu.py).
+INLINE_FIND = 256
 #: How many below-threshold candidates a miss suggests.
 _CLOSEST = 3
 #: A line as the bridge's reports number it (`17|     return result`).
@@ -192,6 +195,11 @@ def find_matches(
     if len(found) == 1:
         return MatchResult(Tier.CASE, found)
     return MatchResult(None, closest=(found + result.closest)[: max(_CLOSEST, len(found))])
+
+
+def find_in(lines: Sequence[str], needle: Needle, spans: Sequence[tuple[int, int]]) -> list[MatchResult]:
+    """`find_matches` in each span [start, end): one piece of work for a worker process."""
+    return [find_matches(lines, needle, start, end) for start, end in spans]
 
 
 def _case(hay: _Haystack, text: str, needle: str, marker: int) -> list[Match]:

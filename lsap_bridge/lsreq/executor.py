@@ -22,7 +22,7 @@ from ..diagnostics import DiagnosticMap
 from ..errors import Candidate, ErrorCode, LsapError, shown_score
 from ..failures import as_error
 from ..gateway import Client, LspCall
-from ..locate.matcher import Needle, Tier, find_matches, moved, settle, unpaste
+from ..locate.matcher import INLINE_FIND, Needle, Tier, find_matches, moved, settle, unpaste
 from ..render import render_report
 from ..report.budget import budget_of
 from ..session import Session, Target, disk_note
@@ -72,7 +72,8 @@ class Executor:
         assert run.doc is not None and run.path is not None
         texts = [anchor.text for anchor in run.block.anchors]
         lines, tree, name = run.doc.lines, run.tree, run.section.path
-        found = await off_loop(bool(texts), lambda: find_lines(lines, tree, name, texts))
+        heavy = sum(map(len, texts)) > INLINE_FIND
+        found = await off_loop(heavy, find_lines, lines, tree, name, texts)
         for anchor, outcome in zip(run.block.anchors, found, strict=True):
             entry = Entry(None, anchor.kind.value, anchor.text)
             run.section.entries.append(entry)

@@ -3,7 +3,9 @@
 It stands in for a server busy indexing, to show the editor keeps answering meanwhile.
 With `--indexing` it also reports `$/progress` work that never ends, as a server does
 while it indexes a large workspace. With `--rename FILE`, a rename (answered at once)
-turns the first word of FILE into `renamed`, whatever was asked: an edit to approve.
+turns the first word of FILE into `renamed`, whatever was asked: an edit to approve; with
+`--rename DIRECTORY`, that of every file in it (an edit of many files, a while to apply),
+and the references are those words, and every file's diagnostics none.
 """
 
 from __future__ import annotations
@@ -29,9 +31,12 @@ def slow(msg_id: Any, result: Any) -> None:
 
 def rename_edit() -> dict[str, Any]:
     assert RENAMED is not None
-    word = RENAMED.read_text().split()[0]
-    where = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": len(word)}}
-    return {"changes": {RENAMED.resolve().as_uri(): [{"range": where, "newText": "renamed"}]}}
+    changes = {}
+    for path in sorted(RENAMED.iterdir()) if RENAMED.is_dir() else [RENAMED]:
+        word = path.read_text().split()[0]
+        where = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": len(word)}}
+        changes[path.resolve().as_uri()] = [{"range": where, "newText": "renamed"}]
+    return {"changes": changes}
 
 
 def answer(method: str, msg_id: Any) -> bool:
@@ -43,6 +48,12 @@ def answer(method: str, msg_id: Any) -> bool:
     elif method == "textDocument/hover":
         hover = {"contents": {"kind": "markdown", "value": "slow answer"}}
         threading.Thread(target=slow, args=(msg_id, hover), daemon=True).start()
+    elif method in ("textDocument/didOpen", "textDocument/didChange") and RENAMED is not None and RENAMED.is_dir():
+        for uri in rename_edit()["changes"]:  # no problem anywhere: diagnostics settle at once
+            send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                  "params": {"uri": uri, "diagnostics": []}})
+    elif method == "textDocument/references" and RENAMED is not None and RENAMED.is_dir():
+        reply(msg_id, [{"uri": uri, "range": edits[0]["range"]} for uri, edits in rename_edit()["changes"].items()])
     elif method == "textDocument/references":
         threading.Thread(target=slow, args=(msg_id, []), daemon=True).start()
     elif method == "textDocument/rename" and RENAMED is not None:

@@ -1,7 +1,9 @@
 """:qa! in a real terminal, with the bridge's work in flight: right after `:Lsap diagnostics`
 (basedpyright attached, so its LspDetach runs while Neovim exits), with a references report
 still computing, with an agent's edit waiting in the approval window, and while build()
-installs. Each time Neovim is gone within EXIT_LIMIT seconds: nothing the bridge does
+installs, and while an agent's rename of many files is being applied (then the journal
+it leaves is settled as the next session would, and nothing is torn or rejected). Each
+time Neovim is gone within EXIT_LIMIT seconds: nothing the bridge does
 while Neovim exits may hold the exit (doc/lsap.txt, lsap-exit). One tmux server for all,
 a fresh Neovim in a window of its own for each run."""
 
@@ -21,6 +23,7 @@ from typing import Any
 import pytest
 
 from lsap_bridge.client import ClientError, Connection
+from lsap_bridge.journal import REJECTED, recover
 from tests.conftest import EXAMPLE
 from tests.reliability.processes import running, tree
 
@@ -34,9 +37,10 @@ pytestmark = [
 
 RUNS = int(os.environ.get("LSAP_QUIT_RUNS", "10"))  # per scenario
 EXIT_LIMIT = 2.0  # seconds from :qa! to no Neovim
+MANY = 100  # files of the rename that is being applied as Neovim quits
 
 SERVERS = """
-vim.filetype.add({{ extension = {{ slow = 'slow', ren = 'ren' }} }})
+vim.filetype.add({{ extension = {{ slow = 'slow', ren = 'ren', many = 'many' }} }})
 vim.lsp.config('slow', {{
   cmd = {{ {python!r}, {server!r}, '30' }}, filetypes = {{ 'slow' }}, root_markers = {{ 'pyproject.toml' }},
 }})
@@ -44,7 +48,11 @@ vim.lsp.config('ren', {{
   cmd = {{ {python!r}, {server!r}, '0', '--rename', {renamed!r} }}, filetypes = {{ 'ren' }},
   root_markers = {{ 'pyproject.toml' }},
 }})
-vim.lsp.enable({{ 'slow', 'ren' }})
+vim.lsp.config('many', {{
+  cmd = {{ {python!r}, {server!r}, '0', '--rename', {many!r} }}, filetypes = {{ 'many' }},
+  root_markers = {{ 'pyproject.toml' }},
+}})
+vim.lsp.enable({{ 'slow', 'ren', 'many' }})
 """
 
 
@@ -57,12 +65,16 @@ class Quits:
         (self.project / "notes.slow").write_text("hello world\n")
         self.notes = self.project / "notes.ren"
         self.notes.write_text("hello world\n")
+        self.many = self.project / "many"  # renamed all at once by the `many` server
+        self.many.mkdir()
         # The human's Neovim: basedpyright for Python, a server answering references after
-        # 30 s for `.slow` files, one renaming at once for `.ren` files; agents' edits asked.
+        # 30 s for `.slow` files, one renaming at once for `.ren` files (and one renaming
+        # every file under many/ for `.many` files); agents' edits asked.
         self.human = make_home(base / "human", setup="{ edit_policy = 'ask' }")
         server = Path(__file__).with_name("slow_server.py")
         with (Path(self.human.env["XDG_CONFIG_HOME"]) / "nvim" / "init.lua").open("a") as init:
-            init.write(SERVERS.format(python=sys.executable, server=str(server), renamed=str(self.notes)))
+            init.write(SERVERS.format(python=sys.executable, server=str(server), renamed=str(self.notes),
+                                      many=str(self.many)))
         self.human.register()
         # A first install: no python3_host_prog, so build() starts by making a venv.
         self.fresh = make_home(base / "fresh", python=None)
@@ -177,6 +189,65 @@ def test_quit_with_an_approval_window_open(quits: Quits) -> None:
         return took
 
     repeat(quits, "approval", run)
+
+
+def test_quit_while_a_rename_is_applied(quits: Quits) -> None:
+    """:qa! as soon as the journal of an agent's rename of MANY files is on disk (approved
+    in the float): Neovim exits at once; once its Python host is gone too, the journal it
+    leaves is settled as the next session settles it (`journal.recover`), which rejects
+    nothing, and every file is whole and the set all old or all new, no leftover beside."""
+    journals = Path(quits.human.env["XDG_STATE_HOME"]) / "nvim" / "lsap" / "journal"
+    files = [quits.many / f"f{i:03}.many" for i in range(MANY)]
+    caught: list[bool] = []  # per run: whether the journal was on disk at :qa!
+    ends: list[str] = []  # per run: the files' end, and what the next session did
+
+    def run() -> float:
+        for path in files:
+            path.write_text("hello world\n")
+        pid = quits.nvim(quits.human, str(files[0].relative_to(quits.project)))
+        socket = quits.socket(pid)
+        answer: dict[str, Any] = {}
+
+        def agent() -> None:
+            rename = {"mode": "rename", "locate": "many/f000.many@hello", "new_name": "renamed"}
+            try:
+                with Connection(socket, name="claude") as conn:
+                    answer.update(conn.call("request", {"request": rename}))
+            except ClientError as exc:
+                answer["error"] = exc.code
+
+        asking = threading.Thread(target=agent, daemon=True)
+        asking.start()
+        try:
+            quits.term.wait("a apply · r refuse", 30)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\nthe agent's answer: {answer}") from None
+        family = tree(pid)  # the TUI, the editor, its Python host and servers
+        quits.term.keys(":Lsap approval", "Enter")
+        quits.term.keys("a")
+        deadline = time.monotonic() + 30  # a tight look: the journal is there for a moment only
+        while not any(journals.glob("*.json")) and not files[-1].read_text().startswith("renamed"):
+            assert time.monotonic() < deadline, f"the rename did not begin; the screen:\n{quits.term.screen()}"
+            time.sleep(0.005)
+        time.sleep(0.04 * len(caught))  # each run later into the edit: preparing, switching, done
+        caught.append(any(journals.glob("*.json")))
+        took = quits.quit("rename", pid)
+        wait_for(lambda: not any(running(p) for p in family) or None, 10, "the host and servers to end")
+        asking.join(10)
+        assert not asking.is_alive(), "the agent still waits after Neovim quit"
+        settled = recover(journals, [quits.project])  # what the next session does first
+        assert not (journals / REJECTED).exists() or not any((journals / REJECTED).iterdir()), settled
+        assert not list(journals.glob("*.json")), settled
+        contents = {path.read_text() for path in files}
+        assert contents in ({"hello world\n"}, {"renamed world\n"}), (contents, settled, answer)
+        assert not [p.name for p in quits.many.iterdir() if p.name.startswith(".")], settled
+        ends.append(("new" if contents == {"renamed world\n"} else "old") + "/"
+                    + (",".join(r.outcome for r in settled) or "nothing to settle"))
+        return took
+
+    repeat(quits, "rename", run)
+    print(f"rename: the journal was on disk at :qa! in {sum(caught)} of {len(caught)} runs; {ends}")
+    assert any(caught), "the rename was always done before :qa!: the test did not quit mid-apply"
 
 
 def test_quit_while_build_runs(quits: Quits) -> None:

