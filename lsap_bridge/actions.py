@@ -36,11 +36,11 @@ from .changes import undo_hint
 from .diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap
 from .edits import NOTHING, EditResult, apply_workspace_edit, check_edit, merged, preview, preview_text
 from .errors import Candidate, ErrorCode, LsapError
-from .gateway import Client, Document, LspCall
+from .gateway import Client, LspCall
 from .locate.anchor import format_anchor
 from .locate.matcher import Needle, find_matches
 from .models import LineScope, Locate, Report, Request, Row, SymbolScope, absent
-from .position import to_lsp_character
+from .position import Document, to_lsp_character
 from .report.pieces import DiagnosticRow, diagnostic_row
 from .resolve import resolve
 from .session import EVERY_SERVER, Session, Target, ranked

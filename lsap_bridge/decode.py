@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from .gateway import Document
-from .position import Encoding, from_lsp_character, to_lsp_character
+from .position import Document, Encoding, column_at, to_lsp_character
 from .symbols import Units, units
 from .workspace import path_of, uri_of
 
@@ -141,8 +140,7 @@ def inlay_hints_from_lsp(result: Any, lines: Sequence[str], encoding: Encoding) 
     for raw in result or []:
         position = raw.get("position") or {}
         line = int(position.get("line", 0))
-        text = lines[line] if 0 <= line < len(lines) else ""
-        col = from_lsp_character(text, int(position.get("character", 0)), encoding)
+        col = column_at(lines, line, int(position.get("character", 0)), encoding)
         kind = raw.get("kind")
         hints.append(InlayHint(line, col, hint_label(raw).strip(), int(kind) if kind else None))
     return sorted(hints, key=lambda h: (h.line, h.col))

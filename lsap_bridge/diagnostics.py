@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .position import Encoding, from_lsp_character
+from .position import Encoding, column_at
 
 SEVERITIES = ("error", "warning", "information", "hint")
 #: Short source names, as editors print them next to a code: `ts(2322)`.
@@ -78,11 +78,6 @@ class DiagnosticMap(dict[Path, list[Diagnostic]]):
         self.quiet: dict[Path, str] = {}
 
 
-def _column(lines: list[str], line: int, character: Any, encoding: Encoding) -> int:
-    text = lines[line] if 0 <= line < len(lines) else ""
-    return from_lsp_character(text, int(character or 0), encoding)
-
-
 def _code(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
@@ -104,9 +99,9 @@ def from_lsp(item: dict[str, Any], lines: list[str], encoding: Encoding, server:
     start, end = item["range"]["start"], item["range"]["end"]
     return Diagnostic(
         line=int(start["line"]),
-        col=_column(lines, int(start["line"]), start["character"], encoding),
+        col=column_at(lines, int(start["line"]), int(start["character"] or 0), encoding),
         end_line=int(end["line"]),
-        end_col=_column(lines, int(end["line"]), end["character"], encoding),
+        end_col=column_at(lines, int(end["line"]), int(end["character"] or 0), encoding),
         severity=severity_name(item.get("severity", 1)),
         message=message_of(item, roots),
         code=_code(item.get("code")),
@@ -122,9 +117,9 @@ def from_vim(item: dict[str, Any], lines: list[str], roots: Sequence[Path] = ())
     line, end_line = int(item.get("lnum") or 0), int(item.get("end_lnum") or item.get("lnum") or 0)
     return Diagnostic(
         line=line,
-        col=_column(lines, line, item.get("col"), "utf-8"),
+        col=column_at(lines, line, int(item.get("col") or 0), "utf-8"),
         end_line=end_line,
-        end_col=_column(lines, end_line, item.get("end_col") or item.get("col"), "utf-8"),
+        end_col=column_at(lines, end_line, int(item.get("end_col") or item.get("col") or 0), "utf-8"),
         severity=severity_name(item.get("severity", 1)),
         message=message_of(item, roots),
         code=_code(item.get("code")),

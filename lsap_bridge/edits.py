@@ -43,9 +43,9 @@ from .decode import is_range
 from .diskwatch import Basis
 from .errors import ErrorCode, LsapError
 from .filestate import Snapshot, content_hash, snapshot
-from .gateway import Client, Document, Editor
+from .gateway import Client, Editor
 from .journal import Change, Journal, Recovery, recover
-from .position import Encoding, from_lsp_character
+from .position import Document, Encoding, from_lsp_character
 from .session import Session
 from .workspace import Workspace, path_of, size_text
 

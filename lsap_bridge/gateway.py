@@ -25,6 +25,7 @@ from .errors import ClientGone, ErrorCode, LsapError, StaleText
 from .filestate import DiskStamp, content_hash
 from .models import DEFAULT_MAX_TOKENS
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
+from .position import Document
 from .surface import restart_help
 from .workspace import Workspace, path_of, too_large
 
@@ -70,26 +71,6 @@ class Attached(list[Client]):
         super().__init__(clients)
         self.complete = complete
         self.known = known
-
-
-@dataclass(frozen=True)
-class Document:
-    """A file's text: from the loaded buffer when there is one, else from disk."""
-
-    path: Path
-    lines: list[str]
-    version: str  # changedtick for buffers, the disk stamp for files: a cache key
-    bufnr: int | None = None
-    modified: bool = False
-    # A buffer with unsaved changes whose file was "changed" or "deleted" on disk since the
-    # buffer was read: the text is the human's, and answers say the disk differs.
-    disk_differs: Literal["changed", "deleted"] | None = None
-    # A text read from disk while its stamp was racy: its content hash, which settles
-    # whether an equal stamp later still means this text (see `DiskStamp.racy`).
-    digest: str | None = None
-    # A buffer's version as its servers last heard it (`didChange`), which a server's edit
-    # names: a write moves the changedtick past it without changing the text.
-    sent: int | None = None
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from typing import Any
 from .clangd import DATABASES, database_note
 from .cpu import off_loop
 from .errors import Candidate, ErrorCode, LsapError, shown_score
-from .gateway import Document
 from .locate.anchor import format_anchor
 from .locate.matcher import Match, MatchResult, Needle, Tier, decide, find_matches, has_exact, parse_find
 from .models import LineScope, Locate, SymbolScope
+from .position import Document, line_at
 from .session import Resolved, Session, Target
 from .surface import looked_at, phrase
 from .symbols import Symbol, SymbolTree
@@ -105,7 +105,7 @@ def _name_column(symbol: Symbol, lines: list[str]) -> int:
     whole declaration that has no name of its own (tsserver's `export default function
     () {}`), and the name (the `default` keyword) is where its references are asked."""
     line, col = symbol.selection.start_line, symbol.selection.start_col
-    text = lines[line] if line < len(lines) else ""
+    text = line_at(lines, line)
     name = symbol.bare_name
     if not name or text.startswith(name, col):
         return col
@@ -196,7 +196,7 @@ def _bodiless(symbol: Symbol, lines: list[str]) -> bool:
     """A signature without a body: a TypeScript overload or declaration (`f(x: T): U;`),
     a Python `@overload` (its body `...`)."""
     span = symbol.span
-    end = lines[span.end_line].rstrip() if span.end_line < len(lines) else ""  # a range may stop before `;`
+    end = line_at(lines, span.end_line).rstrip()  # a range may stop before `;`
     above = lines[span.start_line - 1].strip() if span.start_line > 0 else ""
     decorated = "overload" in " ".join([above, *lines[span.start_line : symbol.selection.start_line + 1]])
     return end.endswith(";") or (decorated and end.endswith("..."))

@@ -20,6 +20,7 @@ from .locate.anchor import parse_anchor
 from .lsreq.executor import execute
 from .lsreq.parser import parse
 from .models import LineScope, Locate, Report, bare_field
+from .position import byte_column
 from .render import render_error, renderer
 from .report.budget import fit
 from .requests import names_whole_file, parse_request
@@ -59,7 +60,7 @@ async def guarded(answer: Coroutine[Any, Any, Response], what: str, fmt: str = "
 def word_at_cursor(field: str, cursor: dict[str, Any]) -> str:
     """The word under the human's cursor, for a mode whose bare argument is a name."""
     text = str(cursor.get("text") or "")
-    col = len(text.encode("utf-8")[: int(cursor.get("col") or 0)].decode("utf-8", errors="ignore"))
+    col = byte_column(text, int(cursor.get("col") or 0))
     for word in re.finditer(r"[\w$]+", text):
         if word.end() > col:
             return word.group(0)

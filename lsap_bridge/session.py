@@ -27,11 +27,11 @@ from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import Basis, DiskWatch, fs_now_ns
 from .errors import ErrorCode, LsapError, StaleText, invalid
 from .filestate import DiskStamp
-from .gateway import Attached, Client, Document, Editor, LspAnswer, LspCall, ServerRequests
+from .gateway import Attached, Client, Editor, LspAnswer, LspCall, ServerRequests
 from .locate.matcher import Match, Tier
 from .models import Locate, Request
 from .modes import Answer, Capability, fallback
-from .position import Encoding, from_lsp_character, to_lsp_character
+from .position import Document, Encoding, column_at, to_lsp_character
 from .surface import formatter_help, servers_help
 from .symbols import SymbolTree, Units, build_tree, units
 from .workspace import Workspace, language_of, remembered, uri_of
@@ -608,11 +608,8 @@ class Session:
         for path, (first, start, last, end) in found:
             doc = docs.get(path)
             lines = doc.lines if doc else []
-
-            def col(line: int, character: int, lines: list[str] = lines) -> int:
-                return from_lsp_character(lines[line] if line < len(lines) else "", character, encoding)
-
-            out.append(Location(path, first, col(first, start), last, col(last, end)))
+            out.append(Location(path, first, column_at(lines, first, start, encoding),
+                                last, column_at(lines, last, end, encoding)))
         return out
 
     # -- symbols --------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from rapidfuzz import fuzz, process
 
-from .position import Encoding, from_lsp_character
+from .position import Encoding, column_at, line_at
 
 # LSP SymbolKind values that hold code worth naming as "where a use is".
 _SCOPES = {2, 3, 4, 5, 6, 9, 10, 11, 12, 23}
@@ -194,21 +194,14 @@ class SymbolTree:
 def _span(raw: dict[str, Any], lines: Sequence[str], encoding: Encoding) -> Span:
     start, end = raw["start"], raw["end"]
     first, last = start["line"], end["line"]
-    return Span(first, _column(lines, first, start["character"], encoding),
-                last, _column(lines, last, end["character"], encoding))
+    return Span(first, column_at(lines, first, start["character"], encoding),
+                last, column_at(lines, last, end["character"], encoding))
 
 
 def units(rng: dict[str, Any]) -> Units:
     """An LSP range's numbers (kept instead of its dicts: a fifth of their memory)."""
     start, end = rng["start"], rng["end"]
     return start["line"], start["character"], end["line"], end["character"]
-
-
-def _column(lines: Sequence[str], line: int, character: int, encoding: Encoding) -> int:
-    text = lines[line] if 0 <= line < len(lines) else ""
-    if text.isascii():  # the common case, inline: a large file has 40,000 of these
-        return max(0, min(character, len(text)))
-    return from_lsp_character(text, character, encoding)
 
 
 def build_tree(result: Any, lines: Sequence[str], encoding: Encoding) -> SymbolTree:
@@ -219,7 +212,7 @@ def build_tree(result: Any, lines: Sequence[str], encoding: Encoding) -> SymbolT
 
     def span(units: Units) -> Span:
         first, start, last, end = units
-        return Span(first, _column(lines, first, start, encoding), last, _column(lines, last, end, encoding))
+        return Span(first, column_at(lines, first, start, encoding), last, column_at(lines, last, end, encoding))
 
     if isinstance(result, dict) and "symbols" in result:
         return _tree_from_packed(result["symbols"], span)
@@ -276,7 +269,7 @@ def _encloses(outer: Span, inner: Span) -> bool:
 
 def _name_span(name: str, span: Span, lines: Sequence[str]) -> Span:
     """Flat symbols carry no selection range: find the name in the symbol's first line."""
-    text = lines[span.start_line] if span.start_line < len(lines) else ""
+    text = line_at(lines, span.start_line)
     at = text.find(bare_name(name), span.start_col)
     if at < 0:
         return Span(span.start_line, span.start_col, span.start_line, span.start_col)

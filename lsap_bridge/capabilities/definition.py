@@ -13,9 +13,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..gateway import Document
 from ..models import Anchored, LocateRequest, Paged
 from ..modes import Answer, Offer, mode
+from ..position import Document
 from ..report.paging import page
 from ..report.pieces import MAX_CODE_LINES, Code, anchor_fields, code_of, defining_symbol, editor_location, word_at
 from ..resolve import resolve

@@ -11,9 +11,9 @@ from pydantic import Field, model_validator
 
 from ..decode import InlayHint, inlay_hint_params, inlay_hints_from_lsp, weave_inlay_hints
 from ..errors import ErrorCode, LsapError
-from ..gateway import Document
 from ..models import Line, LineScope, Locate, Report, Request, SymbolScope
 from ..modes import Answer, Offer, mode
+from ..position import Document
 from ..report.paging import suggest
 from ..report.pieces import fence_language
 from ..resolve import resolve

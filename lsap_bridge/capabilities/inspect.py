@@ -14,9 +14,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ..decode import hover_text, location_files
-from ..gateway import Document, LspCall
+from ..gateway import LspCall
 from ..models import Anchored, LocateRequest, Row
 from ..modes import Answer, Offer, mode
+from ..position import Document
 from ..report.hierarchy import Entry, Section, edges_of, entry_paths, flatten, node_of, render_entries
 from ..report.pieces import MAX_CODE_LINES, Code, anchor_fields, code_of, defining_symbol, word_at
 from ..resolve import Resolved, resolve

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from ..decode import location_count, location_files
 from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
+from ..position import line_at
 from ..report.paging import page
 from ..report.pieces import anchor_fields, editor_location, excerpt, fence_language, word_at
 from ..resolve import resolve
@@ -212,7 +213,7 @@ def _kinds(lines: list[str], uses: list[Location]) -> tuple[dict[tuple[int, int]
     kinds: dict[tuple[int, int], Kind | None] = {}
     printed: set[int] = set()
     for loc in uses:
-        text = lines[loc.line] if loc.line < len(lines) else ""
+        text = line_at(lines, loc.line)
         kind = use_kind(text, loc.col) or ("import" if _in_import_list(lines, loc.line) else None)
         kinds[(loc.line, loc.col)] = kind
         if kind is None:

@@ -34,7 +34,7 @@ from ..gateway import Client
 from ..identifiers import check_new_name, declined
 from ..models import Anchored, LocateRequest, Paged, Report, Request, Row, absent
 from ..modes import Answer, Offer, mode
-from ..position import from_lsp_character
+from ..position import column_at, line_at
 from ..report.paging import page, suggest
 from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, word_at
 from ..resolve import Resolved, resolve
@@ -335,11 +335,11 @@ async def _uncovered(session: Session, target: Target, edit: dict[str, Any],
     for path, rng in missed:
         lines = docs[path].lines if path in docs else []
         line = rng["start"]["line"]
-        text = lines[line] if line < len(lines) else ""
+        text = line_at(lines, line)
         out.append({
             "path": session.workspace.display(path),
             "line": line + 1,
-            "column": from_lsp_character(text, rng["start"]["character"], encoding) + 1,
+            "column": column_at(lines, line, rng["start"]["character"], encoding) + 1,
             "text": text.strip(),
         })
     return out

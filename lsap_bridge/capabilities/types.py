@@ -18,7 +18,7 @@ from typing import Any, Literal
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..modes import Answer, Offer, mode
-from ..position import to_lsp_character
+from ..position import line_at, to_lsp_character
 from ..report.hierarchy import (
     Edge,
     Expand,
@@ -93,7 +93,7 @@ class Derived:
         return await self.session.symbols(inside, self.client, docs)
 
     def _params(self, path: Path, lines: list[str], line: int, col: int) -> dict[str, Any]:
-        text = lines[line] if line < len(lines) else ""
+        text = line_at(lines, line)
         character = to_lsp_character(text, col, self.session.encoding(self.client))
         return {
             "textDocument": {"uri": uri_of(path)},
@@ -113,9 +113,7 @@ class Derived:
         for index, node in enumerate(nodes):
             lines = docs[node.path].lines
             after = node.col + len(node.name)
-            for col, name in header_names(
-                lines[node.line] if node.line < len(lines) else "", after
-            ):
+            for col, name in header_names(line_at(lines, node.line), after):
                 asks.append((index, name, self._params(node.path, lines, node.line, col)))
         found = await self._ask(METHOD, [params for _, _, params in asks])
         trees = await self.trees([loc.path for locs in found for loc in locs])

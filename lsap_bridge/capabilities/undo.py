@@ -24,9 +24,10 @@ from .. import changes
 from ..changes import ChangeSet, FileText, signs
 from ..edits import apply_workspace_edit, journal_dir
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client, Document
+from ..gateway import Client
 from ..models import Paged, Report, Request, Row
 from ..modes import Answer, Offer, mode
+from ..position import Document
 from ..report.paging import page
 from ..session import Session
 from ..surface import phrase

@@ -23,6 +23,7 @@ from ..errors import Candidate, ErrorCode, LsapError, shown_score
 from ..failures import as_error
 from ..gateway import Client, LspCall
 from ..locate.matcher import Needle, Tier, find_matches, moved, settle, unpaste
+from ..position import line_at
 from ..render import render_report
 from ..report.budget import budget_of
 from ..session import Session, Target, disk_note
@@ -373,7 +374,7 @@ def in_scope_of(tree: SymbolTree, previous: int, line: int) -> bool:
 def candidate(
     lines: list[str], tree: SymbolTree, line: int, score: float | None = None
 ) -> Candidate:
-    text = lines[line] if line < len(lines) else ""
+    text = line_at(lines, line)
     indent = len(text) - len(text.lstrip())
     return Candidate(
         line + 1,

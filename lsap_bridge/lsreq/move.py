@@ -20,7 +20,7 @@ from typing import Any
 from ..actions import TSSERVER, tsserver_configure
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
-from ..position import Encoding, to_lsp_character
+from ..position import Encoding, byte_column, to_lsp_character
 from ..session import Target
 from ..workspace import path_of, uri_of
 from .parser import Move
@@ -281,11 +281,6 @@ def _defined(node: ast.stmt) -> list[str]:
 _DEFINES = re.compile(r"(?:async\s+def|def|class)\s+")
 
 
-def _column(line: str, byte_offset: int) -> int:
-    """A code-point column from `ast`'s UTF-8 byte offset on `line`."""
-    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
-
-
 def _name_positions(nodes: list[ast.stmt], lines: list[str]) -> dict[str, tuple[int, int]]:
     """Where each name the statements define is spelled (0-based line, code-point column),
     from the syntax tree: the name after `def`/`class` (not an `f` inside `def`, nor a name
@@ -294,14 +289,14 @@ def _name_positions(nodes: list[ast.stmt], lines: list[str]) -> dict[str, tuple[
     for node in nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             line = node.lineno - 1
-            keyword = _DEFINES.match(lines[line], _column(lines[line], node.col_offset))
-            out[node.name] = (line, keyword.end() if keyword else _column(lines[line], node.col_offset))
+            keyword = _DEFINES.match(lines[line], byte_column(lines[line], node.col_offset))
+            out[node.name] = (line, keyword.end() if keyword else byte_column(lines[line], node.col_offset))
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
             node, ast.AnnAssign) else []
         for target in targets:
             if isinstance(target, ast.Name):
-                out[target.id] = (target.lineno - 1, _column(lines[target.lineno - 1], target.col_offset))
+                out[target.id] = (target.lineno - 1, byte_column(lines[target.lineno - 1], target.col_offset))
     return out
 
 

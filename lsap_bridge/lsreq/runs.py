@@ -12,7 +12,8 @@ from typing import Any, Protocol
 from ..diagnostics import DiagnosticMap
 from ..edits import EditResult, apply_workspace_edit
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client, Document
+from ..gateway import Client
+from ..position import Document
 from ..session import Session, Target
 from ..symbols import SymbolTree
 from ..workspace import path_of

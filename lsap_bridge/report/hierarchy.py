@@ -15,8 +15,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ..gateway import Client, Document, LspCall
+from ..gateway import Client, LspCall
 from ..models import MAX_ITEMS_LIMIT, Anchored, LocateRequest, Row, absent
+from ..position import Document
 from ..session import Session, Target
 from ..symbols import KIND_NAMES
 from ..workspace import path_of

@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from ..diagnostics import Diagnostic
-from ..gateway import Document
 from ..models import Line, Row
+from ..position import Document
 from ..session import Location, Resolved, Session
 from ..symbols import Symbol, SymbolTree
 from ..workspace import language_of
