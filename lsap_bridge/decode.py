@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
 from .position import Document, Encoding, column_at, to_lsp_character
 from .symbols import Units, units
@@ -32,6 +32,46 @@ def clean_markdown(text: str) -> str:
 
     pieces = _CODE.split(text)
     return "".join(piece if i % 2 else plain(piece) for i, piece in enumerate(pieces))
+
+
+class Step(NamedTuple):
+    """One part of a WorkspaceEdit, in the order it is applied: a file's text edits, or a
+    resource operation (create, rename, delete a file)."""
+
+    uri: str  # the file edited, created or deleted; the old file of a rename
+    edits: list[dict[str, Any]]  # its TextEdits (Annotated, Snippet); none for an operation
+    op: dict[str, Any] | None = None  # the CreateFile, RenameFile or DeleteFile
+    version: int | None = None  # the document version the edits were computed on
+
+    @property
+    def kind(self) -> str:
+        """"edit", or the operation's kind ("create", "rename", "delete")."""
+        return "edit" if self.op is None else str(self.op.get("kind"))
+
+    @property
+    def uris(self) -> list[str]:
+        """Every file the step touches: a rename's old and new file."""
+        return [self.uri, self.op["newUri"]] if self.kind == "rename" and self.op else [self.uri]
+
+    def change(self) -> dict[str, Any]:
+        """The step as a `documentChanges` entry."""
+        return self.op or {"textDocument": {"uri": self.uri, "version": self.version}, "edits": self.edits}
+
+
+def walk(edit: Mapping[str, Any]) -> Iterator[Step]:
+    """The one walk over a (well-formed) WorkspaceEdit: its `documentChanges` when it has
+    them, which LSP says a client uses instead of `changes`, else its `changes`."""
+    documents = edit.get("documentChanges")
+    if documents:
+        for change in documents:
+            if change.get("kind"):
+                yield Step(change["oldUri"] if change["kind"] == "rename" else change["uri"], [], change)
+            else:
+                document = change["textDocument"]
+                yield Step(document["uri"], change.get("edits") or [], None, document.get("version"))
+        return
+    for uri, edits in (edit.get("changes") or {}).items():
+        yield Step(uri, edits or [])
 
 
 def hover_text(result: Any) -> str:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from . import changes
-from .decode import is_range
+from .decode import Step, is_range, walk
 from .diskwatch import Basis
 from .errors import ErrorCode, LsapError
 from .filestate import Snapshot, content_hash, snapshot
@@ -107,10 +107,10 @@ def _skip_existing(change: dict[str, Any], what: str) -> bool:
     raise LsapError(ErrorCode.CONFLICT, f"{what}, which already exists", hint=NOTHING)
 
 
-def _lsp_edits(change: dict[str, Any]) -> list[dict[str, Any]]:
+def _lsp_edits(edits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """TextEdit, AnnotatedTextEdit and SnippetTextEdit all carry a range and new text."""
     out = []
-    for item in change.get("edits") or []:
+    for item in edits:
         text = item.get("newText")
         if text is None and isinstance(item.get("snippet"), dict):
             text = item["snippet"].get("value", "")
@@ -118,24 +118,15 @@ def _lsp_edits(change: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _steps(edit: Any, server: str = "the server") -> list[tuple[str, dict[str, Any]]]:
-    """A WorkspaceEdit as ordered steps: ("edit" | "create" | "rename" | "delete", payload),
-    every part of it checked first (`_malformed`): a server's garbage is its error, named,
-    before anything is read or planned."""
+def _steps(edit: Any, server: str = "the server") -> list[Step]:
+    """A WorkspaceEdit as ordered steps (`decode.walk`), every part of it checked first
+    (`_malformed`): a server's garbage is its error, named, before anything is read or
+    planned."""
     problem = _malformed(edit)
     if problem:
         raise LsapError(ErrorCode.SERVER_ERROR, f"{server} sent a malformed edit: {problem}",
                         hint=NOTHING + "; report this to the language server")
-    if edit.get("documentChanges"):
-        steps: list[tuple[str, dict[str, Any]]] = []
-        for change in edit["documentChanges"]:
-            kind = change.get("kind")
-            steps.append((kind, change) if kind else ("edit", change))
-        return steps
-    return [
-        ("edit", {"textDocument": {"uri": uri, "version": None}, "edits": edits})
-        for uri, edits in (edit.get("changes") or {}).items()
-    ]
+    return list(walk(edit))
 
 
 def _malformed(edit: Any) -> str | None:
@@ -196,10 +187,8 @@ def _malformed(edit: Any) -> str | None:
 def check_edit(workspace: Workspace, edit: Any, server: str) -> None:
     """What can be known of a server's edit without reading a file: well formed, every
     file inside the workspace; else the `LsapError` planning it would raise."""
-    for kind, change in _steps(edit, server):
-        uris = ([change["textDocument"]["uri"]] if kind == "edit" else
-                [change["oldUri"], change["newUri"]] if kind == "rename" else [change["uri"]])
-        for uri in uris:
+    for step in _steps(edit, server):
+        for uri in step.uris:
             _inside(workspace, uri)
 
 
@@ -210,9 +199,7 @@ def merged(edits: list[dict[str, Any]]) -> dict[str, Any]:
         return edits[0]
     changes: list[dict[str, Any]] = []
     for edit in edits:
-        changes += edit.get("documentChanges") or [
-            {"textDocument": {"uri": uri, "version": None}, "edits": items}
-            for uri, items in (edit.get("changes") or {}).items()]
+        changes += [step.change() for step in walk(edit)]
     return {"documentChanges": changes}
 
 
@@ -545,13 +532,9 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
 
     steps = _steps(edit, client.name)
     paths: list[Path] = []
-    for kind, change in steps:
-        if kind == "edit":
-            paths.append(inside(change["textDocument"]["uri"]))
-        elif kind in ("create", "delete"):
-            paths.append(inside(change["uri"]))
-        elif kind == "rename":
-            paths += [inside(change["oldUri"]), inside(change["newUri"])]
+    for step in steps:
+        if step.kind in ("edit", "create", "delete", "rename"):
+            paths += [inside(uri) for uri in step.uris]
     files = await _load(session, paths, basis or session.basis(), client.name)
     display = session.workspace.display
     differ = [display(p) for p, lines in (expect or {}).items() if p not in files or files[p].lines != lines]
@@ -560,9 +543,10 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                         hint=NOTHING + "; ask again")
     order: dict[Path, _File] = {}  # files that end up changed
     removed: list[_File] = []
-    for kind, change in steps:
+    for step in steps:
+        kind, change = step.kind, step.op or {}
         if kind == "edit":
-            path = inside(change["textDocument"]["uri"])
+            path = inside(step.uri)
             file = files.get(path)
             if file is None:
                 raise LsapError(
@@ -570,7 +554,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     f"the edit changes {display(path)}, which does not exist",
                     hint="nothing was changed; ask again once the file exists",
                 )
-            version = change["textDocument"].get("version")
+            version = step.version
             if file.origin is None:
                 _proven(file, version)
             if version and file.heard is not None and file.origin is None and file.heard > int(version):
@@ -579,7 +563,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     f"{display(path)} changed after the server computed the edit",
                     hint="nothing was changed; ask again",
                 )
-            lsp = _lsp_edits(change)
+            lsp = _lsp_edits(step.edits)
             if file.buffer_only and _replaces_all(lsp, file.lines):
                 raise LsapError(
                     ErrorCode.CONFLICT,
@@ -603,12 +587,12 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
             file.edits += len(lsp)
             order.setdefault(path, file)
         elif kind == "create":
-            path = inside(change["uri"])
+            path = inside(step.uri)
             if path in files and _skip_existing(change, f"the edit creates {display(path)}"):
                 continue
             files[path] = order[path] = _File(path, None, None, [""], [""], created=True)
         elif kind == "rename":
-            old, new = inside(change["oldUri"]), inside(change["newUri"])
+            old, new = (inside(uri) for uri in step.uris)
             if new in files and _skip_existing(change, f"the edit renames onto {display(new)}"):
                 continue
             file = files.pop(old, None)

@@ -25,7 +25,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 
 from ..changes import undo_hint
-from ..decode import spans
+from ..decode import spans, walk
 from ..diagnostics import DiagnosticDelta
 from ..diskwatch import Basis
 from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
@@ -202,13 +202,7 @@ def _excluded(display: str, patterns: list[str]) -> bool:
 
 
 def _uris(edit: dict[str, Any]) -> list[str]:
-    out = list((edit.get("changes") or {}).keys())
-    for change in edit.get("documentChanges") or []:
-        if "textDocument" in change:
-            out.append(change["textDocument"]["uri"])
-        else:
-            out += [change[k] for k in ("uri", "oldUri", "newUri") if k in change]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(uri for step in walk(edit) for uri in step.uris))
 
 
 def without(
@@ -228,8 +222,8 @@ def without(
     if edit.get("documentChanges"):
         kept["documentChanges"] = [
             c
-            for c in edit["documentChanges"]
-            if not any(dropped(u) for u in _uris({"documentChanges": [c]}))
+            for c, step in zip(edit["documentChanges"], walk(edit), strict=True)
+            if not any(dropped(u) for u in step.uris)
         ]
     return kept, left_out
 
@@ -293,11 +287,9 @@ async def _uses(session: Session, target: Target, params: dict[str, Any]) -> lis
 def _edit_ranges(edit: dict[str, Any]) -> dict[Path, list[dict[str, Any]]]:
     """Every text edit of a WorkspaceEdit, by file."""
     out: dict[Path, list[dict[str, Any]]] = {}
-    for uri, items in (edit.get("changes") or {}).items():
-        out.setdefault(path_of(uri), []).extend(items or [])
-    for change in edit.get("documentChanges") or []:
-        if "textDocument" in change:
-            out.setdefault(path_of(change["textDocument"]["uri"]), []).extend(change.get("edits") or [])
+    for step in walk(edit):
+        if step.op is None:
+            out.setdefault(path_of(step.uri), []).extend(step.edits)
     return out
 
 

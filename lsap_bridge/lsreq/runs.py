@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..decode import walk
 from ..diagnostics import DiagnosticMap
 from ..edits import EditResult, apply_workspace_edit
 from ..errors import ErrorCode, LsapError
@@ -63,13 +64,7 @@ class Runs(Protocol):
 
 def edit_paths(edit: dict[str, Any]) -> list[Path]:
     """Every file a WorkspaceEdit touches."""
-    paths = [path_of(uri) for uri in (edit.get("changes") or {})]
-    for change in edit.get("documentChanges") or []:
-        for key in ("uri", "oldUri", "newUri"):
-            if key in change:
-                paths.append(path_of(change[key]))
-        if "textDocument" in change:
-            paths.append(path_of(change["textDocument"]["uri"]))
+    paths = [path_of(uri) for step in walk(edit) for uri in step.uris]
     return list(dict.fromkeys(p.resolve() if p.exists() else p for p in paths))
 
 

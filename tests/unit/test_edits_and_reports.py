@@ -15,6 +15,7 @@ from lsap_bridge.capabilities.batch import section
 from lsap_bridge.capabilities.editor import selection_data
 from lsap_bridge.capabilities.rename import without
 from lsap_bridge.capabilities.schema import request_schemas
+from lsap_bridge.decode import walk
 from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta, from_lsp, from_vim
 from lsap_bridge.edits import _splice, _steps
 from lsap_bridge.errors import ErrorCode, LsapError
@@ -78,13 +79,23 @@ def test_overlapping_edits_are_refused() -> None:
 
 
 def test_steps_cover_changes_and_document_changes() -> None:
-    assert [k for k, _ in _steps({"changes": {"file:///a": []}})] == ["edit"]
+    edit = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "newText": "x"}
+    assert [(s.kind, s.uri, s.edits) for s in _steps({"changes": {"file:///a": [edit]}})] == [
+        ("edit", "file:///a", [edit])]
     changes = [
         {"kind": "create", "uri": "file:///b"},
-        {"textDocument": {"uri": "file:///b", "version": None}, "edits": []},
+        {"textDocument": {"uri": "file:///b", "version": 3}, "edits": [edit]},
         {"kind": "rename", "oldUri": "file:///b", "newUri": "file:///c"},
+        {"kind": "delete", "uri": "file:///d"},
     ]
-    assert [k for k, _ in _steps({"documentChanges": changes})] == ["create", "edit", "rename"]
+    steps = _steps({"documentChanges": changes})
+    assert [(s.kind, s.uris, s.version) for s in steps] == [
+        ("create", ["file:///b"], None), ("edit", ["file:///b"], 3),
+        ("rename", ["file:///b", "file:///c"], None), ("delete", ["file:///d"], None)]
+    assert [s.change() for s in steps] == changes  # as a documentChanges entry again
+    # Both forms sent: a client uses documentChanges (LSP), and so does every walk.
+    both = {"changes": {"file:///a": [edit]}, "documentChanges": changes[1:2]}
+    assert [s.uri for s in walk(both)] == ["file:///b"]
 
 
 # -- rename helpers ------------------------------------------------------------------------
