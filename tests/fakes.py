@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsap_bridge.gateway import Client, Document, LspAnswer, LspCall, ServerRequests, read_disk
+from lsap_bridge.gateway import Client, LspAnswer, LspCall, ServerRequests, read_disk
 from lsap_bridge.models import DEFAULT_MAX_TOKENS
+from lsap_bridge.position import Document
 from lsap_bridge.session import Session
 from lsap_bridge.workspace import Workspace
 

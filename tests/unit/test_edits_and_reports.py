@@ -354,7 +354,8 @@ class _FakeGateway:
         self.applied: list[Any] = []
 
     async def read(self, paths: list[Path]) -> dict[Path, Any]:
-        from lsap_bridge.gateway import Document, read_disk
+        from lsap_bridge.gateway import read_disk
+        from lsap_bridge.position import Document
 
         out: dict[Path, Any] = {}
         for path in paths:
@@ -518,7 +519,8 @@ def test_whole_file_replacements_are_recognised() -> None:
 
 def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
     """No server installed here offers pull diagnostics: the pull path against a fake editor."""
-    from lsap_bridge.gateway import Document, LspAnswer
+    from lsap_bridge.gateway import LspAnswer
+    from lsap_bridge.position import Document
     from lsap_bridge.session import Session
 
     path = tmp_path.resolve() / "a.py"
