@@ -111,7 +111,7 @@ local function python()
     end
   end
   if not found['lsap-bridge'] then return false end -- installing it brings what follows
-  for _, dep in ipairs({ 'msgpack', 'jinja2', 'pydantic', 'rapidfuzz' }) do
+  for _, dep in ipairs({ 'msgpack', 'jinja2', 'pydantic', 'rapidfuzz', 'lsprotocol' }) do
     if found[dep] then
       health.ok(dep .. ' ' .. found[dep])
     else

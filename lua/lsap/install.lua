@@ -67,7 +67,7 @@ lsap = [p for p in (os.path.join(d, name) for d in dirs) if os.path.isfile(p)]
 out = {"executable": sys.executable, "version": list(sys.version_info[:3]), "venv": venv,
        "managed": not venv and os.path.isfile(marker), "pip": importlib.util.find_spec("pip") is not None,
        "lsap": lsap[0] if lsap else False, "packages": {}}
-for name in ("lsap-bridge", "pynvim", "msgpack", "jinja2", "pydantic", "rapidfuzz"):
+for name in ("lsap-bridge", "pynvim", "msgpack", "jinja2", "pydantic", "rapidfuzz", "lsprotocol"):
     try:
         out["packages"][name] = md.version(name)
     except md.PackageNotFoundError:

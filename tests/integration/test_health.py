@@ -54,7 +54,7 @@ def test_good_setup_is_ok_in_every_section(tmp_path: Path, shop: Path) -> None:
     ok = "\n".join(lines(text, "OK"))
     assert "Neovim 0.1" in ok
     assert re.search(r"lsap_bridge \d+\.\d+\.\d+", ok)
-    for dep in ("pynvim", "msgpack", "jinja2", "pydantic", "rapidfuzz"):
+    for dep in ("pynvim", "msgpack", "jinja2", "pydantic", "rapidfuzz", "lsprotocol"):
         assert re.search(rf"^- \S* ?OK {dep} \d", text, re.M), dep
     assert "registered (LsapStart)" in ok
     assert "basedpyright on shop/models.py (utf-16" in ok and "references, definition" in ok
