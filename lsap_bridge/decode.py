@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, TypeGuard
 
+from lsprotocol import types
+
+from .lsp import structure
 from .position import Document, Encoding, column_at, to_lsp_character
 from .symbols import Units, units
 from .workspace import path_of, uri_of
@@ -74,22 +77,27 @@ def walk(edit: Mapping[str, Any]) -> Iterator[Step]:
         yield Step(uri, edits or [])
 
 
-def hover_text(result: Any) -> str:
+def hover_text(hover: types.Hover | None) -> str:
     """Hover contents (MarkupContent, MarkedString or a list of them) as Markdown, cleaned
     (`clean_markdown`)."""
-    if not result:
+    if hover is None:
         return ""
-    contents = result.get("contents") if isinstance(result, dict) else result
-    parts = contents if isinstance(contents, list) else [contents]
+    contents = hover.contents
+    parts = contents if isinstance(contents, Sequence) and not isinstance(contents, str) else [contents]
     out = []
     for part in parts:
         if isinstance(part, str):
             out.append(part)
-        elif isinstance(part, dict) and "language" in part:
-            out.append(f"```{part['language']}\n{part.get('value', '')}\n```")
-        elif isinstance(part, dict):
-            out.append(str(part.get("value", "")))
+        elif isinstance(part, types.MarkedStringWithLanguage):
+            out.append(f"```{part.language}\n{part.value}\n```")
+        else:
+            out.append(str(part.value))
     return clean_markdown("\n\n".join(p.strip() for p in out if p and p.strip()))
+
+
+def hover_of(raw: object, server: str) -> types.Hover | None:
+    """A hover answer taken from a batch (`Session.lsp`), structured (lsp.py)."""
+    return structure(raw, types.Hover, server, "textDocument/hover") if raw else None
 
 
 def is_range(value: Any) -> TypeGuard[dict[str, Any]]:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from cachetools import LRUCache, TTLCache
 
@@ -29,12 +29,15 @@ from .errors import ErrorCode, LsapError, StaleText, invalid
 from .filestate import DiskStamp
 from .gateway import Attached, Client, Editor, LspAnswer, LspCall, ServerRequests
 from .locate.matcher import Match, Tier
+from .lsp import structure
 from .models import Locate, Request
 from .modes import Answer, Capability, fallback
 from .position import Document, Encoding, column_at, to_lsp_character
 from .surface import formatter_help, servers_help
 from .symbols import SymbolTree, Units, build_tree, units
 from .workspace import Workspace, language_of, remembered, uri_of
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -517,6 +520,12 @@ class Session:
                 f"{target.client.name} failed {method}: {answer.error.get('message', answer.error)}",
             )
         return answer.result
+
+    async def ask(self, target: Target, method: str, params: dict[str, Any], into: type[T]) -> T | None:
+        """`call`, its answer structured into lsprotocol's `into` (lsp.py); None when the
+        server found nothing."""
+        raw = await self.call(target, method, params)
+        return structure(raw, into, target.client.name, method) if raw else None
 
     async def lsp(self, calls: list[LspCall], target: Target | None = None,
                   taking: ServerRequests | None = None) -> list[LspAnswer]:

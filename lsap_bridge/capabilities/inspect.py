@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..decode import hover_text, location_files
+from ..decode import hover_of, hover_text, location_files
 from ..gateway import LspCall
 from ..models import Anchored, LocateRequest, Row
 from ..modes import Answer, Offer, mode
@@ -101,7 +101,7 @@ async def inspect(session: Session, request: InspectRequest) -> Answer:
     report = InspectReport(
         **anchor_fields(resolved, session),
         name=name,
-        hover=hover_text(results.get("textDocument/hover")),
+        hover=hover_text(hover_of(results.get("textDocument/hover"), target.client.name)),
         definition=definition,
         references=references,
         callers=callers,

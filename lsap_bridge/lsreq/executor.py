@@ -17,7 +17,7 @@ from typing import Any
 from .. import modes
 from ..capabilities import REGISTRY
 from ..cpu import off_loop
-from ..decode import hover_text, inlay_hint_params, inlay_hints_from_lsp, weave_inlay_hints
+from ..decode import hover_of, hover_text, inlay_hint_params, inlay_hints_from_lsp, weave_inlay_hints
 from ..diagnostics import DiagnosticMap
 from ..errors import Candidate, ErrorCode, LsapError, shown_score
 from ..failures import as_error
@@ -196,6 +196,7 @@ class Executor:
             spots = [(col, query.symbol)]
         try:
             calls = [(self.call(run, "textDocument/hover", line, col), name) for col, name in spots]
+            server = self.target_for(run, "textDocument/hover").client.name
         except LsapError as error:
             echo.tags.append(error_tag(error))
             return
@@ -205,7 +206,12 @@ class Executor:
                 if error:
                     echo.tags.append(Tag(f"error:{name}", f"hover failed: {error}"))
                     return
-                signature, docs = split_hover(hover_text(result))
+                try:
+                    hover = hover_of(result, server)
+                except LsapError as malformed:
+                    echo.tags.append(error_tag(malformed))
+                    return
+                signature, docs = split_hover(hover_text(hover))
                 if query.view == "docs":
                     echo.tags.append(Tag(f"docs:{name}", docs or "(no documentation)"))
                 elif signature or docs:
