@@ -13,7 +13,7 @@ from typing import Any, NamedTuple, TypeGuard
 
 from lsprotocol import types
 
-from .lsp import structure
+from .lsp import RangeData, structure
 from .position import Document, Encoding, column_at, to_lsp_character
 from .symbols import Units, units
 from .workspace import path_of, uri_of
@@ -100,7 +100,7 @@ def hover_of(raw: object, server: str) -> types.Hover | None:
     return structure(raw, types.Hover, server, "textDocument/hover") if raw else None
 
 
-def is_range(value: Any) -> TypeGuard[dict[str, Any]]:
+def is_range(value: object) -> TypeGuard[RangeData]:
     """Whether a server's value is an LSP Range (servers do send garbage)."""
     return isinstance(value, dict) and all(
         isinstance(end := value.get(key), dict)
@@ -110,10 +110,10 @@ def is_range(value: Any) -> TypeGuard[dict[str, Any]]:
     )
 
 
-def spans(raw: Any) -> list[tuple[Path, dict[str, Any]]]:
+def spans(raw: object) -> list[tuple[Path, RangeData]]:
     """Location | Location[] | LocationLink[] as (path, LSP range) pairs, nothing read."""
     items = raw if isinstance(raw, list) else [raw] if raw else []
-    out: list[tuple[Path, dict[str, Any]]] = []
+    out: list[tuple[Path, RangeData]] = []
     paths: dict[str, Path] = {}  # thousands of results name a few hundred files
     for item in items:
         if not isinstance(item, dict):

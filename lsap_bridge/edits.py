@@ -45,6 +45,7 @@ from .errors import ErrorCode, LsapError
 from .filestate import Snapshot, content_hash, snapshot
 from .gateway import Client, Editor
 from .journal import Change, Journal, Recovery, recover
+from .lsp import PositionData
 from .position import Document, Encoding, from_lsp_character
 from .session import Session
 from .workspace import Workspace, path_of, size_text
@@ -129,13 +130,13 @@ def _steps(edit: Any, server: str = "the server") -> list[Step]:
     return list(walk(edit))
 
 
-def _malformed(edit: Any) -> str | None:
+def _malformed(edit: object) -> str | None:
     """What is wrong with a server's WorkspaceEdit, if anything: ranges with negative,
     missing or non-integer positions, edits without text, URIs that are not strings."""
     if not isinstance(edit, dict):
         return "it is not a WorkspaceEdit"
 
-    def text_edits(uri: Any, items: Any, version: Any = None) -> str | None:
+    def text_edits(uri: object, items: object, version: object = None) -> str | None:
         if not isinstance(uri, str) or not uri.startswith("file:"):
             return f"a document URI is not a file URI ({uri!r})"
         if version is not None and (type(version) is not int or version < 0):
@@ -203,7 +204,7 @@ def merged(edits: list[dict[str, Any]]) -> dict[str, Any]:
     return {"documentChanges": changes}
 
 
-def _position(lines: list[str], pos: dict[str, Any], encoding: Encoding) -> tuple[int, int]:
+def _position(lines: list[str], pos: PositionData, encoding: Encoding) -> tuple[int, int]:
     """(line, code-point column), clamped to the text."""
     line = int(pos["line"])
     if line >= len(lines):
@@ -461,7 +462,7 @@ async def _load(session: Session, paths: list[Path], basis: Basis | None,
     return files
 
 
-def _proven(file: _File, version: Any) -> None:
+def _proven(file: _File, version: int | None) -> None:
     """A file the edit changes must be the text the server computed it on: a loaded buffer
     at the version the edit names, else (the server may have read the disk) the file as it
     was when the request began (`_File.doubt`)."""

@@ -596,7 +596,7 @@ def _client(raw: dict[str, Any]) -> Client:
     )
 
 
-def _disk_differs(state: Any) -> Literal["changed", "deleted"] | None:
+def _disk_differs(state: object) -> Literal["changed", "deleted"] | None:
     return "changed" if state == "changed" else "deleted" if state == "deleted" else None
 
 

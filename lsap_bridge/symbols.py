@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from rapidfuzz import fuzz, process
 
+from .lsp import RangeData
 from .position import Encoding, column_at, line_at
 
 # LSP SymbolKind values that hold code worth naming as "where a use is".
@@ -198,7 +199,7 @@ def _span(raw: dict[str, Any], lines: Sequence[str], encoding: Encoding) -> Span
                 last, column_at(lines, last, end["character"], encoding))
 
 
-def units(rng: dict[str, Any]) -> Units:
+def units(rng: RangeData) -> Units:
     """An LSP range's numbers (kept instead of its dicts: a fifth of their memory)."""
     start, end = rng["start"], rng["end"]
     return start["line"], start["character"], end["line"], end["character"]

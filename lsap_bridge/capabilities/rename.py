@@ -32,6 +32,7 @@ from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
 from ..identifiers import check_new_name, declined
+from ..lsp import PositionData, RangeData
 from ..models import Anchored, LocateRequest, Paged, Report, Request, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import column_at, line_at
@@ -78,7 +79,7 @@ class PendingRename:
     partial: bool = False  # the server was still indexing: uses may be missing
     # The symbol's uses as `references` found them (None: the server could not say), and
     # those the edit leaves alone.
-    uses: list[tuple[Path, dict[str, Any]]] | None = None
+    uses: list[tuple[Path, RangeData]] | None = None
     uncovered: list[dict[str, Any]] = field(default_factory=list)
     # What the files on disk were when the server was asked (`rename_execute` proves the
     # files against it, not against the later request's start).
@@ -270,7 +271,7 @@ async def _compute(
     return resolved, pending
 
 
-async def _uses(session: Session, target: Target, params: dict[str, Any]) -> list[tuple[Path, dict[str, Any]]] | None:
+async def _uses(session: Session, target: Target, params: dict[str, Any]) -> list[tuple[Path, RangeData]] | None:
     """The symbol's uses in the workspace, declaration included; None when the server
     cannot say (the rename goes ahead unchecked)."""
     if not target.client.supports(REFERENCES):
@@ -293,7 +294,7 @@ def _edit_ranges(edit: dict[str, Any]) -> dict[Path, list[dict[str, Any]]]:
     return out
 
 
-def _renames(item: dict[str, Any], start: dict[str, Any], old_name: str) -> bool:
+def _renames(item: dict[str, Any], start: PositionData, old_name: str) -> bool:
     """Whether a text edit renames the use starting at `start`: it spans the use, and,
     where it rewrites whole lines (jedi sends the whole file), the use's line no longer
     has the old name there."""
@@ -314,7 +315,7 @@ def _renames(item: dict[str, Any], start: dict[str, Any], old_name: str) -> bool
 
 
 async def _uncovered(session: Session, target: Target, edit: dict[str, Any],
-                     uses: list[tuple[Path, dict[str, Any]]], old_name: str) -> list[dict[str, Any]]:
+                     uses: list[tuple[Path, RangeData]], old_name: str) -> list[dict[str, Any]]:
     """The uses `references` found that no edit of the rename renames."""
     edits = _edit_ranges(edit)
     missed = [

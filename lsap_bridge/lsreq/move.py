@@ -20,6 +20,7 @@ from typing import Any
 from ..actions import TSSERVER, tsserver_configure
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
+from ..lsp import PositionData, RangeData, TextEditData
 from ..position import Encoding, byte_column, to_lsp_character
 from ..session import Target
 from ..workspace import path_of, uri_of
@@ -190,7 +191,7 @@ def _no_final_newline(text: str) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
-def _position(location: dict[str, Any]) -> dict[str, int]:
+def _position(location: dict[str, Any]) -> PositionData:
     """tsserver's 1-based line/offset (0/0 in a new file) as an LSP position."""
     return {
         "line": max(0, int(location["line"]) - 1),
@@ -327,11 +328,11 @@ def _after_imports(tree: ast.Module) -> int:
     return line
 
 
-def _line_range(first: int, last: int) -> dict[str, Any]:
+def _line_range(first: int, last: int) -> RangeData:
     return {"start": {"line": first, "character": 0}, "end": {"line": last + 1, "character": 0}}
 
 
-def _insert(line: int, text: str) -> dict[str, Any]:
+def _insert(line: int, text: str) -> TextEditData:
     return {"range": _line_range(line, line - 1), "newText": text}
 
 
@@ -390,7 +391,7 @@ class PythonMove:
             for n in sorted(kept_defs & used_by_moved)
         ]
         header = [written for _, written in needed]
-        changes: dict[Path, list[dict[str, Any]]] = {self.source: []}
+        changes: dict[Path, list[TextEditData]] = {self.source: []}
         # The old file: the lines go, imports only the moved code used go, the moved names
         # come back through an import if the rest of the file uses them.
         edits = changes[self.source]
@@ -473,7 +474,7 @@ class PythonMove:
             ]
         }
 
-    def _cut(self) -> dict[str, Any]:
+    def _cut(self) -> RangeData:
         """The lines to delete: the selection, plus enough blank lines after it that the gap
         left behind is as wide as the wider of the two around it; at the end of the file,
         the blank lines before it too."""
@@ -509,11 +510,11 @@ class PythonMove:
 
     def _rewrite_imports(
         self, imports: list[ImportedName], drop: list[ImportedName], add: list[str]
-    ) -> list[dict[str, Any]]:
+    ) -> list[TextEditData]:
         """Edits that drop some imported names (rewriting their statements) and add others."""
         if not drop:
             return []
-        edits = []
+        edits: list[TextEditData] = []
         statements = sorted({(i.first, i.last) for i in drop})
         for index, (first, last) in enumerate(statements):
             remaining = [i for i in imports if (i.first, i.last) == (first, last) and i not in drop]
@@ -546,7 +547,7 @@ class PythonMove:
                 out.setdefault(path_of(location["uri"]).resolve(), set()).add(name)
         return out
 
-def _compose(lines: list[str], edits: list[dict[str, Any]]) -> list[str]:
+def _compose(lines: list[str], edits: list[TextEditData]) -> list[str]:
     """The lines after whole-line edits (each replaces lines [start, end) of `lines` with its
     text), planned by the bridge on one text: they must not overlap."""
     out: list[str] = []
@@ -561,7 +562,7 @@ def _compose(lines: list[str], edits: list[dict[str, Any]]) -> list[str]:
     return out + lines[at:]
 
 
-def _one_edit(old: list[str], new: list[str], encoding: Encoding) -> list[dict[str, Any]]:
+def _one_edit(old: list[str], new: list[str], encoding: Encoding) -> list[TextEditData]:
     """The smallest single edit that turns the lines `old` into `new` (none when equal). A
     change that reaches the end of the file ends at the last line's end, so no empty last
     line is left behind (a buffer ends its last line itself)."""
@@ -577,9 +578,9 @@ def _one_edit(old: list[str], new: list[str], encoding: Encoding) -> list[dict[s
     if tail:  # whole lines, before a line that stays
         return [{"range": _line_range(same, len(old) - tail - 1), "newText": "".join(f"{line}\n" for line in added)}]
     last = len(old) - 1
-    end = {"line": last, "character": to_lsp_character(old[last], len(old[last]), encoding)}
+    end: PositionData = {"line": last, "character": to_lsp_character(old[last], len(old[last]), encoding)}
     if same:  # from the end of the last line that stays
-        start = {"line": same - 1, "character": to_lsp_character(old[same - 1], len(old[same - 1]), encoding)}
+        start: PositionData = {"line": same - 1, "character": to_lsp_character(old[same - 1], len(old[same - 1]), encoding)}
         return [{"range": {"start": start, "end": end}, "newText": "".join(f"\n{line}" for line in added)}]
     return [{"range": {"start": {"line": 0, "character": 0}, "end": end}, "newText": "\n".join(added)}]
 
