@@ -4,8 +4,9 @@ lsprotocol's types (the library pygls is built on) or, on hot paths, as TypedDic
 An answer is structured once, where it comes back from the gateway (`Session.ask`), with
 the cattrs converter lsprotocol ships, so that the code after it reads attributes mypy
 checks instead of `dict.get` chains. Answers of thousands of items (references, document
-symbols, edits) stay plain dicts, read through the TypedDicts below and the checks of
-`decode.py`: structuring 1,000 locations costs ~10 ms (a hover ~8 µs).
+symbols, edits, completions) stay plain dicts, read through the TypedDicts below and the
+checks of `decode.py`: structuring 1,000 locations costs ~10 ms, 300 completion items ~5 ms
+(11 times reading them as dicts), a hover ~5 µs.
 """
 
 from __future__ import annotations

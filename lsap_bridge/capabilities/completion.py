@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from lsprotocol import types
 from pydantic import Field
 
-from ..lsp import structure
 from ..models import Anchored, LocateRequest, Paged, Row
 from ..modes import Answer, mode
 from ..report.paging import page
@@ -62,27 +60,23 @@ class CompletionReport(Anchored, Paged):
     incomplete: bool  # the server's list is incomplete: typing more narrows it
 
 
-def completion_items(result: types.CompletionList | None) -> tuple[list[Item], bool]:
-    """A `CompletionList` as rows in the server's order; is the list incomplete."""
-    if result is None:
-        return [], False
-    ordered = sorted(result.items, key=lambda item: str(item.sort_text or item.label))
+def completion_items(result: Any) -> tuple[list[Item], bool]:
+    """`CompletionList | CompletionItem[]` as rows in the server's order; is the list incomplete."""
+    raw = result.get("items", []) if isinstance(result, dict) else result or []
+    incomplete = bool(result.get("isIncomplete")) if isinstance(result, dict) else False
+    ordered = sorted(raw, key=lambda item: str(item.get("sortText") or item.get("label", "")))
     rows = []
     for item in ordered:
-        details = item.label_details
-        parts = (details.detail, details.description, item.detail) if details else (item.detail,)
-        detail = " ".join(str(part) for part in parts if part)
-        rows.append(Item(label=str(item.label), kind=COMPLETION_KINDS.get(int(item.kind or 0), ""),
+        details = item.get("labelDetails") or {}
+        detail = " ".join(
+            str(part)
+            for part in (details.get("detail"), details.get("description"), item.get("detail"))
+            if part
+        )
+        rows.append(Item(label=str(item.get("label", "")),
+                         kind=COMPLETION_KINDS.get(int(item.get("kind") or 0), ""),
                          detail=" ".join(detail.split())))
-    return rows, bool(result.is_incomplete)
-
-
-def completion_list(raw: object, server: str) -> types.CompletionList | None:
-    """A `CompletionList | CompletionItem[]` answer as a CompletionList (lsp.py)."""
-    if not raw:
-        return None
-    return structure({"isIncomplete": False, "items": raw} if isinstance(raw, list) else raw,
-                     types.CompletionList, server, METHOD)
+    return rows, incomplete
 
 
 @mode("completion", request=CompletionRequest, report=CompletionReport,
@@ -96,8 +90,7 @@ async def completion(session: Session, request: CompletionRequest) -> Answer:
             resolved.target, resolved.doc, resolved.line, resolved.column
         )
         params["context"] = {"triggerKind": 1}
-        raw = await session.call(resolved.target, METHOD, params)
-        rows, incomplete = completion_items(completion_list(raw, resolved.target.client.name))
+        rows, incomplete = completion_items(await session.call(resolved.target, METHOD, params))
     shown, paging = page(session, request, rows)
     return Answer(CompletionReport(**anchor_fields(resolved, session), items=shown, incomplete=incomplete,
                                    **paging))

@@ -580,7 +580,8 @@ def _one_edit(old: list[str], new: list[str], encoding: Encoding) -> list[TextEd
     last = len(old) - 1
     end: PositionData = {"line": last, "character": to_lsp_character(old[last], len(old[last]), encoding)}
     if same:  # from the end of the last line that stays
-        start: PositionData = {"line": same - 1, "character": to_lsp_character(old[same - 1], len(old[same - 1]), encoding)}
+        start: PositionData = {"line": same - 1,
+                               "character": to_lsp_character(old[same - 1], len(old[same - 1]), encoding)}
         return [{"range": {"start": start, "end": end}, "newText": "".join(f"\n{line}" for line in added)}]
     return [{"range": {"start": {"line": 0, "character": 0}, "end": end}, "newText": "\n".join(added)}]
 

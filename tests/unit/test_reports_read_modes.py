@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from lsap_bridge.capabilities.completion import Item, completion_items, completion_list
+from lsap_bridge.capabilities.completion import completion_items
 from lsap_bridge.capabilities.search import SearchRequest, rank
 from lsap_bridge.capabilities.signature_help import signatures
 from lsap_bridge.capabilities.types import header_names
@@ -175,7 +175,7 @@ def test_signature_parameters_given_as_offsets() -> None:
 
 
 def test_completion_items_follow_sort_text_and_join_details() -> None:
-    rows, incomplete = completion_items(completion_list(
+    rows, incomplete = completion_items(
         {
             "isIncomplete": True,
             "items": [
@@ -188,11 +188,9 @@ def test_completion_items_follow_sort_text_and_join_details() -> None:
                     "detail": "x",
                 },
             ],
-        }, "s")
+        }
     )
     assert incomplete
-    # A bare CompletionItem[] is a complete list.
-    assert completion_items(completion_list([{"label": "x"}], "s")) == ([Item(label="x", kind="", detail="")], False)
     assert [row.model_dump() for row in rows] == [
         {"label": "zeta", "kind": "method", "detail": ""},
         {"label": "alpha", "kind": "variable", "detail": "int x"},
