@@ -52,13 +52,13 @@ async def point_of(rig: Rig, anchor: str, method: str) -> Point:
         raise RuntimeError(f"benchmark anchor {anchor!r} does not resolve: {data['error']['message']}")
     session = rig.service.session
     path = rig.corpus.root / data["path"]
-    target = await session.target(path, method)
-    doc = await session.document(path)
+    target = await session.servers.target(path, method)
+    doc = await session.texts.document(path)
     return Point(
         path,
         target.client.id,
         target.bufnr,
-        session.position_params(target, doc, data["line"] - 1, data["column"] - 1),
+        session.servers.position_params(target, doc, data["line"] - 1, data["column"] - 1),
     )
 
 

@@ -42,9 +42,9 @@ async def anchor_at_cursor(session: Session, cursor: dict[str, Any]) -> Locate:
     if not stripped:  # a blank line has no text to find: the line itself is the anchor
         return Locate(file_path=rel, scope=LineScope(start_line=line + 1, end_line=line + 2))
 
-    target = await session.target(path, "textDocument/documentSymbol")
-    doc = await session.document(path)
-    tree = await session.symbol_tree(target, doc)
+    target = await session.servers.target(path, "textDocument/documentSymbol")
+    doc = await session.texts.document(path)
+    tree = await session.symbols.tree(target, doc)
     chain = tree.enclosing(line, col)
     needle = parse_find(find)
     if chain:

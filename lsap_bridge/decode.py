@@ -96,7 +96,7 @@ def hover_text(hover: types.Hover | None) -> str:
 
 
 def hover_of(raw: object, server: str) -> types.Hover | None:
-    """A hover answer taken from a batch (`Session.lsp`), structured (lsp.py)."""
+    """A hover answer taken from a batch (`Servers.lsp`), structured (lsp.py)."""
     return structure(raw, types.Hover, server, "textDocument/hover") if raw else None
 
 
@@ -132,7 +132,7 @@ def location_files(raw: Any) -> list[tuple[Path, list[Units]]]:
     `raw` is the server's answer, or the packed shape transport.lua sends for an `LspCall`
     with `packed` (per file its URI and the ranges' numbers in one flat list): then no object
     is made per result, so that an answer of 20,000 costs what its files do (doc/architecture.md,
-    Costs). Columns are converted for what is shown only (`Session.located`): the unit order
+    Costs). Columns are converted for what is shown only (`Texts.located`): the unit order
     is the code-point order, so sorting and de-duplicating need no text.
     """
     if isinstance(raw, dict) and "packed" in raw:

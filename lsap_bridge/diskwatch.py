@@ -68,7 +68,7 @@ class Basis:
     # Files the bridge itself wrote since (a text-format block's earlier steps): their
     # content hashes, which the servers were told of.
     written: dict[str, str] = field(default_factory=dict)
-    # Files this request opened for its servers before asking them (`Session.target`): they
+    # Files this request opened for its servers before asking them (`Servers.target`): they
     # computed on the buffer (sent to them as it was loaded or changed), not on the disk.
     opened: set[str] = field(default_factory=set)
     # `seen` is the watcher's record: it hears every write, but not every change of a

@@ -432,7 +432,7 @@ async def _load(session: Session, paths: list[Path], basis: Basis | None,
     was when the request began."""
     wanted = list(dict.fromkeys(paths))
     existing = [p for p in wanted if p.is_file()]
-    docs = await session.documents(existing)
+    docs = await session.texts.documents(existing)
     disks = await asyncio.to_thread(lambda: {p: snapshot(p) for p in wanted})
     display = session.workspace.display
     files: dict[Path, _File] = {}
@@ -536,7 +536,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
     for step in steps:
         if step.kind in ("edit", "create", "delete", "rename"):
             paths += [inside(uri) for uri in step.uris]
-    files = await _load(session, paths, basis or session.basis(), client.name)
+    files = await _load(session, paths, basis or session.texts.basis(), client.name)
     display = session.workspace.display
     differ = [display(p) for p, lines in (expect or {}).items() if p not in files or files[p].lines != lines]
     if differ:
@@ -573,7 +573,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     "them",
                     hint="nothing was changed; save (or undo) that buffer's changes and ask again",
                 )
-            encoding = session.encoding(client)
+            encoding = session.servers.encoding(client)
             if _replaces_all(lsp, file.lines):
                 fewer = _minimal(file.lines, file.breaks, lsp, encoding, display(path))
                 if fewer is not None:
@@ -904,7 +904,7 @@ async def apply_workspace_edit(
     `basis`: what the files were when the server began computing the edit (default: when
     this request began; a previewed rename keeps its own), see `diskwatch.Basis`;
     `expect`: the whole text files must hold (see `_plan`)."""
-    basis = basis or session.basis()
+    basis = basis or session.texts.basis()
     plan = await _plan(session, edit, client, replaces, basis, expect)
     if not plan.files and not plan.removed:
         return EditResult(label)
@@ -922,7 +922,7 @@ async def apply_workspace_edit(
     directory = await journal_dir(session.gateway)
     # Shielded: an asker who goes away must not leave the journal half settled.
     change = await asyncio.shield(_recorded(session, plan, directory, label))
-    session.changed_by_bridge([f.path for f in plan.files])
+    session.texts.changed_by_bridge([f.path for f in plan.files])
     for file in plan.files:
         if not file.buffer_only and basis is not None:  # proves this request's later steps
             basis.written[str(file.path)] = content_hash(file.new_bytes())

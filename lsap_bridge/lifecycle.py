@@ -54,7 +54,7 @@ class Plan:
     idle_timeout: float | None = None  # stop after this many seconds without a call
     signals: bool = False  # SIGTERM, SIGINT and SIGHUP stop it (only the main thread may)
     tick: float = 0.5  # seconds between looks at Neovim (and the idle time)
-    # Open the workspace for its servers at start (`Session.open_workspace`): the daemon's
+    # Open the workspace for its servers at start (`Servers.open_workspace`): the daemon's
     # Neovim has no buffer yet, so its first request would wait for the servers to index.
     warm: bool = False
 
@@ -159,7 +159,7 @@ class Lifecycle:
 
     async def _warm(self) -> None:
         try:
-            ready = await self.service.session.open_workspace()
+            ready = await self.service.session.servers.open_workspace()
         except Exception:  # a first request will meet the cause and report it
             LOG.warning("opening the workspace at start failed", exc_info=True)
         else:

@@ -1,7 +1,7 @@
 """Typed LSP data (doc/architecture.md, Typed LSP data): what language servers answer, as
 lsprotocol's types (the library pygls is built on) or, on hot paths, as TypedDicts.
 
-An answer is structured once, where it comes back from the gateway (`Session.ask`), with
+An answer is structured once, where it comes back from the gateway (`Servers.ask`), with
 the cattrs converter lsprotocol ships, so that the code after it reads attributes mypy
 checks instead of `dict.get` chains. Answers of thousands of items (references, document
 symbols, edits, completions) stay plain dicts, read through the TypedDicts below and the

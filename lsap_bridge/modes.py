@@ -55,7 +55,7 @@ class Capability:
     fallback: str | None  # the mode to try when no attached server has `method`
     template: str
     # Its answer spans the workspace (references, search, …): the servers hear of files
-    # changed on disk and loaded buffers are brought up to date first (`Session.sync_disk`).
+    # changed on disk and loaded buffers are brought up to date first (`Servers.sync_disk`).
     workspace: bool
     offer: Offer
     # It may change files (a rename, a batch holding one): MCP's tool annotations say so.

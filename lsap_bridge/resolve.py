@@ -29,7 +29,7 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
     """
     resolved = await _resolve(session, locate, method)
     # Keyed apart from the file's own notes (a buffer that differs from its file).
-    session.note(resolved.path.parent / DATABASES[0], database_note(
+    session.texts.note(resolved.path.parent / DATABASES[0], database_note(
         resolved.target.client, method, resolved.path, session.workspace.display(resolved.path)))
     looked_at(str(resolved.path), resolved.line)
     return resolved
@@ -37,16 +37,16 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
 
 async def _resolve(session: Session, locate: Locate, method: str) -> Resolved:
     key = _key(locate)
-    before = session.resolved.get(key) if session.warm else None
+    before = session.kept.resolved.get(key) if session.texts.warm else None
     # The path was confined when it was first resolved: trusted as long as `contains` is.
     path = before.path if before else session.workspace.resolve(locate.file_path)
-    target = await session.target(path, method)
+    target = await session.servers.target(path, method)
     if before and target.doc is not None and _same_text(target.doc, before.doc) and (
             target.client.id == before.target.client.id):
         return replace(before, target=target, doc=target.doc)
     resolved = await _resolve_on(session, locate, target)
     if target.doc is not None:  # resolved on a held text: worth remembering
-        session.resolved[key] = resolved
+        session.kept.resolved[key] = resolved
     return resolved
 
 
@@ -68,8 +68,8 @@ def _key(locate: Locate) -> tuple[Any, ...]:
 
 async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resolved:
     path = target.path
-    doc = target.doc or await session.document(path)
-    tree = await session.symbol_tree(target, doc)
+    doc = target.doc or await session.texts.document(path)
+    tree = await session.symbols.tree(target, doc)
     regions = _regions(locate, tree, doc, session.workspace.display(path))
 
     if locate.find is None:

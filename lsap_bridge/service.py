@@ -84,7 +84,7 @@ class Service:
 
     async def _answer(self, payload: dict[str, Any]) -> Response:
         REQUEST.set(payload)  # a change set keeps what made it
-        request = parse_request(payload, self.workspace, self.session.anchors)
+        request = parse_request(payload, self.workspace, self.session.kept.anchors)
         capability = REGISTRY[request.mode]
         as_json = request.format == "json"
 

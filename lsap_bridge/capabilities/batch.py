@@ -86,7 +86,7 @@ async def run_one(session: Session, payload: Any, share: int,
             raise invalid(
                 "a batch cannot contain another batch", hint="put its requests in this one"
             )
-        request = parse_request(payload, session.workspace, session.anchors)
+        request = parse_request(payload, session.workspace, session.kept.anchors)
         if request.max_tokens is None:
             request = request.model_copy(update={"max_tokens": share})
         capability = REGISTRY[request.mode]

@@ -148,7 +148,7 @@ async def _apply(session: Session, action: Action, action_id: str | None = None,
 async def code_action_execute(session: Session, request: CodeActionExecuteRequest) -> Answer:
     action = kept(session, request.action_id)
     report = await _apply(session, action, request.action_id)
-    session.actions.pop(request.action_id, None)
+    session.kept.actions.pop(request.action_id, None)
     return Answer(report)
 
 

@@ -83,14 +83,14 @@ def completion_items(result: Any) -> tuple[list[Item], bool]:
       summary="completions at a position: labels, kinds and details", method=METHOD, fallback="hover")
 async def completion(session: Session, request: CompletionRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
-    rows: list[Item] | None = session.kept(request)
+    rows: list[Item] | None = session.kept.page(request)
     incomplete = False
     if rows is None:
-        params = session.position_params(
+        params = session.servers.position_params(
             resolved.target, resolved.doc, resolved.line, resolved.column
         )
         params["context"] = {"triggerKind": 1}
-        rows, incomplete = completion_items(await session.call(resolved.target, METHOD, params))
+        rows, incomplete = completion_items(await session.servers.call(resolved.target, METHOD, params))
     shown, paging = page(session, request, rows)
     return Answer(CompletionReport(**anchor_fields(resolved, session), items=shown, incomplete=incomplete,
                                    **paging))

@@ -83,7 +83,7 @@ async def editor(session: Session, request: EditorRequest) -> Answer:
         return Answer(EditorReport(**data))
     path = Path(name)
     inside = session.workspace.contains(path.resolve())
-    doc = await session.document(path) if path.is_file() else None
+    doc = await session.texts.document(path) if path.is_file() else None
     lines = doc.lines if doc else [str(state.get("text") or "")]
     line = int(state.get("line") or 0)
     text = line_at(lines, line)

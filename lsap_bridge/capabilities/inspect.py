@@ -69,11 +69,11 @@ class InspectReport(Anchored):
 async def inspect(session: Session, request: InspectRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
-    params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
+    params = session.servers.position_params(target, resolved.doc, resolved.line, resolved.column)
     clients = {method: target.client_for(method) for method in ASKED}
     asked = [m for m in ASKED if clients[m] is not None]
     extra = {"textDocument/references": {"context": {"includeDeclaration": False}}}
-    answers = await session.lsp(
+    answers = await session.servers.lsp(
         [
             LspCall(client.id, m, {**params, **extra.get(m, {})}, target.bufnr, packed=m == "textDocument/references")
             for m in asked
@@ -124,17 +124,17 @@ async def _definition(
     """The defining symbol's code, bounded like `definition` does it."""
     found = [
         loc
-        for loc in await session.locations(raw, resolved.target.client, texts)
+        for loc in await session.texts.locations(raw, resolved.target.client, texts)
         if session.workspace.contains(loc.path)
     ]
     if not found:
         return None
     loc = found[0]
-    doc = texts.get(loc.path) or await session.document(loc.path)
+    doc = texts.get(loc.path) or await session.texts.document(loc.path)
     client = resolved.target.client
     named = None
     if client.supports("textDocument/documentSymbol"):
-        tree = (await session.symbols([loc.path], client, {loc.path: doc}))[loc.path]
+        tree = (await session.symbols.of([loc.path], client, {loc.path: doc}))[loc.path]
         named = defining_symbol(tree, loc)
     return code_of(session, doc, named, loc, request.max_code_lines)
 
@@ -154,7 +154,7 @@ async def _calls(
         for method, _ in directions
         for root in roots
     ]
-    answers = iter(await session.lsp(calls))
+    answers = iter(await session.servers.lsp(calls))
     flattened = []
     for _, key in directions:
         entries = []
@@ -166,7 +166,7 @@ async def _calls(
             ]
         flattened.append(flatten(entries, include_external))
     paths = [p for shown, _ in flattened for p in entry_paths(session, shown)]
-    texts.update(await session.documents(paths, have=texts))
+    texts.update(await session.texts.documents(paths, have=texts))
     out = [
         Section(rows=await render_entries(session, shown, texts), external=hidden, dropped=0)
         for shown, hidden in flattened

@@ -94,12 +94,12 @@ def keep(session: Session, pending: PendingRename) -> str:
     for root in session.workspace.roots:
         text = text.replace(root.as_uri(), "")
     rename_id = hashlib.sha1(text.encode()).hexdigest()[:10]
-    session.renames[rename_id] = pending
+    session.kept.renames[rename_id] = pending
     return rename_id
 
 
 def kept(session: Session, rename_id: str) -> PendingRename:
-    pending: PendingRename | None = session.renames.get(rename_id)
+    pending: PendingRename | None = session.kept.renames.get(rename_id)
     if pending is None:
         raise LsapError(
             ErrorCode.NOT_FOUND,
@@ -237,17 +237,17 @@ async def _compute(
     check_new_name(request.new_name, request.locate.file_path)
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
-    params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
+    params = session.servers.position_params(target, resolved.doc, resolved.line, resolved.column)
     old_name = word_at(resolved.line_text, resolved.column)
     prepared = target.client.supports(PREPARE)
-    if prepared and await session.call(target, PREPARE, params) is None:
+    if prepared and await session.servers.call(target, PREPARE, params) is None:
         raise LsapError(
             ErrorCode.INVALID_REQUEST,
             f"{target.client.name} cannot rename `{old_name}` at {resolved.anchor}",
             hint="point the anchor at a symbol defined in the workspace, not a keyword",
         )
     edit, uses = await asyncio.gather(
-        session.call(target, METHOD, {**params, "newName": request.new_name}),
+        session.servers.call(target, METHOD, {**params, "newName": request.new_name}),
         _uses(session, target, params),
     )
     if not edit or not (edit.get("changes") or edit.get("documentChanges")):
@@ -260,13 +260,13 @@ async def _compute(
                  f"`{phrase({'mode': 'locate', 'locate': request.locate.model_dump(exclude_none=True)})}`",
         )
     paths = [path_of(u) for u in _uris(edit)]
-    docs = await session.documents(
+    docs = await session.texts.documents(
         [p for p in paths if session.workspace.contains(p) and p.is_file()]
     )
     versions = {p: d.version for p, d in docs.items()}
     pending = PendingRename(
         edit, target.client, old_name, request.new_name, versions, target.partial, uses,
-        await _uncovered(session, target, edit, uses or [], old_name), session.basis(),
+        await _uncovered(session, target, edit, uses or [], old_name), session.texts.basis(),
     )
     return resolved, pending
 
@@ -277,7 +277,7 @@ async def _uses(session: Session, target: Target, params: dict[str, Any]) -> lis
     if not target.client.supports(REFERENCES):
         return None
     try:
-        found = await session.call(
+        found = await session.servers.call(
             target, REFERENCES, {**params, "context": {"includeDeclaration": True}}
         )
     except LsapError:
@@ -322,8 +322,8 @@ async def _uncovered(session: Session, target: Target, edit: dict[str, Any],
         (path, rng) for path, rng in uses
         if not any(_renames(item, rng["start"], old_name) for item in edits.get(path, []))
     ]
-    docs = await session.documents(list(dict.fromkeys(p for p, _ in missed if p.is_file())))
-    encoding = session.encoding(target.client)
+    docs = await session.texts.documents(list(dict.fromkeys(p for p, _ in missed if p.is_file())))
+    encoding = session.servers.encoding(target.client)
     out = []
     for path, rng in missed:
         lines = docs[path].lines if path in docs else []
@@ -378,7 +378,7 @@ async def rename_preview(session: Session, request: RenamePreviewRequest) -> Ans
 
 
 async def _stale(session: Session, pending: PendingRename) -> list[str]:
-    docs = await session.documents(list(pending.versions))
+    docs = await session.texts.documents(list(pending.versions))
     return [
         session.workspace.display(p) for p, v in pending.versions.items() if docs[p].version != v
     ]
@@ -393,7 +393,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str]) 
     # Every file that uses the symbol, changed or not: a use the edit missed breaks there.
     watched = list(dict.fromkeys([*(path_of(u) for u in _uris(pending.edit)),
                                   *(p for p, _ in pending.uses or [])]))
-    before = await session.diagnostics([p for p in watched if p.is_file()])
+    before = await session.diagnostics.of([p for p in watched if p.is_file()])
     result: EditResult = await apply_workspace_edit(
         session, edit, pending.client, label=f"rename {pending.old_name} → {pending.new_name}",
         replaces=pending.old_name, basis=pending.basis,
@@ -402,7 +402,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str]) 
         session.workspace.resolve(old): session.workspace.resolve(new)
         for old, new in result.renamed
     }
-    after = await session.diagnostics(
+    after = await session.diagnostics.of(
         [moved.get(p, p) for p in watched if moved.get(p, p).is_file()]
     )
     delta = DiagnosticDelta.between(before, after)
@@ -441,14 +441,14 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Ans
     pending = kept(session, request.rename_id)
     stale = await _stale(session, pending)
     if stale:
-        session.renames.pop(request.rename_id, None)
+        session.kept.renames.pop(request.rename_id, None)
         raise LsapError(
             ErrorCode.CONFLICT,
             "files changed since the preview: " + ", ".join(stale),
             hint="nothing was changed; run `rename_preview` again for a fresh id",
         )
     data = await _apply(session, pending, patterns)
-    session.renames.pop(request.rename_id, None)
+    session.kept.renames.pop(request.rename_id, None)
     report = RenameReport(rename_id=request.rename_id, partial=pending.partial, **data)
     return Answer(report, _locations(report))
 

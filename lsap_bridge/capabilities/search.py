@@ -93,7 +93,7 @@ async def symbol_clients(session: Session) -> tuple[list[Client], list[str]]:
     if not clients:
         for seed in seeds:
             try:
-                clients.append((await session.target(seed, METHOD)).client)
+                clients.append((await session.servers.target(seed, METHOD)).client)
             except LsapError as error:
                 lacking.append(error.message)
     elif all(c.filetypes for c in running):
@@ -120,7 +120,7 @@ async def incomplete(session: Session, clients: list[Client]) -> list[str]:
     then no proof it is not there): work in progress (`$/progress`), attached moments ago,
     or files changed on disk moments ago."""
     working = set(await session.gateway.working([c.id for c in clients]))
-    changed = session.watch.changed_at
+    changed = session.servers.watch.changed_at
     notes = []
     for client in clients:
         age = client.age()
@@ -157,7 +157,7 @@ def rank(query: str, name: str, kind: str) -> tuple[int, bool]:
       workspace=True, offer=Offer(command="LsapSearch", picker=6, values={"kinds": (
           "class", "function", "method", "interface", "variable", "constant", "enum", "module")}))
 async def search(session: Session, request: SearchRequest) -> Answer:
-    items: list[dict[str, Any]] | None = session.kept(request)
+    items: list[dict[str, Any]] | None = session.kept.page(request)
     servers: list[str] = []
     lacking: list[str] = []
     unsure: list[str] = []
@@ -174,7 +174,7 @@ async def search(session: Session, request: SearchRequest) -> Answer:
             )
         servers = [c.name for c in clients]
         unsure = await incomplete(session, clients)
-        answers = await session.lsp([LspCall(c.id, METHOD, {"query": request.query}) for c in clients])
+        answers = await session.servers.lsp([LspCall(c.id, METHOD, {"query": request.query}) for c in clients])
         found: dict[tuple[str, int, str], dict[str, Any]] = {}
         for client, answer in zip(clients, answers, strict=True):
             for raw in [] if answer.error else answer.result or []:
@@ -197,7 +197,7 @@ async def search(session: Session, request: SearchRequest) -> Answer:
                     "line": line or None,
                     # Where on the line, for the editor only (in the server's encoding).
                     EDITOR: {"character": int(start.get("character", 0)),
-                             "encoding": session.encoding(client)},
+                             "encoding": session.servers.encoding(client)},
                 }
         items = sorted(
             found.values(),

@@ -71,8 +71,8 @@ def signatures(result: types.SignatureHelp | None) -> list[Signature]:
       summary="the signature of the call at a position", method=METHOD, fallback="hover")
 async def signature_help(session: Session, request: SignatureHelpRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
-    params = session.position_params(resolved.target, resolved.doc, resolved.line, resolved.column)
+    params = session.servers.position_params(resolved.target, resolved.doc, resolved.line, resolved.column)
     params["context"] = {"triggerKind": 1, "isRetrigger": False}
-    result = await session.ask(resolved.target, METHOD, params, types.SignatureHelp)
+    result = await session.servers.ask(resolved.target, METHOD, params, types.SignatureHelp)
     return Answer(SignatureHelpReport(**anchor_fields(resolved, session), signatures=signatures(result),
                                       language=fence_language(resolved.doc)))

@@ -221,7 +221,7 @@ async def undo(session: Session, request: UndoRequest) -> Answer:
                         hint=f"redo it with `{changes.undo_hint(change.undone[-1])}`" if change.undone
                         else "nothing to do")
     paths = [Path(f.path) for f in left]
-    docs = await session.documents([p for p in paths if p.is_file()])
+    docs = await session.texts.documents([p for p in paths if p.is_file()])
     display = session.workspace.display
     conflicts = [Conflict(path=display(Path(f.path)), reason=reason) for f in left
                  if (reason := _conflict(f, docs.get(Path(f.path)))) is not None]
@@ -359,7 +359,7 @@ async def review(session: Session, request: ReviewRequest) -> Answer:
         files, written = _decide(change, request, display)
         if written:
             old = {f.path: f for f in change.files}
-            docs = await session.documents([Path(f.path) for f in written if Path(f.path).is_file()])
+            docs = await session.texts.documents([Path(f.path) for f in written if Path(f.path).is_file()])
             problems = [f"{display(Path(f.path))}: {reason}" for f in written
                         if (reason := _conflict(old[f.path], docs.get(Path(f.path)))) is not None]
             if problems:

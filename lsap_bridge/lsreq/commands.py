@@ -42,7 +42,7 @@ CHANGED_LINES = 10
 async def rename(tracker: Tracker, run: FileRun, item: Anchored, op: Rename) -> None:
     place = item.place
     assert place.line is not None
-    doc = await tracker.session.document(place.path)
+    doc = await tracker.session.texts.document(place.path)
     text = doc.lines[place.line]
     col = symbol_column(text, op.symbol)
     if col is None:
@@ -53,10 +53,10 @@ async def rename(tracker: Tracker, run: FileRun, item: Anchored, op: Rename) -> 
         )
     target = tracker.executor.target_for(run, "textDocument/rename")
     params = {
-        **tracker.session.position_params(target, doc, place.line, col),
+        **tracker.session.servers.position_params(target, doc, place.line, col),
         "newName": op.new_name,
     }
-    edit = await tracker.session.call(target, "textDocument/rename", params)
+    edit = await tracker.session.servers.call(target, "textDocument/rename", params)
     if not edit:
         raise LsapError(
             ErrorCode.UNSUPPORTED,
@@ -99,7 +99,7 @@ async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
     place = item.place
     assert place.line is not None
     session = tracker.session
-    if op.what in session.actions:  # an id, as `code_actions` and the ambiguity list give
+    if op.what in session.kept.actions:  # an id, as `code_actions` and the ambiguity list give
         chosen = kept(session, op.what)
         if chosen.path != place.path:
             raise LsapError(
@@ -109,7 +109,7 @@ async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
                 hint="put the `! FIX` under an anchor of that file",
             )
         ran = await run_action(session, chosen, _applier(tracker))
-        session.actions.pop(op.what, None)  # spent, as `code_action_execute` spends it
+        session.kept.actions.pop(op.what, None)  # spent, as `code_action_execute` spends it
         return [f"applied: {chosen.title} ({chosen.client.name})", *ran.remarks]
     found = await gather(session, place.path, (place.line, place.line))
     codes = {d.code for d in found.diagnostics if d.line <= place.line <= d.end_line}
@@ -204,7 +204,7 @@ async def sections_after(tracker: Tracker) -> list[FileSection]:
     order += list(tracker.before) + tracker.related
     order = list(dict.fromkeys(p for p in order if p.exists()))
     texts = await tracker.texts(order)
-    found = await tracker.session.diagnostics(order)
+    found = await tracker.session.diagnostics.of(order)
     display = tracker.session.workspace.display
     sections: dict[Path, FileSection] = {p: FileSection(display(p)) for p in order}
     for run in executor.runs:

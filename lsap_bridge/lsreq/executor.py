@@ -57,9 +57,9 @@ class Executor:
         try:
             run.path = self.session.workspace.resolve(block.path)
             run.section.path = self.session.workspace.display(run.path)
-            run.target = await self.session.target(run.path, "textDocument/documentSymbol")
-            run.doc = await self.session.document(run.path)
-            run.tree = await self.session.symbol_tree(run.target, run.doc)
+            run.target = await self.session.servers.target(run.path, "textDocument/documentSymbol")
+            run.doc = await self.session.texts.document(run.path)
+            run.tree = await self.session.symbols.tree(run.target, run.doc)
         except LsapError as error:
             run.section.tags.append(error_tag(error))
             return run
@@ -111,7 +111,7 @@ class Executor:
                         else:
                             self.hover(run, line, query, echo, batch)
         if batch:
-            answers = await self.session.lsp([call for call, _ in batch])
+            answers = await self.session.servers.lsp([call for call, _ in batch])
             for (_, handle), answer in zip(batch, answers, strict=False):
                 handle(answer.result, (answer.error or {}).get("message") if answer.error else None)
         for view in views:
@@ -125,14 +125,14 @@ class Executor:
         assert run.target is not None and run.path is not None
         client = run.target.client_for(method)
         if client is None:
-            raise self.session.unsupported(method, run.target.clients, run.path)
+            raise self.session.servers.unsupported(method, run.target.clients, run.path)
         t = run.target
         return Target(t.path, t.bufnr, client, t.clients, t.partial)
 
     def call(self, run: FileRun, method: str, line: int, col: int) -> LspCall:
         assert run.doc is not None
         target = self.target_for(run, method)
-        params = self.session.position_params(target, run.doc, line, col)
+        params = self.session.servers.position_params(target, run.doc, line, col)
         return LspCall(target.client.id, method, params, target.bufnr)
 
     def inlay(
@@ -148,7 +148,7 @@ class Executor:
         except LsapError as error:
             item.entry.tags.append(error_tag(error))
             return
-        encoding = self.session.encoding(client)
+        encoding = self.session.servers.encoding(client)
         text = run.doc.lines[line]
         params = inlay_hint_params(run.target.path, run.doc, line, line + 1, encoding)
         entry = item.entry
@@ -398,7 +398,7 @@ async def execute(session: Session, request: Request) -> str:
     """Run every block and print the response."""
     # A block asks about several files and may edit the workspace: the disk first, and what
     # it recorded is what the block's edits are proven against (`diskwatch.Basis`).
-    with session.proving(await session.sync_disk()):
+    with session.texts.proving(await session.servers.sync_disk()):
         return await _execute(session, request)
 
 
@@ -409,7 +409,7 @@ async def _execute(session: Session, request: Request) -> str:
     opened = [run for run in executor.runs if run.path is not None and run.doc is not None]
     # Diagnostics first: a server has analysed the files once it published them, so the
     # hovers that follow see the whole project rather than a half-loaded one.
-    found = await session.diagnostics([run.path for run in opened if run.path])
+    found = await session.diagnostics.of([run.path for run in opened if run.path])
     for run in opened:
         await executor.resolve(run)
         await executor.answer(run)

@@ -61,7 +61,7 @@ async def move_selection(tracker: Tracker, run: FileRun, op: Move) -> list[str]:
         raise LsapError(
             ErrorCode.INVALID_REQUEST, "MOVE_TO_FILE names the file the lines are already in"
         )
-    doc = await tracker.session.document(source)
+    doc = await tracker.session.texts.document(source)
     moved = {
         id(item): (target, doc.lines[item.place.line])
         for item in tracker.anchored()
@@ -130,7 +130,7 @@ async def _tsserver_move(
     assert configure is not None  # the caller checked the server has TSSERVER
     calls = [configure, move]
     calls += [tsserver("configure", {"file": str(source), "formatOptions": {"semicolons": "ignore"}})] if bare else []
-    answer = (await tracker.session.lsp(calls))[calls.index(move)]
+    answer = (await tracker.session.servers.lsp(calls))[calls.index(move)]
     body = (answer.result or {}).get("body") if isinstance(answer.result, dict) else None
     if answer.error or not body or not body.get("edits"):
         reason = (
@@ -145,7 +145,7 @@ async def _tsserver_move(
         )
     changes: list[dict[str, Any]] = []
     existing = [Path(i["fileName"]) for i in body["edits"] if Path(i["fileName"]).exists()]
-    docs = await tracker.session.documents(existing)
+    docs = await tracker.session.texts.documents(existing)
     for item in body["edits"]:
         path = Path(item["fileName"])
         edits = [
@@ -411,13 +411,13 @@ class PythonMove:
         # names brought back never overlap, wherever the moved code was (first, last, only).
         assert self.run.target is not None
         changes[self.source] = _one_edit(self.lines, _compose(self.lines, edits),
-                                         self.tracker.session.encoding(self.run.target.client))
+                                         self.tracker.session.servers.encoding(self.run.target.client))
         # Users elsewhere import the names from their new module.
         for path, found in (await self._users(names, _name_positions(moved_nodes, self.lines))).items():
             if path in (self.source, self.target):
                 continue
             other = _parse(
-                "\n".join((await self.tracker.session.document(path)).lines), self.display(path)
+                "\n".join((await self.tracker.session.texts.document(path)).lines), self.display(path)
             )
             module = module_name(self.root, path)
             all_theirs = _imports(other, module)
@@ -434,7 +434,7 @@ class PythonMove:
         body = "\n".join(self.lines[self.start : self.end + 1]).strip("\n") + "\n"
         create: list[dict[str, Any]] = []
         if self.target.exists():
-            existing = await self.tracker.session.document(self.target)
+            existing = await self.tracker.session.texts.document(self.target)
             target_tree = _parse("\n".join(existing.lines), self.display(self.target))
             present = {i.statement for i in _imports(target_tree, target_module)}
             own = [
@@ -532,17 +532,17 @@ class PythonMove:
         if client is None:
             return {}
         target = Target(self.source, self.run.target.bufnr, client, self.run.target.clients, False)
-        doc = await self.tracker.session.document(self.source)
+        doc = await self.tracker.session.texts.document(self.source)
         calls = []
         for name in names:
             line, col = positions[name]
             params = {
-                **self.tracker.session.position_params(target, doc, line, col),
+                **self.tracker.session.servers.position_params(target, doc, line, col),
                 "context": {"includeDeclaration": False},
             }
             calls.append(LspCall(client.id, REFERENCES, params, self.run.target.bufnr))
         out: dict[Path, set[str]] = {}
-        for name, answer in zip(names, await self.tracker.session.lsp(calls), strict=False):
+        for name, answer in zip(names, await self.tracker.session.servers.lsp(calls), strict=False):
             for location in answer.result or []:
                 out.setdefault(path_of(location["uri"]).resolve(), set()).add(name)
         return out

@@ -92,7 +92,7 @@ class Tracker:
         return [item for run in self.executor.runs for item in run.anchored]
 
     async def texts(self, paths: list[Path]) -> dict[Path, list[str]]:
-        docs = await self.session.documents([p for p in paths if p.exists()])
+        docs = await self.session.texts.documents([p for p in paths if p.exists()])
         return {p: list(docs[p].lines) if p in docs else [] for p in paths}
 
     async def apply(

@@ -165,17 +165,17 @@ def lsp_expand(
         `data` its expansion needs): prepared afresh at its name, then expanded."""
         at = await session.gateway.open(node.path)
         position = {"line": node.line, "character": node.col}
-        [prepared] = await session.lsp([LspCall(client.id, prepare, {
+        [prepared] = await session.servers.lsp([LspCall(client.id, prepare, {
             "textDocument": {"uri": node.item["uri"]}, "position": position}, at)])
         items = prepared.result if not prepared.error and isinstance(prepared.result, list) else []
         if not items:
             return None
-        [answer] = await session.lsp([LspCall(client.id, method, {"item": items[0]}, at)])
+        [answer] = await session.servers.lsp([LspCall(client.id, method, {"item": items[0]}, at)])
         return None if answer.error else answer.result
 
     async def expand(nodes: Sequence[Node]) -> list[list[Edge]]:
         calls = [LspCall(client.id, method, {"item": node.item}, bufnr) for node in nodes]
-        answers = await session.lsp(calls)
+        answers = await session.servers.lsp(calls)
         results = [a.result if not a.error else await again(node) for node, a in zip(nodes, answers, strict=True)]
         return [edges_of(node, result, key) for node, result in zip(nodes, results, strict=True)]
 
@@ -186,7 +186,7 @@ async def call_roots(session: Session, target: Target, params: dict[str, Any]) -
     """`textDocument/prepareCallHierarchy` at a position, as root nodes."""
     return [
         node_of(item)
-        for item in await session.call(target, "textDocument/prepareCallHierarchy", params) or []
+        for item in await session.servers.call(target, "textDocument/prepareCallHierarchy", params) or []
     ]
 
 
@@ -238,7 +238,7 @@ async def render_entries(
 ) -> list[HierarchyRow]:
     """Report rows: name, kind, where it is, and the first site line's text. `have`: texts
     this request already read."""
-    docs = await session.documents(entry_paths(session, entries), have=have)
+    docs = await session.texts.documents(entry_paths(session, entries), have=have)
     rows = []
     for entry in entries:
         node, edge = entry.edge.node, entry.edge

@@ -34,9 +34,9 @@ def page_id_of(request: Request, answer: str | None = None) -> str:
 
 def keep(session: Session, request: Request, items: list[Any], answer: str | None = None) -> str:
     """Keep a whole result list under the request's own id (`page_id_of`), with the fields
-    it answers (`Session.kept` checks a later page's request against them)."""
+    it answers (`Kept.page` checks a later page's request against them)."""
     page_id = page_id_of(request, answer)
-    session.pages[page_id] = (request.mode, request.result_fields(), items)
+    session.kept.pages[page_id] = (request.mode, request.result_fields(), items)
     return page_id
 
 

@@ -568,7 +568,7 @@ def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
 
     gateway = Gateway()
     session = Session(gateway, Workspace.of(tmp_path))  # type: ignore[arg-type]
-    found = _run(session.diagnostics([path]))
+    found = _run(session.diagnostics.of([path]))
     assert [c.method for c in gateway.calls] == ["textDocument/diagnostic"]
     assert gateway.waited == [([3], [7])]  # the pusher is waited for; the puller's are excluded
     # utf-16 character 11 is code point 10: the emoji is two units.
