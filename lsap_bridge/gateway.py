@@ -23,6 +23,7 @@ from cachetools import LRUCache
 
 from .errors import ClientGone, ErrorCode, LsapError, StaleText
 from .filestate import DiskStamp, content_hash
+from .lsp import FileEventData
 from .models import DEFAULT_MAX_TOKENS
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 from .position import Document
@@ -292,7 +293,7 @@ class EditorGateway:
         stamp = DiskStamp.of(path)
         return stamp.size if stamp is not None and stamp.size > self.max_file_size else None
 
-    async def sync(self, changes: list[dict[str, Any]]) -> list[str] | None:
+    async def sync(self, changes: list[FileEventData]) -> list[str] | None:
         """Tell the servers about files changed on disk (LSP `FileEvent`s) and bring every
         loaded buffer up to date with its file, in one call (see `sync` in transport.lua);
         returns the loaded file buffers' names. The texts held of those files are
@@ -303,7 +304,7 @@ class EditorGateway:
             self._texts.pop(path_of(change["uri"]), None)
         return [str(n) for n in names] if isinstance(names, list) else None
 
-    async def reconfigure(self, changes: list[dict[str, Any]]) -> list[str]:
+    async def reconfigure(self, changes: list[FileEventData]) -> list[str]:
         """Tell every server that its configuration files changed (`changes`: FileEvents)
         and to read its configuration again; the names of the servers told."""
         names = await self._lua("return require('lsap.transport').reconfigure(...)", changes)
@@ -486,8 +487,8 @@ class Editor(Protocol):
     def held(self, path: Path) -> Document | None: ...
     async def open(self, path: Path) -> int: ...
     def oversized(self, path: Path) -> int | None: ...
-    async def sync(self, changes: list[dict[str, Any]]) -> list[str] | None: ...
-    async def reconfigure(self, changes: list[dict[str, Any]]) -> list[str]: ...
+    async def sync(self, changes: list[FileEventData]) -> list[str] | None: ...
+    async def reconfigure(self, changes: list[FileEventData]) -> list[str]: ...
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]: ...
     async def working(self, client_ids: list[int]) -> list[int]: ...
     async def wait_until_idle(self, client_ids: list[int]) -> bool: ...

@@ -47,6 +47,13 @@ class RangeData(TypedDict):
     end: PositionData
 
 
+class FileEventData(TypedDict):
+    """A `workspace/didChangeWatchedFiles` event: 1 created, 2 changed, 3 deleted."""
+
+    uri: str
+    type: int
+
+
 class TextEditData(TypedDict):
     """A TextEdit (AnnotatedTextEdit and SnippetTextEdit carry a range too, their text in
     `newText` or `snippet.value`)."""

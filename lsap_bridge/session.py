@@ -30,7 +30,7 @@ from .errors import ErrorCode, LsapError, StaleText, invalid
 from .filestate import DiskStamp
 from .gateway import Attached, Client, Editor, LspAnswer, LspCall, ServerRequests
 from .locate.matcher import Match, Tier
-from .lsp import structure
+from .lsp import FileEventData, structure
 from .models import Locate, Request
 from .modes import Answer, Capability, fallback
 from .position import Document, Encoding, column_at
@@ -315,8 +315,9 @@ class Servers:
         changed = {path: stamp for path, stamp in now.items() if stamp != before.get(path)}
         if not changed:
             return False
-        events = [{"uri": uri_of(path), "type": 3 if stamp is None else 1 if before.get(path) is None else 2}
-                  for path, stamp in changed.items()]
+        events: list[FileEventData] = [
+            {"uri": uri_of(path), "type": 3 if stamp is None else 1 if before.get(path) is None else 2}
+            for path, stamp in changed.items()]
         told = await self.gateway.reconfigure(events)
         self._targets.clear()  # a server restarted for it would be another client
         notes = _NOTES.get()
