@@ -125,7 +125,7 @@ def spans(raw: object) -> list[tuple[Path, RangeData]]:
     return out
 
 
-def location_files(raw: Any) -> list[tuple[Path, list[Units]]]:
+def location_files(raw: object) -> list[tuple[Path, list[Units]]]:
     """A location answer by file: the files in path order, each with its ranges sorted and
     one per start position, columns still in the server's units.
 
@@ -136,8 +136,8 @@ def location_files(raw: Any) -> list[tuple[Path, list[Units]]]:
     is the code-point order, so sorting and de-duplicating need no text.
     """
     if isinstance(raw, dict) and "packed" in raw:
-        runs = [(path_of(uri), flat) for uri, flat in raw["packed"] or []
-                if isinstance(uri, str) and uri.startswith("file:")]
+        runs = [(path_of(uri), list(flat)) for uri, flat in raw["packed"] or []
+                if isinstance(uri, str) and uri.startswith("file:") and isinstance(flat, list)]
     else:
         runs = [(path, list(units(rng))) for path, rng in spans(raw)]
     by_path: dict[Path, list[int]] = {}
@@ -154,7 +154,7 @@ def location_files(raw: Any) -> list[tuple[Path, list[Units]]]:
     return out
 
 
-def location_count(raw: Any) -> int:
+def location_count(raw: object) -> int:
     """How many results a location answer holds, in either shape (see `location_files`)."""
     if isinstance(raw, dict) and "packed" in raw:
         return sum(len(flat) // 4 for _, flat in raw["packed"] or [])
@@ -174,7 +174,7 @@ class InlayHint:
     kind: int | None = None  # 1 = type, 2 = parameter
 
 
-def hint_label(raw: Any) -> str:
+def hint_label(raw: object) -> str:
     """A hint's label: a string, or InlayHintLabelPart values joined."""
     label = raw.get("label", "") if isinstance(raw, dict) else raw
     if isinstance(label, list):
@@ -182,10 +182,12 @@ def hint_label(raw: Any) -> str:
     return str(label or "")
 
 
-def inlay_hints_from_lsp(result: Any, lines: Sequence[str], encoding: Encoding) -> list[InlayHint]:
+def inlay_hints_from_lsp(result: object, lines: Sequence[str], encoding: Encoding) -> list[InlayHint]:
     """`textDocument/inlayHint` answers as hints with code-point columns, in text order."""
     hints = []
-    for raw in result or []:
+    for raw in result if isinstance(result, list) else []:
+        if not isinstance(raw, dict):
+            continue  # a server's malformed entry: skipped, not crashed on
         position = raw.get("position") or {}
         line = int(position.get("line", 0))
         col = column_at(lines, line, int(position.get("character", 0)), encoding)

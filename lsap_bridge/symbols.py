@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from rapidfuzz import fuzz, process
 
-from .lsp import RangeData
+from .lsp import DocumentSymbolData, RangeData, SymbolInformationData
 from .position import Encoding, column_at, line_at
 
 # LSP SymbolKind values that hold code worth naming as "where a use is".
@@ -192,7 +192,7 @@ class SymbolTree:
         return ".".join(s.bare_name for s in chain) or None
 
 
-def _span(raw: dict[str, Any], lines: Sequence[str], encoding: Encoding) -> Span:
+def _span(raw: RangeData, lines: Sequence[str], encoding: Encoding) -> Span:
     start, end = raw["start"], raw["end"]
     first, last = start["line"], end["line"]
     return Span(first, column_at(lines, first, start["character"], encoding),
@@ -205,7 +205,7 @@ def units(rng: RangeData) -> Units:
     return start["line"], start["character"], end["line"], end["character"]
 
 
-def build_tree(result: Any, lines: Sequence[str], encoding: Encoding) -> SymbolTree:
+def build_tree(result: object, lines: Sequence[str], encoding: Encoding) -> SymbolTree:
     """A `SymbolTree` from either answer shape of `textDocument/documentSymbol`, or from
     the packed shape transport.lua sends for an `LspCall` with `packed` (`pack_symbols`)."""
     if not result:
@@ -217,10 +217,12 @@ def build_tree(result: Any, lines: Sequence[str], encoding: Encoding) -> SymbolT
 
     if isinstance(result, dict) and "symbols" in result:
         return _tree_from_packed(result["symbols"], span)
+    if not isinstance(result, list):
+        return SymbolTree([])
     if "location" in result[0]:
         return _tree_from_flat(result, lines, encoding)
 
-    def convert(raw: dict[str, Any]) -> Symbol:
+    def convert(raw: DocumentSymbolData) -> Symbol:
         rng = raw["range"]
         selection = raw.get("selectionRange") or rng
         return Symbol.lazy(raw["name"], int(raw.get("kind", 0)), raw.get("detail") or "",
@@ -245,7 +247,7 @@ def _tree_from_packed(packed: list[Any], span: Converter) -> SymbolTree:
     return SymbolTree(roots)
 
 
-def _tree_from_flat(result: list[dict[str, Any]], lines: Sequence[str], encoding: Encoding) -> SymbolTree:
+def _tree_from_flat(result: list[SymbolInformationData], lines: Sequence[str], encoding: Encoding) -> SymbolTree:
     """Nest flat `SymbolInformation`s by range containment."""
     flat = []
     for raw in result:
