@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cachetools import LRUCache
 from pydantic import model_validator
 
 from . import indentation
@@ -37,6 +38,7 @@ from .diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap
 from .edits import NOTHING, EditResult, apply_workspace_edit, check_edit, merged, preview, preview_text
 from .errors import Candidate, ErrorCode, LsapError
 from .gateway import Client, LspCall
+from .jsonvalue import Params
 from .locate.anchor import format_anchor
 from .locate.matcher import Needle, find_matches
 from .models import LineScope, Locate, Report, Request, Row, SymbolScope, absent
@@ -132,6 +134,9 @@ async def place_of(session: Session, request: WhereRequest, method: str,
                  f"{session.workspace.display(first.path)}:{first.line + 1}-{last.line + 1}")
 
 
+ACTIONS = 256  # listed code actions kept for `code_action_execute`
+
+
 @dataclass
 class Action:
     """One code action as a server offered it, kept (by `id`) for `code_action_execute`."""
@@ -168,6 +173,14 @@ class Action:
     @property
     def runs_command(self) -> bool:
         return isinstance(self.raw.get("command"), dict)
+
+
+class Actions(LRUCache[str, Action]):
+    """Listed code actions by `action_id`, kept on the session (`Kept.owned`); the file's
+    version is checked when one runs."""
+
+    def __init__(self) -> None:
+        super().__init__(ACTIONS)
 
 
 def _diagnostic_label(d: dict[str, Any]) -> str:
@@ -326,7 +339,7 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
         raise LsapError(ErrorCode.SERVER_ERROR, "; ".join(gathered.errors), hint="ask again")
     gathered.errors += notes
     for action in gathered.actions:
-        session.kept.actions[action.id] = action
+        session.kept.owned(Actions)[action.id] = action
     return gathered
 
 
@@ -346,7 +359,7 @@ def by_title(actions: list[Action], title: str) -> list[Action]:
 
 
 def kept(session: Session, action_id: str) -> Action:
-    action: Action | None = session.kept.actions.get(action_id)
+    action: Action | None = session.kept.owned(Actions).get(action_id)
     if action is None:
         raise LsapError(
             ErrorCode.NOT_FOUND,
@@ -469,7 +482,7 @@ async def resolved(session: Session, action: Action) -> dict[str, Any]:
 async def check_current(session: Session, action: Action) -> None:
     doc = await session.texts.document(action.path)
     if doc.version != action.version:
-        session.kept.actions.pop(action.id, None)
+        session.kept.owned(Actions).pop(action.id, None)
         raise LsapError(
             ErrorCode.CONFLICT,
             f"{session.workspace.display(action.path)} changed since the action was listed",
@@ -575,7 +588,7 @@ async def tsserver_configure(session: Session, client: Client, path: Path, bufnr
     indent = await formatting_options(session, bufnr, lines)
     options = {"indentSize": indent["tabSize"], "tabSize": indent["tabSize"],
                "convertTabsToSpaces": indent["insertSpaces"], **(more or {})}
-    params = {"command": TSSERVER, "arguments": ["configure", {"file": str(path), "formatOptions": options}]}
+    params: Params = {"command": TSSERVER, "arguments": ["configure", {"file": str(path), "formatOptions": options}]}
     return LspCall(client.id, EXECUTE, params, bufnr)
 
 

@@ -14,7 +14,7 @@ import itertools
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -23,6 +23,7 @@ from cachetools import LRUCache
 
 from .errors import ClientGone, ErrorCode, LsapError, StaleText
 from .filestate import DiskStamp, content_hash
+from .jsonvalue import Jsonable
 from .lsp import FileEventData
 from .models import DEFAULT_MAX_TOKENS
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
@@ -78,7 +79,7 @@ class Attached(list[Client]):
 class LspCall:
     client_id: int
     method: str
-    params: dict[str, Any]
+    params: Mapping[str, Jsonable]
     bufnr: int | None = None
     # The answer (a location list, or document symbols) is sent packed by transport.lua
     # (`decode.location_files` and `symbols.build_tree` read both shapes): a large one then

@@ -7,6 +7,7 @@ code must narrow (`isinstance`, `str()`) before it uses it as one kind of value.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
 Json: TypeAlias = bool | int | float | str | list["Json"] | dict[str, "Json"] | None
@@ -19,3 +20,9 @@ def to_int(value: Json) -> int:
     if isinstance(value, (bool, int, float, str)):
         return int(value)
     raise TypeError(f"not a number: {value!r}")
+
+
+# What the bridge sends (LSP parameters, replies): a JSON value read only, so that any
+# `dict[str, int]` or `list[str]` it builds is one (Mapping and Sequence are covariant).
+Jsonable: TypeAlias = Mapping[str, "Jsonable"] | Sequence["Jsonable"] | str | int | float | bool | None
+Params: TypeAlias = dict[str, Jsonable]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -29,6 +29,7 @@ from .diskwatch import Basis, DiskWatch, fs_now_ns
 from .errors import ErrorCode, LsapError, StaleText, invalid
 from .filestate import DiskStamp
 from .gateway import Attached, Client, Editor, LspAnswer, LspCall, ServerRequests
+from .jsonvalue import Jsonable, Params
 from .locate.matcher import Match, Tier
 from .lsp import FileEventData, structure
 from .models import Locate, Request
@@ -39,6 +40,7 @@ from .symbols import SymbolTree, Units, build_tree, units
 from .workspace import Workspace, language_of, remembered, uri_of
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 
 @dataclass(frozen=True)
@@ -182,8 +184,6 @@ def disk_note(display: str, disk_differs: str) -> str:
 CONFIG_FILES = ("pyrightconfig.json", "pyproject.toml", "ruff.toml", ".ruff.toml", "setup.cfg",
                 "tsconfig.json", "jsconfig.json", ".clangd", "compile_commands.json")
 PAGES = 64  # result lists kept for paging
-RENAMES = 32  # previewed renames kept for `rename_execute`
-ACTIONS = 256  # listed code actions kept for `code_action_execute`
 ANCHORS = 1000  # anchor strings parsed, trusted as long as the file checks they rest on
 
 
@@ -479,7 +479,7 @@ class Servers:
             hint=formatter_help() if formatting else f"try the `{fallback(method, clients)}` mode instead",
         )
 
-    async def call(self, target: Target, method: str, params: dict[str, Any], packed: bool = False) -> Any:
+    async def call(self, target: Target, method: str, params: Mapping[str, Jsonable], packed: bool = False) -> Any:
         """One LSP request about the target's file (see `lsp`); its error is a `server_error`.
         `packed`: a location list, answered packed (see `decode.location_files`)."""
         answer = (await self.lsp([LspCall(target.client.id, method, params, target.bufnr, packed)], target))[0]
@@ -490,7 +490,7 @@ class Servers:
             )
         return answer.result
 
-    async def ask(self, target: Target, method: str, params: dict[str, Any], into: type[T]) -> T | None:
+    async def ask(self, target: Target, method: str, params: Mapping[str, Jsonable], into: type[T]) -> T | None:
         """`call`, its answer structured into lsprotocol's `into` (lsp.py); None when the
         server found nothing."""
         raw = await self.call(target, method, params)
@@ -514,7 +514,7 @@ class Servers:
         return cast(Encoding, client.offset_encoding if client.offset_encoding in
                     ("utf-8", "utf-16", "utf-32") else "utf-16")
 
-    def position_params(self, target: Target, doc: Document, line: int, col: int) -> dict[str, Any]:
+    def position_params(self, target: Target, doc: Document, line: int, col: int) -> Params:
         character = doc.character(line, col, self.encoding(target.client))
         return {
             "textDocument": {"uri": uri_of(target.path)},
@@ -534,15 +534,19 @@ class Kept:
     # Result lists by `pagination_id`, with the mode and fields that made them (see
     # `report.paging`).
     pages: LRUCache[str, tuple[str, dict[str, Any], list[Any]]] = field(default_factory=lambda: LRUCache(PAGES))
-    # Previewed renames by `rename_id` (capabilities/rename.py checks their file versions).
-    renames: LRUCache[str, Any] = field(default_factory=lambda: LRUCache(RENAMES))
-    # Listed code actions by `action_id` (lsap_bridge/actions.py checks their file versions).
-    actions: LRUCache[str, Any] = field(default_factory=lambda: LRUCache(ACTIONS))
     # Anchor strings as parsed: agents send one anchor to several modes in a row.
     anchors: TTLCache[str, Locate] = field(default_factory=lambda: remembered(ANCHORS))
-    # What the last `check` saw, one record per agent (its connection's name; None: the
-    # human's and the CLI's): its own disk record and diagnostics (capabilities/check.py).
-    checks: dict[str | None, Any] = field(default_factory=dict)
+    # The state a capability keeps, by the type it declares, which this layer cannot name:
+    # previewed renames (capabilities/rename.Renames), listed code actions (actions.Actions),
+    # what the last `check` saw per agent (capabilities/check.Checks).
+    _owned: dict[type, object] = field(default_factory=dict)
+
+    def owned(self, kind: type[S]) -> S:
+        """The capability state of type `kind`, made empty on first use."""
+        found = self._owned.get(kind)
+        if not isinstance(found, kind):
+            found = self._owned[kind] = kind()
+        return found
 
     def page(self, request: Request) -> list[Any] | None:
         """The whole result list a `pagination_id` names, kept when its first page was

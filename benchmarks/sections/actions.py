@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from lsap_bridge.gateway import Client, LspCall
+from lsap_bridge.jsonvalue import Params
 from lsap_bridge.workspace import uri_of
 
 from ..report import Results
@@ -64,7 +65,7 @@ async def _raw(rig: Rig, path: Path, bufnr: int, clients: list[Client]) -> bool:
     from the servers that offer them. Returns whether it changed the file."""
     doc = await rig.service.session.texts.document(path)
     last = len(doc.lines) - 1
-    params = {"textDocument": {"uri": uri_of(path)},
+    params: Params = {"textDocument": {"uri": uri_of(path)},
               "range": {"start": {"line": 0, "character": 0}, "end": {"line": last, "character": 0}},
               "context": {"diagnostics": [], "only": ["source"], "triggerKind": 1}}
     answers = await rig.gateway.lsp([LspCall(c.id, "textDocument/codeAction", params, bufnr) for c in clients])

@@ -112,7 +112,7 @@ class Update:
 
 @dataclass
 class Record:
-    """What the session's checks saw (`Kept.checks`).
+    """What the session's checks saw (`Checks`).
 
     A check's own findings are kept as a draft and applied when the next check starts:
     `Session.run` runs a capability once more when a text it answered from changed
@@ -154,6 +154,11 @@ class Record:
                 self.unreported[path] = "changed"
             elif before != "created":
                 self.unreported[path] = how
+
+
+class Checks(dict[str | None, Record]):
+    """What the last `check` saw, one record per agent (its connection's name; None: the
+    human's and the CLI's), kept on the session (`Kept.owned`)."""
 
 
 HOW = {1: "created", 2: "changed", 3: "deleted"}
@@ -362,13 +367,14 @@ async def check(session: Session, request: CheckRequest) -> Answer:
     else:
         journals = await journal_dir(session.gateway)
         agent = CLIENT.get()
-        if agent not in session.kept.checks:
-            record = session.kept.checks[agent] = Record(
+        checks = session.kept.owned(Checks)
+        if agent not in checks:
+            record = checks[agent] = Record(
                 DiskWatch(session.workspace, lambda: session.gateway.max_file_size))
             # A restarted daemon continues this checker's last check (lsap_bridge/check_store.py).
             saved = await asyncio.to_thread(check_store.load, journals, session.workspace.root, agent)
             check_store.resume(record, saved)
-        record = session.kept.checks[agent]
+        record = checks[agent]
         async with record.lock:
             facts = await compare(session, record, request)
             done = record.draft[1] if record.draft else None

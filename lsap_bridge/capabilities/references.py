@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..decode import location_count, location_files
+from ..jsonvalue import Params
 from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import line_at
@@ -83,7 +84,7 @@ RECHECK = 0.7
 SETTLE_LIMIT = 10.0
 
 
-async def settled(session: Session, target: Target, params: dict[str, Any]) -> tuple[Any, bool]:
+async def settled(session: Session, target: Target, params: Params) -> tuple[Any, bool]:
     """References (packed: see `decode.location_files`), asked again while a young server's
     count still changes; True if it never held. Once a server's count has held, it is
     trusted for the rest of the session."""

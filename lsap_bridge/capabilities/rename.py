@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
+from cachetools import LRUCache
 from pydantic import Field
 
 from ..changes import undo_hint
@@ -32,6 +33,7 @@ from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
 from ..identifiers import check_new_name, declined
+from ..jsonvalue import Params
 from ..lsp import PositionData, RangeData
 from ..models import Anchored, LocateRequest, Paged, Report, Request, Row, absent
 from ..modes import Answer, Offer, mode
@@ -86,6 +88,17 @@ class PendingRename:
     basis: Basis | None = None
 
 
+RENAMES = 32  # previewed renames kept for `rename_execute`
+
+
+class Renames(LRUCache[str, PendingRename]):
+    """Previewed renames by `rename_id`, kept on the session (`Kept.owned`); their file
+    versions are checked when one is executed."""
+
+    def __init__(self) -> None:
+        super().__init__(RENAMES)
+
+
 def keep(session: Session, pending: PendingRename) -> str:
     """Keep a previewed rename on the session; its id is a digest of the edit and the name,
     with the workspace's own paths left out, so that a report reads the same wherever the
@@ -94,12 +107,12 @@ def keep(session: Session, pending: PendingRename) -> str:
     for root in session.workspace.roots:
         text = text.replace(root.as_uri(), "")
     rename_id = hashlib.sha1(text.encode()).hexdigest()[:10]
-    session.kept.renames[rename_id] = pending
+    session.kept.owned(Renames)[rename_id] = pending
     return rename_id
 
 
 def kept(session: Session, rename_id: str) -> PendingRename:
-    pending: PendingRename | None = session.kept.renames.get(rename_id)
+    pending = session.kept.owned(Renames).get(rename_id)
     if pending is None:
         raise LsapError(
             ErrorCode.NOT_FOUND,
@@ -271,7 +284,7 @@ async def _compute(
     return resolved, pending
 
 
-async def _uses(session: Session, target: Target, params: dict[str, Any]) -> list[tuple[Path, RangeData]] | None:
+async def _uses(session: Session, target: Target, params: Params) -> list[tuple[Path, RangeData]] | None:
     """The symbol's uses in the workspace, declaration included; None when the server
     cannot say (the rename goes ahead unchecked)."""
     if not target.client.supports(REFERENCES):
@@ -441,14 +454,14 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Ans
     pending = kept(session, request.rename_id)
     stale = await _stale(session, pending)
     if stale:
-        session.kept.renames.pop(request.rename_id, None)
+        session.kept.owned(Renames).pop(request.rename_id, None)
         raise LsapError(
             ErrorCode.CONFLICT,
             "files changed since the preview: " + ", ".join(stale),
             hint="nothing was changed; run `rename_preview` again for a fresh id",
         )
     data = await _apply(session, pending, patterns)
-    session.kept.renames.pop(request.rename_id, None)
+    session.kept.owned(Renames).pop(request.rename_id, None)
     report = RenameReport(rename_id=request.rename_id, partial=pending.partial, **data)
     return Answer(report, _locations(report))
 

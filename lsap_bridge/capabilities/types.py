@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
+from ..jsonvalue import Params
 from ..modes import Answer, Offer, mode
 from ..position import line_at, to_lsp_character
 from ..report.hierarchy import (
@@ -92,7 +93,7 @@ class Derived:
         docs = await self.session.texts.documents(inside)
         return await self.session.symbols.of(inside, self.client, docs)
 
-    def _params(self, path: Path, lines: list[str], line: int, col: int) -> dict[str, Any]:
+    def _params(self, path: Path, lines: list[str], line: int, col: int) -> Params:
         text = line_at(lines, line)
         character = to_lsp_character(text, col, self.session.servers.encoding(self.client))
         return {
@@ -109,7 +110,7 @@ class Derived:
 
     async def supertypes(self, nodes: Sequence[Node]) -> list[list[Edge]]:
         docs = await self.session.texts.documents([n.path for n in nodes])
-        asks: list[tuple[int, str, dict[str, Any]]] = []
+        asks: list[tuple[int, str, Params]] = []
         for index, node in enumerate(nodes):
             lines = docs[node.path].lines
             after = node.col + len(node.name)

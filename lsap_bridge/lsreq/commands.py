@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..actions import (
+    Actions,
     Apply,
     Place,
     by_title,
@@ -99,7 +100,7 @@ async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
     place = item.place
     assert place.line is not None
     session = tracker.session
-    if op.what in session.kept.actions:  # an id, as `code_actions` and the ambiguity list give
+    if op.what in session.kept.owned(Actions):  # an id, as `code_actions` and the ambiguity list give
         chosen = kept(session, op.what)
         if chosen.path != place.path:
             raise LsapError(
@@ -109,7 +110,7 @@ async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
                 hint="put the `! FIX` under an anchor of that file",
             )
         ran = await run_action(session, chosen, _applier(tracker))
-        session.kept.actions.pop(op.what, None)  # spent, as `code_action_execute` spends it
+        session.kept.owned(Actions).pop(op.what, None)  # spent, as `code_action_execute` spends it
         return [f"applied: {chosen.title} ({chosen.client.name})", *ran.remarks]
     found = await gather(session, place.path, (place.line, place.line))
     codes = {d.code for d in found.diagnostics if d.line <= place.line <= d.end_line}

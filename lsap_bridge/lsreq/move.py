@@ -20,6 +20,7 @@ from typing import Any
 from ..actions import TSSERVER, tsserver_configure
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
+from ..jsonvalue import Params
 from ..lsp import PositionData, RangeData, TextEditData
 from ..position import Encoding, byte_column, to_lsp_character
 from ..session import Target
@@ -117,7 +118,7 @@ async def _tsserver_move(
     }
 
     def tsserver(command: str, arguments: dict[str, Any]) -> LspCall:
-        params = {"command": TSSERVER, "arguments": [command, arguments]}
+        params: Params = {"command": TSSERVER, "arguments": [command, arguments]}
         return LspCall(client.id, "workspace/executeCommand", params, bufnr)
 
     bufnr = run.target.bufnr

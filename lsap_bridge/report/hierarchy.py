@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ..gateway import Client, LspCall
+from ..jsonvalue import Params
 from ..models import MAX_ITEMS_LIMIT, Anchored, LocateRequest, Row, absent
 from ..position import Document
 from ..session import Session, Target
@@ -182,7 +183,7 @@ def lsp_expand(
     return expand
 
 
-async def call_roots(session: Session, target: Target, params: dict[str, Any]) -> list[Node]:
+async def call_roots(session: Session, target: Target, params: Params) -> list[Node]:
     """`textDocument/prepareCallHierarchy` at a position, as root nodes."""
     return [
         node_of(item)
