@@ -435,7 +435,7 @@ class Taken:
         return None
 
 
-def renaming(where: Any) -> list[str]:
+def renaming(where: object) -> list[str]:
     """The remark for a server's wish that the editor start renaming at `where` (an LSP
     position): the agent renames with a name of its own."""
     if not isinstance(where, dict) or not isinstance(where.get("line"), int):

@@ -36,10 +36,10 @@ def labelled(message: str, source: str | None, code: str | None) -> str:
     return message + label if code and message.endswith(".") else f"{message} · {label}"
 
 
-def severity_name(value: Any) -> str:
+def severity_name(value: object) -> str:
     """LSP and `vim.diagnostic` both number severities 1 (error) to 4 (hint)."""
     try:
-        return SEVERITIES[int(value) - 1]
+        return SEVERITIES[int(value) - 1] if isinstance(value, (int, float, str)) else "error"
     except (TypeError, ValueError, IndexError):
         return "error"
 
@@ -78,7 +78,7 @@ class DiagnosticMap(dict[Path, list[Diagnostic]]):
         self.quiet: dict[Path, str] = {}
 
 
-def _code(value: Any) -> str | None:
+def _code(value: object) -> str | None:
     return None if value is None or value == "" else str(value)
 
 

@@ -422,7 +422,7 @@ def _absolute(path: str) -> bool:
     return os.path.isabs(path) and os.path.normpath(path) == path and path != "/"
 
 
-def _checked(record: Any, name: str) -> Journal | str:
+def _checked(record: object, name: str) -> Journal | str:
     """The journal's fields (path and lock left to the caller), or why it is not a journal
     this code wrote."""
     if not isinstance(record, dict):

@@ -248,7 +248,7 @@ class Texts:
         """Whether held texts may be answered from (inside `run`, where they are checked)."""
         return _HELD.get() is not None
 
-    async def locations(self, raw: Any, client: Client,
+    async def locations(self, raw: object, client: Client,
                         texts: dict[Path, Document] | None = None) -> list[Location]:
         """Location | Location[] | LocationLink[] -> Locations with code-point columns, in
         the server's order (a short answer: every file is read; a long one pages
@@ -575,7 +575,7 @@ class Kept:
             )
         return items
 
-    def _same_place(self, there: Any, here: Any) -> bool:
+    def _same_place(self, there: object, here: object) -> bool:
         """Two values of a request field alike, paths compared as the files they name
         (`big/` and `big`, as the CLI and `:Lsap` write one path)."""
         if isinstance(there, dict) and isinstance(here, dict):
@@ -641,7 +641,7 @@ class Symbols:
                 out[path] = self._cache(path, fresh[path], result, client)
         return out
 
-    def _cache(self, path: Path, doc: Document, result: Any, client: Client) -> SymbolTree:
+    def _cache(self, path: Path, doc: Document, result: object, client: Client) -> SymbolTree:
         tree = build_tree(result, doc.lines, Servers.encoding(client))
         self._trees[path] = (doc.version, tree)
         return tree

@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import difflib
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -306,7 +307,8 @@ def _hunk_diff(file: FileText, hunk: tuple[int, int, int, int]) -> str:
     return "\n".join(lines)
 
 
-def _decide(change: ChangeSet, request: ReviewRequest, display: Any) -> tuple[list[FileText], list[FileText]]:
+def _decide(change: ChangeSet, request: ReviewRequest,
+            display: Callable[[Path], str]) -> tuple[list[FileText], list[FileText]]:
     """The change's files with the decision made (texts only), and those whose "after"
     text changes (rejected hunks, to be written)."""
     chosen = [f for f in _left(change)
