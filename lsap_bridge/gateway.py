@@ -27,7 +27,7 @@ from .jsonvalue import Jsonable
 from .lsp import FileEventData
 from .models import DEFAULT_MAX_TOKENS
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
-from .position import Document
+from .position import Document, EditorLocation
 from .surface import restart_help
 from .workspace import Workspace, path_of, too_large
 
@@ -395,7 +395,7 @@ class EditorGateway:
         result: dict[str, Any] = await self._lua("return require('lsap.transport').editor()")
         return result
 
-    async def show_report(self, text: str, locations: list[dict[str, Any]], options: dict[str, Any]) -> None:
+    async def show_report(self, text: str, locations: list[EditorLocation], options: dict[str, Any]) -> None:
         await self._lua("require('lsap.report').show(...)", text, locations, options)
 
     async def symbols_for_completion(self, path: str, paths: list[str], cmdline: str) -> None:
@@ -497,7 +497,7 @@ class Editor(Protocol):
                   guard: Document | None = None,
                   taking: ServerRequests | None = None) -> list[LspAnswer]: ...
     async def editor(self) -> dict[str, Any]: ...
-    async def show_report(self, text: str, locations: list[dict[str, Any]], options: dict[str, Any]) -> None: ...
+    async def show_report(self, text: str, locations: list[EditorLocation], options: dict[str, Any]) -> None: ...
     async def symbols_for_completion(self, path: str, paths: list[str], cmdline: str) -> None: ...
     async def all_clients(self) -> list[Client]: ...
     async def servers_expected(self, bufnrs: list[int]) -> list[bool]: ...

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from .models import Report, Request
+from .position import EditorLocation
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class Answer:
     """A mode's answer: its report, and the locations the editor jumps to (not in the JSON)."""
 
     report: Report
-    locations: list[dict[str, Any]] = field(default_factory=list)
+    locations: list[EditorLocation] = field(default_factory=list)
 
 
 Runner = Callable[[Any, Any], Awaitable[Answer]]

@@ -13,9 +13,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
+
+
+class _Jump(TypedDict):
+    path: str  # as reports name it
+    line: int  # 1-based
+
+
+class EditorLocation(_Jump, total=False):
+    """Where the editor jumps from a report (its jump list, the quickfix list): a byte
+    `col`, or a server's `character` in its `encoding` (Lua converts it)."""
+
+    col: int
+    character: int
+    encoding: str
+    text: str
 
 
 def line_at(lines: Sequence[str], index: int) -> str:

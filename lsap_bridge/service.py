@@ -20,7 +20,7 @@ from .locate.anchor import parse_anchor
 from .lsreq.executor import execute
 from .lsreq.parser import parse
 from .models import LineScope, Locate, Report, bare_field
-from .position import byte_column
+from .position import EditorLocation, byte_column
 from .render import render_error, renderer
 from .report.budget import fit
 from .requests import names_whole_file, parse_request
@@ -35,7 +35,7 @@ PARSE_INLINE = 64 * 1024  # characters of a text block parsed on the loop; longe
 class Response:
     text: str
     mode: str | None = None
-    locations: list[dict[str, Any]] = field(default_factory=list)
+    locations: list[EditorLocation] = field(default_factory=list)
     error: LsapError | None = None
 
     @property

@@ -31,6 +31,7 @@ from ..errors import LsapError
 from ..gateway import LspCall
 from ..models import Line, Paged, Request, Row
 from ..modes import Answer, Offer, mode
+from ..position import EditorLocation
 from ..report.files import expand
 from ..report.paging import keep, page
 from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
@@ -391,7 +392,7 @@ async def check(session: Session, request: CheckRequest) -> Answer:
     keep(session, request, [facts])
     docs = await session.texts.documents([p for status, p, _ in shown if status != "gone" and p.is_file()])
     groups = []
-    locations = []
+    locations: list[EditorLocation] = []
     for (status, path), in_group in groupby(shown, key=lambda f: (f[0], f[1])):
         display = session.workspace.display(path)
         doc = docs.get(path) if status != "gone" else None

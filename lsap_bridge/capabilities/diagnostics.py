@@ -13,6 +13,7 @@ from typing import Any, Literal
 from ..diagnostics import SEVERITIES, Diagnostic
 from ..models import Line, Paged, Request, Row
 from ..modes import Answer, Offer, mode
+from ..position import EditorLocation
 from ..report.files import expand
 from ..report.paging import keep, page
 from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
@@ -106,7 +107,7 @@ async def diagnostics(session: Session, request: DiagnosticsRequest) -> Answer:
         keep(session, request, [facts])
     docs = await session.texts.documents([p for p, _ in shown])
     groups = []
-    locations = []
+    locations: list[EditorLocation] = []
     for path, in_file in groupby(shown, key=lambda pair: pair[0]):
         doc = docs[path]
         display = session.workspace.display(path)

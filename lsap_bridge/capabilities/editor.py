@@ -14,7 +14,7 @@ from ..errors import LsapError
 from ..locate.anchor import format_anchor
 from ..models import Line, Report, Request, Row, absent
 from ..modes import Answer, mode
-from ..position import byte_column, line_at
+from ..position import EditorLocation, byte_column, line_at
 from ..session import Session
 from ..workspace import language_of
 
@@ -103,7 +103,7 @@ async def editor(session: Session, request: EditorRequest) -> Answer:
         data["anchor_problem"] = error.message
     if state.get("selection"):
         data["selection"] = selection_data(state["selection"], lines, request.max_items)
-    location = {
+    location: EditorLocation = {
         "path": data["path"],
         "line": line + 1,
         "col": int(state.get("col") or 0),

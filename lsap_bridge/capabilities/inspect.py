@@ -17,7 +17,7 @@ from ..decode import hover_of, hover_text, location_files
 from ..gateway import LspCall
 from ..models import Anchored, LocateRequest, Row
 from ..modes import Answer, Offer, mode
-from ..position import Document
+from ..position import Document, EditorLocation
 from ..report.hierarchy import Entry, Section, edges_of, entry_paths, flatten, node_of, render_entries
 from ..report.pieces import MAX_CODE_LINES, Code, anchor_fields, code_of, defining_symbol, word_at
 from ..resolve import Resolved, resolve
@@ -110,7 +110,7 @@ async def inspect(session: Session, request: InspectRequest) -> Answer:
         more=More(references=phrase({"mode": "references", "locate": anchor}),
                   calls=phrase({"mode": "calls", "locate": anchor, "depth": 2})),
     )
-    locations = (
+    locations: list[EditorLocation] = (
         [{"path": definition.path, "line": definition.line, "col": 0, "text": "definition"}]
         if definition
         else []

@@ -18,6 +18,7 @@ from pydantic import Field
 from ..errors import ErrorCode, LsapError
 from ..models import MAX_ITEMS_LIMIT, Paged, Request, Row
 from ..modes import Answer, Offer, mode
+from ..position import EditorLocation
 from ..report.files import expand, is_glob
 from ..report.paging import page
 from ..session import Session
@@ -212,7 +213,7 @@ async def outline(session: Session, request: OutlineRequest) -> Answer:
         groups=groups,
         **paging,
     )
-    locations = [
+    locations: list[EditorLocation] = [
         {"path": r.path, "line": r.line, "character": r.column - 1, "encoding": "utf-32",
          "text": f"{r.kind} {r.symbol}"}
         for r in shown

@@ -23,7 +23,7 @@ from ..decode import location_count, location_files
 from ..jsonvalue import Params
 from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
-from ..position import line_at
+from ..position import EditorLocation, line_at
 from ..report.paging import page
 from ..report.pieces import anchor_fields, editor_location, excerpt, fence_language, word_at
 from ..resolve import resolve
@@ -135,7 +135,7 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
     trees = await session.symbols.of(paths, target.client, docs) if target.client.supports(
         "textDocument/documentSymbol") else {}
     groups: list[Group] = []
-    locations: list[dict[str, Any]] = []
+    locations: list[EditorLocation] = []
     collapsed: dict[str, dict[str, list[int]]] = {"import": {}, "annotation": {}}
     for path, file_uses in groupby(shown, key=lambda loc: loc.path):
         doc = docs[path]

@@ -37,7 +37,7 @@ from ..jsonvalue import Params
 from ..lsp import PositionData, RangeData
 from ..models import Anchored, LocateRequest, Paged, Report, Request, Row, absent
 from ..modes import Answer, Offer, mode
-from ..position import column_at, line_at
+from ..position import EditorLocation, column_at, line_at
 from ..report.paging import page, suggest
 from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, word_at
 from ..resolve import Resolved, resolve
@@ -443,7 +443,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str]) 
     }
 
 
-def _locations(report: RenameReport) -> list[dict[str, Any]]:
+def _locations(report: RenameReport) -> list[EditorLocation]:
     return [{"path": f.path, "line": 1, "col": 0, "text": f"{f.edits} edits"} for f in report.changed]
 
 

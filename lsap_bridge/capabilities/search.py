@@ -17,6 +17,7 @@ from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..models import Paged, Request, Row
 from ..modes import Answer, Offer, mode
+from ..position import EditorLocation
 from ..report.files import one_per_language
 from ..report.paging import page
 from ..session import Session
@@ -208,8 +209,9 @@ async def search(session: Session, request: SearchRequest) -> Answer:
                           incomplete=unsure, external=external,
                           symbols=[Found(**{k: v for k, v in r.items() if k != EDITOR}) for r in shown],
                           **paging)
-    locations = [
-        {"path": r["path"], "line": r["line"] or 1, **r[EDITOR], "text": f"{r['kind']} {r['name']}"}
+    locations: list[EditorLocation] = [
+        {"path": r["path"], "line": r["line"] or 1, "character": r[EDITOR]["character"],
+         "encoding": r[EDITOR]["encoding"], "text": f"{r['kind']} {r['name']}"}
         for r in shown
     ]
     return Answer(report, locations)

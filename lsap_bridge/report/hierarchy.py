@@ -18,7 +18,7 @@ from pydantic import Field
 from ..gateway import Client, LspCall
 from ..jsonvalue import Params
 from ..models import MAX_ITEMS_LIMIT, Anchored, LocateRequest, Row, absent
-from ..position import Document
+from ..position import Document, EditorLocation
 from ..session import Session, Target
 from ..symbols import KIND_NAMES
 from ..workspace import path_of
@@ -288,12 +288,12 @@ async def walk_directions(
     request: HierarchyRequest,
     at_site: bool,
     encoding: str,
-) -> tuple[list[Section], list[dict[str, Any]]]:
+) -> tuple[list[Section], list[EditorLocation]]:
     """A report section per direction, and the editor locations of its entries: the site
     of each call (`at_site`, for calls) or the entry itself (for types). `encoding`: the
     units of the nodes' and sites' columns."""
     sections: list[Section] = []
-    locations: list[dict[str, Any]] = []
+    locations: list[EditorLocation] = []
     for direction in directions:
         top, dropped = await walk(session, roots, expanders[direction], request.depth, request.max_items)
         entries, hidden = flatten([child for root in top for child in root.children], request.include_external)
