@@ -7,7 +7,8 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+
+from .jsonvalue import Params
 
 
 class ErrorCode(str, Enum):
@@ -59,7 +60,7 @@ class LsapError(Exception):
     def __post_init__(self) -> None:
         super().__init__(self.message)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Params:
         return {
             "code": self.code.value,
             "message": self.message,

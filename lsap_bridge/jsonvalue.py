@@ -1,7 +1,7 @@
 """JSON values as mypy can check them: what the bridge builds and sends (LSP parameters, a
 request's fields, the socket's messages) and what it reads back before narrowing it.
 
-`Json` is a union, not `Any`: reading a member of a `JsonObject` gives a `Json`, which the
+`Json` is a union of the JSON kinds: reading a member of a `JsonObject` gives a `Json`, which the
 code must narrow (`isinstance`, `str()`) before it uses it as one kind of value.
 """
 

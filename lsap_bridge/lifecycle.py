@@ -19,7 +19,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from .connection import Limits, Scheduler
 from .discovery import SessionInfo, runtime_dir
@@ -168,7 +168,7 @@ class Lifecycle:
     def _touch(self) -> None:
         self.last_call = time.monotonic()
 
-    async def _shutdown(self, _params: Any) -> str:
+    async def _shutdown(self, _params: object) -> str:
         asyncio.get_running_loop().call_soon(self.stop, "`lsap daemon stop`")
         return "stopping"
 

@@ -73,6 +73,24 @@ class SymbolInformationData(_Symbol, total=False):
     containerName: str
 
 
+class LabelDetailsData(TypedDict, total=False):
+    detail: str
+    description: str
+
+
+class _Completion(TypedDict):
+    label: str
+
+
+class CompletionItemData(_Completion, total=False):
+    """A `CompletionItem` as the completion report reads it (a hot path: hundreds a list)."""
+
+    kind: int
+    sortText: str
+    detail: str
+    labelDetails: LabelDetailsData
+
+
 class FileEventData(TypedDict):
     """A `workspace/didChangeWatchedFiles` event: 1 created, 2 changed, 3 deleted."""
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from dataclasses import replace
-from typing import Any
 
 from .clangd import DATABASES, database_note
 from .cpu import off_loop
@@ -55,10 +55,10 @@ def _same_text(doc: Document, other: Document) -> bool:
     return doc.bufnr == other.bufnr and doc.version == other.version
 
 
-def _key(locate: Locate) -> tuple[Any, ...]:
+def _key(locate: Locate) -> tuple[Hashable, ...]:
     scope = locate.scope
     if isinstance(scope, SymbolScope):
-        where: tuple[Any, ...] = tuple(scope.symbol_path)
+        where: tuple[Hashable, ...] = tuple(scope.symbol_path)
     elif isinstance(scope, LineScope):
         where = (scope.start_line, scope.end_line)
     else:

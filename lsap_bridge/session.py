@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -530,7 +530,7 @@ class Kept:
 
     workspace: Workspace
     # Anchors resolved on held texts, for warm requests (see `locate.resolve.resolve`).
-    resolved: TTLCache[tuple[Any, ...], Resolved] = field(default_factory=lambda: remembered(256))
+    resolved: TTLCache[tuple[Hashable, ...], Resolved] = field(default_factory=lambda: remembered(256))
     # Result lists by `pagination_id`, with the mode and fields that made them (see
     # `report.paging`).
     pages: LRUCache[str, tuple[str, dict[str, Any], list[Any]]] = field(default_factory=lambda: LRUCache(PAGES))

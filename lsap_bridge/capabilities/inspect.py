@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -119,7 +119,7 @@ async def inspect(session: Session, request: InspectRequest) -> Answer:
 
 
 async def _definition(
-    session: Session, request: InspectRequest, resolved: Resolved, raw: Any, texts: dict[Path, Document]
+    session: Session, request: InspectRequest, resolved: Resolved, raw: object, texts: dict[Path, Document]
 ) -> Code | None:
     """The defining symbol's code, bounded like `definition` does it."""
     found = [
@@ -140,11 +140,11 @@ async def _definition(
 
 
 async def _calls(
-    session: Session, resolved: Resolved, prepared: Any, include_external: bool,
+    session: Session, resolved: Resolved, prepared: object, include_external: bool,
     texts: dict[Path, Document],
 ) -> tuple[Section | None, Section | None]:
     """Direct callers and callees, both directions in one round trip, their files in one read."""
-    if not prepared:
+    if not prepared or not isinstance(prepared, list):
         return None, None
     target = resolved.target
     roots = [node_of(item) for item in prepared]

@@ -17,7 +17,7 @@ import time
 from itertools import chain, groupby, repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from ..decode import location_count, location_files
 from ..jsonvalue import Params
@@ -84,7 +84,7 @@ RECHECK = 0.7
 SETTLE_LIMIT = 10.0
 
 
-async def settled(session: Session, target: Target, params: Params) -> tuple[Any, bool]:
+async def settled(session: Session, target: Target, params: Params) -> tuple[object, bool]:
     """References (packed: see `decode.location_files`), asked again while a young server's
     count still changes; True if it never held. Once a server's count has held, it is
     trusted for the rest of the session."""

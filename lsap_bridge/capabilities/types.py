@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
@@ -101,7 +101,7 @@ class Derived:
             "position": {"line": line, "character": character},
         }
 
-    async def _ask(self, method: str, asks: list[dict[str, Any]]) -> list[list[Location]]:
+    async def _ask(self, method: str, asks: list[Params]) -> list[list[Location]]:
         answers = await self.session.servers.lsp([LspCall(self.client.id, method, params) for params in asks])
         return [
             await self.session.texts.locations(None if a.error else a.result, self.client)

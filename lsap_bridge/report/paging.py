@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any, TypedDict, TypeVar
+from typing import TypedDict, TypeVar
 
 from ..errors import ErrorCode, LsapError
 from ..jsonvalue import JsonObject
@@ -81,13 +81,13 @@ def _page_request(session: Session, request: Request, items: Sequence[object], s
     return page_id, suggest(type(request), {**_unpaged(request), "start_index": start, "pagination_id": page_id})
 
 
-def as_sent(request: Request, without: frozenset[str] = frozenset()) -> dict[str, Any]:
+def as_sent(request: Request, without: frozenset[str] = frozenset()) -> JsonObject:
     """The request's fields as an asker writes them (defaults left out), but `without`."""
     fields = request.model_dump(exclude_defaults=True, exclude_none=True, exclude={"mode", *without})
     return {"mode": request.mode, **fields}
 
 
-def _unpaged(request: Request) -> dict[str, Any]:
+def _unpaged(request: Request) -> JsonObject:
     """The request as sent, without its place in the pages."""
     return as_sent(request, frozenset({"start_index", "pagination_id"}))
 
