@@ -34,7 +34,7 @@ from typing import Any, Protocol, TypeVar
 import msgpack
 
 from .errors import ErrorCode
-from .jsonvalue import Json, JsonObject
+from .jsonvalue import Json, Jsonable, JsonObject, Params
 
 MIB = 1024 * 1024
 WRITE_HIGH = 1 * MIB  # unread reply bytes at which a connection is paused (no reads, no new calls)
@@ -136,7 +136,7 @@ class Host(Protocol):
 
     def authentic(self, params: Json) -> bool: ...
 
-    async def call(self, peer: Peer, method: str, params: Json) -> Json: ...
+    async def call(self, peer: Peer, method: str, params: Json) -> Jsonable: ...
 
 
 def peer_uid(transport: asyncio.BaseTransport) -> int | None:
@@ -234,16 +234,16 @@ class Msgpack:
         return self._fed - self._taken
 
 
-def _pack(message: Json) -> bytes:
+def _pack(message: Jsonable) -> bytes:
     packed: bytes = msgpack.packb(message, use_bin_type=True)
     return packed
 
 
-def _encode_json(message: Json) -> bytes:
+def _encode_json(message: Jsonable) -> bytes:
     return json.dumps(message, ensure_ascii=False).encode() + b"\n"
 
 
-def json_error(msg_id: Json, failure: RpcFailure) -> JsonObject:
+def json_error(msg_id: Json, failure: RpcFailure) -> Params:
     return {"jsonrpc": "2.0", "id": msg_id, "error": failure.error()}
 
 
@@ -571,12 +571,12 @@ class Connection(asyncio.Protocol):
                 return _encode_json(json_error(None, RpcFailure(
                     INVALID_REQUEST, f"a JSON-RPC batch holds at most {MAX_BATCH} calls; split it")))
             replies = await asyncio.gather(*(self._reply_json(m) for m in message))
-            answered: list[Json] = [r for r in replies if r is not None]
+            answered = [r for r in replies if r is not None]
             return _encode_json(answered) if answered else None
         reply = await self._reply_json(message)
         return _encode_json(reply) if reply is not None else None
 
-    async def _reply_json(self, message: Json) -> JsonObject | None:
+    async def _reply_json(self, message: Json) -> Params | None:
         """The reply to one JSON-RPC message; None for a notification."""
         msg_id = message.get("id") if isinstance(message, dict) else None
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
@@ -604,7 +604,7 @@ class Connection(asyncio.Protocol):
                 raise RpcFailure(INVALID_REQUEST, "the method must be a string")
             result = await self.host.call(self.peer, method, params)
         except RpcFailure as failure:
-            reply = [MSGPACK_RESPONSE, msg_id, failure.error(), None]
+            reply: list[Jsonable] = [MSGPACK_RESPONSE, msg_id, failure.error(), None]
         else:
             reply = [MSGPACK_RESPONSE, msg_id, None, result]
         return _pack(reply) if kind == MSGPACK_REQUEST else None
@@ -628,7 +628,7 @@ class Connection(asyncio.Protocol):
         """Bytes the client has read so far."""
         return self.written - self.unread()
 
-    def _result(self, msg_id: Json, result: Json) -> bytes:
+    def _result(self, msg_id: Json, result: Jsonable) -> bytes:
         if isinstance(self.framing, Msgpack):
             return _pack([MSGPACK_RESPONSE, msg_id, None, result])
         return _encode_json({"jsonrpc": "2.0", "id": msg_id, "result": result})

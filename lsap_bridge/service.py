@@ -16,6 +16,7 @@ from .cursor import anchor_at_cursor
 from .errors import LsapError, invalid
 from .failures import as_error
 from .gateway import Editor
+from .jsonvalue import Json
 from .locate.anchor import parse_anchor
 from .lsreq.executor import execute
 from .lsreq.parser import parse
@@ -76,13 +77,13 @@ class Service:
         self.workspace = workspace
         self.session = Session(gateway, workspace)
 
-    async def handle(self, payload: dict[str, Any]) -> Response:
+    async def handle(self, payload: Json) -> Response:
         fmt = payload.get("format", "markdown") if isinstance(payload, dict) else "markdown"
         fmt = fmt if fmt in ("markdown", "json") else "markdown"
         what = f"the {payload.get('mode') if isinstance(payload, dict) else None} request"
         return await guarded(self._answer(payload), what, fmt)
 
-    async def _answer(self, payload: dict[str, Any]) -> Response:
+    async def _answer(self, payload: Json) -> Response:
         REQUEST.set(payload)  # a change set keeps what made it
         request = parse_request(payload, self.workspace, self.session.kept.anchors)
         capability = REGISTRY[request.mode]

@@ -23,7 +23,7 @@ from .locate.anchor import format_anchor
 from .models import Locate
 
 Surface = Literal["agent", "cli", "mcp", "nvim"]
-SURFACES: tuple[str, ...] = get_args(Surface)
+SURFACES: tuple[Surface, ...] = get_args(Surface)
 
 # The surface of the request being answered; `nvim` for `:Lsap …` commands.
 SURFACE: ContextVar[Surface] = ContextVar("lsap_surface", default="agent")
@@ -32,7 +32,7 @@ SURFACE: ContextVar[Surface] = ContextVar("lsap_surface", default="agent")
 # change set names who made it (`changes.py`).
 CLIENT: ContextVar[str | None] = ContextVar("lsap_current_client", default=None)
 # The request being answered, as sent (a change set keeps it: what made the change).
-REQUEST: ContextVar[JsonObject | None] = ContextVar("lsap_request", default=None)
+REQUEST: ContextVar[Json] = ContextVar("lsap_request", default=None)
 # Where the request being answered resolved its anchors (path, 0-based line), a list the
 # socket sets per call and the request's tasks share: agents' presence in the editor
 # (`lua/lsap/presence.lua`) and `:Lsap agents` show it.
