@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .client import ClientError, Connection, call_session, env_servers, find_session, with_env_budget
 from .discovery import SessionInfo, sessions
-from .jsonvalue import JsonObject
+from .jsonvalue import Jsonable, JsonObject
 
 OPTIONS = ("max_items", "start_index", "pagination_id", "context_lines", "max_tokens", "format")
 
@@ -155,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(serve(Path.cwd(), args.root, args.session, servers(args), args.idle_timeout))
         return 0
     # Read and check the input before reaching a session: bad input starts no daemon.
+    params: Jsonable
     if command == "info":
         method, params = command, None
     elif command == "request":

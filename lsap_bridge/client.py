@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .discovery import SessionInfo, daemon_log, daemon_name, runtime_dir, session_for, sessions
+from .jsonvalue import Jsonable
 
 if TYPE_CHECKING:
     import asyncio
@@ -83,7 +84,7 @@ class Rpc:
         self.name, self.surface = name, surface
         self.ids = itertools.count(1)
 
-    def request(self, method: str, params: Any) -> tuple[int, bytes]:
+    def request(self, method: str, params: Jsonable) -> tuple[int, bytes]:
         """The id of a new call, and its line."""
         named = {"client": self.name} if self.name else {}
         if self.surface:
@@ -128,7 +129,7 @@ class Connection:
         self.file = self.sock.makefile("rb")
         self.rpc = Rpc(name, surface)
 
-    def call(self, method: str, params: Any = None, on_progress: Callable[[str], None] | None = None) -> Any:
+    def call(self, method: str, params: Jsonable = None, on_progress: Callable[[str], None] | None = None) -> Any:
         """The call's result; `on_progress` hears the session's `progress` notifications
         meanwhile (the CLI writes them to stderr)."""
         msg_id, line = self.rpc.request(method, params)
@@ -181,7 +182,7 @@ class AsyncConnection:
     def closed(self) -> bool:
         return self.reading.done()
 
-    async def call(self, method: str, params: Any = None) -> Any:
+    async def call(self, method: str, params: Jsonable = None) -> Any:
         import asyncio
 
         if self.closed:
@@ -223,7 +224,7 @@ def say_progress(message: str) -> None:
     print(f"lsap: {message}", file=sys.stderr, flush=True)
 
 
-def call_session(find: Callable[[], SessionInfo | None], method: str, params: Any,
+def call_session(find: Callable[[], SessionInfo | None], method: str, params: Jsonable,
                  name: str | None = None, surface: str | None = None,
                  on_progress: Callable[[str], None] | None = say_progress) -> Any:
     """One call to the session `find` picks, on a connection of its own; sent once more, to
@@ -269,7 +270,7 @@ class AsyncSession:
                 self.conn.on_progress = self.on_progress
             return self.conn
 
-    async def send(self, method: str, params: Any = None) -> Any:
+    async def send(self, method: str, params: Jsonable = None) -> Any:
         for attempt in range(ATTEMPTS):
             try:
                 return await (await self.connection()).call(method, params)
@@ -325,7 +326,7 @@ def find_session(directory: Path, root: Path | None = None, session: str | None 
     return start_daemon(root, servers or [], idle_timeout) if start else None
 
 
-def with_env_budget(request: Any) -> Any:
+def with_env_budget(request: Jsonable) -> Jsonable:
     """The request with `$LSAP_MAX_TOKENS` as its `max_tokens` unless it sets one: the
     budget travels with each call (a warm daemon started under another value keeps its own)."""
     budget = os.environ.get("LSAP_MAX_TOKENS", "").strip()

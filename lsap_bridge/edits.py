@@ -45,7 +45,7 @@ from .errors import ErrorCode, LsapError
 from .filestate import Snapshot, content_hash, snapshot
 from .gateway import Client, Editor
 from .journal import Change, Journal, Recovery, recover
-from .lsp import PositionData
+from .lsp import PositionData, TextEditData
 from .position import Document, Encoding, from_lsp_character
 from .session import Session
 from .workspace import Workspace, path_of, size_text
@@ -108,9 +108,9 @@ def _skip_existing(change: dict[str, Any], what: str) -> bool:
     raise LsapError(ErrorCode.CONFLICT, f"{what}, which already exists", hint=NOTHING)
 
 
-def _lsp_edits(edits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _lsp_edits(edits: list[dict[str, Any]]) -> list[TextEditData]:
     """TextEdit, AnnotatedTextEdit and SnippetTextEdit all carry a range and new text."""
-    out = []
+    out: list[TextEditData] = []
     for item in edits:
         text = item.get("newText")
         if text is None and isinstance(item.get("snippet"), dict):
@@ -119,12 +119,12 @@ def _lsp_edits(edits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _steps(edit: Any, server: str = "the server") -> list[Step]:
+def _steps(edit: object, server: str = "the server") -> list[Step]:
     """A WorkspaceEdit as ordered steps (`decode.walk`), every part of it checked first
     (`_malformed`): a server's garbage is its error, named, before anything is read or
     planned."""
     problem = _malformed(edit)
-    if problem:
+    if problem or not isinstance(edit, dict):  # _malformed: only a dict is well formed
         raise LsapError(ErrorCode.SERVER_ERROR, f"{server} sent a malformed edit: {problem}",
                         hint=NOTHING + "; report this to the language server")
     return list(walk(edit))
@@ -185,7 +185,7 @@ def _malformed(edit: object) -> str | None:
     return None
 
 
-def check_edit(workspace: Workspace, edit: Any, server: str) -> None:
+def check_edit(workspace: Workspace, edit: object, server: str) -> None:
     """What can be known of a server's edit without reading a file: well formed, every
     file inside the workspace; else the `LsapError` planning it would raise."""
     for step in _steps(edit, server):
@@ -215,7 +215,7 @@ def _position(lines: list[str], pos: PositionData, encoding: Encoding) -> tuple[
 @dataclass(frozen=True)
 class _Spliced:
     lines: list[str]
-    byte_edits: list[list[Any]]  # [line, byte, end line, end byte, new lines], last first
+    byte_edits: list[list[int | list[str]]]  # [line, byte, end line, end byte, new lines], last first
     append: bool  # an empty line was appended for positions after the final newline
     fix_eol: bool  # a trailing empty line left by the edits is the final newline: drop it
     breaks: list[str] | None = None  # the line ends of the disk's text, when given
@@ -223,7 +223,7 @@ class _Spliced:
 
 def _splice(
     lines: list[str],
-    edits: list[dict[str, Any]],
+    edits: list[TextEditData],
     encoding: Encoding,
     name: str,
     breaks: list[str] | None = None,
@@ -265,7 +265,7 @@ def _splice(
                 f"the server sent overlapping edits of {name}",
                 hint="nothing was changed; report this to the language server",
             )
-    byte_edits = []
+    byte_edits: list[list[int | list[str]]] = []
     for (sl, sc), (el, ec), _index, text in reversed(spans):
         byte_edits.append(
             [sl, len(work[sl][:sc].encode()), el, len(work[el][:ec].encode()), text.split("\n")]
@@ -284,7 +284,7 @@ def _splice(
     return _Spliced(work, byte_edits, append, fix_eol, work_breaks)
 
 
-def _replaces_all(edits: list[dict[str, Any]], lines: list[str]) -> bool:
+def _replaces_all(edits: list[TextEditData], lines: list[str]) -> bool:
     """Whether one edit rewrites (about) the whole text, as jedi's renames do from the file on
     disk. It starts at the top and reaches the last line or beyond: a text with lines the
     server did not know (the human's) ends its range early, on the buffer's last line."""
@@ -295,8 +295,8 @@ def _replaces_all(edits: list[dict[str, Any]], lines: list[str]) -> bool:
     return False
 
 
-def _minimal(file_lines: list[str], breaks: list[str] | None, lsp: list[dict[str, Any]],
-             encoding: Encoding, name: str) -> list[dict[str, Any]] | None:
+def _minimal(file_lines: list[str], breaks: list[str] | None, lsp: list[TextEditData],
+             encoding: Encoding, name: str) -> list[TextEditData] | None:
     """A whole-file replacement as the few edits that make the same text (code-point
     columns): the lines it keeps are not rewritten, so what it would put back unchanged
     cannot overwrite a change made meanwhile, and the old-name check sees each change.
@@ -305,7 +305,7 @@ def _minimal(file_lines: list[str], breaks: list[str] | None, lsp: list[dict[str
     if breaks is not None and whole.breaks is not None and (breaks[-1] == "") != (whole.breaks[-1] == ""):
         return None
     new, last = whole.lines, len(file_lines)
-    out = []
+    out: list[TextEditData] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, file_lines, new, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
@@ -497,7 +497,7 @@ class _Plan:
         return [f for f in [*self.files, *self.removed] if not f.buffer_only]
 
 
-def _check_replaced(lines: list[str], edits: list[dict[str, Any]], replaces: str,
+def _check_replaced(lines: list[str], edits: list[TextEditData], replaces: str,
                     encoding: Encoding, name: str) -> None:
     """A rename's edits each replace the old name: one that would replace other text was
     computed on another text than this (the file changed since the server read it).

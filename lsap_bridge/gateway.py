@@ -23,7 +23,7 @@ from cachetools import LRUCache
 
 from .errors import ClientGone, ErrorCode, LsapError, StaleText
 from .filestate import DiskStamp, content_hash
-from .jsonvalue import Jsonable
+from .jsonvalue import Jsonable, Params
 from .lsp import FileEventData
 from .models import DEFAULT_MAX_TOKENS
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
@@ -414,7 +414,7 @@ class EditorGateway:
         version: str = await self._lua("return tostring(vim.version())")
         return version
 
-    async def log_activity(self, entries: list[dict[str, Any]]) -> None:
+    async def log_activity(self, entries: list[Params]) -> None:
         """Append agents' requests and answers to `:Lsap log`."""
         await self._lua("require('lsap.log').append(...)", entries)
 
