@@ -217,7 +217,7 @@ class Gathered:
     before: DiagnosticMap | None = None  # the file's, when they were asked for
 
 
-def _lsp_range(doc: Document, first: int, last: int, client: Client) -> dict[str, Any]:
+def _lsp_range(doc: Document, first: int, last: int, client: Client) -> Params:
     """Whole lines `first` to `last`, in the server's units."""
     lines = doc.lines or [""]
     last = min(last, len(lines) - 1)

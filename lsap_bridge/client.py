@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .discovery import SessionInfo, daemon_log, daemon_name, runtime_dir, session_for, sessions
-from .jsonvalue import Jsonable
+from .jsonvalue import Json, Jsonable, JsonObject
 
 if TYPE_CHECKING:
     import asyncio
@@ -40,17 +40,19 @@ class ClientError(Exception):
     """The session could not be reached or answered with a protocol error; `code` is the
     stable code the session gave (`busy`, `session_gone`, `timeout`, …), if any."""
 
-    def __init__(self, message: str, code: str | None = None, data: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, code: str | None = None, data: JsonObject | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.data = data or {}
 
     @classmethod
-    def of(cls, error: dict[str, Any]) -> ClientError:
+    def of(cls, error: Json) -> ClientError:
         """From a JSON-RPC error object."""
+        error = error if isinstance(error, dict) else {}
         data = error.get("data")
         data = data if isinstance(data, dict) else {}
-        return cls(str(error.get("message", "error")), data.get("code"), data)
+        code = data.get("code")
+        return cls(str(error.get("message", "error")), code if isinstance(code, str) else None, data)
 
     @property
     def never_ran(self) -> bool:

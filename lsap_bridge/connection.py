@@ -34,7 +34,7 @@ from typing import Any, Protocol, TypeVar
 import msgpack
 
 from .errors import ErrorCode
-from .jsonvalue import Json, Jsonable, JsonObject, Params
+from .jsonvalue import Json, Jsonable, JsonObject, Params, to_int
 
 MIB = 1024 * 1024
 WRITE_HIGH = 1 * MIB  # unread reply bytes at which a connection is paused (no reads, no new calls)
@@ -82,10 +82,10 @@ class Limits:
     unauthenticated: int = 16  # TCP connections waiting to authenticate; a new one drops the oldest
 
     @classmethod
-    def of(cls, config: Mapping[str, Any] | None) -> Limits:
+    def of(cls, config: Mapping[str, Json] | None) -> Limits:
         """From setup()'s `agent_limits` table (`in_flight`, `queue`, `memory_mib`,
         `total_mib`, `running`: whole numbers >= 1); what it leaves out keeps its default."""
-        given = {k: max(1, int(v)) for k, v in (config or {}).items()
+        given = {k: max(1, to_int(v)) for k, v in (config or {}).items()
                  if k in ("in_flight", "queue", "memory_mib", "total_mib", "running")}
         for mib, name in (("memory_mib", "memory"), ("total_mib", "total")):
             if mib in given:

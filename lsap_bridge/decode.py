@@ -13,6 +13,7 @@ from typing import Any, NamedTuple, TypeGuard
 
 from lsprotocol import types
 
+from .jsonvalue import Params
 from .lsp import RangeData, structure
 from .position import Document, Encoding, column_at, to_lsp_character
 from .symbols import Units, units
@@ -211,7 +212,7 @@ def weave_inlay_hints(text: str, hints: Sequence[InlayHint], tag: str = INLAY_TA
 
 def inlay_hint_params(
     path: Path, doc: Document, first: int, stop: int, encoding: Encoding
-) -> dict[str, Any]:
+) -> Params:
     """`textDocument/inlayHint` params for lines `first` up to `stop` (exclusive)."""
     last = doc.lines[stop - 1] if 0 < stop <= len(doc.lines) else ""
     return {

@@ -36,7 +36,7 @@ class SearchRequest(Request):
 
     @field_validator("kinds", mode="before")
     @classmethod
-    def _comma_separated(cls, kinds: Any) -> Any:
+    def _comma_separated(cls, kinds: object) -> object:
         """`kinds=class,function` from a command line is a list too."""
         if isinstance(kinds, str):
             return [k.strip() for k in kinds.split(",") if k.strip()]

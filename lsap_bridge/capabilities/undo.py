@@ -19,13 +19,14 @@ import difflib
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from .. import changes
 from ..changes import ChangeSet, FileText, signs
 from ..edits import apply_workspace_edit, journal_dir
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
+from ..lsp import TextEditData
 from ..models import Paged, Report, Request, Row
 from ..modes import Answer, Offer, mode
 from ..position import Document
@@ -166,10 +167,10 @@ def _conflict(file: FileText, doc: Document | None) -> str | None:
     return None
 
 
-def back_edits(now: list[str], then: list[str]) -> list[dict[str, Any]]:
+def back_edits(now: list[str], then: list[str]) -> list[TextEditData]:
     """LSP text edits turning the lines `now` into `then`, replacing only the lines that
     differ (whole lines, column 0)."""
-    edits = []
+    edits: list[TextEditData] = []
     matcher = difflib.SequenceMatcher(None, now, then, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from .. import modes
 from ..capabilities import REGISTRY
@@ -39,7 +38,7 @@ from .runs import Anchored, FileRun, Place
 VIEW_ITEMS = 20
 
 #: LSP calls sent together in one round trip, each with what to do with its answer.
-Batch = list[tuple[LspCall, Callable[[Any, str | None], None]]]
+Batch = list[tuple[LspCall, Callable[[object, str | None], None]]]
 
 
 class Executor:
@@ -153,7 +152,7 @@ class Executor:
         params = inlay_hint_params(run.target.path, run.doc, line, line + 1, encoding)
         entry = item.entry
 
-        def handle(result: Any, error: str | None) -> None:
+        def handle(result: object, error: str | None) -> None:
             if error:
                 entry.tags.append(
                     Tag("error:server_error", f"{client.name} failed inlay hints: {error}")
@@ -202,7 +201,7 @@ class Executor:
             return
         for call, name in calls:
 
-            def handle(result: Any, error: str | None, name: str = name) -> None:
+            def handle(result: object, error: str | None, name: str = name) -> None:
                 if error:
                     echo.tags.append(Tag(f"error:{name}", f"hover failed: {error}"))
                     return

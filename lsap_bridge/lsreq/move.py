@@ -106,7 +106,7 @@ async def _tsserver_move(
 ) -> dict[str, Any]:
     """tsserver's "Move to file" edits, as an LSP WorkspaceEdit (new files created first)."""
     assert run.target is not None
-    args = {
+    args: Params = {
         "file": str(source),
         "startLine": start + 1,
         "startOffset": 1,
@@ -117,7 +117,7 @@ async def _tsserver_move(
         "interactiveRefactorArguments": {"targetFile": str(target)},
     }
 
-    def tsserver(command: str, arguments: dict[str, Any]) -> LspCall:
+    def tsserver(command: str, arguments: Params) -> LspCall:
         params: Params = {"command": TSSERVER, "arguments": [command, arguments]}
         return LspCall(client.id, "workspace/executeCommand", params, bufnr)
 
