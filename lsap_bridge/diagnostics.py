@@ -7,7 +7,7 @@ whatever unit the server or `vim.diagnostic` counted in.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,7 +82,7 @@ def _code(value: object) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def message_of(item: dict[str, Any], roots: Sequence[Path] = ()) -> str:
+def message_of(item: Mapping[str, object], roots: Sequence[Path] = ()) -> str:
     """A diagnostic's message, with the workspace's roots taken off the paths it names
     (basedpyright's import cycles list absolute paths): reports name files by their path
     in the workspace."""

@@ -137,14 +137,14 @@ def flatten(entries: Sequence[Entry], include_external: bool) -> tuple[list[Entr
     return out, hidden
 
 
-def edges_of(node: Node, result: Any, key: str | None) -> list[Edge]:
+def edges_of(node: Node, result: object, key: str | None) -> list[Edge]:
     """A hierarchy answer for `node` as edges.
 
     `key` names the field holding the next item (`from`, `to`) in call results; type
     hierarchy results are the items themselves.
     """
     edges = []
-    for raw in result or []:
+    for raw in result if isinstance(result, list) else []:
         nxt = node_of(raw[key] if key else raw)
         # Call sites: in the caller for incoming calls, in this node for outgoing ones.
         site = nxt.path if key == "from" else node.path
@@ -161,7 +161,7 @@ def lsp_expand(
 
     prepare = PREPARE[method.split("/")[0]]
 
-    async def again(node: Node) -> Any:
+    async def again(node: Node) -> object:
         """An item the server refused as it gave it (vtsls's items in answers lack the
         `data` its expansion needs): prepared afresh at its name, then expanded."""
         at = await session.gateway.open(node.path)
