@@ -80,7 +80,7 @@ async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resol
         if symbol is not None:
             line, col = symbol.selection.start_line, _name_column(symbol, doc.lines)
         else:
-            text = doc.lines[start] if start < len(doc.lines) else ""
+            text = doc.line(start)
             line, col = start, len(text) - len(text.lstrip())
         return Resolved(target, doc, line, col, tree.enclosing_path(line, col), None, format_anchor(locate),
                         overloads=overloads)
@@ -168,7 +168,7 @@ def _decide(locate: Locate, needle: Needle, results: list[MatchResult], doc: Doc
 
 
 def _candidate(match: Match, doc: Document, tree: SymbolTree) -> Candidate:
-    text = doc.lines[match.line] if match.line < len(doc.lines) else ""
+    text = doc.line(match.line)
     return Candidate(
         line=match.line + 1,
         text=text.strip(),

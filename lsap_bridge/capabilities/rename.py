@@ -230,16 +230,8 @@ def without(
         return _excluded(session.workspace.display(path_of(uri)), patterns)
 
     left_out = sorted({session.workspace.display(path_of(u)) for u in _uris(edit) if dropped(u)})
-    kept: dict[str, Any] = {}
-    if edit.get("changes"):
-        kept["changes"] = {u: e for u, e in edit["changes"].items() if not dropped(u)}
-    if edit.get("documentChanges"):
-        kept["documentChanges"] = [
-            c
-            for c, step in zip(edit["documentChanges"], walk(edit), strict=True)
-            if not any(dropped(u) for u in step.uris)
-        ]
-    return kept, left_out
+    kept = [step.change() for step in walk(edit) if not any(dropped(u) for u in step.uris)]
+    return {"documentChanges": kept}, left_out
 
 
 async def _compute(

@@ -118,7 +118,7 @@ def _ordered(section: FileSection) -> list[Entry]:
         tag = diagnostic_tag(diagnostic, section.lines)
         owner = by_line.get(diagnostic.line) or extra.get(diagnostic.line)
         if owner is None:
-            text = section.lines[diagnostic.line] if diagnostic.line < len(section.lines) else ""
+            text = line_at(section.lines, diagnostic.line)
             owner = Entry(diagnostic.line, "@@", text.strip())
             extra[diagnostic.line] = owner
             keyed.append(((diagnostic.line, 1, 0), owner))

@@ -118,7 +118,8 @@ def test_without_drops_excluded_files_in_both_edit_forms(tmp_path: Path) -> None
     a, b = (root / "src/a.py").as_uri(), (root / "tests/b.py").as_uri()
     session: Any = _Session(root)
     kept, left = without({"changes": {a: [1], b: [2]}}, session, ["tests/*"])
-    assert kept == {"changes": {a: [1]}} and left == ["tests/b.py"]
+    assert kept == {"documentChanges": [{"textDocument": {"uri": a, "version": None}, "edits": [1]}]}
+    assert left == ["tests/b.py"]
     doc_changes = [{"textDocument": {"uri": u, "version": 1}, "edits": []} for u in (a, b)]
     kept, left = without({"documentChanges": doc_changes}, session, ["tests"])
     assert kept == {"documentChanges": doc_changes[:1]} and left == ["tests/b.py"]
