@@ -29,7 +29,7 @@ from .diskwatch import Basis, DiskWatch, fs_now_ns
 from .errors import ErrorCode, LsapError, StaleText, invalid
 from .filestate import DiskStamp
 from .gateway import Attached, Client, Editor, LspAnswer, LspCall, ServerRequests
-from .jsonvalue import Jsonable, Params
+from .jsonvalue import Jsonable, JsonObject, Params
 from .locate.matcher import Match, Tier
 from .lsp import FileEventData, structure
 from .models import Locate, Request
@@ -533,7 +533,7 @@ class Kept:
     resolved: TTLCache[tuple[Hashable, ...], Resolved] = field(default_factory=lambda: remembered(256))
     # Result lists by `pagination_id`, with the mode and fields that made them (see
     # `report.paging`).
-    pages: LRUCache[str, tuple[str, dict[str, Any], list[Any]]] = field(default_factory=lambda: LRUCache(PAGES))
+    pages: LRUCache[str, tuple[str, JsonObject, list[Any]]] = field(default_factory=lambda: LRUCache(PAGES))
     # Anchor strings as parsed: agents send one anchor to several modes in a row.
     anchors: TTLCache[str, Locate] = field(default_factory=lambda: remembered(ANCHORS))
     # The state a capability keeps, by the type it declares, which this layer cannot name:
