@@ -98,7 +98,7 @@ class Rpc:
         return msg_id, json.dumps(message).encode() + b"\n"
 
     @staticmethod
-    def outcome(reply: dict[str, Any]) -> Any:
+    def outcome(reply: JsonObject) -> Json:
         if "error" in reply:
             raise ClientError.of(reply["error"])
         return reply["result"]
@@ -166,7 +166,7 @@ class AsyncConnection:
 
         self.reader, self.writer = reader, writer
         self.rpc = Rpc(name, surface)
-        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.pending: dict[int, asyncio.Future[JsonObject]] = {}
         self.on_progress: Callable[[str], None] | None = None  # the session's `progress` notes
         self.reading = asyncio.get_running_loop().create_task(self._read())
 
@@ -190,7 +190,7 @@ class AsyncConnection:
         if self.closed:
             raise gone("closed the connection", started=False)
         msg_id, line = self.rpc.request(method, params)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
         self.pending[msg_id] = future
         self.writer.write(line)
         try:
