@@ -10,7 +10,7 @@ because every report names the enclosing symbols of the anchor and of what it fo
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,13 +52,13 @@ async def point_of(rig: Rig, anchor: str, method: str) -> Point:
         raise RuntimeError(f"benchmark anchor {anchor!r} does not resolve: {data['error']['message']}")
     session = rig.service.session
     path = rig.corpus.root / data["path"]
-    target = await session.target(path, method)
-    doc = await session.document(path)
+    target = await session.servers.target(path, method)
+    doc = await session.texts.document(path)
     return Point(
         path,
         target.client.id,
         target.bufnr,
-        session.position_params(target, doc, data["line"] - 1, data["column"] - 1),
+        session.servers.position_params(target, doc, data["line"] - 1, data["column"] - 1),
     )
 
 
@@ -71,7 +71,9 @@ async def raw_lsp(rig: Rig, work: RawWork, calls: list[LspCall]) -> list[Any]:
     out = []
     for call, answer in zip(calls, answers, strict=True):
         if answer.error and call.bufnr is None:
-            uri = call.params["textDocument"]["uri"]
+            document = call.params["textDocument"]
+            assert isinstance(document, Mapping) and isinstance(document["uri"], str)
+            uri = document["uri"]
             bufnr = await rig.gateway.open(path_of(uri))
             answer = (await rig.gateway.lsp([LspCall(call.client_id, call.method, call.params, bufnr)]))[0]
             work.lsp_requests += 1

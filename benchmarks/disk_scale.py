@@ -81,7 +81,7 @@ async def started(project: Path) -> tuple[Embedded, Service, dict[str, Any]]:
     begun = time.perf_counter()
     service = Service(embedded.gateway, Workspace.of(project))
     setup = time.perf_counter() - begun
-    watch = service.session.watch
+    watch = service.session.servers.watch
     assert watch.watcher is not None
     tracemalloc.start()
     Watcher([project])  # the same watch set again, measured
@@ -93,7 +93,7 @@ async def started(project: Path) -> tuple[Embedded, Service, dict[str, Any]]:
 
 async def measure(project: Path, service: Service, out: dict[str, Any], reps: int) -> None:
     """The deep edit, the freshness check against a scan, the idle CPU."""
-    watch = service.session.watch
+    watch = service.session.servers.watch
     anchor = "shop/models.py:Product"
     before = 0
     for _ in range(120):  # the server indexes the deep file at its own pace

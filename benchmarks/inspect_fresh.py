@@ -35,18 +35,18 @@ async def main() -> None:
             payload = bridge_payload("inspect", corpus)
             point = await point_of(rig, payload["locate"], method)
             session = rig.service.session
-            sync = session.sync_disk
+            sync = session.servers.sync_disk
 
             async def no_sync(at_ns: int | None = None) -> Basis:
                 """The freshness work off: the record as it stands, nothing scanned or told."""
-                return session.watch.basis(fs_now_ns() if at_ns is None else at_ns)
+                return session.servers.watch.basis(fs_now_ns() if at_ns is None else at_ns)
 
             async def fresh_off() -> object:
-                session.sync_disk = no_sync  # type: ignore[method-assign]
+                session.servers.sync_disk = no_sync  # type: ignore[method-assign]
                 try:
                     return await rig.bridge(payload)
                 finally:
-                    session.sync_disk = sync  # type: ignore[method-assign]
+                    session.servers.sync_disk = sync  # type: ignore[method-assign]
 
             for _ in range(3):  # warm both sides: caches, server state
                 _, answer = await rig.bridge(payload)

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from lsap_bridge.embedded import start_embedded
+from lsap_bridge.jsonvalue import JsonObject
 from lsap_bridge.service import Service
 from lsap_bridge.workspace import Workspace
 
@@ -44,7 +45,7 @@ async def main() -> None:
         service = Service(embedded.gateway, Workspace.of(corpus.root))
         ok = True
         for kind, anchor in SYMBOLS.items():
-            payload = {"mode": "references", "locate": anchor, "max_items": 1000, "max_tokens": 100_000}
+            payload: JsonObject = {"mode": "references", "locate": anchor, "max_items": 1000, "max_tokens": 100_000}
             answer = await service.handle({**payload, "format": "json"})
             assert answer.ok, answer.text
             report = json.loads(answer.text)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cachetools import LRUCache
 from pydantic import Field, model_validator
 
 from . import indentation
@@ -36,14 +37,15 @@ from .changes import undo_hint
 from .diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap
 from .edits import NOTHING, EditResult, apply_workspace_edit, check_edit, merged, preview, preview_text
 from .errors import Candidate, ErrorCode, LsapError
-from .gateway import Client, Document, LspCall
+from .gateway import Client, LspCall
+from .jsonvalue import Params
 from .locate.anchor import format_anchor
 from .locate.matcher import Needle, find_matches
 from .models import LineScope, Locate, Overwritten, Report, Request, Row, SymbolScope, absent
-from .position import to_lsp_character
+from .position import Document, to_lsp_character
 from .report.pieces import DiagnosticRow, diagnostic_row
 from .resolve import resolve
-from .session import EVERY_SERVER, Session, Target, ranked
+from .session import EVERY_SERVER, Servers, Session, Target, ranked
 from .workspace import Workspace, uri_of
 
 CODE_ACTION = "textDocument/codeAction"
@@ -107,7 +109,7 @@ async def place_of(session: Session, request: WhereRequest, method: str,
     first = await resolve(session, request.locate, method)
     scope = request.locate.scope
     if whole_symbol and request.end is None and request.locate.find is None and isinstance(scope, SymbolScope):
-        tree = await session.symbol_tree(first.target, first.doc)
+        tree = await session.symbols.tree(first.target, first.doc)
         span = next(s.span for s in tree.find(scope.symbol_path)
                     if (s.selection.start_line, s.selection.start_col) == (first.line, first.column))
         return Place(first.path, (span.start_line, span.end_line),
@@ -130,6 +132,9 @@ async def place_of(session: Session, request: WhereRequest, method: str,
         )
     return Place(first.path, (first.line, last.line),
                  f"{session.workspace.display(first.path)}:{first.line + 1}-{last.line + 1}")
+
+
+ACTIONS = 256  # listed code actions kept for `code_action_execute`
 
 
 @dataclass
@@ -170,6 +175,14 @@ class Action:
         return isinstance(self.raw.get("command"), dict)
 
 
+class Actions(LRUCache[str, Action]):
+    """Listed code actions by `action_id`, kept on the session (`Kept.owned`); the file's
+    version is checked when one runs."""
+
+    def __init__(self) -> None:
+        super().__init__(ACTIONS)
+
+
 def _diagnostic_label(d: dict[str, Any]) -> str:
     code = d.get("code")
     return str(code) if code not in (None, "") else str(d.get("message") or "").split("\n")[0]
@@ -204,11 +217,11 @@ class Gathered:
     before: DiagnosticMap | None = None  # the file's, when they were asked for
 
 
-def _lsp_range(doc: Document, first: int, last: int, client: Client) -> dict[str, Any]:
+def _lsp_range(doc: Document, first: int, last: int, client: Client) -> Params:
     """Whole lines `first` to `last`, in the server's units."""
     lines = doc.lines or [""]
     last = min(last, len(lines) - 1)
-    end = to_lsp_character(lines[last], len(lines[last]), Session.encoding(client))
+    end = to_lsp_character(lines[last], len(lines[last]), Servers.encoding(client))
     return {"start": {"line": first, "character": 0}, "end": {"line": last, "character": end}}
 
 
@@ -220,10 +233,10 @@ async def clients_of(session: Session, target: Target, method: str,
                      server: str | None) -> list[Client]:
     """Every server attached to the target's file that has `method` (the one named, if any)."""
     attached = await session.gateway.wait_for_clients(target.bufnr, EVERY_SERVER)
-    able = session.named(ranked(attached, method), server, method, target.path)
+    able = session.servers.named(ranked(attached, method), server, method, target.path)
     if not able:
-        raise session.unsupported(method, attached, target.path)
-    await session.ready(able)
+        raise session.servers.unsupported(method, attached, target.path)
+    await session.servers.ready(able)
     return able
 
 
@@ -238,14 +251,14 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
     about at its own range, from the server that reported it, and only the actions fixing
     it are kept (quick fixes that name no diagnostic count as fixing what they were asked
     about)."""
-    target = await session.target(path, CODE_ACTION)
+    target = await session.servers.target(path, CODE_ACTION)
     clients = await clients_of(session, target, CODE_ACTION, server)
     # The context's diagnostics are what quick fixes are computed from; source actions and
     # refactorings (organise imports, extract) do not need them, nor the wait for them.
     needed = diagnostic is not None or kind is None or answers_kind("quickfix", kind)
-    before = await session.diagnostics([path]) if needed else None
+    before = await session.diagnostics.of([path]) if needed else None
     found = before.get(path, []) if before is not None else []
-    doc = target.doc or await session.document(path)
+    doc = target.doc or await session.texts.document(path)
     first, last = lines if lines is not None else (0, max(0, len(doc.lines) - 1))
     here = [d for d in found if _overlaps(d, first, last)]
     # Asked by the kind's top level (`refactor` for `refactor.extract`): servers compare
@@ -297,7 +310,7 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
     # writes it in the file's indent only once told.
     told = [c for c in [await tsserver_configure(session, client, path, target.bufnr, doc.lines)
                         for client in clients] if c is not None]
-    answers = (await session.lsp(told + calls, target))[len(told):]  # guarded by the text held, if warm
+    answers = (await session.servers.lsp(told + calls, target))[len(told):]  # guarded by the text held, if warm
     gathered = Gathered(target, doc, [], [c.name for c in clients], diagnostics=here, before=before)
     seen: set[str] = set()
     effects: set[str] = set()  # the same action offered for the line and for a diagnostic
@@ -330,7 +343,7 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
         raise LsapError(ErrorCode.SERVER_ERROR, "; ".join(gathered.errors), hint="ask again")
     gathered.errors += notes
     for action in gathered.actions:
-        session.actions[action.id] = action
+        session.kept.owned(Actions)[action.id] = action
     return gathered
 
 
@@ -350,7 +363,7 @@ def by_title(actions: list[Action], title: str) -> list[Action]:
 
 
 def kept(session: Session, action_id: str) -> Action:
-    action: Action | None = session.actions.get(action_id)
+    action: Action | None = session.kept.owned(Actions).get(action_id)
     if action is None:
         raise LsapError(
             ErrorCode.NOT_FOUND,
@@ -426,7 +439,7 @@ class Taken:
         return None
 
 
-def renaming(where: Any) -> list[str]:
+def renaming(where: object) -> list[str]:
     """The remark for a server's wish that the editor start renaming at `where` (an LSP
     position): the agent renames with a name of its own."""
     if not isinstance(where, dict) or not isinstance(where.get("line"), int):
@@ -460,10 +473,10 @@ async def resolved(session: Session, action: Action) -> dict[str, Any]:
     if raw.get("edit") or (raw.get("command") and "data" not in raw) or not action.client.supports(RESOLVE):
         return raw
     # The resolved edit holds the refactoring's code (vtsls's extractions): in the file's indent.
-    lines = (await session.document(action.path)).lines
+    lines = (await session.texts.document(action.path)).lines
     configure = await tsserver_configure(session, action.client, action.path, action.bufnr, lines)
     calls = ([configure] if configure is not None else []) + [LspCall(action.client.id, RESOLVE, raw, action.bufnr)]
-    answer = (await session.lsp(calls))[-1]
+    answer = (await session.servers.lsp(calls))[-1]
     result = answer.result if isinstance(answer.result, dict) else {}
     if answer.error or not (result.get("edit") or result.get("command")):
         reason = (answer.error or {}).get("message", answer.error) if answer.error else (
@@ -475,9 +488,9 @@ async def resolved(session: Session, action: Action) -> dict[str, Any]:
 
 
 async def check_current(session: Session, action: Action) -> None:
-    doc = await session.document(action.path)
+    doc = await session.texts.document(action.path)
     if doc.version != action.version:
-        session.actions.pop(action.id, None)
+        session.kept.owned(Actions).pop(action.id, None)
         raise LsapError(
             ErrorCode.CONFLICT,
             f"{session.workspace.display(action.path)} changed since the action was listed",
@@ -510,11 +523,11 @@ async def run_action(session: Session, action: Action, apply: Apply) -> Ran:
         # A refactoring's command computes its code now: in the file's indent, first told
         # (a round trip of its own: a command of the batch that `taking` covers would end
         # the taking when it returns).
-        lines = (await session.document(action.path)).lines
+        lines = (await session.texts.document(action.path)).lines
         configure = await tsserver_configure(session, action.client, action.path, action.bufnr, lines)
         if configure is not None:
-            await session.lsp([configure])
-        answer = (await session.lsp([LspCall(action.client.id, EXECUTE, params, action.bufnr)],
+            await session.servers.lsp([configure])
+        answer = (await session.servers.lsp([LspCall(action.client.id, EXECUTE, params, action.bufnr)],
                                     taking=taken))[0]
         done = "its edit was applied before the command; " if ran.results else ""
         sent = len(taken.edits) + len(taken.refused)
@@ -559,7 +572,7 @@ async def formatter(session: Session, path: Path, lines: tuple[int, int] | None,
     """The server that formats the file (or `lines` of it): the one named, else the
     formatter (`session.ranked`)."""
     method = RANGE_FORMATTING if lines is not None else FORMATTING
-    target = await session.target(path, method, server)
+    target = await session.servers.target(path, method, server)
     return target, target.client
 
 
@@ -582,7 +595,7 @@ async def tsserver_configure(session: Session, client: Client, path: Path, bufnr
     indent = await formatting_options(session, bufnr, lines)
     options = {"indentSize": indent["tabSize"], "tabSize": indent["tabSize"],
                "convertTabsToSpaces": indent["insertSpaces"], **(more or {})}
-    params = {"command": TSSERVER, "arguments": ["configure", {"file": str(path), "formatOptions": options}]}
+    params: Params = {"command": TSSERVER, "arguments": ["configure", {"file": str(path), "formatOptions": options}]}
     return LspCall(client.id, EXECUTE, params, bufnr)
 
 
@@ -590,12 +603,12 @@ async def formatting(session: Session, path: Path, lines: tuple[int, int] | None
                      target: Target, client: Client) -> dict[str, Any]:
     """The server's formatting of the file or of `lines` now, as a WorkspaceEdit."""
     method = RANGE_FORMATTING if lines is not None else FORMATTING
-    doc = await session.document(path)
+    doc = await session.texts.document(path)
     options = await formatting_options(session, target.bufnr, doc.lines)
     params: dict[str, Any] = {"textDocument": {"uri": uri_of(path)}, "options": options}
     if lines is not None:
         params["range"] = _lsp_range(doc, lines[0], lines[1], client)
-    answer = (await session.lsp([LspCall(client.id, method, params, target.bufnr)]))[0]
+    answer = (await session.servers.lsp([LspCall(client.id, method, params, target.bufnr)]))[0]
     if answer.error:
         raise LsapError(ErrorCode.SERVER_ERROR,
                         f"{client.name} failed {method}: {answer.error.get('message', answer.error)}",
@@ -633,14 +646,14 @@ async def organize(session: Session, path: Path, where: str, server: str | None,
 async def _organize_step(session: Session, action: Action, apply: Apply, ran: Ran) -> bool:
     """Run one step of organising the imports, adding to `ran` what it did and a remark
     saying what it changed; False when it changed nothing."""
-    before = (await session.document(action.path)).lines
+    before = (await session.texts.document(action.path)).lines
     try:
         done = await run_action(session, action, apply)
     except LsapError as error:
         if error.code is ErrorCode.NOT_FOUND and "changed nothing" in error.message:
             return False
         raise
-    after = (await session.document(action.path)).lines
+    after = (await session.texts.document(action.path)).lines
     if before == after:  # an empty edit: nothing to report (nor to call organised, if the format fails)
         return False
     ran.results += done.results
@@ -750,7 +763,7 @@ async def applied(session: Session, title: str, kind: str | None,
     display = session.workspace.display
     paths = list(dict.fromkeys([*watched, *(session.workspace.resolve(f.path)
                                             for r in ran.results for f in r.files)]))
-    after = await session.diagnostics([p for p in paths if p.is_file()], after_sync=any(r.files for r in ran.results))
+    after = await session.diagnostics.of([p for p in paths if p.is_file()], after_sync=any(r.files for r in ran.results))
     changed = [Changed(path=f.path, edits=f.edits, saved=f.saved, disk_differs=f.disk_differs,
                        added=f.added, removed=f.removed)
                for result in ran.results for f in result.files]

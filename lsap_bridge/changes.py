@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .jsonvalue import Params
 from .surface import CLIENT, REQUEST, phrase
 from .workspace import Workspace
 
@@ -190,10 +191,10 @@ def discard(journals: Path, change: ChangeSet) -> None:
 SIGNED_LINES = 2000  # changed lines of a file marked in the editor, at most
 
 
-def signs(change: ChangeSet) -> dict[str, Any]:
+def signs(change: ChangeSet) -> Params:
     """What the editor marks of an agent's change (`lua/lsap/presence.lua`): per file, the
     0-based lines of its "after" text that the change wrote."""
-    files = []
+    files: list[Params] = []
     for file in change.files:
         matcher = difflib.SequenceMatcher(None, file.before or [], file.after, autojunk=False)
         lines = [line for tag, _i1, _i2, j1, j2 in matcher.get_opcodes() if tag != "equal"

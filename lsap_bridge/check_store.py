@@ -26,10 +26,11 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from .diagnostics import Diagnostic
 from .filestate import content_hash
+from .jsonvalue import JsonObject, to_int
 
 DIRECTORY = "checks"
 VERSION = 1
@@ -94,7 +95,7 @@ def save(directory: Path, root: Path, seen: Mapping[Path, list[Diagnostic]], num
          who: str | None = None) -> int:
     """Keep the record of `root` (for `who`) after a check (written whole, then renamed
     into place); returns how many files the caps left out."""
-    files: dict[str, Any] = {}
+    files: JsonObject = {}
     left_out = 0
     size = 0
     for path, items in sorted(seen.items()):
@@ -102,7 +103,7 @@ def save(directory: Path, root: Path, seen: Mapping[Path, list[Diagnostic]], num
         if digest is None or len(files) >= MAX_FILES or len(items) > MAX_DIAGNOSTICS:
             left_out += 1
             continue
-        entry = {"hash": digest, "diagnostics": [_dump(d) for d in items]}
+        entry: JsonObject = {"hash": digest, "diagnostics": [_dump(d) for d in items]}
         size += len(json.dumps(entry))
         if size > MAX_BYTES:
             left_out += 1
@@ -150,16 +151,17 @@ def load(directory: Path, root: Path, who: str | None = None) -> Saved | None:
     return saved
 
 
-def _dump(d: Diagnostic) -> dict[str, Any]:
+def _dump(d: Diagnostic) -> JsonObject:
     out = asdict(d)
     out.pop("client", None)  # a client id means nothing to the next daemon
     return out
 
 
-def _load(raw: dict[str, Any]) -> Diagnostic:
+def _load(raw: JsonObject) -> Diagnostic:
     code, source, lsp = raw.get("code"), raw.get("source"), raw.get("lsp")
     return Diagnostic(
-        line=int(raw["line"]), col=int(raw["col"]), end_line=int(raw["end_line"]), end_col=int(raw["end_col"]),
+        line=to_int(raw["line"]), col=to_int(raw["col"]),
+        end_line=to_int(raw["end_line"]), end_col=to_int(raw["end_col"]),
         severity=str(raw["severity"]), message=str(raw["message"]),
         code=None if code is None else str(code), source=None if source is None else str(source),
         lsp=lsp if isinstance(lsp, dict) else None)

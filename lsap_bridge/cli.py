@@ -16,10 +16,10 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from .client import ClientError, Connection, call_session, env_servers, find_session, with_env_budget
 from .discovery import SessionInfo, sessions
+from .jsonvalue import Jsonable, JsonObject
 
 OPTIONS = ("max_items", "start_index", "pagination_id", "context_lines", "max_tokens", "format")
 
@@ -92,9 +92,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return build_parser().parse_intermixed_args(argv)
 
 
-def mode_request(args: argparse.Namespace) -> dict[str, Any]:
+def mode_request(args: argparse.Namespace) -> JsonObject:
     mode, *rest = args.words
-    request: dict[str, Any] = {"mode": mode}
+    request: JsonObject = {"mode": mode}
     if rest:
         request["locate"] = " ".join(rest)
     for key in OPTIONS:
@@ -155,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(serve(Path.cwd(), args.root, args.session, servers(args), args.idle_timeout))
         return 0
     # Read and check the input before reaching a session: bad input starts no daemon.
+    params: Jsonable
     if command == "info":
         method, params = command, None
     elif command == "request":

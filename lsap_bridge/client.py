@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .discovery import SessionInfo, daemon_log, daemon_name, runtime_dir, session_for, sessions
+from .jsonvalue import Json, Jsonable, JsonObject
 
 if TYPE_CHECKING:
     import asyncio
@@ -39,17 +40,19 @@ class ClientError(Exception):
     """The session could not be reached or answered with a protocol error; `code` is the
     stable code the session gave (`busy`, `session_gone`, `timeout`, …), if any."""
 
-    def __init__(self, message: str, code: str | None = None, data: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, code: str | None = None, data: JsonObject | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.data = data or {}
 
     @classmethod
-    def of(cls, error: dict[str, Any]) -> ClientError:
+    def of(cls, error: Json) -> ClientError:
         """From a JSON-RPC error object."""
+        error = error if isinstance(error, dict) else {}
         data = error.get("data")
         data = data if isinstance(data, dict) else {}
-        return cls(str(error.get("message", "error")), data.get("code"), data)
+        code = data.get("code")
+        return cls(str(error.get("message", "error")), code if isinstance(code, str) else None, data)
 
     @property
     def never_ran(self) -> bool:
@@ -83,7 +86,7 @@ class Rpc:
         self.name, self.surface = name, surface
         self.ids = itertools.count(1)
 
-    def request(self, method: str, params: Any) -> tuple[int, bytes]:
+    def request(self, method: str, params: Jsonable) -> tuple[int, bytes]:
         """The id of a new call, and its line."""
         named = {"client": self.name} if self.name else {}
         if self.surface:
@@ -95,7 +98,7 @@ class Rpc:
         return msg_id, json.dumps(message).encode() + b"\n"
 
     @staticmethod
-    def outcome(reply: dict[str, Any]) -> Any:
+    def outcome(reply: JsonObject) -> Json:
         if "error" in reply:
             raise ClientError.of(reply["error"])
         return reply["result"]
@@ -128,7 +131,7 @@ class Connection:
         self.file = self.sock.makefile("rb")
         self.rpc = Rpc(name, surface)
 
-    def call(self, method: str, params: Any = None, on_progress: Callable[[str], None] | None = None) -> Any:
+    def call(self, method: str, params: Jsonable = None, on_progress: Callable[[str], None] | None = None) -> Any:
         """The call's result; `on_progress` hears the session's `progress` notifications
         meanwhile (the CLI writes them to stderr)."""
         msg_id, line = self.rpc.request(method, params)
@@ -163,7 +166,7 @@ class AsyncConnection:
 
         self.reader, self.writer = reader, writer
         self.rpc = Rpc(name, surface)
-        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.pending: dict[int, asyncio.Future[JsonObject]] = {}
         self.on_progress: Callable[[str], None] | None = None  # the session's `progress` notes
         self.reading = asyncio.get_running_loop().create_task(self._read())
 
@@ -181,13 +184,13 @@ class AsyncConnection:
     def closed(self) -> bool:
         return self.reading.done()
 
-    async def call(self, method: str, params: Any = None) -> Any:
+    async def call(self, method: str, params: Jsonable = None) -> Any:
         import asyncio
 
         if self.closed:
             raise gone("closed the connection", started=False)
         msg_id, line = self.rpc.request(method, params)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
         self.pending[msg_id] = future
         self.writer.write(line)
         try:
@@ -223,7 +226,7 @@ def say_progress(message: str) -> None:
     print(f"lsap: {message}", file=sys.stderr, flush=True)
 
 
-def call_session(find: Callable[[], SessionInfo | None], method: str, params: Any,
+def call_session(find: Callable[[], SessionInfo | None], method: str, params: Jsonable,
                  name: str | None = None, surface: str | None = None,
                  on_progress: Callable[[str], None] | None = say_progress) -> Any:
     """One call to the session `find` picks, on a connection of its own; sent once more, to
@@ -269,7 +272,7 @@ class AsyncSession:
                 self.conn.on_progress = self.on_progress
             return self.conn
 
-    async def send(self, method: str, params: Any = None) -> Any:
+    async def send(self, method: str, params: Jsonable = None) -> Any:
         for attempt in range(ATTEMPTS):
             try:
                 return await (await self.connection()).call(method, params)
@@ -325,7 +328,7 @@ def find_session(directory: Path, root: Path | None = None, session: str | None 
     return start_daemon(root, servers or [], idle_timeout) if start else None
 
 
-def with_env_budget(request: Any) -> Any:
+def with_env_budget(request: Jsonable) -> Jsonable:
     """The request with `$LSAP_MAX_TOKENS` as its `max_tokens` unless it sets one: the
     budget travels with each call (a warm daemon started under another value keeps its own)."""
     budget = os.environ.get("LSAP_MAX_TOKENS", "").strip()

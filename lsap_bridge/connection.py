@@ -35,6 +35,7 @@ from typing import Any, Protocol, TypeVar
 import msgpack
 
 from .errors import ErrorCode
+from .jsonvalue import Json, Jsonable, JsonObject, Params, to_int
 
 MIB = 1024 * 1024
 WRITE_HIGH = MIB // 4  # unread reply bytes at which a connection is paused (no reads, no new calls)
@@ -85,17 +86,17 @@ class Limits:
     unauthenticated: int = 16  # TCP connections waiting to authenticate; a new one drops the oldest
 
     @classmethod
-    def of(cls, config: Mapping[str, Any] | None) -> Limits:
+    def of(cls, config: Mapping[str, Json] | None) -> Limits:
         """From setup()'s `agent_limits` table (`in_flight`, `queue`, `memory_mib`,
         `total_mib`, `running`: whole numbers >= 1); what it leaves out keeps its default."""
-        given = {k: max(1, int(v)) for k, v in (config or {}).items()
+        given = {k: max(1, to_int(v)) for k, v in (config or {}).items()
                  if k in ("in_flight", "queue", "memory_mib", "total_mib", "running")}
         for mib, name in (("memory_mib", "memory"), ("total_mib", "total")):
             if mib in given:
                 given[name] = given.pop(mib) * MIB
         return cls(**given)
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> JsonObject:
         """The limits a client can plan with (the socket's `info`)."""
         return {"in_flight": self.in_flight, "queue": self.queue, "running": self.running,
                 "memory_mib": self.memory // MIB, "total_mib": self.total // MIB,
@@ -105,12 +106,12 @@ class Limits:
 class RpcFailure(Exception):
     """A call that fails at the protocol level: a JSON-RPC error code and a message."""
 
-    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None) -> None:
+    def __init__(self, code: int, message: str, data: JsonObject | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.data = data or {}
 
-    def error(self) -> dict[str, Any]:
+    def error(self) -> JsonObject:
         return {"code": self.code, "message": str(self),
                 "data": {"code": STABLE[self.code].value, **self.data}}
 
@@ -122,7 +123,7 @@ class Peer:
 
     name: str
     authenticated: bool
-    notify: Callable[[str, dict[str, Any]], None] | None = field(default=None, compare=False, repr=False)
+    notify: Callable[[str, JsonObject], None] | None = field(default=None, compare=False, repr=False)
 
 
 class Host(Protocol):
@@ -137,9 +138,9 @@ class Host(Protocol):
 
     def left(self, peer: Peer) -> None: ...
 
-    def authentic(self, params: Any) -> bool: ...
+    def authentic(self, params: Json) -> bool: ...
 
-    async def call(self, peer: Peer, method: str, params: Any) -> Any: ...
+    async def call(self, peer: Peer, method: str, params: Json) -> Jsonable: ...
 
 
 def peer_uid(transport: asyncio.BaseTransport) -> int | None:
@@ -237,20 +238,20 @@ class Msgpack:
         return self._fed - self._taken
 
 
-def _pack(message: Any) -> bytes:
+def _pack(message: Jsonable) -> bytes:
     packed: bytes = msgpack.packb(message, use_bin_type=True)
     return packed
 
 
-def _encode_json(message: Any) -> bytes:
+def _encode_json(message: Jsonable) -> bytes:
     return json.dumps(message, ensure_ascii=False).encode() + b"\n"
 
 
-def json_error(msg_id: Any, failure: RpcFailure) -> dict[str, Any]:
+def json_error(msg_id: Json, failure: RpcFailure) -> Params:
     return {"jsonrpc": "2.0", "id": msg_id, "error": failure.error()}
 
 
-def _json_ids(line: bytes) -> list[Any]:
+def _json_ids(line: bytes) -> list[Json]:
     """The ids a JSON line asks answers for (a batch array has several), for refusals."""
     try:
         message = json.loads(line)
@@ -268,19 +269,19 @@ def _json_ids(line: bytes) -> list[Any]:
 class Call:
     """A message read and not answered yet: JSON bytes, or a parsed msgpack message."""
 
-    message: Any
+    message: Any  # a JSON line (bytes), or a msgpack value, or DROPPED
     size: int
     started: float | None = None  # when its task began to run (monotonic)
     answered: bool = False  # its reply (or none, for a notification) was handed over
 
 
-def _notifier(conn: Connection) -> Callable[[str, dict[str, Any]], None]:
+def _notifier(conn: Connection) -> Callable[[str, JsonObject], None]:
     """`conn.notify` for its `Peer`, without a reference back to the connection: a closed
     connection (a flood makes thousands) is freed at once, not at the next garbage
     collection of cycles, with the buffers it holds."""
     ref = weakref.ref(conn)
 
-    def notify(method: str, params: dict[str, Any]) -> None:
+    def notify(method: str, params: JsonObject) -> None:
         if (alive := ref()) is not None:
             alive.notify(method, params)
 
@@ -446,8 +447,9 @@ class Connection(asyncio.Protocol):
             self._refuse(self._unauthenticated(), [request[0]] if request else [None])
             return
         self.peer.authenticated = True
-        if isinstance(request[2], dict) and isinstance(request[2].get("client"), str) and request[2]["client"]:
-            self.peer.name = request[2]["client"][:64]
+        client = request[2].get("client") if isinstance(request[2], dict) else None
+        if isinstance(client, str) and client:
+            self.peer.name = client[:64]
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -464,7 +466,7 @@ class Connection(asyncio.Protocol):
         if not self.peer.authenticated:
             self._refuse(self._unauthenticated())
 
-    def _request(self, message: Any) -> tuple[Any, str, Any] | None:
+    def _request(self, message: Any) -> tuple[Json, str, Json] | None:
         """(id, method, params) of a single request, or None."""
         if message is DROPPED:
             return None
@@ -482,7 +484,7 @@ class Connection(asyncio.Protocol):
             return message[1], str(message[2]), params
         return None
 
-    def _ids(self, message: Any) -> list[Any]:
+    def _ids(self, message: Any) -> list[Json]:
         """The ids a message asks answers for (a JSON batch array has several)."""
         if isinstance(self.framing, JsonLines):
             return _json_ids(message)
@@ -591,21 +593,21 @@ class Connection(asyncio.Protocol):
         reply = await self._reply_json(message)
         return _encode_json(reply) if reply is not None else None
 
-    async def _reply_json(self, message: Any) -> dict[str, Any] | None:
+    async def _reply_json(self, message: Json) -> Params | None:
         """The reply to one JSON-RPC message; None for a notification."""
         msg_id = message.get("id") if isinstance(message, dict) else None
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
             return json_error(msg_id, RpcFailure(INVALID_REQUEST, 'a JSON-RPC request is '
                               '{"jsonrpc":"2.0","id":1,"method":"…","params":{…}}'))
         try:
-            result = await self.host.call(self.peer, message["method"], message.get("params"))
+            result = await self.host.call(self.peer, str(message["method"]), message.get("params"))
         except RpcFailure as failure:
             reply = json_error(msg_id, failure)
         else:
             reply = {"jsonrpc": "2.0", "id": msg_id, "result": result}
         return reply if "id" in message else None
 
-    async def _answer_msgpack(self, message: Any) -> bytes | None:
+    async def _answer_msgpack(self, message: Json) -> bytes | None:
         if isinstance(message, list) and len(message) == 4 and message[0] == MSGPACK_REQUEST:
             kind, msg_id, method, params = message
         elif isinstance(message, list) and len(message) == 3 and message[0] == MSGPACK_NOTIFICATION:
@@ -619,7 +621,7 @@ class Connection(asyncio.Protocol):
                 raise RpcFailure(INVALID_REQUEST, "the method must be a string")
             result = await self.host.call(self.peer, method, params)
         except RpcFailure as failure:
-            reply = [MSGPACK_RESPONSE, msg_id, failure.error(), None]
+            reply: list[Jsonable] = [MSGPACK_RESPONSE, msg_id, failure.error(), None]
         else:
             reply = [MSGPACK_RESPONSE, msg_id, None, result]
         return _pack(reply) if kind == MSGPACK_REQUEST else None
@@ -643,17 +645,17 @@ class Connection(asyncio.Protocol):
         """Bytes the client has read so far."""
         return self.written - self.unread()
 
-    def _result(self, msg_id: Any, result: Any) -> bytes:
+    def _result(self, msg_id: Json, result: Jsonable) -> bytes:
         if isinstance(self.framing, Msgpack):
             return _pack([MSGPACK_RESPONSE, msg_id, None, result])
         return _encode_json({"jsonrpc": "2.0", "id": msg_id, "result": result})
 
-    def _failure(self, msg_id: Any, failure: RpcFailure) -> bytes:
+    def _failure(self, msg_id: Json, failure: RpcFailure) -> bytes:
         if isinstance(self.framing, Msgpack):
             return _pack([MSGPACK_RESPONSE, msg_id, failure.error(), None])
         return _encode_json(json_error(msg_id, failure))
 
-    def _failures(self, ids: list[Any], failure: RpcFailure) -> bytes | None:
+    def _failures(self, ids: list[Json], failure: RpcFailure) -> bytes | None:
         """The error for each id of a message (a JSON batch array gets one array)."""
         if not ids:
             return None
@@ -661,11 +663,11 @@ class Connection(asyncio.Protocol):
             return _encode_json([json_error(i, failure) for i in ids])
         return self._failure(ids[0], failure)
 
-    def _refused(self, ids: list[Any], failure: RpcFailure) -> None:
+    def _refused(self, ids: list[Json], failure: RpcFailure) -> None:
         """Answer a message without running it."""
         self._write_reply(self._failures(ids, failure))
 
-    def notify(self, method: str, params: dict[str, Any]) -> None:
+    def notify(self, method: str, params: JsonObject) -> None:
         """A notification to the client, in the framing it speaks (before its reply)."""
         if isinstance(self.framing, JsonLines):
             self._write(_encode_json({"jsonrpc": "2.0", "method": method, "params": params}))
@@ -678,7 +680,7 @@ class Connection(asyncio.Protocol):
     def _notify_error(self, text: str) -> None:
         self._write(self._notification_bytes(text))
 
-    def _refuse(self, failure: RpcFailure, ids: list[Any] | None = None) -> None:
+    def _refuse(self, failure: RpcFailure, ids: list[Json] | None = None) -> None:
         """Answer with an error, then close."""
         for msg_id in ids or [None]:
             self._write(self._failure(msg_id, failure))
@@ -809,7 +811,7 @@ class Scheduler:
     def forget(self, conn: Connection) -> None:
         self._turns.pop(conn, None)
 
-    def counts(self, connections: set[Connection], most: int = 20) -> dict[str, Any]:
+    def counts(self, connections: set[Connection], most: int = 20) -> JsonObject:
         """What runs and waits now, in total and for the busiest connections (`info`): the
         call asking (an `info` over the socket) is left out, so an idle service shows 0."""
         asking = ASKING.get()

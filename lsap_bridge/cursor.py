@@ -8,6 +8,7 @@ from typing import Any
 from .errors import ErrorCode, LsapError
 from .locate.matcher import find_matches, parse_find
 from .models import LineScope, Locate, SymbolScope
+from .position import byte_column
 from .session import Session
 
 
@@ -26,8 +27,7 @@ async def anchor_at_cursor(session: Session, cursor: dict[str, Any]) -> Locate:
                         hint="open a file, or give an anchor: `:Lsap references path@text`")
     path = session.workspace.resolve(name)
     text: str = cursor.get("text") or ""
-    raw = text.encode("utf-8")
-    col = len(raw[: int(cursor.get("col") or 0)].decode("utf-8", errors="ignore"))
+    col = byte_column(text, int(cursor.get("col") or 0))
     # Start of the identifier under (or just after) the cursor.
     for word in re.finditer(r"[\w$]+", text):
         if word.start() <= col < word.end() or word.start() >= col:
@@ -42,9 +42,9 @@ async def anchor_at_cursor(session: Session, cursor: dict[str, Any]) -> Locate:
     if not stripped:  # a blank line has no text to find: the line itself is the anchor
         return Locate(file_path=rel, scope=LineScope(start_line=line + 1, end_line=line + 2))
 
-    target = await session.target(path, "textDocument/documentSymbol")
-    doc = await session.document(path)
-    tree = await session.symbol_tree(target, doc)
+    target = await session.servers.target(path, "textDocument/documentSymbol")
+    doc = await session.texts.document(path)
+    tree = await session.symbols.tree(target, doc)
     chain = tree.enclosing(line, col)
     needle = parse_find(find)
     if chain:

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
-from .gateway import Document
-from .position import Encoding, from_lsp_character, to_lsp_character
+from lsprotocol import types
+
+from .jsonvalue import Params
+from .lsp import RangeData, structure
+from .position import Document, Encoding, column_at, to_lsp_character
 from .symbols import Units, units
 from .workspace import path_of, uri_of
 
@@ -35,25 +38,70 @@ def clean_markdown(text: str) -> str:
     return "".join(piece if i % 2 else plain(piece) for i, piece in enumerate(pieces))
 
 
-def hover_text(result: Any) -> str:
+class Step(NamedTuple):
+    """One part of a WorkspaceEdit, in the order it is applied: a file's text edits, or a
+    resource operation (create, rename, delete a file)."""
+
+    uri: str  # the file edited, created or deleted; the old file of a rename
+    edits: list[dict[str, Any]]  # its TextEdits (Annotated, Snippet); none for an operation
+    op: dict[str, Any] | None = None  # the CreateFile, RenameFile or DeleteFile
+    version: int | None = None  # the document version the edits were computed on
+
+    @property
+    def kind(self) -> str:
+        """"edit", or the operation's kind ("create", "rename", "delete")."""
+        return "edit" if self.op is None else str(self.op.get("kind"))
+
+    @property
+    def uris(self) -> list[str]:
+        """Every file the step touches: a rename's old and new file."""
+        return [self.uri, self.op["newUri"]] if self.kind == "rename" and self.op else [self.uri]
+
+    def change(self) -> dict[str, Any]:
+        """The step as a `documentChanges` entry."""
+        return self.op or {"textDocument": {"uri": self.uri, "version": self.version}, "edits": self.edits}
+
+
+def walk(edit: Mapping[str, Any]) -> Iterator[Step]:
+    """The one walk over a (well-formed) WorkspaceEdit: its `documentChanges` when it has
+    them, which LSP says a client uses instead of `changes`, else its `changes`."""
+    documents = edit.get("documentChanges")
+    if documents:
+        for change in documents:
+            if change.get("kind"):
+                yield Step(change["oldUri"] if change["kind"] == "rename" else change["uri"], [], change)
+            else:
+                document = change["textDocument"]
+                yield Step(document["uri"], change.get("edits") or [], None, document.get("version"))
+        return
+    for uri, edits in (edit.get("changes") or {}).items():
+        yield Step(uri, edits or [])
+
+
+def hover_text(hover: types.Hover | None) -> str:
     """Hover contents (MarkupContent, MarkedString or a list of them) as Markdown, cleaned
     (`clean_markdown`)."""
-    if not result:
+    if hover is None:
         return ""
-    contents = result.get("contents") if isinstance(result, dict) else result
-    parts = contents if isinstance(contents, list) else [contents]
+    contents = hover.contents
+    parts = contents if isinstance(contents, Sequence) and not isinstance(contents, str) else [contents]
     out = []
     for part in parts:
         if isinstance(part, str):
             out.append(part)
-        elif isinstance(part, dict) and "language" in part:
-            out.append(f"```{part['language']}\n{part.get('value', '')}\n```")
-        elif isinstance(part, dict):
-            out.append(str(part.get("value", "")))
+        elif isinstance(part, types.MarkedStringWithLanguage):
+            out.append(f"```{part.language}\n{part.value}\n```")
+        else:
+            out.append(str(part.value))
     return clean_markdown("\n\n".join(p.strip() for p in out if p and p.strip()))
 
 
-def is_range(value: Any) -> TypeGuard[dict[str, Any]]:
+def hover_of(raw: object, server: str) -> types.Hover | None:
+    """A hover answer taken from a batch (`Servers.lsp`), structured (lsp.py)."""
+    return structure(raw, types.Hover, server, "textDocument/hover") if raw else None
+
+
+def is_range(value: object) -> TypeGuard[RangeData]:
     """Whether a server's value is an LSP Range (servers do send garbage)."""
     return isinstance(value, dict) and all(
         isinstance(end := value.get(key), dict)
@@ -63,10 +111,10 @@ def is_range(value: Any) -> TypeGuard[dict[str, Any]]:
     )
 
 
-def spans(raw: Any) -> list[tuple[Path, dict[str, Any]]]:
+def spans(raw: object) -> list[tuple[Path, RangeData]]:
     """Location | Location[] | LocationLink[] as (path, LSP range) pairs, nothing read."""
     items = raw if isinstance(raw, list) else [raw] if raw else []
-    out: list[tuple[Path, dict[str, Any]]] = []
+    out: list[tuple[Path, RangeData]] = []
     paths: dict[str, Path] = {}  # thousands of results name a few hundred files
     for item in items:
         if not isinstance(item, dict):
@@ -78,19 +126,19 @@ def spans(raw: Any) -> list[tuple[Path, dict[str, Any]]]:
     return out
 
 
-def location_files(raw: Any) -> list[tuple[Path, list[Units]]]:
+def location_files(raw: object) -> list[tuple[Path, list[Units]]]:
     """A location answer by file: the files in path order, each with its ranges sorted and
     one per start position, columns still in the server's units.
 
     `raw` is the server's answer, or the packed shape lua/lsap/transport/packing.lua sends for an `LspCall`
     with `packed` (per file its URI and the ranges' numbers in one flat list): then no object
     is made per result, so that an answer of 20,000 costs what its files do (doc/architecture.md,
-    Costs). Columns are converted for what is shown only (`Session.located`): the unit order
+    Costs). Columns are converted for what is shown only (`Texts.located`): the unit order
     is the code-point order, so sorting and de-duplicating need no text.
     """
     if isinstance(raw, dict) and "packed" in raw:
-        runs = [(path_of(uri), flat) for uri, flat in raw["packed"] or []
-                if isinstance(uri, str) and uri.startswith("file:")]
+        runs = [(path_of(uri), list(flat)) for uri, flat in raw["packed"] or []
+                if isinstance(uri, str) and uri.startswith("file:") and isinstance(flat, list)]
     else:
         runs = [(path, list(units(rng))) for path, rng in spans(raw)]
     by_path: dict[Path, list[int]] = {}
@@ -107,7 +155,7 @@ def location_files(raw: Any) -> list[tuple[Path, list[Units]]]:
     return out
 
 
-def location_count(raw: Any) -> int:
+def location_count(raw: object) -> int:
     """How many results a location answer holds, in either shape (see `location_files`)."""
     if isinstance(raw, dict) and "packed" in raw:
         return sum(len(flat) // 4 for _, flat in raw["packed"] or [])
@@ -127,7 +175,7 @@ class InlayHint:
     kind: int | None = None  # 1 = type, 2 = parameter
 
 
-def hint_label(raw: Any) -> str:
+def hint_label(raw: object) -> str:
     """A hint's label: a string, or InlayHintLabelPart values joined."""
     label = raw.get("label", "") if isinstance(raw, dict) else raw
     if isinstance(label, list):
@@ -135,14 +183,15 @@ def hint_label(raw: Any) -> str:
     return str(label or "")
 
 
-def inlay_hints_from_lsp(result: Any, lines: Sequence[str], encoding: Encoding) -> list[InlayHint]:
+def inlay_hints_from_lsp(result: object, lines: Sequence[str], encoding: Encoding) -> list[InlayHint]:
     """`textDocument/inlayHint` answers as hints with code-point columns, in text order."""
     hints = []
-    for raw in result or []:
+    for raw in result if isinstance(result, list) else []:
+        if not isinstance(raw, dict):
+            continue  # a server's malformed entry: skipped, not crashed on
         position = raw.get("position") or {}
         line = int(position.get("line", 0))
-        text = lines[line] if 0 <= line < len(lines) else ""
-        col = from_lsp_character(text, int(position.get("character", 0)), encoding)
+        col = column_at(lines, line, int(position.get("character", 0)), encoding)
         kind = raw.get("kind")
         hints.append(InlayHint(line, col, hint_label(raw).strip(), int(kind) if kind else None))
     return sorted(hints, key=lambda h: (h.line, h.col))
@@ -163,7 +212,7 @@ def weave_inlay_hints(text: str, hints: Sequence[InlayHint], tag: str = INLAY_TA
 
 def inlay_hint_params(
     path: Path, doc: Document, first: int, stop: int, encoding: Encoding
-) -> dict[str, Any]:
+) -> Params:
     """`textDocument/inlayHint` params for lines `first` up to `stop` (exclusive)."""
     last = doc.lines[stop - 1] if 0 < stop <= len(doc.lines) else ""
     return {

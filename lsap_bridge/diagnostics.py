@@ -7,12 +7,12 @@ whatever unit the server or `vim.diagnostic` counted in.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .position import Encoding, from_lsp_character
+from .position import Encoding, column_at
 
 SEVERITIES = ("error", "warning", "information", "hint")
 #: Short source names, as editors print them next to a code: `ts(2322)`.
@@ -36,10 +36,10 @@ def labelled(message: str, source: str | None, code: str | None) -> str:
     return message + label if code and message.endswith(".") else f"{message} · {label}"
 
 
-def severity_name(value: Any) -> str:
+def severity_name(value: object) -> str:
     """LSP and `vim.diagnostic` both number severities 1 (error) to 4 (hint)."""
     try:
-        return SEVERITIES[int(value) - 1]
+        return SEVERITIES[int(value) - 1] if isinstance(value, (int, float, str)) else "error"
     except (TypeError, ValueError, IndexError):
         return "error"
 
@@ -78,16 +78,11 @@ class DiagnosticMap(dict[Path, list[Diagnostic]]):
         self.quiet: dict[Path, str] = {}
 
 
-def _column(lines: list[str], line: int, character: Any, encoding: Encoding) -> int:
-    text = lines[line] if 0 <= line < len(lines) else ""
-    return from_lsp_character(text, int(character or 0), encoding)
-
-
-def _code(value: Any) -> str | None:
+def _code(value: object) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def message_of(item: dict[str, Any], roots: Sequence[Path] = ()) -> str:
+def message_of(item: Mapping[str, object], roots: Sequence[Path] = ()) -> str:
     """A diagnostic's message, with the workspace's roots taken off the paths it names
     (basedpyright's import cycles list absolute paths): reports name files by their path
     in the workspace."""
@@ -104,9 +99,9 @@ def from_lsp(item: dict[str, Any], lines: list[str], encoding: Encoding, server:
     start, end = item["range"]["start"], item["range"]["end"]
     return Diagnostic(
         line=int(start["line"]),
-        col=_column(lines, int(start["line"]), start["character"], encoding),
+        col=column_at(lines, int(start["line"]), int(start["character"] or 0), encoding),
         end_line=int(end["line"]),
-        end_col=_column(lines, int(end["line"]), end["character"], encoding),
+        end_col=column_at(lines, int(end["line"]), int(end["character"] or 0), encoding),
         severity=severity_name(item.get("severity", 1)),
         message=message_of(item, roots),
         code=_code(item.get("code")),
@@ -122,9 +117,9 @@ def from_vim(item: dict[str, Any], lines: list[str], roots: Sequence[Path] = ())
     line, end_line = int(item.get("lnum") or 0), int(item.get("end_lnum") or item.get("lnum") or 0)
     return Diagnostic(
         line=line,
-        col=_column(lines, line, item.get("col"), "utf-8"),
+        col=column_at(lines, line, int(item.get("col") or 0), "utf-8"),
         end_line=end_line,
-        end_col=_column(lines, end_line, item.get("end_col") or item.get("col"), "utf-8"),
+        end_col=column_at(lines, end_line, int(item.get("end_col") or item.get("col") or 0), "utf-8"),
         severity=severity_name(item.get("severity", 1)),
         message=message_of(item, roots),
         code=_code(item.get("code")),

@@ -25,9 +25,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from .filestate import RACY_NS, DiskStamp, Snapshot
+from .lsp import FileEventData
 from .watcher import Watcher, shared
 from .workspace import CODE_SUFFIXES, Workspace, uri_of
 
@@ -68,7 +69,7 @@ class Basis:
     # Files the bridge itself wrote since (a text-format block's earlier steps): their
     # content hashes, which the servers were told of.
     written: dict[str, str] = field(default_factory=dict)
-    # Files this request opened for its servers before asking them (`Session.target`): they
+    # Files this request opened for its servers before asking them (`Servers.target`): they
     # computed on the buffer (sent to them as it was loaded or changed), not on the disk.
     opened: set[str] = field(default_factory=set)
     # `seen` is the watcher's record: it hears every write, but not every change of a
@@ -137,7 +138,7 @@ class DiskWatch:
     # When a call last found changes (time.monotonic()): the servers' indexes may lag it.
     changed_at: float | None = None
 
-    def changes(self) -> list[dict[str, Any]]:
+    def changes(self) -> list[FileEventData]:
         """LSP `FileEvent`s for what changed on disk since the last call; the first call
         (when the session starts) takes the baseline and returns none."""
         assert self.watcher is not None
@@ -175,7 +176,7 @@ class DiskWatch:
         assert self.watcher is not None
         return Basis(at_ns, self._known, watched=self.watcher.live and self._cursor is not None)
 
-    def _recheck(self, known: dict[str, Seen], paths: list[str]) -> list[dict[str, Any]]:
+    def _recheck(self, known: dict[str, Seen], paths: list[str]) -> list[FileEventData]:
         """Events for the paths the watcher saw change (a directory gone: the files known
         below it), each compared with what was seen of it before, as the scan does."""
         assert self.watcher is not None
@@ -189,7 +190,7 @@ class DiskWatch:
                 files += [p for p in known if p.startswith(path)]
             elif os.path.splitext(path)[1] in CODE_SUFFIXES:
                 files.append(path)
-        events: list[dict[str, Any]] = []
+        events: list[FileEventData] = []
         for path in dict.fromkeys(files):
             before = known.get(path)
             stamp = _stamp(path, limit)
@@ -253,5 +254,5 @@ def _digest(path: str) -> str:
     return hashed.hexdigest()
 
 
-def _event(path: str, kind: int) -> dict[str, Any]:
+def _event(path: str, kind: int) -> FileEventData:
     return {"uri": uri_of(Path(path)), "type": kind}

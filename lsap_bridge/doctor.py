@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from . import __version__
 from .discovery import session_for
@@ -89,20 +89,44 @@ def neovim() -> tuple[Part, str | None]:
     return Part("Neovim", nvim, f" ({source})"), nvim
 
 
-def ask_neovim(nvim: str, root: Path) -> dict[str, Any] | None:
+class Package(TypedDict, total=False):
+    pip: str
+    npm: str
+
+
+class Server(TypedDict):
+    name: str
+    command: str
+    path: str  # where `command` is on PATH; "" when it is not
+    package: Package
+
+
+class Language(TypedDict):
+    filetypes: list[str]
+    servers: list[Server]
+
+
+class Inventory(TypedDict):
+    """What `INVENTORY` prints (`lsap.servers.inventory()`)."""
+
+    version: str
+    languages: list[Language]
+
+
+def ask_neovim(nvim: str, root: Path) -> Inventory | None:
     """Neovim's version and the servers' inventory, from the Lua half in that Neovim."""
     argv = [nvim, "--headless", "--clean", "-n", "-i", "NONE", "--cmd", f"set rtp^={root}",
             "-c", INVENTORY, "-c", "qa!"]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60,
                               env={**os.environ, "PATH": server_path()}, stdin=subprocess.DEVNULL)
-        answer: dict[str, Any] = json.loads(done.stdout)
+        answer: Inventory = json.loads(done.stdout)
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
     return answer
 
 
-def servers(languages: list[dict[str, Any]], chosen: Sequence[str] = ()) -> list[Part]:
+def servers(languages: list[Language], chosen: Sequence[str] = ()) -> list[Part]:
     """A part per server; the one the embedded mode uses for a language is the first found,
     or those of `chosen` (`--servers`, `$LSAP_SERVERS`) when it names any of its servers."""
     parts = []

@@ -39,13 +39,14 @@ from pathlib import Path
 from typing import Any
 
 from . import changes
-from .decode import is_range
+from .decode import Step, is_range, walk
 from .diskwatch import Basis
 from .errors import ErrorCode, LsapError
 from .filestate import Snapshot, content_hash, snapshot
-from .gateway import Client, Document, Editor
+from .gateway import Client, Editor
 from .journal import Change, Journal, Recovery, recover
-from .position import Encoding, from_lsp_character
+from .lsp import PositionData, TextEditData
+from .position import Document, Encoding, from_lsp_character
 from .session import Session
 from .workspace import Workspace, path_of, size_text
 
@@ -129,10 +130,10 @@ def _overwritten(target: _File, what: str) -> list[str]:
     return list(target.original)
 
 
-def _lsp_edits(change: dict[str, Any]) -> list[dict[str, Any]]:
+def _lsp_edits(edits: list[dict[str, Any]]) -> list[TextEditData]:
     """TextEdit, AnnotatedTextEdit and SnippetTextEdit all carry a range and new text."""
-    out = []
-    for item in change.get("edits") or []:
+    out: list[TextEditData] = []
+    for item in edits:
         text = item.get("newText")
         if text is None and isinstance(item.get("snippet"), dict):
             text = item["snippet"].get("value", "")
@@ -140,33 +141,24 @@ def _lsp_edits(change: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _steps(edit: Any, server: str = "the server") -> list[tuple[str, dict[str, Any]]]:
-    """A WorkspaceEdit as ordered steps: ("edit" | "create" | "rename" | "delete", payload),
-    every part of it checked first (`_malformed`): a server's garbage is its error, named,
-    before anything is read or planned."""
+def _steps(edit: object, server: str = "the server") -> list[Step]:
+    """A WorkspaceEdit as ordered steps (`decode.walk`), every part of it checked first
+    (`_malformed`): a server's garbage is its error, named, before anything is read or
+    planned."""
     problem = _malformed(edit)
-    if problem:
+    if problem or not isinstance(edit, dict):  # _malformed: only a dict is well formed
         raise LsapError(ErrorCode.SERVER_ERROR, f"{server} sent a malformed edit: {problem}",
                         hint=NOTHING + "; report this to the language server")
-    if edit.get("documentChanges"):
-        steps: list[tuple[str, dict[str, Any]]] = []
-        for change in edit["documentChanges"]:
-            kind = change.get("kind")
-            steps.append((kind, change) if kind else ("edit", change))
-        return steps
-    return [
-        ("edit", {"textDocument": {"uri": uri, "version": None}, "edits": edits})
-        for uri, edits in (edit.get("changes") or {}).items()
-    ]
+    return list(walk(edit))
 
 
-def _malformed(edit: Any) -> str | None:
+def _malformed(edit: object) -> str | None:
     """What is wrong with a server's WorkspaceEdit, if anything: ranges with negative,
     missing or non-integer positions, edits without text, URIs that are not strings."""
     if not isinstance(edit, dict):
         return "it is not a WorkspaceEdit"
 
-    def text_edits(uri: Any, items: Any, version: Any = None) -> str | None:
+    def text_edits(uri: object, items: object, version: object = None) -> str | None:
         if not isinstance(uri, str) or not uri.startswith("file:"):
             return f"a document URI is not a file URI ({uri!r})"
         if version is not None and (type(version) is not int or version < 0):
@@ -215,13 +207,11 @@ def _malformed(edit: Any) -> str | None:
     return None
 
 
-def check_edit(workspace: Workspace, edit: Any, server: str) -> None:
+def check_edit(workspace: Workspace, edit: object, server: str) -> None:
     """What can be known of a server's edit without reading a file: well formed, every
     file inside the workspace; else the `LsapError` planning it would raise."""
-    for kind, change in _steps(edit, server):
-        uris = ([change["textDocument"]["uri"]] if kind == "edit" else
-                [change["oldUri"], change["newUri"]] if kind == "rename" else [change["uri"]])
-        for uri in uris:
+    for step in _steps(edit, server):
+        for uri in step.uris:
             _inside(workspace, uri)
 
 
@@ -232,13 +222,11 @@ def merged(edits: list[dict[str, Any]]) -> dict[str, Any]:
         return edits[0]
     changes: list[dict[str, Any]] = []
     for edit in edits:
-        changes += edit.get("documentChanges") or [
-            {"textDocument": {"uri": uri, "version": None}, "edits": items}
-            for uri, items in (edit.get("changes") or {}).items()]
+        changes += [step.change() for step in walk(edit)]
     return {"documentChanges": changes}
 
 
-def _position(lines: list[str], pos: dict[str, Any], encoding: Encoding) -> tuple[int, int]:
+def _position(lines: list[str], pos: PositionData, encoding: Encoding) -> tuple[int, int]:
     """(line, code-point column), clamped to the text."""
     line = int(pos["line"])
     if line >= len(lines):
@@ -249,7 +237,7 @@ def _position(lines: list[str], pos: dict[str, Any], encoding: Encoding) -> tupl
 @dataclass(frozen=True)
 class _Spliced:
     lines: list[str]
-    byte_edits: list[list[Any]]  # [line, byte, end line, end byte, new lines], last first
+    byte_edits: list[list[int | list[str]]]  # [line, byte, end line, end byte, new lines], last first
     append: bool  # an empty line was appended for positions after the final newline
     fix_eol: bool  # a trailing empty line left by the edits is the final newline: drop it
     breaks: list[str] | None = None  # the line ends of the disk's text, when given
@@ -257,7 +245,7 @@ class _Spliced:
 
 def _splice(
     lines: list[str],
-    edits: list[dict[str, Any]],
+    edits: list[TextEditData],
     encoding: Encoding,
     name: str,
     breaks: list[str] | None = None,
@@ -299,7 +287,7 @@ def _splice(
                 f"the server sent overlapping edits of {name}",
                 hint="nothing was changed; report this to the language server",
             )
-    byte_edits = []
+    byte_edits: list[list[int | list[str]]] = []
     for (sl, sc), (el, ec), _index, text in reversed(spans):
         byte_edits.append(
             [sl, len(work[sl][:sc].encode()), el, len(work[el][:ec].encode()), text.split("\n")]
@@ -318,7 +306,7 @@ def _splice(
     return _Spliced(work, byte_edits, append, fix_eol, work_breaks)
 
 
-def _replaces_all(edits: list[dict[str, Any]], lines: list[str]) -> bool:
+def _replaces_all(edits: list[TextEditData], lines: list[str]) -> bool:
     """Whether one edit rewrites (about) the whole text, as jedi's renames do from the file on
     disk. It starts at the top and reaches the last line or beyond: a text with lines the
     server did not know (the human's) ends its range early, on the buffer's last line."""
@@ -329,8 +317,8 @@ def _replaces_all(edits: list[dict[str, Any]], lines: list[str]) -> bool:
     return False
 
 
-def _minimal(file_lines: list[str], breaks: list[str] | None, lsp: list[dict[str, Any]],
-             encoding: Encoding, name: str) -> list[dict[str, Any]] | None:
+def _minimal(file_lines: list[str], breaks: list[str] | None, lsp: list[TextEditData],
+             encoding: Encoding, name: str) -> list[TextEditData] | None:
     """A whole-file replacement as the few edits that make the same text (code-point
     columns): the lines it keeps are not rewritten, so what it would put back unchanged
     cannot overwrite a change made meanwhile, and the old-name check sees each change.
@@ -339,7 +327,7 @@ def _minimal(file_lines: list[str], breaks: list[str] | None, lsp: list[dict[str
     if breaks is not None and whole.breaks is not None and (breaks[-1] == "") != (whole.breaks[-1] == ""):
         return None
     new, last = whole.lines, len(file_lines)
-    out = []
+    out: list[TextEditData] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, file_lines, new, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
@@ -468,7 +456,7 @@ async def _load(session: Session, paths: list[Path], basis: Basis | None,
     was when the request began."""
     wanted = list(dict.fromkeys(paths))
     existing = [p for p in wanted if p.is_file()]
-    docs = await session.documents(existing)
+    docs = await session.texts.documents(existing)
     disks = await asyncio.to_thread(lambda: {p: snapshot(p) for p in wanted})
     display = session.workspace.display
     files: dict[Path, _File] = {}
@@ -498,7 +486,7 @@ async def _load(session: Session, paths: list[Path], basis: Basis | None,
     return files
 
 
-def _proven(file: _File, version: Any) -> None:
+def _proven(file: _File, version: int | None) -> None:
     """A file the edit changes must be the text the server computed it on: a loaded buffer
     at the version the edit names, else (the server may have read the disk) the file as it
     was when the request began (`_File.doubt`)."""
@@ -533,7 +521,7 @@ class _Plan:
         return [f for f in [*self.files, *self.removed] if not f.buffer_only]
 
 
-def _check_replaced(lines: list[str], edits: list[dict[str, Any]], replaces: str,
+def _check_replaced(lines: list[str], edits: list[TextEditData], replaces: str,
                     encoding: Encoding, name: str) -> None:
     """A rename's edits each replace the old name: one that would replace other text was
     computed on another text than this (the file changed since the server read it).
@@ -576,14 +564,10 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
 
     steps = _steps(edit, client.name)
     paths: list[Path] = []
-    for kind, change in steps:
-        if kind == "edit":
-            paths.append(inside(change["textDocument"]["uri"]))
-        elif kind in ("create", "delete"):
-            paths.append(inside(change["uri"]))
-        elif kind == "rename":
-            paths += [inside(change["oldUri"]), inside(change["newUri"])]
-    files = await _load(session, paths, basis or session.basis(), client.name)
+    for step in steps:
+        if step.kind in ("edit", "create", "delete", "rename"):
+            paths += [inside(uri) for uri in step.uris]
+    files = await _load(session, paths, basis or session.texts.basis(), client.name)
     display = session.workspace.display
     differ = [display(p) for p, lines in (expect or {}).items() if p not in files or files[p].lines != lines]
     if differ:
@@ -591,9 +575,10 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                         hint=NOTHING + "; ask again")
     order: dict[Path, _File] = {}  # files that end up changed
     removed: list[_File] = []
-    for kind, change in steps:
+    for step in steps:
+        kind, change = step.kind, step.op or {}
         if kind == "edit":
-            path = inside(change["textDocument"]["uri"])
+            path = inside(step.uri)
             file = files.get(path)
             if file is None:
                 raise LsapError(
@@ -601,7 +586,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     f"the edit changes {display(path)}, which does not exist",
                     hint="nothing was changed; ask again once the file exists",
                 )
-            version = change["textDocument"].get("version")
+            version = step.version
             if file.origin is None:
                 _proven(file, version)
             if version and file.heard is not None and file.origin is None and file.heard > int(version):
@@ -610,7 +595,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     f"{display(path)} changed after the server computed the edit",
                     hint="nothing was changed; ask again",
                 )
-            lsp = _lsp_edits(change)
+            lsp = _lsp_edits(step.edits)
             if file.buffer_only and _replaces_all(lsp, file.lines):
                 raise LsapError(
                     ErrorCode.CONFLICT,
@@ -619,7 +604,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     "them",
                     hint="nothing was changed; save (or undo) that buffer's changes and ask again",
                 )
-            encoding = session.encoding(client)
+            encoding = session.servers.encoding(client)
             if _replaces_all(lsp, file.lines):
                 fewer = _minimal(file.lines, file.breaks, lsp, encoding, display(path))
                 if fewer is not None:
@@ -634,7 +619,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
             file.edits += len(lsp)
             order.setdefault(path, file)
         elif kind == "create":
-            path = inside(change["uri"])
+            path = inside(step.uri)
             what = f"the edit creates {display(path)}"
             if path in files and _skip_existing(change, what, overwrite):
                 continue
@@ -643,7 +628,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                                               None, [""], [""], original=held or [],
                                               created=held is None, overwrote=held)
         elif kind == "rename":
-            old, new = inside(change["oldUri"]), inside(change["newUri"])
+            old, new = (inside(uri) for uri in step.uris)
             what = f"the edit renames {display(old)} onto {display(new)}"
             if new in files and _skip_existing(change, what, overwrite):
                 continue
@@ -968,7 +953,7 @@ async def apply_workspace_edit(
     this request began; a previewed rename keeps its own), see `diskwatch.Basis`;
     `expect`: the whole text files must hold, `overwrite`: consent to replacing existing
     files (see `_plan`)."""
-    basis = basis or session.basis()
+    basis = basis or session.texts.basis()
     plan = await _plan(session, edit, client, replaces, basis, expect, overwrite)
     if not plan.files and not plan.removed:
         return EditResult(label)
@@ -986,7 +971,7 @@ async def apply_workspace_edit(
     directory = await journal_dir(session.gateway)
     # Shielded: an asker who goes away must not leave the journal half settled.
     change = await asyncio.shield(_recorded(session, plan, directory, label))
-    session.changed_by_bridge([f.path for f in plan.files])
+    session.texts.changed_by_bridge([f.path for f in plan.files])
     for file in plan.files:
         if not file.buffer_only and basis is not None:  # proves this request's later steps
             basis.written[str(file.path)] = content_hash(file.new_bytes())

@@ -7,7 +7,8 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+
+from .jsonvalue import Params
 
 
 class ErrorCode(str, Enum):
@@ -63,7 +64,7 @@ class LsapError(Exception):
         """Pickled by its fields (an answer from a worker process, `cpu.py`), not by `args`."""
         return (type(self), (self.code, self.message, self.hint, self.candidates, self.suggestions))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Params:
         return {
             "code": self.code.value,
             "message": self.message,

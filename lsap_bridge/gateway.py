@@ -15,7 +15,7 @@ import itertools
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -24,8 +24,11 @@ from cachetools import LRUCache
 
 from .errors import ClientGone, ErrorCode, LsapError, StaleText
 from .filestate import DiskStamp, content_hash
+from .jsonvalue import Jsonable, Params
+from .lsp import FileEventData
 from .models import DEFAULT_MAX_TOKENS
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
+from .position import Document, EditorLocation
 from .surface import restart_help
 from .workspace import Workspace, path_of, too_large
 
@@ -76,30 +79,10 @@ class Attached(list[Client]):
 
 
 @dataclass(frozen=True)
-class Document:
-    """A file's text: from the loaded buffer when there is one, else from disk."""
-
-    path: Path
-    lines: list[str]
-    version: str  # changedtick for buffers, the disk stamp for files: a cache key
-    bufnr: int | None = None
-    modified: bool = False
-    # A buffer with unsaved changes whose file was "changed" or "deleted" on disk since the
-    # buffer was read: the text is the human's, and answers say the disk differs.
-    disk_differs: Literal["changed", "deleted"] | None = None
-    # A text read from disk while its stamp was racy: its content hash, which settles
-    # whether an equal stamp later still means this text (see `DiskStamp.racy`).
-    digest: str | None = None
-    # A buffer's version as its servers last heard it (`didChange`), which a server's edit
-    # names: a write moves the changedtick past it without changing the text.
-    sent: int | None = None
-
-
-@dataclass(frozen=True)
 class LspCall:
     client_id: int
     method: str
-    params: dict[str, Any]
+    params: Mapping[str, Jsonable]
     bufnr: int | None = None
     # The answer (a location list, or document symbols) is sent packed by lua/lsap/transport/packing.lua
     # (`decode.location_files` and `symbols.build_tree` read both shapes): a large one then
@@ -318,7 +301,7 @@ class EditorGateway:
         stamp = DiskStamp.of(path)
         return stamp.size if stamp is not None and stamp.size > self.max_file_size else None
 
-    async def sync(self, changes: list[dict[str, Any]]) -> list[str] | None:
+    async def sync(self, changes: list[FileEventData]) -> list[str] | None:
         """Tell the servers about files changed on disk (LSP `FileEvent`s) and bring every
         loaded buffer up to date with its file, in one call (see `sync` in lua/lsap/transport/disk.lua);
         returns the loaded file buffers' names. The texts held of those files are
@@ -329,7 +312,7 @@ class EditorGateway:
             self._texts.pop(path_of(change["uri"]), None)
         return [str(n) for n in names] if isinstance(names, list) else None
 
-    async def reconfigure(self, changes: list[dict[str, Any]]) -> list[str]:
+    async def reconfigure(self, changes: list[FileEventData]) -> list[str]:
         """Tell every server that its configuration files changed (`changes`: FileEvents)
         and to read its configuration again; the names of the servers told."""
         names = await self.call("reconfigure", changes)
@@ -419,7 +402,7 @@ class EditorGateway:
         result: dict[str, Any] = await self.call("editor")
         return result
 
-    async def show_report(self, text: str, locations: list[dict[str, Any]], options: dict[str, Any]) -> None:
+    async def show_report(self, text: str, locations: list[EditorLocation], options: dict[str, Any]) -> None:
         await self.call("show_report", text, locations, options)
 
     async def symbols_for_completion(self, path: str, paths: list[str], cmdline: str) -> None:
@@ -438,7 +421,7 @@ class EditorGateway:
         version: str = await self.call("version")
         return version
 
-    async def log_activity(self, entries: list[dict[str, Any]]) -> None:
+    async def log_activity(self, entries: list[Params]) -> None:
         """Append agents' requests and answers to `:Lsap log`."""
         await self.call("log_append", entries)
 
@@ -513,8 +496,8 @@ class Editor(Protocol):
     def held(self, path: Path) -> Document | None: ...
     async def open(self, path: Path) -> int: ...
     def oversized(self, path: Path) -> int | None: ...
-    async def sync(self, changes: list[dict[str, Any]]) -> list[str] | None: ...
-    async def reconfigure(self, changes: list[dict[str, Any]]) -> list[str]: ...
+    async def sync(self, changes: list[FileEventData]) -> list[str] | None: ...
+    async def reconfigure(self, changes: list[FileEventData]) -> list[str]: ...
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]: ...
     async def working(self, client_ids: list[int]) -> list[int]: ...
     async def wait_until_idle(self, client_ids: list[int]) -> bool: ...
@@ -522,7 +505,7 @@ class Editor(Protocol):
                   guard: Document | None = None,
                   taking: ServerRequests | None = None) -> list[LspAnswer]: ...
     async def editor(self) -> dict[str, Any]: ...
-    async def show_report(self, text: str, locations: list[dict[str, Any]], options: dict[str, Any]) -> None: ...
+    async def show_report(self, text: str, locations: list[EditorLocation], options: dict[str, Any]) -> None: ...
     async def symbols_for_completion(self, path: str, paths: list[str], cmdline: str) -> None: ...
     async def all_clients(self) -> list[Client]: ...
     async def servers_expected(self, bufnrs: list[int]) -> list[bool]: ...
@@ -623,7 +606,7 @@ def _client(raw: dict[str, Any]) -> Client:
     )
 
 
-def _disk_differs(state: Any) -> Literal["changed", "deleted"] | None:
+def _disk_differs(state: object) -> Literal["changed", "deleted"] | None:
     return "changed" if state == "changed" else "deleted" if state == "deleted" else None
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from .connection import Limits, Scheduler
 from .errors import ErrorCode, LsapError
 from .gateway import EditorGateway
+from .jsonvalue import Params
 from .lifecycle import Lifecycle, Plan
 from .logfile import log_to_file
 from .nvim_rpc import NvimConnection
@@ -47,10 +48,10 @@ class ActivityLog:
 
     def __init__(self, gateway: EditorGateway) -> None:
         self.gateway = gateway
-        self.pending: list[dict[str, Any]] = []
+        self.pending: list[Params] = []
         self.flushing: asyncio.Task[None] | None = None
 
-    def add(self, event: dict[str, Any]) -> None:
+    def add(self, event: Params) -> None:
         self.pending.append({**event, "time": int(time.time())})
         if self.flushing is None or self.flushing.done():
             self.flushing = asyncio.get_running_loop().create_task(self._flush())

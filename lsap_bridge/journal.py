@@ -42,7 +42,6 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from .filestate import content_hash, snapshot
 
@@ -413,7 +412,7 @@ def _locked(path: Path) -> bool:
 
 
 _ID = re.compile(r"[0-9a-f]{12}")
-_FIELDS: dict[str, Any] = {"path": str, "old": (str, type(None)), "new": (str, type(None)),
+_FIELDS: dict[str, type | tuple[type, ...]] = {"path": str, "old": (str, type(None)), "new": (str, type(None)),
                            "temp": (str, type(None)), "backup": (str, type(None)), "in_place": bool}
 
 
@@ -422,7 +421,7 @@ def _absolute(path: str) -> bool:
     return os.path.isabs(path) and os.path.normpath(path) == path and path != "/"
 
 
-def _checked(record: Any, name: str) -> Journal | str:
+def _checked(record: object, name: str) -> Journal | str:
     """The journal's fields (path and lock left to the caller), or why it is not a journal
     this code wrote."""
     if not isinstance(record, dict):

@@ -19,7 +19,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from . import cpu
 from .connection import Limits, Scheduler
@@ -55,7 +55,7 @@ class Plan:
     idle_timeout: float | None = None  # stop after this many seconds without a call
     signals: bool = False  # SIGTERM, SIGINT and SIGHUP stop it (only the main thread may)
     tick: float = 0.5  # seconds between looks at Neovim (and the idle time)
-    # Open the workspace for its servers at start (`Session.open_workspace`): the daemon's
+    # Open the workspace for its servers at start (`Servers.open_workspace`): the daemon's
     # Neovim has no buffer yet, so its first request would wait for the servers to index.
     warm: bool = False
 
@@ -161,7 +161,7 @@ class Lifecycle:
 
     async def _warm(self) -> None:
         try:
-            ready = await self.service.session.open_workspace()
+            ready = await self.service.session.servers.open_workspace()
         except Exception:  # a first request will meet the cause and report it
             LOG.warning("opening the workspace at start failed", exc_info=True)
         else:
@@ -170,7 +170,7 @@ class Lifecycle:
     def _touch(self) -> None:
         self.last_call = time.monotonic()
 
-    async def _shutdown(self, _params: Any) -> str:
+    async def _shutdown(self, _params: object) -> str:
         asyncio.get_running_loop().call_soon(self.stop, "`lsap daemon stop`")
         return "stopping"
 

@@ -23,7 +23,7 @@ TARGET = Path(__file__).resolve().parent.parent / "lua" / "lsap" / "modes.lua"
 _NOT_OPTIONS = {"mode", "locate"}
 
 
-def closed_set(annotation: Any) -> list[str] | None:
+def closed_set(annotation: object) -> list[str] | None:
     """The few values a field may take, as typed on a command line: a Literal's or a bool's."""
     if annotation is bool:
         return ["true", "false"]
@@ -35,7 +35,7 @@ def closed_set(annotation: Any) -> list[str] | None:
     return None
 
 
-def is_string(annotation: Any) -> bool:
+def is_string(annotation: object) -> bool:
     """`str`, or a union with `str` in it (`str | None`, `list[str] | str`)."""
     union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
     return annotation is str or (union and str in typing.get_args(annotation))
@@ -83,7 +83,7 @@ def tables() -> dict[str, Any]:
     }
 
 
-def _lua(value: Any, indent: str = "") -> str:
+def _lua(value: object, indent: str = "") -> str:
     """A JSON-like value as a Lua table constructor."""
     if isinstance(value, dict):
         if not value:

@@ -81,7 +81,9 @@ def query_schema() -> dict[str, Any]:
     shared: dict[str, Any] = {}
     for capability in REGISTRY.values():
         if capability.offer.mcp:
-            shared.update(compact_schema(capability.model.model_json_schema()).get("$defs", {}))
+            compact = compact_schema(capability.model.model_json_schema())
+            defs = compact.get("$defs") if isinstance(compact, dict) else None
+            shared.update(defs if isinstance(defs, dict) else {})
     request = {"type": "object", "properties": {
         "mode": {"enum": sorted(REGISTRY)},
         "locate": {"anyOf": [ANCHOR, {"$ref": "#/$defs/Locate"}]} if "Locate" in shared else ANCHOR,

@@ -7,6 +7,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .jsonvalue import JsonObject
+
 
 class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -90,7 +92,7 @@ class Request(StrictModel):
     # (`:LsapFormat`, as conform.nvim's format does), not on the symbol under the cursor.
     whole_file_at_cursor: ClassVar[bool] = False
 
-    def result_fields(self) -> dict[str, Any]:
+    def result_fields(self) -> JsonObject:
         """The fields that decide the whole result list (all but the page and the budget):
         what a `pagination_id` is bound to."""
         return self.model_dump(mode="json", exclude={"start_index", "pagination_id", "max_items",
@@ -147,7 +149,7 @@ class Report(BaseModel):
     # Set by the budget on a JSON answer that it cut (Markdown ones say it in a note).
     budget_cut: Cut | None = absent()
 
-    def fields(self) -> dict[str, Any]:
+    def fields(self) -> dict[str, object]:
         """Every field by name, the absent ones as None: what a template renders."""
         return {name: getattr(self, name) for name in type(self).model_fields}
 

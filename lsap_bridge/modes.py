@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from .models import Report, Request
+from .position import EditorLocation
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Answer:
     """A mode's answer: its report, and the locations the editor jumps to (not in the JSON)."""
 
     report: Report
-    locations: list[dict[str, Any]] = field(default_factory=list)
+    locations: list[EditorLocation] = field(default_factory=list)
 
 
 Runner = Callable[[Any, Any], Awaitable[Answer]]
@@ -56,7 +57,7 @@ class Capability:
     fallback: str | None  # the mode to try when no attached server has `method`
     template: str
     # Its answer spans the workspace (references, search, …): the servers hear of files
-    # changed on disk and loaded buffers are brought up to date first (`Session.sync_disk`).
+    # changed on disk and loaded buffers are brought up to date first (`Servers.sync_disk`).
     workspace: bool
     offer: Offer
     # It may change files (a rename, a batch holding one): MCP's tool annotations say so.

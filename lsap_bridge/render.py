@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
-from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
@@ -39,7 +38,7 @@ def _environment() -> Environment:
 _DEEP_HEADING = re.compile(r"#{4,}\s+(.*)")
 
 
-def render_markdown(template: str, data: dict[str, Any]) -> str:
+def render_markdown(template: str, data: Mapping[str, object]) -> str:
     text = _environment().get_template(f"{template}.md.j2").render(**data)
     if data.get("notes"):  # under the title, whatever the mode (see `session.disk_notes`)
         title, _, rest = text.partition("\n")

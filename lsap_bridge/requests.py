@@ -4,11 +4,11 @@ that names the field (doc/architecture.md, Requests)."""
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from typing import Any
 
 from pydantic import ValidationError
 
 from .errors import LsapError, did_you_mean, invalid
+from .jsonvalue import Json, JsonObject
 from .locate.anchor import parse_anchor, split_path
 from .models import Locate, Request, bare_field
 from .modes import REGISTRY
@@ -33,7 +33,7 @@ def describe_validation(exc: ValidationError, mode: str) -> str:
     return f"invalid {mode} request: " + "; ".join(parts)
 
 
-def names_whole_file(model: type[Request], payload: dict[str, Any], text: str,
+def names_whole_file(model: type[Request], payload: JsonObject, text: str,
                      workspace: Workspace) -> bool:
     """Whether an anchor string is a bare path given to a mode that takes an anchor or a
     whole file (`format`, `code_actions`): then it is that mode's `file_path`."""
@@ -57,7 +57,7 @@ def anchor_of(text: str, workspace: Workspace, anchors: Anchors | None = None) -
     return seen
 
 
-def parse_request(payload: dict[str, Any], workspace: Workspace, anchors: Anchors | None = None) -> Request:
+def parse_request(payload: Json, workspace: Workspace, anchors: Anchors | None = None) -> Request:
     """Validate a JSON request into its mode's model; errors name the field.
 
     `locate` may also be the string form of an anchor (`path:Symbol@find`).
@@ -82,11 +82,12 @@ def parse_request(payload: dict[str, Any], workspace: Workspace, anchors: Anchor
     if bare not in (None, "locate") and bare not in payload and isinstance(given, str):
         # A bare argument (`lsap outline shop/`) comes as `locate`: it fills the mode's field.
         payload = {**{k: v for k, v in payload.items() if k != "locate"}, bare: given}
-    if isinstance(payload.get("locate"), str):
+    fields: dict[str, object] = dict(payload)
+    if isinstance(locate := payload.get("locate"), str):
         # The parsed model itself, not its dump: pydantic takes it without validating again.
-        payload = {**payload, "locate": anchor_of(payload["locate"], workspace, anchors)}
+        fields["locate"] = anchor_of(locate, workspace, anchors)
     try:
-        return capability.model.model_validate(payload)
+        return capability.model.model_validate(fields)
     except ValidationError as exc:
         raise invalid(
             describe_validation(exc, mode),

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from dataclasses import replace
-from typing import Any
 
 from .clangd import DATABASES, database_note
 from .cpu import off_loop
 from .errors import Candidate, ErrorCode, LsapError, shown_score
-from .gateway import Document
 from .locate.anchor import format_anchor
 from .locate.matcher import (
     INLINE_FIND,
@@ -23,6 +22,7 @@ from .locate.matcher import (
     parse_find,
 )
 from .models import LineScope, Locate, SymbolScope
+from .position import Document, line_at
 from .session import Resolved, Session, Target
 from .surface import looked_at, phrase
 from .symbols import Symbol, SymbolTree
@@ -39,7 +39,7 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
     """
     resolved = await _resolve(session, locate, method)
     # Keyed apart from the file's own notes (a buffer that differs from its file).
-    session.note(resolved.path.parent / DATABASES[0], database_note(
+    session.texts.note(resolved.path.parent / DATABASES[0], database_note(
         resolved.target.client, method, resolved.path, session.workspace.display(resolved.path)))
     looked_at(str(resolved.path), resolved.line)
     return resolved
@@ -47,16 +47,16 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
 
 async def _resolve(session: Session, locate: Locate, method: str) -> Resolved:
     key = _key(locate)
-    before = session.resolved.get(key) if session.warm else None
+    before = session.kept.resolved.get(key) if session.texts.warm else None
     # The path was confined when it was first resolved: trusted as long as `contains` is.
     path = before.path if before else session.workspace.resolve(locate.file_path)
-    target = await session.target(path, method)
+    target = await session.servers.target(path, method)
     if before and target.doc is not None and _same_text(target.doc, before.doc) and (
             target.client.id == before.target.client.id):
         return replace(before, target=target, doc=target.doc)
     resolved = await _resolve_on(session, locate, target)
     if target.doc is not None:  # resolved on a held text: worth remembering
-        session.resolved[key] = resolved
+        session.kept.resolved[key] = resolved
     return resolved
 
 
@@ -65,10 +65,10 @@ def _same_text(doc: Document, other: Document) -> bool:
     return doc.bufnr == other.bufnr and doc.version == other.version
 
 
-def _key(locate: Locate) -> tuple[Any, ...]:
+def _key(locate: Locate) -> tuple[Hashable, ...]:
     scope = locate.scope
     if isinstance(scope, SymbolScope):
-        where: tuple[Any, ...] = tuple(scope.symbol_path)
+        where: tuple[Hashable, ...] = tuple(scope.symbol_path)
     elif isinstance(scope, LineScope):
         where = (scope.start_line, scope.end_line)
     else:
@@ -78,8 +78,8 @@ def _key(locate: Locate) -> tuple[Any, ...]:
 
 async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resolved:
     path = target.path
-    doc = target.doc or await session.document(path)
-    tree = await session.symbol_tree(target, doc)
+    doc = target.doc or await session.texts.document(path)
+    tree = await session.symbols.tree(target, doc)
     regions = _regions(locate, tree, doc, session.workspace.display(path))
 
     if locate.find is None:
@@ -90,7 +90,7 @@ async def _resolve_on(session: Session, locate: Locate, target: Target) -> Resol
         if symbol is not None:
             line, col = symbol.selection.start_line, _name_column(symbol, doc.lines)
         else:
-            text = doc.lines[start] if start < len(doc.lines) else ""
+            text = doc.line(start)
             line, col = start, len(text) - len(text.lstrip())
         return Resolved(target, doc, line, col, tree.enclosing_path(line, col), None, format_anchor(locate),
                         overloads=overloads)
@@ -115,7 +115,7 @@ def _name_column(symbol: Symbol, lines: list[str]) -> int:
     whole declaration that has no name of its own (tsserver's `export default function
     () {}`), and the name (the `default` keyword) is where its references are asked."""
     line, col = symbol.selection.start_line, symbol.selection.start_col
-    text = lines[line] if line < len(lines) else ""
+    text = line_at(lines, line)
     name = symbol.bare_name
     if not name or text.startswith(name, col):
         return col
@@ -178,7 +178,7 @@ def _decide(locate: Locate, needle: Needle, results: list[MatchResult], doc: Doc
 
 
 def _candidate(match: Match, doc: Document, tree: SymbolTree) -> Candidate:
-    text = doc.lines[match.line] if match.line < len(doc.lines) else ""
+    text = doc.line(match.line)
     return Candidate(
         line=match.line + 1,
         text=text.strip(),
@@ -206,7 +206,7 @@ def _bodiless(symbol: Symbol, lines: list[str]) -> bool:
     """A signature without a body: a TypeScript overload or declaration (`f(x: T): U;`),
     a Python `@overload` (its body `...`)."""
     span = symbol.span
-    end = lines[span.end_line].rstrip() if span.end_line < len(lines) else ""  # a range may stop before `;`
+    end = line_at(lines, span.end_line).rstrip()  # a range may stop before `;`
     above = lines[span.start_line - 1].strip() if span.start_line > 0 else ""
     decorated = "overload" in " ".join([above, *lines[span.start_line : symbol.selection.start_line + 1]])
     return end.endswith(";") or (decorated and end.endswith("..."))

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from . import __version__
 from .capabilities import REGISTRY
@@ -43,6 +43,7 @@ from .connection import (
     Scheduler,
 )
 from .errors import ErrorCode, LsapError
+from .jsonvalue import Json, Jsonable, Params
 from .service import Response, Service
 from .surface import CLIENT, LOOKED, SURFACE, SURFACES
 
@@ -58,8 +59,9 @@ def _default_timeout() -> float:
 
 REQUEST_TIMEOUT = _default_timeout()
 
-Method = Callable[[Any], Awaitable[Any]]
-EventSink = Callable[[dict[str, Any]], None]
+T = TypeVar("T")
+Method = Callable[[Json], Awaitable[Jsonable]]
+EventSink = Callable[[Params], None]
 
 # The name of the agent client whose request is running (see `surface.CLIENT`).
 current_client = CLIENT
@@ -93,7 +95,7 @@ class CallTime:
             if not self.explicit:
                 self.end += time.monotonic() - started
 
-    async def bound(self, work: Awaitable[Any]) -> Any:
+    async def bound(self, work: Awaitable[T]) -> T:
         """`work`'s result, or asyncio.TimeoutError once the time is up (work cancelled)."""
         task = asyncio.ensure_future(work)
         try:
@@ -116,7 +118,7 @@ call_time: ContextVar[CallTime | None] = ContextVar("lsap_call_time", default=No
 progress: ContextVar[Callable[[str], None] | None] = ContextVar("lsap_progress", default=None)
 
 
-def call_key(client: str, method: str, params: Any) -> str | None:
+def call_key(client: str, method: str, params: Json) -> str | None:
     """What makes two calls the same call: the client, the method and the params (but the
     time limit and the surface); None for params that are no JSON object."""
     if not isinstance(params, dict):
@@ -134,11 +136,11 @@ class Shared:
     approval joins instead of asking again; cancelled once no caller waits for it. Its key
     is made only when a resend is compared with it (most calls are never asked about)."""
 
-    task: asyncio.Task[Any]
+    task: asyncio.Task[Jsonable]
     limit: CallTime
     client: str
     method: str
-    params: Any
+    params: Json
     waiters: int = 1
 
     @functools.cached_property
@@ -156,9 +158,9 @@ def schema() -> dict[str, Any]:
     return request_schemas()
 
 
-def response_result(response: Response) -> dict[str, Any]:
+def response_result(response: Response) -> Params:
     """A service response as the socket returns it."""
-    result: dict[str, Any] = {"ok": response.ok, "text": response.text}
+    result: Params = {"ok": response.ok, "text": response.text}
     if response.mode:
         result["mode"] = response.mode
     if response.error is not None:
@@ -166,7 +168,7 @@ def response_result(response: Response) -> dict[str, Any]:
     return result
 
 
-def describe(method: str, params: Any) -> str:
+def describe(method: str, params: Json) -> str:
     """One line saying what a client asked, for `:Lsap log`."""
     if method == "request":
         payload = params.get("request", params) if isinstance(params, dict) else params
@@ -218,7 +220,7 @@ class SocketServer:
         self.budget = Budget()
         self.token: str | None = None
         self.tcp_address: tuple[str, int] | None = None
-        self.info_extra: dict[str, Any] = {}
+        self.info_extra: Params = {}
         self._servers: list[asyncio.AbstractServer] = []
         self._schemas: asyncio.Future[dict[str, Any]] | None = None  # made on a thread at start
         self._numbers = iter(range(1, 1 << 62))
@@ -296,18 +298,19 @@ class SocketServer:
             self._callers.discard(id(peer))
             self._event({"client": peer.name, "phase": "left", "what": "disconnected"})
 
-    def authentic(self, params: Any) -> bool:
+    def authentic(self, params: Json) -> bool:
         """Whether `auth` params carry the TCP token."""
         return bool(self.token) and isinstance(params, dict) and secrets.compare_digest(
             str(params.get("token", "")), str(self.token))
 
     # -- methods -------------------------------------------------------------------------
 
-    async def call(self, peer: Peer, method: str, params: Any) -> Any:
+    async def call(self, peer: Peer, method: str, params: Json) -> Jsonable:
         """Name the client, run a method with its timeout, log it."""
         self.on_activity()
-        if isinstance(params, dict) and isinstance(params.get("client"), str) and params["client"]:
-            peer.name = params["client"][:64]
+        client = params.get("client") if isinstance(params, dict) else None
+        if isinstance(client, str) and client:
+            peer.name = client[:64]
         if method == "auth":
             if self.authentic(params):
                 return {"ok": True}
@@ -320,8 +323,9 @@ class SocketServer:
             self._callers.add(id(peer))  # its first call: the agent joined
             self._event({"client": peer.name, "phase": "joined", "what": "connected"})
         timeout, explicit = REQUEST_TIMEOUT, False
-        if isinstance(params, dict) and isinstance(params.get("timeout"), (int, float)):
-            timeout, explicit = max(0.01, float(params["timeout"])), True
+        asked = params.get("timeout") if isinstance(params, dict) else None
+        if isinstance(asked, (int, float)):
+            timeout, explicit = max(0.01, float(asked)), True
         asking = [s for s in self.inflight if s.asking]
         if asking and (key := call_key(peer.name, method, params)) is not None:
             pending = next((s for s in asking if s.key == key), None)
@@ -334,8 +338,9 @@ class SocketServer:
         progress.set((lambda message: notify("progress", {"message": message})) if notify else None)
         looked: list[tuple[str, int]] = []
         LOOKED.set(looked)
-        if isinstance(params, dict) and params.get("surface") in SURFACES:
-            SURFACE.set(params["surface"])  # follow-up requests are written in its form
+        surface = params.get("surface") if isinstance(params, dict) else None
+        if (named := next((s for s in SURFACES if s == surface), None)) is not None:
+            SURFACE.set(named)  # follow-up requests are written in its form
         started = time.monotonic()
         logged = self.on_event is not None and method not in ("ping", "auth")
         if logged:
@@ -378,7 +383,7 @@ class SocketServer:
                              "places": [{"path": p, "line": line} for p, line in looked]})
 
     @staticmethod
-    async def _join(shared: Shared, first: bool = False) -> Any:
+    async def _join(shared: Shared, first: bool = False) -> Jsonable:
         """The shared work's result; a caller that goes away leaves it to the others, the
         last one cancels it."""
         if not first:
@@ -392,24 +397,24 @@ class SocketServer:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await shared.task
 
-    def _event(self, event: dict[str, Any]) -> None:
+    def _event(self, event: Params) -> None:
         if self.on_event is not None:
             self.on_event(event)
 
-    async def _request(self, params: Any) -> dict[str, Any]:
+    async def _request(self, params: Json) -> Params:
         payload = params.get("request", params) if isinstance(params, dict) else params
         if isinstance(payload, dict) and payload is params:
             payload = {k: v for k, v in payload.items() if k not in ("client", "timeout", "surface")}
         return response_result(await self.service.handle(payload))
 
-    async def _text(self, params: Any) -> dict[str, Any]:
+    async def _text(self, params: Json) -> Params:
         text = params.get("text") if isinstance(params, dict) else params
         if not isinstance(text, str):
             raise RpcFailure(INVALID_PARAMS,
                              'text takes {"text": "*** Begin Language Server Request …"}')
         return response_result(await self.service.handle_text(text))
 
-    async def _batch(self, params: Any) -> dict[str, Any]:
+    async def _batch(self, params: Json) -> Params:
         requests = params.get("requests") if isinstance(params, dict) else params
         if not isinstance(requests, list) or not requests:
             raise RpcFailure(INVALID_PARAMS, 'batch takes {"requests": [{"mode": …}, …]}')
@@ -420,10 +425,10 @@ class SocketServer:
         return {"ok": all(r.ok for r in responses),
                 "results": [response_result(r) for r in responses]}
 
-    async def _schema(self, params: Any) -> dict[str, Any]:
+    async def _schema(self, params: Json) -> dict[str, Any]:
         return await asyncio.shield(self._schemas) if self._schemas is not None else schema()
 
-    async def _info(self, params: Any) -> dict[str, Any]:
+    async def _info(self, params: Json) -> Params:
         # What the service asked of Neovim so far (calls into it, LSP requests sent), as it
         # was before this call's own.
         stats = dict(self.service.gateway.stats)
@@ -444,5 +449,5 @@ class SocketServer:
             **self.info_extra,
         }
 
-    async def _ping(self, params: Any) -> str:
+    async def _ping(self, params: Json) -> str:
         return "pong"

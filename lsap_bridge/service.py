@@ -16,10 +16,12 @@ from .cursor import anchor_at_cursor
 from .errors import LsapError, invalid
 from .failures import as_error
 from .gateway import Editor
+from .jsonvalue import Json
 from .locate.anchor import parse_anchor
 from .lsreq.executor import execute
 from .lsreq.parser import parse
 from .models import LineScope, Locate, Report, bare_field
+from .position import EditorLocation, byte_column
 from .render import render_error, renderer
 from .report.budget import fit
 from .requests import names_whole_file, parse_request
@@ -34,7 +36,7 @@ PARSE_INLINE = 16 * 1024  # characters of a text block parsed on the loop (a few
 class Response:
     text: str
     mode: str | None = None
-    locations: list[dict[str, Any]] = field(default_factory=list)
+    locations: list[EditorLocation] = field(default_factory=list)
     error: LsapError | None = None
 
     @property
@@ -59,7 +61,7 @@ async def guarded(answer: Coroutine[Any, Any, Response], what: str, fmt: str = "
 def word_at_cursor(field: str, cursor: dict[str, Any]) -> str:
     """The word under the human's cursor, for a mode whose bare argument is a name."""
     text = str(cursor.get("text") or "")
-    col = len(text.encode("utf-8")[: int(cursor.get("col") or 0)].decode("utf-8", errors="ignore"))
+    col = byte_column(text, int(cursor.get("col") or 0))
     for word in re.finditer(r"[\w$]+", text):
         if word.end() > col:
             return word.group(0)
@@ -75,15 +77,15 @@ class Service:
         self.workspace = workspace
         self.session = Session(gateway, workspace)
 
-    async def handle(self, payload: dict[str, Any]) -> Response:
+    async def handle(self, payload: Json) -> Response:
         fmt = payload.get("format", "markdown") if isinstance(payload, dict) else "markdown"
         fmt = fmt if fmt in ("markdown", "json") else "markdown"
         what = f"the {payload.get('mode') if isinstance(payload, dict) else None} request"
         return await guarded(self._answer(payload), what, fmt)
 
-    async def _answer(self, payload: dict[str, Any]) -> Response:
+    async def _answer(self, payload: Json) -> Response:
         REQUEST.set(payload)  # a change set keeps what made it
-        request = parse_request(payload, self.workspace, self.session.anchors)
+        request = parse_request(payload, self.workspace, self.session.kept.anchors)
         capability = REGISTRY[request.mode]
         as_json = request.format == "json"
 

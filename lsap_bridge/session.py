@@ -1,5 +1,6 @@
-"""What every capability needs: text, servers, symbols and positions over the editor, and
-the one warm path a capability runs on (`Session.run`).
+"""What every capability needs, as small objects by concern (`Texts`, `Servers`, `Symbols`,
+`Diagnostics`, `Kept`, composed by `Session`): text, servers, symbols and positions over
+the editor, and the one warm path a capability runs on (`Session.run`).
 
 It keeps the caches that make reports cheap (doc/architecture.md, Costs): symbol trees per
 file version, readiness per server, so that per-item work happens once and only for items
@@ -12,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from cachetools import LRUCache, TTLCache
 
@@ -27,14 +28,19 @@ from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import Basis, DiskWatch, fs_now_ns
 from .errors import ErrorCode, LsapError, StaleText, invalid
 from .filestate import DiskStamp
-from .gateway import Attached, Client, Document, Editor, LspAnswer, LspCall, ServerRequests
+from .gateway import Attached, Client, Editor, LspAnswer, LspCall, ServerRequests
+from .jsonvalue import Jsonable, JsonObject, Params
 from .locate.matcher import Match, Tier
+from .lsp import FileEventData, structure
 from .models import Locate, Request
 from .modes import Answer, Capability, fallback
-from .position import Encoding, from_lsp_character, to_lsp_character
+from .position import Document, Encoding, column_at
 from .surface import formatter_help, servers_help
 from .symbols import SymbolTree, Units, build_tree, units
 from .workspace import Workspace, language_of, remembered, uri_of
+
+T = TypeVar("T")
+S = TypeVar("S")
 
 
 @dataclass(frozen=True)
@@ -47,7 +53,7 @@ class Target:
     clients: tuple[Client, ...]
     partial: bool  # the server was still indexing when we gave up waiting
     # Set on a target taken from the cache: the text held for the file, which requests
-    # computed from it are guarded by (`Session.call` raises `StaleText` if it changed).
+    # computed from it are guarded by (`Servers.call` raises `StaleText` if it changed).
     doc: Document | None = field(default=None, compare=False)
 
     def client_for(self, method: str) -> Client | None:
@@ -113,7 +119,7 @@ class Resolved:
 
     @property
     def line_text(self) -> str:
-        return self.doc.lines[self.line] if self.line < len(self.doc.lines) else ""
+        return self.doc.line(self.line)
 
     @property
     def approximate(self) -> bool:
@@ -184,50 +190,17 @@ def disk_note(display: str, disk_differs: str) -> str:
 CONFIG_FILES = ("pyrightconfig.json", "pyproject.toml", "ruff.toml", ".ruff.toml", "setup.cfg",
                 "tsconfig.json", "jsconfig.json", ".clangd", "compile_commands.json")
 PAGES = 64  # result lists kept for paging
-RENAMES = 32  # previewed renames kept for `rename_execute`
-ACTIONS = 256  # listed code actions kept for `code_action_execute`
 ANCHORS = 1000  # anchor strings parsed, trusted as long as the file checks they rest on
 
 
+
 @dataclass
-class Session:
+class Texts:
+    """Files' texts (the buffers', else the disk's), the notes an answer carries about them,
+    and what the request being run holds and proves them against."""
+
     gateway: Editor
     workspace: Workspace
-    # Asked before an agent's edit is applied (summary, preview); the edit policy lives behind it.
-    approve_edit: EditApproval = allow_all
-    _symbols: LRUCache[Path, tuple[str, SymbolTree]] = field(default_factory=lambda: LRUCache(4096))
-    _ready: set[int] = field(default_factory=set)
-    # Servers whose answers were seen to hold when asked twice (see references.settled).
-    settled: set[int] = field(default_factory=set)
-    _targets: LRUCache[tuple[Path, str, str | None], Target] = field(default_factory=lambda: LRUCache(1024))
-    # Anchors resolved on held texts, for warm requests (see `locate.resolve.resolve`).
-    resolved: TTLCache[tuple[Any, ...], Resolved] = field(default_factory=lambda: remembered(256))
-    # Result lists by `pagination_id`, with the mode and fields that made them (see
-    # `report.paging`).
-    pages: LRUCache[str, tuple[str, dict[str, Any], list[Any]]] = field(default_factory=lambda: LRUCache(PAGES))
-    # Previewed renames by `rename_id` (capabilities/rename.py checks their file versions).
-    renames: LRUCache[str, Any] = field(default_factory=lambda: LRUCache(RENAMES))
-    # Listed code actions by `action_id` (lsap_bridge/actions.py checks their file versions).
-    actions: LRUCache[str, Any] = field(default_factory=lambda: LRUCache(ACTIONS))
-    # Anchor strings as parsed: agents send one anchor to several modes in a row.
-    anchors: TTLCache[str, Locate] = field(default_factory=lambda: remembered(ANCHORS))
-    # What the servers were last told about the files on disk (see `sync_disk`).
-    watch: DiskWatch = field(init=False)
-    # The loaded file buffers at the last `sync_disk` call into Neovim (None: not known).
-    _loaded: list[str] | None = field(default=None, init=False)
-    # What the last `check` saw, one record per agent (its connection's name; None: the
-    # human's and the CLI's): its own disk record and diagnostics (capabilities/check.py).
-    checks: dict[str | None, Any] = field(default_factory=dict)
-    # The servers' configuration files at the roots as last seen (`reconfigure`).
-    _configs: dict[Path, DiskStamp | None] | None = None
-
-    def __post_init__(self) -> None:
-        # The gateway confines every path it opens or reads to this session's roots.
-        self.gateway.workspace = self.workspace
-        self.watch = DiskWatch(self.workspace, lambda: self.gateway.max_file_size)
-        self.watch.changes()  # the baseline: the files as the servers are reading them now
-
-    # -- text ---------------------------------------------------------------------
 
     async def documents(self, paths: Sequence[Path],
                         have: dict[Path, Document] | None = None) -> dict[Path, Document]:
@@ -236,7 +209,7 @@ class Session:
         unique = [p for p in dict.fromkeys(paths) if p not in have]
         read = await self.gateway.read(unique) if unique else {}
         for doc in read.values():
-            self._note(doc)
+            self.noted(doc)
         return {p: have[p] if p in have else read[p] for p in dict.fromkeys(paths)}
 
     def note(self, key: Path, text: str | None) -> None:
@@ -245,10 +218,95 @@ class Session:
         if notes is not None and text:
             notes[key] = text
 
-    def _note(self, doc: Document) -> None:
+    def noted(self, doc: Document) -> None:
+        """The note on the answer when `doc` is a buffer whose file differs on disk."""
         notes = _NOTES.get()
         if notes is not None and doc.disk_differs:
             notes[doc.path] = disk_note(self.workspace.display(doc.path), doc.disk_differs)
+
+    async def document(self, path: Path) -> Document:
+        return (await self.documents([path]))[path]
+
+    @contextmanager
+    def proving(self, basis: Basis) -> Iterator[None]:
+        """Run a request that is not a mode's (the text format) against `basis`."""
+        token = _BASIS.set(basis)
+        try:
+            yield
+        finally:
+            _BASIS.reset(token)
+
+    def basis(self) -> Basis | None:
+        """What the files on disk were when this request began (see `diskwatch.Basis`);
+        None outside a request (nothing to prove against)."""
+        return _BASIS.get()
+
+    def changed_by_bridge(self, paths: Sequence[Path]) -> None:
+        """The bridge itself just changed these texts (an edit applied): a held text of them
+        is no reason to run the capability again, which would repeat the edit."""
+        held = _HELD.get()
+        if held is not None:
+            for path in paths:
+                held.pop(path, None)
+
+    @property
+    def warm(self) -> bool:
+        """Whether held texts may be answered from (inside `run`, where they are checked)."""
+        return _HELD.get() is not None
+
+    async def locations(self, raw: object, client: Client,
+                        texts: dict[Path, Document] | None = None) -> list[Location]:
+        """Location | Location[] | LocationLink[] -> Locations with code-point columns, in
+        the server's order (a short answer: every file is read; a long one pages
+        `decode.location_files` and converts the page with `located`).
+
+        `texts`, if given: documents this request already read (reused), and it receives
+        the ones read on the way, for `documents(have=)`.
+        """
+        found = [(path, units(rng)) for path, rng in spans(raw)]
+        paths = dict.fromkeys(path for path, _ in found)
+        docs = await self.documents([p for p in paths if self.workspace.contains(p)], have=texts)
+        if texts is not None:
+            texts.update(docs)
+        return self.located(found, client, docs)
+
+    def located(self, found: Sequence[tuple[Path, Units]], client: Client,
+                docs: dict[Path, Document]) -> list[Location]:
+        """Ranges in the server's units as Locations in code points, from the texts in `docs`
+        (a file not read, outside the workspace: column 0)."""
+        encoding = Servers.encoding(client)
+        out = []
+        for path, (first, start, last, end) in found:
+            doc = docs.get(path)
+            lines = doc.lines if doc else []
+            out.append(Location(path, first, column_at(lines, first, start, encoding),
+                                last, column_at(lines, last, end, encoding)))
+        return out
+
+
+@dataclass
+class Servers:
+    """The language servers: the one chosen per file and method (`target`), their
+    readiness, what they were told of the disk and their configuration, and the LSP calls
+    made to them (guarded by the texts held)."""
+
+    gateway: Editor
+    workspace: Workspace
+    texts: Texts
+    _ready: set[int] = field(default_factory=set)
+    # Servers whose answers were seen to hold when asked twice (see references.settled).
+    settled: set[int] = field(default_factory=set)
+    _targets: LRUCache[tuple[Path, str, str | None], Target] = field(default_factory=lambda: LRUCache(1024))
+    # What the servers were last told about the files on disk (see `sync_disk`).
+    watch: DiskWatch = field(init=False)
+    # The loaded file buffers at the last `sync_disk` call into Neovim (None: not known).
+    _loaded: list[str] | None = field(default=None, init=False)
+    # The servers' configuration files at the roots as last seen (`reconfigure`).
+    _configs: dict[Path, DiskStamp | None] | None = None
+
+    def __post_init__(self) -> None:
+        self.watch = DiskWatch(self.workspace, lambda: self.gateway.max_file_size)
+        self.watch.changes()  # the baseline: the files as the servers are reading them now
 
     async def reconfigure(self) -> bool:
         """Before every answer: when a configuration file of the servers at a root changed
@@ -263,8 +321,9 @@ class Session:
         changed = {path: stamp for path, stamp in now.items() if stamp != before.get(path)}
         if not changed:
             return False
-        events = [{"uri": uri_of(path), "type": 3 if stamp is None else 1 if before.get(path) is None else 2}
-                  for path, stamp in changed.items()]
+        events: list[FileEventData] = [
+            {"uri": uri_of(path), "type": 3 if stamp is None else 1 if before.get(path) is None else 2}
+            for path, stamp in changed.items()]
         told = await self.gateway.reconfigure(events)
         self._targets.clear()  # a server restarted for it would be another client
         notes = _NOTES.get()
@@ -297,93 +356,6 @@ class Session:
             self.watch.cover(name)  # a buffer outside the watched trees: watched from now on
         return basis
 
-    async def document(self, path: Path) -> Document:
-        return (await self.documents([path]))[path]
-
-    # -- servers --------------------------------------------------------------------
-
-    # -- the warm path ----------------------------------------------------------------
-
-    async def run(self, capability: Capability, request: Request) -> Answer:
-        """Answer a request with its capability: the one way every mode runs.
-
-        Inside a run the session answers warm: a file and method answered before, whose
-        text it holds, costs no round trip (`target`), and every LSP call computed from a
-        held text is guarded by its changedtick (`call`, `lsp`); a held text no call
-        confirmed is checked once at the end. If the human edited that buffer meanwhile,
-        its file changed on disk, or its server exited, nothing was sent and the capability
-        runs once more, on fresh text and a live (restarted) server; a second stale text
-        is a `conflict` (see `failures.as_error`). Per capability, so a batch never repeats
-        others. A mode that spans the workspace has the servers hear of the disk first.
-        """
-        if await self.reconfigure():
-            _RECONFIGURED.set(True)  # this answer's diagnostics: after the servers re-read it
-        at = fs_now_ns()
-        basis = await self.sync_disk(at) if capability.workspace else Basis(at)
-        token = _BASIS.set(basis)
-        try:
-            try:
-                return await self._held_run(capability, request)
-            except StaleText:
-                pass
-            return await self._held_run(capability, request)
-        finally:
-            _BASIS.reset(token)
-
-    async def _held_run(self, capability: Capability, request: Request) -> Answer:
-        held: dict[Path, Document] = {}
-        token = _HELD.set(held)
-        try:
-            try:
-                answer = await capability.run(self, request)
-            except StaleText:
-                raise
-            except Exception:  # an error found on a held text (an anchor gone) may be stale too
-                await self._confirm(held)
-                raise
-            await self._confirm(held)
-            return answer
-        finally:
-            _HELD.reset(token)
-
-    async def _confirm(self, held: dict[Path, Document]) -> None:
-        """Whether the held texts an answer came from, that no guarded call confirmed, are
-        still the buffers' (text and disk state, as the guard checks): else `StaleText`."""
-        if not held:
-            return
-        now = await self.gateway.read(list(held))
-        changed = [path for path, doc in held.items()
-                   if (now[path].version, now[path].disk_differs) != (doc.version, doc.disk_differs)]
-        if changed:
-            raise StaleText(f"{', '.join(map(str, changed))} changed while the request ran")
-
-    @contextmanager
-    def proving(self, basis: Basis) -> Iterator[None]:
-        """Run a request that is not a mode's (the text format) against `basis`."""
-        token = _BASIS.set(basis)
-        try:
-            yield
-        finally:
-            _BASIS.reset(token)
-
-    def basis(self) -> Basis | None:
-        """What the files on disk were when this request began (see `diskwatch.Basis`);
-        None outside a request (nothing to prove against)."""
-        return _BASIS.get()
-
-    def changed_by_bridge(self, paths: Sequence[Path]) -> None:
-        """The bridge itself just changed these texts (an edit applied): a held text of them
-        is no reason to run the capability again, which would repeat the edit."""
-        held = _HELD.get()
-        if held is not None:
-            for path in paths:
-                held.pop(path, None)
-
-    @property
-    def warm(self) -> bool:
-        """Whether held texts may be answered from (inside `run`, where they are checked)."""
-        return _HELD.get() is not None
-
     async def target(self, path: Path, method: str, server: str | None = None) -> Target:
         """Open the file for the servers (hidden buffer) and pick the server best for
         `method` among all those that attach to it (`ranked`), or the one named `server`.
@@ -401,7 +373,7 @@ class Session:
         held = self.gateway.held(path) if cached else None
         alive = cached is not None and cached.client.id not in self.gateway.gone
         if cached and held and held.bufnr == cached.bufnr and alive and held_texts is not None:
-            self._note(held)
+            self.texts.noted(held)
             held_texts.setdefault(path, held)
             if (basis := _BASIS.get()) is not None:
                 basis.opened.add(str(path))
@@ -461,7 +433,7 @@ class Session:
         """Whether a buffer with unsaved changes holds a file that is not on disk (the
         human's text: it is answered from, with a note)."""
         try:
-            return (await self.document(path)).bufnr is not None
+            return (await self.texts.document(path)).bufnr is not None
         except LsapError:
             return False
 
@@ -513,7 +485,7 @@ class Session:
             hint=formatter_help() if formatting else f"try the `{fallback(method, clients)}` mode instead",
         )
 
-    async def call(self, target: Target, method: str, params: dict[str, Any], packed: bool = False) -> Any:
+    async def call(self, target: Target, method: str, params: Mapping[str, Jsonable], packed: bool = False) -> Any:
         """One LSP request about the target's file (see `lsp`); its error is a `server_error`.
         `packed`: a location list, answered packed (see `decode.location_files`)."""
         answer = (await self.lsp([LspCall(target.client.id, method, params, target.bufnr, packed)], target))[0]
@@ -523,6 +495,12 @@ class Session:
                 f"{target.client.name} failed {method}: {answer.error.get('message', answer.error)}",
             )
         return answer.result
+
+    async def ask(self, target: Target, method: str, params: Mapping[str, Jsonable], into: type[T]) -> T | None:
+        """`call`, its answer structured into lsprotocol's `into` (lsp.py); None when the
+        server found nothing."""
+        raw = await self.call(target, method, params)
+        return structure(raw, into, target.client.name, method) if raw else None
 
     async def lsp(self, calls: list[LspCall], target: Target | None = None,
                   taking: ServerRequests | None = None) -> list[LspAnswer]:
@@ -537,7 +515,46 @@ class Session:
             del held[guard.path]  # confirmed current by the guard
         return answers
 
-    def kept(self, request: Request) -> list[Any] | None:
+    @staticmethod
+    def encoding(client: Client) -> Encoding:
+        return cast(Encoding, client.offset_encoding if client.offset_encoding in
+                    ("utf-8", "utf-16", "utf-32") else "utf-16")
+
+    def position_params(self, target: Target, doc: Document, line: int, col: int) -> Params:
+        character = doc.character(line, col, self.encoding(target.client))
+        return {
+            "textDocument": {"uri": uri_of(target.path)},
+            "position": {"line": line, "character": character},
+        }
+
+
+@dataclass
+class Kept:
+    """What the answers given left for the requests after them (pages, previewed renames,
+    listed code actions, parsed anchors, check records), each bounded and keyed by what
+    makes it valid (doc/architecture.md, Where state lives)."""
+
+    workspace: Workspace
+    # Anchors resolved on held texts, for warm requests (see `locate.resolve.resolve`).
+    resolved: TTLCache[tuple[Hashable, ...], Resolved] = field(default_factory=lambda: remembered(256))
+    # Result lists by `pagination_id`, with the mode and fields that made them (see
+    # `report.paging`).
+    pages: LRUCache[str, tuple[str, JsonObject, list[Any]]] = field(default_factory=lambda: LRUCache(PAGES))
+    # Anchor strings as parsed: agents send one anchor to several modes in a row.
+    anchors: TTLCache[str, Locate] = field(default_factory=lambda: remembered(ANCHORS))
+    # The state a capability keeps, by the type it declares, which this layer cannot name:
+    # previewed renames (capabilities/rename.Renames), listed code actions (actions.Actions),
+    # what the last `check` saw per agent (capabilities/check.Checks).
+    _owned: dict[type, object] = field(default_factory=dict)
+
+    def owned(self, kind: type[S]) -> S:
+        """The capability state of type `kind`, made empty on first use."""
+        found = self._owned.get(kind)
+        if not isinstance(found, kind):
+            found = self._owned[kind] = kind()
+        return found
+
+    def page(self, request: Request) -> list[Any] | None:
         """The whole result list a `pagination_id` names, kept when its first page was
         shown; None when it is unknown or forgotten (the answer is computed again). An id
         of another mode's answer is an `invalid_request`."""
@@ -564,7 +581,7 @@ class Session:
             )
         return items
 
-    def _same_place(self, there: Any, here: Any) -> bool:
+    def _same_place(self, there: object, here: object) -> bool:
         """Two values of a request field alike, paths compared as the files they name
         (`big/` and `big`, as the CLI and `:Lsap` write one path)."""
         if isinstance(there, dict) and isinstance(here, dict):
@@ -574,56 +591,17 @@ class Session:
                 return self.workspace.resolve(there) == self.workspace.resolve(here)
         return bool(there == here)
 
-    # -- positions ------------------------------------------------------------------
 
-    @staticmethod
-    def encoding(client: Client) -> Encoding:
-        return cast(Encoding, client.offset_encoding if client.offset_encoding in
-                    ("utf-8", "utf-16", "utf-32") else "utf-16")
+@dataclass
+class Symbols:
+    """Files' symbol trees, cached per file version."""
 
-    def position_params(self, target: Target, doc: Document, line: int, col: int) -> dict[str, Any]:
-        text = doc.lines[line] if line < len(doc.lines) else ""
-        character = to_lsp_character(text, col, self.encoding(target.client))
-        return {
-            "textDocument": {"uri": uri_of(target.path)},
-            "position": {"line": line, "character": character},
-        }
+    gateway: Editor
+    texts: Texts
+    servers: Servers
+    _trees: LRUCache[Path, tuple[str, SymbolTree]] = field(default_factory=lambda: LRUCache(4096))
 
-    async def locations(self, raw: Any, client: Client,
-                        texts: dict[Path, Document] | None = None) -> list[Location]:
-        """Location | Location[] | LocationLink[] -> Locations with code-point columns, in
-        the server's order (a short answer: every file is read; a long one pages
-        `decode.location_files` and converts the page with `located`).
-
-        `texts`, if given: documents this request already read (reused), and it receives
-        the ones read on the way, for `documents(have=)`.
-        """
-        found = [(path, units(rng)) for path, rng in spans(raw)]
-        paths = dict.fromkeys(path for path, _ in found)
-        docs = await self.documents([p for p in paths if self.workspace.contains(p)], have=texts)
-        if texts is not None:
-            texts.update(docs)
-        return self.located(found, client, docs)
-
-    def located(self, found: Sequence[tuple[Path, Units]], client: Client,
-                docs: dict[Path, Document]) -> list[Location]:
-        """Ranges in the server's units as Locations in code points, from the texts in `docs`
-        (a file not read, outside the workspace: column 0)."""
-        encoding = self.encoding(client)
-        out = []
-        for path, (first, start, last, end) in found:
-            doc = docs.get(path)
-            lines = doc.lines if doc else []
-
-            def col(line: int, character: int, lines: list[str] = lines) -> int:
-                return from_lsp_character(lines[line] if line < len(lines) else "", character, encoding)
-
-            out.append(Location(path, first, col(first, start), last, col(last, end)))
-        return out
-
-    # -- symbols --------------------------------------------------------------------
-
-    async def symbols(
+    async def of(
         self, paths: Sequence[Path], client: Client, docs: dict[Path, Document]
     ) -> dict[Path, SymbolTree]:
         """Symbol trees of many files, cached per file version: the servers are asked about
@@ -632,7 +610,7 @@ class Session:
         out: dict[Path, SymbolTree] = {}
         missing = []
         for path in dict.fromkeys(paths):
-            cached = self._symbols.get(path)
+            cached = self._trees.get(path)
             if cached and cached[0] == docs[path].version:
                 out[path] = cached[1]
             elif docs[path].bufnr is None and self.gateway.oversized(path) is not None:
@@ -646,7 +624,7 @@ class Session:
                     {"textDocument": {"uri": uri_of(p)}}, docs[p].bufnr, packed=True)
             for p in missing
         ]
-        answers = await self.lsp(calls)
+        answers = await self.servers.lsp(calls)
         retry = []
         for path, answer in zip(missing, answers, strict=True):
             # An error, or nothing for a file not loaded: the server does not know the file
@@ -658,9 +636,9 @@ class Session:
         if retry:
             # Open them as hidden buffers (a call each), then ask about all of them at once.
             bufnrs = [await self.gateway.open(path) for path in retry]
-            fresh = await self.documents(retry)
+            fresh = await self.texts.documents(retry)
             method = "textDocument/documentSymbol"
-            answers = await self.lsp([
+            answers = await self.servers.lsp([
                 LspCall(client.id, method, {"textDocument": {"uri": uri_of(path)}}, bufnr, packed=True)
                 for path, bufnr in zip(retry, bufnrs, strict=True)
             ])
@@ -669,20 +647,28 @@ class Session:
                 out[path] = self._cache(path, fresh[path], result, client)
         return out
 
-    def _cache(self, path: Path, doc: Document, result: Any, client: Client) -> SymbolTree:
-        tree = build_tree(result, doc.lines, self.encoding(client))
-        self._symbols[path] = (doc.version, tree)
+    def _cache(self, path: Path, doc: Document, result: object, client: Client) -> SymbolTree:
+        tree = build_tree(result, doc.lines, Servers.encoding(client))
+        self._trees[path] = (doc.version, tree)
         return tree
 
-    async def symbol_tree(self, target: Target, doc: Document) -> SymbolTree:
+    async def tree(self, target: Target, doc: Document) -> SymbolTree:
         """The file's symbols from the server best for them, whichever answers the request
         (a format of `messy.py:f` is ruff's, its symbol `f` basedpyright's); none: empty."""
         client = target.client_for(SYMBOLS)
         if client is None:
             return SymbolTree([])
-        return (await self.symbols([target.path], client, {target.path: doc}))[target.path]
+        return (await self.of([target.path], client, {target.path: doc}))[target.path]
 
-    # -- diagnostics ----------------------------------------------------------------
+
+@dataclass
+class Diagnostics:
+    """Files' diagnostics as they are now, pulled or waited for."""
+
+    gateway: Editor
+    workspace: Workspace
+    texts: Texts
+    servers: Servers
 
     async def _pulled(self, calls: list[LspCall]) -> list[LspAnswer]:
         """The answers to diagnostics pulls, asked again beside the first ask when it has no
@@ -711,7 +697,7 @@ class Session:
                     ask.exception()  # seen: an ask that failed beside one that answered
                 ask.cancel()
 
-    async def diagnostics(self, paths: Sequence[Path], after_sync: bool = False) -> DiagnosticMap:
+    async def of(self, paths: Sequence[Path], after_sync: bool = False) -> DiagnosticMap:
         """Diagnostics of files as they are now (unsaved changes included).
 
         Pulled (`textDocument/diagnostic`) from servers that offer it; otherwise the pushed
@@ -741,7 +727,7 @@ class Session:
 
         found = await asyncio.gather(*(attach(b, e) for b, e in zip(bufnrs, expected, strict=True)))
         attached = dict(zip(wanted, found, strict=True))
-        docs = await self.documents(wanted)
+        docs = await self.texts.documents(wanted)
         pulls: list[tuple[Path, Client]] = []
         waits: list[Path] = []
         for path, (_bufnr, clients) in attached.items():
@@ -772,7 +758,7 @@ class Session:
                 reason = (answer.error or {}).get("message") or "no full report"
                 out.pending[path] = f"{client.name} did not report diagnostics ({reason})"
                 continue
-            lines, encoding = docs[path].lines, self.encoding(client)
+            lines, encoding = docs[path].lines, Servers.encoding(client)
             items = result.get("items") or []
             out[path] += [from_lsp(item, lines, encoding, client.name, client.id, self.workspace.roots)
                           for item in items]
@@ -789,3 +775,82 @@ class Session:
         for items in out.values():
             items.sort(key=lambda d: (d.line, d.col))
         return out
+
+
+@dataclass
+class Session:
+    """What every capability needs, by concern: `texts`, `servers` (and their targets),
+    `symbols`, `diagnostics`, and what earlier answers `kept`; and the one warm path a
+    capability runs on (`run`)."""
+
+    gateway: Editor
+    workspace: Workspace
+    # Asked before an agent's edit is applied (summary, preview); the edit policy lives behind it.
+    approve_edit: EditApproval = allow_all
+    texts: Texts = field(init=False)
+    servers: Servers = field(init=False)
+    symbols: Symbols = field(init=False)
+    diagnostics: Diagnostics = field(init=False)
+    kept: Kept = field(init=False)
+
+    def __post_init__(self) -> None:
+        # The gateway confines every path it opens or reads to this session's roots.
+        self.gateway.workspace = self.workspace
+        self.texts = Texts(self.gateway, self.workspace)
+        self.servers = Servers(self.gateway, self.workspace, self.texts)
+        self.symbols = Symbols(self.gateway, self.texts, self.servers)
+        self.diagnostics = Diagnostics(self.gateway, self.workspace, self.texts, self.servers)
+        self.kept = Kept(self.workspace)
+
+    async def run(self, capability: Capability, request: Request) -> Answer:
+        """Answer a request with its capability: the one way every mode runs.
+
+        Inside a run the session answers warm: a file and method answered before, whose
+        text it holds, costs no round trip (`target`), and every LSP call computed from a
+        held text is guarded by its changedtick (`call`, `lsp`); a held text no call
+        confirmed is checked once at the end. If the human edited that buffer meanwhile,
+        its file changed on disk, or its server exited, nothing was sent and the capability
+        runs once more, on fresh text and a live (restarted) server; a second stale text
+        is a `conflict` (see `failures.as_error`). Per capability, so a batch never repeats
+        others. A mode that spans the workspace has the servers hear of the disk first.
+        """
+        if await self.servers.reconfigure():
+            _RECONFIGURED.set(True)  # this answer's diagnostics: after the servers re-read it
+        at = fs_now_ns()
+        basis = await self.servers.sync_disk(at) if capability.workspace else Basis(at)
+        token = _BASIS.set(basis)
+        try:
+            try:
+                return await self._held_run(capability, request)
+            except StaleText:
+                pass
+            return await self._held_run(capability, request)
+        finally:
+            _BASIS.reset(token)
+
+    async def _held_run(self, capability: Capability, request: Request) -> Answer:
+        held: dict[Path, Document] = {}
+        token = _HELD.set(held)
+        try:
+            try:
+                answer = await capability.run(self, request)
+            except StaleText:
+                raise
+            except Exception:  # an error found on a held text (an anchor gone) may be stale too
+                await self._confirm(held)
+                raise
+            await self._confirm(held)
+            return answer
+        finally:
+            _HELD.reset(token)
+
+    async def _confirm(self, held: dict[Path, Document]) -> None:
+        """Whether the held texts an answer came from, that no guarded call confirmed, are
+        still the buffers' (text and disk state, as the guard checks): else `StaleText`."""
+        if not held:
+            return
+        now = await self.gateway.read(list(held))
+        changed = [path for path, doc in held.items()
+                   if (now[path].version, now[path].disk_differs) != (doc.version, doc.disk_differs)]
+        if changed:
+            raise StaleText(f"{', '.join(map(str, changed))} changed while the request ran")

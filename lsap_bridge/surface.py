@@ -16,13 +16,14 @@ import json
 import logging
 import shlex
 from contextvars import ContextVar
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
+from .jsonvalue import Json, JsonObject
 from .locate.anchor import format_anchor
 from .models import Locate
 
 Surface = Literal["agent", "cli", "mcp", "nvim"]
-SURFACES: tuple[str, ...] = get_args(Surface)
+SURFACES: tuple[Surface, ...] = get_args(Surface)
 
 # The surface of the request being answered; `nvim` for `:Lsap …` commands.
 SURFACE: ContextVar[Surface] = ContextVar("lsap_surface", default="agent")
@@ -31,7 +32,7 @@ SURFACE: ContextVar[Surface] = ContextVar("lsap_surface", default="agent")
 # change set names who made it (`changes.py`).
 CLIENT: ContextVar[str | None] = ContextVar("lsap_current_client", default=None)
 # The request being answered, as sent (a change set keeps it: what made the change).
-REQUEST: ContextVar[dict[str, Any] | None] = ContextVar("lsap_request", default=None)
+REQUEST: ContextVar[Json] = ContextVar("lsap_request", default=None)
 # Where the request being answered resolved its anchors (path, 0-based line), a list the
 # socket sets per call and the request's tasks share: agents' presence in the editor
 # (`lua/lsap/presence.lua`) and `:Lsap agents` show it.
@@ -46,7 +47,7 @@ def looked_at(path: str, line: int) -> None:
         places.append((path, line))
 
 
-def phrase(request: dict[str, Any], positional: str | None = "locate") -> str:
+def phrase(request: JsonObject, positional: str | None = "locate") -> str:
     """A request as the asker sends it. `positional`: the field written bare after the mode
     in an Ex command or on the command line (`:Lsap outline shop/`, `lsap outline shop/`),
     `locate` as an anchor string."""
@@ -61,7 +62,7 @@ def phrase(request: dict[str, Any], positional: str | None = "locate") -> str:
     return body
 
 
-def phrase_option(key: str, value: Any) -> str:
+def phrase_option(key: str, value: Json) -> str:
     """One field to add to the request just sent: `key=value` in Neovim, `--set key=value`
     on the command line, JSON elsewhere."""
     surface = SURFACE.get()
@@ -127,7 +128,7 @@ def restart_help(server: str, client_id: int, embedded: bool) -> str:
     return "ask the human to restart it in their Neovim: " + command
 
 
-def cli_command(request: dict[str, Any], positional: str | None) -> str:
+def cli_command(request: JsonObject, positional: str | None) -> str:
     """`lsap mode 'anchor' --set key=value …`: each word quoted for a POSIX shell."""
     fields = dict(request)
     words = ["lsap", str(fields.pop("mode"))]
@@ -138,7 +139,7 @@ def cli_command(request: dict[str, Any], positional: str | None) -> str:
     return " ".join(shlex.quote(word) for word in words)
 
 
-def _bare_words(value: Any) -> list[str]:
+def _bare_words(value: Json) -> list[str]:
     """The positional field as words: an anchor in its string form, a list word by word
     (`lsap schema hover search`)."""
     if isinstance(value, dict):
@@ -148,7 +149,7 @@ def _bare_words(value: Any) -> list[str]:
     return [str(value)]
 
 
-def _cli_value(value: Any) -> str:
+def _cli_value(value: Json) -> str:
     """A value as `--set key=…` reads it: JSON, except a string JSON would not take back as
     that string (the CLI reads such text as it is)."""
     if isinstance(value, str):
@@ -159,7 +160,7 @@ def _cli_value(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def ex_command(request: dict[str, Any], positional: str | None) -> str | None:
+def ex_command(request: JsonObject, positional: str | None) -> str | None:
     """`:Lsap mode anchor key=value …`, or None when a value cannot be one word."""
     fields = dict(request)
     words = [f":Lsap {fields.pop('mode')}"]
@@ -173,7 +174,7 @@ def ex_command(request: dict[str, Any], positional: str | None) -> str | None:
     return " ".join(words)
 
 
-def _word(value: Any) -> str:
+def _word(value: Json) -> str:
     """A value as typed after `key=` on an Ex command line (lists and tables as JSON)."""
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 
 from rapidfuzz import fuzz, process
 
-from .position import Encoding, from_lsp_character
+from .lsp import DocumentSymbolData, RangeData, SymbolInformationData
+from .position import Encoding, column_at, line_at
 
 # LSP SymbolKind values that hold code worth naming as "where a use is".
 _SCOPES = {2, 3, 4, 5, 6, 9, 10, 11, 12, 23}
@@ -196,27 +197,20 @@ class SymbolTree:
         return ".".join(s.bare_name for s in chain) or None
 
 
-def _span(raw: dict[str, Any], lines: Sequence[str], encoding: Encoding) -> Span:
+def _span(raw: RangeData, lines: Sequence[str], encoding: Encoding) -> Span:
     start, end = raw["start"], raw["end"]
     first, last = start["line"], end["line"]
-    return Span(first, _column(lines, first, start["character"], encoding),
-                last, _column(lines, last, end["character"], encoding))
+    return Span(first, column_at(lines, first, start["character"], encoding),
+                last, column_at(lines, last, end["character"], encoding))
 
 
-def units(rng: dict[str, Any]) -> Units:
+def units(rng: RangeData) -> Units:
     """An LSP range's numbers (kept instead of its dicts: a fifth of their memory)."""
     start, end = rng["start"], rng["end"]
     return start["line"], start["character"], end["line"], end["character"]
 
 
-def _column(lines: Sequence[str], line: int, character: int, encoding: Encoding) -> int:
-    text = lines[line] if 0 <= line < len(lines) else ""
-    if text.isascii():  # the common case, inline: a large file has 40,000 of these
-        return max(0, min(character, len(text)))
-    return from_lsp_character(text, character, encoding)
-
-
-def build_tree(result: Any, lines: Sequence[str], encoding: Encoding) -> SymbolTree:
+def build_tree(result: object, lines: Sequence[str], encoding: Encoding) -> SymbolTree:
     """A `SymbolTree` from either answer shape of `textDocument/documentSymbol`, or from
     the packed shape lua/lsap/transport/packing.lua sends for an `LspCall` with `packed` (`pack_symbols`)."""
     if not result:
@@ -224,14 +218,16 @@ def build_tree(result: Any, lines: Sequence[str], encoding: Encoding) -> SymbolT
 
     def span(units: Units) -> Span:
         first, start, last, end = units
-        return Span(first, _column(lines, first, start, encoding), last, _column(lines, last, end, encoding))
+        return Span(first, column_at(lines, first, start, encoding), last, column_at(lines, last, end, encoding))
 
     if isinstance(result, dict) and "symbols" in result:
         return _tree_from_packed(result["symbols"], span)
+    if not isinstance(result, list):
+        return SymbolTree([])
     if "location" in result[0]:
         return _tree_from_flat(result, lines, encoding)
 
-    def convert(raw: dict[str, Any]) -> Symbol:
+    def convert(raw: DocumentSymbolData) -> Symbol:
         rng = raw["range"]
         selection = raw.get("selectionRange") or rng
         return Symbol.lazy(raw["name"], int(raw.get("kind", 0)), raw.get("detail") or "",
@@ -256,7 +252,7 @@ def _tree_from_packed(packed: list[Any], span: Converter) -> SymbolTree:
     return SymbolTree(roots)
 
 
-def _tree_from_flat(result: list[dict[str, Any]], lines: Sequence[str], encoding: Encoding) -> SymbolTree:
+def _tree_from_flat(result: list[SymbolInformationData], lines: Sequence[str], encoding: Encoding) -> SymbolTree:
     """Nest flat `SymbolInformation`s by range containment."""
     flat = []
     for raw in result:
@@ -281,7 +277,7 @@ def _encloses(outer: Span, inner: Span) -> bool:
 
 def _name_span(name: str, span: Span, lines: Sequence[str]) -> Span:
     """Flat symbols carry no selection range: find the name in the symbol's first line."""
-    text = lines[span.start_line] if span.start_line < len(lines) else ""
+    text = line_at(lines, span.start_line)
     at = text.find(bare_name(name), span.start_col)
     if at < 0:
         return Span(span.start_line, span.start_col, span.start_line, span.start_col)

@@ -11,9 +11,9 @@ in order, after the buffer's latest `didChange`): those three answers are vtsls'
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from .gateway import Client, LspAnswer, LspCall
+from .jsonvalue import Json, JsonObject, to_int
 
 COMMAND = "typescript.tsserverRequest"
 # The servers whose pushes skip clean files and that forward tsserver requests (by the
@@ -42,7 +42,7 @@ def calls(client: Client, path: Path, bufnr: int | None) -> list[LspCall]:
 def report(answers: list[LspAnswer]) -> LspAnswer:
     """The answers of `calls` as one LSP full diagnostic report (`textDocument/diagnostic`'s
     shape), or the first failure."""
-    items: list[dict[str, Any]] = []
+    items: list[JsonObject] = []
     for answer in answers:
         result = answer.result if isinstance(answer.result, dict) else {}
         if answer.error or not result.get("success"):
@@ -51,15 +51,16 @@ def report(answers: list[LspAnswer]) -> LspAnswer:
     return LspAnswer(result={"kind": "full", "items": items})
 
 
-def lsp_diagnostic(item: dict[str, Any]) -> dict[str, Any]:
+def lsp_diagnostic(item: JsonObject) -> JsonObject:
     """A tsserver diagnostic (1-based lines, 1-based UTF-16 offsets) as an LSP one, as
     vtsls itself would publish it (source `ts`, unused and deprecated tags)."""
-    def position(at: dict[str, Any]) -> dict[str, int]:
-        return {"line": int(at.get("line", 1)) - 1, "character": int(at.get("offset", 1)) - 1}
+    def position(at: Json) -> JsonObject:
+        at = at if isinstance(at, dict) else {}
+        return {"line": to_int(at.get("line", 1)) - 1, "character": to_int(at.get("offset", 1)) - 1}
 
-    start = item.get("start") or {}
+    start = item.get("start")
     tags = [1] * bool(item.get("reportsUnnecessary")) + [2] * bool(item.get("reportsDeprecated"))
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "range": {"start": position(start), "end": position(item.get("end") or start)},
         "severity": SEVERITY.get(str(item.get("category")), 1),
         "message": str(item.get("text", "")),
@@ -68,5 +69,5 @@ def lsp_diagnostic(item: dict[str, Any]) -> dict[str, Any]:
     if item.get("code") is not None:
         out["code"] = item["code"]
     if tags:
-        out["tags"] = tags
+        out["tags"] = list[Json](tags)
     return out

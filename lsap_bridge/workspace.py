@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from stat import S_ISREG
-from typing import Any
+from typing import TypeVar
 from urllib.parse import quote, unquote, urlparse
 
 from cachetools import TTLCache
@@ -105,7 +105,11 @@ def clock() -> float:
     return time.monotonic()
 
 
-def remembered(size: int) -> TTLCache[Any, Any]:
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def remembered(size: int) -> TTLCache[K, V]:
     """A bounded cache of answers that rest on the file system, trusted for `INSIDE_TTL`."""
     return TTLCache(size, INSIDE_TTL, timer=lambda: clock())
 

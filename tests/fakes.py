@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsap_bridge.gateway import MAX_FILE_SIZE, Client, Document, LspAnswer, LspCall, ServerRequests, read_disk
+from lsap_bridge.gateway import MAX_FILE_SIZE, Client, LspAnswer, LspCall, ServerRequests, read_disk
+from lsap_bridge.lsp import FileEventData
 from lsap_bridge.models import DEFAULT_MAX_TOKENS
+from lsap_bridge.position import Document
 from lsap_bridge.session import Session
 from lsap_bridge.workspace import Workspace
 
@@ -78,10 +80,10 @@ class FakeEditor:
     def oversized(self, path: Path) -> int | None:
         return None
 
-    async def reconfigure(self, changes: list[dict[str, Any]]) -> list[str]:
+    async def reconfigure(self, changes: list[FileEventData]) -> list[str]:
         return [c.name for c in self.clients]
 
-    async def sync(self, changes: list[dict[str, Any]]) -> list[str] | None:
+    async def sync(self, changes: list[FileEventData]) -> list[str] | None:
         return None
 
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]:

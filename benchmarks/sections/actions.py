@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from lsap_bridge.gateway import Client, LspCall
+from lsap_bridge.jsonvalue import Params
 from lsap_bridge.workspace import uri_of
 
 from ..report import Results
@@ -62,9 +63,9 @@ async def _raw(rig: Rig, path: Path, bufnr: int, clients: list[Client]) -> bool:
     """The raw side: every server's organise-imports actions (one batch), the first one
     resolved if it came bare, applied by Neovim and written, then the diagnostics pulled
     from the servers that offer them. Returns whether it changed the file."""
-    doc = await rig.service.session.document(path)
+    doc = await rig.service.session.texts.document(path)
     last = len(doc.lines) - 1
-    params = {"textDocument": {"uri": uri_of(path)},
+    params: Params = {"textDocument": {"uri": uri_of(path)},
               "range": {"start": {"line": 0, "character": 0}, "end": {"line": last, "character": 0}},
               "context": {"diagnostics": [], "only": ["source"], "triggerKind": 1}}
     answers = await rig.gateway.lsp([LspCall(c.id, "textDocument/codeAction", params, bufnr) for c in clients])
@@ -93,7 +94,7 @@ async def measure(rig: Rig, results: Results, settings: Settings) -> None:
         await _measure(rig, results, settings, path, text)
     finally:
         _clean(path.parent)
-        await rig.service.session.sync_disk()
+        await rig.service.session.servers.sync_disk()
 
 
 async def _measure(rig: Rig, results: Results, settings: Settings, path: Path, text: str) -> None:
@@ -107,14 +108,14 @@ async def _measure(rig: Rig, results: Results, settings: Settings, path: Path, t
         results.note(f"organise imports through the bridge failed: {first['text'][:200]}")
         return
     server = json.loads(first["text"])["server"]
-    target = await session.target(path, "textDocument/codeAction")
+    target = await session.servers.target(path, "textDocument/codeAction")
     clients = [c for c in await session.gateway.wait_for_clients(target.bufnr, "*")
                if c.supports("textDocument/codeAction")]
 
     async def reset() -> None:
         path.write_text(text)
-        await session.sync_disk()  # the buffer takes the file back (the bridge's `fresh`)
-        await session.document(path)
+        await session.servers.sync_disk()  # the buffer takes the file back (the bridge's `fresh`)
+        await session.texts.document(path)
 
     async def bridge() -> bool:
         _, answer = await rig.bridge(payload)

@@ -64,13 +64,13 @@ async def disk_check(rig: Rig, results: Results, settings: Settings) -> None:
     request with the check switched off (Lua's `fresh` answering 'same' at once, no
     workspace sync: what the code did before it), the two taking turns going first."""
     session = rig.service.session
-    sync = session.sync_disk
+    sync = session.servers.sync_disk
 
     async def no_sync(at_ns: int | None = None) -> Basis:
         return Basis(at_ns or fs_now_ns())  # no record of the disk: nothing scanned
 
     async def side(on: bool, payload: dict[str, Any]) -> float:
-        session.sync_disk = sync if on else no_sync  # type: ignore[method-assign]
+        session.servers.sync_disk = sync if on else no_sync  # type: ignore[method-assign]
         await rig.gateway.exec_lua(
             "local t = require('lsap.transport.disk'); t.checked = t.checked or t.fresh; "
             "t.fresh = ... and t.checked or function() return 'same' end", on)

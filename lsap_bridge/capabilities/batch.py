@@ -18,6 +18,7 @@ from ..errors import LsapError, invalid
 from ..failures import as_error
 from ..models import MIN_TOKENS, Report, Request, Row, absent
 from ..modes import REGISTRY, Answer, mode
+from ..position import EditorLocation
 from ..render import render_error, renderer
 from ..report.budget import Fitted, budget_of, fit
 from ..requests import parse_request
@@ -86,7 +87,7 @@ async def run_one(session: Session, payload: Any, share: int,
             raise invalid(
                 "a batch cannot contain another batch", hint="put its requests in this one"
             )
-        request = parse_request(payload, session.workspace, session.anchors)
+        request = parse_request(payload, session.workspace, session.kept.anchors)
         if request.max_tokens is None:
             request = request.model_copy(update={"max_tokens": share})
         capability = REGISTRY[request.mode]
@@ -111,7 +112,7 @@ async def batch(session: Session, request: BatchRequest) -> Answer:
         ]
         return Answer(BatchReport(results=items))
     sections = []
-    locations: list[dict[str, Any]] = []
+    locations: list[EditorLocation] = []
     for index, (name, done, error) in enumerate(results, 1):
         if done is not None:
             text = done.text

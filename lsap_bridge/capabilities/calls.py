@@ -41,7 +41,7 @@ class CallsReport(HierarchyReport):
 async def calls(session: Session, request: CallsRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
-    params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
+    params = session.servers.position_params(target, resolved.doc, resolved.line, resolved.column)
     roots = await call_roots(session, target, params)
     name = word_at(resolved.line_text, resolved.column)
     if not roots:
@@ -56,7 +56,7 @@ async def calls(session: Session, request: CallsRequest) -> Answer:
         for direction, (method, key) in DIRECTIONS.items()
     }
     sections, locations = await walk_directions(
-        session, roots, expanders, directions, request, at_site=True, encoding=session.encoding(target.client))
+        session, roots, expanders, directions, request, at_site=True, encoding=session.servers.encoding(target.client))
     report = CallsReport(**anchor_fields(resolved, session), name=name, roots=roots_data(session, roots),
                          depth=request.depth, sections=sections)
     return Answer(report, locations)

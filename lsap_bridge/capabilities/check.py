@@ -31,6 +31,7 @@ from ..errors import LsapError
 from ..gateway import LspCall
 from ..models import Line, Paged, Request, Row
 from ..modes import Answer, Offer, mode
+from ..position import EditorLocation
 from ..report.files import expand
 from ..report.paging import keep, page
 from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
@@ -112,7 +113,7 @@ class Update:
 
 @dataclass
 class Record:
-    """What the session's checks saw (`Session.check`).
+    """What the session's checks saw (`Checks`).
 
     A check's own findings are kept as a draft and applied when the next check starts:
     `Session.run` runs a capability once more when a text it answered from changed
@@ -156,6 +157,11 @@ class Record:
                 self.unreported[path] = how
 
 
+class Checks(dict[str | None, Record]):
+    """What the last `check` saw, one record per agent (its connection's name; None: the
+    human's and the CLI's), kept on the session (`Kept.owned`)."""
+
+
 HOW = {1: "created", 2: "changed", 3: "deleted"}
 
 
@@ -175,25 +181,25 @@ async def dependents(session: Session, paths: list[Path]) -> Users:
     users = Users(skipped=max(0, len(paths) - USERS_LIMIT))
     for path in paths[:USERS_LIMIT]:
         try:
-            target = await session.target(path, SYMBOLS)
+            target = await session.servers.target(path, SYMBOLS)
         except LsapError:
             target = None  # no server for it, or none that lists its symbols
         client = target.client_for(REFERENCES) if target is not None else None
         if target is None or client is None:
             users.unsearched.append(session.workspace.display(path))
             continue
-        doc = await session.document(path)
-        symbols = (await session.symbol_tree(target, doc)).top_level()
+        doc = await session.texts.document(path)
+        symbols = (await session.symbols.tree(target, doc)).top_level()
         if len(symbols) > SYMBOLS_LIMIT:
             users.capped.append(session.workspace.display(path))
         calls = []
         for symbol in symbols[:SYMBOLS_LIMIT]:
-            params = session.position_params(target, doc, symbol.selection.start_line,
+            params = session.servers.position_params(target, doc, symbol.selection.start_line,
                                              symbol.selection.start_col)
             params["context"] = {"includeDeclaration": False}
             calls.append(LspCall(client.id, REFERENCES, params, target.bufnr))
         found = users.found[path] = set()
-        for answer in await session.lsp(calls):
+        for answer in await session.servers.lsp(calls):
             for use, _ in spans(None if answer.error else answer.result):
                 if use != path and session.workspace.contains(use) and use.is_file():
                     found.add(use)
@@ -330,7 +336,7 @@ def _same(a: DiagnosticMap, b: DiagnosticMap) -> bool:
 async def settled(session: Session, files: list[Path], structural: bool) -> tuple[DiagnosticMap, bool]:
     """The files' diagnostics once their servers have analysed them after the change on
     disk (pulled; or each pushing server published for the file after it read the change,
-    and its pass over the files is over: `Session.diagnostics(after_sync=)`; the baseline
+    and its pass over the files is over: `Diagnostics.of(after_sync=)`; the baseline
     too, on servers still starting); after
     files were created or deleted, asked again every `SETTLE_STEP` until two answers in a
     row are the one before, for at most `SETTLE_LIMIT`; and whether they held. Files
@@ -339,14 +345,14 @@ async def settled(session: Session, files: list[Path], structural: bool) -> tupl
     basedpyright still resolves the imports of a deleted module for up to a second and a
     half after it first republished (it re-resolves imports later): hence the second look.
     """
-    found = await session.diagnostics(files, after_sync=True)
+    found = await session.diagnostics.of(files, after_sync=True)
     # The publishes after the change are the evidence; a look again only after files were
     # created or deleted.
     need, held = (2 if structural else 0), 0
     deadline = time.monotonic() + SETTLE_LIMIT
     while files and held < need and time.monotonic() < deadline:
         await asyncio.sleep(SETTLE_STEP)
-        again = await session.diagnostics(files, after_sync=True)
+        again = await session.diagnostics.of(files, after_sync=True)
         held = held + 1 if _same(again, found) else 0
         found = again
     return found, held >= need or not files
@@ -356,19 +362,20 @@ async def settled(session: Session, files: list[Path], structural: bool) -> tupl
       summary="after your edits: the diagnostics they added or removed, in the changed files and their users",
       offer=Offer(command="LsapCheck", picker=13))
 async def check(session: Session, request: CheckRequest) -> Answer:
-    kept = session.kept(request)
+    kept = session.kept.page(request)
     if kept:
         facts: dict[str, Any] = kept[0]  # a later page of a check made before: not a new check
     else:
         journals = await journal_dir(session.gateway)
         agent = CLIENT.get()
-        if agent not in session.checks:
-            record = session.checks[agent] = Record(
+        checks = session.kept.owned(Checks)
+        if agent not in checks:
+            record = checks[agent] = Record(
                 DiskWatch(session.workspace, lambda: session.gateway.max_file_size))
             # A restarted daemon continues this checker's last check (lsap_bridge/check_store.py).
             saved = await asyncio.to_thread(check_store.load, journals, session.workspace.root, agent)
             check_store.resume(record, saved)
-        record = session.checks[agent]
+        record = checks[agent]
         async with record.lock:
             facts = await compare(session, record, request)
             done = record.draft[1] if record.draft else None
@@ -383,9 +390,9 @@ async def check(session: Session, request: CheckRequest) -> Answer:
     # findings; it never runs a new check, which would compare with this one.
     keep(session, request, [facts], answer=facts["id"])
     keep(session, request, [facts])
-    docs = await session.documents([p for status, p, _ in shown if status != "gone" and p.is_file()])
+    docs = await session.texts.documents([p for status, p, _ in shown if status != "gone" and p.is_file()])
     groups = []
-    locations = []
+    locations: list[EditorLocation] = []
     for (status, path), in_group in groupby(shown, key=lambda f: (f[0], f[1])):
         display = session.workspace.display(path)
         doc = docs.get(path) if status != "gone" else None

@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 from ..actions import (
     CODE_ACTION,
     Action,
+    Actions,
     Applied,
     Ran,
     WhereRequest,
@@ -148,7 +149,7 @@ async def _apply(session: Session, action: Action, overwrite: bool, action_id: s
 async def code_action_execute(session: Session, request: CodeActionExecuteRequest) -> Answer:
     action = kept(session, request.action_id)
     report = await _apply(session, action, request.overwrite, request.action_id)
-    session.actions.pop(request.action_id, None)
+    session.kept.owned(Actions).pop(request.action_id, None)
     return Answer(report)
 
 

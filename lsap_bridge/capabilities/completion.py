@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
+from ..lsp import CompletionItemData
 from ..models import Anchored, LocateRequest, Paged, Row
 from ..modes import Answer, mode
 from ..report.paging import page
@@ -60,9 +61,10 @@ class CompletionReport(Anchored, Paged):
     incomplete: bool  # the server's list is incomplete: typing more narrows it
 
 
-def completion_items(result: Any) -> tuple[list[Item], bool]:
+def completion_items(result: object) -> tuple[list[Item], bool]:
     """`CompletionList | CompletionItem[]` as rows in the server's order; is the list incomplete."""
-    raw = result.get("items", []) if isinstance(result, dict) else result or []
+    raw: list[CompletionItemData] = (result.get("items") or [] if isinstance(result, dict)
+                                     else result if isinstance(result, list) else [])
     incomplete = bool(result.get("isIncomplete")) if isinstance(result, dict) else False
     ordered = sorted(raw, key=lambda item: str(item.get("sortText") or item.get("label", "")))
     rows = []
@@ -83,14 +85,14 @@ def completion_items(result: Any) -> tuple[list[Item], bool]:
       summary="completions at a position: labels, kinds and details", method=METHOD, fallback="hover")
 async def completion(session: Session, request: CompletionRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
-    rows: list[Item] | None = session.kept(request)
+    rows: list[Item] | None = session.kept.page(request)
     incomplete = False
     if rows is None:
-        params = session.position_params(
+        params = session.servers.position_params(
             resolved.target, resolved.doc, resolved.line, resolved.column
         )
         params["context"] = {"triggerKind": 1}
-        rows, incomplete = completion_items(await session.call(resolved.target, METHOD, params))
+        rows, incomplete = completion_items(await session.servers.call(resolved.target, METHOD, params))
     shown, paging = page(session, request, rows)
     return Answer(CompletionReport(**anchor_fields(resolved, session), items=shown, incomplete=incomplete,
                                    **paging))

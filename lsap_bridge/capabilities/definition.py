@@ -13,9 +13,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..gateway import Document
 from ..models import Anchored, LocateRequest, Paged
 from ..modes import Answer, Offer, mode
+from ..position import Document
 from ..report.paging import page
 from ..report.pieces import MAX_CODE_LINES, Code, anchor_fields, code_of, defining_symbol, editor_location, word_at
 from ..resolve import resolve
@@ -59,18 +59,18 @@ async def run_definition_like(
     Results are paged (`max_items`), so an interface with hundreds of implementations
     costs code excerpts only for the page shown.
     """
-    found: list[Location] | None = session.kept(request)
+    found: list[Location] | None = session.kept.page(request)
     resolved = await resolve(session, request.locate, method)
     target = resolved.target
     texts: dict[Path, Document] = {}  # read while converting columns, reused below
     if found is None:
-        params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
-        found = await session.locations(await session.call(target, method, params), target.client,
+        params = session.servers.position_params(target, resolved.doc, resolved.line, resolved.column)
+        found = await session.texts.locations(await session.servers.call(target, method, params), target.client,
                                         texts)
     external = [loc for loc in found if not session.workspace.contains(loc.path)]
     inside, paging = page(session, request, [loc for loc in found if session.workspace.contains(loc.path)])
-    docs = await session.documents([loc.path for loc in inside], have=texts)
-    trees = await session.symbols([loc.path for loc in inside], target.client, docs) if (
+    docs = await session.texts.documents([loc.path for loc in inside], have=texts)
+    trees = await session.symbols.of([loc.path for loc in inside], target.client, docs) if (
         target.client.supports("textDocument/documentSymbol")) else {}
     definitions = []
     locations = []

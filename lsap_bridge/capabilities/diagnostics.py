@@ -1,6 +1,6 @@
 """`diagnostics`: a file's or the workspace's diagnostics, filtered by severity, paged.
 
-Built on `Session.diagnostics`, so the text analysed is what is in the buffers now, and a
+Built on `Diagnostics.of`, so the text analysed is what is in the buffers now, and a
 file a server has not analysed yet is named as such instead of passing for a clean one.
 """
 
@@ -13,6 +13,7 @@ from typing import Any, Literal
 from ..diagnostics import SEVERITIES, Diagnostic
 from ..models import Line, Paged, Request, Row
 from ..modes import Answer, Offer, mode
+from ..position import EditorLocation
 from ..report.files import expand
 from ..report.paging import keep, page
 from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
@@ -67,7 +68,7 @@ async def collect(session: Session, request: DiagnosticsRequest) -> dict[str, An
         if request.file_path
         else session.workspace.walk(session.workspace.root, True, WORKSPACE_LIMIT, max_size)
     )
-    found = await session.diagnostics(walked.files)
+    found = await session.diagnostics.of(walked.files)
     items = sorted(
         (
             (path, d)
@@ -96,7 +97,7 @@ async def collect(session: Session, request: DiagnosticsRequest) -> dict[str, An
       summary="a file's or the workspace's errors and warnings", workspace=True,
       offer=Offer(command="LsapDiagnostics", picker=12, plug=True))
 async def diagnostics(session: Session, request: DiagnosticsRequest) -> Answer:
-    kept = session.kept(request)
+    kept = session.kept.page(request)
     facts: dict[str, Any] = kept[0] if kept else await collect(session, request)
     items: list[tuple[Path, Diagnostic]] = facts["items"]
     shown, paging = page(session, request, items)
@@ -104,9 +105,9 @@ async def diagnostics(session: Session, request: DiagnosticsRequest) -> Answer:
         # Later pages, and a shorter page the budget asks for, reuse this analysis and its
         # notes, not only the items (same page key).
         keep(session, request, [facts])
-    docs = await session.documents([p for p, _ in shown])
+    docs = await session.texts.documents([p for p, _ in shown])
     groups = []
-    locations = []
+    locations: list[EditorLocation] = []
     for path, in_file in groupby(shown, key=lambda pair: pair[0]):
         doc = docs[path]
         display = session.workspace.display(path)

@@ -14,7 +14,7 @@ from ..errors import LsapError
 from ..locate.anchor import format_anchor
 from ..models import Line, Report, Request, Row, absent
 from ..modes import Answer, mode
-from ..position import from_lsp_character
+from ..position import EditorLocation, byte_column, line_at
 from ..session import Session
 from ..workspace import language_of
 
@@ -52,17 +52,13 @@ class EditorReport(Report):
     selection: Selection | None = absent()
 
 
-def _column(line: str, byte: int) -> int:
-    return from_lsp_character(line, max(0, byte), "utf-8")
-
-
 def selection_data(raw: dict[str, Any], lines: list[str], limit: int) -> Selection:
     """The selection's range (1-based lines and columns, end inclusive) and its numbered text."""
     first, last = int(raw["start_line"]), min(int(raw["end_line"]), max(len(lines) - 1, 0))
     linewise = raw["type"] == "linewise"
-    start_text, end_text = lines[first] if first < len(lines) else "", lines[last] if lines else ""
-    start_col = 0 if linewise else _column(start_text, int(raw["start_col"]))
-    end_col = len(end_text) if linewise else _column(end_text, int(raw["end_col"])) + 1
+    start_text, end_text = line_at(lines, first), line_at(lines, last)
+    start_col = 0 if linewise else byte_column(start_text, int(raw["start_col"]))
+    end_col = len(end_text) if linewise else byte_column(end_text, int(raw["end_col"])) + 1
     text = list(raw.get("text") or [])
     return Selection(
         active=bool(raw.get("active")),
@@ -87,16 +83,16 @@ async def editor(session: Session, request: EditorRequest) -> Answer:
         return Answer(EditorReport(**data))
     path = Path(name)
     inside = session.workspace.contains(path.resolve())
-    doc = await session.document(path) if path.is_file() else None
+    doc = await session.texts.document(path) if path.is_file() else None
     lines = doc.lines if doc else [str(state.get("text") or "")]
     line = int(state.get("line") or 0)
-    text = lines[line] if line < len(lines) else ""
+    text = line_at(lines, line)
     data.update(
         path=session.workspace.display(path.resolve()),
         inside=inside,
         language=language_of(path),
         line=line + 1,
-        column=_column(text, int(state.get("col") or 0)) + 1,
+        column=byte_column(text, int(state.get("col") or 0)) + 1,
         text=text,
         top=int(state.get("top") or 0) + 1,
         bottom=int(state.get("bottom") or 0) + 1,
@@ -107,7 +103,7 @@ async def editor(session: Session, request: EditorRequest) -> Answer:
         data["anchor_problem"] = error.message
     if state.get("selection"):
         data["selection"] = selection_data(state["selection"], lines, request.max_items)
-    location = {
+    location: EditorLocation = {
         "path": data["path"],
         "line": line + 1,
         "col": int(state.get("col") or 0),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from lsprotocol import types
+
 from ..decode import hover_text
 from ..models import Anchored, LocateRequest
 from ..modes import Answer, Offer, mode
@@ -28,7 +30,7 @@ class HoverReport(Anchored):
       fallback="definition", offer=Offer(command="LsapHover", picker=3, plug=True))
 async def hover(session: Session, request: HoverRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
-    params = session.position_params(resolved.target, resolved.doc, resolved.line, resolved.column)
-    result = await session.call(resolved.target, METHOD, params)
+    params = session.servers.position_params(resolved.target, resolved.doc, resolved.line, resolved.column)
+    result = await session.servers.ask(resolved.target, METHOD, params, types.Hover)
     return Answer(HoverReport(**anchor_fields(resolved, session),
                               name=word_at(resolved.line_text, resolved.column), hover=hover_text(result)))

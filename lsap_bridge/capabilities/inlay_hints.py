@@ -11,9 +11,9 @@ from pydantic import Field, model_validator
 
 from ..decode import InlayHint, inlay_hint_params, inlay_hints_from_lsp, weave_inlay_hints
 from ..errors import ErrorCode, LsapError
-from ..gateway import Document
 from ..models import Line, LineScope, Locate, Report, Request, SymbolScope
 from ..modes import Answer, Offer, mode
+from ..position import Document
 from ..report.paging import suggest
 from ..report.pieces import fence_language
 from ..resolve import resolve
@@ -27,9 +27,9 @@ async def inlay_hints_for(
     session: Session, target: Target, doc: Document, first: int, stop: int
 ) -> list[InlayHint]:
     """The server's hints for lines `first` (0-based) up to `stop` (exclusive)."""
-    encoding = session.encoding(target.client)
+    encoding = session.servers.encoding(target.client)
     params = inlay_hint_params(target.path, doc, first, stop, encoding)
-    hints = inlay_hints_from_lsp(await session.call(target, METHOD, params), doc.lines, encoding)
+    hints = inlay_hints_from_lsp(await session.servers.call(target, METHOD, params), doc.lines, encoding)
     return [h for h in hints if first <= h.line < stop]
 
 
@@ -78,8 +78,8 @@ async def _range(
     """
     if request.locate is None:
         assert request.file_path is not None
-        target = await session.target(session.workspace.resolve(request.file_path), METHOD)
-        doc = await session.document(target.path)
+        target = await session.servers.target(session.workspace.resolve(request.file_path), METHOD)
+        doc = await session.texts.document(target.path)
         stop = (
             len(doc.lines) if request.end_line == 0 else min(request.end_line - 1, len(doc.lines))
         )
@@ -97,7 +97,7 @@ async def _range(
         first = scope.start_line - 1
         stop = len(doc.lines) if scope.end_line == 0 else min(scope.end_line - 1, len(doc.lines))
     elif isinstance(scope, SymbolScope) and request.locate.find is None:
-        tree = await session.symbol_tree(resolved.target, doc)
+        tree = await session.symbols.tree(resolved.target, doc)
         symbol = tree.find(scope.symbol_path)[0]
         first, stop = symbol.span.start_line, symbol.span.end_line + 1
     return resolved.target, doc, first, stop, resolved.anchor

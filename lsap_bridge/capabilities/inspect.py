@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..decode import hover_text, location_files
-from ..gateway import Document, LspCall
+from ..decode import hover_of, hover_text, location_files
+from ..gateway import LspCall
 from ..models import Anchored, LocateRequest, Row
 from ..modes import Answer, Offer, mode
+from ..position import Document, EditorLocation
 from ..report.hierarchy import Entry, Section, edges_of, entry_paths, flatten, node_of, render_entries
 from ..report.pieces import MAX_CODE_LINES, Code, anchor_fields, code_of, defining_symbol, word_at
 from ..resolve import Resolved, resolve
@@ -68,11 +69,11 @@ class InspectReport(Anchored):
 async def inspect(session: Session, request: InspectRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
-    params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
+    params = session.servers.position_params(target, resolved.doc, resolved.line, resolved.column)
     clients = {method: target.client_for(method) for method in ASKED}
     asked = [m for m in ASKED if clients[m] is not None]
     extra = {"textDocument/references": {"context": {"includeDeclaration": False}}}
-    answers = await session.lsp(
+    answers = await session.servers.lsp(
         [
             LspCall(client.id, m, {**params, **extra.get(m, {})}, target.bufnr, packed=m == "textDocument/references")
             for m in asked
@@ -100,7 +101,7 @@ async def inspect(session: Session, request: InspectRequest) -> Answer:
     report = InspectReport(
         **anchor_fields(resolved, session),
         name=name,
-        hover=hover_text(results.get("textDocument/hover")),
+        hover=hover_text(hover_of(results.get("textDocument/hover"), target.client.name)),
         definition=definition,
         references=references,
         callers=callers,
@@ -109,7 +110,7 @@ async def inspect(session: Session, request: InspectRequest) -> Answer:
         more=More(references=phrase({"mode": "references", "locate": anchor}),
                   calls=phrase({"mode": "calls", "locate": anchor, "depth": 2})),
     )
-    locations = (
+    locations: list[EditorLocation] = (
         [{"path": definition.path, "line": definition.line, "col": 0, "text": "definition"}]
         if definition
         else []
@@ -118,32 +119,32 @@ async def inspect(session: Session, request: InspectRequest) -> Answer:
 
 
 async def _definition(
-    session: Session, request: InspectRequest, resolved: Resolved, raw: Any, texts: dict[Path, Document]
+    session: Session, request: InspectRequest, resolved: Resolved, raw: object, texts: dict[Path, Document]
 ) -> Code | None:
     """The defining symbol's code, bounded like `definition` does it."""
     found = [
         loc
-        for loc in await session.locations(raw, resolved.target.client, texts)
+        for loc in await session.texts.locations(raw, resolved.target.client, texts)
         if session.workspace.contains(loc.path)
     ]
     if not found:
         return None
     loc = found[0]
-    doc = texts.get(loc.path) or await session.document(loc.path)
+    doc = texts.get(loc.path) or await session.texts.document(loc.path)
     client = resolved.target.client
     named = None
     if client.supports("textDocument/documentSymbol"):
-        tree = (await session.symbols([loc.path], client, {loc.path: doc}))[loc.path]
+        tree = (await session.symbols.of([loc.path], client, {loc.path: doc}))[loc.path]
         named = defining_symbol(tree, loc)
     return code_of(session, doc, named, loc, request.max_code_lines)
 
 
 async def _calls(
-    session: Session, resolved: Resolved, prepared: Any, include_external: bool,
+    session: Session, resolved: Resolved, prepared: object, include_external: bool,
     texts: dict[Path, Document],
 ) -> tuple[Section | None, Section | None]:
     """Direct callers and callees, both directions in one round trip, their files in one read."""
-    if not prepared:
+    if not prepared or not isinstance(prepared, list):
         return None, None
     target = resolved.target
     roots = [node_of(item) for item in prepared]
@@ -153,7 +154,7 @@ async def _calls(
         for method, _ in directions
         for root in roots
     ]
-    answers = iter(await session.lsp(calls))
+    answers = iter(await session.servers.lsp(calls))
     flattened = []
     for _, key in directions:
         entries = []
@@ -165,7 +166,7 @@ async def _calls(
             ]
         flattened.append(flatten(entries, include_external))
     paths = [p for shown, _ in flattened for p in entry_paths(session, shown)]
-    texts.update(await session.documents(paths, have=texts))
+    texts.update(await session.texts.documents(paths, have=texts))
     out = [
         Section(rows=await render_entries(session, shown, texts), external=hidden, dropped=0)
         for shown, hidden in flattened

@@ -18,6 +18,7 @@ from pydantic import Field
 from ..errors import ErrorCode, LsapError
 from ..models import MAX_ITEMS_LIMIT, Paged, Request, Row
 from ..modes import Answer, Offer, mode
+from ..position import EditorLocation
 from ..report.files import expand, is_glob
 from ..report.paging import page
 from ..session import Session
@@ -130,14 +131,14 @@ async def _trees(session: Session, files: list[Path]) -> tuple[dict[Path, Symbol
     for _language, group in by_language:
         paths = list(group)
         try:
-            client = await session.reader(paths[0], METHOD)
+            client = await session.servers.reader(paths[0], METHOD)
         except LsapError as error:
             if len(files) == 1:
                 raise
             lacking.append(f"{len(paths)} {language_of(paths[0])} file(s): {error.message}")
             continue
-        docs = await session.documents(paths)
-        trees.update(await session.symbols(paths, client, docs))
+        docs = await session.texts.documents(paths)
+        trees.update(await session.symbols.of(paths, client, docs))
     return trees, lacking
 
 
@@ -168,7 +169,7 @@ async def outline(session: Session, request: OutlineRequest) -> Answer:
         )
     # Every symbol is walked (the total, the pages), but a row is made for the page shown
     # only: a 20,000-line file has 10,000 symbols (doc/architecture.md, Costs).
-    items: list[tuple[str, tuple[str, ...], Symbol]] | None = session.kept(request)
+    items: list[tuple[str, tuple[str, ...], Symbol]] | None = session.kept.page(request)
     lacking: list[str] = []
     if items is None:
         trees, lacking = await _trees(session, files)
@@ -212,7 +213,7 @@ async def outline(session: Session, request: OutlineRequest) -> Answer:
         groups=groups,
         **paging,
     )
-    locations = [
+    locations: list[EditorLocation] = [
         {"path": r.path, "line": r.line, "character": r.column - 1, "encoding": "utf-32",
          "text": f"{r.kind} {r.symbol}"}
         for r in shown

@@ -17,11 +17,13 @@ import time
 from itertools import chain, groupby, repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from ..decode import location_count, location_files
+from ..jsonvalue import Params
 from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
+from ..position import EditorLocation, line_at
 from ..report.paging import page
 from ..report.pieces import anchor_fields, editor_location, excerpt, fence_language, word_at
 from ..resolve import resolve
@@ -82,20 +84,20 @@ RECHECK = 0.7
 SETTLE_LIMIT = 10.0
 
 
-async def settled(session: Session, target: Target, params: dict[str, Any]) -> tuple[Any, bool]:
+async def settled(session: Session, target: Target, params: Params) -> tuple[object, bool]:
     """References (packed: see `decode.location_files`), asked again while a young server's
     count still changes; True if it never held. Once a server's count has held, it is
     trusted for the rest of the session."""
-    raw = await session.call(target, METHOD, params, packed=True)
+    raw = await session.servers.call(target, METHOD, params, packed=True)
     age = target.client.age()
-    if age is None or age > YOUNG or target.client.id in session.settled:
+    if age is None or age > YOUNG or target.client.id in session.servers.settled:
         return raw, False
     deadline = time.monotonic() + SETTLE_LIMIT
     while time.monotonic() < deadline:
         await asyncio.sleep(RECHECK)
-        again = await session.call(target, METHOD, params, packed=True)
+        again = await session.servers.call(target, METHOD, params, packed=True)
         if location_count(again) == location_count(raw):
-            session.settled.add(target.client.id)
+            session.servers.settled.add(target.client.id)
             return again, False
         raw = again
     return raw, True
@@ -110,12 +112,12 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
     # unique, built at C speed; only the page shown is read, converted to code points and
     # given its enclosing symbols (doc/architecture.md, Costs).
     compact = request.compact if request.compact is not None else SURFACE.get() != "nvim"
-    items: list[tuple[Path, Units]] | None = session.kept(request)
+    items: list[tuple[Path, Units]] | None = session.kept.page(request)
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
     growing = False
     if items is None:
-        params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
+        params = session.servers.position_params(target, resolved.doc, resolved.line, resolved.column)
         params["context"] = {"includeDeclaration": request.include_declaration}
         raw, growing = await settled(session, target, params)
         items = list(chain.from_iterable(zip(repeat(path), ranges) for path, ranges in location_files(raw)))
@@ -128,12 +130,12 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
 
     # Per-item work only for the page shown: one read and one symbol call per file.
     paths = [path for path, _ in page_items]
-    docs = await session.documents(paths)
-    shown = session.located(page_items, target.client, docs)
-    trees = await session.symbols(paths, target.client, docs) if target.client.supports(
+    docs = await session.texts.documents(paths)
+    shown = session.texts.located(page_items, target.client, docs)
+    trees = await session.symbols.of(paths, target.client, docs) if target.client.supports(
         "textDocument/documentSymbol") else {}
     groups: list[Group] = []
-    locations: list[dict[str, Any]] = []
+    locations: list[EditorLocation] = []
     collapsed: dict[str, dict[str, list[int]]] = {"import": {}, "annotation": {}}
     for path, file_uses in groupby(shown, key=lambda loc: loc.path):
         doc = docs[path]
@@ -212,7 +214,7 @@ def _kinds(lines: list[str], uses: list[Location]) -> tuple[dict[tuple[int, int]
     kinds: dict[tuple[int, int], Kind | None] = {}
     printed: set[int] = set()
     for loc in uses:
-        text = lines[loc.line] if loc.line < len(lines) else ""
+        text = line_at(lines, loc.line)
         kind = use_kind(text, loc.col) or ("import" if _in_import_list(lines, loc.line) else None)
         kinds[(loc.line, loc.col)] = kind
         if kind is None:

@@ -22,19 +22,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
+from cachetools import LRUCache
 from pydantic import Field
 
 from ..changes import undo_hint
-from ..decode import spans
+from ..decode import spans, walk
 from ..diagnostics import DiagnosticDelta
 from ..diskwatch import Basis
 from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
 from ..identifiers import check_new_name, declined
+from ..jsonvalue import Params
+from ..lsp import PositionData, RangeData
 from ..models import Anchored, LocateRequest, Overwriting, Overwritten, Paged, Report, Request, Row, absent
 from ..modes import Answer, Offer, mode
-from ..position import from_lsp_character
+from ..position import EditorLocation, column_at, line_at
 from ..report.paging import page, suggest
 from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, word_at
 from ..resolve import Resolved, resolve
@@ -78,11 +81,22 @@ class PendingRename:
     partial: bool = False  # the server was still indexing: uses may be missing
     # The symbol's uses as `references` found them (None: the server could not say), and
     # those the edit leaves alone.
-    uses: list[tuple[Path, dict[str, Any]]] | None = None
+    uses: list[tuple[Path, RangeData]] | None = None
     uncovered: list[dict[str, Any]] = field(default_factory=list)
     # What the files on disk were when the server was asked (`rename_execute` proves the
     # files against it, not against the later request's start).
     basis: Basis | None = None
+
+
+RENAMES = 32  # previewed renames kept for `rename_execute`
+
+
+class Renames(LRUCache[str, PendingRename]):
+    """Previewed renames by `rename_id`, kept on the session (`Kept.owned`); their file
+    versions are checked when one is executed."""
+
+    def __init__(self) -> None:
+        super().__init__(RENAMES)
 
 
 def keep(session: Session, pending: PendingRename) -> str:
@@ -93,12 +107,12 @@ def keep(session: Session, pending: PendingRename) -> str:
     for root in session.workspace.roots:
         text = text.replace(root.as_uri(), "")
     rename_id = hashlib.sha1(text.encode()).hexdigest()[:10]
-    session.renames[rename_id] = pending
+    session.kept.owned(Renames)[rename_id] = pending
     return rename_id
 
 
 def kept(session: Session, rename_id: str) -> PendingRename:
-    pending: PendingRename | None = session.renames.get(rename_id)
+    pending = session.kept.owned(Renames).get(rename_id)
     if pending is None:
         raise LsapError(
             ErrorCode.NOT_FOUND,
@@ -204,13 +218,7 @@ def _excluded(display: str, patterns: list[str]) -> bool:
 
 
 def _uris(edit: dict[str, Any]) -> list[str]:
-    out = list((edit.get("changes") or {}).keys())
-    for change in edit.get("documentChanges") or []:
-        if "textDocument" in change:
-            out.append(change["textDocument"]["uri"])
-        else:
-            out += [change[k] for k in ("uri", "oldUri", "newUri") if k in change]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(uri for step in walk(edit) for uri in step.uris))
 
 
 def without(
@@ -224,16 +232,8 @@ def without(
         return _excluded(session.workspace.display(path_of(uri)), patterns)
 
     left_out = sorted({session.workspace.display(path_of(u)) for u in _uris(edit) if dropped(u)})
-    kept: dict[str, Any] = {}
-    if edit.get("changes"):
-        kept["changes"] = {u: e for u, e in edit["changes"].items() if not dropped(u)}
-    if edit.get("documentChanges"):
-        kept["documentChanges"] = [
-            c
-            for c in edit["documentChanges"]
-            if not any(dropped(u) for u in _uris({"documentChanges": [c]}))
-        ]
-    return kept, left_out
+    kept = [step.change() for step in walk(edit) if not any(dropped(u) for u in step.uris)]
+    return {"documentChanges": kept}, left_out
 
 
 async def _compute(
@@ -244,17 +244,17 @@ async def _compute(
     check_new_name(request.new_name, request.locate.file_path)
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
-    params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
+    params = session.servers.position_params(target, resolved.doc, resolved.line, resolved.column)
     old_name = word_at(resolved.line_text, resolved.column)
     prepared = target.client.supports(PREPARE)
-    if prepared and await session.call(target, PREPARE, params) is None:
+    if prepared and await session.servers.call(target, PREPARE, params) is None:
         raise LsapError(
             ErrorCode.INVALID_REQUEST,
             f"{target.client.name} cannot rename `{old_name}` at {resolved.anchor}",
             hint="point the anchor at a symbol defined in the workspace, not a keyword",
         )
     edit, uses = await asyncio.gather(
-        session.call(target, METHOD, {**params, "newName": request.new_name}),
+        session.servers.call(target, METHOD, {**params, "newName": request.new_name}),
         _uses(session, target, params),
     )
     if not edit or not (edit.get("changes") or edit.get("documentChanges")):
@@ -267,24 +267,24 @@ async def _compute(
                  f"`{phrase({'mode': 'locate', 'locate': request.locate.model_dump(exclude_none=True)})}`",
         )
     paths = [path_of(u) for u in _uris(edit)]
-    docs = await session.documents(
+    docs = await session.texts.documents(
         [p for p in paths if session.workspace.contains(p) and p.is_file()]
     )
     versions = {p: d.version for p, d in docs.items()}
     pending = PendingRename(
         edit, target.client, old_name, request.new_name, versions, target.partial, uses,
-        await _uncovered(session, target, edit, uses or [], old_name), session.basis(),
+        await _uncovered(session, target, edit, uses or [], old_name), session.texts.basis(),
     )
     return resolved, pending
 
 
-async def _uses(session: Session, target: Target, params: dict[str, Any]) -> list[tuple[Path, dict[str, Any]]] | None:
+async def _uses(session: Session, target: Target, params: Params) -> list[tuple[Path, RangeData]] | None:
     """The symbol's uses in the workspace, declaration included; None when the server
     cannot say (the rename goes ahead unchecked)."""
     if not target.client.supports(REFERENCES):
         return None
     try:
-        found = await session.call(
+        found = await session.servers.call(
             target, REFERENCES, {**params, "context": {"includeDeclaration": True}}
         )
     except LsapError:
@@ -295,15 +295,13 @@ async def _uses(session: Session, target: Target, params: dict[str, Any]) -> lis
 def _edit_ranges(edit: dict[str, Any]) -> dict[Path, list[dict[str, Any]]]:
     """Every text edit of a WorkspaceEdit, by file."""
     out: dict[Path, list[dict[str, Any]]] = {}
-    for uri, items in (edit.get("changes") or {}).items():
-        out.setdefault(path_of(uri), []).extend(items or [])
-    for change in edit.get("documentChanges") or []:
-        if "textDocument" in change:
-            out.setdefault(path_of(change["textDocument"]["uri"]), []).extend(change.get("edits") or [])
+    for step in walk(edit):
+        if step.op is None:
+            out.setdefault(path_of(step.uri), []).extend(step.edits)
     return out
 
 
-def _renames(item: dict[str, Any], start: dict[str, Any], old_name: str) -> bool:
+def _renames(item: dict[str, Any], start: PositionData, old_name: str) -> bool:
     """Whether a text edit renames the use starting at `start`: it spans the use, and,
     where it rewrites whole lines (jedi sends the whole file), the use's line no longer
     has the old name there."""
@@ -324,24 +322,24 @@ def _renames(item: dict[str, Any], start: dict[str, Any], old_name: str) -> bool
 
 
 async def _uncovered(session: Session, target: Target, edit: dict[str, Any],
-                     uses: list[tuple[Path, dict[str, Any]]], old_name: str) -> list[dict[str, Any]]:
+                     uses: list[tuple[Path, RangeData]], old_name: str) -> list[dict[str, Any]]:
     """The uses `references` found that no edit of the rename renames."""
     edits = _edit_ranges(edit)
     missed = [
         (path, rng) for path, rng in uses
         if not any(_renames(item, rng["start"], old_name) for item in edits.get(path, []))
     ]
-    docs = await session.documents(list(dict.fromkeys(p for p, _ in missed if p.is_file())))
-    encoding = session.encoding(target.client)
+    docs = await session.texts.documents(list(dict.fromkeys(p for p, _ in missed if p.is_file())))
+    encoding = session.servers.encoding(target.client)
     out = []
     for path, rng in missed:
         lines = docs[path].lines if path in docs else []
         line = rng["start"]["line"]
-        text = lines[line] if line < len(lines) else ""
+        text = line_at(lines, line)
         out.append({
             "path": session.workspace.display(path),
             "line": line + 1,
-            "column": from_lsp_character(text, rng["start"]["character"], encoding) + 1,
+            "column": column_at(lines, line, rng["start"]["character"], encoding) + 1,
             "text": text.strip(),
         })
     return out
@@ -389,7 +387,7 @@ async def rename_preview(session: Session, request: RenamePreviewRequest) -> Ans
 
 
 async def _stale(session: Session, pending: PendingRename) -> list[str]:
-    docs = await session.documents(list(pending.versions))
+    docs = await session.texts.documents(list(pending.versions))
     return [
         session.workspace.display(p) for p, v in pending.versions.items() if docs[p].version != v
     ]
@@ -405,7 +403,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
     # Every file that uses the symbol, changed or not: a use the edit missed breaks there.
     watched = list(dict.fromkeys([*(path_of(u) for u in _uris(pending.edit)),
                                   *(p for p, _ in pending.uses or [])]))
-    before = await session.diagnostics([p for p in watched if p.is_file()])
+    before = await session.diagnostics.of([p for p in watched if p.is_file()])
     result: EditResult = await apply_workspace_edit(
         session, edit, pending.client, label=f"rename {pending.old_name} → {pending.new_name}",
         replaces=pending.old_name, basis=pending.basis, overwrite=overwrite,
@@ -414,7 +412,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
         session.workspace.resolve(old): session.workspace.resolve(new)
         for old, new in result.renamed
     }
-    after = await session.diagnostics(
+    after = await session.diagnostics.of(
         [moved.get(p, p) for p in watched if moved.get(p, p).is_file()]
     )
     delta = DiagnosticDelta.between(before, after)
@@ -443,7 +441,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
     }
 
 
-def _locations(report: RenameReport) -> list[dict[str, Any]]:
+def _locations(report: RenameReport) -> list[EditorLocation]:
     return [{"path": f.path, "line": 1, "col": 0, "text": f"{f.edits} edits"} for f in report.changed]
 
 
@@ -454,14 +452,14 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Ans
     pending = kept(session, request.rename_id)
     stale = await _stale(session, pending)
     if stale:
-        session.renames.pop(request.rename_id, None)
+        session.kept.owned(Renames).pop(request.rename_id, None)
         raise LsapError(
             ErrorCode.CONFLICT,
             "files changed since the preview: " + ", ".join(stale),
             hint="nothing was changed; run `rename_preview` again for a fresh id",
         )
     data = await _apply(session, pending, patterns, request.overwrite)
-    session.renames.pop(request.rename_id, None)
+    session.kept.owned(Renames).pop(request.rename_id, None)
     report = RenameReport(rename_id=request.rename_id, partial=pending.partial, **data)
     return Answer(report, _locations(report))
 

@@ -12,20 +12,21 @@ from pydantic import BaseModel, field_validator
 from pydantic.json_schema import JsonSchemaMode
 
 from ..errors import did_you_mean
+from ..jsonvalue import Json, JsonObject
 from ..models import Report, Request, Row, absent
 from ..modes import REGISTRY, Answer, mode
 from ..session import Session
 from ..surface import fields_help
 
 
-def compact_schema(schema: Any) -> Any:
+def compact_schema(schema: Json) -> Json:
     """A pydantic JSON Schema without what costs tokens and tells an agent nothing:
     titles, `null` alternatives of optional fields and `default: null`."""
     if isinstance(schema, list):
         return [compact_schema(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for key, value in schema.items():
         if key == "title" and isinstance(value, str):
             continue
@@ -34,27 +35,28 @@ def compact_schema(schema: Any) -> Any:
         if key == "anyOf" and isinstance(value, list):
             kept = [v for v in value if v != {"type": "null"}]
             if len(kept) == 1:
-                out.update(compact_schema(kept[0]))
+                if isinstance(only := compact_schema(kept[0]), dict):
+                    out.update(only)
                 continue
             value = kept
         out[key] = compact_schema(value)
     return out
 
 
-def request_schemas(modes: list[str] | None = None) -> dict[str, Any]:
+def request_schemas(modes: list[str] | None = None) -> JsonObject:
     """JSON Schema of each mode's request model, by mode."""
     return {name: _json_schema(cap.model, "validation") for name, cap in sorted(REGISTRY.items())
             if not modes or name in modes}
 
 
-def response_schemas(modes: list[str] | None = None) -> dict[str, Any]:
+def response_schemas(modes: list[str] | None = None) -> JsonObject:
     """JSON Schema of each mode's report (its `format: "json"` answer, with `mode`), by mode."""
     return {name: _json_schema(cap.report, "serialization") for name, cap in sorted(REGISTRY.items())
             if not modes or name in modes}
 
 
 @functools.cache
-def _json_schema(model: type[BaseModel], mode: JsonSchemaMode) -> dict[str, Any]:
+def _json_schema(model: type[BaseModel], mode: JsonSchemaMode) -> JsonObject:
     """A model's JSON Schema, made once: making them all costs ~50 ms of the loop, and
     agents ask for them often (shared: read only)."""
     return model.model_json_schema(mode=mode)
@@ -68,7 +70,7 @@ class SchemaRequest(Request):
 
     @field_validator("modes", mode="before")
     @classmethod
-    def _words(cls, modes: Any) -> Any:
+    def _words(cls, modes: object) -> object:
         """`:Lsap schema hover search` sends the modes as one string."""
         return modes.replace(",", " ").split() if isinstance(modes, str) else modes
 

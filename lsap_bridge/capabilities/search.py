@@ -17,6 +17,7 @@ from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..models import Paged, Request, Row
 from ..modes import Answer, Offer, mode
+from ..position import EditorLocation
 from ..report.files import one_per_language
 from ..report.paging import page
 from ..session import Session
@@ -35,7 +36,7 @@ class SearchRequest(Request):
 
     @field_validator("kinds", mode="before")
     @classmethod
-    def _comma_separated(cls, kinds: Any) -> Any:
+    def _comma_separated(cls, kinds: object) -> object:
         """`kinds=class,function` from a command line is a list too."""
         if isinstance(kinds, str):
             return [k.strip() for k in kinds.split(",") if k.strip()]
@@ -93,7 +94,7 @@ async def symbol_clients(session: Session) -> tuple[list[Client], list[str]]:
     if not clients:
         for seed in seeds:
             try:
-                clients.append((await session.target(seed, METHOD)).client)
+                clients.append((await session.servers.target(seed, METHOD)).client)
             except LsapError as error:
                 lacking.append(error.message)
     elif all(c.filetypes for c in running):
@@ -120,7 +121,7 @@ async def incomplete(session: Session, clients: list[Client]) -> list[str]:
     then no proof it is not there): work in progress (`$/progress`), attached moments ago,
     or files changed on disk moments ago."""
     working = set(await session.gateway.working([c.id for c in clients]))
-    changed = session.watch.changed_at
+    changed = session.servers.watch.changed_at
     notes = []
     for client in clients:
         age = client.age()
@@ -157,7 +158,7 @@ def rank(query: str, name: str, kind: str) -> tuple[int, bool]:
       workspace=True, offer=Offer(command="LsapSearch", picker=6, plug=True, values={"kinds": (
           "class", "function", "method", "interface", "variable", "constant", "enum", "module")}))
 async def search(session: Session, request: SearchRequest) -> Answer:
-    items: list[dict[str, Any]] | None = session.kept(request)
+    items: list[dict[str, Any]] | None = session.kept.page(request)
     servers: list[str] = []
     lacking: list[str] = []
     unsure: list[str] = []
@@ -174,7 +175,7 @@ async def search(session: Session, request: SearchRequest) -> Answer:
             )
         servers = [c.name for c in clients]
         unsure = await incomplete(session, clients)
-        answers = await session.lsp([LspCall(c.id, METHOD, {"query": request.query}) for c in clients])
+        answers = await session.servers.lsp([LspCall(c.id, METHOD, {"query": request.query}) for c in clients])
         found: dict[tuple[str, int, str], dict[str, Any]] = {}
         for client, answer in zip(clients, answers, strict=True):
             for raw in [] if answer.error else answer.result or []:
@@ -197,7 +198,7 @@ async def search(session: Session, request: SearchRequest) -> Answer:
                     "line": line or None,
                     # Where on the line, for the editor only (in the server's encoding).
                     EDITOR: {"character": int(start.get("character", 0)),
-                             "encoding": session.encoding(client)},
+                             "encoding": session.servers.encoding(client)},
                 }
         items = sorted(
             found.values(),
@@ -208,8 +209,9 @@ async def search(session: Session, request: SearchRequest) -> Answer:
                           incomplete=unsure, external=external,
                           symbols=[Found(**{k: v for k, v in r.items() if k != EDITOR}) for r in shown],
                           **paging)
-    locations = [
-        {"path": r["path"], "line": r["line"] or 1, **r[EDITOR], "text": f"{r['kind']} {r['name']}"}
+    locations: list[EditorLocation] = [
+        {"path": r["path"], "line": r["line"] or 1, "character": r[EDITOR]["character"],
+         "encoding": r[EDITOR]["encoding"], "text": f"{r['kind']} {r['name']}"}
         for r in shown
     ]
     return Answer(report, locations)

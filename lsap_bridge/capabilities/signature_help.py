@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
+
+from lsprotocol import types
 
 from ..decode import clean_markdown
 from ..models import Anchored, LocateRequest, Row
@@ -36,33 +38,31 @@ class SignatureHelpReport(Anchored):
     language: str
 
 
-def _docs(value: Any) -> str:
+def _docs(value: str | types.MarkupContent | None) -> str:
     """`string | MarkupContent` documentation as Markdown, cleaned of markup noise."""
-    if isinstance(value, dict):
-        text = str(value.get("value", "")).strip()
-        return clean_markdown(text) if value.get("kind") == "markdown" else text
+    if isinstance(value, types.MarkupContent):
+        text = str(value.value).strip()
+        return clean_markdown(text) if value.kind == types.MarkupKind.Markdown else text
     return str(value or "").strip()
 
 
-def signatures(result: Any) -> list[Signature]:
+def signatures(result: types.SignatureHelp | None) -> list[Signature]:
     """`SignatureHelp` as report rows: label, parameters, the active one marked."""
-    if not result:
+    if result is None:
         return []
-    active_signature = int(result.get("activeSignature") or 0)
+    active_signature = int(result.active_signature or 0)
     out = []
-    for index, raw in enumerate(result.get("signatures") or []):
-        label = str(raw.get("label", ""))
-        active = raw.get("activeParameter", result.get("activeParameter"))
+    for index, raw in enumerate(result.signatures or []):
+        label = str(raw.label)
+        active = raw.active_parameter if raw.active_parameter is not None else result.active_parameter
         parameters = []
-        for number, param in enumerate(raw.get("parameters") or []):
-            name = param.get("label", "")
+        for number, param in enumerate(raw.parameters or []):
+            name = param.label
             # A parameter label is its text, or [start, end) offsets into the signature label.
-            text = (
-                label[name[0] : name[1]] if isinstance(name, list) and len(name) == 2 else str(name)
-            )
-            parameters.append(Parameter(label=text, docs=_docs(param.get("documentation")),
+            text = label[name[0] : name[1]] if isinstance(name, (list, tuple)) and len(name) == 2 else str(name)
+            parameters.append(Parameter(label=text, docs=_docs(param.documentation),
                                         active=active is not None and number == int(active)))
-        out.append(Signature(label=label, docs=_docs(raw.get("documentation")), parameters=parameters,
+        out.append(Signature(label=label, docs=_docs(raw.documentation), parameters=parameters,
                              active=index == active_signature))
     return out
 
@@ -71,8 +71,8 @@ def signatures(result: Any) -> list[Signature]:
       summary="the signature of the call at a position", method=METHOD, fallback="hover")
 async def signature_help(session: Session, request: SignatureHelpRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
-    params = session.position_params(resolved.target, resolved.doc, resolved.line, resolved.column)
+    params = session.servers.position_params(resolved.target, resolved.doc, resolved.line, resolved.column)
     params["context"] = {"triggerKind": 1, "isRetrigger": False}
-    result = await session.call(resolved.target, METHOD, params)
+    result = await session.servers.ask(resolved.target, METHOD, params, types.SignatureHelp)
     return Answer(SignatureHelpReport(**anchor_fields(resolved, session), signatures=signatures(result),
                                       language=fence_language(resolved.doc)))

@@ -13,12 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
+from ..jsonvalue import Params
 from ..modes import Answer, Offer, mode
-from ..position import to_lsp_character
+from ..position import line_at, to_lsp_character
 from ..report.hierarchy import (
     Edge,
     Expand,
@@ -89,33 +90,31 @@ class Derived:
 
     async def trees(self, paths: Sequence[Path]) -> dict[Path, SymbolTree]:
         inside = [p for p in dict.fromkeys(paths) if self.session.workspace.contains(p)]
-        docs = await self.session.documents(inside)
-        return await self.session.symbols(inside, self.client, docs)
+        docs = await self.session.texts.documents(inside)
+        return await self.session.symbols.of(inside, self.client, docs)
 
-    def _params(self, path: Path, lines: list[str], line: int, col: int) -> dict[str, Any]:
-        text = lines[line] if line < len(lines) else ""
-        character = to_lsp_character(text, col, self.session.encoding(self.client))
+    def _params(self, path: Path, lines: list[str], line: int, col: int) -> Params:
+        text = line_at(lines, line)
+        character = to_lsp_character(text, col, self.session.servers.encoding(self.client))
         return {
             "textDocument": {"uri": uri_of(path)},
             "position": {"line": line, "character": character},
         }
 
-    async def _ask(self, method: str, asks: list[dict[str, Any]]) -> list[list[Location]]:
-        answers = await self.session.lsp([LspCall(self.client.id, method, params) for params in asks])
+    async def _ask(self, method: str, asks: list[Params]) -> list[list[Location]]:
+        answers = await self.session.servers.lsp([LspCall(self.client.id, method, params) for params in asks])
         return [
-            await self.session.locations(None if a.error else a.result, self.client)
+            await self.session.texts.locations(None if a.error else a.result, self.client)
             for a in answers
         ]
 
     async def supertypes(self, nodes: Sequence[Node]) -> list[list[Edge]]:
-        docs = await self.session.documents([n.path for n in nodes])
-        asks: list[tuple[int, str, dict[str, Any]]] = []
+        docs = await self.session.texts.documents([n.path for n in nodes])
+        asks: list[tuple[int, str, Params]] = []
         for index, node in enumerate(nodes):
             lines = docs[node.path].lines
             after = node.col + len(node.name)
-            for col, name in header_names(
-                lines[node.line] if node.line < len(lines) else "", after
-            ):
+            for col, name in header_names(line_at(lines, node.line), after):
                 asks.append((index, name, self._params(node.path, lines, node.line, col)))
         found = await self._ask(METHOD, [params for _, _, params in asks])
         trees = await self.trees([loc.path for locs in found for loc in locs])
@@ -146,7 +145,7 @@ class Derived:
         return out
 
     async def subtypes(self, nodes: Sequence[Node]) -> list[list[Edge]]:
-        docs = await self.session.documents([n.path for n in nodes])
+        docs = await self.session.texts.documents([n.path for n in nodes])
         asks = [
             {
                 **self._params(n.path, docs[n.path].lines, n.line, n.col),
@@ -182,11 +181,11 @@ async def types(session: Session, request: TypesRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
     name = word_at(resolved.line_text, resolved.column)
-    params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
+    params = session.servers.position_params(target, resolved.doc, resolved.line, resolved.column)
     native = target.client_for(NATIVE)
     expanders: dict[str, Expand]
     if native is not None:
-        answer = (await session.lsp([LspCall(native.id, NATIVE, params, target.bufnr)], target))[0]
+        answer = (await session.servers.lsp([LspCall(native.id, NATIVE, params, target.bufnr)], target))[0]
         roots = [node_of(item) for item in ([] if answer.error else answer.result or [])]
         expanders = {
             d: lsp_expand(session, native, target.bufnr, f"typeHierarchy/{d}", None)
@@ -194,8 +193,8 @@ async def types(session: Session, request: TypesRequest) -> Answer:
         }
     else:
         derived = Derived(session, target.client)
-        definitions = await session.locations(
-            await session.call(target, METHOD, params), target.client
+        definitions = await session.texts.locations(
+            await session.servers.call(target, METHOD, params), target.client
         )
         trees = await derived.trees([loc.path for loc in definitions])
         roots = []
@@ -214,7 +213,7 @@ async def types(session: Session, request: TypesRequest) -> Answer:
         )
     directions = ["supertypes", "subtypes"] if request.direction == "both" else [request.direction]
     # Native hierarchy items count in the server's units; derived nodes in code points.
-    encoding = session.encoding(native) if native is not None else "utf-32"
+    encoding = session.servers.encoding(native) if native is not None else "utf-32"
     sections, locations = await walk_directions(
         session, roots, expanders, directions, request, at_site=False, encoding=encoding)
     report = TypesReport(**anchor_fields(resolved, session), name=name, roots=roots_data(session, roots),

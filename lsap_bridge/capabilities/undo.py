@@ -18,16 +18,19 @@ import dataclasses
 import difflib
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from .. import changes
 from ..changes import ChangeSet, FileText, signs
 from ..edits import apply_workspace_edit, journal_dir
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client, Document
+from ..gateway import Client
+from ..lsp import TextEditData
 from ..models import Paged, Report, Request, Row
 from ..modes import Answer, Offer, mode
+from ..position import Document
 from ..report.paging import page
 from ..session import Session
 from ..surface import phrase
@@ -170,10 +173,10 @@ def _conflict(file: FileText, doc: Document | None, whole: bool = False) -> str 
     return None
 
 
-def back_edits(now: list[str], then: list[str]) -> list[dict[str, Any]]:
+def back_edits(now: list[str], then: list[str]) -> list[TextEditData]:
     """LSP text edits turning the lines `now` into `then`, replacing only the lines that
     differ (whole lines, column 0)."""
-    edits = []
+    edits: list[TextEditData] = []
     matcher = difflib.SequenceMatcher(None, now, then, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
@@ -242,7 +245,7 @@ async def undo(session: Session, request: UndoRequest) -> Answer:
                         hint=f"redo it with `{changes.undo_hint(change.undone[-1])}`" if change.undone
                         else "nothing to do")
     paths = [Path(f.path) for f in left]
-    docs = await session.documents([p for p in paths if p.is_file()])
+    docs = await session.texts.documents([p for p in paths if p.is_file()])
     display = session.workspace.display
     conflicts = [Conflict(path=display(Path(f.path)), reason=reason) for f in left
                  if (reason := _conflict(f, docs.get(Path(f.path)), whole=True)) is not None]
@@ -327,7 +330,8 @@ def _hunk_diff(file: FileText, hunk: tuple[int, int, int, int]) -> str:
     return "\n".join(lines)
 
 
-def _decide(change: ChangeSet, request: ReviewRequest, display: Any) -> tuple[list[FileText], list[FileText]]:
+def _decide(change: ChangeSet, request: ReviewRequest,
+            display: Callable[[Path], str]) -> tuple[list[FileText], list[FileText]]:
     """The change's files with the decision made (texts only), and those whose "after"
     text changes (rejected hunks, to be written)."""
     chosen = [f for f in _left(change)
@@ -380,7 +384,7 @@ async def review(session: Session, request: ReviewRequest) -> Answer:
         files, written = _decide(change, request, display)
         if written:
             old = {f.path: f for f in change.files}
-            docs = await session.documents([Path(f.path) for f in written if Path(f.path).is_file()])
+            docs = await session.texts.documents([Path(f.path) for f in written if Path(f.path).is_file()])
             problems = [f"{display(Path(f.path))}: {reason}" for f in written
                         if (reason := _conflict(old[f.path], docs.get(Path(f.path)))) is not None]
             if problems:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..actions import (
+    Actions,
     Apply,
     Place,
     by_title,
@@ -43,7 +44,7 @@ CHANGED_LINES = 10
 async def rename(tracker: Tracker, run: FileRun, item: Anchored, op: Rename) -> None:
     place = item.place
     assert place.line is not None
-    doc = await tracker.session.document(place.path)
+    doc = await tracker.session.texts.document(place.path)
     text = doc.lines[place.line]
     col = name_column(text, op.symbol)
     if col is None:
@@ -55,10 +56,10 @@ async def rename(tracker: Tracker, run: FileRun, item: Anchored, op: Rename) -> 
         )
     target = tracker.executor.target_for(run, "textDocument/rename")
     params = {
-        **tracker.session.position_params(target, doc, place.line, col),
+        **tracker.session.servers.position_params(target, doc, place.line, col),
         "newName": op.new_name,
     }
-    edit = await tracker.session.call(target, "textDocument/rename", params)
+    edit = await tracker.session.servers.call(target, "textDocument/rename", params)
     if not edit:
         raise LsapError(
             ErrorCode.UNSUPPORTED,
@@ -101,7 +102,7 @@ async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
     place = item.place
     assert place.line is not None
     session = tracker.session
-    if op.what in session.actions:  # an id, as `code_actions` and the ambiguity list give
+    if op.what in session.kept.owned(Actions):  # an id, as `code_actions` and the ambiguity list give
         chosen = kept(session, op.what)
         if chosen.path != place.path:
             raise LsapError(
@@ -111,7 +112,7 @@ async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
                 hint="put the `! FIX` under an anchor of that file",
             )
         ran = await run_action(session, chosen, _applier(tracker))
-        session.actions.pop(op.what, None)  # spent, as `code_action_execute` spends it
+        session.kept.owned(Actions).pop(op.what, None)  # spent, as `code_action_execute` spends it
         return [f"applied: {chosen.title} ({chosen.client.name})", *ran.remarks]
     found = await gather(session, place.path, (place.line, place.line))
     codes = {d.code for d in found.diagnostics if d.line <= place.line <= d.end_line}
@@ -224,7 +225,7 @@ async def sections_after(tracker: Tracker) -> list[FileSection]:
     order = list(dict.fromkeys(p for p in order if p.exists()))
     texts = await tracker.texts(order)
     # After edits: the servers' diagnostics of the text written (settled, as `actions.applied`).
-    found = await tracker.session.diagnostics(order, after_sync=bool(tracker.before))
+    found = await tracker.session.diagnostics.of(order, after_sync=bool(tracker.before))
     display = tracker.session.workspace.display
     sections: dict[Path, FileSection] = {p: FileSection(display(p)) for p in order}
     for run in executor.runs:

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from .. import modes
 from ..capabilities import REGISTRY
 from ..cpu import off_loop
-from ..decode import hover_text, inlay_hint_params, inlay_hints_from_lsp, weave_inlay_hints
+from ..decode import hover_of, hover_text, inlay_hint_params, inlay_hints_from_lsp, weave_inlay_hints
 from ..diagnostics import DiagnosticMap
 from ..errors import Candidate, ErrorCode, LsapError, shown_score
 from ..failures import as_error
 from ..gateway import Client, LspCall
 from ..locate.matcher import INLINE_FIND, Needle, Tier, find_matches, moved, settle, unpaste
+from ..position import line_at
 from ..render import render_report
 from ..report.budget import budget_of
 from ..session import Session, Target, disk_note
@@ -38,7 +38,7 @@ from .runs import Anchored, FileRun, Place
 VIEW_ITEMS = 20
 
 #: LSP calls sent together in one round trip, each with what to do with its answer.
-Batch = list[tuple[LspCall, Callable[[Any, str | None], None]]]
+Batch = list[tuple[LspCall, Callable[[object, str | None], None]]]
 
 
 class Executor:
@@ -56,9 +56,9 @@ class Executor:
         try:
             run.path = self.session.workspace.resolve(block.path)
             run.section.path = self.session.workspace.display(run.path)
-            run.target = await self.session.target(run.path, "textDocument/documentSymbol")
-            run.doc = await self.session.document(run.path)
-            run.tree = await self.session.symbol_tree(run.target, run.doc)
+            run.target = await self.session.servers.target(run.path, "textDocument/documentSymbol")
+            run.doc = await self.session.texts.document(run.path)
+            run.tree = await self.session.symbols.tree(run.target, run.doc)
         except LsapError as error:
             run.section.tags.append(error_tag(error))
             return run
@@ -111,7 +111,7 @@ class Executor:
                         else:
                             self.hover(run, line, query, echo, batch)
         if batch:
-            answers = await self.session.lsp([call for call, _ in batch])
+            answers = await self.session.servers.lsp([call for call, _ in batch])
             for (_, handle), answer in zip(batch, answers, strict=False):
                 handle(answer.result, (answer.error or {}).get("message") if answer.error else None)
         for view in views:
@@ -125,14 +125,14 @@ class Executor:
         assert run.target is not None and run.path is not None
         client = run.target.client_for(method)
         if client is None:
-            raise self.session.unsupported(method, run.target.clients, run.path)
+            raise self.session.servers.unsupported(method, run.target.clients, run.path)
         t = run.target
         return Target(t.path, t.bufnr, client, t.clients, t.partial)
 
     def call(self, run: FileRun, method: str, line: int, col: int) -> LspCall:
         assert run.doc is not None
         target = self.target_for(run, method)
-        params = self.session.position_params(target, run.doc, line, col)
+        params = self.session.servers.position_params(target, run.doc, line, col)
         return LspCall(target.client.id, method, params, target.bufnr)
 
     def inlay(
@@ -148,12 +148,12 @@ class Executor:
         except LsapError as error:
             item.entry.tags.append(error_tag(error))
             return
-        encoding = self.session.encoding(client)
+        encoding = self.session.servers.encoding(client)
         text = run.doc.lines[line]
         params = inlay_hint_params(run.target.path, run.doc, line, line + 1, encoding)
         entry = item.entry
 
-        def handle(result: Any, error: str | None) -> None:
+        def handle(result: object, error: str | None) -> None:
             if error:
                 entry.tags.append(
                     Tag("error:server_error", f"{client.name} failed inlay hints: {error}")
@@ -196,16 +196,22 @@ class Executor:
             spots = [(col, query.symbol)]
         try:
             calls = [(self.call(run, "textDocument/hover", line, col), name) for col, name in spots]
+            server = self.target_for(run, "textDocument/hover").client.name
         except LsapError as error:
             echo.tags.append(error_tag(error))
             return
         for call, name in calls:
 
-            def handle(result: Any, error: str | None, name: str = name) -> None:
+            def handle(result: object, error: str | None, name: str = name) -> None:
                 if error:
                     echo.tags.append(Tag(f"error:{name}", f"hover failed: {error}"))
                     return
-                signature, docs = split_hover(hover_text(result))
+                try:
+                    hover = hover_of(result, server)
+                except LsapError as malformed:
+                    echo.tags.append(error_tag(malformed))
+                    return
+                signature, docs = split_hover(hover_text(hover))
                 if query.view == "docs":
                     echo.tags.append(Tag(f"docs:{name}", docs or "(no documentation)"))
                 elif signature or docs:
@@ -374,7 +380,7 @@ def in_scope_of(tree: SymbolTree, previous: int, line: int) -> bool:
 def candidate(
     lines: list[str], tree: SymbolTree, line: int, score: float | None = None
 ) -> Candidate:
-    text = lines[line] if line < len(lines) else ""
+    text = line_at(lines, line)
     indent = len(text) - len(text.lstrip())
     return Candidate(
         line + 1,
@@ -392,7 +398,7 @@ async def execute(session: Session, request: Request) -> str:
     """Run every block and print the response."""
     # A block asks about several files and may edit the workspace: the disk first, and what
     # it recorded is what the block's edits are proven against (`diskwatch.Basis`).
-    with session.proving(await session.sync_disk()):
+    with session.texts.proving(await session.servers.sync_disk()):
         return await _execute(session, request)
 
 
@@ -403,7 +409,7 @@ async def _execute(session: Session, request: Request) -> str:
     opened = [run for run in executor.runs if run.path is not None and run.doc is not None]
     # Diagnostics first: a server has analysed the files once it published them, so the
     # hovers that follow see the whole project rather than a half-loaded one.
-    found = await session.diagnostics([run.path for run in opened if run.path])
+    found = await session.diagnostics.of([run.path for run in opened if run.path])
     for run in opened:
         await executor.resolve(run)
         await executor.answer(run)

@@ -15,6 +15,7 @@ import itertools
 from dataclasses import replace
 
 from ..diagnostics import SEVERITIES, Diagnostic
+from ..position import line_at
 from ..report.budget import NOTE_TOKENS, estimate, head, holding, over
 from .parser import DIAGNOSTICS, MAX_TOKENS, Request
 from .printer import FileSection, Tag, diagnostic_tag, print_response
@@ -49,7 +50,7 @@ def respond(sections: list[FileSection], request: Request, budget: int, check: T
     lines = {(id(s), e.line) for s in sections for e in s.entries if e.line is not None}
     costs = []  # of each candidate from `from` on: its tag, and its `@@` line if it needs one
     for section, d in candidates[request.diagnostics_from - 1:]:
-        text = section.lines[d.line] if d.line < len(section.lines) else ""
+        text = line_at(section.lines, d.line)
         new_line = (id(section), d.line) not in lines
         lines.add((id(section), d.line))
         costs.append(estimate(diagnostic_tag(d, section.lines).render() + "\n")

@@ -20,7 +20,9 @@ from typing import Any
 from ..actions import TSSERVER, tsserver_configure
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
-from ..position import Encoding, to_lsp_character
+from ..jsonvalue import Params
+from ..lsp import PositionData, RangeData, TextEditData
+from ..position import Encoding, byte_column, to_lsp_character
 from ..session import Target
 from ..workspace import path_of, uri_of
 from .parser import Move
@@ -60,7 +62,7 @@ async def move_selection(tracker: Tracker, run: FileRun, op: Move) -> list[str]:
         raise LsapError(
             ErrorCode.INVALID_REQUEST, "MOVE_TO_FILE names the file the lines are already in"
         )
-    doc = await tracker.session.document(source)
+    doc = await tracker.session.texts.document(source)
     moved = {
         id(item): (target, doc.lines[item.place.line])
         for item in tracker.anchored()
@@ -104,7 +106,7 @@ async def _tsserver_move(
 ) -> dict[str, Any]:
     """tsserver's "Move to file" edits, as an LSP WorkspaceEdit (new files created first)."""
     assert run.target is not None
-    args = {
+    args: Params = {
         "file": str(source),
         "startLine": start + 1,
         "startOffset": 1,
@@ -115,8 +117,8 @@ async def _tsserver_move(
         "interactiveRefactorArguments": {"targetFile": str(target)},
     }
 
-    def tsserver(command: str, arguments: dict[str, Any]) -> LspCall:
-        params = {"command": TSSERVER, "arguments": [command, arguments]}
+    def tsserver(command: str, arguments: Params) -> LspCall:
+        params: Params = {"command": TSSERVER, "arguments": [command, arguments]}
         return LspCall(client.id, "workspace/executeCommand", params, bufnr)
 
     bufnr = run.target.bufnr
@@ -129,7 +131,7 @@ async def _tsserver_move(
     assert configure is not None  # the caller checked the server has TSSERVER
     calls = [configure, move]
     calls += [tsserver("configure", {"file": str(source), "formatOptions": {"semicolons": "ignore"}})] if bare else []
-    answer = (await tracker.session.lsp(calls))[calls.index(move)]
+    answer = (await tracker.session.servers.lsp(calls))[calls.index(move)]
     body = (answer.result or {}).get("body") if isinstance(answer.result, dict) else None
     if answer.error or not body or not body.get("edits"):
         reason = (
@@ -144,7 +146,7 @@ async def _tsserver_move(
         )
     changes: list[dict[str, Any]] = []
     existing = [Path(i["fileName"]) for i in body["edits"] if Path(i["fileName"]).exists()]
-    docs = await tracker.session.documents(existing)
+    docs = await tracker.session.texts.documents(existing)
     for item in body["edits"]:
         path = Path(item["fileName"])
         edits = [
@@ -190,7 +192,7 @@ def _no_final_newline(text: str) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
-def _position(location: dict[str, Any]) -> dict[str, int]:
+def _position(location: dict[str, Any]) -> PositionData:
     """tsserver's 1-based line/offset (0/0 in a new file) as an LSP position."""
     return {
         "line": max(0, int(location["line"]) - 1),
@@ -281,11 +283,6 @@ def _defined(node: ast.stmt) -> list[str]:
 _DEFINES = re.compile(r"(?:async\s+def|def|class)\s+")
 
 
-def _column(line: str, byte_offset: int) -> int:
-    """A code-point column from `ast`'s UTF-8 byte offset on `line`."""
-    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
-
-
 def _name_positions(nodes: list[ast.stmt], lines: list[str]) -> dict[str, tuple[int, int]]:
     """Where each name the statements define is spelled (0-based line, code-point column),
     from the syntax tree: the name after `def`/`class` (not an `f` inside `def`, nor a name
@@ -294,14 +291,14 @@ def _name_positions(nodes: list[ast.stmt], lines: list[str]) -> dict[str, tuple[
     for node in nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             line = node.lineno - 1
-            keyword = _DEFINES.match(lines[line], _column(lines[line], node.col_offset))
-            out[node.name] = (line, keyword.end() if keyword else _column(lines[line], node.col_offset))
+            keyword = _DEFINES.match(lines[line], byte_column(lines[line], node.col_offset))
+            out[node.name] = (line, keyword.end() if keyword else byte_column(lines[line], node.col_offset))
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
             node, ast.AnnAssign) else []
         for target in targets:
             if isinstance(target, ast.Name):
-                out[target.id] = (target.lineno - 1, _column(lines[target.lineno - 1], target.col_offset))
+                out[target.id] = (target.lineno - 1, byte_column(lines[target.lineno - 1], target.col_offset))
     return out
 
 
@@ -332,11 +329,11 @@ def _after_imports(tree: ast.Module) -> int:
     return line
 
 
-def _line_range(first: int, last: int) -> dict[str, Any]:
+def _line_range(first: int, last: int) -> RangeData:
     return {"start": {"line": first, "character": 0}, "end": {"line": last + 1, "character": 0}}
 
 
-def _insert(line: int, text: str) -> dict[str, Any]:
+def _insert(line: int, text: str) -> TextEditData:
     return {"range": _line_range(line, line - 1), "newText": text}
 
 
@@ -395,7 +392,7 @@ class PythonMove:
             for n in sorted(kept_defs & used_by_moved)
         ]
         header = [written for _, written in needed]
-        changes: dict[Path, list[dict[str, Any]]] = {self.source: []}
+        changes: dict[Path, list[TextEditData]] = {self.source: []}
         # The old file: the lines go, imports only the moved code used go, the moved names
         # come back through an import if the rest of the file uses them.
         edits = changes[self.source]
@@ -415,13 +412,13 @@ class PythonMove:
         # names brought back never overlap, wherever the moved code was (first, last, only).
         assert self.run.target is not None
         changes[self.source] = _one_edit(self.lines, _compose(self.lines, edits),
-                                         self.tracker.session.encoding(self.run.target.client))
+                                         self.tracker.session.servers.encoding(self.run.target.client))
         # Users elsewhere import the names from their new module.
         for path, found in (await self._users(names, _name_positions(moved_nodes, self.lines))).items():
             if path in (self.source, self.target):
                 continue
             other = _parse(
-                "\n".join((await self.tracker.session.document(path)).lines), self.display(path)
+                "\n".join((await self.tracker.session.texts.document(path)).lines), self.display(path)
             )
             module = module_name(self.root, path)
             all_theirs = _imports(other, module)
@@ -438,7 +435,7 @@ class PythonMove:
         body = "\n".join(self.lines[self.start : self.end + 1]).strip("\n") + "\n"
         create: list[dict[str, Any]] = []
         if self.target.exists():
-            existing = await self.tracker.session.document(self.target)
+            existing = await self.tracker.session.texts.document(self.target)
             target_tree = _parse("\n".join(existing.lines), self.display(self.target))
             present = {i.statement for i in _imports(target_tree, target_module)}
             own = [
@@ -478,7 +475,7 @@ class PythonMove:
             ]
         }
 
-    def _cut(self) -> dict[str, Any]:
+    def _cut(self) -> RangeData:
         """The lines to delete: the selection, plus enough blank lines after it that the gap
         left behind is as wide as the wider of the two around it; at the end of the file,
         the blank lines before it too."""
@@ -514,11 +511,11 @@ class PythonMove:
 
     def _rewrite_imports(
         self, imports: list[ImportedName], drop: list[ImportedName], add: list[str]
-    ) -> list[dict[str, Any]]:
+    ) -> list[TextEditData]:
         """Edits that drop some imported names (rewriting their statements) and add others."""
         if not drop:
             return []
-        edits = []
+        edits: list[TextEditData] = []
         statements = sorted({(i.first, i.last) for i in drop})
         for index, (first, last) in enumerate(statements):
             remaining = [i for i in imports if (i.first, i.last) == (first, last) and i not in drop]
@@ -536,22 +533,22 @@ class PythonMove:
         if client is None:
             return {}
         target = Target(self.source, self.run.target.bufnr, client, self.run.target.clients, False)
-        doc = await self.tracker.session.document(self.source)
+        doc = await self.tracker.session.texts.document(self.source)
         calls = []
         for name in names:
             line, col = positions[name]
             params = {
-                **self.tracker.session.position_params(target, doc, line, col),
+                **self.tracker.session.servers.position_params(target, doc, line, col),
                 "context": {"includeDeclaration": False},
             }
             calls.append(LspCall(client.id, REFERENCES, params, self.run.target.bufnr))
         out: dict[Path, set[str]] = {}
-        for name, answer in zip(names, await self.tracker.session.lsp(calls), strict=False):
+        for name, answer in zip(names, await self.tracker.session.servers.lsp(calls), strict=False):
             for location in answer.result or []:
                 out.setdefault(path_of(location["uri"]).resolve(), set()).add(name)
         return out
 
-def _compose(lines: list[str], edits: list[dict[str, Any]]) -> list[str]:
+def _compose(lines: list[str], edits: list[TextEditData]) -> list[str]:
     """The lines after whole-line edits (each replaces lines [start, end) of `lines` with its
     text), planned by the bridge on one text: they must not overlap."""
     out: list[str] = []
@@ -566,7 +563,7 @@ def _compose(lines: list[str], edits: list[dict[str, Any]]) -> list[str]:
     return out + lines[at:]
 
 
-def _one_edit(old: list[str], new: list[str], encoding: Encoding) -> list[dict[str, Any]]:
+def _one_edit(old: list[str], new: list[str], encoding: Encoding) -> list[TextEditData]:
     """The smallest single edit that turns the lines `old` into `new` (none when equal). A
     change that reaches the end of the file ends at the last line's end, so no empty last
     line is left behind (a buffer ends its last line itself)."""
@@ -582,9 +579,10 @@ def _one_edit(old: list[str], new: list[str], encoding: Encoding) -> list[dict[s
     if tail:  # whole lines, before a line that stays
         return [{"range": _line_range(same, len(old) - tail - 1), "newText": "".join(f"{line}\n" for line in added)}]
     last = len(old) - 1
-    end = {"line": last, "character": to_lsp_character(old[last], len(old[last]), encoding)}
+    end: PositionData = {"line": last, "character": to_lsp_character(old[last], len(old[last]), encoding)}
     if same:  # from the end of the last line that stays
-        start = {"line": same - 1, "character": to_lsp_character(old[same - 1], len(old[same - 1]), encoding)}
+        start: PositionData = {"line": same - 1,
+                               "character": to_lsp_character(old[same - 1], len(old[same - 1]), encoding)}
         return [{"range": {"start": start, "end": end}, "newText": "".join(f"\n{line}" for line in added)}]
     return [{"range": {"start": {"line": 0, "character": 0}, "end": end}, "newText": "\n".join(added)}]
 

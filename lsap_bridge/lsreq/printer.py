@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, labelled, short_source
 from ..errors import LsapError
+from ..position import line_at
 from .parser import CHECK
 
 BEGIN = "*** Begin Language Server Response"
@@ -82,7 +83,7 @@ def diagnostic_symbol(diagnostic: Diagnostic, lines: list[str]) -> str:
     """What a diagnostic is about: the first identifier of its range (`wrong`, `lookup` in
     `".lookup"`); for a range without one (a literal, as in `WRONG: str = 42`), the first
     identifier of the line before it; else the range's first word, else `_`."""
-    text = lines[diagnostic.line] if 0 <= diagnostic.line < len(lines) else ""
+    text = line_at(lines, diagnostic.line)
     end = diagnostic.end_col if diagnostic.end_line == diagnostic.line else len(text)
     span = text[diagnostic.col : max(end, diagnostic.col + 1)]
     found = _IDENTIFIER.search(span) or _IDENTIFIER.search(text[: diagnostic.col])
@@ -117,7 +118,7 @@ def _ordered(section: FileSection) -> list[Entry]:
         tag = diagnostic_tag(diagnostic, section.lines)
         owner = by_line.get(diagnostic.line) or extra.get(diagnostic.line)
         if owner is None:
-            text = section.lines[diagnostic.line] if diagnostic.line < len(section.lines) else ""
+            text = line_at(section.lines, diagnostic.line)
             owner = Entry(diagnostic.line, "@@", text.strip())
             extra[diagnostic.line] = owner
             keyed.append(((diagnostic.line, 1, 0), owner))

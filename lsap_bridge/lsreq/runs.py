@@ -9,10 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..decode import walk
 from ..diagnostics import DiagnosticMap
 from ..edits import EditResult, apply_workspace_edit
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client, Document
+from ..gateway import Client
+from ..position import Document
 from ..session import Session, Target
 from ..symbols import SymbolTree
 from ..workspace import path_of
@@ -62,13 +64,7 @@ class Runs(Protocol):
 
 def edit_paths(edit: dict[str, Any]) -> list[Path]:
     """Every file a WorkspaceEdit touches."""
-    paths = [path_of(uri) for uri in (edit.get("changes") or {})]
-    for change in edit.get("documentChanges") or []:
-        for key in ("uri", "oldUri", "newUri"):
-            if key in change:
-                paths.append(path_of(change[key]))
-        if "textDocument" in change:
-            paths.append(path_of(change["textDocument"]["uri"]))
+    paths = [path_of(uri) for step in walk(edit) for uri in step.uris]
     return list(dict.fromkeys(p.resolve() if p.exists() else p for p in paths))
 
 
@@ -97,7 +93,7 @@ class Tracker:
         return [item for run in self.executor.runs for item in run.anchored]
 
     async def texts(self, paths: list[Path]) -> dict[Path, list[str]]:
-        docs = await self.session.documents([p for p in paths if p.exists()])
+        docs = await self.session.texts.documents([p for p in paths if p.exists()])
         return {p: list(docs[p].lines) if p in docs else [] for p in paths}
 
     async def apply(

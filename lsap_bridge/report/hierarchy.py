@@ -15,8 +15,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ..gateway import Client, Document, LspCall
+from ..gateway import Client, LspCall
+from ..jsonvalue import Params
 from ..models import MAX_ITEMS_LIMIT, Anchored, LocateRequest, Row, absent
+from ..position import Document, EditorLocation
 from ..session import Session, Target
 from ..symbols import KIND_NAMES
 from ..workspace import path_of
@@ -135,14 +137,14 @@ def flatten(entries: Sequence[Entry], include_external: bool) -> tuple[list[Entr
     return out, hidden
 
 
-def edges_of(node: Node, result: Any, key: str | None) -> list[Edge]:
+def edges_of(node: Node, result: object, key: str | None) -> list[Edge]:
     """A hierarchy answer for `node` as edges.
 
     `key` names the field holding the next item (`from`, `to`) in call results; type
     hierarchy results are the items themselves.
     """
     edges = []
-    for raw in result or []:
+    for raw in result if isinstance(result, list) else []:
         nxt = node_of(raw[key] if key else raw)
         # Call sites: in the caller for incoming calls, in this node for outgoing ones.
         site = nxt.path if key == "from" else node.path
@@ -159,33 +161,33 @@ def lsp_expand(
 
     prepare = PREPARE[method.split("/")[0]]
 
-    async def again(node: Node) -> Any:
+    async def again(node: Node) -> object:
         """An item the server refused as it gave it (vtsls's items in answers lack the
         `data` its expansion needs): prepared afresh at its name, then expanded."""
         at = await session.gateway.open(node.path)
         position = {"line": node.line, "character": node.col}
-        [prepared] = await session.lsp([LspCall(client.id, prepare, {
+        [prepared] = await session.servers.lsp([LspCall(client.id, prepare, {
             "textDocument": {"uri": node.item["uri"]}, "position": position}, at)])
         items = prepared.result if not prepared.error and isinstance(prepared.result, list) else []
         if not items:
             return None
-        [answer] = await session.lsp([LspCall(client.id, method, {"item": items[0]}, at)])
+        [answer] = await session.servers.lsp([LspCall(client.id, method, {"item": items[0]}, at)])
         return None if answer.error else answer.result
 
     async def expand(nodes: Sequence[Node]) -> list[list[Edge]]:
         calls = [LspCall(client.id, method, {"item": node.item}, bufnr) for node in nodes]
-        answers = await session.lsp(calls)
+        answers = await session.servers.lsp(calls)
         results = [a.result if not a.error else await again(node) for node, a in zip(nodes, answers, strict=True)]
         return [edges_of(node, result, key) for node, result in zip(nodes, results, strict=True)]
 
     return expand
 
 
-async def call_roots(session: Session, target: Target, params: dict[str, Any]) -> list[Node]:
+async def call_roots(session: Session, target: Target, params: Params) -> list[Node]:
     """`textDocument/prepareCallHierarchy` at a position, as root nodes."""
     return [
         node_of(item)
-        for item in await session.call(target, "textDocument/prepareCallHierarchy", params) or []
+        for item in await session.servers.call(target, "textDocument/prepareCallHierarchy", params) or []
     ]
 
 
@@ -237,7 +239,7 @@ async def render_entries(
 ) -> list[HierarchyRow]:
     """Report rows: name, kind, where it is, and the first site line's text. `have`: texts
     this request already read."""
-    docs = await session.documents(entry_paths(session, entries), have=have)
+    docs = await session.texts.documents(entry_paths(session, entries), have=have)
     rows = []
     for entry in entries:
         node, edge = entry.edge.node, entry.edge
@@ -286,12 +288,12 @@ async def walk_directions(
     request: HierarchyRequest,
     at_site: bool,
     encoding: str,
-) -> tuple[list[Section], list[dict[str, Any]]]:
+) -> tuple[list[Section], list[EditorLocation]]:
     """A report section per direction, and the editor locations of its entries: the site
     of each call (`at_site`, for calls) or the entry itself (for types). `encoding`: the
     units of the nodes' and sites' columns."""
     sections: list[Section] = []
-    locations: list[dict[str, Any]] = []
+    locations: list[EditorLocation] = []
     for direction in directions:
         top, dropped = await walk(session, roots, expanders[direction], request.depth, request.max_items)
         entries, hidden = flatten([child for root in top for child in root.children], request.include_external)

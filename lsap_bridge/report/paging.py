@@ -7,15 +7,28 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict, TypeVar
 
 from ..errors import ErrorCode, LsapError
+from ..jsonvalue import JsonObject
 from ..models import Request, bare_field
 from ..session import Session
 from ..surface import phrase
 
+T = TypeVar("T")
 
-def suggest(model: type[Request], request: dict[str, Any]) -> str:
+
+class PagingInfo(TypedDict, total=False):
+    """A page's place in the whole answer, as `models.Paged` takes it."""
+
+    total: int
+    start: int
+    end: int
+    pagination_id: str
+    next: str
+
+
+def suggest(model: type[Request], request: JsonObject) -> str:
     """A request of `model`'s mode to send next, written for the surface that asked. It is
     validated first: a suggestion the asker could not send is a bug, never a hint."""
     model.model_validate(request)
@@ -32,16 +45,16 @@ def page_id_of(request: Request, answer: str | None = None) -> str:
     return hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
-def keep(session: Session, request: Request, items: list[Any], answer: str | None = None) -> str:
+def keep(session: Session, request: Request, items: Sequence[object], answer: str | None = None) -> str:
     """Keep a whole result list under the request's own id (`page_id_of`), with the fields
-    it answers (`Session.kept` checks a later page's request against them)."""
+    it answers (`Kept.page` checks a later page's request against them)."""
     page_id = page_id_of(request, answer)
-    session.pages[page_id] = (request.mode, request.result_fields(), items)
+    session.kept.pages[page_id] = (request.mode, request.result_fields(), list(items))
     return page_id
 
 
-def page(session: Session, request: Request, items: Sequence[Any],
-         answer: str | None = None) -> tuple[list[Any], dict[str, Any]]:
+def page(session: Session, request: Request, items: Sequence[T],
+         answer: str | None = None) -> tuple[list[T], PagingInfo]:
     """The slice to show and the paging facts (`models.Paged`); `next` is the exact request
     for the next page.
 
@@ -53,33 +66,33 @@ def page(session: Session, request: Request, items: Sequence[Any],
         raise _past_the_end(session, request, items)
     shown = list(items[start:start + request.max_items])
     end = start + len(shown)
-    info: dict[str, Any] = {"total": len(items), "start": start + 1 if shown else start, "end": end}
+    info: PagingInfo = {"total": len(items), "start": start + 1 if shown else start, "end": end}
     if end < len(items):
         info["pagination_id"], info["next"] = _page_request(session, request, items, end, answer)
     elif len(shown) > 1:
-        keep(session, request, list(items), answer)
+        keep(session, request, items, answer)
     return shown, info
 
 
-def _page_request(session: Session, request: Request, items: Sequence[Any], start: int,
+def _page_request(session: Session, request: Request, items: Sequence[object], start: int,
                   answer: str | None = None) -> tuple[str, str]:
     """The id under which the whole list is kept, and the request for the page at `start`."""
-    page_id = keep(session, request, list(items), answer)
+    page_id = keep(session, request, items, answer)
     return page_id, suggest(type(request), {**_unpaged(request), "start_index": start, "pagination_id": page_id})
 
 
-def as_sent(request: Request, without: frozenset[str] = frozenset()) -> dict[str, Any]:
+def as_sent(request: Request, without: frozenset[str] = frozenset()) -> JsonObject:
     """The request's fields as an asker writes them (defaults left out), but `without`."""
     fields = request.model_dump(exclude_defaults=True, exclude_none=True, exclude={"mode", *without})
     return {"mode": request.mode, **fields}
 
 
-def _unpaged(request: Request) -> dict[str, Any]:
+def _unpaged(request: Request) -> JsonObject:
     """The request as sent, without its place in the pages."""
     return as_sent(request, frozenset({"start_index", "pagination_id"}))
 
 
-def _past_the_end(session: Session, request: Request, items: Sequence[Any]) -> LsapError:
+def _past_the_end(session: Session, request: Request, items: Sequence[object]) -> LsapError:
     total = len(items)
     if not total:
         return LsapError(

@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from ..diagnostics import Diagnostic
-from ..gateway import Document
 from ..models import Line, Row
+from ..position import Document, EditorLocation
 from ..session import Location, Resolved, Session
 from ..symbols import Symbol, SymbolTree
 from ..workspace import language_of
@@ -53,11 +53,10 @@ def excerpt(doc: Document, first: int, last: int, context: int = 0) -> list[Line
     return [Line(number=i + 1, text=doc.lines[i]) for i in range(start, stop)]
 
 
-def editor_location(display: str, doc: Document, line: int, column: int) -> dict[str, Any]:
+def editor_location(display: str, doc: Document, line: int, column: int) -> EditorLocation:
     """A location for the editor (report jumps, quickfix): 1-based line, byte column."""
-    text = doc.lines[line] if line < len(doc.lines) else ""
-    return {"path": display, "line": line + 1, "col": len(text[:column].encode("utf-8")),
-            "text": text.strip()}
+    return {"path": display, "line": line + 1, "col": doc.character(line, column, "utf-8"),
+            "text": doc.line(line).strip()}
 
 
 def word_at(text: str, column: int) -> str:

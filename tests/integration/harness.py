@@ -114,7 +114,7 @@ class Bridge:
         if restart:
             self.lua(RESTART_LUA)
         self.fixture.restore(self.root)
-        self.loop.run(self.service.session.sync_disk())
+        self.loop.run(self.service.session.servers.sync_disk())
         journals = self.loop.run(journal_dir(self.embedded.gateway))
         workspace = Workspace.of(self.root)
         for change in changes.load(journals, workspace):

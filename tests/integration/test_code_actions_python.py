@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.actions import Action
+from lsap_bridge.actions import Action, Actions
 from tests.integration.harness import Bridge
 
 pytestmark = pytest.mark.integration
@@ -256,7 +256,7 @@ def test_a_resolve_that_fails_changes_nothing(bridge: Bridge) -> None:
     path = fresh(bridge, "broken.py")
     session = bridge.service.session
     fix_all = next(a for a in listed(bridge, file_path="broken.py") if a["kind"] == "source.fixAll.ruff")
-    action: Action = session.actions[fix_all["id"]]
+    action: Action = session.kept.owned(Actions)[fix_all["id"]]
     # Data the server cannot read back (a URI it expects): it fails the resolve.
     action.raw = {**action.raw, "data": 42}
     failed = bridge.request({"mode": "code_action_execute", "action_id": fix_all["id"]})

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.actions import Action
+from lsap_bridge.actions import Action, Actions
 from tests.integration.harness import TS_SERVERS, Bridge
 from tests.integration.nvim_home import wait_for
 
@@ -161,7 +161,7 @@ def test_a_command_that_fails_part_way_changes_nothing(bridge: Bridge) -> None:
     path = fresh(bridge, "failing.ts", CHECKOUT)
     session = bridge.service.session
     listed = bridge.ask(mode="code_actions", file_path="src/failing.ts")["actions"]
-    action: Action = session.actions[listed[0]["id"]]
+    action: Action = session.kept.owned(Actions)[listed[0]["id"]]
     # tsserver's "apply code action": its file edits come first (a `workspace/applyEdit`),
     # then a command tsserver refuses, which fails the whole command.
     edit = {"fileName": str(path), "textChanges": [

@@ -44,10 +44,10 @@ def start_unusual(bridge: Bridge) -> int:
 def test_a_method_no_list_names_is_supported_when_the_server_offers_it(bridge: Bridge) -> None:
     bufnr = start_unusual(bridge)
     session = bridge.service.session
-    target = bridge.loop.run(session.target(bridge.root / "notes.unusual", UNUSUAL))
+    target = bridge.loop.run(session.servers.target(bridge.root / "notes.unusual", UNUSUAL))
     assert target.client.name == "unusual" and target.client.supports(UNUSUAL)
     assert not target.client.supports("textDocument/references")
-    answer = bridge.loop.run(session.call(target, UNUSUAL, {
+    answer = bridge.loop.run(session.servers.call(target, UNUSUAL, {
         "textDocument": {"uri": (bridge.root / "notes.unusual").as_uri()},
         "position": {"line": 0, "character": 1}}))
     assert answer["ranges"][0]["end"]["character"] == 5

@@ -254,7 +254,7 @@ def test_a_rewrite_that_keeps_size_and_mtime_is_seen(bridge: Bridge) -> None:
     bridge.ask(mode="locate", locate=f"{rel}@def <|>greet")  # a hidden buffer, read at once
     reader, _ = new_module(bridge, "racy_reader", "from shop.racy import greet\n")
     session = bridge.service.session
-    bridge.loop.run(session.documents([reader]))  # read from disk at once: no buffer holds it
+    bridge.loop.run(session.texts.documents([reader]))  # read from disk at once: no buffer holds it
     assert not loaded(bridge, reader)
     for target, old, new in ((path, "def greet(", "def grexx("), (reader, "import greet", "import gre_t")):
         stat = os.stat(target)
@@ -265,7 +265,7 @@ def test_a_rewrite_that_keeps_size_and_mtime_is_seen(bridge: Bridge) -> None:
         after = os.stat(target)
         assert (after.st_size, after.st_mtime_ns, after.st_ino) == (stat.st_size, stat.st_mtime_ns, stat.st_ino)
     assert bridge.ask(mode="locate", locate=f"{rel}@def <|>grexx")["line"] == 14
-    docs = bridge.loop.run(session.documents([reader]))
+    docs = bridge.loop.run(session.texts.documents([reader]))
     assert docs[reader].lines == ["from shop.racy import gre_t"]
 
 

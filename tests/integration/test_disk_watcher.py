@@ -45,7 +45,7 @@ def syncs(bridge: Bridge) -> list[list[dict[str, Any]]]:
 
 
 def test_a_deep_disk_edit_is_seen_by_the_next_request_and_quiet_costs_no_call(bridge: Bridge) -> None:
-    watch = bridge.service.session.watch
+    watch = bridge.service.session.servers.watch
     assert watch.scanning is None and watch.covers(str(bridge.root / DEEP))
     anchor = "shop/models.py:Product"
     before = eventually(lambda: ref_count(bridge, anchor), lambda n: n > 0 and bridge.root.joinpath(DEEP).exists())
@@ -67,11 +67,11 @@ def test_a_deep_disk_edit_is_seen_by_the_next_request_and_quiet_costs_no_call(br
 
 def test_where_the_watches_run_out_the_scan_finds_the_edit_and_the_answer_says_so(bridge: Bridge) -> None:
     session = bridge.service.session
-    watched = session.watch
-    session.watch = DiskWatch(session.workspace, watched.max_size, watcher=Watcher(session.workspace.roots, 0))
+    watched = session.servers.watch
+    session.servers.watch = DiskWatch(session.workspace, watched.max_size, watcher=Watcher(session.workspace.roots, 0))
     try:
-        assert session.watch.scanning == "the directory watches ran out (LSAP_WATCHES=0)"
-        session.watch.changes()  # the baseline, as a session takes it
+        assert session.servers.watch.scanning == "the directory watches ran out (LSAP_WATCHES=0)"
+        session.servers.watch.changes()  # the baseline, as a session takes it
         anchor = "shop/models.py:Product"
         before = ref_count(bridge, anchor)
         write(bridge.root / DEEP, (bridge.root / DEEP).read_text() + "\nMORE = Product\n")
@@ -81,6 +81,6 @@ def test_where_the_watches_run_out_the_scan_finds_the_edit_and_the_answer_says_s
                "(the directory watches ran out (LSAP_WATCHES=0))" in text, text
         assert "scan" not in bridge.request({"mode": "hover", "locate": anchor}).text, "only where it syncs"
     finally:
-        session.watch = watched
+        session.servers.watch = watched
         watched.changes()
     assert "scan" not in bridge.request({"mode": "references", "locate": "shop/models.py:Product"}).text

@@ -102,8 +102,8 @@ async def _engine_rename(session: Session, request: Request) -> Answer:
     assert isinstance(request, RenameRequest)
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
-    params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
-    edit = await session.call(target, METHOD, {**params, "newName": request.new_name})
+    params = session.servers.position_params(target, resolved.doc, resolved.line, resolved.column)
+    edit = await session.servers.call(target, METHOD, {**params, "newName": request.new_name})
     await apply_workspace_edit(session, edit, target.client, label="rename",
                                replaces=word_at(resolved.line_text, resolved.column))
     return Answer(Report())  # the caller looks at the files

@@ -50,7 +50,7 @@ def fresh(root: Path) -> Iterator[Bridge]:
 
 
 async def _start_warming(bridge: Bridge) -> asyncio.Task[list[str]]:
-    return asyncio.ensure_future(bridge.service.session.open_workspace())
+    return asyncio.ensure_future(bridge.service.session.servers.open_workspace())
 
 
 def hover(bridge: Bridge, _messy: Path) -> None:

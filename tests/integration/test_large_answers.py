@@ -49,18 +49,18 @@ def slow_pages(bridge: Bridge, anchor: str) -> tuple[list[tuple[str, int, int, s
     session = bridge.service.session
 
     async def work() -> tuple[list[tuple[str, int, int, str | None]], int, int]:
-        target = await session.target(bridge.root / "big" / "w.py", "textDocument/references")
-        doc = await session.document(target.path)
-        params = session.position_params(target, doc, 0, 6)
+        target = await session.servers.target(bridge.root / "big" / "w.py", "textDocument/references")
+        doc = await session.texts.document(target.path)
+        params = session.servers.position_params(target, doc, 0, 6)
         params["context"] = {"includeDeclaration": True}
         [answer] = await session.gateway.lsp(
             [LspCall(target.client.id, "textDocument/references", params, target.bufnr)])
-        found = await session.locations(answer.result, target.client)
+        found = await session.texts.locations(answer.result, target.client)
         unique = {(loc.path, loc.line, loc.col): loc for loc in found}
         ordered = sorted(unique.values(), key=lambda loc: (str(loc.path), loc.line, loc.col))
         inside = [loc for loc in ordered if session.workspace.contains(loc.path)]
         paths = list(dict.fromkeys(loc.path for loc in inside))
-        trees = await session.symbols(paths, target.client, await session.documents(paths))
+        trees = await session.symbols.of(paths, target.client, await session.texts.documents(paths))
         rows = [(session.workspace.display(loc.path), loc.line + 1, loc.col + 1,
                  trees[loc.path].enclosing_path(loc.line, loc.col)) for loc in inside]
         return rows, len(paths), len(ordered) - len(inside)
@@ -78,7 +78,7 @@ def test_a_packed_answer_decodes_as_the_servers_own(bridge: Bridge) -> None:
 
     async def both() -> tuple[Any, Any]:
         path = bridge.root / "big" / "w.py"
-        target = await session.target(path, "textDocument/references")
+        target = await session.servers.target(path, "textDocument/references")
         params = {"textDocument": {"uri": uri_of(path)}, "position": {"line": 0, "character": 6},
                   "context": {"includeDeclaration": True}}
         plain, packed = await session.gateway.lsp([
@@ -97,12 +97,12 @@ def test_packed_document_symbols_build_the_servers_tree(bridge: Bridge) -> None:
 
     async def both(name: str) -> tuple[Any, Any, Any]:
         path = bridge.root / "big" / name
-        target = await session.target(path, "textDocument/documentSymbol")
+        target = await session.servers.target(path, "textDocument/documentSymbol")
         params = {"textDocument": {"uri": uri_of(path)}}
         plain, packed = await session.gateway.lsp([
             LspCall(target.client.id, "textDocument/documentSymbol", params, target.bufnr),
             LspCall(target.client.id, "textDocument/documentSymbol", params, target.bufnr, packed=True)])
-        return plain.result, packed.result, await session.document(path)
+        return plain.result, packed.result, await session.texts.document(path)
 
     for name, count in (("uses3.py", USES - 1), ("w.py", 2)):  # functions; a class and its method
         plain, packed, doc = bridge.loop.run(both(name))

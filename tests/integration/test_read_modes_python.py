@@ -478,7 +478,7 @@ def test_outline_of_a_directory_fetches_symbols_in_one_round_trip(
     symbol_batches = [b for b in batches if "textDocument/documentSymbol" in b]
     # One batch for all four. The server does not know files made after it started: those
     # not yet open are opened and asked again, together (all four when a Python server was
-    # already answering, since `Session.reader` opens none; three when the first was opened
+    # already answering, since `Servers.reader` opens none; three when the first was opened
     # to find a server).
     assert [len(b) for b in symbol_batches] in ([4, 4], [4, 3])
 

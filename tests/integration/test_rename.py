@@ -64,7 +64,7 @@ def test_rename_across_files_is_clean_undoable_and_spares_unsaved_work(
         str(promotions),
     )
     session = bridge.service.session
-    before = bridge.loop.run(session.diagnostics(list(original)))
+    before = bridge.loop.run(session.diagnostics.of(list(original)))
     assert not before.pending
 
     if bridge.servers == ["pylsp"]:
@@ -80,7 +80,7 @@ def test_rename_across_files_is_clean_undoable_and_spares_unsaved_work(
             str(promotions),
         )
         original = snapshot(root)  # saved: now the rename may go ahead
-        before = bridge.loop.run(session.diagnostics(list(original)))
+        before = bridge.loop.run(session.diagnostics.of(list(original)))
 
     data = bridge.ask(mode="rename", locate=ANCHOR, new_name="Item")
 
@@ -105,7 +105,7 @@ def test_rename_across_files_is_clean_undoable_and_spares_unsaved_work(
         else:
             assert on_disk == original[path]
     # The report's "no new diagnostics" is checked independently, over every file.
-    after = bridge.loop.run(session.diagnostics(list(original)))
+    after = bridge.loop.run(session.diagnostics.of(list(original)))
     assert DiagnosticDelta.between(before, after).new == {} and not after.pending
 
     # One undo per buffer brings each back; the human's line stays.
@@ -214,7 +214,7 @@ def test_typescript_rename_through_the_command(ts_bridge: Bridge) -> None:
     bridge, root = ts_bridge, ts_bridge.root
     pricing, basket = root / "src" / "pricing.ts", root / "src" / "basket.ts"
     session = bridge.service.session
-    before = bridge.loop.run(session.diagnostics([pricing, basket]))
+    before = bridge.loop.run(session.diagnostics.of([pricing, basket]))
     payload = bridge.loop.run(
         bridge.service.command_request(
             {
@@ -232,7 +232,7 @@ def test_typescript_rename_through_the_command(ts_bridge: Bridge) -> None:
     # typescript-language-server published nothing new, covered by the quiet period: none
     # is reported as not analysed.
     assert data["new_diagnostics"] == [] and data["pending"] == []
-    after = bridge.loop.run(session.diagnostics([pricing, basket]))
+    after = bridge.loop.run(session.diagnostics.of([pricing, basket]))
     assert not after.pending
     assert DiagnosticDelta.between(before, after).new == {}
     for path in (pricing, basket):
@@ -303,7 +303,7 @@ def test_file_operations_apply_in_order_and_roll_back(shop_bridge: Bridge) -> No
     bridge, root = shop_bridge, shop_bridge.root
     session = bridge.service.session
     models = root / "shop" / "models.py"
-    client = bridge.loop.run(session.target(models, "textDocument/rename")).client
+    client = bridge.loop.run(session.servers.target(models, "textDocument/rename")).client
 
     def edit(new_file: Path, old: Path, new: Path) -> dict[str, Any]:
         insert = {

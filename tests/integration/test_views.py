@@ -215,7 +215,7 @@ def test_unsupported_names_the_server_and_a_mode_that_works(bridge: Bridge) -> N
     session = bridge.service.session
     with pytest.raises(LsapError) as caught:
         bridge.loop.run(
-            session.target(bridge.root / "shop" / "models.py", "textDocument/prepareTypeHierarchy")
+            session.servers.target(bridge.root / "shop" / "models.py", "textDocument/prepareTypeHierarchy")
         )
     assert caught.value.code.value == "unsupported"
     assert "basedpyright lacks textDocument/prepareTypeHierarchy" in caught.value.message

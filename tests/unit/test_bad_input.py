@@ -164,7 +164,7 @@ def search(**fields: Any) -> Any:
 
 
 # A session's state is all paging needs: where the whole lists are kept.
-SESSION = SimpleNamespace(pages={})
+SESSION = SimpleNamespace(kept=SimpleNamespace(pages={}))
 
 
 def test_a_page_past_the_end_says_so_with_the_last_page() -> None:

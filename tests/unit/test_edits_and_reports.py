@@ -16,6 +16,7 @@ from lsap_bridge.capabilities.batch import section
 from lsap_bridge.capabilities.editor import selection_data
 from lsap_bridge.capabilities.rename import without
 from lsap_bridge.capabilities.schema import request_schemas
+from lsap_bridge.decode import walk
 from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta, from_lsp, from_vim
 from lsap_bridge.edits import _splice, _steps
 from lsap_bridge.errors import ErrorCode, LsapError
@@ -79,13 +80,23 @@ def test_overlapping_edits_are_refused() -> None:
 
 
 def test_steps_cover_changes_and_document_changes() -> None:
-    assert [k for k, _ in _steps({"changes": {"file:///a": []}})] == ["edit"]
+    edit = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "newText": "x"}
+    assert [(s.kind, s.uri, s.edits) for s in _steps({"changes": {"file:///a": [edit]}})] == [
+        ("edit", "file:///a", [edit])]
     changes = [
         {"kind": "create", "uri": "file:///b"},
-        {"textDocument": {"uri": "file:///b", "version": None}, "edits": []},
+        {"textDocument": {"uri": "file:///b", "version": 3}, "edits": [edit]},
         {"kind": "rename", "oldUri": "file:///b", "newUri": "file:///c"},
+        {"kind": "delete", "uri": "file:///d"},
     ]
-    assert [k for k, _ in _steps({"documentChanges": changes})] == ["create", "edit", "rename"]
+    steps = _steps({"documentChanges": changes})
+    assert [(s.kind, s.uris, s.version) for s in steps] == [
+        ("create", ["file:///b"], None), ("edit", ["file:///b"], 3),
+        ("rename", ["file:///b", "file:///c"], None), ("delete", ["file:///d"], None)]
+    assert [s.change() for s in steps] == changes  # as a documentChanges entry again
+    # Both forms sent: a client uses documentChanges (LSP), and so does every walk.
+    both = {"changes": {"file:///a": [edit]}, "documentChanges": changes[1:2]}
+    assert [s.uri for s in walk(both)] == ["file:///b"]
 
 
 # -- rename helpers ------------------------------------------------------------------------
@@ -108,7 +119,8 @@ def test_without_drops_excluded_files_in_both_edit_forms(tmp_path: Path) -> None
     a, b = (root / "src/a.py").as_uri(), (root / "tests/b.py").as_uri()
     session: Any = _Session(root)
     kept, left = without({"changes": {a: [1], b: [2]}}, session, ["tests/*"])
-    assert kept == {"changes": {a: [1]}} and left == ["tests/b.py"]
+    assert kept == {"documentChanges": [{"textDocument": {"uri": a, "version": None}, "edits": [1]}]}
+    assert left == ["tests/b.py"]
     doc_changes = [{"textDocument": {"uri": u, "version": 1}, "edits": []} for u in (a, b)]
     kept, left = without({"documentChanges": doc_changes}, session, ["tests"])
     assert kept == {"documentChanges": doc_changes[:1]} and left == ["tests/b.py"]
@@ -344,7 +356,8 @@ class _FakeGateway:
         self.applied: list[Any] = []
 
     async def read(self, paths: list[Path]) -> dict[Path, Any]:
-        from lsap_bridge.gateway import Document, read_disk
+        from lsap_bridge.gateway import read_disk
+        from lsap_bridge.position import Document
 
         out: dict[Path, Any] = {}
         for path in paths:
@@ -529,7 +542,8 @@ def test_whole_file_replacements_are_recognised() -> None:
 
 def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
     """No server installed here offers pull diagnostics: the pull path against a fake editor."""
-    from lsap_bridge.gateway import Document, LspAnswer
+    from lsap_bridge.gateway import LspAnswer
+    from lsap_bridge.position import Document
     from lsap_bridge.session import Session
 
     path = tmp_path.resolve() / "a.py"
@@ -577,7 +591,7 @@ def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
 
     gateway = Gateway()
     session = Session(gateway, Workspace.of(tmp_path))  # type: ignore[arg-type]
-    found = _run(session.diagnostics([path]))
+    found = _run(session.diagnostics.of([path]))
     assert [c.method for c in gateway.calls] == ["textDocument/diagnostic"]
     assert gateway.waited == [([3], [7])]  # the pusher is waited for; the puller's are excluded
     # utf-16 character 11 is code point 10: the emoji is two units.

@@ -151,7 +151,7 @@ def session_for(root: Path, symbols: dict[Path, list[dict[str, Any]]], pack: boo
 
 
 def run(session: Session, payload: dict[str, Any]) -> dict[str, Any]:
-    request = parse_request(payload, session.workspace, session.anchors)
+    request = parse_request(payload, session.workspace, session.kept.anchors)
     capability = REGISTRY[request.mode]
     answer = asyncio.run(session.run(capability, request))
     data: dict[str, Any] = json.loads(render_json(request.mode, answer.report))

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lsap_bridge.position import Encoding, from_lsp_character, to_lsp_character
+from lsap_bridge.position import (
+    Document,
+    Encoding,
+    byte_column,
+    column_at,
+    from_lsp_character,
+    line_at,
+    to_lsp_character,
+)
 
 ENCODINGS: list[Encoding] = ["utf-8", "utf-16", "utf-32"]
 
@@ -102,3 +112,27 @@ def test_any_character_maps_to_the_code_point_containing_it(
     assert to_lsp_character(line, column, encoding) <= max(character, 0)
     if column < len(line):
         assert to_lsp_character(line, column + 1, encoding) > character
+
+
+def test_a_document_reads_past_its_ends_as_empty_lines() -> None:
+    doc = Document(Path("a.py"), ["x = 1", LINE], "tick:1")
+    assert [doc.line(i) for i in (-1, 0, 1, 2)] == ["", "x = 1", LINE, ""]
+    assert line_at(doc.lines, 5) == ""
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_document_converts_each_line_in_the_servers_units(encoding: Encoding) -> None:
+    doc = Document(Path("a.py"), ["x = 1", LINE], "tick:1")
+    for column, character in enumerate(UNITS[encoding]):
+        assert doc.character(1, column, encoding) == character
+        assert doc.column(1, character, encoding) == column
+        assert column_at(doc.lines, 1, character, encoding) == column
+    assert doc.column(0, 99, encoding) == 5  # clamped to the line
+    assert doc.column(7, 3, encoding) == 0  # a line past the text
+
+
+@given(st.text(max_size=30), st.integers(min_value=0, max_value=140))
+@settings(max_examples=200, deadline=None)
+def test_byte_columns_agree_with_decoding_the_prefix(line: str, byte: int) -> None:
+    """Neovim's and `ast`'s byte columns: the code points wholly before the offset."""
+    assert byte_column(line, byte) == len(line.encode("utf-8")[:byte].decode("utf-8", errors="ignore"))

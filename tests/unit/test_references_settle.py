@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from lsap_bridge.session import Target
 
 
 class Answers:
-    """Stands in for Session.call: successive answers of a server still loading."""
+    """Stands in for Servers.call: successive answers of a server still loading."""
 
     def __init__(self, counts: list[int]) -> None:
         self.counts = counts
@@ -41,7 +42,7 @@ def quick(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def settle(answers: Answers, age: float | None) -> tuple[Any, bool]:
-    return asyncio.run(references.settled(answers, target(age), {}))  # type: ignore[arg-type]
+    return asyncio.run(references.settled(SimpleNamespace(servers=answers), target(age), {}))  # type: ignore[arg-type]
 
 
 def test_a_young_server_is_asked_until_the_count_holds() -> None:

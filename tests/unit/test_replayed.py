@@ -48,7 +48,7 @@ def replay(name: str, **answers: Any) -> tuple[str, str]:
                                          **{k.replace("_", "/", 1): v for k, v in answers.items()}})
     session = case_session(case)
     try:
-        request = parse_request(case.request, session.workspace, session.anchors)
+        request = parse_request(case.request, session.workspace, session.kept.anchors)
         capability = REGISTRY[request.mode]
         result = asyncio.run(session.run(capability, request))
     except LsapError as error:
@@ -89,7 +89,7 @@ def test_a_pagination_id_of_another_mode_is_an_invalid_request() -> None:
     session = fake_session(EXAMPLE, Recording("shop", EXAMPLE))
 
     def run(payload: dict[str, Any]) -> Any:
-        request = parse_request(payload, session.workspace, session.anchors)
+        request = parse_request(payload, session.workspace, session.kept.anchors)
         return asyncio.run(session.run(REGISTRY[request.mode], request))
 
     first = run(CASES["references_paged"].request).report
@@ -110,7 +110,7 @@ def test_a_pagination_id_sent_with_another_anchor_is_an_invalid_request() -> Non
     session = fake_session(EXAMPLE, Recording("shop", EXAMPLE))
 
     def run(payload: dict[str, Any]) -> Any:
-        request = parse_request(payload, session.workspace, session.anchors)
+        request = parse_request(payload, session.workspace, session.kept.anchors)
         return asyncio.run(session.run(REGISTRY[request.mode], request))
 
     asked = CASES["references_paged"].request
@@ -197,7 +197,7 @@ def follow(case: Case, surface: str, call: str) -> str:
     or the error code it answered, which is never `invalid_request`."""
     SURFACE.set(surface)  # type: ignore[arg-type]
     session = case_session(case)
-    request = parse_request(read_back(surface, call), session.workspace, session.anchors)  # valid as written
+    request = parse_request(read_back(surface, call), session.workspace, session.kept.anchors)  # valid as written
     try:
         asyncio.run(session.run(REGISTRY[request.mode], request))
     except LsapError as error:

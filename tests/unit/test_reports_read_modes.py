@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from lsap_bridge.capabilities.completion import completion_items
 from lsap_bridge.capabilities.search import SearchRequest, rank
 from lsap_bridge.capabilities.signature_help import signatures
 from lsap_bridge.capabilities.types import header_names
+from lsap_bridge.lsp import structure
 from tests.golden import assert_report_golden
 
 ANCHOR: dict[str, Any] = {
@@ -165,7 +167,7 @@ def test_signature_parameters_given_as_offsets() -> None:
         "activeSignature": 0,
         "activeParameter": 1,
     }
-    [sig] = (s.model_dump() for s in signatures(result))
+    [sig] = (s.model_dump() for s in signatures(structure(result, types.SignatureHelp, "s", "sig")))
     assert [(p["label"], p["active"]) for p in sig["parameters"]] == [
         ("a: int", False),
         ("b: str", True),

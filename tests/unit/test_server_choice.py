@@ -12,8 +12,9 @@ import pytest
 
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import Attached, Client, LspAnswer, LspCall
-from lsap_bridge.session import ATTACH_GRACE, all_came, ranked
-from tests.fakes import FakeEditor, client, fake_session
+from lsap_bridge.session import ATTACH_GRACE, Session, all_came, ranked
+from lsap_bridge.workspace import Workspace
+from tests.fakes import FakeEditor, client
 
 RUFF = client("ruff", frozenset({"textDocument/hover", "textDocument/formatting", "textDocument/codeAction",
                                  "textDocument/rangeFormatting", "textDocument/diagnostic"}), id=1)
@@ -65,17 +66,14 @@ def test_a_cold_moment_s_choice_is_not_kept(tmp_path: Path) -> None:
     def answer(call: LspCall) -> LspAnswer:
         return LspAnswer(result=None)
 
-    session = fake_session(tmp_path, answer)
-    editor = Cold(answer)
-    editor.workspace = session.workspace
-    session.gateway = editor
-    cold = asyncio.run(session.target(path, HOVER))
-    assert cold.client.name == "ruff" and not session._targets
-    warm = asyncio.run(session.target(path, HOVER))
-    assert warm.client.name == "basedpyright" and (path, HOVER, None) in session._targets
+    session = Session(Cold(answer), Workspace.of(tmp_path))  # type: ignore[arg-type]
+    cold = asyncio.run(session.servers.target(path, HOVER))
+    assert cold.client.name == "ruff" and not session.servers._targets
+    warm = asyncio.run(session.servers.target(path, HOVER))
+    assert warm.client.name == "basedpyright" and (path, HOVER, None) in session.servers._targets
     assert warm.client_for(SYMBOLS) == PYRIGHT
-    named = asyncio.run(session.target(path, HOVER, "ruff"))
+    named = asyncio.run(session.servers.target(path, HOVER, "ruff"))
     assert named.client.name == "ruff"
     with pytest.raises(LsapError) as raised:
-        asyncio.run(session.target(path, HOVER, "pylsp"))
+        asyncio.run(session.servers.target(path, HOVER, "pylsp"))
     assert raised.value.code is ErrorCode.NOT_FOUND and "(those that do: basedpyright, ruff)" in raised.value.message

@@ -113,7 +113,7 @@ def test_no_formatter_attached_says_how_to_attach_ruff_on_each_surface() -> None
     session = fake_session(EXAMPLE, Recording("shop", EXAMPLE), clients=[client()])
 
     def refusal() -> str:
-        error = session.unsupported("textDocument/formatting", [client()], EXAMPLE / "shop" / "models.py")
+        error = session.servers.unsupported("textDocument/formatting", [client()], EXAMPLE / "shop" / "models.py")
         assert error.code is ErrorCode.UNSUPPORTED
         return str(error.hint)
 

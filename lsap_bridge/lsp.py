@@ -1,0 +1,106 @@
+"""Typed LSP data (doc/architecture.md, Typed LSP data): what language servers answer, as
+lsprotocol's types (the library pygls is built on) or, on hot paths, as TypedDicts.
+
+An answer is structured once, where it comes back from the gateway (`Servers.ask`), with
+the cattrs converter lsprotocol ships, so that the code after it reads attributes mypy
+checks instead of `dict.get` chains. Answers of thousands of items (references, document
+symbols, edits, completions) stay plain dicts, read through the TypedDicts below and the
+checks of `decode.py`: structuring 1,000 locations costs ~10 ms, 300 completion items ~5 ms
+(11 times reading them as dicts), a hover ~5 µs.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict, TypeVar
+
+from cattrs import transform_error
+from cattrs.errors import BaseValidationError
+from lsprotocol import converters
+
+from .errors import ErrorCode, LsapError
+
+T = TypeVar("T")
+_CONVERTER = converters.get_converter()
+
+
+def structure(raw: object, into: type[T], server: str, method: str) -> T:
+    """A server's answer as lsprotocol's `into`; an answer of another shape is the
+    server's error, named."""
+    try:
+        return _CONVERTER.structure(raw, into)
+    except (BaseValidationError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        why = "; ".join(transform_error(exc))[:200] if isinstance(exc, BaseValidationError) else str(exc)[:200]
+        raise LsapError(
+            ErrorCode.SERVER_ERROR,
+            f"{server} answered {method} with a malformed {into.__name__}: {why}",
+            hint="report this to the language server",
+        ) from exc
+
+
+class PositionData(TypedDict):
+    line: int
+    character: int  # in the server's `offset_encoding` units
+
+
+class RangeData(TypedDict):
+    start: PositionData
+    end: PositionData
+
+
+class LocationData(TypedDict):
+    uri: str
+    range: RangeData
+
+
+class _Symbol(TypedDict):
+    name: str
+    kind: int
+
+
+class DocumentSymbolData(_Symbol, total=False):
+    """A `DocumentSymbol` (hierarchical: `range` and `selectionRange` always there)."""
+
+    range: RangeData
+    selectionRange: RangeData
+    detail: str
+    children: list[DocumentSymbolData]
+
+
+class SymbolInformationData(_Symbol, total=False):
+    """A `SymbolInformation` (flat: a location, no children)."""
+
+    location: LocationData
+    containerName: str
+
+
+class LabelDetailsData(TypedDict, total=False):
+    detail: str
+    description: str
+
+
+class _Completion(TypedDict):
+    label: str
+
+
+class CompletionItemData(_Completion, total=False):
+    """A `CompletionItem` as the completion report reads it (a hot path: hundreds a list)."""
+
+    kind: int
+    sortText: str
+    detail: str
+    labelDetails: LabelDetailsData
+
+
+class FileEventData(TypedDict):
+    """A `workspace/didChangeWatchedFiles` event: 1 created, 2 changed, 3 deleted."""
+
+    uri: str
+    type: int
+
+
+class TextEditData(TypedDict):
+    """A TextEdit (AnnotatedTextEdit and SnippetTextEdit carry a range too, their text in
+    `newText` or `snippet.value`)."""
+
+    range: RangeData
+    newText: str
