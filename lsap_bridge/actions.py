@@ -763,7 +763,8 @@ async def applied(session: Session, title: str, kind: str | None,
     display = session.workspace.display
     paths = list(dict.fromkeys([*watched, *(session.workspace.resolve(f.path)
                                             for r in ran.results for f in r.files)]))
-    after = await session.diagnostics.of([p for p in paths if p.is_file()], after_sync=any(r.files for r in ran.results))
+    after = await session.diagnostics.of([p for p in paths if p.is_file()],
+                                         after_sync=any(r.files for r in ran.results))
     changed = [Changed(path=f.path, edits=f.edits, saved=f.saved, disk_differs=f.disk_differs,
                        added=f.added, removed=f.removed)
                for result in ran.results for f in result.files]

@@ -60,7 +60,7 @@ class LsapError(Exception):
     def __post_init__(self) -> None:
         super().__init__(self.message)
 
-    def __reduce__(self) -> tuple[type[LsapError], tuple[Any, ...]]:
+    def __reduce__(self) -> tuple[type[LsapError], tuple[object, ...]]:
         """Pickled by its fields (an answer from a worker process, `cpu.py`), not by `args`."""
         return (type(self), (self.code, self.message, self.hint, self.candidates, self.suggestions))
 

@@ -20,7 +20,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from .. import changes
 from ..changes import ChangeSet, FileText, signs

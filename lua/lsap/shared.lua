@@ -8,6 +8,7 @@ return {
     { name = "pydantic", module = "pydantic" },
     { name = "rapidfuzz", module = "rapidfuzz" },
     { name = "cachetools", module = "cachetools" },
+    { name = "lsprotocol", module = "lsprotocol" },
     { name = "inotify_simple", module = "inotify_simple", platform = "linux" },
   },
   imports = {
