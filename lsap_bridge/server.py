@@ -43,7 +43,8 @@ from .connection import (
     Scheduler,
 )
 from .errors import ErrorCode, LsapError
-from .service import Response, Service
+from .pipeline import Response
+from .service import Service
 from .surface import CLIENT, LOOKED, SURFACE, SURFACES
 
 
