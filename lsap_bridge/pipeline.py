@@ -5,7 +5,7 @@ that differ from their files, render it, with its follow-up requests written for
 surface that asked (`surface.SURFACE`).
 
 The service answers every JSON request with `answer`; `batch` each of its requests; the
-text format each of its operations (`run` when it weaves the report's data into its own
+text format each of its operations (`ask` when it weaves the report's data into its own
 response: a hover, a rename; `answer` for a view's or a check's report); MCP's tools reach
 the service through the socket, with their surface.
 """
@@ -49,6 +49,12 @@ class Response:
 def parse(session: Session, payload: Any) -> Request:
     """A request as sent, validated by its mode's model (anchors parsed and remembered)."""
     return parse_request(payload, session.workspace, session.anchors)
+
+
+async def ask(session: Session, payload: Any) -> Answer:
+    """A request's answer, unrendered (its failure raised): what the text format weaves into
+    its own response (a hover, a rename's warnings)."""
+    return await run(session, parse(session, payload))
 
 
 async def run(session: Session, request: Request) -> Answer:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from .clangd import DATABASES, database_note
@@ -13,7 +14,7 @@ from .gateway import Document
 from .locate.anchor import format_anchor
 from .locate.matcher import Match, MatchResult, Needle, Tier, decide, find_matches, has_exact, parse_find
 from .models import LineScope, Locate, SymbolScope
-from .session import Resolved, Session, Target
+from .session import SYMBOLS, Resolved, Session, Target
 from .surface import looked_at, phrase
 from .symbols import Symbol, SymbolTree
 
@@ -33,6 +34,14 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
         resolved.target.client, method, resolved.path, session.workspace.display(resolved.path)))
     looked_at(str(resolved.path), resolved.line)
     return resolved
+
+
+async def file_symbols(session: Session, path: Path) -> tuple[Target, Document, SymbolTree]:
+    """A file opened for the server of its symbols, its text and its symbol tree: what the
+    text format finds a File block's anchors in (run on the warm path, `Session.run_warm`)."""
+    target = await session.target(path, SYMBOLS)
+    doc = target.doc or await session.document(path)
+    return target, doc, await session.symbol_tree(target, doc)
 
 
 async def _resolve(session: Session, locate: Locate, method: str) -> Resolved:

@@ -359,15 +359,6 @@ class Session:
         if changed:
             raise StaleText(f"{', '.join(map(str, changed))} changed while the request ran")
 
-    @contextmanager
-    def proving(self, basis: Basis) -> Iterator[None]:
-        """Run a request that is not a mode's (the text format) against `basis`."""
-        token = _BASIS.set(basis)
-        try:
-            yield
-        finally:
-            _BASIS.reset(token)
-
     def basis(self) -> Basis | None:
         """What the files on disk were when this request began (see `diskwatch.Basis`);
         None outside a request (nothing to prove against)."""

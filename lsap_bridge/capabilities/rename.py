@@ -437,6 +437,25 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str]) 
     }
 
 
+def warnings(report: RenameReport) -> list[str]:
+    """What an applied rename warns of, one line each, as the text format's `RENAME_TO` notes
+    them: a server still indexing, the uses its edits left with the old name, files left
+    unsaved (the report's template says the same in its own words; the response's file
+    sections show the diagnostics after)."""
+    out = [f"{report.server} was still indexing when it computed this rename: uses may be missing"] if (
+        report.partial) else []
+    if report.uncovered_total and report.uses is not None:
+        more = report.uncovered_total - len(report.uncovered)
+        out.append(
+            f"{report.server}'s edits rename {report.uses.covered} of the {report.uses.found} uses of "
+            f"`{report.old_name}` that `references` finds; {report.uncovered_total} keep the old name: "
+            + ", ".join(f"{u.path}:{u.line}:{u.column} `{u.text}`" for u in report.uncovered)
+            + (f" and {more} more" if more > 0 else ""))
+    if report.unsaved:
+        out.append(f"not written to disk (the buffer had unsaved changes): {', '.join(report.unsaved)}")
+    return out
+
+
 def _locations(report: RenameReport) -> list[dict[str, Any]]:
     return [{"path": f.path, "line": 1, "col": 0, "text": f"{f.edits} edits"} for f in report.changed]
 

@@ -5,19 +5,21 @@ edits and follows every anchored line through them."""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ..diagnostics import DiagnosticMap
-from ..edits import EditResult, apply_workspace_edit
+from ..edits import EditResult, Written, apply_workspace_edit, watching
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, Document
 from ..session import Session, Target
 from ..symbols import SymbolTree
-from ..workspace import path_of
 from .parser import Anchor, FileBlock
 from .printer import Entry, FileSection
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -54,22 +56,8 @@ class Runs(Protocol):
     session: Session
     runs: list[FileRun]
 
-    def target_for(self, run: FileRun, method: str) -> Target: ...
-
     def attach_diagnostics(self, section: FileSection, path: Path, found: DiagnosticMap,
                            lines: list[str]) -> None: ...
-
-
-def edit_paths(edit: dict[str, Any]) -> list[Path]:
-    """Every file a WorkspaceEdit touches."""
-    paths = [path_of(uri) for uri in (edit.get("changes") or {})]
-    for change in edit.get("documentChanges") or []:
-        for key in ("uri", "oldUri", "newUri"):
-            if key in change:
-                paths.append(path_of(change[key]))
-        if "textDocument" in change:
-            paths.append(path_of(change["textDocument"]["uri"]))
-    return list(dict.fromkeys(p.resolve() if p.exists() else p for p in paths))
 
 
 def line_map(before: list[str], after: list[str]) -> dict[int, int]:
@@ -91,6 +79,7 @@ class Tracker:
         self.session = executor.session
         self.before: dict[Path, list[str]] = {}  # first text seen of every changed file
         self.related: list[Path] = []  # unchanged files whose diagnostics the agent needs
+        self.moving: dict[int, tuple[Path, str]] = {}  # anchors a move takes to another file
 
     def anchored(self) -> list[Anchored]:
         return [item for run in self.executor.runs for item in run.anchored]
@@ -98,6 +87,40 @@ class Tracker:
     async def texts(self, paths: list[Path]) -> dict[Path, list[str]]:
         docs = await self.session.documents([p for p in paths if p.exists()])
         return {p: list(docs[p].lines) if p in docs else [] for p in paths}
+
+    async def follow(self, step: Callable[[], Awaitable[T]]) -> T:
+        """Run a step on the warm path (`Session.run_warm`; a mode's request through the
+        pipeline inside it runs warm on its own) and move every anchored line along with the
+        edits it applied, whichever code applied them (`edits.watching`)."""
+        with watching() as written:
+            try:
+                return await self.session.run_warm(step)
+            finally:
+                self._moved_along(written)
+
+    def _moved_along(self, written: list[Written]) -> None:
+        old: dict[Path, list[str]] = {}
+        new: dict[Path, list[str]] = {}
+        for file in written:
+            old.setdefault(file.path, file.before)
+            new[file.path] = file.after
+        for path in old:
+            self.before.setdefault(path, old[path])
+        maps = {p: line_map(old[p], new[p]) for p in old}
+        moved, self.moving = self.moving, {}
+        cursor: dict[Path, int] = {}
+        for item in self.anchored():
+            place = item.place
+            if place.line is None or place.path not in maps:
+                continue
+            if id(item) in moved:
+                target, text = moved[id(item)]
+                found = _find_moved(new.get(target, []), text, cursor.get(target, 0))
+                if found is not None:
+                    place.path, place.line = target, found
+                    cursor[target] = found + 1
+                    continue
+            place.line = maps[place.path].get(place.line)
 
     async def apply(
         self,
@@ -107,33 +130,14 @@ class Tracker:
         moved: dict[int, tuple[Path, str]] | None = None,
         replaces: str | None = None,
     ) -> EditResult:
-        """Apply an edit and move every anchored line along with it.
+        """Apply an edit the text format computed (a move, a fix), inside a `follow` step.
 
         `moved`: anchors (by id) whose line went to another file, with the line's text.
         `replaces`: what each edit replaces (a rename's old name).
         """
-        paths = edit_paths(edit)
-        old = await self.texts(paths)
+        self.moving.update(moved or {})
         # Servers hear of the files it writes or creates (didChangeWatchedFiles) as it goes.
-        result = await apply_workspace_edit(self.session, edit, client, label=label,
-                                            replaces=replaces)
-        new = await self.texts(paths)
-        for path in paths:
-            self.before.setdefault(path, old[path])
-        maps = {p: line_map(old[p], new[p]) for p in paths}
-        cursor: dict[Path, int] = {}
-        for item in self.anchored():
-            place = item.place
-            if place.line is None or place.path not in maps:
-                continue
-            if moved and id(item) in moved:
-                target, text = moved[id(item)]
-                found = _find_moved(new.get(target, []), text, cursor.get(target, 0))
-                if found is not None:
-                    place.path, place.line = target, found
-                    cursor[target] = found + 1
-                    continue
-            place.line = maps[place.path].get(place.line)
+        result = await apply_workspace_edit(self.session, edit, client, label=label, replaces=replaces)
         if not result.files and not result.created:
             raise LsapError(ErrorCode.NOT_FOUND, f"{label} changed nothing")
         return result
