@@ -30,7 +30,7 @@ from ..diagnostics import DiagnosticDelta
 from ..diskwatch import Basis
 from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client
+from ..gateway import Client, LspCall
 from ..identifiers import check_new_name, declined
 from ..models import Anchored, LocateRequest, Paged, Report, Request, Row, absent
 from ..modes import Answer, Offer, mode
@@ -245,10 +245,12 @@ async def _compute(
     params = session.position_params(target, resolved.doc, resolved.line, resolved.column)
     old_name = word_at(resolved.line_text, resolved.column)
     prepared = target.client.supports(PREPARE)
-    if prepared and await session.call(target, PREPARE, params) is None:
+    refusal = await _refusal(session, target, params) if prepared else None
+    if refusal is not None:
         raise LsapError(
             ErrorCode.INVALID_REQUEST,
-            f"{target.client.name} cannot rename `{old_name}` at {resolved.anchor}",
+            f"{target.client.name} cannot rename `{old_name}` at {resolved.anchor}"
+            + (f": {refusal}" if refusal else ""),
             hint="point the anchor at a symbol defined in the workspace, not a keyword",
         )
     edit, uses = await asyncio.gather(
@@ -274,6 +276,16 @@ async def _compute(
         await _uncovered(session, target, edit, uses or [], old_name), session.basis(),
     )
     return resolved, pending
+
+
+async def _refusal(session: Session, target: Target, params: dict[str, Any]) -> str | None:
+    """Why the server will not rename at this position: prepareRename answered null (""),
+    or an error that says why (typescript-language-server's "You cannot rename elements
+    that are defined in the standard TypeScript library"); None: it will."""
+    [answer] = await session.lsp([LspCall(target.client.id, PREPARE, params, target.bufnr)], target)
+    if answer.error:
+        return str(answer.error.get("message", answer.error))
+    return "" if answer.result is None else None
 
 
 async def _uses(session: Session, target: Target, params: dict[str, Any]) -> list[tuple[Path, dict[str, Any]]] | None:
