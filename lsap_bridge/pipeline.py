@@ -69,7 +69,7 @@ async def run(session: Session, request: Request) -> Answer:
 
     async def shorter(items: int) -> Answer:
         again = request.model_copy(update={"max_items": items, "pagination_id": page_id_of(request)})
-        return await session.run(replace(capability, workspace=False), again)
+        return replace(await session.run(replace(capability, workspace=False), again), repage=shorter)
 
     return replace(done, repage=shorter)
 
