@@ -24,7 +24,7 @@ from ..decode import location_count, location_files
 from ..gateway import LspCall
 from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
-from ..report.paging import page
+from ..report.paging import paged
 from ..report.pieces import anchor_fields, editor_location, excerpt, fence_language, word_at
 from ..resolve import resolve
 from ..session import Location, Session, Target
@@ -146,59 +146,62 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
     inside_runs = [run for path, run in runs if session.workspace.contains(path)]
     inside = list(chain.from_iterable(inside_runs))
     external = len(items) - len(inside)
-    page_items, paging = page(session, request, inside)
 
-    # Per-item work only for the page shown: one read and one symbol call per file.
-    paths = [path for path, _ in page_items]
-    docs = await session.documents(paths)
-    shown = session.located(page_items, target.client, docs)
-    trees = await session.symbols(paths, target.client, docs) if target.client.supports(
-        "textDocument/documentSymbol") else {}
-    groups: list[Group] = []
-    locations: list[dict[str, Any]] = []
-    collapsed: dict[str, dict[str, list[int]]] = {"import": {}, "annotation": {}}
-    for path, file_uses in groupby(shown, key=lambda loc: loc.path):
-        doc = docs[path]
-        tree = trees.get(path)
-        display = session.workspace.display(path)
-        in_file = list(file_uses)
-        kinds, printed = _kinds(doc.lines, in_file) if compact else ({}, set())
-        def enclosing(loc: Location, tree: SymbolTree | None = tree) -> str | None:
-            return tree.enclosing_path(loc.line, loc.col) if tree else None
+    async def build(request: ReferencesRequest, page_items: list[tuple[Path, Units]], paging: dict[str, Any]) -> Answer:
 
-        for symbol, uses in groupby(in_file, key=enclosing):
-            lines: list[Line] = []
-            positions: list[Use] = []
-            for loc in uses:
-                kind = kinds.get((loc.line, loc.col))
-                positions.append(Use(line=loc.line + 1, column=loc.col + 1, kind=kind))
-                locations.append(editor_location(display, doc, loc.line, loc.col))
-                if kind is not None and loc.line not in printed:
-                    listed = collapsed[kind].setdefault(display, [])
-                    if loc.line + 1 not in listed:
-                        listed.append(loc.line + 1)
-                    continue
-                for line in excerpt(doc, loc.line, loc.line, request.context_lines):
-                    if compact:
-                        at = loc.col if line.number == loc.line + 1 else 0
-                        line = Line(number=line.number, text=cut(line.text, at))
-                    if not lines or line.number > lines[-1].number:
-                        lines.append(line)
-            groups.append(Group(path=display, symbol=symbol, language=fence_language(doc),
-                                lines=lines, uses=positions))
+        # Per-item work only for the page shown: one read and one symbol call per file.
+        paths = [path for path, _ in page_items]
+        docs = await session.documents(paths)
+        shown = session.located(page_items, target.client, docs)
+        trees = await session.symbols(paths, target.client, docs) if target.client.supports(
+            "textDocument/documentSymbol") else {}
+        groups: list[Group] = []
+        locations: list[dict[str, Any]] = []
+        collapsed: dict[str, dict[str, list[int]]] = {"import": {}, "annotation": {}}
+        for path, file_uses in groupby(shown, key=lambda loc: loc.path):
+            doc = docs[path]
+            tree = trees.get(path)
+            display = session.workspace.display(path)
+            in_file = list(file_uses)
+            kinds, printed = _kinds(doc.lines, in_file) if compact else ({}, set())
+            def enclosing(loc: Location, tree: SymbolTree | None = tree) -> str | None:
+                return tree.enclosing_path(loc.line, loc.col) if tree else None
 
-    report = ReferencesReport(
-        **{**anchor_fields(resolved, session), "partial": resolved.target.partial or growing},
-        name=word_at(resolved.line_text, resolved.column),
-        files=len(inside_runs),
-        external=external,
-        groups=groups,
-        compact=compact or None,
-        imports=_listed(collapsed["import"]) if compact else None,
-        annotations=_listed(collapsed["annotation"]) if compact else None,
-        **paging,
-    )
-    return Answer(report, locations)
+            for symbol, uses in groupby(in_file, key=enclosing):
+                lines: list[Line] = []
+                positions: list[Use] = []
+                for loc in uses:
+                    kind = kinds.get((loc.line, loc.col))
+                    positions.append(Use(line=loc.line + 1, column=loc.col + 1, kind=kind))
+                    locations.append(editor_location(display, doc, loc.line, loc.col))
+                    if kind is not None and loc.line not in printed:
+                        listed = collapsed[kind].setdefault(display, [])
+                        if loc.line + 1 not in listed:
+                            listed.append(loc.line + 1)
+                        continue
+                    for line in excerpt(doc, loc.line, loc.line, request.context_lines):
+                        if compact:
+                            at = loc.col if line.number == loc.line + 1 else 0
+                            line = Line(number=line.number, text=cut(line.text, at))
+                        if not lines or line.number > lines[-1].number:
+                            lines.append(line)
+                groups.append(Group(path=display, symbol=symbol, language=fence_language(doc),
+                                    lines=lines, uses=positions))
+
+        report = ReferencesReport(
+            **{**anchor_fields(resolved, session), "partial": resolved.target.partial or growing},
+            name=word_at(resolved.line_text, resolved.column),
+            files=len(inside_runs),
+            external=external,
+            groups=groups,
+            compact=compact or None,
+            imports=_listed(collapsed["import"]) if compact else None,
+            annotations=_listed(collapsed["annotation"]) if compact else None,
+            **paging,
+        )
+        return Answer(report, locations)
+
+    return await paged(session, request, inside, build)
 
 
 _IMPORT = re.compile(r"\s*(?:from\s+\S+\s+import\b|import\b|export\s+(?:type\s+)?\{[^}]*\}\s*from\b|#include\b)")

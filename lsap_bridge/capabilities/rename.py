@@ -35,7 +35,7 @@ from ..identifiers import check_new_name, declined
 from ..models import Anchored, LocateRequest, Paged, Report, Request, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import from_lsp_character
-from ..report.paging import page, suggest
+from ..report.paging import paged, suggest
 from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, word_at
 from ..resolve import Resolved, resolve
 from ..session import Session, Target
@@ -381,19 +381,22 @@ async def rename_preview(session: Session, request: RenamePreviewRequest) -> Ans
     diffs = await preview(session, pending.edit, pending.client, pending.old_name, pending.basis)
     rename_id = keep(session, pending)
     # Diffs are paged by file (`max_items`); the id applies every file, shown or not.
-    shown, paging = page(session, request, diffs)
-    report = RenamePreviewReport(
-        **anchor_fields(resolved, session),
-        old_name=pending.old_name,
-        new_name=pending.new_name,
-        rename_id=rename_id,
-        edits=sum(d.edits for d in diffs),
-        files=_diffs(shown),
-        **_guard(pending),
-        **paging,
-        execute=suggest(RenameExecuteRequest, {"mode": "rename_execute", "rename_id": rename_id}),
-    )
-    return Answer(report)
+
+    async def build(request: RenamePreviewRequest, shown: list[FileDiff], paging: dict[str, Any]) -> Answer:
+        report = RenamePreviewReport(
+            **anchor_fields(resolved, session),
+            old_name=pending.old_name,
+            new_name=pending.new_name,
+            rename_id=rename_id,
+            edits=sum(d.edits for d in diffs),
+            files=_diffs(shown),
+            **_guard(pending),
+            **paging,
+            execute=suggest(RenameExecuteRequest, {"mode": "rename_execute", "rename_id": rename_id}),
+        )
+        return Answer(report)
+
+    return await paged(session, request, diffs, build)
 
 
 async def _stale(session: Session, pending: PendingRename) -> list[str]:

@@ -18,7 +18,7 @@ from ..gateway import Client, LspCall
 from ..models import Paged, Request, Row
 from ..modes import Answer, Offer, mode
 from ..report.files import one_per_language
-from ..report.paging import page
+from ..report.paging import paged
 from ..session import Session
 from ..symbols import KIND_NAMES
 from ..workspace import language_of, path_of
@@ -203,13 +203,16 @@ async def search(session: Session, request: SearchRequest) -> Answer:
             found.values(),
             key=lambda i: (rank(request.query, i["name"], i["kind"]), i["path"], i["line"] or 0),
         )
-    shown, paging = page(session, request, items)
-    report = SearchReport(query=request.query, kinds=request.kinds, servers=servers, lacking=lacking,
-                          incomplete=unsure, external=external,
-                          symbols=[Found(**{k: v for k, v in r.items() if k != EDITOR}) for r in shown],
-                          **paging)
-    locations = [
-        {"path": r["path"], "line": r["line"] or 1, **r[EDITOR], "text": f"{r['kind']} {r['name']}"}
-        for r in shown
-    ]
-    return Answer(report, locations)
+
+    async def build(request: SearchRequest, shown: list[dict[str, Any]], paging: dict[str, Any]) -> Answer:
+        report = SearchReport(query=request.query, kinds=request.kinds, servers=servers, lacking=lacking,
+                              incomplete=unsure, external=external,
+                              symbols=[Found(**{k: v for k, v in r.items() if k != EDITOR}) for r in shown],
+                              **paging)
+        locations = [
+            {"path": r["path"], "line": r["line"] or 1, **r[EDITOR], "text": f"{r['kind']} {r['name']}"}
+            for r in shown
+        ]
+        return Answer(report, locations)
+
+    return await paged(session, request, items, build)

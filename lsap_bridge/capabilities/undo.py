@@ -27,7 +27,7 @@ from ..errors import ErrorCode, LsapError
 from ..gateway import Client, Document
 from ..models import Paged, Report, Request, Row
 from ..modes import Answer, Offer, mode
-from ..report.paging import page
+from ..report.paging import paged
 from ..session import Session
 from ..surface import phrase
 from ..workspace import uri_of
@@ -130,8 +130,11 @@ async def list_changes(session: Session, request: ChangesRequest) -> Answer:
     found = await asyncio.to_thread(changes.load, await journal_dir(session.gateway), session.workspace)
     if request.who is not None:
         found = [c for c in found if c.who == request.who]
-    shown, paging = page(session, request, [_row(session, c) for c in found])
-    return Answer(ChangesReport(who=request.who, changes=shown, **paging))
+
+    async def build(request: ChangesRequest, shown: list[ChangeRow], paging: dict[str, Any]) -> Answer:
+        return Answer(ChangesReport(who=request.who, changes=shown, **paging))
+
+    return await paged(session, request, [_row(session, c) for c in found], build)
 
 
 def _target(found: list[ChangeSet], request: UndoRequest) -> ChangeSet:
