@@ -238,7 +238,8 @@ async def sections_after(tracker: Tracker) -> list[FileSection]:
     return [
         s
         for p, s in sections.items()
-        if s.entries or s.diagnostics or s.tags or p in tracker.before
+        # A file's own commands are shown with what they said, even when they changed nothing.
+        if s.entries or s.diagnostics or s.tags or s.echoes or p in tracker.before
     ]
 
 
