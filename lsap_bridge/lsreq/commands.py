@@ -31,6 +31,7 @@ from ..actions import (
 from ..capabilities.rename import RenameReport, warnings
 from ..edits import EditResult
 from ..errors import ErrorCode, LsapError
+from ..failures import as_error
 from ..gateway import Client
 from ..pipeline import ask
 from .lines import symbol_column
@@ -166,8 +167,8 @@ async def run_commands(executor: Runs) -> list[FileSection]:
     for _line, step, echo in sorted(steps, key=lambda s: s[0]):
         try:
             echo.tags += [Tag("note", note) for note in await step()]
-        except LsapError as error:
-            echo.tags.append(error_tag(error))
+        except Exception as exc:  # a step's failure (a text that kept changing too) is its tag's
+            echo.tags.append(error_tag(as_error(exc, f"the `{echo.text}` line")))
     return await sections_after(tracker)
 
 

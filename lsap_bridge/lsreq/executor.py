@@ -54,8 +54,8 @@ class Executor:
             path = run.path = self.session.workspace.resolve(block.path)
             run.section.path = self.session.workspace.display(path)
             run.target, doc, run.tree = await self.session.run_warm(lambda: file_symbols(self.session, path))
-        except LsapError as error:
-            run.section.tags.append(error_tag(error))
+        except Exception as exc:  # the file's failure (a text that kept changing too) is its section's
+            run.section.tags.append(error_tag(as_error(exc, f"the File block of {block.path}")))
             return run
         run.doc = doc
         if doc.disk_differs:

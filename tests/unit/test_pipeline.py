@@ -9,7 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from lsap_bridge import capabilities  # noqa: F401  (discovers the modes)
+from lsap_bridge.errors import StaleText
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.models import Request
 from lsap_bridge.modes import Answer, Capability
@@ -74,3 +77,23 @@ def test_a_page_over_its_budget_is_shortened_without_running_the_mode_again(tmp_
                            pagination_id=fitted["pagination_id"]).text)
     assert {k: v for k, v in fitted.items() if k != "budget"} == again
 
+
+
+def test_work_that_is_no_modes_runs_on_the_warm_path(tmp_path: Path) -> None:
+    """`Session.run_warm` (a File block opened, MOVE_TO_FILE, FIX, …): held texts are taken
+    inside it, and a stale one runs the work once more, fresh, and only once."""
+    session = fake_session(tmp_path, lambda call: LspAnswer())
+    seen: list[bool] = []
+
+    async def work(stale: int) -> int:
+        seen.append(session.warm)
+        if len(seen) <= stale:
+            raise StaleText("the buffer changed")
+        return len(seen)
+
+    assert asyncio.run(session.run_warm(lambda: work(1))) == 2 and seen == [True, True]
+    assert not session.warm  # outside it, nothing is taken on trust
+    seen.clear()
+    with pytest.raises(StaleText):
+        asyncio.run(session.run_warm(lambda: work(5)))
+    assert len(seen) == 2
