@@ -13,16 +13,15 @@ the service through the socket, with their surface.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import LsapError
 from .failures import as_error
-from .models import Paged, Report, Request
+from .models import Report, Request
 from .modes import REGISTRY, Answer
 from .render import render_error, renderer
 from .report.budget import fit
-from .report.paging import page_id_of
 from .requests import parse_request
 from .session import Session, disk_notes
 from .surface import REQUEST, SURFACE, Surface
@@ -58,20 +57,8 @@ async def ask(session: Session, payload: Any) -> Answer:
 
 
 async def run(session: Session, request: Request) -> Answer:
-    """A parsed request's answer, unrendered, from its capability on the warm path. A paged
-    answer that cannot shorten its own page is given the way: the same request with a
-    shorter page of the list kept under its `pagination_id` (no LSP call for the list; the
-    servers heard of the disk for the first run)."""
-    capability = REGISTRY[request.mode]
-    done = await session.run(capability, request)
-    if done.repage is not None or not isinstance(done.report, Paged):
-        return done
-
-    async def shorter(items: int) -> Answer:
-        again = request.model_copy(update={"max_items": items, "pagination_id": page_id_of(request)})
-        return replace(await session.run(replace(capability, workspace=False), again), repage=shorter)
-
-    return replace(done, repage=shorter)
+    """A parsed request's answer, unrendered, from its capability on the warm path."""
+    return await session.run(REGISTRY[request.mode], request)
 
 
 async def answer(session: Session, payload: Any, surface: Surface | None = None, *,
