@@ -44,7 +44,7 @@ from .runs import Anchored, FileRun, Runs, Tracker
 CHANGED_LINES = 10
 
 
-async def rename(tracker: Tracker, run: FileRun, item: Anchored, op: Rename) -> list[str]:
+async def rename(tracker: Tracker, item: Anchored, op: Rename) -> list[str]:
     """`RENAME_TO` is the `rename` mode at the symbol on the anchored line (prepareRename,
     the uses its edits miss, the diagnostics after): its warnings are the step's notes."""
     place = item.place
@@ -180,7 +180,7 @@ async def _file_step(tracker: Tracker, run: FileRun, op: FileOperation) -> list[
 
 async def _step(tracker: Tracker, run: FileRun, item: Anchored, op: Operation) -> list[str]:
     if isinstance(op, Rename):
-        return await rename(tracker, run, item, op)
+        return await rename(tracker, item, op)
     if isinstance(op, Move):
         return await move_selection(tracker, run, op)
     if isinstance(op, Fix):

@@ -3,7 +3,8 @@
 Anchors are found in file order with the Locate tiers, each after the previous one in the
 same file; a line that is missing or ambiguous gets an error block and the rest still runs.
 Queries (`^`, `?`) are answered first, then commands (`RENAME_TO`, `MOVE_TO_FILE`) in
-request order, then a `*** Check`; anchored lines are followed through every edit, so the
+request order, then a `*** Check`, each a mode's request through the request pipeline
+(`pipeline.py`) or a step on the warm path; anchored lines are followed through every edit, so the
 response shows where they are afterwards. The diagnostics of every touched file the request
 chose are merged in by the printer, within the response's budget (`fit.py`).
 """

@@ -128,16 +128,14 @@ class Tracker:
         client: Client,
         label: str,
         moved: dict[int, tuple[Path, str]] | None = None,
-        replaces: str | None = None,
     ) -> EditResult:
         """Apply an edit the text format computed (a move, a fix), inside a `follow` step.
 
         `moved`: anchors (by id) whose line went to another file, with the line's text.
-        `replaces`: what each edit replaces (a rename's old name).
         """
         self.moving.update(moved or {})
         # Servers hear of the files it writes or creates (didChangeWatchedFiles) as it goes.
-        result = await apply_workspace_edit(self.session, edit, client, label=label, replaces=replaces)
+        result = await apply_workspace_edit(self.session, edit, client, label=label)
         if not result.files and not result.created:
             raise LsapError(ErrorCode.NOT_FOUND, f"{label} changed nothing")
         return result
