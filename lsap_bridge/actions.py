@@ -37,7 +37,7 @@ from .changes import undo_hint
 from .diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap
 from .edits import NOTHING, EditResult, apply_workspace_edit, check_edit, merged, preview, preview_text
 from .errors import Candidate, ErrorCode, LsapError
-from .gateway import Client, LspCall
+from .gateway import Client, LspAnswer, LspCall
 from .jsonvalue import Params
 from .locate.anchor import format_anchor
 from .locate.matcher import Needle, find_matches
@@ -597,6 +597,24 @@ async def tsserver_configure(session: Session, client: Client, path: Path, bufnr
                "convertTabsToSpaces": indent["insertSpaces"], **(more or {})}
     params: Params = {"command": TSSERVER, "arguments": ["configure", {"file": str(path), "formatOptions": options}]}
     return LspCall(client.id, EXECUTE, params, bufnr)
+
+
+async def tsserver_refactor(session: Session, client: Client, path: Path, bufnr: int, lines: list[str],
+                            arguments: dict[str, Any], style: dict[str, Any]) -> LspAnswer:
+    """tsserver's edits for a refactoring (`getEditsForRefactor`: "Move to file"), in one
+    round trip with the `configure` before it (the file's indent and `style`: the code it
+    writes follows the file's) and, after `semicolons: remove`, the one that puts tsserver's
+    default ("ignore") back. For a typescript-language-server (`TSSERVER`)."""
+    configure = await tsserver_configure(session, client, path, bufnr, lines, style)
+    assert configure is not None  # the caller checked the server has TSSERVER
+
+    def command(name: str, args: dict[str, Any]) -> LspCall:
+        return LspCall(client.id, EXECUTE, {"command": TSSERVER, "arguments": [name, args]}, bufnr)
+
+    calls = [configure, command("getEditsForRefactor", arguments)]
+    if style.get("semicolons") == "remove":
+        calls.append(command("configure", {"file": str(path), "formatOptions": {"semicolons": "ignore"}}))
+    return (await session.servers.lsp(calls))[1]
 
 
 async def formatting(session: Session, path: Path, lines: tuple[int, int] | None,

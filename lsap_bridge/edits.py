@@ -33,7 +33,8 @@ import json
 import os
 import re
 import stat as stat_module
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -940,6 +941,33 @@ async def recover_edits(gateway: Editor, roots: Sequence[Path]) -> list[Recovery
     return found
 
 
+@dataclass(frozen=True)
+class Written:
+    """A file as an applied edit left it: its lines before and after ([]: no such file)."""
+
+    path: Path
+    before: list[str]
+    after: list[str]
+    change: str | None = None  # the change set that records the edit (`changes.py`)
+
+
+# While a text-format step runs: every file the edits applied meanwhile changed, whichever
+# capability applied them (`watching`).
+_WRITTEN: ContextVar[list[Written] | None] = ContextVar("lsap_written", default=None)
+
+
+@contextlib.contextmanager
+def watching() -> Iterator[list[Written]]:
+    """Collect the files every edit applied while it lasts changed, in order: the text format
+    follows its anchored lines through a rename or a fix applied by the mode's own code."""
+    written: list[Written] = []
+    token = _WRITTEN.set(written)
+    try:
+        yield written
+    finally:
+        _WRITTEN.reset(token)
+
+
 async def apply_workspace_edit(
     session: Session, edit: dict[str, Any], client: Client, *, label: str,
     replaces: str | None = None, basis: Basis | None = None,
@@ -972,6 +1000,11 @@ async def apply_workspace_edit(
     # Shielded: an asker who goes away must not leave the journal half settled.
     change = await asyncio.shield(_recorded(session, plan, directory, label))
     session.texts.changed_by_bridge([f.path for f in plan.files])
+    if (written := _WRITTEN.get()) is not None:
+        for f in plan.files:
+            if f.origin is not None:  # renamed: the old path holds nothing now
+                written.append(Written(f.origin, f.original, [], change))
+            written.append(Written(f.path, [] if f.created or f.origin else f.original, f.lines, change))
     for file in plan.files:
         if not file.buffer_only and basis is not None:  # proves this request's later steps
             basis.written[str(file.path)] = content_hash(file.new_bytes())

@@ -9,7 +9,10 @@ session and its servers. What an agent needs to use them well is said once, in t
 `instructions` of initialize; each tool says whether it may change files (annotations).
 
 The session is found (or its daemon started, which opens the workspace for its servers) as
-soon as `lsap mcp` starts, so that the first tool call finds the servers indexed.
+soon as `lsap mcp` starts, so that the first tool call finds the servers indexed. Each tool
+call is a socket call naming the surface `mcp`: the session answers it through the one
+request pipeline (`pipeline.answer`; `lsap_text` through the text format, whose operations
+are that pipeline's requests), so an agent's follow-up requests come written as tool calls.
 """
 
 from __future__ import annotations

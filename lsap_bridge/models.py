@@ -193,7 +193,7 @@ class Anchored(Report):
 class Paged(Report):
     """Where a page sits in the whole answer (`_next.md.j2`): 1-based `start`..`end` of
     `total`, and the exact request for the next page. Over its budget, a paged mode that
-    does not change files is run again with a shorter page (`report/budget.py`)."""
+    does not change files shows a shorter page of the same list (`report/budget.py`)."""
 
     total: int = 0
     start: int = 0

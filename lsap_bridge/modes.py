@@ -36,10 +36,14 @@ class Offer:
 
 @dataclass(frozen=True)
 class Answer:
-    """A mode's answer: its report, and the locations the editor jumps to (not in the JSON)."""
+    """A mode's answer: its report, the locations the editor jumps to (not in the JSON), and
+    for a paged one how to show a shorter page."""
 
     report: Report
     locations: list[EditorLocation] = field(default_factory=list)
+    # A paged report's same answer with a shorter page of the list it already has
+    # (`report.paging.paged`): what the budget shortens it with (`report/budget.fit`).
+    repage: Callable[[int], Awaitable[Answer]] | None = field(default=None, compare=False, repr=False)
 
 
 Runner = Callable[[Any, Any], Awaitable[Answer]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable
 from dataclasses import replace
+from pathlib import Path
 
 from .clangd import DATABASES, database_note
 from .cpu import off_loop
@@ -23,7 +24,7 @@ from .locate.matcher import (
 )
 from .models import LineScope, Locate, SymbolScope
 from .position import Document, line_at
-from .session import Resolved, Session, Target
+from .session import SYMBOLS, Resolved, Session, Target
 from .surface import looked_at, phrase
 from .symbols import Symbol, SymbolTree
 
@@ -43,6 +44,14 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
         resolved.target.client, method, resolved.path, session.workspace.display(resolved.path)))
     looked_at(str(resolved.path), resolved.line)
     return resolved
+
+
+async def file_symbols(session: Session, path: Path) -> tuple[Target, Document, SymbolTree]:
+    """A file opened for the server of its symbols, its text and its symbol tree: what the
+    text format finds a File block's anchors in (run on the warm path, `Session.run_warm`)."""
+    target = await session.servers.target(path, SYMBOLS)
+    doc = target.doc or await session.texts.document(path)
+    return target, doc, await session.symbols.tree(target, doc)
 
 
 async def _resolve(session: Session, locate: Locate, method: str) -> Resolved:

@@ -44,7 +44,8 @@ from .connection import (
 )
 from .errors import ErrorCode, LsapError
 from .jsonvalue import Json, Jsonable, Params
-from .service import Response, Service
+from .pipeline import Response
+from .service import Service
 from .surface import CLIENT, LOOKED, SURFACE, SURFACES
 
 

@@ -1,4 +1,5 @@
-"""The service: validate a request, dispatch it to its capability, render the report."""
+"""The service: the bridge's core per Neovim, answering JSON requests through the one request
+pipeline (`pipeline.answer`), Language Server Request blocks, and the human's commands."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import contextlib
 import json
 import re
 from collections.abc import Coroutine
-from dataclasses import dataclass, field
 from typing import Any
 
 from .capabilities import REGISTRY
@@ -20,28 +20,16 @@ from .jsonvalue import Json
 from .locate.anchor import parse_anchor
 from .lsreq.executor import execute
 from .lsreq.parser import parse
-from .models import LineScope, Locate, Report, bare_field
-from .position import EditorLocation, byte_column
-from .render import render_error, renderer
-from .report.budget import fit
-from .requests import names_whole_file, parse_request
-from .session import Session, disk_notes
+from .models import LineScope, Locate, bare_field
+from .pipeline import Response, answer
+from .position import byte_column
+from .render import render_error
+from .requests import names_whole_file
+from .session import Session
 from .surface import REQUEST, SURFACE
 from .workspace import Workspace
 
 PARSE_INLINE = 16 * 1024  # characters of a text block parsed on the loop (a few ms); longer ones off it
-
-
-@dataclass
-class Response:
-    text: str
-    mode: str | None = None
-    locations: list[EditorLocation] = field(default_factory=list)
-    error: LsapError | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
 
 
 def failed(error: LsapError, fmt: str = "markdown") -> Response:
@@ -78,27 +66,8 @@ class Service:
         self.session = Session(gateway, workspace)
 
     async def handle(self, payload: Json) -> Response:
-        fmt = payload.get("format", "markdown") if isinstance(payload, dict) else "markdown"
-        fmt = fmt if fmt in ("markdown", "json") else "markdown"
-        what = f"the {payload.get('mode') if isinstance(payload, dict) else None} request"
-        return await guarded(self._answer(payload), what, fmt)
-
-    async def _answer(self, payload: Json) -> Response:
-        REQUEST.set(payload)  # a change set keeps what made it
-        request = parse_request(payload, self.workspace, self.session.kept.anchors)
-        capability = REGISTRY[request.mode]
-        as_json = request.format == "json"
-
-        format_report = renderer(request.mode, capability.template, as_json)
-
-        def render(report: Report) -> str:
-            if notes:
-                report = report.model_copy(update={"notes": list(notes.values())})
-            return format_report(report)
-
-        with disk_notes() as notes:
-            fitted = await fit(self.session, capability, request, render, cut_text=not as_json)
-        return Response(fitted.text, request.mode, fitted.answer.locations)
+        """A JSON request and its report, through the one request pipeline."""
+        return await answer(self.session, payload, SURFACE.get())
 
     async def handle_text(self, text: str) -> Response:
         """A Language Server Request block (doc/architecture.md, The text format) and its response block."""
@@ -168,7 +137,8 @@ class Service:
             locate = Locate(file_path=self.workspace.display(path),
                             scope=LineScope(start_line=int(lines[0]), end_line=int(lines[1]) + 1))
         else:
-            locate = await anchor_at_cursor(self.session, command.get("cursor") or {})
+            cursor = command.get("cursor") or {}
+            locate = await self.session.run_warm(lambda: anchor_at_cursor(self.session, cursor))
         return {"mode": mode, "locate": locate.model_dump(exclude_none=True), **options}
 
     def locateless_request(self, mode: str, command: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:

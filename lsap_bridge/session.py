@@ -814,26 +814,33 @@ class Session:
         is a `conflict` (see `failures.as_error`). Per capability, so a batch never repeats
         others. A mode that spans the workspace has the servers hear of the disk first.
         """
+        return await self.run_warm(lambda: capability.run(self, request), capability.workspace)
+
+    async def run_warm(self, work: Callable[[], Awaitable[T]], workspace: bool = False) -> T:
+        """Run `work` on the warm path, as `run` runs a mode: for what the text format does
+        that no mode does (open a File block, `MOVE_TO_FILE`, `FIX`, `FORMAT`,
+        `ORGANIZE_IMPORTS`) and the cursor of a `:Lsap` command. `workspace`: the servers
+        hear of the disk first."""
         if await self.servers.reconfigure():
             _RECONFIGURED.set(True)  # this answer's diagnostics: after the servers re-read it
         at = fs_now_ns()
-        basis = await self.servers.sync_disk(at) if capability.workspace else Basis(at)
+        basis = await self.servers.sync_disk(at) if workspace else Basis(at)
         token = _BASIS.set(basis)
         try:
             try:
-                return await self._held_run(capability, request)
+                return await self._held_run(work)
             except StaleText:
                 pass
-            return await self._held_run(capability, request)
+            return await self._held_run(work)
         finally:
             _BASIS.reset(token)
 
-    async def _held_run(self, capability: Capability, request: Request) -> Answer:
+    async def _held_run(self, work: Callable[[], Awaitable[T]]) -> T:
         held: dict[Path, Document] = {}
         token = _HELD.set(held)
         try:
             try:
-                answer = await capability.run(self, request)
+                answer = await work()
             except StaleText:
                 raise
             except Exception:  # an error found on a held text (an anchor gone) may be stale too

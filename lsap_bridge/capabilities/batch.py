@@ -14,14 +14,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..errors import LsapError, invalid
-from ..failures import as_error
+from ..errors import invalid
 from ..models import MIN_TOKENS, Report, Request, Row, absent
-from ..modes import REGISTRY, Answer, mode
+from ..modes import Answer, mode
+from ..pipeline import Response, answer
 from ..position import EditorLocation
-from ..render import render_error, renderer
-from ..report.budget import Fitted, budget_of, fit
-from ..requests import parse_request
+from ..render import render_error
+from ..report.budget import budget_of
 from ..session import Session
 
 MAX_REQUESTS = 20
@@ -78,23 +77,14 @@ def _outside_fences(original: list[str], flattened: list[str]) -> str:
     return "\n".join(out).strip()
 
 
-async def run_one(session: Session, payload: Any, share: int,
-                  as_json: bool) -> tuple[str, Fitted | None, LsapError | None]:
-    """One request of the batch, within its share of the batch's budget unless it sets its own."""
+async def run_one(session: Session, payload: Any, share: int, fmt: str) -> tuple[str, Response]:
+    """One request of the batch, through the request pipeline, within its share of the
+    batch's budget unless it sets its own; its failure is its section's, not the batch's."""
     name = str(payload.get("mode")) if isinstance(payload, dict) else "?"
-    try:
-        if name == "batch":
-            raise invalid(
-                "a batch cannot contain another batch", hint="put its requests in this one"
-            )
-        request = parse_request(payload, session.workspace, session.kept.anchors)
-        if request.max_tokens is None:
-            request = request.model_copy(update={"max_tokens": share})
-        capability = REGISTRY[request.mode]
-        render = renderer(capability.mode, capability.template, as_json)
-        return name, await fit(session, capability, request, render, cut_text=not as_json), None
-    except Exception as exc:  # one request's failure is its section's, not the batch's
-        return name, None, as_error(exc, f"the {name} request")
+    if name == "batch":
+        error = invalid("a batch cannot contain another batch", hint="put its requests in this one")
+        return name, Response(render_error(error), error=error)
+    return name, await answer(session, payload, fmt=fmt, share=share)
 
 
 @mode("batch", request=BatchRequest, report=BatchReport,
@@ -102,23 +92,19 @@ async def run_one(session: Session, payload: Any, share: int,
 async def batch(session: Session, request: BatchRequest) -> Answer:
     share = max(MIN_TOKENS, budget_of(session, request.max_tokens) // len(request.requests))
     as_json = request.format == "json"
-    results = [await run_one(session, payload, share, as_json) for payload in request.requests]
+    results = [await run_one(session, payload, share, request.format) for payload in request.requests]
     if as_json:
         items = [
-            Result(mode=name, ok=error is None,
-                   data=done.answer.report.model_dump(mode="json") if done else None,
-                   error=error.to_dict() if error else None)
-            for name, done, error in results
+            Result(mode=name, ok=done.ok,
+                   data=done.answer.report.model_dump(mode="json") if done.answer else None,
+                   error=done.error.to_dict() if done.error else None)
+            for name, done in results
         ]
         return Answer(BatchReport(results=items))
     sections = []
     locations: list[EditorLocation] = []
-    for index, (name, done, error) in enumerate(results, 1):
-        if done is not None:
-            text = done.text
-            locations += done.answer.locations
-        else:
-            text = render_error(error) if error else ""
-        sections.append(Part(**section(index, name, text), ok=error is None))
+    for index, (name, done) in enumerate(results, 1):
+        locations += done.locations
+        sections.append(Part(**section(index, name, done.text), ok=done.ok))
     failed = sum(1 for s in sections if not s.ok)
     return Answer(BatchReport(count=len(sections), failed=failed, sections=sections), locations)

@@ -33,7 +33,7 @@ from ..models import Line, Paged, Request, Row
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation
 from ..report.files import expand
-from ..report.paging import keep, page
+from ..report.paging import PagingInfo, keep, paged
 from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
 from ..session import Session
 from ..surface import CLIENT
@@ -383,37 +383,38 @@ async def check(session: Session, request: CheckRequest) -> Answer:
                 await asyncio.to_thread(check_store.save, journals, session.workspace.root, check_store.after(
                     record.seen, done.seen, done.deleted), facts["number"], done.at, agent)
     items: Finds = facts["items"]
-    shown, paging = page(session, request, items, answer=facts["id"])
-    # Kept whole under this check's page key (its id: a later check, of anyone, does not
-    # replace it), after `page` kept the bare list there, and under the request's own key,
-    # where a shorter page asked for to fit a budget looks: a later page shows this check's
-    # findings; it never runs a new check, which would compare with this one.
-    keep(session, request, [facts], answer=facts["id"])
-    keep(session, request, [facts])
-    docs = await session.texts.documents([p for status, p, _ in shown if status != "gone" and p.is_file()])
-    groups = []
-    locations: list[EditorLocation] = []
-    for (status, path), in_group in groupby(shown, key=lambda f: (f[0], f[1])):
-        display = session.workspace.display(path)
-        doc = docs.get(path) if status != "gone" else None
-        rows: list[DiagnosticRow] = []
-        lines: dict[int, Line] = {}
-        for _, _, d in in_group:  # errors first, then by line (see `ordered`)
-            rows.append(DiagnosticRow(**diagnostic_row(d)))
-            if doc is not None:
-                lines |= {line.number: line for line in excerpt(doc, d.line, d.line, request.context_lines)}
-                summary = f"{status} {d.severity}: {d.message.splitlines()[0] if d.message else ''}"
-                locations.append({**editor_location(display, doc, d.line, d.col), "text": summary})
-        groups.append(Group(status=status, path=display, language=fence_language(doc) if doc else "",
-                            diagnostics=rows, lines=[lines[n] for n in sorted(lines)]))
-    counts: dict[str, dict[str, int]] = {}
-    for status, _, d in items:
-        counts.setdefault(status, {s: 0 for s in SEVERITIES})[d.severity] += 1
-    report = CheckReport(
-        **{k: v for k, v in facts.items() if k not in ("items", "id")},
-        min_severity=request.min_severity,
-        counts={status: {s: n for s, n in by.items() if n} for status, by in counts.items()},
-        groups=groups,
-        **paging,
-    )
-    return Answer(report, locations)
+
+    async def build(request: CheckRequest, shown: Finds, paging: PagingInfo) -> Answer:
+        # Kept whole under this check's page key (its id: a later check, of anyone, does not
+        # replace it), after `page` kept the bare list there: a later page shows this check's
+        # findings; it never runs a new check, which would compare with this one.
+        keep(session, request, [facts], answer=facts["id"])
+        docs = await session.texts.documents([p for status, p, _ in shown if status != "gone" and p.is_file()])
+        groups = []
+        locations: list[EditorLocation] = []
+        for (status, path), in_group in groupby(shown, key=lambda f: (f[0], f[1])):
+            display = session.workspace.display(path)
+            doc = docs.get(path) if status != "gone" else None
+            rows: list[DiagnosticRow] = []
+            lines: dict[int, Line] = {}
+            for _, _, d in in_group:  # errors first, then by line (see `ordered`)
+                rows.append(DiagnosticRow(**diagnostic_row(d)))
+                if doc is not None:
+                    lines |= {line.number: line for line in excerpt(doc, d.line, d.line, request.context_lines)}
+                    summary = f"{status} {d.severity}: {d.message.splitlines()[0] if d.message else ''}"
+                    locations.append({**editor_location(display, doc, d.line, d.col), "text": summary})
+            groups.append(Group(status=status, path=display, language=fence_language(doc) if doc else "",
+                                diagnostics=rows, lines=[lines[n] for n in sorted(lines)]))
+        counts: dict[str, dict[str, int]] = {}
+        for status, _, d in items:
+            counts.setdefault(status, {s: 0 for s in SEVERITIES})[d.severity] += 1
+        report = CheckReport(
+            **{k: v for k, v in facts.items() if k not in ("items", "id")},
+            min_severity=request.min_severity,
+            counts={status: {s: n for s, n in by.items() if n} for status, by in counts.items()},
+            groups=groups,
+            **paging,
+        )
+        return Answer(report, locations)
+
+    return await paged(session, request, items, build, answer=facts["id"])

@@ -31,7 +31,7 @@ from ..edits import apply_workspace_edit
 from ..errors import LsapError
 from ..models import Overwriting, Paged, Request, Row, absent
 from ..modes import Answer, Offer, mode
-from ..report.paging import as_sent, page, suggest
+from ..report.paging import PagingInfo, as_sent, paged, suggest
 from ..session import Session
 
 PREVIEWS = 10  # diffs computed for one page at most (each may be a round trip to resolve)
@@ -119,18 +119,21 @@ async def code_actions(session: Session, request: CodeActionsRequest) -> Answer:
                          diagnostic=request.diagnostic, server=request.server)
     # The servers' preferred fixes first: the footer's `execute` names the first usable one.
     actions = sorted(narrow(found.actions, title=request.title), key=lambda a: not a.preferred)
-    shown, paging = page(session, request, actions)
-    rows = [await _row(session, a, request.preview and i < PREVIEWS) for i, a in enumerate(shown)]
-    first = next((a for a in shown if a.disabled is None), None)
-    report = CodeActionsReport(
-        where=place.where, servers=found.servers, errors=found.errors, filters=_filters(request),
-        actions=rows, **paging,
-        execute=suggest(CodeActionExecuteRequest, {"mode": "code_action_execute",
-                                                   "action_id": first.id}) if first else None,
-        with_diffs=None if request.preview or not rows else suggest(
-            CodeActionsRequest, {**as_sent(request, frozenset({"pagination_id"})), "preview": True}),
-    )
-    return Answer(report)
+
+    async def build(request: CodeActionsRequest, shown: list[Action], paging: PagingInfo) -> Answer:
+        rows = [await _row(session, a, request.preview and i < PREVIEWS) for i, a in enumerate(shown)]
+        first = next((a for a in shown if a.disabled is None), None)
+        report = CodeActionsReport(
+            where=place.where, servers=found.servers, errors=found.errors, filters=_filters(request),
+            actions=rows, **paging,
+            execute=suggest(CodeActionExecuteRequest, {"mode": "code_action_execute",
+                                                       "action_id": first.id}) if first else None,
+            with_diffs=None if request.preview or not rows else suggest(
+                CodeActionsRequest, {**as_sent(request, frozenset({"pagination_id"})), "preview": True}),
+        )
+        return Answer(report)
+
+    return await paged(session, request, actions, build)
 
 
 async def _apply(session: Session, action: Action, overwrite: bool, action_id: str | None = None,

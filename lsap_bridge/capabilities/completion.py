@@ -9,7 +9,7 @@ from pydantic import Field
 from ..lsp import CompletionItemData
 from ..models import Anchored, LocateRequest, Paged, Row
 from ..modes import Answer, mode
-from ..report.paging import page
+from ..report.paging import PagingInfo, paged
 from ..report.pieces import anchor_fields
 from ..resolve import resolve
 from ..session import Session
@@ -93,6 +93,9 @@ async def completion(session: Session, request: CompletionRequest) -> Answer:
         )
         params["context"] = {"triggerKind": 1}
         rows, incomplete = completion_items(await session.servers.call(resolved.target, METHOD, params))
-    shown, paging = page(session, request, rows)
-    return Answer(CompletionReport(**anchor_fields(resolved, session), items=shown, incomplete=incomplete,
-                                   **paging))
+
+    async def build(request: CompletionRequest, shown: list[Item], paging: PagingInfo) -> Answer:
+        return Answer(CompletionReport(**anchor_fields(resolved, session), items=shown, incomplete=incomplete,
+                                       **paging))
+
+    return await paged(session, request, rows, build)

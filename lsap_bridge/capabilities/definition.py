@@ -16,7 +16,7 @@ from pydantic import Field
 from ..models import Anchored, LocateRequest, Paged
 from ..modes import Answer, Offer, mode
 from ..position import Document
-from ..report.paging import page
+from ..report.paging import PagingInfo, paged
 from ..report.pieces import MAX_CODE_LINES, Code, anchor_fields, code_of, defining_symbol, editor_location, word_at
 from ..resolve import resolve
 from ..session import Location, Session
@@ -68,26 +68,29 @@ async def run_definition_like(
         found = await session.texts.locations(await session.servers.call(target, method, params), target.client,
                                         texts)
     external = [loc for loc in found if not session.workspace.contains(loc.path)]
-    inside, paging = page(session, request, [loc for loc in found if session.workspace.contains(loc.path)])
-    docs = await session.texts.documents([loc.path for loc in inside], have=texts)
-    trees = await session.symbols.of([loc.path for loc in inside], target.client, docs) if (
-        target.client.supports("textDocument/documentSymbol")) else {}
-    definitions = []
-    locations = []
-    for loc in inside:
-        doc = docs[loc.path]
-        named = defining_symbol(trees[loc.path], loc) if loc.path in trees else None
-        definitions.append(code_of(session, doc, named, loc, request.max_code_lines))
-        locations.append(editor_location(session.workspace.display(loc.path), doc, loc.line, loc.col))
-    report = DefinitionReport(
-        **anchor_fields(resolved, session),
-        name=word_at(resolved.line_text, resolved.column),
-        kind_label=label or request.mode.replace("_", " "),
-        definitions=definitions,
-        external=[str(loc.path) for loc in external],
-        **paging,
-    )
-    return Answer(report, locations)
+
+    async def build(request: DefinitionLikeRequest, inside: list[Location], paging: PagingInfo) -> Answer:
+        docs = await session.texts.documents([loc.path for loc in inside], have=texts)
+        trees = await session.symbols.of([loc.path for loc in inside], target.client, docs) if (
+            target.client.supports("textDocument/documentSymbol")) else {}
+        definitions = []
+        locations = []
+        for loc in inside:
+            doc = docs[loc.path]
+            named = defining_symbol(trees[loc.path], loc) if loc.path in trees else None
+            definitions.append(code_of(session, doc, named, loc, request.max_code_lines))
+            locations.append(editor_location(session.workspace.display(loc.path), doc, loc.line, loc.col))
+        report = DefinitionReport(
+            **anchor_fields(resolved, session),
+            name=word_at(resolved.line_text, resolved.column),
+            kind_label=label or request.mode.replace("_", " "),
+            definitions=definitions,
+            external=[str(loc.path) for loc in external],
+            **paging,
+        )
+        return Answer(report, locations)
+
+    return await paged(session, request, [loc for loc in found if session.workspace.contains(loc.path)], build)
 
 
 @mode("definition", request=DefinitionRequest, report=DefinitionReport,

@@ -15,7 +15,7 @@ from ..models import Line, Paged, Request, Row
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation
 from ..report.files import expand
-from ..report.paging import keep, page
+from ..report.paging import PagingInfo, keep, paged
 from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
 from ..session import Session
 
@@ -100,40 +100,43 @@ async def diagnostics(session: Session, request: DiagnosticsRequest) -> Answer:
     kept = session.kept.page(request)
     facts: dict[str, Any] = kept[0] if kept else await collect(session, request)
     items: list[tuple[Path, Diagnostic]] = facts["items"]
-    shown, paging = page(session, request, items)
-    if items:
-        # Later pages, and a shorter page the budget asks for, reuse this analysis and its
-        # notes, not only the items (same page key).
-        keep(session, request, [facts])
-    docs = await session.texts.documents([p for p, _ in shown])
-    groups = []
-    locations: list[EditorLocation] = []
-    for path, in_file in groupby(shown, key=lambda pair: pair[0]):
-        doc = docs[path]
-        display = session.workspace.display(path)
-        entries = []
-        for _, d in in_file:
-            entries.append(Shown(**diagnostic_row(d), lines=excerpt(doc, d.line, d.line, request.context_lines)))
-            summary = f"{d.severity}: {d.message.splitlines()[0] if d.message else ''}"
-            locations.append({**editor_location(display, doc, d.line, d.col), "text": summary})
-        groups.append(FileDiagnostics(path=display, language=fence_language(doc), diagnostics=entries))
-    counts = {s: 0 for s in SEVERITIES}
-    for _, d in items:
-        counts[d.severity] += 1
-    report = DiagnosticsReport(
-        scope=request.file_path or "the workspace",
-        min_severity=request.min_severity,
-        counts={s: n for s, n in counts.items() if n},
-        files=len({p for p, _ in items}),
-        checked=facts["checked"],
-        skipped=facts["skipped"],
-        outside=facts["outside"],
-        too_large=facts["too_large"],
-        limit=WORKSPACE_LIMIT,
-        max_file_size=session.gateway.max_file_size,
-        pending=facts["pending"],
-        quiet=facts["quiet"],
-        groups=groups,
-        **paging,
-    )
-    return Answer(report, locations)
+
+    async def build(request: DiagnosticsRequest, shown: list[tuple[Path, Diagnostic]],
+                    paging: PagingInfo) -> Answer:
+        if items:
+            # Later pages reuse this analysis and its notes, not only the items (same page key).
+            keep(session, request, [facts])
+        docs = await session.texts.documents([p for p, _ in shown])
+        groups = []
+        locations: list[EditorLocation] = []
+        for path, in_file in groupby(shown, key=lambda pair: pair[0]):
+            doc = docs[path]
+            display = session.workspace.display(path)
+            entries = []
+            for _, d in in_file:
+                entries.append(Shown(**diagnostic_row(d), lines=excerpt(doc, d.line, d.line, request.context_lines)))
+                summary = f"{d.severity}: {d.message.splitlines()[0] if d.message else ''}"
+                locations.append({**editor_location(display, doc, d.line, d.col), "text": summary})
+            groups.append(FileDiagnostics(path=display, language=fence_language(doc), diagnostics=entries))
+        counts = {s: 0 for s in SEVERITIES}
+        for _, d in items:
+            counts[d.severity] += 1
+        report = DiagnosticsReport(
+            scope=request.file_path or "the workspace",
+            min_severity=request.min_severity,
+            counts={s: n for s, n in counts.items() if n},
+            files=len({p for p, _ in items}),
+            checked=facts["checked"],
+            skipped=facts["skipped"],
+            outside=facts["outside"],
+            too_large=facts["too_large"],
+            limit=WORKSPACE_LIMIT,
+            max_file_size=session.gateway.max_file_size,
+            pending=facts["pending"],
+            quiet=facts["quiet"],
+            groups=groups,
+            **paging,
+        )
+        return Answer(report, locations)
+
+    return await paged(session, request, items, build)

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from itertools import groupby
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -20,7 +20,7 @@ from ..models import MAX_ITEMS_LIMIT, Paged, Request, Row
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation
 from ..report.files import expand, is_glob
-from ..report.paging import page
+from ..report.paging import PagingInfo, paged
 from ..session import Session
 from ..symbols import Symbol, SymbolTree
 from ..workspace import language_of
@@ -185,37 +185,40 @@ async def outline(session: Session, request: OutlineRequest) -> Answer:
                 else structure(tree.roots, depth=1 if many else None)
             )
             items += ((display, dotted, symbol) for dotted, symbol in walked)
-    page_items, paging = page(session, request, items)
-    shown = [
-        Entry(
-            path=display,
-            line=symbol.selection.start_line + 1,
-            column=symbol.selection.start_col + 1,
-            kind=symbol.kind_name,
-            symbol=".".join(dotted),
-            detail=symbol.detail,
-            children=len(_structural(symbol)) if many else 0,
+
+    async def build(request: OutlineRequest, page_items: list[Any], paging: PagingInfo) -> Answer:
+        shown = [
+            Entry(
+                path=display,
+                line=symbol.selection.start_line + 1,
+                column=symbol.selection.start_col + 1,
+                kind=symbol.kind_name,
+                symbol=".".join(dotted),
+                detail=symbol.detail,
+                children=len(_structural(symbol)) if many else 0,
+            )
+            for display, dotted, symbol in page_items
+        ]
+        groups = [FileSymbols(path=path, symbols=list(rows)) for path, rows in groupby(shown, key=lambda r: r.path)]
+        report = OutlineReport(
+            target=request.file_path,
+            scope=".".join(names) if names else None,
+            many=many,
+            files=sum(1 for _ in groupby(items, key=itemgetter(0))),
+            more_files=found.more,
+            limit=MAX_FILES,
+            outside=found.outside,
+            too_large=found.too_large,
+            max_file_size=max_size,
+            lacking=lacking,
+            groups=groups,
+            **paging,
         )
-        for display, dotted, symbol in page_items
-    ]
-    groups = [FileSymbols(path=path, symbols=list(rows)) for path, rows in groupby(shown, key=lambda r: r.path)]
-    report = OutlineReport(
-        target=request.file_path,
-        scope=".".join(names) if names else None,
-        many=many,
-        files=sum(1 for _ in groupby(items, key=itemgetter(0))),
-        more_files=found.more,
-        limit=MAX_FILES,
-        outside=found.outside,
-        too_large=found.too_large,
-        max_file_size=max_size,
-        lacking=lacking,
-        groups=groups,
-        **paging,
-    )
-    locations: list[EditorLocation] = [
-        {"path": r.path, "line": r.line, "character": r.column - 1, "encoding": "utf-32",
-         "text": f"{r.kind} {r.symbol}"}
-        for r in shown
-    ]
-    return Answer(report, locations)
+        locations: list[EditorLocation] = [
+            {"path": r.path, "line": r.line, "character": r.column - 1, "encoding": "utf-32",
+             "text": f"{r.kind} {r.symbol}"}
+            for r in shown
+        ]
+        return Answer(report, locations)
+
+    return await paged(session, request, items, build)

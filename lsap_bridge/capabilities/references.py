@@ -14,22 +14,25 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from dataclasses import replace
 from itertools import chain, groupby, repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Literal
 
 from ..decode import location_count, location_files
+from ..gateway import LspCall
 from ..jsonvalue import Params
 from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation, line_at
-from ..report.paging import page
+from ..report.paging import PagingInfo, paged
 from ..report.pieces import anchor_fields, editor_location, excerpt, fence_language, word_at
 from ..resolve import resolve
 from ..session import Location, Session, Target
 from ..surface import SURFACE
 from ..symbols import SymbolTree, Units
+from ..workspace import path_of
 
 METHOD = "textDocument/references"
 
@@ -103,6 +106,25 @@ async def settled(session: Session, target: Target, params: Params) -> tuple[obj
     return raw, True
 
 
+async def files_using(session: Session, target: Target, names: dict[str, tuple[int, int]]) -> dict[Path, set[str]]:
+    """The files that use each name, from the references of its spelling in the target's
+    file (0-based line, code-point column; the declaration left out): the text format's
+    `MOVE_TO_FILE` of Python code fixes their imports. One round trip."""
+    client = target.client_for(METHOD)
+    if client is None:
+        return {}
+    doc = await session.texts.document(target.path)
+    at = replace(target, client=client, partial=False, doc=None)
+    calls = [LspCall(client.id, METHOD, {**session.servers.position_params(at, doc, line, col),
+                                         "context": {"includeDeclaration": False}}, target.bufnr)
+             for line, col in names.values()]
+    out: dict[Path, set[str]] = {}
+    for name, answer in zip(names, await session.servers.lsp(calls), strict=False):
+        for location in answer.result or []:
+            out.setdefault(path_of(location["uri"]).resolve(), set()).add(name)
+    return out
+
+
 @mode("references", request=ReferencesRequest, report=ReferencesReport,
       summary="all uses of a symbol, grouped by file and enclosing symbol", method=METHOD,
       fallback="search", workspace=True,
@@ -126,59 +148,62 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
     inside_runs = [run for path, run in runs if session.workspace.contains(path)]
     inside = list(chain.from_iterable(inside_runs))
     external = len(items) - len(inside)
-    page_items, paging = page(session, request, inside)
 
-    # Per-item work only for the page shown: one read and one symbol call per file.
-    paths = [path for path, _ in page_items]
-    docs = await session.texts.documents(paths)
-    shown = session.texts.located(page_items, target.client, docs)
-    trees = await session.symbols.of(paths, target.client, docs) if target.client.supports(
-        "textDocument/documentSymbol") else {}
-    groups: list[Group] = []
-    locations: list[EditorLocation] = []
-    collapsed: dict[str, dict[str, list[int]]] = {"import": {}, "annotation": {}}
-    for path, file_uses in groupby(shown, key=lambda loc: loc.path):
-        doc = docs[path]
-        tree = trees.get(path)
-        display = session.workspace.display(path)
-        in_file = list(file_uses)
-        kinds, printed = _kinds(doc.lines, in_file) if compact else ({}, set())
-        def enclosing(loc: Location, tree: SymbolTree | None = tree) -> str | None:
-            return tree.enclosing_path(loc.line, loc.col) if tree else None
+    async def build(request: ReferencesRequest, page_items: list[tuple[Path, Units]], paging: PagingInfo) -> Answer:
 
-        for symbol, uses in groupby(in_file, key=enclosing):
-            lines: list[Line] = []
-            positions: list[Use] = []
-            for loc in uses:
-                kind = kinds.get((loc.line, loc.col))
-                positions.append(Use(line=loc.line + 1, column=loc.col + 1, kind=kind))
-                locations.append(editor_location(display, doc, loc.line, loc.col))
-                if kind is not None and loc.line not in printed:
-                    listed = collapsed[kind].setdefault(display, [])
-                    if loc.line + 1 not in listed:
-                        listed.append(loc.line + 1)
-                    continue
-                for line in excerpt(doc, loc.line, loc.line, request.context_lines):
-                    if compact:
-                        at = loc.col if line.number == loc.line + 1 else 0
-                        line = Line(number=line.number, text=cut(line.text, at))
-                    if not lines or line.number > lines[-1].number:
-                        lines.append(line)
-            groups.append(Group(path=display, symbol=symbol, language=fence_language(doc),
-                                lines=lines, uses=positions))
+        # Per-item work only for the page shown: one read and one symbol call per file.
+        paths = [path for path, _ in page_items]
+        docs = await session.texts.documents(paths)
+        shown = session.texts.located(page_items, target.client, docs)
+        trees = await session.symbols.of(paths, target.client, docs) if target.client.supports(
+            "textDocument/documentSymbol") else {}
+        groups: list[Group] = []
+        locations: list[EditorLocation] = []
+        collapsed: dict[str, dict[str, list[int]]] = {"import": {}, "annotation": {}}
+        for path, file_uses in groupby(shown, key=lambda loc: loc.path):
+            doc = docs[path]
+            tree = trees.get(path)
+            display = session.workspace.display(path)
+            in_file = list(file_uses)
+            kinds, printed = _kinds(doc.lines, in_file) if compact else ({}, set())
+            def enclosing(loc: Location, tree: SymbolTree | None = tree) -> str | None:
+                return tree.enclosing_path(loc.line, loc.col) if tree else None
 
-    report = ReferencesReport(
-        **{**anchor_fields(resolved, session), "partial": resolved.target.partial or growing},
-        name=word_at(resolved.line_text, resolved.column),
-        files=len(inside_runs),
-        external=external,
-        groups=groups,
-        compact=compact or None,
-        imports=_listed(collapsed["import"]) if compact else None,
-        annotations=_listed(collapsed["annotation"]) if compact else None,
-        **paging,
-    )
-    return Answer(report, locations)
+            for symbol, uses in groupby(in_file, key=enclosing):
+                lines: list[Line] = []
+                positions: list[Use] = []
+                for loc in uses:
+                    kind = kinds.get((loc.line, loc.col))
+                    positions.append(Use(line=loc.line + 1, column=loc.col + 1, kind=kind))
+                    locations.append(editor_location(display, doc, loc.line, loc.col))
+                    if kind is not None and loc.line not in printed:
+                        listed = collapsed[kind].setdefault(display, [])
+                        if loc.line + 1 not in listed:
+                            listed.append(loc.line + 1)
+                        continue
+                    for line in excerpt(doc, loc.line, loc.line, request.context_lines):
+                        if compact:
+                            at = loc.col if line.number == loc.line + 1 else 0
+                            line = Line(number=line.number, text=cut(line.text, at))
+                        if not lines or line.number > lines[-1].number:
+                            lines.append(line)
+                groups.append(Group(path=display, symbol=symbol, language=fence_language(doc),
+                                    lines=lines, uses=positions))
+
+        report = ReferencesReport(
+            **{**anchor_fields(resolved, session), "partial": resolved.target.partial or growing},
+            name=word_at(resolved.line_text, resolved.column),
+            files=len(inside_runs),
+            external=external,
+            groups=groups,
+            compact=compact or None,
+            imports=_listed(collapsed["import"]) if compact else None,
+            annotations=_listed(collapsed["annotation"]) if compact else None,
+            **paging,
+        )
+        return Answer(report, locations)
+
+    return await paged(session, request, inside, build)
 
 
 _IMPORT = re.compile(r"\s*(?:from\s+\S+\s+import\b|import\b|export\s+(?:type\s+)?\{[^}]*\}\s*from\b|#include\b)")

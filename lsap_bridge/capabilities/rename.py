@@ -31,14 +31,14 @@ from ..diagnostics import DiagnosticDelta
 from ..diskwatch import Basis
 from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client
+from ..gateway import Client, LspCall
 from ..identifiers import check_new_name, declined
 from ..jsonvalue import Params
 from ..lsp import PositionData, RangeData
 from ..models import Anchored, LocateRequest, Overwriting, Overwritten, Paged, Report, Request, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation, column_at, line_at
-from ..report.paging import page, suggest
+from ..report.paging import PagingInfo, paged, suggest
 from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, word_at
 from ..resolve import Resolved, resolve
 from ..session import Session, Target
@@ -247,10 +247,12 @@ async def _compute(
     params = session.servers.position_params(target, resolved.doc, resolved.line, resolved.column)
     old_name = word_at(resolved.line_text, resolved.column)
     prepared = target.client.supports(PREPARE)
-    if prepared and await session.servers.call(target, PREPARE, params) is None:
+    refusal = await _refusal(session, target, params) if prepared else None
+    if refusal is not None:
         raise LsapError(
             ErrorCode.INVALID_REQUEST,
-            f"{target.client.name} cannot rename `{old_name}` at {resolved.anchor}",
+            f"{target.client.name} cannot rename `{old_name}` at {resolved.anchor}"
+            + (f": {refusal}" if refusal else ""),
             hint="point the anchor at a symbol defined in the workspace, not a keyword",
         )
     edit, uses = await asyncio.gather(
@@ -276,6 +278,16 @@ async def _compute(
         await _uncovered(session, target, edit, uses or [], old_name), session.texts.basis(),
     )
     return resolved, pending
+
+
+async def _refusal(session: Session, target: Target, params: Params) -> str | None:
+    """Why the server will not rename at this position: prepareRename answered null (""),
+    or an error that says why (typescript-language-server's "You cannot rename elements
+    that are defined in the standard TypeScript library"); None: it will."""
+    [answer] = await session.servers.lsp([LspCall(target.client.id, PREPARE, params, target.bufnr)], target)
+    if answer.error:
+        return str(answer.error.get("message", answer.error))
+    return "" if answer.result is None else None
 
 
 async def _uses(session: Session, target: Target, params: Params) -> list[tuple[Path, RangeData]] | None:
@@ -371,19 +383,22 @@ async def rename_preview(session: Session, request: RenamePreviewRequest) -> Ans
                           request.overwrite)
     rename_id = keep(session, pending)
     # Diffs are paged by file (`max_items`); the id applies every file, shown or not.
-    shown, paging = page(session, request, diffs)
-    report = RenamePreviewReport(
-        **anchor_fields(resolved, session),
-        old_name=pending.old_name,
-        new_name=pending.new_name,
-        rename_id=rename_id,
-        edits=sum(d.edits for d in diffs),
-        files=_diffs(shown),
-        **_guard(pending),
-        **paging,
-        execute=suggest(RenameExecuteRequest, {"mode": "rename_execute", "rename_id": rename_id}),
-    )
-    return Answer(report)
+
+    async def build(request: RenamePreviewRequest, shown: list[FileDiff], paging: PagingInfo) -> Answer:
+        report = RenamePreviewReport(
+            **anchor_fields(resolved, session),
+            old_name=pending.old_name,
+            new_name=pending.new_name,
+            rename_id=rename_id,
+            edits=sum(d.edits for d in diffs),
+            files=_diffs(shown),
+            **_guard(pending),
+            **paging,
+            execute=suggest(RenameExecuteRequest, {"mode": "rename_execute", "rename_id": rename_id}),
+        )
+        return Answer(report)
+
+    return await paged(session, request, diffs, build)
 
 
 async def _stale(session: Session, pending: PendingRename) -> list[str]:
@@ -439,6 +454,25 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
         ],
         **({"change": result.change, "undo": undo_hint(result.change)} if result.change else {}),
     }
+
+
+def warnings(report: RenameReport) -> list[str]:
+    """What an applied rename warns of, one line each, as the text format's `RENAME_TO` notes
+    them: a server still indexing, the uses its edits left with the old name, files left
+    unsaved (the report's template says the same in its own words; the response's file
+    sections show the diagnostics after)."""
+    out = [f"{report.server} was still indexing when it computed this rename: uses may be missing"] if (
+        report.partial) else []
+    if report.uncovered_total and report.uses is not None:
+        more = report.uncovered_total - len(report.uncovered)
+        out.append(
+            f"{report.server}'s edits rename {report.uses.covered} of the {report.uses.found} uses of "
+            f"`{report.old_name}` that `references` finds; {report.uncovered_total} keep the old name: "
+            + ", ".join(f"{u.path}:{u.line}:{u.column} `{u.text}`" for u in report.uncovered)
+            + (f" and {more} more" if more > 0 else ""))
+    if report.unsaved:
+        out.append(f"not written to disk (the buffer had unsaved changes): {', '.join(report.unsaved)}")
+    return out
 
 
 def _locations(report: RenameReport) -> list[EditorLocation]:

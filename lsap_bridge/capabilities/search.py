@@ -19,7 +19,7 @@ from ..models import Paged, Request, Row
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation
 from ..report.files import one_per_language
-from ..report.paging import page
+from ..report.paging import PagingInfo, paged
 from ..session import Session
 from ..symbols import KIND_NAMES
 from ..workspace import language_of, path_of
@@ -204,14 +204,17 @@ async def search(session: Session, request: SearchRequest) -> Answer:
             found.values(),
             key=lambda i: (rank(request.query, i["name"], i["kind"]), i["path"], i["line"] or 0),
         )
-    shown, paging = page(session, request, items)
-    report = SearchReport(query=request.query, kinds=request.kinds, servers=servers, lacking=lacking,
-                          incomplete=unsure, external=external,
-                          symbols=[Found(**{k: v for k, v in r.items() if k != EDITOR}) for r in shown],
-                          **paging)
-    locations: list[EditorLocation] = [
-        {"path": r["path"], "line": r["line"] or 1, "character": r[EDITOR]["character"],
-         "encoding": r[EDITOR]["encoding"], "text": f"{r['kind']} {r['name']}"}
-        for r in shown
-    ]
-    return Answer(report, locations)
+
+    async def build(request: SearchRequest, shown: list[dict[str, Any]], paging: PagingInfo) -> Answer:
+        report = SearchReport(query=request.query, kinds=request.kinds, servers=servers, lacking=lacking,
+                              incomplete=unsure, external=external,
+                              symbols=[Found(**{k: v for k, v in r.items() if k != EDITOR}) for r in shown],
+                              **paging)
+        locations: list[EditorLocation] = [
+            {"path": r["path"], "line": r["line"] or 1, "character": r[EDITOR]["character"],
+             "encoding": r[EDITOR]["encoding"], "text": f"{r['kind']} {r['name']}"}
+            for r in shown
+        ]
+        return Answer(report, locations)
+
+    return await paged(session, request, items, build)

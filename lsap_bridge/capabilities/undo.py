@@ -31,7 +31,7 @@ from ..lsp import TextEditData
 from ..models import Paged, Report, Request, Row
 from ..modes import Answer, Offer, mode
 from ..position import Document
-from ..report.paging import page
+from ..report.paging import PagingInfo, paged
 from ..session import Session
 from ..surface import phrase
 from ..workspace import uri_of
@@ -135,8 +135,11 @@ async def list_changes(session: Session, request: ChangesRequest) -> Answer:
     found = await asyncio.to_thread(changes.load, await journal_dir(session.gateway), session.workspace)
     if request.who is not None:
         found = [c for c in found if c.who == request.who]
-    shown, paging = page(session, request, [_row(session, c) for c in found])
-    return Answer(ChangesReport(who=request.who, changes=shown, **paging))
+
+    async def build(request: ChangesRequest, shown: list[ChangeRow], paging: PagingInfo) -> Answer:
+        return Answer(ChangesReport(who=request.who, changes=shown, **paging))
+
+    return await paged(session, request, [_row(session, c) for c in found], build)
 
 
 def _target(found: list[ChangeSet], request: UndoRequest) -> ChangeSet:

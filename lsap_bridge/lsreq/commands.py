@@ -1,10 +1,12 @@
 """`RENAME_TO`, `MOVE_TO_FILE`, `FIX`, `FORMAT` and `ORGANIZE_IMPORTS` for the text format,
 and the response after them (code actions and formatting through `lsap_bridge/actions.py`).
 
-Every change goes through `edits.apply_workspace_edit` (checked, approved, checked
-again, all or nothing through a journal, on disk unless the human has unsaved changes).
-Anchored lines are followed through each edit, so the response shows where they ended up,
-with the diagnostics of every file.
+`RENAME_TO` is the `rename` mode's request, through the request pipeline; the others have
+no mode of their own and run as steps on the warm path (`Tracker.follow`). Every change goes
+through `edits.apply_workspace_edit` (checked, approved, checked again, all or nothing
+through a journal, on disk unless the human has unsaved changes). Anchored lines are
+followed through each edit, so the response shows where they ended up, with the
+diagnostics of every file.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ from ..actions import (
     organize,
     run_action,
 )
+from ..capabilities.rename import RenameReport, warnings
 from ..changes import undo_hint
 from ..edits import EditResult
 from ..errors import ErrorCode, LsapError
+from ..failures import as_error
 from ..gateway import Client
+from ..pipeline import ask
 from .lines import identifiers, name_column
 from .move import move_selection
-from .parser import COMMANDS, FileOperation, Fix, Format, Move, Operation, OrganizeImports, Rename
+from .parser import COMMANDS, FileOperation, Fix, Format, Move, Operation, OrganizeImports, Rename, spot
 from .printer import Echo, Entry, FileSection, Tag, error_tag
 from .runs import Anchored, FileRun, Runs, Tracker
 
@@ -41,7 +46,9 @@ from .runs import Anchored, FileRun, Runs, Tracker
 CHANGED_LINES = 10
 
 
-async def rename(tracker: Tracker, run: FileRun, item: Anchored, op: Rename) -> None:
+async def rename(tracker: Tracker, item: Anchored, op: Rename) -> list[str]:
+    """`RENAME_TO` is the `rename` mode at the symbol on the anchored line (prepareRename,
+    the uses its edits miss, the diagnostics after): its warnings are the step's notes."""
     place = item.place
     assert place.line is not None
     doc = await tracker.session.texts.document(place.path)
@@ -54,20 +61,11 @@ async def rename(tracker: Tracker, run: FileRun, item: Anchored, op: Rename) -> 
             f"{op.symbol!r} is not a name on the anchored line (its names: {names}): {text.strip()}",
             hint="name a symbol written whole on the line above the `!` line",
         )
-    target = tracker.executor.target_for(run, "textDocument/rename")
-    params = {
-        **tracker.session.servers.position_params(target, doc, place.line, col),
-        "newName": op.new_name,
-    }
-    edit = await tracker.session.servers.call(target, "textDocument/rename", params)
-    if not edit:
-        raise LsapError(
-            ErrorCode.UNSUPPORTED,
-            f"{target.client.name} cannot rename {op.symbol!r} here",
-            hint="point at the symbol's declaration or a use of it",
-        )
-    await tracker.apply(edit, target.client, f"rename {op.symbol} to {op.new_name}",
-                        replaces=op.symbol)
+    display = tracker.session.workspace.display(place.path)
+    payload = op.request(spot(display, place.line, text, col))
+    report = (await ask(tracker.session, payload)).report
+    assert isinstance(report, RenameReport)
+    return warnings(report)
 
 
 def _applier(tracker: Tracker) -> Apply:
@@ -163,23 +161,23 @@ async def run_commands(executor: Runs) -> list[FileSection]:
             if run.path is None:
                 echo.tags.append(Tag("error:not_found", "skipped: the file could not be opened"))
                 continue
-            steps.append((file_op.line, partial(_file_step, tracker, run, file_op), echo))
+            steps.append((file_op.line, partial(tracker.follow, partial(_file_step, tracker, run, file_op)), echo))
         for item in run.anchored:
             for op, echo in zip(item.anchor.operations, item.entry.echoes, strict=False):
                 if not isinstance(op, COMMANDS) or item.place.line is None:
                     continue  # not a command, or the echo already says the anchor was not found
-                steps.append((op.line, partial(_step, tracker, run, item, op), echo))
+                steps.append((op.line, partial(tracker.follow, partial(_step, tracker, run, item, op)), echo))
     done: list[tuple[Echo, list[str]]] = []  # the steps that changed files, with their change sets
     for _line, step, echo in sorted(steps, key=lambda s: s[0]):
-        applied = len(tracker.results)
+        applied = len(tracker.changes)
         try:
             echo.tags += [Tag("note", note) for note in await step()]
-        except LsapError as error:
-            echo.tags.append(error_tag(error))
+        except Exception as exc:  # a step's failure (a text that kept changing too) is its tag's
+            echo.tags.append(error_tag(as_error(exc, f"the `{echo.text}` line")))
             if done:
                 echo.tags.append(Tag("note", _earlier_steps(done)))
-        changes = [r.change for r in tracker.results[applied:] if r.change]
-        if len(tracker.results) > applied:
+        changes = [c for c in tracker.changes[applied:] if c]
+        if len(tracker.changes) > applied:
             done.append((echo, changes))
     return await sections_after(tracker)
 
@@ -202,8 +200,7 @@ async def _file_step(tracker: Tracker, run: FileRun, op: FileOperation) -> list[
 
 async def _step(tracker: Tracker, run: FileRun, item: Anchored, op: Operation) -> list[str]:
     if isinstance(op, Rename):
-        await rename(tracker, run, item, op)
-        return []
+        return await rename(tracker, item, op)
     if isinstance(op, Move):
         return await move_selection(tracker, run, op)
     if isinstance(op, Fix):
@@ -263,7 +260,8 @@ async def sections_after(tracker: Tracker) -> list[FileSection]:
     return [
         s
         for p, s in sections.items()
-        if s.entries or s.diagnostics or s.tags or p in tracker.before
+        # A file's own commands are shown with what they said, even when they changed nothing.
+        if s.entries or s.diagnostics or s.tags or s.echoes or p in tracker.before
     ]
 
 

@@ -3,42 +3,41 @@
 Anchors are found in file order with the Locate tiers, each after the previous one in the
 same file; a line that is missing or ambiguous gets an error block and the rest still runs.
 Queries (`^`, `?`) are answered first, then commands (`RENAME_TO`, `MOVE_TO_FILE`) in
-request order, then a `*** Check`; anchored lines are followed through every edit, so the
+request order, then a `*** Check`, each a mode's request through the request pipeline
+(`pipeline.py`) or a step on the warm path; anchored lines are followed through every edit, so the
 response shows where they are afterwards. The diagnostics of every touched file the request
 chose are merged in by the printer, within the response's budget (`fit.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import Awaitable
 from pathlib import Path
 
 from .. import modes
-from ..capabilities import REGISTRY
+from ..capabilities.hover import HoverReport
+from ..capabilities.inlay_hints import InlayHintsReport
 from ..cpu import off_loop
-from ..decode import hover_of, hover_text, inlay_hint_params, inlay_hints_from_lsp, weave_inlay_hints
 from ..diagnostics import DiagnosticMap
 from ..errors import Candidate, ErrorCode, LsapError, shown_score
 from ..failures import as_error
-from ..gateway import Client, LspCall
 from ..locate.matcher import INLINE_FIND, Needle, Tier, find_matches, moved, settle, unpaste
+from ..pipeline import answer, ask
 from ..position import line_at
-from ..render import render_report
 from ..report.budget import budget_of
-from ..session import Session, Target, disk_note
+from ..resolve import file_symbols
+from ..session import Session, disk_note
 from ..symbols import SymbolTree
 from .commands import run_commands
 from .fit import respond
 from .lines import identifiers, split_hover, symbol_column
-from .parser import Check, FileBlock, Hover, Query, Request
+from .parser import Check, FileBlock, Hover, Query, Request, inlay_request, spot
 from .printer import Echo, Entry, FileSection, Tag, error_tag
 from .runs import Anchored, FileRun, Place
 
-#: Items per extension view: answers stay short; the tag says how to ask for more.
-VIEW_ITEMS = 20
-
-#: LSP calls sent together in one round trip, each with what to do with its answer.
-Batch = list[tuple[LspCall, Callable[[object, str | None], None]]]
+#: What a hover or an inlay line asks, with the tags its answer adds to the list given.
+Ask = tuple[list[Tag], Awaitable[list[Tag]]]
 
 
 class Executor:
@@ -54,16 +53,15 @@ class Executor:
         run = FileRun(block, FileSection(block.path))
         self.runs.append(run)
         try:
-            run.path = self.session.workspace.resolve(block.path)
-            run.section.path = self.session.workspace.display(run.path)
-            run.target = await self.session.servers.target(run.path, "textDocument/documentSymbol")
-            run.doc = await self.session.texts.document(run.path)
-            run.tree = await self.session.symbols.tree(run.target, run.doc)
-        except LsapError as error:
-            run.section.tags.append(error_tag(error))
+            path = run.path = self.session.workspace.resolve(block.path)
+            run.section.path = self.session.workspace.display(path)
+            run.target, doc, run.tree = await self.session.run_warm(lambda: file_symbols(self.session, path))
+        except Exception as exc:  # the file's failure (a text that kept changing too) is its section's
+            run.section.tags.append(error_tag(as_error(exc, f"the File block of {block.path}")))
             return run
-        if run.doc.disk_differs:
-            run.section.tags.append(Tag("note", disk_note(run.section.path, run.doc.disk_differs)))
+        run.doc = doc
+        if doc.disk_differs:
+            run.section.tags.append(Tag("note", disk_note(run.section.path, doc.disk_differs)))
         return run
 
     async def resolve(self, run: FileRun) -> None:
@@ -89,8 +87,9 @@ class Executor:
     # -- queries --------------------------------------------------------------------
 
     async def answer(self, run: FileRun) -> None:
-        """Hover, docs and inlay hints in one round trip per file; extension views after."""
-        batch: Batch = []
+        """Hovers, docs and inlay hints, each its mode's request, sent together; extension
+        views after."""
+        asks: list[Ask] = []
         views: list[Awaitable[None]] = []
         view_modes = modes.views()
         for item in run.anchored:
@@ -100,7 +99,7 @@ class Executor:
                 item.entry.echoes += [Echo(op.source, [skipped]) for op in item.anchor.operations]
                 continue
             if item.anchor.kind.value == "?":
-                self.inlay(run, item, batch)
+                asks.append((item.entry.tags, self.inlay(run, item.entry, line)))
             for op in item.anchor.operations:
                 echo = Echo(op.source)
                 item.entry.echoes.append(echo)
@@ -109,75 +108,25 @@ class Executor:
                         if query.view in view_modes:
                             views.append(self.view(run, line, query, echo))
                         else:
-                            self.hover(run, line, query, echo, batch)
-        if batch:
-            answers = await self.session.servers.lsp([call for call, _ in batch])
-            for (_, handle), answer in zip(batch, answers, strict=False):
-                handle(answer.result, (answer.error or {}).get("message") if answer.error else None)
+                            asks += self.hover(run, line, query, echo)
+        answered = await asyncio.gather(*(ask for _, ask in asks))
+        for (tags, _), added in zip(asks, answered, strict=True):  # in request order
+            tags += added
         for view in views:
             await view
 
-    def client(self, run: FileRun, method: str) -> Client:
-        return self.target_for(run, method).client
-
-    def target_for(self, run: FileRun, method: str) -> Target:
-        """The run's file with a server that has `method` (not always the first one)."""
-        assert run.target is not None and run.path is not None
-        client = run.target.client_for(method)
-        if client is None:
-            raise self.session.servers.unsupported(method, run.target.clients, run.path)
-        t = run.target
-        return Target(t.path, t.bufnr, client, t.clients, t.partial)
-
-    def call(self, run: FileRun, method: str, line: int, col: int) -> LspCall:
-        assert run.doc is not None
-        target = self.target_for(run, method)
-        params = self.session.servers.position_params(target, run.doc, line, col)
-        return LspCall(target.client.id, method, params, target.bufnr)
-
-    def inlay(
-        self,
-        run: FileRun,
-        item: Anchored,
-        batch: Batch,
-    ) -> None:
-        assert run.doc is not None and run.target is not None and item.place.line is not None
-        line = item.place.line
+    async def inlay(self, run: FileRun, entry: Entry, line: int) -> list[Tag]:
+        """A `?` line: the `inlay_hints` of its line, woven into the entry's text."""
         try:
-            client = self.client(run, "textDocument/inlayHint")
-        except LsapError as error:
-            item.entry.tags.append(error_tag(error))
-            return
-        encoding = self.session.servers.encoding(client)
-        text = run.doc.lines[line]
-        params = inlay_hint_params(run.target.path, run.doc, line, line + 1, encoding)
-        entry = item.entry
+            report = (await ask(self.session, inlay_request(run.section.path, line))).report
+        except Exception as exc:  # the line's failure is its tag's, not the request's
+            return [error_tag(as_error(exc, "the inlay hints"))]
+        assert isinstance(report, InlayHintsReport)
+        entry.text = report.lines[0].text.strip()
+        return []
 
-        def handle(result: object, error: str | None) -> None:
-            if error:
-                entry.tags.append(
-                    Tag("error:server_error", f"{client.name} failed inlay hints: {error}")
-                )
-                return
-            hints = [
-                h
-                for h in inlay_hints_from_lsp(result, run.doc.lines if run.doc else [], encoding)
-                if h.line == line
-            ]
-            entry.text = weave_inlay_hints(text, hints).strip()
-
-        batch.append(
-            (LspCall(client.id, "textDocument/inlayHint", params, run.target.bufnr), handle)
-        )
-
-    def hover(
-        self,
-        run: FileRun,
-        line: int,
-        query: Query,
-        echo: Echo,
-        batch: Batch,
-    ) -> None:
+    def hover(self, run: FileRun, line: int, query: Query, echo: Echo) -> list[Ask]:
+        """A `^` query: the `hover` request of its symbol, or of every symbol on the line."""
         assert run.doc is not None
         text = run.doc.lines[line]
         if query.symbol is None:
@@ -192,41 +141,30 @@ class Executor:
                         f"{query.symbol!r} is not on this line; its symbols are: {names}",
                     )
                 )
-                return
+                return []
             spots = [(col, query.symbol)]
+        return [(echo.tags, self.hover_one(run, line, col, name, query)) for col, name in spots]
+
+    async def hover_one(self, run: FileRun, line: int, col: int, name: str, query: Query) -> list[Tag]:
+        assert run.doc is not None
+        payload = query.request(spot(run.section.path, line, run.doc.lines[line], col))
         try:
-            calls = [(self.call(run, "textDocument/hover", line, col), name) for col, name in spots]
-            server = self.target_for(run, "textDocument/hover").client.name
-        except LsapError as error:
-            echo.tags.append(error_tag(error))
-            return
-        for call, name in calls:
-
-            def handle(result: object, error: str | None, name: str = name) -> None:
-                if error:
-                    echo.tags.append(Tag(f"error:{name}", f"hover failed: {error}"))
-                    return
-                try:
-                    hover = hover_of(result, server)
-                except LsapError as malformed:
-                    echo.tags.append(error_tag(malformed))
-                    return
-                signature, docs = split_hover(hover_text(hover))
-                if query.view == "docs":
-                    echo.tags.append(Tag(f"docs:{name}", docs or "(no documentation)"))
-                elif signature or docs:
-                    echo.tags.append(Tag(f"hover:{name}", signature or docs))
-                elif query.symbol is not None:
-                    echo.tags.append(
-                        Tag(f"hover:{name}", "(the server has no hover for this symbol)")
-                    )
-
-            batch.append((call, handle))
+            report = (await ask(self.session, payload)).report
+        except Exception as exc:  # the symbol's failure is its tag's, not the request's
+            return [error_tag(as_error(exc, f"the hover of {name}"))]
+        assert isinstance(report, HoverReport)
+        signature, docs = split_hover(report.hover)
+        if query.view == "docs":
+            return [Tag(f"docs:{name}", docs or "(no documentation)")]
+        if signature or docs:
+            return [Tag(f"hover:{name}", signature or docs)]
+        if query.symbol is not None:
+            return [Tag(f"hover:{name}", "(the server has no hover for this symbol)")]
+        return []
 
     async def view(self, run: FileRun, line: int, query: Query, echo: Echo) -> None:
         """`[refs]`, `[def]`, … : the mode's report for the symbol (the mode that declares the
         view, `modes.Offer.view`), as a tag."""
-        mode = modes.views()[query.view]
         name = query.symbol or "*"
         text = run.doc.lines[line] if run.doc else ""
         col = symbol_column(text, query.symbol) if query.symbol else None
@@ -238,23 +176,9 @@ class Executor:
                 )
             )
             return
-        marker = "<<|>>" if "<|>" in text else "<|>"  # the code itself may hold a `<|>`
-        payload = {
-            "mode": mode,
-            "max_items": VIEW_ITEMS,
-            "locate": {
-                "file_path": run.section.path,
-                "scope": {"start_line": line + 1, "end_line": line + 2},
-                "find": (text[:col] + marker + text[col:]).strip(),
-            },
-        }
-        capability = REGISTRY[mode]
-        try:
-            answer = await self.session.run(capability, capability.model.model_validate(payload))
-        except Exception as exc:  # the view's failure is its tag's, not the request's
-            echo.tags.append(error_tag(as_error(exc, f"the [{query.view}] view")))
-            return
-        echo.tags.append(Tag(f"{query.view}:{name}", render_report(capability.template, answer.report).strip()))
+        done = await answer(self.session, query.request(spot(run.section.path, line, text, col)), fmt="markdown")
+        # the view's failure is its tag's, not the request's
+        echo.tags.append(error_tag(done.error) if done.error else Tag(f"{query.view}:{name}", done.text.strip()))
 
     # -- the response ---------------------------------------------------------------
 
@@ -396,13 +320,7 @@ def _same_line(line: str, text: str) -> bool:
 
 async def execute(session: Session, request: Request) -> str:
     """Run every block and print the response."""
-    # A block asks about several files and may edit the workspace: the disk first, and what
-    # it recorded is what the block's edits are proven against (`diskwatch.Basis`).
-    with session.texts.proving(await session.servers.sync_disk()):
-        return await _execute(session, request)
-
-
-async def _execute(session: Session, request: Request) -> str:
+    await session.servers.sync_disk()  # a block asks about several files and may edit the workspace
     executor = Executor(session)
     for block in request.files:
         await executor.open(block)
@@ -426,11 +344,6 @@ async def _execute(session: Session, request: Request) -> str:
 
 async def check(session: Session, line: Check) -> Tag:
     """`*** Check`: the `check` mode's report, after the request's own edits."""
-    capability = REGISTRY["check"]
-    request = capability.model.model_validate(
-        {"mode": "check", **({"file_path": line.file_path} if line.file_path else {})})
-    try:
-        answer = await session.run(capability, request)
-    except Exception as exc:  # the check's failure is its tag's, not the request's
-        return error_tag(as_error(exc, "the Check line"))
-    return Tag("check", render_report(capability.template, answer.report).strip())
+    done = await answer(session, line.request(), fmt="markdown")
+    # the check's failure is its tag's, not the request's
+    return error_tag(done.error) if done.error else Tag("check", done.text.strip())

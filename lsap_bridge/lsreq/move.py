@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..actions import TSSERVER, tsserver_configure
+from ..actions import TSSERVER, tsserver_refactor
+from ..capabilities.references import files_using
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client, LspCall
+from ..gateway import Client
 from ..jsonvalue import Params
 from ..lsp import PositionData, RangeData, TextEditData
 from ..position import Encoding, byte_column, to_lsp_character
-from ..session import Target
-from ..workspace import path_of, uri_of
+from ..workspace import uri_of
 from .parser import Move
 from .runs import FileRun, Tracker
 
@@ -117,21 +117,9 @@ async def _tsserver_move(
         "interactiveRefactorArguments": {"targetFile": str(target)},
     }
 
-    def tsserver(command: str, arguments: Params) -> LspCall:
-        params: Params = {"command": TSSERVER, "arguments": [command, arguments]}
-        return LspCall(client.id, "workspace/executeCommand", params, bufnr)
-
-    bufnr = run.target.bufnr
-    move = tsserver("getEditsForRefactor", args)
-    # The moved code follows the old file's style: its indent and its semicolons (tsserver
-    # prints them by default; the file's setting is back to the default, "ignore", right after).
     bare = not any(line.rstrip().endswith(";") for line in lines if line.strip())
-    configure = await tsserver_configure(tracker.session, client, source, bufnr, lines,
-                                         {"semicolons": "remove" if bare else "ignore"})
-    assert configure is not None  # the caller checked the server has TSSERVER
-    calls = [configure, move]
-    calls += [tsserver("configure", {"file": str(source), "formatOptions": {"semicolons": "ignore"}})] if bare else []
-    answer = (await tracker.session.servers.lsp(calls))[calls.index(move)]
+    answer = await tsserver_refactor(tracker.session, client, source, run.target.bufnr, lines, args,
+                                     {"semicolons": "remove" if bare else "ignore"})
     body = (answer.result or {}).get("body") if isinstance(answer.result, dict) else None
     if answer.error or not body or not body.get("edits"):
         reason = (
@@ -414,7 +402,8 @@ class PythonMove:
         changes[self.source] = _one_edit(self.lines, _compose(self.lines, edits),
                                          self.tracker.session.servers.encoding(self.run.target.client))
         # Users elsewhere import the names from their new module.
-        for path, found in (await self._users(names, _name_positions(moved_nodes, self.lines))).items():
+        positions = _name_positions(moved_nodes, self.lines)
+        for path, found in (await files_using(self.tracker.session, self.run.target, positions)).items():
             if path in (self.source, self.target):
                 continue
             other = _parse(
@@ -525,28 +514,6 @@ class PythonMove:
             edits.append({"range": _line_range(first, last), "newText": text})
         return edits
 
-    async def _users(self, names: list[str], positions: dict[str, tuple[int, int]]) -> dict[Path, set[str]]:
-        """Files that use each moved name, through the server's references (asked at the
-        name's own position: `positions`)."""
-        assert self.run.target is not None
-        client = next((c for c in self.run.target.clients if c.supports(REFERENCES)), None)
-        if client is None:
-            return {}
-        target = Target(self.source, self.run.target.bufnr, client, self.run.target.clients, False)
-        doc = await self.tracker.session.texts.document(self.source)
-        calls = []
-        for name in names:
-            line, col = positions[name]
-            params = {
-                **self.tracker.session.servers.position_params(target, doc, line, col),
-                "context": {"includeDeclaration": False},
-            }
-            calls.append(LspCall(client.id, REFERENCES, params, self.run.target.bufnr))
-        out: dict[Path, set[str]] = {}
-        for name, answer in zip(names, await self.tracker.session.servers.lsp(calls), strict=False):
-            for location in answer.result or []:
-                out.setdefault(path_of(location["uri"]).resolve(), set()).add(name)
-        return out
 
 def _compose(lines: list[str], edits: list[TextEditData]) -> list[str]:
     """The lines after whole-line edits (each replaces lines [start, end) of `lines` with its

@@ -81,6 +81,24 @@ class AnchorKind(str, Enum):
         return self in (AnchorKind.CLOSE_INCLUSIVE, AnchorKind.CLOSE_EXCLUSIVE)
 
 
+#: Items per extension view: answers stay short; the tag says how to ask for more.
+VIEW_ITEMS = 20
+
+
+def spot(file_path: str, line: int, text: str, column: int) -> dict[str, Any]:
+    """The anchor of what starts at `column` of the 0-based `line` (whose text is `text`),
+    as the operations' requests send it: the line's scope, and its text with the spot
+    marked (`<<|>>` where the code itself holds a `<|>`)."""
+    marker = "<<|>>" if "<|>" in text else "<|>"
+    return {"file_path": file_path, "scope": {"start_line": line + 1, "end_line": line + 2},
+            "find": (text[:column] + marker + text[column:]).strip()}
+
+
+def inlay_request(file_path: str, line: int) -> dict[str, Any]:
+    """A `?` line's request: the `inlay_hints` of that one (0-based) line."""
+    return {"mode": "inlay_hints", "file_path": file_path, "start_line": line + 1, "end_line": line + 2}
+
+
 @dataclass(frozen=True)
 class Query:
     """One `^` target: a symbol (None: every symbol on the line) and what to show of it."""
@@ -91,6 +109,14 @@ class Query:
     @property
     def label(self) -> str:
         return self.symbol or "*"
+
+    def request(self, locate: dict[str, Any]) -> dict[str, Any]:
+        """The mode's request at `locate` (`spot`): `hover` for a hover or its docs, else the
+        mode that declares the view (`modes.Offer.view`), a page of `VIEW_ITEMS`."""
+        mode = views().get(self.view)
+        if mode is None:
+            return {"mode": "hover", "locate": locate}
+        return {"mode": mode, "max_items": VIEW_ITEMS, "locate": locate}
 
 
 @dataclass(frozen=True)
@@ -108,6 +134,10 @@ class Rename:
     source: str
     symbol: str
     new_name: str
+
+    def request(self, locate: dict[str, Any]) -> dict[str, Any]:
+        """`RENAME_TO` is the `rename` mode at `locate` (`spot`)."""
+        return {"mode": "rename", "locate": locate, "new_name": self.new_name}
 
 
 @dataclass(frozen=True)
@@ -187,6 +217,9 @@ class Check:
 
     line: int
     file_path: str | None
+
+    def request(self) -> dict[str, Any]:
+        return {"mode": "check", **({"file_path": self.file_path} if self.file_path else {})}
 
 
 @dataclass

@@ -5,21 +5,22 @@ edits and follows every anchored line through them."""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from ..decode import walk
 from ..diagnostics import DiagnosticMap
-from ..edits import EditResult, apply_workspace_edit
+from ..edits import EditResult, Written, apply_workspace_edit, watching
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
 from ..position import Document
 from ..session import Session, Target
 from ..symbols import SymbolTree
-from ..workspace import path_of
 from .parser import Anchor, FileBlock
 from .printer import Entry, FileSection
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -56,16 +57,8 @@ class Runs(Protocol):
     session: Session
     runs: list[FileRun]
 
-    def target_for(self, run: FileRun, method: str) -> Target: ...
-
     def attach_diagnostics(self, section: FileSection, path: Path, found: DiagnosticMap,
                            lines: list[str]) -> None: ...
-
-
-def edit_paths(edit: dict[str, Any]) -> list[Path]:
-    """Every file a WorkspaceEdit touches."""
-    paths = [path_of(uri) for step in walk(edit) for uri in step.uris]
-    return list(dict.fromkeys(p.resolve() if p.exists() else p for p in paths))
 
 
 def line_map(before: list[str], after: list[str]) -> dict[int, int]:
@@ -87,7 +80,8 @@ class Tracker:
         self.session = executor.session
         self.before: dict[Path, list[str]] = {}  # first text seen of every changed file
         self.related: list[Path] = []  # unchanged files whose diagnostics the agent needs
-        self.results: list[EditResult] = []  # every edit applied, in order (its change set)
+        self.changes: list[str | None] = []  # the change set of every edit applied, in order
+        self.moving: dict[int, tuple[Path, str]] = {}  # anchors a move takes to another file
 
     def anchored(self) -> list[Anchored]:
         return [item for run in self.executor.runs for item in run.anchored]
@@ -96,34 +90,33 @@ class Tracker:
         docs = await self.session.texts.documents([p for p in paths if p.exists()])
         return {p: list(docs[p].lines) if p in docs else [] for p in paths}
 
-    async def apply(
-        self,
-        edit: dict[str, Any],
-        client: Client,
-        label: str,
-        moved: dict[int, tuple[Path, str]] | None = None,
-        replaces: str | None = None,
-    ) -> EditResult:
-        """Apply an edit and move every anchored line along with it.
+    async def follow(self, step: Callable[[], Awaitable[T]]) -> T:
+        """Run a step on the warm path (`Session.run_warm`; a mode's request through the
+        pipeline inside it runs warm on its own) and move every anchored line along with the
+        edits it applied, whichever code applied them (`edits.watching`)."""
+        with watching() as written:
+            try:
+                return await self.session.run_warm(step)
+            finally:
+                self._moved_along(written)
 
-        `moved`: anchors (by id) whose line went to another file, with the line's text.
-        `replaces`: what each edit replaces (a rename's old name).
-        """
-        paths = edit_paths(edit)
-        old = await self.texts(paths)
-        # Servers hear of the files it writes or creates (didChangeWatchedFiles) as it goes.
-        result = await apply_workspace_edit(self.session, edit, client, label=label,
-                                            replaces=replaces)
-        new = await self.texts(paths)
-        for path in paths:
+    def _moved_along(self, written: list[Written]) -> None:
+        old: dict[Path, list[str]] = {}
+        new: dict[Path, list[str]] = {}
+        for file in written:
+            old.setdefault(file.path, file.before)
+            new[file.path] = file.after
+        for path in old:
             self.before.setdefault(path, old[path])
-        maps = {p: line_map(old[p], new[p]) for p in paths}
+        self.changes += dict.fromkeys(file.change for file in written)
+        maps = {p: line_map(old[p], new[p]) for p in old}
+        moved, self.moving = self.moving, {}
         cursor: dict[Path, int] = {}
         for item in self.anchored():
             place = item.place
             if place.line is None or place.path not in maps:
                 continue
-            if moved and id(item) in moved:
+            if id(item) in moved:
                 target, text = moved[id(item)]
                 found = _find_moved(new.get(target, []), text, cursor.get(target, 0))
                 if found is not None:
@@ -131,9 +124,23 @@ class Tracker:
                     cursor[target] = found + 1
                     continue
             place.line = maps[place.path].get(place.line)
+
+    async def apply(
+        self,
+        edit: dict[str, Any],
+        client: Client,
+        label: str,
+        moved: dict[int, tuple[Path, str]] | None = None,
+    ) -> EditResult:
+        """Apply an edit the text format computed (a move, a fix), inside a `follow` step.
+
+        `moved`: anchors (by id) whose line went to another file, with the line's text.
+        """
+        self.moving.update(moved or {})
+        # Servers hear of the files it writes or creates (didChangeWatchedFiles) as it goes.
+        result = await apply_workspace_edit(self.session, edit, client, label=label)
         if not result.files and not result.created:
             raise LsapError(ErrorCode.NOT_FOUND, f"{label} changed nothing")
-        self.results.append(result)
         return result
 
 

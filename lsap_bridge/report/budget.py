@@ -1,8 +1,8 @@
 """The token budget every answer keeps (doc/architecture.md, Costs; `:help lsap-budget`).
 
-One mechanism for every mode and surface: a paged report over its budget is run again with
-a shorter page (its whole list is kept, so that costs no LSP call), and the footer's next
-request asks for the next page of that size; any other answer over it is cut at a line,
+One mechanism for every mode and surface: a paged report over its budget is shown with a
+shorter page of the list its answer already has (no LSP call, the capability is not run
+again), and the footer's next request asks for the next page of that size; any other answer over it is cut at a line,
 saying how much was left out and giving the request with the `max_tokens` that holds it.
 The budget is the request's `max_tokens`, else the session's (`Editor.max_tokens`).
 
@@ -21,7 +21,7 @@ from typing import Any
 from ..models import MAX_TOKENS_LIMIT, Cut, Paged, Report, Request
 from ..modes import Answer, Capability
 from ..session import Session
-from .paging import as_sent, page_id_of, suggest
+from .paging import as_sent, suggest
 
 # cl100k's pre-tokenizer, nearly: words with a leading mark, up to three digits, runs of
 # punctuation, of spaces, of line breaks. Each piece is a token or more: long words, runs of
@@ -66,28 +66,27 @@ class Fitted:
     text: str
 
 
-async def fit(session: Session, capability: Capability, request: Request,
+async def fit(session: Session, capability: Capability, request: Request, answer: Answer,
               render: Callable[[Report], str], cut_text: bool = True) -> Fitted:
-    """Run a request and render its answer within its budget: a paged report over it is run
-    again with a page it fits (up to `REFITS` times; not for a mode that may change files),
-    and what is still over is cut: at a line (`cut`), or when `cut_text` is False (JSON) by
-    shortening its lists (`cut_json`), so that it still parses."""
+    """Render an answer within its request's budget: a paged report over it is shown with a
+    page it fits, from the list the answer already has (`Answer.repage`, up to `REFITS`
+    times; not for a mode that may change files), and what is still over is cut: at a line
+    (`cut`), or when `cut_text` is False (JSON) by shortening its lists (`cut_json`), so
+    that it still parses."""
     budget = budget_of(session, request.max_tokens)
-    answer = await session.run(capability, request)
     text = render(answer.report)
     for _ in range(REFITS):
         report = answer.report
-        if not over(text, budget) or not isinstance(report, Paged) or report.shown <= 1 or capability.edits:
-            break  # (a mode that may change files is never run twice: it is cut instead)
+        if (not over(text, budget) or not isinstance(report, Paged) or report.shown <= 1
+                or capability.edits or answer.repage is None):
+            break  # (a mode that may change files is never shortened: it is cut instead)
         cost = estimate(text)
         # The page's share of the budget, with room for what every page repeats.
         items = max(1, min(report.shown - 1, report.shown * (budget - NOTE_TOKENS) // cost))
-        shorter = request.model_copy(update={"max_items": items, "pagination_id": page_id_of(request)})
-        # The servers heard of the disk for the first run; the kept list is read again.
-        answer = await session.run(replace(capability, workspace=False), shorter)
-        refitted = answer.report
+        shorter = await answer.repage(items)
+        refitted = shorter.report
         assert isinstance(refitted, Paged)  # the same mode
-        answer = Answer(refitted.model_copy(update={"budget": budget}), answer.locations)
+        answer = replace(shorter, report=refitted.model_copy(update={"budget": budget}))
         text = render(answer.report)
     if over(text, budget):
         text = cut(text, budget, request) if cut_text else cut_json(text, budget, request)

@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
-from typing import TypedDict, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from typing import Any, TypedDict, TypeVar
 
 from ..errors import ErrorCode, LsapError
 from ..jsonvalue import JsonObject
 from ..models import Request, bare_field
+from ..modes import Answer
 from ..session import Session
 from ..surface import phrase
 
 T = TypeVar("T")
+RequestT = TypeVar("RequestT", bound=Request)
+
 
 
 class PagingInfo(TypedDict, total=False):
@@ -72,6 +76,25 @@ def page(session: Session, request: Request, items: Sequence[T],
     elif len(shown) > 1:
         keep(session, request, items, answer)
     return shown, info
+
+
+async def paged(session: Session, request: RequestT, items: Sequence[Any],
+                build: Callable[[RequestT, list[Any], PagingInfo], Awaitable[Answer]],
+                answer: str | None = None) -> Answer:
+    """A paged mode's answer: `build(request, shown, paging)` makes it from one page of
+    `items` (see `page`), and the answer can show a shorter page of the same items
+    (`Answer.repage`), which is how the budget shortens it (`report/budget.fit`) without
+    running the mode again. A shorter page is built for the request as it would be sent
+    for it: its `max_items`, and the `pagination_id` its whole list is kept under."""
+
+    async def at(asked: RequestT) -> Answer:
+        shown, info = page(session, asked, items, answer)
+        return replace(await build(asked, shown, info), repage=shorter)
+
+    async def shorter(max_items: int) -> Answer:
+        return await at(request.model_copy(update={"max_items": max_items, "pagination_id": page_id_of(request)}))
+
+    return await at(request)
 
 
 def _page_request(session: Session, request: Request, items: Sequence[object], start: int,

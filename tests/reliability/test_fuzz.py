@@ -25,7 +25,7 @@ from lsap_bridge.gateway import read_disk
 from lsap_bridge.locate.anchor import parse_anchor
 from lsap_bridge.locate.matcher import find_matches, parse_find
 from lsap_bridge.lsreq.parser import BEGIN, END, FILE, parse
-from lsap_bridge.service import parse_request
+from lsap_bridge.requests import parse_request
 from lsap_bridge.workspace import Workspace
 from tests.conftest import EXAMPLE
 

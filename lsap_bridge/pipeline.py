@@ -1,0 +1,100 @@
+"""One path for every request (doc/architecture.md, One request, end to end): parse it, run
+its capability on the warm path (`Session.run`, with the stale-text retry), fit the answer
+to its budget (`report/budget.fit`, paging from the answer it has), add the notes of buffers
+that differ from their files, render it, with its follow-up requests written for the
+surface that asked (`surface.SURFACE`).
+
+The service answers every JSON request with `answer`; `batch` each of its requests; the
+text format each of its operations (`ask` when it weaves the report's data into its own
+response: a hover, a rename; `answer` for a view's or a check's report); MCP's tools reach
+the service through the socket, with their surface.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import LsapError
+from .failures import as_error
+from .models import Report, Request
+from .modes import REGISTRY, Answer
+from .position import EditorLocation
+from .render import render_error, renderer
+from .report.budget import fit
+from .requests import parse_request
+from .session import Session, disk_notes
+from .surface import REQUEST, SURFACE, Surface
+
+
+@dataclass(frozen=True)
+class Response:
+    """A request's response: its text, and the answer it came from (None: an error)."""
+
+    text: str
+    mode: str | None = None
+    answer: Answer | None = None
+    error: LsapError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def locations(self) -> list[EditorLocation]:
+        return self.answer.locations if self.answer is not None else []
+
+
+def parse(session: Session, payload: Any) -> Request:
+    """A request as sent, validated by its mode's model (anchors parsed and remembered)."""
+    return parse_request(payload, session.workspace, session.kept.anchors)
+
+
+async def ask(session: Session, payload: Any) -> Answer:
+    """A request's answer, unrendered (its failure raised): what the text format weaves into
+    its own response (a hover, a rename's warnings)."""
+    return await run(session, parse(session, payload))
+
+
+async def run(session: Session, request: Request) -> Answer:
+    """A parsed request's answer, unrendered, from its capability on the warm path."""
+    return await session.run(REGISTRY[request.mode], request)
+
+
+async def answer(session: Session, payload: Any, surface: Surface | None = None, *,
+                 fmt: str | None = None, share: int | None = None) -> Response:
+    """A request's rendered response; every failure becomes its error report.
+
+    `surface`: the request comes from outside (the service), asked on that surface: its
+    follow-up requests are written for it, a change set keeps the payload as what made it,
+    and its notes (buffers that differ from their files, the disk's scan) are its own. None:
+    it runs inside another answer (a batch, a text-format block), which keeps all three.
+    `fmt`: the format to render in, whatever the payload says (a batch's); `share`: the
+    budget when the request sets none (a batch's share)."""
+    if surface is not None:
+        SURFACE.set(surface)
+        REQUEST.set(payload)  # a change set keeps what made it
+    name = payload.get("mode") if isinstance(payload, dict) else None
+    asked = fmt or (payload.get("format") if isinstance(payload, dict) else None)
+    as_json = asked == "json"
+    try:
+        request = parse(session, payload)
+        if share is not None and request.max_tokens is None:
+            request = request.model_copy(update={"max_tokens": share})
+        as_json = request.format == "json" if fmt is None else as_json
+        capability = REGISTRY[request.mode]
+        format_report = renderer(request.mode, capability.template, as_json)
+        with disk_notes() if surface is not None else contextlib.nullcontext(None) as notes:
+
+            def render(report: Report) -> str:
+                if notes:
+                    report = report.model_copy(update={"notes": list(notes.values())})
+                return format_report(report)
+
+            fitted = await fit(session, capability, request, await run(session, request), render,
+                               cut_text=not as_json)
+        return Response(fitted.text, request.mode, fitted.answer)
+    except Exception as exc:  # whatever failed is the request's error report, never the caller's
+        error = as_error(exc, f"the {name} request")
+        return Response(render_error(error, "json" if as_json else "markdown"), error=error)
