@@ -108,13 +108,13 @@ def by_text(bridges: Pool, case: Case) -> tuple[dict[str, Any], list[str], list[
     bridge = fresh(bridges, case)
     session = bridge.service.session
     warm: list[bool] = []
-    target = session.target
+    target = session.servers.target
 
     async def watched(*args: Any, **kwargs: Any) -> Any:
-        warm.append(session.warm)
+        warm.append(session.texts.warm)
         return await target(*args, **kwargs)
 
-    session.target = watched  # type: ignore[method-assign]
+    session.servers.target = watched  # type: ignore[method-assign]
     response = bridge.text(case.path, f"@@ {case.line}", f"! {case.symbol} RENAME_TO {case.new_name}")
     assert response.ok, response.text
     echo = response.text.split(f"! {case.symbol} RENAME_TO {case.new_name}\n", 1)[1]

@@ -86,13 +86,13 @@ def test_work_that_is_no_modes_runs_on_the_warm_path(tmp_path: Path) -> None:
     seen: list[bool] = []
 
     async def work(stale: int) -> int:
-        seen.append(session.warm)
+        seen.append(session.texts.warm)
         if len(seen) <= stale:
             raise StaleText("the buffer changed")
         return len(seen)
 
     assert asyncio.run(session.run_warm(lambda: work(1))) == 2 and seen == [True, True]
-    assert not session.warm  # outside it, nothing is taken on trust
+    assert not session.texts.warm  # outside it, nothing is taken on trust
     seen.clear()
     with pytest.raises(StaleText):
         asyncio.run(session.run_warm(lambda: work(5)))

@@ -6,7 +6,7 @@ The warm path is what runs inside `Session.run` (a mode's runner) or `Session.ru
 `ORGANIZE_IMPORTS`, the cursor of a `:Lsap` command): there the held texts are guarded and
 a stale one runs the work again. Its code lives in the modules of `WARM_PATH`: the
 session itself, the capabilities, what only they and those two runners call (`resolve.py`,
-`actions.py`, `cursor.py`, `report/`). Anywhere else a call of a session's `target`,
+`actions.py`, `cursor.py`, `report/`). Anywhere else a call of a session's servers' `target`,
 `lsp` or `call` (or the gateway's `lsp`, under the session) is a way around it, as the
 text format's executor was: the test fails naming it.
 """
@@ -30,8 +30,13 @@ def _names_session(node: ast.expr) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "session"
 
 
+def _names_servers(node: ast.expr) -> bool:
+    """A session's `servers` (`session.servers`, `self.session.servers`, …)."""
+    return isinstance(node, ast.Attribute) and node.attr == "servers" and _names_session(node.value)
+
+
 def server_calls(source: str) -> list[tuple[int, str]]:
-    """The calls of a session's `target`/`lsp`/`call` and of a gateway's `lsp` in a module's
+    """The calls of a session's servers' `target`/`lsp`/`call` and of a gateway's `lsp` in a module's
     source, with their lines."""
     found = []
     for node in ast.walk(ast.parse(source)):
@@ -40,7 +45,7 @@ def server_calls(source: str) -> list[tuple[int, str]]:
         owner, method = node.func.value, node.func.attr
         gateway = isinstance(owner, (ast.Name, ast.Attribute)) and (
             getattr(owner, "id", None) == "gateway" or getattr(owner, "attr", None) == "gateway")
-        if (method in SERVER_CALLS and _names_session(owner)) or (method == "lsp" and gateway):
+        if (method in SERVER_CALLS and _names_servers(owner)) or (method == "lsp" and gateway):
             found.append((node.lineno, ast.unparse(node.func)))
     return found
 
@@ -65,13 +70,14 @@ def test_the_scan_finds_what_it_looks_for() -> None:
     assert len(inside) >= 10
     assert [call for _, call in server_calls(
         "async def f(session, self, tracker, gateway):\n"
-        "    await session.target(p, m)\n"
-        "    await self.session.lsp([])\n"
-        "    await tracker.session.call(t, m, {})\n"
+        "    await session.servers.target(p, m)\n"
+        "    await self.session.servers.lsp([])\n"
+        "    await tracker.session.servers.call(t, m, {})\n"
         "    await self.session.gateway.lsp([])\n"
-        "    await session.document(p)\n"  # not a server call
-        "    await runner.call()\n"  # not a session's
-    )] == ["session.target", "self.session.lsp", "tracker.session.call", "self.session.gateway.lsp"]
+        "    await session.texts.document(p)\n"  # not a server call
+        "    await runner.servers.call()\n"  # not a session's
+    )] == ["session.servers.target", "self.session.servers.lsp", "tracker.session.servers.call",
+           "self.session.gateway.lsp"]
     assert not on_warm_path(PACKAGE / "lsreq" / "executor.py")
     assert not on_warm_path(PACKAGE / "service.py")
     assert on_warm_path(PACKAGE / "capabilities" / "rename.py")
