@@ -704,7 +704,9 @@ class Session:
 
         async def attach(bufnr: int, server: bool) -> tuple[int, list[Client]]:
             # A file no server is configured for is not worth the attach timeout.
-            return bufnr, await self.gateway.wait_for_clients(bufnr, None) if server else []
+            # Every server that will attach (not the first there: ruff before basedpyright
+            # on a cold start, whose diagnostics a baseline would then lack).
+            return bufnr, await self.gateway.wait_for_clients(bufnr, EVERY_SERVER) if server else []
 
         found = await asyncio.gather(*(attach(b, e) for b, e in zip(bufnrs, expected, strict=True)))
         attached = dict(zip(wanted, found, strict=True))

@@ -21,9 +21,9 @@ local attached_at = {} ---@type table<integer, integer> when each server first a
 local answered_at = {} ---@type table<integer, integer>
 -- When diagnostics last changed per buffer, and at which changedtick (see `when_diagnosed`).
 local diagnosed = {} ---@type table<integer, {tick: integer, at: integer}>
--- When each server last published a buffer's diagnostics (`compat.on_publish`), by client.
-local published = {} ---@type table<integer, table<integer, integer>>
-local published_any = {} ---@type table<integer, integer> -- by client: any buffer
+-- When each server last published diagnostics (`compat.on_publish`), any buffer's, by client
+-- (the order of its publishes, per buffer, is `published_order` below).
+local published_any = {} ---@type table<integer, integer>
 local published_tick = {} ---@type table<integer, table<integer, integer>> -- the changedtick then
 local republishes = {} ---@type table<integer, boolean> -- by client: unchanged ones too
 -- Silence of a server after its last publish that ends its pass over the open files
@@ -33,9 +33,22 @@ local PASS_MS = 2000
 -- answer came to a request sent after that: the server had read the change by then, and
 -- what it publishes after that answer it sent after the change (a connection keeps the
 -- order of messages), unlike a publish still on its way when the change was sent.
+-- These are in `order` (one count of events, as the callbacks ran), not on the clock:
+-- Neovim's clock is read once per loop turn, so a publish read in the same turn as the
+-- answer that proves a server read the change had the same time and passed for later.
 local synced_at = -1
 local sent_at = {} ---@type table<integer, table<integer, integer>>
 local proven = {} ---@type table<integer, integer>
+local published_order = {} ---@type table<integer, table<integer, integer>> -- by buffer, client
+local published_any_order = {} ---@type table<integer, integer> -- by client
+-- The document version last sent to each server for a buffer, and when (by buffer, client):
+-- a publish that names it (clangd sends `version`) was made from the text sent then.
+local version_sent = {} ---@type table<integer, table<integer, {version: integer, order: integer}>>
+local order = 0
+local function next_order()
+  order = order + 1
+  return order
+end
 
 local function now_ms() return vim.uv.now() end
 
@@ -269,7 +282,7 @@ end
 function M.sync(changes)
   if #changes > 0 then
     M.files_changed(changes)
-    synced_at = now_ms()
+    synced_at = next_order()
   end
   local names = {}
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
@@ -314,6 +327,7 @@ function M.register(chan)
       if value.kind == 'begin' then
         state.active[key] = { title = value.title, percentage = value.percentage }
         state.reported = true
+        state.began = next_order() -- see `passed` in `when_diagnosed`
       elseif value.kind == 'report' and state.active[key] then
         state.active[key].percentage = value.percentage
       elseif value.kind == 'end' then
@@ -328,12 +342,25 @@ function M.register(chan)
       if not request then return end
       sent_at[id] = sent_at[id] or {}
       if request.type == 'pending' then
-        sent_at[id][ev.data.request_id] = now_ms()
+        sent_at[id][ev.data.request_id] = next_order()
       elseif request.type == 'complete' or request.type == 'cancel' then
         local sent = sent_at[id][ev.data.request_id]
         sent_at[id][ev.data.request_id] = nil
         if request.type == 'complete' then answered_at[id] = now_ms() end
-        if sent and sent >= synced_at and (proven[id] or -1) < synced_at then proven[id] = now_ms() end
+        if sent and sent > synced_at and (proven[id] or -1) < synced_at then proven[id] = next_order() end
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('LspNotify', {
+    group = group,
+    callback = function(ev)
+      local method, params = ev.data.method, ev.data.params
+      if method ~= 'textDocument/didChange' and method ~= 'textDocument/didOpen' then return end
+      local document = params and params.textDocument or {}
+      local bufnr = document.uri and vim.uri_to_bufnr(document.uri) or 0
+      if bufnr > 0 and type(document.version) == 'number' then
+        version_sent[bufnr] = version_sent[bufnr] or {}
+        version_sent[bufnr][ev.data.client_id] = { version = document.version, order = next_order() }
       end
     end,
   })
@@ -341,21 +368,33 @@ function M.register(chan)
     -- The buffer Neovim's own handler files them under (it makes one for a file not loaded).
     local bufnr = vim.uri_to_bufnr(result.uri)
     if bufnr > 0 then
-      published[bufnr] = published[bufnr] or {}
+      -- Diagnostics of the text sent after the last sync: the server had read the change
+      -- (it reads in order), as an answer to a request sent after it shows (`proven`).
+      local sent = (version_sent[bufnr] or {})[client_id]
+      if
+        sent
+        and result.version == sent.version
+        and sent.order > synced_at
+        and (proven[client_id] or -1) < synced_at
+      then
+        proven[client_id] = next_order()
+      end
+      published_order[bufnr] = published_order[bufnr] or {}
       -- Empty again after empty: this server publishes unchanged diagnostics too, so its
       -- silence about a file is no evidence (see `quiet` in `when_diagnosed`).
       if
-        published[bufnr][client_id]
+        published_order[bufnr][client_id]
         and #(result.diagnostics or {}) == 0
         and #vim.diagnostic.get(bufnr, { namespace = vim.lsp.diagnostic.get_namespace(client_id, false) }) == 0
       then
         republishes[client_id] = true
       end
-      published[bufnr][client_id] = now_ms()
+      published_order[bufnr][client_id] = next_order()
       published_tick[bufnr] = published_tick[bufnr] or {}
       published_tick[bufnr][client_id] = vim.b[bufnr].changedtick
     end
     published_any[client_id] = now_ms()
+    published_any_order[client_id] = next_order()
   end)
   vim.api.nvim_create_autocmd('DiagnosticChanged', {
     group = group,
@@ -968,8 +1007,14 @@ function M.when_attached(token, bufnr, method, timeout_ms)
   if not M.servers_expected({ bufnr })[1] then return reply(token, { uncovered = M.coverage(bufnr) }) end
   local done = false
   local autocmd
+  local deadline = now_ms() + timeout_ms
   local function finish()
     if done then return end
+    -- For '*': a server still initializing on the buffer is coming (basedpyright a few
+    -- seconds after ruff on a loaded machine): waited for, up to the full bound.
+    if every and #compat.clients_starting(bufnr) > #supporting(bufnr, nil) and now_ms() < deadline then
+      return vim.defer_fn(finish, 50)
+    end
     done = true
     pcall(vim.api.nvim_del_autocmd, autocmd)
     -- Every client on the buffer, so that the service can say which lacks the method.
@@ -1102,7 +1147,8 @@ end
 --- no work and has published nothing for `PASS_MS` (its pass is over), and, after files
 --- changed on disk, published for it after its first answer following the change
 --- (`proven`; a cheap request is sent to those that gave none): a dependent's buffer does
---- not change, so its changedtick proves nothing.
+--- not change, so its changedtick proves nothing. A file it did not publish again counts
+--- too once work in progress it began after that answer is over (`passed`).
 function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms, after_sync)
   local excluded, pulled = {}, {}
   for _, id in ipairs(exclude_clients) do
@@ -1124,7 +1170,15 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
   -- Since when each client's publishes count (nil: not yet known).
   local function proof(client)
     local at = proven[client.id]
-    return at ~= nil and at >= synced_at and at or nil
+    return at ~= nil and at > synced_at and at or nil
+  end
+  -- A server that republishes what it re-analysed and reports its analysis as work in
+  -- progress (basedpyright: "N files to analyze", ended when every open file is checked)
+  -- re-analyses only what the change can affect: once work it began after reading the
+  -- change is over, with a publish since, a file it did not publish again is unaffected.
+  local function passed(client, since)
+    local state = progress[client.id]
+    return (state and state.began or -1) > since and (published_any_order[client.id] or -1) > since
   end
   if proving then
     local asked = {}
@@ -1151,13 +1205,13 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
   local function republished(bufnr)
     if after_sync ~= true then return true end
     for _, client in ipairs(pushing(bufnr)) do
-      local at, since = (published[bufnr] or {})[client.id], proof(client)
+      local at, since = (published_order[bufnr] or {})[client.id], proof(client)
       -- Each server's own publish for the buffer's current text (another server's, a
       -- pull's, is no evidence of this one's analysis).
       local current = (published_tick[bufnr] or {})[client.id] == vim.b[bufnr].changedtick
       if
         not current
-        or (proving and not (since and at and at >= since))
+        or (proving and not (since and ((at and at > since) or passed(client, since))))
         or busy(client.id, settle_ms)
         or now_ms() - (published_any[client.id] or 0) < PASS_MS
       then
@@ -1184,11 +1238,14 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
     if #diagnostic_items(bufnr, excluded) > 0 then return false end
     for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
       if busy(client.id, settle_ms) then return false end
-      local last, since = published_any[client.id], proof(client)
+      local last, since = published_any_order[client.id], proof(client)
       if
         proving
         and not pulled[client.id]
-        and (republishes[client.id] or not (since and last and last >= since and now_ms() - last >= quiet_ms))
+        and (
+          republishes[client.id]
+          or not (since and last and last > since and now_ms() - published_any[client.id] >= quiet_ms)
+        )
       then
         return false
       end
@@ -1307,7 +1364,7 @@ function M.reconfigure(changes)
       names[#names + 1] = client.name
     end
   end
-  synced_at = now_ms()
+  synced_at = next_order()
   return names
 end
 
