@@ -754,7 +754,7 @@ class Session:
                 out.quiet[path] = f"{names} published nothing new since the file changed"
             elif not entry.get("analysed"):
                 out.pending[path] = f"{names} had not published diagnostics for this text yet" + (
-                    " (nor re-analysed it since the files changed on disk)" if after_sync else "")
+                    " (nor re-analysed it since the files changed)" if after_sync else "")
         for items in out.values():
             items.sort(key=lambda d: (d.line, d.col))
         return out

@@ -272,6 +272,7 @@ function M.apply(plan)
   end
   -- The files are switched: nothing below may fail the edit.
   M.reload(reread)
+  require('lsap.transport').changed()
   -- Servers learn of the files no buffer holds (they saw the others change).
   if #changes > 0 then
     local sent, why = pcall(require('lsap.transport').files_changed, changes)

@@ -327,9 +327,11 @@ function M.register(chan)
       if value.kind == 'begin' then
         state.active[key] = { title = value.title, percentage = value.percentage }
         state.reported = true
-        state.began = next_order() -- see `passed` in `when_diagnosed`
       elseif value.kind == 'report' and state.active[key] then
         state.active[key].percentage = value.percentage
+        -- Work that reports how far it got (basedpyright: "N files to analyze"), not a
+        -- request's own begin and end ("Finding references"): see `passed` in `when_diagnosed`.
+        state.worked = next_order()
       elseif value.kind == 'end' then
         state.active[key] = nil
       end
@@ -391,7 +393,9 @@ function M.register(chan)
       end
       published_order[bufnr][client_id] = next_order()
       published_tick[bufnr] = published_tick[bufnr] or {}
-      published_tick[bufnr][client_id] = vim.b[bufnr].changedtick
+      -- A publish naming an older version than the one sent is of the old text: not current.
+      local old = sent and result.version ~= nil and result.version ~= sent.version
+      published_tick[bufnr][client_id] = old and -1 or vim.b[bufnr].changedtick
     end
     published_any[client_id] = now_ms()
     published_any_order[client_id] = next_order()
@@ -1148,7 +1152,7 @@ end
 --- changed on disk, published for it after its first answer following the change
 --- (`proven`; a cheap request is sent to those that gave none): a dependent's buffer does
 --- not change, so its changedtick proves nothing. A file it did not publish again counts
---- too once work in progress it began after that answer is over (`passed`).
+--- too once work in progress it reported after that answer is over (`passed`).
 function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms, after_sync)
   local excluded, pulled = {}, {}
   for _, id in ipairs(exclude_clients) do
@@ -1172,13 +1176,13 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
     local at = proven[client.id]
     return at ~= nil and at > synced_at and at or nil
   end
-  -- A server that republishes what it re-analysed and reports its analysis as work in
-  -- progress (basedpyright: "N files to analyze", ended when every open file is checked)
-  -- re-analyses only what the change can affect: once work it began after reading the
-  -- change is over, with a publish since, a file it did not publish again is unaffected.
+  -- A server that reports its analysis as work in progress (basedpyright: "N files to
+  -- analyze", ended once every open file is checked) re-analyses what the change can
+  -- affect: once work it reported after reading the change is over, with a publish since,
+  -- a file it did not publish again is unaffected.
   local function passed(client, since)
     local state = progress[client.id]
-    return (state and state.began or -1) > since and (published_any_order[client.id] or -1) > since
+    return (state and state.worked or -1) > since and (published_any_order[client.id] or -1) > since
   end
   if proving then
     local asked = {}
@@ -1367,6 +1371,11 @@ function M.reconfigure(changes)
   synced_at = next_order()
   return names
 end
+
+--- The bridge changed buffers or files itself (`edits.apply`): as after a `sync` with
+--- changes, a wait for diagnostics `after_sync` takes only what servers published after
+--- they read it (see `when_diagnosed`); rename and code actions wait as `check` does.
+function M.changed() synced_at = next_order() end
 
 --- Tell every server about files created, changed or deleted behind its back
 --- (`workspace/didChangeWatchedFiles`): Neovim watches files only where a watcher backend
