@@ -39,6 +39,7 @@ local PASS_MS = 2000
 local synced_at = -1
 local sent_at = {} ---@type table<integer, table<integer, integer>>
 local proven = {} ---@type table<integer, integer>
+local proven_at = {} ---@type table<integer, integer> -- by client: when (ms), for `quiet`
 local published_order = {} ---@type table<integer, table<integer, integer>> -- by buffer, client
 local published_any_order = {} ---@type table<integer, integer> -- by client
 -- The document version last sent to each server for a buffer, and when (by buffer, client):
@@ -349,7 +350,9 @@ function M.register(chan)
         local sent = sent_at[id][ev.data.request_id]
         sent_at[id][ev.data.request_id] = nil
         if request.type == 'complete' then answered_at[id] = now_ms() end
-        if sent and sent > synced_at and (proven[id] or -1) < synced_at then proven[id] = next_order() end
+        if sent and sent > synced_at and (proven[id] or -1) < synced_at then
+          proven[id], proven_at[id] = next_order(), now_ms()
+        end
       end
     end,
   })
@@ -379,7 +382,7 @@ function M.register(chan)
         and sent.order > synced_at
         and (proven[client_id] or -1) < synced_at
       then
-        proven[client_id] = next_order()
+        proven[client_id], proven_at[client_id] = next_order(), now_ms()
       end
       published_order[bufnr] = published_order[bufnr] or {}
       -- Empty again after empty: this server publishes unchanged diagnostics too, so its
@@ -1234,22 +1237,22 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
   end
   -- Only a file whose diagnostics are empty (the case such servers skip), and only while
   -- none of its servers reports work in progress.
-  -- After a change on disk, also only for servers seen to skip unchanged diagnostics, and
-  -- once each has published something since and then been silent for `quiet_ms`.
+  -- After a change, also only for servers seen to skip unchanged diagnostics, once each
+  -- had read the change and has been silent for `quiet_ms` since (and since its last
+  -- publish): typescript-language-server publishes nothing after a rename that leaves
+  -- every file clean.
   local function quiet(bufnr)
     local seen = diagnosed[bufnr]
     if seen == nil or now_ms() - math.max(start, seen.at) < quiet_ms then return false end
     if #diagnostic_items(bufnr, excluded) > 0 then return false end
     for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
       if busy(client.id, settle_ms) then return false end
-      local last, since = published_any_order[client.id], proof(client)
+      local since = proof(client)
+      local silent = math.max(proven_at[client.id] or 0, published_any[client.id] or 0)
       if
         proving
         and not pulled[client.id]
-        and (
-          republishes[client.id]
-          or not (since and last and last > since and now_ms() - published_any[client.id] >= quiet_ms)
-        )
+        and (republishes[client.id] or not (since and now_ms() - silent >= quiet_ms))
       then
         return false
       end
