@@ -34,7 +34,7 @@ from pydantic import Field, model_validator
 
 from . import indentation
 from .changes import undo_hint
-from .diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap
+from .diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap, settled
 from .edits import NOTHING, EditResult, apply_workspace_edit, check_edit, merged, preview, preview_text
 from .errors import Candidate, ErrorCode, LsapError
 from .gateway import Client, LspAnswer, LspCall
@@ -781,8 +781,10 @@ async def applied(session: Session, title: str, kind: str | None,
     display = session.workspace.display
     paths = list(dict.fromkeys([*watched, *(session.workspace.resolve(f.path)
                                             for r in ran.results for f in r.files)]))
-    after = await session.diagnostics.of([p for p in paths if p.is_file()],
-                                         after_sync=any(r.files for r in ran.results))
+    # The evidence `check` waits for: each server analysed the files after it read the edit.
+    now = [p for p in paths if p.is_file()]
+    structural = any(r.created or r.renamed for r in ran.results)
+    after, _ = await settled(lambda: session.diagnostics.of(now, after_sync=True), structural)
     changed = [Changed(path=f.path, edits=f.edits, saved=f.saved, disk_differs=f.disk_differs,
                        added=f.added, removed=f.removed)
                for result in ran.results for f in result.files]

@@ -6,8 +6,10 @@ whatever unit the server or `vim.diagnostic` counted in.
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,8 @@ from typing import Any
 from .position import Encoding, column_at
 
 SEVERITIES = ("error", "warning", "information", "hint")
+SETTLE_STEP = 1.0  # seconds between two looks at the diagnostics after files came or went
+SETTLE_LIMIT = 10.0  # seconds those looks go on for, at most
 #: Short source names, as editors print them next to a code: `ts(2322)`.
 SOURCE_NAMES = {"typescript": "ts", "javascript": "js"}
 
@@ -172,3 +176,28 @@ class DiagnosticDelta:
             if old:
                 delta.gone[path] = old
         return delta
+
+
+def _same(a: DiagnosticMap, b: DiagnosticMap) -> bool:
+    return dict(a) == dict(b) and a.pending.keys() == b.pending.keys()
+
+
+async def settled(look: Callable[[], Awaitable[DiagnosticMap]], structural: bool) -> tuple[DiagnosticMap, bool]:
+    """The diagnostics after a change (the files changed on disk, or the bridge's own edit),
+    as `look` gets them: `Session.diagnostics(files, after_sync=True)`, whose evidence is
+    each server's analysis after it read the change (see `when_diagnosed`); and whether they
+    held. After files were created or deleted (`structural`), asked again every
+    `SETTLE_STEP` until two answers in a row are the one before, for at most
+    `SETTLE_LIMIT`: basedpyright still resolves the imports of a deleted module for up to a
+    second and a half after it first republished (it re-resolves imports later). Files
+    without that evidence in time are `pending`, with the reason: `check`, rename and code
+    actions name them. One wait for all three."""
+    found = await look()
+    need, held = (2 if structural and found else 0), 0
+    deadline = time.monotonic() + SETTLE_LIMIT
+    while held < need and time.monotonic() < deadline:
+        await asyncio.sleep(SETTLE_STEP)
+        again = await look()
+        held = held + 1 if _same(again, found) else 0
+        found = again
+    return found, held >= need

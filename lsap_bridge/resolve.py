@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Hashable
 from dataclasses import replace
 from pathlib import Path
 
-from .clangd import DATABASES, database_note
+from .clangd import CROSS_FILE, DATABASES, database_note
 from .cpu import off_loop
 from .errors import Candidate, ErrorCode, LsapError, shown_score
+from .gateway import Client
 from .locate.anchor import format_anchor
 from .locate.matcher import (
     INLINE_FIND,
@@ -42,6 +44,11 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
     # Keyed apart from the file's own notes (a buffer that differs from its file).
     session.texts.note(resolved.path.parent / DATABASES[0], database_note(
         resolved.target.client, method, resolved.path, session.workspace.display(resolved.path)))
+    if method in CROSS_FILE:  # counts from an index (references, implementations, calls)
+        for gap in await incomplete(session, [resolved.target.client], recent=False):
+            session.texts.note(Path(f"<index of {resolved.target.client.name}>"),
+                         f"the index may be incomplete ({gap}): what it finds in other files "
+                         "may grow; ask again in a few seconds")
     looked_at(str(resolved.path), resolved.line)
     return resolved
 
@@ -52,6 +59,32 @@ async def file_symbols(session: Session, path: Path) -> tuple[Target, Document, 
     target = await session.servers.target(path, SYMBOLS)
     doc = target.doc or await session.texts.document(path)
     return target, doc, await session.symbols.tree(target, doc)
+
+
+YOUNG = 10.0  # seconds after it attached, or after files changed on disk, an index may lag
+
+
+async def incomplete(session: Session, clients: list[Client], recent: bool = True) -> list[str]:
+    """The servers whose index may not hold every symbol yet (an answer without a name is
+    then no proof it is not there; a count of uses may be short): work in progress
+    (`$/progress`); `recent`: also attached, or told of files changed on disk, moments ago.
+    `search` says so, with `recent`; every cross-file answer too (`resolve`), of work in
+    progress only (references already ask a young server again until its count holds)."""
+    working = set(await session.gateway.working([c.id for c in clients]))
+    changed = session.servers.watch.changed_at
+    notes = []
+    for client in clients:
+        age = client.age()
+        if client.id in working:
+            notes.append(f"{client.name} reports work in progress (indexing or analysing)")
+        elif not recent:
+            continue
+        elif age is not None and age < YOUNG:
+            notes.append(f"{client.name} started {age:.0f} s ago")
+        elif changed is not None and time.monotonic() - changed < YOUNG:
+            notes.append(f"{client.name} heard of files changed on disk "
+                         f"{time.monotonic() - changed:.0f} s ago")
+    return notes
 
 
 async def _resolve(session: Session, locate: Locate, method: str) -> Resolved:

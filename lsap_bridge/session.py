@@ -723,7 +723,9 @@ class Diagnostics:
 
         async def attach(bufnr: int, server: bool) -> tuple[int, list[Client]]:
             # A file no server is configured for is not worth the attach timeout.
-            return bufnr, await self.gateway.wait_for_clients(bufnr, None) if server else []
+            # Every server that will attach (not the first there: ruff before basedpyright
+            # on a cold start, whose diagnostics a baseline would then lack).
+            return bufnr, await self.gateway.wait_for_clients(bufnr, EVERY_SERVER) if server else []
 
         found = await asyncio.gather(*(attach(b, e) for b, e in zip(bufnrs, expected, strict=True)))
         attached = dict(zip(wanted, found, strict=True))
@@ -771,7 +773,7 @@ class Diagnostics:
                 out.quiet[path] = f"{names} published nothing new since the file changed"
             elif not entry.get("analysed"):
                 out.pending[path] = f"{names} had not published diagnostics for this text yet" + (
-                    " (nor re-analysed it since the files changed on disk)" if after_sync else "")
+                    " (nor re-analysed it since the files changed)" if after_sync else "")
         for items in out.values():
             items.sort(key=lambda d: (d.line, d.col))
         return out

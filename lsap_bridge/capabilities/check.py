@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Literal
 
 from .. import check_store
 from ..decode import spans
-from ..diagnostics import SEVERITIES, Diagnostic, DiagnosticDelta, DiagnosticMap, severity_rank
+from ..diagnostics import SEVERITIES, Diagnostic, DiagnosticDelta, settled, severity_rank
 from ..diskwatch import DiskWatch
 from ..edits import journal_dir
 from ..errors import LsapError
@@ -43,8 +43,6 @@ Severity = Literal["error", "warning", "information", "hint"]
 FILES_LIMIT = 200  # files a check compares (the baseline: the workspace's first ones)
 SYMBOLS_LIMIT = 50  # top-level symbols of a changed file whose references are asked
 USERS_LIMIT = 20  # changed files whose users are looked for
-SETTLE_STEP = 1.0  # seconds between two looks at the diagnostics, until they hold
-SETTLE_LIMIT = 10.0  # seconds a check waits for them to hold, at most
 REFERENCES = "textDocument/references"
 SYMBOLS = "textDocument/documentSymbol"
 
@@ -275,7 +273,7 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
     skipped = max(0, len(files) - FILES_LIMIT)
     files = files[:FILES_LIMIT]
     busy = await idle(session, files)
-    found, steady = await settled(session, files, structural=any(
+    found, steady = await settled(lambda: session.diagnostics.of(files, after_sync=True), structural=any(
         how in ("created", "deleted") for how in changed.values()))
     # A file no server analysed in time is not compared: its empty list proves nothing.
     analysed = {p: items for p, items in found.items() if p not in found.pending}
@@ -327,35 +325,6 @@ async def idle(session: Session, files: list[Path]) -> list[str]:
     if not files or not clients or await session.gateway.wait_until_idle(list(clients)):
         return []
     return sorted({c.name for c in clients.values()})
-
-
-def _same(a: DiagnosticMap, b: DiagnosticMap) -> bool:
-    return dict(a) == dict(b) and a.pending.keys() == b.pending.keys()
-
-
-async def settled(session: Session, files: list[Path], structural: bool) -> tuple[DiagnosticMap, bool]:
-    """The files' diagnostics once their servers have analysed them after the change on
-    disk (pulled; or each pushing server published for the file after it read the change,
-    and its pass over the files is over: `Diagnostics.of(after_sync=)`; the baseline
-    too, on servers still starting); after
-    files were created or deleted, asked again every `SETTLE_STEP` until two answers in a
-    row are the one before, for at most `SETTLE_LIMIT`; and whether they held. Files
-    without that evidence in time are `pending`: the next check looks at them again.
-
-    basedpyright still resolves the imports of a deleted module for up to a second and a
-    half after it first republished (it re-resolves imports later): hence the second look.
-    """
-    found = await session.diagnostics.of(files, after_sync=True)
-    # The publishes after the change are the evidence; a look again only after files were
-    # created or deleted.
-    need, held = (2 if structural else 0), 0
-    deadline = time.monotonic() + SETTLE_LIMIT
-    while files and held < need and time.monotonic() < deadline:
-        await asyncio.sleep(SETTLE_STEP)
-        again = await session.diagnostics.of(files, after_sync=True)
-        held = held + 1 if _same(again, found) else 0
-        found = again
-    return found, held >= need or not files
 
 
 @mode("check", request=CheckRequest, report=CheckReport, workspace=True,

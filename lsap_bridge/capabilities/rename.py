@@ -27,7 +27,7 @@ from pydantic import Field
 
 from ..changes import undo_hint
 from ..decode import spans, walk
-from ..diagnostics import DiagnosticDelta
+from ..diagnostics import DiagnosticDelta, settled
 from ..diskwatch import Basis
 from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
 from ..errors import ErrorCode, LsapError
@@ -427,9 +427,9 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
         session.workspace.resolve(old): session.workspace.resolve(new)
         for old, new in result.renamed
     }
-    after = await session.diagnostics.of(
-        [moved.get(p, p) for p in watched if moved.get(p, p).is_file()]
-    )
+    # The evidence `check` waits for: each server analysed the files after it read the edit.
+    now = [moved.get(p, p) for p in watched if moved.get(p, p).is_file()]
+    after, _ = await settled(lambda: session.diagnostics.of(now, after_sync=True), structural=bool(moved))
     delta = DiagnosticDelta.between(before, after)
     return {
         "old_name": pending.old_name,

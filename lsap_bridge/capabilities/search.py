@@ -7,7 +7,6 @@ Neovim), one file per language is opened so that the servers start.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -20,6 +19,7 @@ from ..modes import Answer, Offer, mode
 from ..position import EditorLocation
 from ..report.files import one_per_language
 from ..report.paging import PagingInfo, paged
+from ..resolve import incomplete
 from ..session import Session
 from ..symbols import KIND_NAMES
 from ..workspace import language_of, path_of
@@ -111,28 +111,6 @@ async def symbol_clients(session: Session) -> tuple[list[Client], list[str]]:
                 lacking.append(f"{filetype} files: {names} lacks {METHOD} (use `outline`)")
     unique = {c.id: c for c in clients}
     return list(unique.values()), lacking
-
-
-YOUNG = 10.0  # seconds after it attached, or after files changed on disk, an index may lag
-
-
-async def incomplete(session: Session, clients: list[Client]) -> list[str]:
-    """The servers whose index may not hold every symbol yet (an answer without a name is
-    then no proof it is not there): work in progress (`$/progress`), attached moments ago,
-    or files changed on disk moments ago."""
-    working = set(await session.gateway.working([c.id for c in clients]))
-    changed = session.servers.watch.changed_at
-    notes = []
-    for client in clients:
-        age = client.age()
-        if client.id in working:
-            notes.append(f"{client.name} reports work in progress (indexing or analysing)")
-        elif age is not None and age < YOUNG:
-            notes.append(f"{client.name} started {age:.0f} s ago")
-        elif changed is not None and time.monotonic() - changed < YOUNG:
-            notes.append(f"{client.name} heard of files changed on disk "
-                         f"{time.monotonic() - changed:.0f} s ago")
-    return notes
 
 
 # Declarations an agent looks for before the variables that merely share the name.

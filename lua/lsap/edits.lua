@@ -19,6 +19,7 @@ local M = {}
 function M.journal_dir() return vim.fs.joinpath(vim.fn.stdpath('state'), 'lsap', 'journal') end
 
 local disk = require('lsap.transport.disk')
+local seen = require('lsap.transport.seen')
 local logfile = require('lsap.logfile')
 
 local break_undo = disk.break_undo
@@ -300,6 +301,7 @@ function M.apply(plan)
   end
   -- The files are switched: nothing below may fail the edit.
   M.reload(out.reread)
+  seen.synced() -- an edit written without a buffer is a change the servers must read (`when_diagnosed`)
   -- Servers learn of the files no buffer holds (they saw the others change).
   if #out.changes > 0 then
     local sent, why = pcall(disk.files_changed, out.changes)

@@ -60,11 +60,6 @@ def checked(bridge: Bridge, status: str) -> tuple[set[str], int]:
     return found, n
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "issue 26, open: on two loaded cores some trials accept a caller's publish that lacks its "
-    "checked diagnostics (basedpyright publishes parse-level ones first; its $/progress and two "
-    "silent seconds did not always cover the rest of its pass over 78 open files); passed 10 "
-    "of 10 once (16:43), failed at trial 0 in three later runs"))
 def test_loop_first_broken_is_caught_in_every_trial(bridge: Bridge) -> None:
     report = bridge.ask(mode="check")
     assert report["baseline"]

@@ -197,3 +197,20 @@ def test_a_check_s_page_two_answers_after_another_check(bridge: Bridge) -> None:
         for i, lib in enumerate(libs):
             edit(lib, broken(i), signature(i))
         bridge.ask(mode="check")
+
+
+def test_a_rename_reports_what_it_broke_behind_a_slow_server(bridge: Bridge) -> None:
+    """Rename waits for its diagnostics as `check` does (item 2): `f3` renamed except in one
+    caller, whose diagnostics the proxy delays; an unchanged buffer's earlier diagnostics,
+    quiet for a moment, were taken for its state after the rename."""
+    files = [bridge.root / "gen" / name for name in ("lib3.py", "use3a.py", "use3b.py")]
+    texts = [path.read_text() for path in files]
+    try:
+        report = bridge.ask(mode="rename", locate="gen/lib3.py:f3", new_name="g3", exclude_files=["gen/use3b.py"])
+        assert {c["path"] for c in report["changed"]} == {"gen/lib3.py", "gen/use3a.py"}, report
+        broken_in = {(d["path"], d["severity"]) for d in report["new_diagnostics"]}
+        assert ("gen/use3b.py", "error") in broken_in and report["pending"] == [], report
+    finally:
+        for path, text in zip(files, texts, strict=True):
+            path.write_text(text)
+        bridge.ask(mode="check")

@@ -127,9 +127,6 @@ def test_diagnostics_of_a_clean_and_a_broken_file(lz4: Bridge) -> None:
     (lz4.root / "broken.c").unlink()
 
 
-@pytest.mark.xfail(reason="issue 26 (open): the settled-diagnostics evidence does not yet accept clangd's "
-                          "publishes, so the check says both files are pending instead of comparing them",
-                   strict=False)
 def test_check_reports_an_edits_new_error(lz4: Bridge) -> None:
     assert lz4.ask(mode="check")["baseline"]
     xxhash = lz4.root / "xxhash.c"

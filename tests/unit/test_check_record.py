@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.capabilities import REGISTRY, check
+from lsap_bridge import diagnostics
+from lsap_bridge.capabilities import REGISTRY
 from lsap_bridge.capabilities.check import CheckReport, CheckRequest, Record, Update
 from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta
 from lsap_bridge.diskwatch import DiskWatch
@@ -81,7 +82,7 @@ def test_users_of_a_file_no_server_finds_references_for_are_named(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A server with diagnostics but neither symbols nor references (as ruff's): the edited
     file is compared, and the report says its users could not be looked for."""
-    monkeypatch.setattr(check, "SETTLE_STEP", 0.01)
+    monkeypatch.setattr(diagnostics, "SETTLE_STEP", 0.01)
     edited, other = tmp_path / "a.py", tmp_path / "b.py"
     edited.write_text("x = 1\n")
     other.write_text("from a import x\n")

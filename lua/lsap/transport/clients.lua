@@ -147,8 +147,14 @@ function M.when_attached(token, bufnr, method, timeout_ms)
   if not M.servers_expected({ bufnr })[1] then return channel.reply(token, { uncovered = M.coverage(bufnr) }) end
   local done = false
   local autocmd
+  local deadline = vim.uv.now() + timeout_ms
   local function finish()
     if done then return end
+    -- For '*': a server still initializing on the buffer is coming (basedpyright a few
+    -- seconds after ruff on a loaded machine): waited for, up to the full bound.
+    if every and #compat.clients_starting(bufnr) > #supporting(bufnr, nil) and vim.uv.now() < deadline then
+      return vim.defer_fn(finish, 50)
+    end
     done = true
     pcall(vim.api.nvim_del_autocmd, autocmd)
     -- Every client on the buffer, so that the service can say which lacks the method.

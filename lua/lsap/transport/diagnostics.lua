@@ -5,8 +5,9 @@ local M = {}
 local channel = require('lsap.transport.channel')
 local seen = require('lsap.transport.seen')
 
-local diagnosed, published, published_any = seen.diagnosed, seen.published, seen.published_any
+local diagnosed, published_order, published_any = seen.diagnosed, seen.published_order, seen.published_any
 local published_tick, republishes, proven = seen.published_tick, seen.republishes, seen.proven
+local published_any_order, proven_at, progress = seen.published_any_order, seen.proven_at, seen.progress
 local busy = seen.busy
 
 -- Silence of a server after its last publish that ends its pass over the open files
@@ -63,7 +64,16 @@ end
 -- Since when each client's publishes count (nil: not yet known).
 local function proof(client)
   local at = proven[client.id]
-  return at ~= nil and at >= seen.synced_at and at or nil
+  return at ~= nil and at > seen.synced_at and at or nil
+end
+
+-- A server that reports its analysis as work in progress (basedpyright: "N files to
+-- analyze", ended once every open file is checked) re-analyses what the change can affect:
+-- once work it reported after reading the change is over, with a publish since, a file it
+-- did not publish again is unaffected.
+local function passed(client, since)
+  local state = progress[client.id]
+  return (state and state.worked or -1) > since and (published_any_order[client.id] or -1) > since
 end
 
 --- A cheap request to each pushing server that gave no answer since the last sync.
@@ -93,13 +103,13 @@ end
 local function republished(w, bufnr)
   if w.after_sync ~= true then return true end
   for _, client in ipairs(pushing(w, bufnr)) do
-    local at, since = (published[bufnr] or {})[client.id], proof(client)
+    local at, since = (published_order[bufnr] or {})[client.id], proof(client)
     -- Each server's own publish for the buffer's current text (another server's, a
     -- pull's, is no evidence of this one's analysis).
     local current = (published_tick[bufnr] or {})[client.id] == vim.b[bufnr].changedtick
     if
       not current
-      or (w.proving and not (since and at and at >= since))
+      or (w.proving and not (since and ((at and at > since) or passed(client, since))))
       or busy(client.id, w.settle_ms)
       or now_ms() - (published_any[client.id] or 0) < PASS_MS
     then
@@ -120,19 +130,21 @@ end
 
 -- Only a file whose diagnostics are empty (the case such servers skip), and only while
 -- none of its servers reports work in progress.
--- After a change on disk, also only for servers seen to skip unchanged diagnostics, and
--- once each has published something since and then been silent for `quiet_ms`.
+-- After a change, also only for servers seen to skip unchanged diagnostics, once each had
+-- read the change and has been silent for `quiet_ms` since (and since its last publish):
+-- typescript-language-server publishes nothing after a rename that leaves every file clean.
 local function quiet(w, bufnr)
   local seen_at = diagnosed[bufnr]
   if seen_at == nil or now_ms() - math.max(w.start, seen_at.at) < w.quiet_ms then return false end
   if #diagnostic_items(bufnr, w.excluded) > 0 then return false end
   for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
     if busy(client.id, w.settle_ms) then return false end
-    local last, since = published_any[client.id], proof(client)
+    local since = proof(client)
+    local silent = math.max(proven_at[client.id] or 0, published_any[client.id] or 0)
     if
       w.proving
       and not w.pulled[client.id]
-      and (republishes[client.id] or not (since and last and last >= since and now_ms() - last >= w.quiet_ms))
+      and (republishes[client.id] or not (since and now_ms() - silent >= w.quiet_ms))
     then
       return false
     end

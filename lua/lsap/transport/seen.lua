@@ -14,27 +14,44 @@ local attached_at = {} ---@type table<integer, integer> when each server first a
 local answered_at = {} ---@type table<integer, integer>
 -- When diagnostics last changed per buffer, and at which changedtick (see `when_diagnosed`).
 local diagnosed = {} ---@type table<integer, {tick: integer, at: integer}>
--- When each server last published a buffer's diagnostics (`compat.on_publish`), by client.
-local published = {} ---@type table<integer, table<integer, integer>>
-local published_any = {} ---@type table<integer, integer> -- by client: any buffer
+-- When each server last published diagnostics (`compat.on_publish`), any buffer's, by client
+-- (the order of its publishes, per buffer, is `published_order` below).
+local published_any = {} ---@type table<integer, integer>
 local published_tick = {} ---@type table<integer, table<integer, integer>> -- the changedtick then
 local republishes = {} ---@type table<integer, boolean> -- by client: unchanged ones too
 -- When `sync` last told the servers of files changed on disk (`synced_at`); per client, when
 -- the first answer came to a request sent after that: the server had read the change by
 -- then, and what it publishes after that answer it sent after the change (a connection
 -- keeps the order of messages), unlike a publish still on its way when the change was sent.
+-- These are in `order` (one count of events, as the callbacks ran), not on the clock:
+-- Neovim's clock is read once per loop turn, so a publish read in the same turn as the
+-- answer that proves a server read the change had the same time and passed for later.
 M.synced_at = -1
 local sent_at = {} ---@type table<integer, table<integer, integer>>
 local proven = {} ---@type table<integer, integer>
+local proven_at = {} ---@type table<integer, integer> -- by client: when (ms), for `quiet`
+local published_order = {} ---@type table<integer, table<integer, integer>> -- by buffer, client
+local published_any_order = {} ---@type table<integer, integer> -- by client
+-- The document version last sent to each server for a buffer, and when (by buffer, client):
+-- a publish that names it (clangd sends `version`) was made from the text sent then.
+local version_sent = {} ---@type table<integer, table<integer, {version: integer, order: integer}>>
+local order = 0
+local function next_order()
+  order = order + 1
+  return order
+end
 
 M.progress, M.attached_at, M.answered_at, M.diagnosed = progress, attached_at, answered_at, diagnosed
-M.published, M.published_any, M.published_tick, M.republishes = published, published_any, published_tick, republishes
-M.proven = proven
+M.published_any, M.published_tick, M.republishes = published_any, published_tick, republishes
+M.published_order, M.published_any_order = published_order, published_any_order
+M.proven, M.proven_at = proven, proven_at
 
 local function now_ms() return vim.uv.now() end
 
---- Files changed on disk were just told to the servers.
-function M.synced() M.synced_at = now_ms() end
+--- Files changed on disk were just told to the servers, or the bridge changed buffers or
+--- files itself (`edits.apply`): a wait for diagnostics `after_sync` takes only what servers
+--- published after they read it (see `when_diagnosed`).
+function M.synced() M.synced_at = next_order() end
 
 local function on_progress(ev)
   local id = ev.data.client_id
@@ -48,6 +65,9 @@ local function on_progress(ev)
     state.reported = true
   elseif value.kind == 'report' and state.active[key] then
     state.active[key].percentage = value.percentage
+    -- Work that reports how far it got (basedpyright: "N files to analyze"), not a
+    -- request's own begin and end ("Finding references"): see `passed` in `when_diagnosed`.
+    state.worked = next_order()
   elseif value.kind == 'end' then
     state.active[key] = nil
   end
@@ -58,7 +78,7 @@ local function on_request(ev)
   if not request then return end
   sent_at[id] = sent_at[id] or {}
   if request.type == 'pending' then
-    sent_at[id][ev.data.request_id] = now_ms()
+    sent_at[id][ev.data.request_id] = next_order()
   elseif request.type == 'complete' or request.type == 'cancel' then
     local sent = sent_at[id][ev.data.request_id]
     sent_at[id][ev.data.request_id] = nil
@@ -69,7 +89,9 @@ local function on_request(ev)
       if request.type == 'cancel' then cancelled() end
     end
     if request.type == 'complete' then answered_at[id] = now_ms() end
-    if sent and sent >= M.synced_at and (proven[id] or -1) < M.synced_at then proven[id] = now_ms() end
+    if sent and sent > M.synced_at and (proven[id] or -1) < M.synced_at then
+      proven[id], proven_at[id] = next_order(), now_ms()
+    end
   end
 end
 
@@ -77,27 +99,54 @@ local function on_publish(client_id, result)
   -- The buffer Neovim's own handler files them under (it makes one for a file not loaded).
   local bufnr = vim.uri_to_bufnr(result.uri)
   if bufnr > 0 then
-    published[bufnr] = published[bufnr] or {}
+    -- Diagnostics of the text sent after the last sync: the server had read the change
+    -- (it reads in order), as an answer to a request sent after it shows (`proven`).
+    local sent = (version_sent[bufnr] or {})[client_id]
+    if
+      sent
+      and result.version == sent.version
+      and sent.order > M.synced_at
+      and (proven[client_id] or -1) < M.synced_at
+    then
+      proven[client_id], proven_at[client_id] = next_order(), now_ms()
+    end
+    published_order[bufnr] = published_order[bufnr] or {}
     -- Empty again after empty: this server publishes unchanged diagnostics too, so its
     -- silence about a file is no evidence (see `quiet` in `when_diagnosed`).
     if
-      published[bufnr][client_id]
+      published_order[bufnr][client_id]
       and #(result.diagnostics or {}) == 0
       and #vim.diagnostic.get(bufnr, { namespace = vim.lsp.diagnostic.get_namespace(client_id, false) }) == 0
     then
       republishes[client_id] = true
     end
-    published[bufnr][client_id] = now_ms()
+    published_order[bufnr][client_id] = next_order()
     published_tick[bufnr] = published_tick[bufnr] or {}
-    published_tick[bufnr][client_id] = vim.b[bufnr].changedtick
+    -- A publish naming an older version than the one sent is of the old text: not current.
+    local old = sent and result.version ~= nil and result.version ~= sent.version
+    published_tick[bufnr][client_id] = old and -1 or vim.b[bufnr].changedtick
   end
   published_any[client_id] = now_ms()
+  published_any_order[client_id] = next_order()
+end
+
+-- The version each server was sent of a buffer (didOpen, didChange), in `order`.
+local function on_notify(ev)
+  local method, params = ev.data.method, ev.data.params
+  if method ~= 'textDocument/didChange' and method ~= 'textDocument/didOpen' then return end
+  local document = params and params.textDocument or {}
+  local bufnr = document.uri and vim.uri_to_bufnr(document.uri) or 0
+  if bufnr > 0 and type(document.version) == 'number' then
+    version_sent[bufnr] = version_sent[bufnr] or {}
+    version_sent[bufnr][ev.data.client_id] = { version = document.version, order = next_order() }
+  end
 end
 
 --- Start watching (the service registered): progress, requests, publishes and attaches.
 function M.watch(group)
   vim.api.nvim_create_autocmd('LspProgress', { group = group, callback = on_progress })
   vim.api.nvim_create_autocmd('LspRequest', { group = group, callback = on_request })
+  vim.api.nvim_create_autocmd('LspNotify', { group = group, callback = on_notify })
   compat.on_publish(on_publish)
   vim.api.nvim_create_autocmd('DiagnosticChanged', {
     group = group,
