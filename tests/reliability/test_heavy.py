@@ -24,7 +24,7 @@ from lsap_bridge.server import SocketServer
 
 from .clients import Raw
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]  # timing and floods: run alone
 
 
 def words(n: int, seed: int = 25) -> str:
