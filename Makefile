@@ -50,8 +50,17 @@ dist: setup
 	$(BIN)/twine check --strict dist/*
 
 # LSAP_DIST: the wheel tests use the archives `dist` just built instead of building them again.
+# The suite runs on WORKERS xdist processes (most of it waits on servers, not on the CPU), a
+# module sharing a warm bridge on one of them (tests/conftest.py); then the `serial` tests,
+# which assert timings or flood the machine, alone. Each part lists its 25 slowest; both
+# always run, and the target fails if either did.
+WORKERS ?= 4
+TEST_ENV = LSAP_DIST="$(CURDIR)/dist" PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH"
 test: check dist
-	LSAP_DIST="$(CURDIR)/dist" PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q --durations=25
+	status=0; \
+	$(TEST_ENV) $(BIN)/pytest -q --durations=25 -n $(WORKERS) --dist loadgroup -m 'not serial' || status=$$?; \
+	$(TEST_ENV) $(BIN)/pytest -q --durations=25 -m serial || status=$$?; \
+	exit $$status
 
 # A release candidate: the checks, the archives (twine check --strict), the wheel test on
 # those very archives (pip, pipx and uvx installs answering `lsap references` and MCP),

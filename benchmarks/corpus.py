@@ -8,10 +8,13 @@ its `src/`). Generated files for the scale runs go inside the corpus directory a
 
 from __future__ import annotations
 
+import fcntl
 import shutil
 import subprocess
 import sys
 import tarfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,11 +57,22 @@ def _extract(archive: Path, into: Path) -> Path:
     return into / top.pop()
 
 
+@contextmanager
+def _fetching() -> Iterator[None]:
+    """One fetch into benchmarks/.corpus/ at a time: the test suite's xdist workers may ask
+    for the same code base at once, and one must not find another's half-unpacked copy."""
+    CORPUS_DIR.mkdir(exist_ok=True)
+    with (CORPUS_DIR / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def _pypi_sdist(name: str, version: str) -> Path:
     """`pip download` a pinned sdist and unpack it into benchmarks/.corpus/."""
     root = CORPUS_DIR / f"{name}-{version}"
-    if not root.is_dir():
-        CORPUS_DIR.mkdir(exist_ok=True)
+    with _fetching():
+        if root.is_dir():
+            return root
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
              f"{name}=={version}", "-d", str(CORPUS_DIR)],
@@ -73,8 +87,9 @@ def _npm_package(name: str, version: str) -> Path:
     one's tarball and directory drop the `@` and put a `-` for its slash, as npm names it."""
     stem = f"{name.lstrip('@').replace('/', '-')}-{version}"
     root = CORPUS_DIR / stem
-    if not root.is_dir():
-        CORPUS_DIR.mkdir(exist_ok=True)
+    with _fetching():
+        if root.is_dir():
+            return root
         subprocess.run(
             ["npm", "pack", "--silent", f"{name}@{version}"],
             cwd=CORPUS_DIR,

@@ -9,7 +9,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,6 +27,7 @@ EXAMPLE = ROOT / "examples" / "shop"
 MARKER = "LSAP_TEST_RUN"
 os.environ[MARKER] = str(os.getpid())
 LEFTOVER_GRACE = 5.0  # seconds a process that is exiting gets before it counts as left
+WORKERS_LEFT: list[str] = []  # under xdist, in the controller: what the workers found left
 
 
 def leftovers() -> dict[int, str]:
@@ -48,24 +49,58 @@ def leftovers() -> dict[int, str]:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run if a test left a process behind (after every fixture's teardown)."""
+    """Fail the run if a test left a process behind (after every fixture's teardown). An
+    xdist worker hands what it found to the controller (`pytest_testnodedown`), which
+    reports every worker's with its own: a worker's exit status is not the run's."""
+    config = session.config
     deadline = time.monotonic() + LEFTOVER_GRACE
     left = leftovers()
     while left and time.monotonic() < deadline:
         time.sleep(0.2)
         left = leftovers()
-    if not left:
+    lines = [f"  {pid}: {command}" for pid, command in sorted(left.items())]
+    if hasattr(config, "workerinput"):  # an xdist worker
+        config.workeroutput[MARKER] = lines  # type: ignore[attr-defined]
         return
-    lines = [f"{len(left)} process(es) started by the tests are still alive:"]
-    lines += [f"  {pid}: {command}" for pid, command in sorted(left.items())]
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    lines += WORKERS_LEFT
+    if not lines:
+        return
+    report = [f"{len(lines)} process(es) started by the tests are still alive:", *lines]
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_sep("=", "processes left behind", red=True)
-        reporter.write_line("\n".join(lines))
+        reporter.write_line("\n".join(report))
     else:
-        print("\n".join(lines))
+        print("\n".join(report))
     if os.environ.get("LSAP_TEST_LEFTOVERS") != "report":  # "report": count, do not fail
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object | None) -> None:
+    """An xdist worker finished: keep what it found left behind, for the run's report."""
+    WORKERS_LEFT.extend(f"{line} (worker {node.gateway.id})"
+                        for line in getattr(node, "workeroutput", {}).get(MARKER, []))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups (--dist loadgroup)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """For `make test`'s xdist workers (`--dist loadgroup`): a test that shares a module- or
+    class-scoped fixture (a warm bridge) is grouped with its module, so the module's fixture
+    starts on one worker only; any other test goes to whichever worker is free. The modules
+    with a `slow` test come first, so that no worker starts a long one when the others are
+    done (whole modules move: a module's fixtures are not set up twice)."""
+    if not hasattr(config, "workerinput"):  # not an xdist worker
+        return
+    for item in items:
+        fixtures = getattr(item, "_fixtureinfo", None)
+        shared = fixtures is not None and any(
+            d.scope in ("module", "class", "package")
+            for defs in fixtures.name2fixturedefs.values() for d in defs)
+        if shared and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))  # the test id's "@test_check"
+    slow = {getattr(item, "module", None) for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: getattr(item, "module", None) not in slow)  # stable: order kept
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def rows(markdown: str) -> dict[str, list[str]]:

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,11 +18,12 @@ from typing import Any, TypeVar
 import pytest
 
 from lsap_bridge import changes, check_store
+from lsap_bridge.diskwatch import CREATED
 from lsap_bridge.edits import journal_dir
 from lsap_bridge.embedded import Embedded, start_embedded
 from lsap_bridge.gateway import Timeouts
 from lsap_bridge.service import Response, Service
-from lsap_bridge.workspace import Workspace
+from lsap_bridge.workspace import CODE_SUFFIXES, Workspace, uri_of
 from tests.conftest import EXAMPLE
 
 T = TypeVar("T")
@@ -101,20 +103,25 @@ class Bridge:
         process = self.embedded.conn.process
         return self.loop.thread.is_alive() and process is not None and process.returncode is None
 
-    def reset(self, restart: bool = False) -> None:
+    def reset(self) -> None:
         """Make this warm bridge what a fresh one on the fixture would be, for the next test:
         every buffer and extra window gone (unsaved text dropped), the fixture's files put
         back (changed ones rewritten, added ones deleted, modes restored), the servers told
         through the session's own disk sync, then a new Service (no pages, anchors, renames,
         actions, check records or held texts), and no change sets or stored checks of the project.
-        `restart`: the language servers are stopped too (the next file opened starts them
-        again), for a server whose own state outlives the files: basedpyright, after a
-        rename and its undo, renames in the declaring file only."""
+        The servers are then told that every code file of the fixture was created anew
+        (`workspace/didChangeWatchedFiles`, through the same disk sync): basedpyright leaves a
+        file whose buffer was closed out of its renames (it renames in the declaring file
+        only) until it lists the workspace's files again, which a file created makes it do,
+        on a timer after its next 250 ms without requests (`LISTED_AFTER`)."""
         self.lua(RESET_LUA)
-        if restart:
-            self.lua(RESTART_LUA)
         self.fixture.restore(self.root)
         self.loop.run(self.service.session.servers.sync_disk())
+        created = [{"uri": uri_of(self.root / rel), "type": CREATED} for rel in self.fixture.files
+                   if Path(rel).suffix in CODE_SUFFIXES]
+        self.loop.run(self.embedded.gateway.sync(created))
+        self.lua(HEARD_LUA)  # the servers have read the events: they answered a later request
+        time.sleep(LISTED_AFTER)
         journals = self.loop.run(journal_dir(self.embedded.gateway))
         workspace = Workspace.of(self.root)
         for change in changes.load(journals, workspace):
@@ -156,14 +163,14 @@ for name, lists in pairs({['lsap.presence'] = {'agents', 'order', 'changes'}, ['
 end
 """
 
-RESTART_LUA = """
-local ids = vim.tbl_map(function(c) return c.id end, vim.lsp.get_clients())
-vim.lsp.stop_client(ids)
-local gone = vim.wait(10000, function()
-  return vim.iter(ids):all(function(id) return vim.lsp.get_client_by_id(id) == nil end)
-end, 20)
-if not gone then vim.lsp.stop_client(ids, true) end
+# A request every server answers at once; its answer means the notifications sent before it
+# were read.
+HEARD_LUA = """
+for _, client in ipairs(vim.lsp.get_clients()) do
+  client:request_sync('workspace/symbol', {query = 'lsap-reset'}, 10000)
+end
 """
+LISTED_AFTER = 0.4  # seconds: basedpyright's re-listing timer (250 ms) has fired
 
 
 @dataclass(frozen=True)
@@ -232,17 +239,16 @@ class Pool:
         self.bridges: dict[tuple[tuple[str, ...], str], Bridge] = {}
 
     def take(self, servers: tuple[str, ...] = ("basedpyright",), project: str = "shop",
-             source: Path = EXAMPLE, prepare: Prepare | None = None, restart: bool = False) -> Bridge:
+             source: Path = EXAMPLE, prepare: Prepare | None = None) -> Bridge:
         """The warm bridge of `servers` on `project`: `source` copied, then `prepare`d (the
-        same `project` name must always mean the same source and preparation); `restart`:
-        with its language servers started again (`Bridge.reset`)."""
+        same `project` name must always mean the same source and preparation)."""
         key = (servers, project)
         bridge = self.bridges.pop(key, None)
         if bridge is not None:
             try:
                 if not bridge.alive:
                     raise RuntimeError("closed")
-                bridge.reset(restart)
+                bridge.reset()
             except Exception:  # whatever broke it, a fresh one replaces it
                 with contextlib.suppress(Exception):
                     self._close(bridge)  # a closed one is not closed twice
@@ -289,8 +295,7 @@ def shop_bridge(bridges: Pool, servers: tuple[str, ...] = ("basedpyright",),
                 also: dict[str, Path] | None = None) -> Bridge:
     """examples/shop with basedpyright from the run's pool, reset to the fixture, for a
     module-scoped fixture. `also`: more trees copied in, by the directory they go to
-    (`{"web": TS_SHOP}`), for the `servers` that read them. basedpyright is restarted at
-    the reset (see `Bridge.reset`): a module gets the fresh server it had before the pool."""
+    (`{"web": TS_SHOP}`), for the `servers` that read them."""
     trees = also or {}
 
     def prepare(root: Path) -> None:
@@ -298,4 +303,4 @@ def shop_bridge(bridges: Pool, servers: tuple[str, ...] = ("basedpyright",),
             shutil.copytree(tree, root / where)
 
     project = "+".join(["shop", *(f"{where}={tree}" for where, tree in trees.items())])
-    return bridges.take(servers, project, prepare=prepare, restart="basedpyright" in servers)
+    return bridges.take(servers, project, prepare=prepare)

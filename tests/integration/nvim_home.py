@@ -4,10 +4,13 @@ and configures basedpyright as the human's own server."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,18 +80,17 @@ class Home:
 
 def make_home(base: Path, setup: str = "{}", python: str | None = sys.executable, plugin: Path = ROOT) -> Home:
     """XDG dirs under `base`, `plugin` linked in as a native package, init.lua written
-    (with `python` as the Python 3 host, or python3_host_prog left unset)."""
+    (with `python` as the Python 3 host, or python3_host_prog left unset). The runtime
+    directory is a short one of its own, removed when the tests end: the agent socket's path
+    must fit AF_UNIX's 107 bytes, which a long test's temp dir under an xdist worker's
+    (`…/popen-gw0/test_agents_and_follow_with_tw0/…`) does not leave."""
     env = dict(os.environ)
-    for name in (
-        "XDG_CONFIG_HOME",
-        "XDG_DATA_HOME",
-        "XDG_STATE_HOME",
-        "XDG_CACHE_HOME",
-        "XDG_RUNTIME_DIR",
-    ):
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         path = base / name.lower()
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         env[name] = str(path)
+    env["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="lsapr")
+    atexit.register(shutil.rmtree, env["XDG_RUNTIME_DIR"], True)
     env.pop("NVIM", None)
     env.pop("VIMINIT", None)
     home = Home(base, env, find_nvim())

@@ -24,7 +24,7 @@ from lsap_bridge.surface import CLIENT
 
 from .harness import Bridge
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 DELAY = 2.0  # seconds the proxy holds back the callers' publishDiagnostics
 TRIALS = 10

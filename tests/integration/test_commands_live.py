@@ -176,6 +176,7 @@ def test_footers_suggest_the_ex_command_which_runs(nvim: pynvim.Nvim) -> None:
     assert any(", showing 3–4 · " in line for line in lines), lines
 
 
+@pytest.mark.serial  # "at once": within a second
 def test_a_file_no_server_covers_fails_at_once_naming_the_configs(nvim: pynvim.Nvim) -> None:
     run(nvim, "LsapHover shop/models.py:Product")  # the service is up
     nvim.command("only | edit notes.md")

@@ -40,7 +40,7 @@ def snapshot(root: Path) -> dict[Path, str]:
 @pytest.fixture
 def shop_bridge(bridges: Pool) -> Bridge:
     """examples/shop with basedpyright, warm from the run's pool and reset to the fixture."""
-    return bridges.take(("basedpyright",), restart=True)  # its renames outlive a reset
+    return bridges.take(("basedpyright",))
 
 
 @pytest.fixture(params=["basedpyright", "pylsp"])
@@ -48,7 +48,7 @@ def python_bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
     """basedpyright answers a rename with one edit per occurrence; pylsp (jedi) with one
     whole-file edit per file, computed from the disk, which the bridge refuses to lay over
     unsaved changes."""
-    return bridges.take((request.param,), restart=request.param == "basedpyright")
+    return bridges.take((request.param,))
 
 
 def test_rename_across_files_is_clean_undoable_and_spares_unsaved_work(
@@ -373,3 +373,16 @@ def test_no_edit_while_the_human_types_in_a_target(shop_bridge: Bridge) -> None:
     bridge.lua("vim.api.nvim_feedkeys(vim.keycode('<Esc>'), 'n', false)")
     wait_for(lambda: bridge.lua("return vim.api.nvim_get_mode().mode") == "n")
     assert bridge.request({"mode": "rename", "locate": ANCHOR, "new_name": "Item"}).ok
+
+
+def test_a_reset_bridge_renames_across_files_again(bridges: Pool) -> None:
+    """The pool's reset keeps basedpyright warm: after a rename, its undo and the reset (which
+    closes every buffer), the same rename changes the same files, not the declaring one only."""
+    bridge = bridges.take(("basedpyright",))
+    changed = {f["path"] for f in bridge.ask(mode="rename", locate=ANCHOR, new_name="Item")["changed"]}
+    assert len(changed) >= 4, changed
+    for rel in changed:
+        undo(bridge, bridge.root / rel)
+    again = bridges.take(("basedpyright",))
+    assert again is bridge  # warm: reset, not started again
+    assert {f["path"] for f in again.ask(mode="rename", locate=ANCHOR, new_name="Item")["changed"]} == changed

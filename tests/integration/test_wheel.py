@@ -66,8 +66,12 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def uv_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One uv cache for the session's uvx runs: the dependencies are fetched once."""
-    return tmp_path_factory.mktemp("uv-cache")
+    """One uv cache for the run's uvx runs: the dependencies are fetched once. xdist workers
+    share it (their temp dirs have one parent; uv locks its cache)."""
+    base = tmp_path_factory.getbasetemp()
+    cache = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "uv-cache"
+    cache.mkdir(exist_ok=True)
+    return cache
 
 
 @dataclass

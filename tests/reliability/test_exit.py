@@ -133,6 +133,7 @@ def busy(pid: int) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # `busy`: a quarter of a core for a second, which a loaded machine denies
 @pytest.mark.parametrize("how", ["stop", "sigterm", "neovim crash"])
 def test_busy_servers_ignoring_shutdown_are_gone_when_the_daemon_stops(
     shop: Path, how: str, reap: set[int]
@@ -196,6 +197,7 @@ def large_tree(root: Path, packages: int = 30, modules: int = 40) -> None:
                 f"def build{m}(value: int) -> Node{m}:\n    return Node{m}(value + {m})\n\n\n{chain}")
 
 
+@pytest.mark.serial  # `busy`, as above
 @pytest.mark.parametrize("what", ["the daemon", "the daemon and its Neovim"])
 def test_servers_die_with_a_sigkilled_daemon_while_basedpyright_indexes(
     shop: Path, what: str, reap: set[int]

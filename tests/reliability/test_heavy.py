@@ -29,7 +29,7 @@ from lsap_bridge.server import SocketServer
 from .clients import Raw
 from .processes import running, start_daemon, tree
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]  # timing and floods: run alone
 
 
 def words(n: int, seed: int = 25) -> str:

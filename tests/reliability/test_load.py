@@ -20,7 +20,7 @@ from tests.integration.harness import Bridge
 
 from .processes import rss_kb
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]  # timing and floods: run alone
 
 CLIENTS, REQUESTS = 8, 250
 
