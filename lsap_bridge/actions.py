@@ -584,7 +584,7 @@ async def formatting_options(session: Session, bufnr: int, lines: list[str]) -> 
 
 
 async def tsserver_configure(session: Session, client: Client, path: Path, bufnr: int, lines: list[str],
-                             more: dict[str, Any] | None = None) -> LspCall | None:
+                             more: Params | None = None) -> LspCall | None:
     """tsserver's `configure` for a file: its indent (tsserver's default is 4 spaces), for
     the code a refactoring writes (extract, "Move to file"), and the format options in
     `more`; None when the server is no typescript-language-server. Sent just before the
@@ -600,7 +600,7 @@ async def tsserver_configure(session: Session, client: Client, path: Path, bufnr
 
 
 async def tsserver_refactor(session: Session, client: Client, path: Path, bufnr: int, lines: list[str],
-                            arguments: dict[str, Any], style: dict[str, Any]) -> LspAnswer:
+                            arguments: Params, style: Params) -> LspAnswer:
     """tsserver's edits for a refactoring (`getEditsForRefactor`: "Move to file"), in one
     round trip with the `configure` before it (the file's indent and `style`: the code it
     writes follows the file's) and, after `semicolons: remove`, the one that puts tsserver's
@@ -608,7 +608,7 @@ async def tsserver_refactor(session: Session, client: Client, path: Path, bufnr:
     configure = await tsserver_configure(session, client, path, bufnr, lines, style)
     assert configure is not None  # the caller checked the server has TSSERVER
 
-    def command(name: str, args: dict[str, Any]) -> LspCall:
+    def command(name: str, args: Params) -> LspCall:
         return LspCall(client.id, EXECUTE, {"command": TSSERVER, "arguments": [name, args]}, bufnr)
 
     calls = [configure, command("getEditsForRefactor", arguments)]

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Any
 
 from .errors import LsapError
 from .failures import as_error
+from .jsonvalue import Json
 from .models import Report, Request
 from .modes import REGISTRY, Answer
 from .position import EditorLocation
@@ -46,12 +46,12 @@ class Response:
         return self.answer.locations if self.answer is not None else []
 
 
-def parse(session: Session, payload: Any) -> Request:
+def parse(session: Session, payload: Json) -> Request:
     """A request as sent, validated by its mode's model (anchors parsed and remembered)."""
     return parse_request(payload, session.workspace, session.kept.anchors)
 
 
-async def ask(session: Session, payload: Any) -> Answer:
+async def ask(session: Session, payload: Json) -> Answer:
     """A request's answer, unrendered (its failure raised): what the text format weaves into
     its own response (a hover, a rename's warnings)."""
     return await run(session, parse(session, payload))
@@ -62,7 +62,7 @@ async def run(session: Session, request: Request) -> Answer:
     return await session.run(REGISTRY[request.mode], request)
 
 
-async def answer(session: Session, payload: Any, surface: Surface | None = None, *,
+async def answer(session: Session, payload: Json, surface: Surface | None = None, *,
                  fmt: str | None = None, share: int | None = None) -> Response:
     """A request's rendered response; every failure becomes its error report.
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Coroutine
+from collections.abc import Awaitable
 from typing import Any
 
 from .capabilities import REGISTRY
@@ -37,7 +37,7 @@ def failed(error: LsapError, fmt: str = "markdown") -> Response:
     return Response(render_error(error, fmt), error=error)
 
 
-async def guarded(answer: Coroutine[Any, Any, Response], what: str, fmt: str = "markdown") -> Response:
+async def guarded(answer: Awaitable[Response], what: str, fmt: str = "markdown") -> Response:
     """Every failure of a request becomes an error report (`failures.as_error`); none escapes
     to the caller."""
     try:

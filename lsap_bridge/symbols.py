@@ -90,7 +90,7 @@ class Symbol:
             self._selection = self._converted(1)
         return self._selection
 
-    def __reduce__(self) -> tuple[type[Symbol], tuple[Any, ...]]:
+    def __reduce__(self) -> tuple[type[Symbol], tuple[object, ...]]:
         """Pickled with its spans converted: a worker process (lsap_bridge/cpu.py) gets no
         converter, which holds the file's lines."""
         return (type(self), (self.name, self.kind, self.span, self.selection, self.detail, self.children))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,7 +120,7 @@ def isolated_xdg(tmp_path_factory: pytest.TempPathFactory) -> None:
         path = base / name.lower()
         path.mkdir(mode=0o700)
         os.environ[name] = str(path)
-    bins = [str(ROOT / "node_modules" / ".bin"), str(Path(os.sys.executable).parent)]
+    bins = [str(ROOT / "node_modules" / ".bin"), str(Path(sys.executable).parent)]
     os.environ["PATH"] = os.pathsep.join([*bins, os.environ.get("PATH", "")])
 
 

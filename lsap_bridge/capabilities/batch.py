@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ..errors import invalid
+from ..jsonvalue import Json
 from ..models import MIN_TOKENS, Report, Request, Row, absent
 from ..modes import Answer, mode
 from ..pipeline import Response, answer
@@ -77,7 +78,7 @@ def _outside_fences(original: list[str], flattened: list[str]) -> str:
     return "\n".join(out).strip()
 
 
-async def run_one(session: Session, payload: Any, share: int, fmt: str) -> tuple[str, Response]:
+async def run_one(session: Session, payload: Json, share: int, fmt: str) -> tuple[str, Response]:
     """One request of the batch, through the request pipeline, within its share of the
     batch's budget unless it sets its own; its failure is its section's, not the batch's."""
     name = str(payload.get("mode")) if isinstance(payload, dict) else "?"

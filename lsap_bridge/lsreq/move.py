@@ -180,7 +180,7 @@ def _no_final_newline(text: str) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
-def _position(location: dict[str, Any]) -> PositionData:
+def _position(location: dict[str, int]) -> PositionData:
     """tsserver's 1-based line/offset (0/0 in a new file) as an LSP position."""
     return {
         "line": max(0, int(location["line"]) - 1),

@@ -15,6 +15,7 @@ from typing import Any
 from .. import capabilities  # noqa: F401  (discovers the modes, whose views the grammar names)
 from ..errors import LsapError, invalid
 from ..identifiers import check_new_name
+from ..jsonvalue import JsonObject
 from ..models import MAX_FIND, MAX_TOKENS_LIMIT, MIN_TOKENS, too_long_find
 from ..modes import views
 
@@ -85,7 +86,7 @@ class AnchorKind(str, Enum):
 VIEW_ITEMS = 20
 
 
-def spot(file_path: str, line: int, text: str, column: int) -> dict[str, Any]:
+def spot(file_path: str, line: int, text: str, column: int) -> JsonObject:
     """The anchor of what starts at `column` of the 0-based `line` (whose text is `text`),
     as the operations' requests send it: the line's scope, and its text with the spot
     marked (`<<|>>` where the code itself holds a `<|>`)."""
@@ -94,7 +95,7 @@ def spot(file_path: str, line: int, text: str, column: int) -> dict[str, Any]:
             "find": (text[:column] + marker + text[column:]).strip()}
 
 
-def inlay_request(file_path: str, line: int) -> dict[str, Any]:
+def inlay_request(file_path: str, line: int) -> JsonObject:
     """A `?` line's request: the `inlay_hints` of that one (0-based) line."""
     return {"mode": "inlay_hints", "file_path": file_path, "start_line": line + 1, "end_line": line + 2}
 
@@ -110,7 +111,7 @@ class Query:
     def label(self) -> str:
         return self.symbol or "*"
 
-    def request(self, locate: dict[str, Any]) -> dict[str, Any]:
+    def request(self, locate: JsonObject) -> JsonObject:
         """The mode's request at `locate` (`spot`): `hover` for a hover or its docs, else the
         mode that declares the view (`modes.Offer.view`), a page of `VIEW_ITEMS`."""
         mode = views().get(self.view)
@@ -135,7 +136,7 @@ class Rename:
     symbol: str
     new_name: str
 
-    def request(self, locate: dict[str, Any]) -> dict[str, Any]:
+    def request(self, locate: JsonObject) -> JsonObject:
         """`RENAME_TO` is the `rename` mode at `locate` (`spot`)."""
         return {"mode": "rename", "locate": locate, "new_name": self.new_name}
 
@@ -218,7 +219,7 @@ class Check:
     line: int
     file_path: str | None
 
-    def request(self) -> dict[str, Any]:
+    def request(self) -> JsonObject:
         return {"mode": "check", **({"file_path": self.file_path} if self.file_path else {})}
 
 

@@ -8,7 +8,7 @@ import hashlib
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any, TypedDict, TypeVar
+from typing import TypedDict, TypeVar
 
 from ..errors import ErrorCode, LsapError
 from ..jsonvalue import JsonObject
@@ -78,8 +78,8 @@ def page(session: Session, request: Request, items: Sequence[T],
     return shown, info
 
 
-async def paged(session: Session, request: RequestT, items: Sequence[Any],
-                build: Callable[[RequestT, list[Any], PagingInfo], Awaitable[Answer]],
+async def paged(session: Session, request: RequestT, items: Sequence[T],
+                build: Callable[[RequestT, list[T], PagingInfo], Awaitable[Answer]],
                 answer: str | None = None) -> Answer:
     """A paged mode's answer: `build(request, shown, paging)` makes it from one page of
     `items` (see `page`), and the answer can show a shorter page of the same items

@@ -22,7 +22,9 @@ from lsap_bridge.diskwatch import CREATED
 from lsap_bridge.edits import journal_dir
 from lsap_bridge.embedded import Embedded, start_embedded
 from lsap_bridge.gateway import Timeouts
-from lsap_bridge.service import Response, Service
+from lsap_bridge.lsp import FileEventData
+from lsap_bridge.pipeline import Response
+from lsap_bridge.service import Service
 from lsap_bridge.workspace import CODE_SUFFIXES, Workspace, uri_of
 from tests.conftest import EXAMPLE
 
@@ -117,7 +119,7 @@ class Bridge:
         self.lua(RESET_LUA)
         self.fixture.restore(self.root)
         self.loop.run(self.service.session.servers.sync_disk())
-        created = [{"uri": uri_of(self.root / rel), "type": CREATED} for rel in self.fixture.files
+        created: list[FileEventData] = [{"uri": uri_of(self.root / rel), "type": CREATED} for rel in self.fixture.files
                    if Path(rel).suffix in CODE_SUFFIXES]
         self.loop.run(self.embedded.gateway.sync(created))
         self.lua(HEARD_LUA)  # the servers have read the events: they answered a later request

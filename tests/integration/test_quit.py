@@ -161,26 +161,33 @@ def test_quit_while_a_references_report_is_computed(quits: Quits) -> None:
     repeat(quits, "references", run)
 
 
+def rename_asked(quits: Quits, socket: str, locate: str) -> tuple[threading.Thread, dict[str, Any]]:
+    """An agent's rename at `locate` on the socket, on a thread, once the approval float asks
+    the human about it; its answer (or `error`: the code it got) fills the dict."""
+    answer: dict[str, Any] = {}
+
+    def agent() -> None:
+        rename = {"mode": "rename", "locate": locate, "new_name": "renamed"}
+        try:
+            with Connection(socket, name="claude") as conn:
+                answer.update(conn.call("request", {"request": rename}))
+        except ClientError as exc:
+            answer["error"] = exc.code
+
+    asking = threading.Thread(target=agent, daemon=True)
+    asking.start()
+    try:
+        quits.term.wait("a apply · r refuse", 30)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\nthe agent's answer: {answer}") from None
+    return asking, answer
+
+
 def test_quit_with_an_approval_window_open(quits: Quits) -> None:
     def run() -> float:
         pid = quits.nvim(quits.human, "notes.ren")
         socket = quits.socket(pid)
-        answer: dict[str, Any] = {}
-
-        def agent() -> None:
-            rename = {"mode": "rename", "locate": "notes.ren@hello", "new_name": "renamed"}
-            try:
-                with Connection(socket, name="claude") as conn:
-                    answer.update(conn.call("request", {"request": rename}))
-            except ClientError as exc:
-                answer["error"] = exc.code
-
-        asking = threading.Thread(target=agent, daemon=True)
-        asking.start()
-        try:
-            quits.term.wait("a apply · r refuse", 30)
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}\nthe agent's answer: {answer}") from None
+        asking, answer = rename_asked(quits, socket, "notes.ren@hello")
         took = quits.quit("approval", pid)
         asking.join(10)
         assert not asking.is_alive(), "the agent still waits after Neovim quit"
@@ -206,22 +213,7 @@ def test_quit_while_a_rename_is_applied(quits: Quits) -> None:
             path.write_text("hello world\n")
         pid = quits.nvim(quits.human, str(files[0].relative_to(quits.project)))
         socket = quits.socket(pid)
-        answer: dict[str, Any] = {}
-
-        def agent() -> None:
-            rename = {"mode": "rename", "locate": "many/f000.many@hello", "new_name": "renamed"}
-            try:
-                with Connection(socket, name="claude") as conn:
-                    answer.update(conn.call("request", {"request": rename}))
-            except ClientError as exc:
-                answer["error"] = exc.code
-
-        asking = threading.Thread(target=agent, daemon=True)
-        asking.start()
-        try:
-            quits.term.wait("a apply · r refuse", 30)
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}\nthe agent's answer: {answer}") from None
+        asking, answer = rename_asked(quits, socket, "many/f000.many@hello")
         family = tree(pid)  # the TUI, the editor, its Python host and servers
         quits.term.keys(":Lsap approval", "Enter")
         quits.term.keys("a")
