@@ -105,7 +105,7 @@ class Bridge:
         process = self.embedded.conn.process
         return self.loop.thread.is_alive() and process is not None and process.returncode is None
 
-    def reset(self) -> None:
+    def reset(self, restart: bool = False) -> None:
         """Make this warm bridge what a fresh one on the fixture would be, for the next test:
         every buffer and extra window gone (unsaved text dropped), the fixture's files put
         back (changed ones rewritten, added ones deleted, modes restored), the servers told
@@ -115,15 +115,20 @@ class Bridge:
         (`workspace/didChangeWatchedFiles`, through the same disk sync): basedpyright leaves a
         file whose buffer was closed out of its renames (it renames in the declaring file
         only) until it lists the workspace's files again, which a file created makes it do,
-        on a timer after its next 250 ms without requests (`LISTED_AFTER`)."""
+        on a timer after its next 250 ms without requests (`LISTED_AFTER`). That holds for a
+        rename, not for every state a test leaves behind: `restart` stops the servers instead
+        (the next file opened starts them again), as a module's first test wants them."""
         self.lua(RESET_LUA)
+        if restart:
+            self.lua(RESTART_LUA)
         self.fixture.restore(self.root)
         self.loop.run(self.service.session.servers.sync_disk())
-        created: list[FileEventData] = [{"uri": uri_of(self.root / rel), "type": CREATED} for rel in self.fixture.files
-                   if Path(rel).suffix in CODE_SUFFIXES]
-        self.loop.run(self.embedded.gateway.sync(created))
-        self.lua(HEARD_LUA)  # the servers have read the events: they answered a later request
-        time.sleep(LISTED_AFTER)
+        if not restart:
+            created: list[FileEventData] = [{"uri": uri_of(self.root / rel), "type": CREATED}
+                                            for rel in self.fixture.files if Path(rel).suffix in CODE_SUFFIXES]
+            self.loop.run(self.embedded.gateway.sync(created))
+            self.lua(HEARD_LUA)  # the servers have read the events: they answered a later request
+            time.sleep(LISTED_AFTER)
         journals = self.loop.run(journal_dir(self.embedded.gateway))
         workspace = Workspace.of(self.root)
         for change in changes.load(journals, workspace):
@@ -163,6 +168,15 @@ for name, lists in pairs({['lsap.presence'] = {'agents', 'order', 'changes'}, ['
     for key in pairs(type(module[list]) == 'table' and module[list] or {}) do module[list][key] = nil end
   end
 end
+"""
+
+RESTART_LUA = """
+local ids = vim.tbl_map(function(c) return c.id end, vim.lsp.get_clients())
+vim.lsp.stop_client(ids)
+local gone = vim.wait(10000, function()
+  return vim.iter(ids):all(function(id) return vim.lsp.get_client_by_id(id) == nil end)
+end, 20)
+if not gone then vim.lsp.stop_client(ids, true) end
 """
 
 # A request every server answers at once; its answer means the notifications sent before it
@@ -241,16 +255,17 @@ class Pool:
         self.bridges: dict[tuple[tuple[str, ...], str], Bridge] = {}
 
     def take(self, servers: tuple[str, ...] = ("basedpyright",), project: str = "shop",
-             source: Path = EXAMPLE, prepare: Prepare | None = None) -> Bridge:
+             source: Path = EXAMPLE, prepare: Prepare | None = None, restart: bool = False) -> Bridge:
         """The warm bridge of `servers` on `project`: `source` copied, then `prepare`d (the
-        same `project` name must always mean the same source and preparation)."""
+        same `project` name must always mean the same source and preparation); `restart`:
+        with its language servers started again (`Bridge.reset`)."""
         key = (servers, project)
         bridge = self.bridges.pop(key, None)
         if bridge is not None:
             try:
                 if not bridge.alive:
                     raise RuntimeError("closed")
-                bridge.reset()
+                bridge.reset(restart)
             except Exception:  # whatever broke it, a fresh one replaces it
                 with contextlib.suppress(Exception):
                     self._close(bridge)  # a closed one is not closed twice
@@ -297,7 +312,8 @@ def shop_bridge(bridges: Pool, servers: tuple[str, ...] = ("basedpyright",),
                 also: dict[str, Path] | None = None) -> Bridge:
     """examples/shop with basedpyright from the run's pool, reset to the fixture, for a
     module-scoped fixture. `also`: more trees copied in, by the directory they go to
-    (`{"web": TS_SHOP}`), for the `servers` that read them."""
+    (`{"web": TS_SHOP}`), for the `servers` that read them. basedpyright is restarted at
+    the reset (see `Bridge.reset`): a module gets the fresh server it had before the pool."""
     trees = also or {}
 
     def prepare(root: Path) -> None:
@@ -305,4 +321,4 @@ def shop_bridge(bridges: Pool, servers: tuple[str, ...] = ("basedpyright",),
             shutil.copytree(tree, root / where)
 
     project = "+".join(["shop", *(f"{where}={tree}" for where, tree in trees.items())])
-    return bridges.take(servers, project, prepare=prepare)
+    return bridges.take(servers, project, prepare=prepare, restart="basedpyright" in servers)

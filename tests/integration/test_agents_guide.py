@@ -66,6 +66,9 @@ async def as_cli(bridge: Bridge, payload: dict[str, Any]) -> str:
 
 def normal(report: str) -> str:
     report = re.sub(r"\b\d\d:\d\d:\d\d\b", "HH:MM:SS", report)
+    # Said only while the server still analyses the edit just checked: a matter of timing,
+    # which the guide's worked session cannot show.
+    report = re.sub(r"> Note: the index may be incomplete \(.*\n\n?", "", report)
     return re.sub(PAGE_ID, "pagination_id=ID", report)
 
 

@@ -43,7 +43,7 @@ def bridge(bridges: Pool) -> Bridge:
     """basedpyright restarted for each test: after a rename and its undo, it renames in the
     declaring file only (its references still find every use; the bridge reports them
     uncovered). The SIGKILL test closes it itself: the pool starts a new one after it."""
-    return bridges.take(("basedpyright",), "shop+reports", prepare=with_reports)
+    return bridges.take(("basedpyright",), "shop+reports", prepare=with_reports, restart=True)
 
 
 def disk(root: Path) -> dict[str, bytes]:

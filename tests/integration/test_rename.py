@@ -40,7 +40,7 @@ def snapshot(root: Path) -> dict[Path, str]:
 @pytest.fixture
 def shop_bridge(bridges: Pool) -> Bridge:
     """examples/shop with basedpyright, warm from the run's pool and reset to the fixture."""
-    return bridges.take(("basedpyright",))
+    return bridges.take(("basedpyright",), restart=True)  # its renames outlive a reset
 
 
 @pytest.fixture(params=["basedpyright", "pylsp"])
@@ -48,7 +48,7 @@ def python_bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
     """basedpyright answers a rename with one edit per occurrence; pylsp (jedi) with one
     whole-file edit per file, computed from the disk, which the bridge refuses to lay over
     unsaved changes."""
-    return bridges.take((request.param,))
+    return bridges.take((request.param,), restart=request.param == "basedpyright")
 
 
 def test_rename_across_files_is_clean_undoable_and_spares_unsaved_work(

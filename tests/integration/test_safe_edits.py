@@ -38,12 +38,12 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 @pytest.fixture(params=["basedpyright", "pylsp"])
 def python_bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
-    return bridges.take((request.param,))
+    return bridges.take((request.param,), restart=request.param == "basedpyright")
 
 
 @pytest.fixture
 def shop_bridge(bridges: Pool) -> Bridge:
-    return bridges.take(("basedpyright",))
+    return bridges.take(("basedpyright",), restart=True)  # its renames outlive a reset
 
 
 def agent_edits(path: Path) -> str:

@@ -89,7 +89,11 @@ def test_eight_agents_two_thousand_mixed_requests(
     )
     print("\nLOAD:", report)
     Path(os.environ.get("LSAP_LOAD_REPORT", "/dev/null")).write_text(report + "\n")
-    assert elapsed < 180, report
+    # Each agent's 25 renames wait for their diagnostics after to settle (issue 26: the
+    # servers' pass over the files over, 2 s without a publish), while seven other agents
+    # keep basedpyright publishing: 5-9 s a rename here (1.5 s before that wait), so the
+    # bound is the reads' share plus that wait's (it was 180 s).
+    assert elapsed < 300, report
     # flat: after the first quarter of the run, growth stays within a few MB
     assert late[1] - early[1] < 25 * 1024, report
     assert late[2] - early[2] < 25 * 1024, report
