@@ -14,7 +14,8 @@ from tests.conftest import EXAMPLE, ROOT
 
 from .harness import Bridge
 
-pytestmark = pytest.mark.integration
+# basedpyright's timing: alone (`serial`), not beside three other workers.
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 UNUSUAL = "textDocument/linkedEditingRange"
 

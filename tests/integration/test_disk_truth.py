@@ -20,7 +20,8 @@ import pytest
 
 from .harness import Bridge, Pool, shop_bridge
 
-pytestmark = pytest.mark.integration
+# basedpyright's timing: alone (`serial`), not beside three other workers.
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 T = TypeVar("T")
 

@@ -32,6 +32,7 @@ from .test_terminal import Terminal
 
 pytestmark = [
     pytest.mark.integration,
+    pytest.mark.serial,  # exits timed in a terminal: alone, not beside three other workers
     pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
 ]
 

@@ -208,6 +208,7 @@ def ts_bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
     return bridges.take((request.param,), "ts_shop", ROOT / "tests" / "fixtures" / "ts_shop")
 
 
+@pytest.mark.serial  # its diagnostics after wait on the servers' quiet: alone, not beside other workers
 def test_typescript_rename_through_the_command(ts_bridge: Bridge) -> None:
     """typescript-language-server answers with versioned documentChanges; `:Lsap rename`
     goes through the same path as an agent's request."""
