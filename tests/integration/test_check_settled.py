@@ -152,6 +152,7 @@ def test_a_deleted_module_s_importers_are_reported(bridge: Bridge) -> None:
     assert any(path == "gen/importer.py" for path, _ in errors(bridge.ask(mode="check"), "gone"))
 
 
+@pytest.mark.serial  # four checks behind a delaying proxy: alone, not beside three other workers
 def test_four_agents_checking_at_once_each_get_their_own_edits_errors(bridge: Bridge) -> None:
     agents = [f"agent{i}" for i in range(LIBS)]
 

@@ -233,7 +233,9 @@ def test_unsaved_changes_and_a_different_disk_carry_the_note(bridge: Bridge) -> 
         note = f"the buffer of {rel} has unsaved changes and the file on disk differs"
         for mode in ("hover", "locate", "references", "hover"):  # the last one warm
             data = bridge.ask(mode=mode, locate=anchor)
-            assert data["notes"] == [note], (mode, data)
+            # (references may add that the index is incomplete while basedpyright analyses the edit)
+            notes = [n for n in data["notes"] if not n.startswith("the index may be incomplete")]
+            assert notes == [note], (mode, data)
             assert data["line"] == plain["line"], "answered from the buffer"
         markdown = bridge.request({"mode": "locate", "locate": f"{rel}@UNSAVED = 1"})
         assert markdown.ok and f"> Note: {note}." in markdown.text.splitlines()[2], markdown.text

@@ -141,7 +141,8 @@ def test_a_100_kb_find_does_not_delay_another_clients_ping_beyond_50_ms(
     print("\nPING:", report)
     assert took > 1.0, "the find must cost enough for the test to mean something: " + report
     assert len(delays) >= 20, report
-    assert max(held) > 0.1, "on the loop it holds the ping: " + report
+    # On the loop it holds the ping: one waited, or none was answered while it ran.
+    assert (max(held) if held else took_inline) > 0.1, "on the loop it holds the ping: " + report
     # The bound. A loaded machine adds its own noise (a ping that waits for a core
     # while nothing runs here): that much is not the find's.
     assert max(delays) <= 0.05 + max(idle), report
