@@ -814,9 +814,11 @@ class Session:
         its file changed on disk, or its server exited, nothing was sent and the capability
         runs once more, on fresh text and a live (restarted) server; a second stale text
         is a `conflict` (see `failures.as_error`). Per capability, so a batch never repeats
-        others. A mode that spans the workspace has the servers hear of the disk first.
+        others. A mode that spans the workspace has the servers hear of the disk first
+        (unless the request says the disk is as the bridge's edits left it, `Request.syncs_disk`).
         """
-        return await self.run_warm(lambda: capability.run(self, request), capability.workspace)
+        return await self.run_warm(lambda: capability.run(self, request),
+                                   capability.workspace and request.syncs_disk)
 
     async def run_warm(self, work: Callable[[], Awaitable[T]], workspace: bool = False) -> T:
         """Run `work` on the warm path, as `run` runs a mode: for what the text format does

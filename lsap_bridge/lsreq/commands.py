@@ -40,7 +40,7 @@ from .lines import identifiers, name_column
 from .move import move_selection
 from .parser import COMMANDS, FileOperation, Fix, Format, Move, Operation, OrganizeImports, Rename, spot
 from .printer import Echo, Entry, FileSection, Tag, error_tag
-from .runs import Anchored, FileRun, Runs, Tracker
+from .runs import Anchored, FileRun, Runs, Tracker, diagnosed
 
 #: Changed lines shown for a file the request did not anchor (a rename's other files).
 CHANGED_LINES = 10
@@ -222,7 +222,7 @@ async def sections_after(tracker: Tracker) -> list[FileSection]:
     order = list(dict.fromkeys(p for p in order if p.exists()))
     texts = await tracker.texts(order)
     # After edits: the servers' diagnostics of the text written (settled, as `actions.applied`).
-    found = await tracker.session.diagnostics.of(order, after_sync=bool(tracker.before))
+    found = await diagnosed(tracker.session, order, settled=bool(tracker.before))
     display = tracker.session.workspace.display
     sections: dict[Path, FileSection] = {p: FileSection(display(p)) for p in order}
     for run in executor.runs:

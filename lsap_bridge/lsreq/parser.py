@@ -16,7 +16,7 @@ from .. import capabilities  # noqa: F401  (discovers the modes, whose views the
 from ..errors import LsapError, invalid
 from ..identifiers import check_new_name
 from ..jsonvalue import JsonObject
-from ..models import MAX_FIND, MAX_TOKENS_LIMIT, MIN_TOKENS, too_long_find
+from ..models import MAX_FIND, MAX_ITEMS_LIMIT, MAX_TOKENS_LIMIT, MIN_TOKENS, too_long_find
 from ..modes import views
 
 BEGIN = "*** Begin Language Server Request"
@@ -98,6 +98,15 @@ def spot(file_path: str, line: int, text: str, column: int) -> JsonObject:
 def inlay_request(file_path: str, line: int) -> JsonObject:
     """A `?` line's request: the `inlay_hints` of that one (0-based) line."""
     return {"mode": "inlay_hints", "file_path": file_path, "start_line": line + 1, "end_line": line + 2}
+
+
+def diagnostics_request(file_path: str, settled: bool, start_index: int = 0,
+                        pagination_id: str | None = None) -> JsonObject:
+    """The diagnostics of a file the request touched: the `diagnostics` mode's request, all
+    of them (the response chooses which it shows, `fit.py`), after the request's edits
+    `settled`; a later page from `start_index`."""
+    return {"mode": "diagnostics", "file_path": file_path, "settled": settled, "max_items": MAX_ITEMS_LIMIT,
+            "start_index": start_index, **({"pagination_id": pagination_id} if pagination_id else {})}
 
 
 @dataclass(frozen=True)

@@ -4,20 +4,24 @@ edits and follows every anchored line through them."""
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..diagnostics import DiagnosticMap
+from ..capabilities.diagnostics import DiagnosticsReport
+from ..diagnostics import Diagnostic, DiagnosticMap
 from ..edits import EditResult, Written, apply_workspace_edit, watching
 from ..errors import ErrorCode, LsapError
+from ..failures import as_error
 from ..gateway import Client
+from ..pipeline import ask
 from ..position import Document
 from ..session import Session, Target
 from ..symbols import SymbolTree
-from .parser import Anchor, FileBlock
+from .parser import Anchor, FileBlock, diagnostics_request
 from .printer import Entry, FileSection
 
 T = TypeVar("T")
@@ -59,6 +63,32 @@ class Runs(Protocol):
 
     def attach_diagnostics(self, section: FileSection, path: Path, found: DiagnosticMap,
                            lines: list[str]) -> None: ...
+
+
+async def diagnosed(session: Session, paths: list[Path], settled: bool = False) -> DiagnosticMap:
+    """The diagnostics of the files a request touched, each file's the `diagnostics` mode's
+    answer (`settled`: after the request's edits); a file it could not answer for is
+    pending, with the reason."""
+    found = DiagnosticMap()
+
+    async def of(path: Path) -> None:
+        shown, start, page_id = session.workspace.display(path), 0, None
+        found[path] = []
+        try:
+            while True:
+                report = (await ask(session, diagnostics_request(shown, settled, start, page_id))).report
+                assert isinstance(report, DiagnosticsReport)
+                found[path] += [Diagnostic(d.line - 1, d.column - 1, d.end_line - 1, d.end_column - 1, d.severity,
+                                           d.message, d.code, d.source) for g in report.groups for d in g.diagnostics]
+                found.pending.update((path, p.reason) for p in report.pending)
+                if report.end >= report.total:
+                    return
+                start, page_id = report.end, report.pagination_id
+        except Exception as exc:  # the file's failure is its note, not the request's
+            found.pending[path] = as_error(exc, f"the diagnostics of {shown}").message
+
+    await asyncio.gather(*(of(path) for path in dict.fromkeys(paths)))
+    return found
 
 
 def line_map(before: list[str], after: list[str]) -> dict[int, int]:

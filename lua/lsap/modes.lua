@@ -13,7 +13,7 @@ return {
     completion = {},
     declaration = { "max_code_lines" },
     definition = { "max_code_lines" },
-    diagnostics = { "file_path", "min_severity" },
+    diagnostics = { "file_path", "min_severity", "settled" },
     editor = {},
     format = { "end", "file_path", "server", "organize_imports" },
     hover = {},
@@ -49,6 +49,7 @@ return {
     partial = { "true", "false" },
     preview = { "true", "false" },
     recursive = { "true", "false" },
+    settled = { "true", "false" },
     ["types.direction"] = { "supertypes", "subtypes", "both" },
   },
   strings = {

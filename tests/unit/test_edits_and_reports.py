@@ -231,6 +231,7 @@ DIAG = {
     "code": "reportAttributeAccessIssue",
     "source": "basedpyright",
 }
+DIAG_END = {"end_line": 4, "end_column": 35}  # the `diagnostics` mode's rows say where each ends
 
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "rename_applied.md": (
@@ -315,11 +316,13 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                     "diagnostics": [
                         {
                             **DIAG,
+                            **DIAG_END,
                             "message": "first line\n  second line",
                             "lines": [{"number": 4, "text": "from .models import Order, Product"}],
                         },
                         {
                             **DIAG,
+                            **DIAG_END,
                             "severity": "warning",
                             "code": None,
                             "lines": [{"number": 4, "text": "from .models import Order, Product"}],
