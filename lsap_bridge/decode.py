@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, TypeGuard
 from lsprotocol import types
 
 from .jsonvalue import Params
-from .lsp import RangeData, structure
+from .lsp import Locations, RangeData, structure
 from .position import Document, Encoding, column_at, to_lsp_character
 from .symbols import Units, units
 from .workspace import path_of, uri_of
@@ -123,6 +123,20 @@ def spans(raw: object) -> list[tuple[Path, RangeData]]:
         rng = item.get("targetSelectionRange") or item.get("range")
         if isinstance(uri, str) and uri.startswith("file:") and is_range(rng):
             out.append((paths.get(uri) or paths.setdefault(uri, path_of(uri)), rng))
+    return out
+
+
+def location_units(answer: Locations) -> list[tuple[Path, Units]]:
+    """A location answer as (path, range in the server's units) pairs, nothing read; a link's
+    place is its target's selection (the name), files not on disk left out."""
+    items: Sequence[types.Location | types.LocationLink] = (
+        [] if answer is None else [answer] if isinstance(answer, types.Location) else answer)
+    out: list[tuple[Path, Units]] = []
+    for item in items:
+        uri, rng = ((item.target_uri, item.target_selection_range) if isinstance(item, types.LocationLink)
+                    else (item.uri, item.range))
+        if uri.startswith("file:"):
+            out.append((path_of(uri), (rng.start.line, rng.start.character, rng.end.line, rng.end.character)))
     return out
 
 

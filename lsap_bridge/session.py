@@ -23,20 +23,20 @@ from typing import Any, TypeVar, cast
 from cachetools import LRUCache, TTLCache
 
 from . import tsserver
-from .decode import spans
+from .decode import location_units
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import Basis, DiskWatch, fs_now_ns
 from .errors import ErrorCode, LsapError, StaleText, invalid
 from .filestate import DiskStamp
 from .gateway import Attached, Client, Editor, LspAnswer, LspCall, ServerRequests
-from .jsonvalue import Jsonable, JsonObject, Params
+from .jsonvalue import Json, Jsonable, JsonObject, Params
 from .locate.matcher import Match, Tier
-from .lsp import FileEventData, structure
+from .lsp import FileEventData, Locations, Response, result_of
 from .models import Locate, Request
 from .modes import Answer, Capability, fallback
 from .position import Document, Encoding, column_at
 from .surface import formatter_help, servers_help
-from .symbols import SymbolTree, Units, build_tree, units
+from .symbols import SymbolTree, Units, build_tree
 from .workspace import Workspace, language_of, remembered, uri_of
 
 T = TypeVar("T")
@@ -254,16 +254,16 @@ class Texts:
         """Whether held texts may be answered from (inside `run`, where they are checked)."""
         return _HELD.get() is not None
 
-    async def locations(self, raw: object, client: Client,
+    async def locations(self, answer: Locations, client: Client,
                         texts: dict[Path, Document] | None = None) -> list[Location]:
-        """Location | Location[] | LocationLink[] -> Locations with code-point columns, in
+        """A location answer (lsp.Locations) as Locations with code-point columns, in
         the server's order (a short answer: every file is read; a long one pages
         `decode.location_files` and converts the page with `located`).
 
         `texts`, if given: documents this request already read (reused), and it receives
         the ones read on the way, for `documents(have=)`.
         """
-        found = [(path, units(rng)) for path, rng in spans(raw)]
+        found = location_units(answer)
         paths = dict.fromkeys(path for path, _ in found)
         docs = await self.documents([p for p in paths if self.workspace.contains(p)], have=texts)
         if texts is not None:
@@ -485,22 +485,27 @@ class Servers:
             hint=formatter_help() if formatting else f"try the `{fallback(method, clients)}` mode instead",
         )
 
-    async def call(self, target: Target, method: str, params: Mapping[str, Jsonable], packed: bool = False) -> Any:
-        """One LSP request about the target's file (see `lsp`); its error is a `server_error`.
-        `packed`: a location list, answered packed (see `decode.location_files`)."""
+    async def call(self, target: Target, method: str, params: Mapping[str, Jsonable],
+                   answer: type[Response[T]]) -> T:
+        """One LSP request about the target's file (see `lsp`), its answer as lsprotocol types
+        it: `answer` is the method's response message (`types.DefinitionResponse`, …; lsp.py),
+        an answer of another shape the server's error. Its error is a `server_error`."""
+        return result_of(await self.call_json(target, method, params), answer, target.client.name, method)
+
+    async def call_json(self, target: Target, method: str, params: Mapping[str, Jsonable],
+                        packed: bool = False) -> Json:
+        """`call`, its answer left as JSON: for answers of thousands of items read through the
+        TypedDicts and checks of `decode.py` (lsp.py says what structuring them costs), and
+        WorkspaceEdits the edit engine checks itself. `packed`: a location list, answered
+        packed (see `decode.location_files`)."""
         answer = (await self.lsp([LspCall(target.client.id, method, params, target.bufnr, packed)], target))[0]
         if answer.error:
             raise LsapError(
                 ErrorCode.SERVER_ERROR,
                 f"{target.client.name} failed {method}: {answer.error.get('message', answer.error)}",
             )
-        return answer.result
-
-    async def ask(self, target: Target, method: str, params: Mapping[str, Jsonable], into: type[T]) -> T | None:
-        """`call`, its answer structured into lsprotocol's `into` (lsp.py); None when the
-        server found nothing."""
-        raw = await self.call(target, method, params)
-        return structure(raw, into, target.client.name, method) if raw else None
+        found: Json = answer.result
+        return found
 
     async def lsp(self, calls: list[LspCall], target: Target | None = None,
                   taking: ServerRequests | None = None) -> list[LspAnswer]:

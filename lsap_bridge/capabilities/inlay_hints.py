@@ -29,7 +29,7 @@ async def inlay_hints_for(
     """The server's hints for lines `first` (0-based) up to `stop` (exclusive)."""
     encoding = session.servers.encoding(target.client)
     params = inlay_hint_params(target.path, doc, first, stop, encoding)
-    hints = inlay_hints_from_lsp(await session.servers.call(target, METHOD, params), doc.lines, encoding)
+    hints = inlay_hints_from_lsp(await session.servers.call_json(target, METHOD, params), doc.lines, encoding)
     return [h for h in hints if first <= h.line < stop]
 
 

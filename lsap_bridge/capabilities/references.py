@@ -91,14 +91,14 @@ async def settled(session: Session, target: Target, params: Params) -> tuple[obj
     """References (packed: see `decode.location_files`), asked again while a young server's
     count still changes; True if it never held. Once a server's count has held, it is
     trusted for the rest of the session."""
-    raw = await session.servers.call(target, METHOD, params, packed=True)
+    raw = await session.servers.call_json(target, METHOD, params, packed=True)
     age = target.client.age()
     if age is None or age > YOUNG or target.client.id in session.servers.settled:
         return raw, False
     deadline = time.monotonic() + SETTLE_LIMIT
     while time.monotonic() < deadline:
         await asyncio.sleep(RECHECK)
-        again = await session.servers.call(target, METHOD, params, packed=True)
+        again = await session.servers.call_json(target, METHOD, params, packed=True)
         if location_count(again) == location_count(raw):
             session.servers.settled.add(target.client.id)
             return again, False
