@@ -1,8 +1,10 @@
 """`RENAME_TO`, `MOVE_TO_FILE`, `FIX`, `FORMAT` and `ORGANIZE_IMPORTS` for the text format,
 and the response after them (code actions and formatting through `lsap_bridge/actions.py`).
 
-`RENAME_TO` is the `rename` mode's request, through the request pipeline; the others have
-no mode of their own and run as steps on the warm path (`Tracker.follow`). Every change goes
+`RENAME_TO` is the `rename` mode's request, `FIX` the `code_action` (or, given a listed id,
+`code_action_execute`) mode's and `FORMAT` the `format` mode's, through the request pipeline;
+`MOVE_TO_FILE` and `ORGANIZE_IMPORTS` have no mode of their own and run as steps on the warm
+path. Every step runs inside `Tracker.follow`. Every change goes
 through `edits.apply_workspace_edit` (checked, approved, checked again, all or nothing
 through a journal, on disk unless the human has unsaved changes). Anchored lines are
 followed through each edit, so the response shows where they ended up, with the
@@ -17,28 +19,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..actions import (
-    Actions,
-    Apply,
-    Place,
-    by_title,
-    format_steps,
-    gather,
-    kept,
-    one,
-    organize,
-    run_action,
-)
+from ..actions import Actions, Applied, Apply, kept, organize
 from ..capabilities.rename import RenameReport, warnings
 from ..changes import undo_hint
 from ..edits import EditResult
 from ..errors import ErrorCode, LsapError
 from ..failures import as_error
 from ..gateway import Client
+from ..jsonvalue import JsonObject
 from ..pipeline import ask
 from .lines import identifiers, name_column
 from .move import move_selection
-from .parser import COMMANDS, FileOperation, Fix, Format, Move, Operation, OrganizeImports, Rename, spot
+from .parser import COMMANDS, FileOperation, Fix, Format, Move, Operation, OrganizeImports, Rename, line_locate, spot
 from .printer import Echo, Entry, FileSection, Tag, error_tag
 from .runs import Anchored, FileRun, Runs, Tracker, diagnosed
 
@@ -93,13 +85,15 @@ def _lines(run: FileRun, selection: int) -> tuple[int, int]:
 
 
 async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
-    """`! FIX`: the action fixing the line's diagnostic of that code (`! FIX 2304`, narrowed
-    by a title after it: `! FIX 2304 Add import`), else the one the text names by its title
-    (the anchor tiers), else the listed action of that id; the chosen action's title is the
+    """`! FIX`: the `code_action` mode at the line, for the action fixing the line's
+    diagnostic of that code (`! FIX 2304`, narrowed by a title after it: `! FIX 2304 Add
+    import`), else the one the text names by its title (the anchor tiers); or
+    `code_action_execute` for the listed action of that id. The chosen action's title is the
     note."""
     place = item.place
     assert place.line is not None
     session = tracker.session
+    display = session.workspace.display(place.path)
     if op.what in session.kept.owned(Actions):  # an id, as `code_actions` and the ambiguity list give
         chosen = kept(session, op.what)
         if chosen.path != place.path:
@@ -109,21 +103,19 @@ async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
                 f"{session.workspace.display(chosen.path)}, not of the anchored file",
                 hint="put the `! FIX` under an anchor of that file",
             )
-        ran = await run_action(session, chosen, _applier(tracker))
-        session.kept.owned(Actions).pop(op.what, None)  # spent, as `code_action_execute` spends it
-        return [f"applied: {chosen.title} ({chosen.client.name})", *ran.remarks]
-    found = await gather(session, place.path, (place.line, place.line))
-    codes = {d.code for d in found.diagnostics if d.line <= place.line <= d.end_line}
-    where = f"line {place.line + 1}"
-    code, _, title = op.what.partition(" ")
-    if code in codes:
-        found = await gather(session, place.path, (place.line, place.line), diagnostic=code)
-        fixing = by_title(found.actions, title.strip()) if title.strip() else found.actions
-        action = one(fixing, f"fixing {op.what}", where)
+        payload: JsonObject = {"mode": "code_action_execute", "action_id": op.what}
     else:
-        action = one(by_title(found.actions, op.what), f"titled {op.what!r}", where, found.actions)
-    ran = await run_action(session, action, _applier(tracker))
-    return [f"applied: {action.title} ({action.client.name})", *ran.remarks]
+        found = (await diagnosed(session, [place.path])).get(place.path, [])
+        codes = {d.code for d in found if d.line <= place.line <= d.end_line}
+        code, _, title = op.what.partition(" ")
+        named: JsonObject = {"diagnostic": code, **({"title": title.strip()} if title.strip() else {})} if (
+            code in codes) else {"title": op.what}
+        payload = {"mode": "code_action", "locate": line_locate(display, place.line, place.line), **named}
+    report = (await ask(session, payload)).report
+    assert isinstance(report, Applied)
+    if not (report.changed or report.created or report.renamed):
+        raise LsapError(ErrorCode.NOT_FOUND, f"{report.title} ({report.server}) changed nothing")
+    return [f"applied: {report.title} ({report.server})", *report.remarks]
 
 
 async def organize_imports(tracker: Tracker, run: FileRun, op: OrganizeImports) -> list[str]:
@@ -135,19 +127,19 @@ async def organize_imports(tracker: Tracker, run: FileRun, op: OrganizeImports) 
 
 
 async def format_lines(tracker: Tracker, run: FileRun, op: Format) -> list[str]:
+    """`! FORMAT`: the `format` mode, of the file or of the selection's lines."""
     assert run.path is not None
-    session = tracker.session
+    display = tracker.session.workspace.display(run.path)
     lines = _lines(run, op.selection) if op.selection is not None else None
-    display = session.workspace.display(run.path)
-    where = display if lines is None else f"{display}:{lines[0] + 1}-{lines[1] + 1}"
+    where: JsonObject = {"file_path": display} if lines is None else {"locate": line_locate(display, *lines)}
     try:
-        ran = await format_steps(session, Place(run.path, lines, where), False, None,
-                                 _applier(tracker))
+        report = (await ask(tracker.session, {"mode": "format", **where})).report
     except LsapError as error:
         if error.code is ErrorCode.NOT_FOUND and "changed nothing" in error.message:
             return ["already formatted"]
         raise
-    return ran.remarks
+    assert isinstance(report, Applied)
+    return report.remarks if report.changed or report.created else ["already formatted"]
 
 
 async def run_commands(executor: Runs) -> list[FileSection]:

@@ -94,6 +94,12 @@ def spot(file_path: str, line: int, text: str, column: int) -> JsonObject:
             "find": (text[:column] + marker + text[column:]).strip()}
 
 
+def line_locate(file_path: str, first: int, last: int) -> JsonObject:
+    """The lines `first` to `last` (0-based, both included) as a `locate`: what a `FIX` or a
+    `FORMAT` of a selection names."""
+    return {"file_path": file_path, "scope": {"start_line": first + 1, "end_line": last + 2}}
+
+
 def inlay_request(file_path: str, line: int) -> JsonObject:
     """A `?` line's request: the `inlay_hints` of that one (0-based) line."""
     return {"mode": "inlay_hints", "file_path": file_path, "start_line": line + 1, "end_line": line + 2}

@@ -2,7 +2,7 @@
 end to end).
 
 The warm path is what runs inside `Session.run` (a mode's runner) or `Session.run_warm`
-(work that is no mode's: a text-format File block opened, `MOVE_TO_FILE`, `FIX`, `FORMAT`,
+(work that is no mode's: a text-format File block opened, `MOVE_TO_FILE`,
 `ORGANIZE_IMPORTS`, the cursor of a `:Lsap` command): there the held texts are guarded and
 a stale one runs the work again. Its code lives in the modules of `WARM_PATH`: the
 session itself, the capabilities, what only they and those two runners call (`resolve.py`,
