@@ -763,6 +763,8 @@ class Applied(Report):
     remarks: list[str]
     undo: list[str]  # the requests that take its change sets back, in order
     stopped: str | None = absent()  # a step failed after earlier ones were applied (`Ran.stopped`)
+    # Files it did not change whose diagnostics matter: users of moved names it could not rewrite.
+    related: list[str] | None = absent()
 
 
 async def applied(session: Session, title: str, kind: str | None,

@@ -827,8 +827,8 @@ class Session:
 
     async def run_warm(self, work: Callable[[], Awaitable[T]], workspace: bool = False) -> T:
         """Run `work` on the warm path, as `run` runs a mode: for what the text format does
-        that no mode does (open a File block, `MOVE_TO_FILE`, `ORGANIZE_IMPORTS`) and the
-        cursor of a `:Lsap` command. `workspace`: the servers
+        that no mode does (open a File block, follow its anchored lines through a command's
+        step) and the cursor of a `:Lsap` command. `workspace`: the servers
         hear of the disk first."""
         if await self.servers.reconfigure():
             _RECONFIGURED.set(True)  # this answer's diagnostics: after the servers re-read it

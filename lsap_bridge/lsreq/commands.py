@@ -1,14 +1,13 @@
 """`RENAME_TO`, `MOVE_TO_FILE`, `FIX`, `FORMAT` and `ORGANIZE_IMPORTS` for the text format,
-and the response after them (code actions and formatting through `lsap_bridge/actions.py`).
+and the response after them.
 
-`RENAME_TO` is the `rename` mode's request, `FIX` the `code_action` (or, given a listed id,
-`code_action_execute`) mode's and `FORMAT` the `format` mode's, through the request pipeline;
-`MOVE_TO_FILE` and `ORGANIZE_IMPORTS` have no mode of their own and run as steps on the warm
-path. Every step runs inside `Tracker.follow`. Every change goes
-through `edits.apply_workspace_edit` (checked, approved, checked again, all or nothing
-through a journal, on disk unless the human has unsaved changes). Anchored lines are
-followed through each edit, so the response shows where they ended up, with the
-diagnostics of every file.
+Each is a mode's request through the request pipeline: `RENAME_TO` the `rename` mode's,
+`MOVE_TO_FILE` `move`'s, `FIX` `code_action`'s (given a listed id, `code_action_execute`'s),
+`FORMAT` `format`'s and `ORGANIZE_IMPORTS` `format`'s with `organize_imports: "only"`.
+Every step runs inside `Tracker.follow` and every change goes through
+`edits.apply_workspace_edit` (checked, approved, checked again, all or nothing through a
+journal, on disk unless the human has unsaved changes). Anchored lines are followed through
+each edit, so the response shows where they ended up, with the diagnostics of every file.
 """
 
 from __future__ import annotations
@@ -17,19 +16,15 @@ import difflib
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
 
-from ..actions import Actions, Applied, Apply, kept, organize
+from ..actions import Actions, Applied, kept
 from ..capabilities.rename import RenameReport, warnings
 from ..changes import undo_hint
-from ..edits import EditResult
 from ..errors import ErrorCode, LsapError
 from ..failures import as_error
-from ..gateway import Client
 from ..jsonvalue import JsonObject
 from ..pipeline import ask
 from .lines import identifiers, name_column
-from .move import move_selection
 from .parser import COMMANDS, FileOperation, Fix, Format, Move, Operation, OrganizeImports, Rename, line_locate, spot
 from .printer import Echo, Entry, FileSection, Tag, error_tag
 from .runs import Anchored, FileRun, Runs, Tracker, diagnosed
@@ -60,20 +55,11 @@ async def rename(tracker: Tracker, item: Anchored, op: Rename) -> list[str]:
     return warnings(report)
 
 
-def _applier(tracker: Tracker) -> Apply:
-    """The engine as code actions use it, through the tracker that follows the lines."""
-
-    async def apply(edit: dict[str, Any], client: Client, label: str) -> EditResult:
-        return await tracker.apply(edit, client, label)
-
-    return apply
-
-
-def _lines(run: FileRun, selection: int) -> tuple[int, int]:
-    """A selection's first and last line (0-based, both included), where they are now."""
+def _lines(run: FileRun, selection: int) -> tuple[Path, int, int]:
+    """A selection's file and first and last line (0-based, both included), where they are now."""
     chosen = run.block.selections[selection]
     first, last = run.anchored[chosen.start].place, run.anchored[chosen.end].place
-    if first.line is None or last.line is None:
+    if first.line is None or last.line is None or first.path != last.path:
         raise LsapError(ErrorCode.NOT_FOUND, "the selection's first or last line was not found",
                         hint="fix the selection's anchors (see their errors) and send the request again")
     start = first.line + (0 if chosen.start_inclusive else 1)
@@ -81,7 +67,25 @@ def _lines(run: FileRun, selection: int) -> tuple[int, int]:
     if end < start:
         raise LsapError(ErrorCode.INVALID_REQUEST, "the selection is empty",
                         hint="an exclusive end (`@)`) leaves out its own line; use `@]` to include it")
-    return start, end
+    return first.path, start, end
+
+
+async def move_lines(tracker: Tracker, run: FileRun, op: Move) -> list[str]:
+    """`! MOVE_TO_FILE`: the `move` mode of the selection's lines; the anchored lines it
+    takes along are followed into the other file (`Tracker.moving`)."""
+    session = tracker.session
+    path, start, end = _lines(run, op.selection)
+    doc = await session.texts.document(path)
+    target = session.workspace.resolve(op.path)
+    tracker.moving.update({id(item): (target, doc.lines[item.place.line]) for item in tracker.anchored()
+                           if item.place.path == path and item.place.line is not None
+                           and start <= item.place.line <= end})
+    locate = line_locate(session.workspace.display(path), start, end)
+    payload: JsonObject = {"mode": "move", "locate": locate, "to_file": op.path}
+    report = (await ask(session, payload)).report
+    assert isinstance(report, Applied)
+    tracker.related += [session.workspace.resolve(p) for p in report.related or []]
+    return report.remarks
 
 
 async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
@@ -119,19 +123,25 @@ async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
 
 
 async def organize_imports(tracker: Tracker, run: FileRun, op: OrganizeImports) -> list[str]:
+    """`! ORGANIZE_IMPORTS`: the `format` mode's imports alone, of the file (of one server's, named)."""
     assert run.path is not None
-    session = tracker.session
-    ran = await organize(session, run.path, session.workspace.display(run.path), op.server,
-                         _applier(tracker))
-    return ran.remarks
+    display = tracker.session.workspace.display(run.path)
+    server: JsonObject = {"server": op.server} if op.server else {}
+    payload: JsonObject = {"mode": "format", "file_path": display, "organize_imports": "only", **server}
+    report = (await ask(tracker.session, payload)).report
+    assert isinstance(report, Applied)
+    return report.remarks
 
 
 async def format_lines(tracker: Tracker, run: FileRun, op: Format) -> list[str]:
     """`! FORMAT`: the `format` mode, of the file or of the selection's lines."""
     assert run.path is not None
-    display = tracker.session.workspace.display(run.path)
-    lines = _lines(run, op.selection) if op.selection is not None else None
-    where: JsonObject = {"file_path": display} if lines is None else {"locate": line_locate(display, *lines)}
+    display = tracker.session.workspace.display
+    if op.selection is None:
+        where: JsonObject = {"file_path": display(run.path)}
+    else:
+        path, start, end = _lines(run, op.selection)
+        where = {"locate": line_locate(display(path), start, end)}
     try:
         report = (await ask(tracker.session, {"mode": "format", **where})).report
     except LsapError as error:
@@ -194,7 +204,7 @@ async def _step(tracker: Tracker, run: FileRun, item: Anchored, op: Operation) -
     if isinstance(op, Rename):
         return await rename(tracker, item, op)
     if isinstance(op, Move):
-        return await move_selection(tracker, run, op)
+        return await move_lines(tracker, run, op)
     if isinstance(op, Fix):
         return await fix(tracker, item, op)
     assert isinstance(op, Format)

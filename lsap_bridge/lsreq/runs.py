@@ -1,6 +1,7 @@
-"""What the commands of a Language Server Request (`RENAME_TO`, `MOVE_TO_FILE`) share with
-the executor that runs its File blocks: the blocks as they run, and the tracker that applies
-edits and follows every anchored line through them."""
+"""What the commands of a Language Server Request (`RENAME_TO`, `MOVE_TO_FILE`, …) share
+with the executor that runs its File blocks: the blocks as they run, the diagnostics of the
+files they touch (`diagnosed`), and the tracker that runs each command and follows every
+anchored line through the edits it applied."""
 
 from __future__ import annotations
 
@@ -9,14 +10,12 @@ import difflib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from ..capabilities.diagnostics import DiagnosticsReport
 from ..diagnostics import Diagnostic, DiagnosticMap
-from ..edits import EditResult, Written, apply_workspace_edit, watching
-from ..errors import ErrorCode, LsapError
+from ..edits import Written, watching
 from ..failures import as_error
-from ..gateway import Client
 from ..pipeline import ask
 from ..position import Document
 from ..session import Session, Target
@@ -103,7 +102,8 @@ def line_map(before: list[str], after: list[str]) -> dict[int, int]:
 
 
 class Tracker:
-    """Applies edits for the executor and follows its anchored lines through them."""
+    """Runs the commands' steps for the executor and follows its anchored lines through the
+    edits they applied."""
 
     def __init__(self, executor: Runs) -> None:
         self.executor = executor
@@ -154,24 +154,6 @@ class Tracker:
                     cursor[target] = found + 1
                     continue
             place.line = maps[place.path].get(place.line)
-
-    async def apply(
-        self,
-        edit: dict[str, Any],
-        client: Client,
-        label: str,
-        moved: dict[int, tuple[Path, str]] | None = None,
-    ) -> EditResult:
-        """Apply an edit the text format computed (a move, a fix), inside a `follow` step.
-
-        `moved`: anchors (by id) whose line went to another file, with the line's text.
-        """
-        self.moving.update(moved or {})
-        # Servers hear of the files it writes or creates (didChangeWatchedFiles) as it goes.
-        result = await apply_workspace_edit(self.session, edit, client, label=label)
-        if not result.files and not result.created:
-            raise LsapError(ErrorCode.NOT_FOUND, f"{label} changed nothing")
-        return result
 
 
 def _normal(text: str) -> str:

@@ -21,6 +21,7 @@ return {
     inlay_hints = { "file_path", "start_line", "end_line" },
     inspect = { "max_code_lines", "include_external" },
     locate = {},
+    move = { "end", "file_path", "server", "to_file" },
     outline = { "file_path", "symbol_path", "recursive" },
     references = { "include_declaration", "compact" },
     rename = { "overwrite", "new_name", "exclude_files" },
@@ -65,6 +66,7 @@ return {
     server = true,
     symbol_path = true,
     title = true,
+    to_file = true,
     who = true,
   },
   human = {

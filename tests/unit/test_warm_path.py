@@ -2,8 +2,8 @@
 end to end).
 
 The warm path is what runs inside `Session.run` (a mode's runner) or `Session.run_warm`
-(work that is no mode's: a text-format File block opened, `MOVE_TO_FILE`,
-`ORGANIZE_IMPORTS`, the cursor of a `:Lsap` command): there the held texts are guarded and
+(work that is no mode's: a text-format File block opened, a command's step, the cursor of
+a `:Lsap` command): there the held texts are guarded and
 a stale one runs the work again. Its code lives in the modules of `WARM_PATH`: the
 session itself, the capabilities, what only they and those two runners call (`resolve.py`,
 `actions.py`, `cursor.py`, `report/`). Anywhere else a call of a session's servers' `target`,
@@ -15,6 +15,8 @@ now modes' requests through the pipeline): the test fails naming it.
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -84,3 +86,27 @@ def test_the_scan_finds_what_it_looks_for() -> None:
     assert not on_warm_path(PACKAGE / "lsreq" / "executor.py")
     assert not on_warm_path(PACKAGE / "service.py")
     assert on_warm_path(PACKAGE / "capabilities" / "rename.py")
+
+
+def coroutines_taken(source: str) -> list[str]:
+    """The coroutine functions a module of lsap_bridge/lsreq imports from the capabilities or
+    `actions.py` (their shared code): a mode's work done around the pipeline."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module and (
+                node.module.startswith("capabilities") or node.module == "actions"):
+            module = importlib.import_module(f"lsap_bridge.{node.module}")
+            found += [f"{node.module}.{alias.name}" for alias in node.names
+                      if inspect.iscoroutinefunction(getattr(module, alias.name))]
+    return found
+
+
+def test_the_text_format_runs_modes_not_their_code() -> None:
+    """Each text-format operation is a mode's request through the pipeline: lsreq takes from
+    the capabilities only what reads their answers (reports, plain functions over them)."""
+    taken = {path.name: coroutines_taken(path.read_text()) for path in sorted((PACKAGE / "lsreq").glob("*.py"))}
+    assert {name: calls for name, calls in taken.items() if calls} == {}
+    # The scan sees such an import.
+    assert coroutines_taken("from ..actions import Applied, gather, kept\n"
+                            "from ..capabilities.references import references\n") == [
+        "actions.gather", "capabilities.references.references"]
