@@ -786,7 +786,10 @@ async def applied(session: Session, title: str, kind: str | None,
     # The evidence `check` waits for: each server analysed the files after it read the edit.
     now = [p for p in paths if p.is_file()]
     structural = any(r.created or r.renamed for r in ran.results)
-    after, _ = await settled(lambda: session.diagnostics.of(now, after_sync=True), structural)
+    if session.diagnostics.is_deferred:  # the caller reads them after all its edits
+        after, before = DiagnosticMap(), None
+    else:
+        after, _ = await settled(lambda: session.diagnostics.of(now, after_sync=True), structural)
     changed = [Changed(path=f.path, edits=f.edits, saved=f.saved, disk_differs=f.disk_differs,
                        added=f.added, removed=f.removed)
                for result in ran.results for f in result.files]

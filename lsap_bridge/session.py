@@ -167,6 +167,8 @@ _BASIS: ContextVar[Basis | None] = ContextVar("lsap_basis", default=None)
 # Inside `Session.run`: a server configuration file changed just before this answer, whose
 # diagnostics are then only those published after the servers read it.
 _RECONFIGURED: ContextVar[bool] = ContextVar("lsap_reconfigured", default=False)
+# Inside `Diagnostics.deferred`: the diagnostics after an edit are the caller's to read.
+_DEFERRED: ContextVar[bool] = ContextVar("lsap_diagnostics_deferred", default=False)
 
 
 @contextmanager
@@ -674,6 +676,21 @@ class Diagnostics:
     workspace: Workspace
     texts: Texts
     servers: Servers
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Inside, an edit's diagnostics after are the caller's: it reads them once, after
+        all its edits (the text format after its commands), so a mode's edit report
+        (`actions.applied`) waits for none and shows none."""
+        token = _DEFERRED.set(True)
+        try:
+            yield
+        finally:
+            _DEFERRED.reset(token)
+
+    @property
+    def is_deferred(self) -> bool:
+        return _DEFERRED.get()
 
     async def _pulled(self, calls: list[LspCall]) -> list[LspAnswer]:
         """The answers to diagnostics pulls, asked again beside the first ask when it has no
