@@ -4,7 +4,7 @@ lsprotocol's types (the library pygls is built on) or, on hot paths, as TypedDic
 An answer is structured once, where it comes back from the gateway (`Servers.call`, typed
 by the method's lsprotocol response message: `result_of`), with the cattrs converter
 lsprotocol ships, so that the code after it reads attributes mypy checks instead of
-`dict.get` chains: hovers, signature help, definition-like locations. Answers of thousands
+`dict.get` chains: hovers, signature help, definition-like locations, code actions. Answers of thousands
 of items (references, document symbols, edits, completions; `Servers.call_json`) stay plain
 dicts, read through the TypedDicts below and the
 checks of `decode.py`: structuring 1,000 locations costs ~10 ms, 300 completion items ~5 ms
