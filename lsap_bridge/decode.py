@@ -189,25 +189,16 @@ class InlayHint:
     kind: int | None = None  # 1 = type, 2 = parameter
 
 
-def hint_label(raw: object) -> str:
-    """A hint's label: a string, or InlayHintLabelPart values joined."""
-    label = raw.get("label", "") if isinstance(raw, dict) else raw
-    if isinstance(label, list):
-        return "".join(str(part.get("value", "")) for part in label if isinstance(part, dict))
-    return str(label or "")
-
-
-def inlay_hints_from_lsp(result: object, lines: Sequence[str], encoding: Encoding) -> list[InlayHint]:
-    """`textDocument/inlayHint` answers as hints with code-point columns, in text order."""
+def inlay_hints_from_lsp(answer: Sequence[types.InlayHint] | None, lines: Sequence[str],
+                         encoding: Encoding) -> list[InlayHint]:
+    """`textDocument/inlayHint` answers as hints with code-point columns, in text order; a
+    label of parts (`InlayHintLabelPart`) is their values joined."""
     hints = []
-    for raw in result if isinstance(result, list) else []:
-        if not isinstance(raw, dict):
-            continue  # a server's malformed entry: skipped, not crashed on
-        position = raw.get("position") or {}
-        line = int(position.get("line", 0))
-        col = column_at(lines, line, int(position.get("character", 0)), encoding)
-        kind = raw.get("kind")
-        hints.append(InlayHint(line, col, hint_label(raw).strip(), int(kind) if kind else None))
+    for hint in answer or []:
+        line = hint.position.line
+        col = column_at(lines, line, hint.position.character, encoding)
+        label = hint.label if isinstance(hint.label, str) else "".join(part.value for part in hint.label)
+        hints.append(InlayHint(line, col, label.strip(), int(hint.kind) if hint.kind else None))
     return sorted(hints, key=lambda h: (h.line, h.col))
 
 
