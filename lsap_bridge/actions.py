@@ -21,6 +21,7 @@ hold as for any other edit.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections import Counter
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cachetools import LRUCache
+from lsprotocol import types
 from pydantic import Field, model_validator
 
 from . import indentation
@@ -41,6 +43,7 @@ from .gateway import Client, LspAnswer, LspCall
 from .jsonvalue import Params
 from .locate.anchor import format_anchor
 from .locate.matcher import Needle, find_matches
+from .lsp import structure
 from .models import LineScope, Locate, Overwritten, Report, Request, Row, SymbolScope, absent
 from .position import Document, to_lsp_character
 from .report.pieces import DiagnosticRow, diagnostic_row
@@ -148,31 +151,39 @@ class Action:
     bufnr: int
     version: str  # the file's version it was computed on
 
+    @functools.cached_property
+    def lsp(self) -> types.CodeAction:
+        """The action as lsprotocol types it (lsp.py), read once; `raw` is what goes back to
+        the server (resolve, its `data` as sent)."""
+        return structure(self.raw, types.CodeAction, self.client.name, CODE_ACTION)
+
     @property
     def title(self) -> str:
-        return str(self.raw.get("title") or "")
+        return self.lsp.title
 
     @property
     def kind(self) -> str:
-        return str(self.raw.get("kind") or "")
+        kind = self.lsp.kind
+        return "" if kind is None else kind.value if isinstance(kind, types.CodeActionKind) else kind
 
     @property
     def preferred(self) -> bool:
-        return bool(self.raw.get("isPreferred"))
+        return bool(self.lsp.is_preferred)
 
     @property
     def disabled(self) -> str | None:
-        disabled = self.raw.get("disabled")
-        return str(disabled.get("reason") or "disabled") if isinstance(disabled, dict) else None
+        disabled = self.lsp.disabled
+        return None if disabled is None else disabled.reason or "disabled"
 
     @property
     def fixes(self) -> list[str]:
         """The codes (else messages) of the diagnostics it says it fixes."""
-        return [_diagnostic_label(d) for d in self.raw.get("diagnostics") or [] if isinstance(d, dict)]
+        return [str(d.code) if d.code not in (None, "") else d.message.split("\n")[0]
+                for d in self.lsp.diagnostics or []]
 
     @property
     def runs_command(self) -> bool:
-        return isinstance(self.raw.get("command"), dict)
+        return self.lsp.command is not None
 
 
 class Actions(LRUCache[str, Action]):
@@ -181,11 +192,6 @@ class Actions(LRUCache[str, Action]):
 
     def __init__(self) -> None:
         super().__init__(ACTIONS)
-
-
-def _diagnostic_label(d: dict[str, Any]) -> str:
-    code = d.get("code")
-    return str(code) if code not in (None, "") else str(d.get("message") or "").split("\n")[0]
 
 
 def of_kind(kind: str, wanted: str) -> bool:
@@ -326,6 +332,11 @@ async def gather(session: Session, path: Path, lines: tuple[int, int] | None, *,
             if isinstance(raw.get("command"), str):  # a bare Command
                 raw = {"title": raw.get("title", raw["command"]), "command": raw}
             action = _action(client, raw, path, target.bufnr, doc.version)
+            try:
+                action.lsp  # noqa: B018  (structured once, here: a malformed action is named, not listed)
+            except LsapError as error:
+                notes.append(error.message)
+                continue
             wanted = kind is None or answers_kind(action.kind, kind)
             # (not its `data`: vtsls puts the range it was asked for there)
             effect = json.dumps([client.id, action.title, action.kind, raw.get("edit"),
@@ -763,6 +774,8 @@ class Applied(Report):
     remarks: list[str]
     undo: list[str]  # the requests that take its change sets back, in order
     stopped: str | None = absent()  # a step failed after earlier ones were applied (`Ran.stopped`)
+    # Files it did not change whose diagnostics matter: users of moved names it could not rewrite.
+    related: list[str] | None = absent()
 
 
 async def applied(session: Session, title: str, kind: str | None,
@@ -784,7 +797,10 @@ async def applied(session: Session, title: str, kind: str | None,
     # The evidence `check` waits for: each server analysed the files after it read the edit.
     now = [p for p in paths if p.is_file()]
     structural = any(r.created or r.renamed for r in ran.results)
-    after, _ = await settled(lambda: session.diagnostics.of(now, after_sync=True), structural)
+    if session.diagnostics.is_deferred:  # the caller reads them after all its edits
+        after, before = DiagnosticMap(), None
+    else:
+        after, _ = await settled(lambda: session.diagnostics.of(now, after_sync=True), structural)
     changed = [Changed(path=f.path, edits=f.edits, saved=f.saved, disk_differs=f.disk_differs,
                        added=f.added, removed=f.removed)
                for result in ran.results for f in result.files]

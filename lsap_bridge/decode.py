@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, TypeGuard
 from lsprotocol import types
 
 from .jsonvalue import Params
-from .lsp import RangeData, structure
+from .lsp import Locations, RangeData, structure
 from .position import Document, Encoding, column_at, to_lsp_character
 from .symbols import Units, units
 from .workspace import path_of, uri_of
@@ -126,6 +126,20 @@ def spans(raw: object) -> list[tuple[Path, RangeData]]:
     return out
 
 
+def location_units(answer: Locations) -> list[tuple[Path, Units]]:
+    """A location answer as (path, range in the server's units) pairs, nothing read; a link's
+    place is its target's selection (the name), files not on disk left out."""
+    items: Sequence[types.Location | types.LocationLink] = (
+        [] if answer is None else [answer] if isinstance(answer, types.Location) else answer)
+    out: list[tuple[Path, Units]] = []
+    for item in items:
+        uri, rng = ((item.target_uri, item.target_selection_range) if isinstance(item, types.LocationLink)
+                    else (item.uri, item.range))
+        if uri.startswith("file:"):
+            out.append((path_of(uri), (rng.start.line, rng.start.character, rng.end.line, rng.end.character)))
+    return out
+
+
 def location_files(raw: object) -> list[tuple[Path, list[Units]]]:
     """A location answer by file: the files in path order, each with its ranges sorted and
     one per start position, columns still in the server's units.
@@ -175,25 +189,16 @@ class InlayHint:
     kind: int | None = None  # 1 = type, 2 = parameter
 
 
-def hint_label(raw: object) -> str:
-    """A hint's label: a string, or InlayHintLabelPart values joined."""
-    label = raw.get("label", "") if isinstance(raw, dict) else raw
-    if isinstance(label, list):
-        return "".join(str(part.get("value", "")) for part in label if isinstance(part, dict))
-    return str(label or "")
-
-
-def inlay_hints_from_lsp(result: object, lines: Sequence[str], encoding: Encoding) -> list[InlayHint]:
-    """`textDocument/inlayHint` answers as hints with code-point columns, in text order."""
+def inlay_hints_from_lsp(answer: Sequence[types.InlayHint] | None, lines: Sequence[str],
+                         encoding: Encoding) -> list[InlayHint]:
+    """`textDocument/inlayHint` answers as hints with code-point columns, in text order; a
+    label of parts (`InlayHintLabelPart`) is their values joined."""
     hints = []
-    for raw in result if isinstance(result, list) else []:
-        if not isinstance(raw, dict):
-            continue  # a server's malformed entry: skipped, not crashed on
-        position = raw.get("position") or {}
-        line = int(position.get("line", 0))
-        col = column_at(lines, line, int(position.get("character", 0)), encoding)
-        kind = raw.get("kind")
-        hints.append(InlayHint(line, col, hint_label(raw).strip(), int(kind) if kind else None))
+    for hint in answer or []:
+        line = hint.position.line
+        col = column_at(lines, line, hint.position.character, encoding)
+        label = hint.label if isinstance(hint.label, str) else "".join(part.value for part in hint.label)
+        hints.append(InlayHint(line, col, label.strip(), int(hint.kind) if hint.kind else None))
     return sorted(hints, key=lambda h: (h.line, h.col))
 
 

@@ -115,7 +115,7 @@ def tools() -> list[dict[str, Any]]:
                          "RENAME_TO, MOVE_TO_FILE); answers woven into the echo."),
          "inputSchema": TEXT_SCHEMA, "annotations": EDITS},
         {"name": "lsap_info",
-         "description": "The workspace root, the session and the language servers attached.",
+         "description": "The workspace root, session and attached language servers.",
          "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
          "annotations": READ_ONLY},
     ]

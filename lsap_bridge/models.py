@@ -92,6 +92,13 @@ class Request(StrictModel):
     # (`:LsapFormat`, as conform.nvim's format does), not on the symbol under the cursor.
     whole_file_at_cursor: ClassVar[bool] = False
 
+    @property
+    def syncs_disk(self) -> bool:
+        """Whether a mode that spans the workspace has the servers hear of the disk first
+        (`Session.run`): yes, unless the request says the disk is as the bridge's own edits
+        left it."""
+        return True
+
     def result_fields(self) -> JsonObject:
         """The fields that decide the whole result list (all but the page and the budget):
         what a `pagination_id` is bound to."""

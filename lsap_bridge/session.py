@@ -23,20 +23,20 @@ from typing import Any, TypeVar, cast
 from cachetools import LRUCache, TTLCache
 
 from . import tsserver
-from .decode import spans
+from .decode import location_units
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import Basis, DiskWatch, fs_now_ns
 from .errors import ErrorCode, LsapError, StaleText, invalid
 from .filestate import DiskStamp
 from .gateway import Attached, Client, Editor, LspAnswer, LspCall, ServerRequests
-from .jsonvalue import Jsonable, JsonObject, Params
+from .jsonvalue import Json, Jsonable, JsonObject, Params
 from .locate.matcher import Match, Tier
-from .lsp import FileEventData, structure
+from .lsp import FileEventData, Locations, Response, result_of
 from .models import Locate, Request
 from .modes import Answer, Capability, fallback
 from .position import Document, Encoding, column_at
 from .surface import formatter_help, servers_help
-from .symbols import SymbolTree, Units, build_tree, units
+from .symbols import SymbolTree, Units, build_tree
 from .workspace import Workspace, language_of, remembered, uri_of
 
 T = TypeVar("T")
@@ -167,6 +167,8 @@ _BASIS: ContextVar[Basis | None] = ContextVar("lsap_basis", default=None)
 # Inside `Session.run`: a server configuration file changed just before this answer, whose
 # diagnostics are then only those published after the servers read it.
 _RECONFIGURED: ContextVar[bool] = ContextVar("lsap_reconfigured", default=False)
+# Inside `Diagnostics.deferred`: the diagnostics after an edit are the caller's to read.
+_DEFERRED: ContextVar[bool] = ContextVar("lsap_diagnostics_deferred", default=False)
 
 
 @contextmanager
@@ -254,16 +256,16 @@ class Texts:
         """Whether held texts may be answered from (inside `run`, where they are checked)."""
         return _HELD.get() is not None
 
-    async def locations(self, raw: object, client: Client,
+    async def locations(self, answer: Locations, client: Client,
                         texts: dict[Path, Document] | None = None) -> list[Location]:
-        """Location | Location[] | LocationLink[] -> Locations with code-point columns, in
+        """A location answer (lsp.Locations) as Locations with code-point columns, in
         the server's order (a short answer: every file is read; a long one pages
         `decode.location_files` and converts the page with `located`).
 
         `texts`, if given: documents this request already read (reused), and it receives
         the ones read on the way, for `documents(have=)`.
         """
-        found = [(path, units(rng)) for path, rng in spans(raw)]
+        found = location_units(answer)
         paths = dict.fromkeys(path for path, _ in found)
         docs = await self.documents([p for p in paths if self.workspace.contains(p)], have=texts)
         if texts is not None:
@@ -485,22 +487,27 @@ class Servers:
             hint=formatter_help() if formatting else f"try the `{fallback(method, clients)}` mode instead",
         )
 
-    async def call(self, target: Target, method: str, params: Mapping[str, Jsonable], packed: bool = False) -> Any:
-        """One LSP request about the target's file (see `lsp`); its error is a `server_error`.
-        `packed`: a location list, answered packed (see `decode.location_files`)."""
+    async def call(self, target: Target, method: str, params: Mapping[str, Jsonable],
+                   answer: type[Response[T]]) -> T:
+        """One LSP request about the target's file (see `lsp`), its answer as lsprotocol types
+        it: `answer` is the method's response message (`types.DefinitionResponse`, …; lsp.py),
+        an answer of another shape the server's error. Its error is a `server_error`."""
+        return result_of(await self.call_json(target, method, params), answer, target.client.name, method)
+
+    async def call_json(self, target: Target, method: str, params: Mapping[str, Jsonable],
+                        packed: bool = False) -> Json:
+        """`call`, its answer left as JSON: for answers of thousands of items read through the
+        TypedDicts and checks of `decode.py` (lsp.py says what structuring them costs), and
+        WorkspaceEdits the edit engine checks itself. `packed`: a location list, answered
+        packed (see `decode.location_files`)."""
         answer = (await self.lsp([LspCall(target.client.id, method, params, target.bufnr, packed)], target))[0]
         if answer.error:
             raise LsapError(
                 ErrorCode.SERVER_ERROR,
                 f"{target.client.name} failed {method}: {answer.error.get('message', answer.error)}",
             )
-        return answer.result
-
-    async def ask(self, target: Target, method: str, params: Mapping[str, Jsonable], into: type[T]) -> T | None:
-        """`call`, its answer structured into lsprotocol's `into` (lsp.py); None when the
-        server found nothing."""
-        raw = await self.call(target, method, params)
-        return structure(raw, into, target.client.name, method) if raw else None
+        found: Json = answer.result
+        return found
 
     async def lsp(self, calls: list[LspCall], target: Target | None = None,
                   taking: ServerRequests | None = None) -> list[LspAnswer]:
@@ -670,6 +677,21 @@ class Diagnostics:
     texts: Texts
     servers: Servers
 
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Inside, an edit's diagnostics after are the caller's: it reads them once, after
+        all its edits (the text format after its commands), so a mode's edit report
+        (`actions.applied`) waits for none and shows none."""
+        token = _DEFERRED.set(True)
+        try:
+            yield
+        finally:
+            _DEFERRED.reset(token)
+
+    @property
+    def is_deferred(self) -> bool:
+        return _DEFERRED.get()
+
     async def _pulled(self, calls: list[LspCall]) -> list[LspAnswer]:
         """The answers to diagnostics pulls, asked again beside the first ask when it has no
         answer within `PULL_REASK` (up to `PULL_ASKS` asks; the first answer counts, the
@@ -814,14 +836,16 @@ class Session:
         its file changed on disk, or its server exited, nothing was sent and the capability
         runs once more, on fresh text and a live (restarted) server; a second stale text
         is a `conflict` (see `failures.as_error`). Per capability, so a batch never repeats
-        others. A mode that spans the workspace has the servers hear of the disk first.
+        others. A mode that spans the workspace has the servers hear of the disk first
+        (unless the request says the disk is as the bridge's edits left it, `Request.syncs_disk`).
         """
-        return await self.run_warm(lambda: capability.run(self, request), capability.workspace)
+        return await self.run_warm(lambda: capability.run(self, request),
+                                   capability.workspace and request.syncs_disk)
 
     async def run_warm(self, work: Callable[[], Awaitable[T]], workspace: bool = False) -> T:
         """Run `work` on the warm path, as `run` runs a mode: for what the text format does
-        that no mode does (open a File block, `MOVE_TO_FILE`, `FIX`, `FORMAT`,
-        `ORGANIZE_IMPORTS`) and the cursor of a `:Lsap` command. `workspace`: the servers
+        that no mode does (open a File block, follow its anchored lines through a command's
+        step) and the cursor of a `:Lsap` command. `workspace`: the servers
         hear of the disk first."""
         if await self.servers.reconfigure():
             _RECONFIGURED.set(True)  # this answer's diagnostics: after the servers re-read it

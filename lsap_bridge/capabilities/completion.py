@@ -92,7 +92,7 @@ async def completion(session: Session, request: CompletionRequest) -> Answer:
             resolved.target, resolved.doc, resolved.line, resolved.column
         )
         params["context"] = {"triggerKind": 1}
-        rows, incomplete = completion_items(await session.servers.call(resolved.target, METHOD, params))
+        rows, incomplete = completion_items(await session.servers.call_json(resolved.target, METHOD, params))
 
     async def build(request: CompletionRequest, shown: list[Item], paging: PagingInfo) -> Answer:
         return Answer(CompletionReport(**anchor_fields(resolved, session), items=shown, incomplete=incomplete,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
+from lsprotocol import types
 from pydantic import Field
 
 from ..models import Anchored, LocateRequest, Paged
@@ -65,8 +66,9 @@ async def run_definition_like(
     texts: dict[Path, Document] = {}  # read while converting columns, reused below
     if found is None:
         params = session.servers.position_params(target, resolved.doc, resolved.line, resolved.column)
-        found = await session.texts.locations(await session.servers.call(target, method, params), target.client,
-                                        texts)
+        # The four methods answer the same Location | Location[] | LocationLink[] (lsp.Locations).
+        answer = await session.servers.call(target, method, params, types.DefinitionResponse)
+        found = await session.texts.locations(answer, target.client, texts)
     external = [loc for loc in found if not session.workspace.contains(loc.path)]
 
     async def build(request: DefinitionLikeRequest, inside: list[Location], paging: PagingInfo) -> Answer:

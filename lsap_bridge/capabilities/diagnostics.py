@@ -27,9 +27,21 @@ class DiagnosticsRequest(Request):
     mode: Literal["diagnostics"] = "diagnostics"
     file_path: str | None = None  # a file, a directory or a glob; none = the whole workspace
     min_severity: Severity = "hint"
+    # Just after the bridge's own edits (the text format's response after its commands): a
+    # file counts as analysed once each server's pass over the files is over and it published
+    # for the text written (`Diagnostics.of(after_sync=True)`). The servers heard of the files
+    # as the edits wrote them, so the disk is not synced first: that news would wait for a
+    # publish a server does not make for a buffer it already has.
+    settled: bool = False
+
+    @property
+    def syncs_disk(self) -> bool:
+        return not self.settled
 
 
 class Shown(DiagnosticRow):
+    end_line: int  # where its range ends (1-based, the column after it): what it is about
+    end_column: int
     lines: list[Line]
 
 
@@ -68,7 +80,7 @@ async def collect(session: Session, request: DiagnosticsRequest) -> dict[str, An
         if request.file_path
         else session.workspace.walk(session.workspace.root, True, WORKSPACE_LIMIT, max_size)
     )
-    found = await session.diagnostics.of(walked.files)
+    found = await session.diagnostics.of(walked.files, after_sync=request.settled)
     items = sorted(
         (
             (path, d)
@@ -114,7 +126,8 @@ async def diagnostics(session: Session, request: DiagnosticsRequest) -> Answer:
             display = session.workspace.display(path)
             entries = []
             for _, d in in_file:
-                entries.append(Shown(**diagnostic_row(d), lines=excerpt(doc, d.line, d.line, request.context_lines)))
+                entries.append(Shown(**diagnostic_row(d), end_line=d.end_line + 1, end_column=d.end_col + 1,
+                                     lines=excerpt(doc, d.line, d.line, request.context_lines)))
                 summary = f"{d.severity}: {d.message.splitlines()[0] if d.message else ''}"
                 locations.append({**editor_location(display, doc, d.line, d.col), "text": summary})
             groups.append(FileDiagnostics(path=display, language=fence_language(doc), diagnostics=entries))

@@ -1,21 +1,35 @@
 """`format`: a file, or the lines of a range, formatted by an attached server
-(`textDocument/formatting`/`rangeFormatting`), optionally after organising its imports,
-through the bridge's edit engine: one undo step per buffer, the diagnostics after.
+(`textDocument/formatting`/`rangeFormatting`), optionally after organising its imports (or
+its imports organised alone), through the bridge's edit engine: one undo step per buffer,
+the diagnostics after.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from ..actions import FORMATTING, Applied, Ran, WhereRequest, applied, format_steps, place_of
+from ..actions import (
+    CODE_ACTION,
+    FORMATTING,
+    ORGANIZE_IMPORTS,
+    Applied,
+    Ran,
+    WhereRequest,
+    applied,
+    format_steps,
+    organize,
+    place_of,
+)
+from ..edits import apply_workspace_edit
 from ..modes import Answer, Offer, mode
 from ..session import Session
 
 
 class FormatRequest(WhereRequest):
     mode: Literal["format"] = "format"
-    # First the imports (a server's `source.organizeImports`), then the formatting.
-    organize_imports: bool = False
+    # First the imports (a server's `source.organizeImports`), then the formatting; "only":
+    # the imports alone (the text format's `ORGANIZE_IMPORTS`), not formatted.
+    organize_imports: bool | Literal["only"] = False
     whole_file_at_cursor: ClassVar[bool] = True
 
 
@@ -24,10 +38,15 @@ class FormatRequest(WhereRequest):
       method=FORMATTING, fallback="diagnostics", workspace=True, edits=True,
       offer=Offer(command="LsapFormat", picker=19))
 async def format_code(session: Session, request: FormatRequest) -> Answer:
-    place = await place_of(session, request, FORMATTING, whole_symbol=True)
+    only = request.organize_imports == "only"
+    place = await place_of(session, request, CODE_ACTION if only else FORMATTING, whole_symbol=True)
 
     async def work() -> Ran:
-        return await format_steps(session, place, request.organize_imports, request.server)
+        if only:  # the whole file's imports, whatever lines were given
+            return await organize(session, place.path, session.workspace.display(place.path), request.server,
+                                  lambda edit, client, label: apply_workspace_edit(session, edit, client, label=label))
+        return await format_steps(session, place, bool(request.organize_imports), request.server)
 
-    title = "format" + (" and organise imports" if request.organize_imports else "")
-    return Answer(await applied(session, title, None, work, watched=[place.path]))
+    title = "organise imports" if only else "format" + (" and organise imports" if request.organize_imports else "")
+    return Answer(await applied(session, title, ORGANIZE_IMPORTS if only else None, work, watched=[place.path]))
+

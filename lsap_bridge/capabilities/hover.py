@@ -31,6 +31,6 @@ class HoverReport(Anchored):
 async def hover(session: Session, request: HoverRequest) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
     params = session.servers.position_params(resolved.target, resolved.doc, resolved.line, resolved.column)
-    result = await session.servers.ask(resolved.target, METHOD, params, types.Hover)
+    result = await session.servers.call(resolved.target, METHOD, params, types.HoverResponse)
     return Answer(HoverReport(**anchor_fields(resolved, session),
                               name=word_at(resolved.line_text, resolved.column), hover=hover_text(result)))

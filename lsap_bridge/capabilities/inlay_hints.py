@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from lsprotocol import types
 from pydantic import Field, model_validator
 
 from ..decode import InlayHint, inlay_hint_params, inlay_hints_from_lsp, weave_inlay_hints
@@ -29,7 +30,8 @@ async def inlay_hints_for(
     """The server's hints for lines `first` (0-based) up to `stop` (exclusive)."""
     encoding = session.servers.encoding(target.client)
     params = inlay_hint_params(target.path, doc, first, stop, encoding)
-    hints = inlay_hints_from_lsp(await session.servers.call(target, METHOD, params), doc.lines, encoding)
+    answer = await session.servers.call(target, METHOD, params, types.InlayHintResponse)
+    hints = inlay_hints_from_lsp(answer, doc.lines, encoding)
     return [h for h in hints if first <= h.line < stop]
 
 

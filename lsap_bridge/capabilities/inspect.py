@@ -11,10 +11,12 @@ import asyncio
 from pathlib import Path
 from typing import Annotated, Literal
 
+from lsprotocol import types
 from pydantic import Field
 
 from ..decode import hover_of, hover_text, location_files
 from ..gateway import LspCall
+from ..lsp import result_of
 from ..models import Anchored, LocateRequest, Row
 from ..modes import Answer, Offer, mode
 from ..position import Document, EditorLocation
@@ -124,7 +126,9 @@ async def _definition(
     """The defining symbol's code, bounded like `definition` does it."""
     found = [
         loc
-        for loc in await session.texts.locations(raw, resolved.target.client, texts)
+        for loc in await session.texts.locations(
+            result_of(raw, types.DefinitionResponse, resolved.target.client.name, "textDocument/definition"),
+            resolved.target.client, texts)
         if session.workspace.contains(loc.path)
     ]
     if not found:

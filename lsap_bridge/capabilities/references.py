@@ -14,14 +14,12 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from dataclasses import replace
 from itertools import chain, groupby, repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Literal
 
 from ..decode import location_count, location_files
-from ..gateway import LspCall
 from ..jsonvalue import Params
 from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
@@ -32,7 +30,6 @@ from ..resolve import resolve
 from ..session import Location, Session, Target
 from ..surface import SURFACE
 from ..symbols import SymbolTree, Units
-from ..workspace import path_of
 
 METHOD = "textDocument/references"
 
@@ -91,38 +88,19 @@ async def settled(session: Session, target: Target, params: Params) -> tuple[obj
     """References (packed: see `decode.location_files`), asked again while a young server's
     count still changes; True if it never held. Once a server's count has held, it is
     trusted for the rest of the session."""
-    raw = await session.servers.call(target, METHOD, params, packed=True)
+    raw = await session.servers.call_json(target, METHOD, params, packed=True)
     age = target.client.age()
     if age is None or age > YOUNG or target.client.id in session.servers.settled:
         return raw, False
     deadline = time.monotonic() + SETTLE_LIMIT
     while time.monotonic() < deadline:
         await asyncio.sleep(RECHECK)
-        again = await session.servers.call(target, METHOD, params, packed=True)
+        again = await session.servers.call_json(target, METHOD, params, packed=True)
         if location_count(again) == location_count(raw):
             session.servers.settled.add(target.client.id)
             return again, False
         raw = again
     return raw, True
-
-
-async def files_using(session: Session, target: Target, names: dict[str, tuple[int, int]]) -> dict[Path, set[str]]:
-    """The files that use each name, from the references of its spelling in the target's
-    file (0-based line, code-point column; the declaration left out): the text format's
-    `MOVE_TO_FILE` of Python code fixes their imports. One round trip."""
-    client = target.client_for(METHOD)
-    if client is None:
-        return {}
-    doc = await session.texts.document(target.path)
-    at = replace(target, client=client, partial=False, doc=None)
-    calls = [LspCall(client.id, METHOD, {**session.servers.position_params(at, doc, line, col),
-                                         "context": {"includeDeclaration": False}}, target.bufnr)
-             for line, col in names.values()]
-    out: dict[Path, set[str]] = {}
-    for name, answer in zip(names, await session.servers.lsp(calls), strict=False):
-        for location in answer.result or []:
-            out.setdefault(path_of(location["uri"]).resolve(), set()).add(name)
-    return out
 
 
 @mode("references", request=ReferencesRequest, report=ReferencesReport,

@@ -256,10 +256,10 @@ async def _compute(
             hint="point the anchor at a symbol defined in the workspace, not a keyword",
         )
     edit, uses = await asyncio.gather(
-        session.servers.call(target, METHOD, {**params, "newName": request.new_name}),
+        session.servers.call_json(target, METHOD, {**params, "newName": request.new_name}),
         _uses(session, target, params),
     )
-    if not edit or not (edit.get("changes") or edit.get("documentChanges")):
+    if not isinstance(edit, dict) or not (edit.get("changes") or edit.get("documentChanges")):
         if prepared:  # the position can be renamed: it is the name the server refuses
             raise declined(target.client.name, old_name, request.new_name)
         raise LsapError(
@@ -296,7 +296,7 @@ async def _uses(session: Session, target: Target, params: Params) -> list[tuple[
     if not target.client.supports(REFERENCES):
         return None
     try:
-        found = await session.servers.call(
+        found = await session.servers.call_json(
             target, REFERENCES, {**params, "context": {"includeDeclaration": True}}
         )
     except LsapError:

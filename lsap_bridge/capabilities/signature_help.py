@@ -73,6 +73,6 @@ async def signature_help(session: Session, request: SignatureHelpRequest) -> Ans
     resolved = await resolve(session, request.locate, METHOD)
     params = session.servers.position_params(resolved.target, resolved.doc, resolved.line, resolved.column)
     params["context"] = {"triggerKind": 1, "isRetrigger": False}
-    result = await session.servers.ask(resolved.target, METHOD, params, types.SignatureHelp)
+    result = await session.servers.call(resolved.target, METHOD, params, types.SignatureHelpResponse)
     return Answer(SignatureHelpReport(**anchor_fields(resolved, session), signatures=signatures(result),
                                       language=fence_language(resolved.doc)))

@@ -15,9 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
+from lsprotocol import types as lsp_types
+
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..jsonvalue import Params
+from ..lsp import result_of
 from ..modes import Answer, Offer, mode
 from ..position import line_at, to_lsp_character
 from ..report.hierarchy import (
@@ -102,9 +105,12 @@ class Derived:
         }
 
     async def _ask(self, method: str, asks: list[Params]) -> list[list[Location]]:
+        """Locations of `method` (definition, or references: one of the same shapes) per params."""
         answers = await self.session.servers.lsp([LspCall(self.client.id, method, params) for params in asks])
         return [
-            await self.session.texts.locations(None if a.error else a.result, self.client)
+            await self.session.texts.locations(
+                result_of(None if a.error else a.result, lsp_types.DefinitionResponse, self.client.name, method),
+                self.client)
             for a in answers
         ]
 
@@ -194,7 +200,7 @@ async def types(session: Session, request: TypesRequest) -> Answer:
     else:
         derived = Derived(session, target.client)
         definitions = await session.texts.locations(
-            await session.servers.call(target, METHOD, params), target.client
+            await session.servers.call(target, METHOD, params, lsp_types.DefinitionResponse), target.client
         )
         trees = await derived.trees([loc.path for loc in definitions])
         roots = []

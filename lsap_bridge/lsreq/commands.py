@@ -1,12 +1,13 @@
 """`RENAME_TO`, `MOVE_TO_FILE`, `FIX`, `FORMAT` and `ORGANIZE_IMPORTS` for the text format,
-and the response after them (code actions and formatting through `lsap_bridge/actions.py`).
+and the response after them.
 
-`RENAME_TO` is the `rename` mode's request, through the request pipeline; the others have
-no mode of their own and run as steps on the warm path (`Tracker.follow`). Every change goes
-through `edits.apply_workspace_edit` (checked, approved, checked again, all or nothing
-through a journal, on disk unless the human has unsaved changes). Anchored lines are
-followed through each edit, so the response shows where they ended up, with the
-diagnostics of every file.
+Each is a mode's request through the request pipeline: `RENAME_TO` the `rename` mode's,
+`MOVE_TO_FILE` `move`'s, `FIX` `code_action`'s (given a listed id, `code_action_execute`'s),
+`FORMAT` `format`'s and `ORGANIZE_IMPORTS` `format`'s with `organize_imports: "only"`.
+Every step runs inside `Tracker.follow` and every change goes through
+`edits.apply_workspace_edit` (checked, approved, checked again, all or nothing through a
+journal, on disk unless the human has unsaved changes). Anchored lines are followed through
+each edit, so the response shows where they ended up, with the diagnostics of every file.
 """
 
 from __future__ import annotations
@@ -15,32 +16,18 @@ import difflib
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
 
-from ..actions import (
-    Actions,
-    Apply,
-    Place,
-    by_title,
-    format_steps,
-    gather,
-    kept,
-    one,
-    organize,
-    run_action,
-)
+from ..actions import Actions, Applied, kept
 from ..capabilities.rename import RenameReport, warnings
 from ..changes import undo_hint
-from ..edits import EditResult
 from ..errors import ErrorCode, LsapError
 from ..failures import as_error
-from ..gateway import Client
+from ..jsonvalue import JsonObject
 from ..pipeline import ask
 from .lines import identifiers, name_column
-from .move import move_selection
-from .parser import COMMANDS, FileOperation, Fix, Format, Move, Operation, OrganizeImports, Rename, spot
+from .parser import COMMANDS, FileOperation, Fix, Format, Move, Operation, OrganizeImports, Rename, line_locate, spot
 from .printer import Echo, Entry, FileSection, Tag, error_tag
-from .runs import Anchored, FileRun, Runs, Tracker
+from .runs import Anchored, FileRun, Runs, Tracker, diagnosed
 
 #: Changed lines shown for a file the request did not anchor (a rename's other files).
 CHANGED_LINES = 10
@@ -68,20 +55,11 @@ async def rename(tracker: Tracker, item: Anchored, op: Rename) -> list[str]:
     return warnings(report)
 
 
-def _applier(tracker: Tracker) -> Apply:
-    """The engine as code actions use it, through the tracker that follows the lines."""
-
-    async def apply(edit: dict[str, Any], client: Client, label: str) -> EditResult:
-        return await tracker.apply(edit, client, label)
-
-    return apply
-
-
-def _lines(run: FileRun, selection: int) -> tuple[int, int]:
-    """A selection's first and last line (0-based, both included), where they are now."""
+def _lines(run: FileRun, selection: int) -> tuple[Path, int, int]:
+    """A selection's file and first and last line (0-based, both included), where they are now."""
     chosen = run.block.selections[selection]
     first, last = run.anchored[chosen.start].place, run.anchored[chosen.end].place
-    if first.line is None or last.line is None:
+    if first.line is None or last.line is None or first.path != last.path:
         raise LsapError(ErrorCode.NOT_FOUND, "the selection's first or last line was not found",
                         hint="fix the selection's anchors (see their errors) and send the request again")
     start = first.line + (0 if chosen.start_inclusive else 1)
@@ -89,17 +67,37 @@ def _lines(run: FileRun, selection: int) -> tuple[int, int]:
     if end < start:
         raise LsapError(ErrorCode.INVALID_REQUEST, "the selection is empty",
                         hint="an exclusive end (`@)`) leaves out its own line; use `@]` to include it")
-    return start, end
+    return first.path, start, end
+
+
+async def move_lines(tracker: Tracker, run: FileRun, op: Move) -> list[str]:
+    """`! MOVE_TO_FILE`: the `move` mode of the selection's lines; the anchored lines it
+    takes along are followed into the other file (`Tracker.moving`)."""
+    session = tracker.session
+    path, start, end = _lines(run, op.selection)
+    doc = await session.texts.document(path)
+    target = session.workspace.resolve(op.path)
+    tracker.moving.update({id(item): (target, doc.lines[item.place.line]) for item in tracker.anchored()
+                           if item.place.path == path and item.place.line is not None
+                           and start <= item.place.line <= end})
+    locate = line_locate(session.workspace.display(path), start, end)
+    payload: JsonObject = {"mode": "move", "locate": locate, "to_file": op.path}
+    report = (await ask(session, payload)).report
+    assert isinstance(report, Applied)
+    tracker.related += [session.workspace.resolve(p) for p in report.related or []]
+    return report.remarks
 
 
 async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
-    """`! FIX`: the action fixing the line's diagnostic of that code (`! FIX 2304`, narrowed
-    by a title after it: `! FIX 2304 Add import`), else the one the text names by its title
-    (the anchor tiers), else the listed action of that id; the chosen action's title is the
+    """`! FIX`: the `code_action` mode at the line, for the action fixing the line's
+    diagnostic of that code (`! FIX 2304`, narrowed by a title after it: `! FIX 2304 Add
+    import`), else the one the text names by its title (the anchor tiers); or
+    `code_action_execute` for the listed action of that id. The chosen action's title is the
     note."""
     place = item.place
     assert place.line is not None
     session = tracker.session
+    display = session.workspace.display(place.path)
     if op.what in session.kept.owned(Actions):  # an id, as `code_actions` and the ambiguity list give
         chosen = kept(session, op.what)
         if chosen.path != place.path:
@@ -109,45 +107,49 @@ async def fix(tracker: Tracker, item: Anchored, op: Fix) -> list[str]:
                 f"{session.workspace.display(chosen.path)}, not of the anchored file",
                 hint="put the `! FIX` under an anchor of that file",
             )
-        ran = await run_action(session, chosen, _applier(tracker))
-        session.kept.owned(Actions).pop(op.what, None)  # spent, as `code_action_execute` spends it
-        return [f"applied: {chosen.title} ({chosen.client.name})", *ran.remarks]
-    found = await gather(session, place.path, (place.line, place.line))
-    codes = {d.code for d in found.diagnostics if d.line <= place.line <= d.end_line}
-    where = f"line {place.line + 1}"
-    code, _, title = op.what.partition(" ")
-    if code in codes:
-        found = await gather(session, place.path, (place.line, place.line), diagnostic=code)
-        fixing = by_title(found.actions, title.strip()) if title.strip() else found.actions
-        action = one(fixing, f"fixing {op.what}", where)
+        payload: JsonObject = {"mode": "code_action_execute", "action_id": op.what}
     else:
-        action = one(by_title(found.actions, op.what), f"titled {op.what!r}", where, found.actions)
-    ran = await run_action(session, action, _applier(tracker))
-    return [f"applied: {action.title} ({action.client.name})", *ran.remarks]
+        found = (await diagnosed(session, [place.path])).get(place.path, [])
+        codes = {d.code for d in found if d.line <= place.line <= d.end_line}
+        code, _, title = op.what.partition(" ")
+        named: JsonObject = {"diagnostic": code, **({"title": title.strip()} if title.strip() else {})} if (
+            code in codes) else {"title": op.what}
+        payload = {"mode": "code_action", "locate": line_locate(display, place.line, place.line), **named}
+    report = (await ask(session, payload)).report
+    assert isinstance(report, Applied)
+    if not (report.changed or report.created or report.renamed):
+        raise LsapError(ErrorCode.NOT_FOUND, f"{report.title} ({report.server}) changed nothing")
+    return [f"applied: {report.title} ({report.server})", *report.remarks]
 
 
 async def organize_imports(tracker: Tracker, run: FileRun, op: OrganizeImports) -> list[str]:
+    """`! ORGANIZE_IMPORTS`: the `format` mode's imports alone, of the file (of one server's, named)."""
     assert run.path is not None
-    session = tracker.session
-    ran = await organize(session, run.path, session.workspace.display(run.path), op.server,
-                         _applier(tracker))
-    return ran.remarks
+    display = tracker.session.workspace.display(run.path)
+    server: JsonObject = {"server": op.server} if op.server else {}
+    payload: JsonObject = {"mode": "format", "file_path": display, "organize_imports": "only", **server}
+    report = (await ask(tracker.session, payload)).report
+    assert isinstance(report, Applied)
+    return report.remarks
 
 
 async def format_lines(tracker: Tracker, run: FileRun, op: Format) -> list[str]:
+    """`! FORMAT`: the `format` mode, of the file or of the selection's lines."""
     assert run.path is not None
-    session = tracker.session
-    lines = _lines(run, op.selection) if op.selection is not None else None
-    display = session.workspace.display(run.path)
-    where = display if lines is None else f"{display}:{lines[0] + 1}-{lines[1] + 1}"
+    display = tracker.session.workspace.display
+    if op.selection is None:
+        where: JsonObject = {"file_path": display(run.path)}
+    else:
+        path, start, end = _lines(run, op.selection)
+        where = {"locate": line_locate(display(path), start, end)}
     try:
-        ran = await format_steps(session, Place(run.path, lines, where), False, None,
-                                 _applier(tracker))
+        report = (await ask(tracker.session, {"mode": "format", **where})).report
     except LsapError as error:
         if error.code is ErrorCode.NOT_FOUND and "changed nothing" in error.message:
             return ["already formatted"]
         raise
-    return ran.remarks
+    assert isinstance(report, Applied)
+    return report.remarks if report.changed or report.created else ["already formatted"]
 
 
 async def run_commands(executor: Runs) -> list[FileSection]:
@@ -202,7 +204,7 @@ async def _step(tracker: Tracker, run: FileRun, item: Anchored, op: Operation) -
     if isinstance(op, Rename):
         return await rename(tracker, item, op)
     if isinstance(op, Move):
-        return await move_selection(tracker, run, op)
+        return await move_lines(tracker, run, op)
     if isinstance(op, Fix):
         return await fix(tracker, item, op)
     assert isinstance(op, Format)
@@ -222,7 +224,7 @@ async def sections_after(tracker: Tracker) -> list[FileSection]:
     order = list(dict.fromkeys(p for p in order if p.exists()))
     texts = await tracker.texts(order)
     # After edits: the servers' diagnostics of the text written (settled, as `actions.applied`).
-    found = await tracker.session.diagnostics.of(order, after_sync=bool(tracker.before))
+    found = await diagnosed(tracker.session, order, settled=bool(tracker.before))
     display = tracker.session.workspace.display
     sections: dict[Path, FileSection] = {p: FileSection(display(p)) for p in order}
     for run in executor.runs:

@@ -34,7 +34,7 @@ from .fit import respond
 from .lines import identifiers, split_hover, symbol_column
 from .parser import Check, FileBlock, Hover, Query, Request, inlay_request, spot
 from .printer import Echo, Entry, FileSection, Tag, error_tag
-from .runs import Anchored, FileRun, Place
+from .runs import Anchored, FileRun, Place, diagnosed
 
 #: What a hover or an inlay line asks, with the tags its answer adds to the list given.
 Ask = tuple[list[Tag], Awaitable[list[Tag]]]
@@ -327,7 +327,7 @@ async def execute(session: Session, request: Request) -> str:
     opened = [run for run in executor.runs if run.path is not None and run.doc is not None]
     # Diagnostics first: a server has analysed the files once it published them, so the
     # hovers that follow see the whole project rather than a half-loaded one.
-    found = await session.diagnostics.of([run.path for run in opened if run.path])
+    found = await diagnosed(session, [run.path for run in opened if run.path])
     for run in opened:
         await executor.resolve(run)
         await executor.answer(run)

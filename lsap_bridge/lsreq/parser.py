@@ -10,13 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 from .. import capabilities  # noqa: F401  (discovers the modes, whose views the grammar names)
 from ..errors import LsapError, invalid
 from ..identifiers import check_new_name
 from ..jsonvalue import JsonObject
-from ..models import MAX_FIND, MAX_TOKENS_LIMIT, MIN_TOKENS, too_long_find
+from ..models import MAX_FIND, MAX_ITEMS_LIMIT, MAX_TOKENS_LIMIT, MIN_TOKENS, too_long_find
 from ..modes import views
 
 BEGIN = "*** Begin Language Server Request"
@@ -95,9 +94,24 @@ def spot(file_path: str, line: int, text: str, column: int) -> JsonObject:
             "find": (text[:column] + marker + text[column:]).strip()}
 
 
+def line_locate(file_path: str, first: int, last: int) -> JsonObject:
+    """The lines `first` to `last` (0-based, both included) as a `locate`: what a `FIX` or a
+    `FORMAT` of a selection names."""
+    return {"file_path": file_path, "scope": {"start_line": first + 1, "end_line": last + 2}}
+
+
 def inlay_request(file_path: str, line: int) -> JsonObject:
     """A `?` line's request: the `inlay_hints` of that one (0-based) line."""
     return {"mode": "inlay_hints", "file_path": file_path, "start_line": line + 1, "end_line": line + 2}
+
+
+def diagnostics_request(file_path: str, settled: bool, start_index: int = 0,
+                        pagination_id: str | None = None) -> JsonObject:
+    """The diagnostics of a file the request touched: the `diagnostics` mode's request, all
+    of them (the response chooses which it shows, `fit.py`), after the request's edits
+    `settled`; a later page from `start_index`."""
+    return {"mode": "diagnostics", "file_path": file_path, "settled": settled, "max_items": MAX_ITEMS_LIMIT,
+            "start_index": start_index, **({"pagination_id": pagination_id} if pagination_id else {})}
 
 
 @dataclass(frozen=True)
@@ -272,7 +286,9 @@ class _Parser:
         self.files: list[FileBlock] = []
         self.open_at: int | None = None  # index of the anchor that opened a selection
         self.movable: int | None = None  # selection closed and not moved yet
-        self.options: dict[str, tuple[int, Any]] = {}  # header options, with their lines
+        self.lines: dict[str, int] = {}  # the header options given, with their lines
+        self.diagnostics: tuple[str, int] = ("default", 1)  # `*** Diagnostics:` choice and first shown
+        self.max_tokens: int | None = None
         self.check: Check | None = None
 
     @property
@@ -318,19 +334,19 @@ class _Parser:
     def _option(self, number: int, line: str) -> None:
         """`*** Diagnostics: all from 41`, `*** Max Tokens: 20000`: once each."""
         rule = "diagnostics" if line.startswith(DIAGNOSTICS) else "max_tokens"
-        if rule in self.options:
+        if rule in self.lines:
             raise _fail(number, f"a second `{line.split(':')[0]}:` line (the first is line "
-                        f"{self.options[rule][0]})", rule)
+                        f"{self.lines[rule]})", rule)
         words = line.split(":", 1)[1].split()
         if rule == "max_tokens":
             if len(words) != 1 or not words[0].isdigit() or not MIN_TOKENS <= int(words[0]) <= MAX_TOKENS_LIMIT:
                 raise _fail(number, f"{line!r} does not give a budget in range", rule)
-            self.options[rule] = (number, int(words[0]))
+            self.lines[rule], self.max_tokens = number, int(words[0])
             return
         start = words[2] if len(words) == 3 and words[1] == "from" else "1" if len(words) == 1 else ""
         if not words or words[0] not in CHOICES or not start.isdigit() or int(start) < 1:
             raise _fail(number, f"{line!r} is not a choice of diagnostics", rule)
-        self.options[rule] = (number, (words[0], int(start)))
+        self.lines[rule], self.diagnostics = number, (words[0], int(start))
 
     def _file(self, number: int, path: str) -> None:
         if not path:
@@ -503,6 +519,4 @@ class _Parser:
                 raise _fail(
                     block.line, f"the File block for {block.path} has no anchored line", "anchor"
                 )
-        choice, start = self.options.get("diagnostics", (0, ("default", 1)))[1]
-        budget = self.options.get("max_tokens", (0, None))[1]
-        return Request(self.files, choice, start, budget, self.check)
+        return Request(self.files, *self.diagnostics, self.max_tokens, self.check)

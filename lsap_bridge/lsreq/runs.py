@@ -1,23 +1,26 @@
-"""What the commands of a Language Server Request (`RENAME_TO`, `MOVE_TO_FILE`) share with
-the executor that runs its File blocks: the blocks as they run, and the tracker that applies
-edits and follows every anchored line through them."""
+"""What the commands of a Language Server Request (`RENAME_TO`, `MOVE_TO_FILE`, …) share
+with the executor that runs its File blocks: the blocks as they run, the diagnostics of the
+files they touch (`diagnosed`), and the tracker that runs each command and follows every
+anchored line through the edits it applied."""
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
-from ..diagnostics import DiagnosticMap
-from ..edits import EditResult, Written, apply_workspace_edit, watching
-from ..errors import ErrorCode, LsapError
-from ..gateway import Client
+from ..capabilities.diagnostics import DiagnosticsReport
+from ..diagnostics import Diagnostic, DiagnosticMap
+from ..edits import Written, watching
+from ..failures import as_error
+from ..pipeline import ask
 from ..position import Document
 from ..session import Session, Target
 from ..symbols import SymbolTree
-from .parser import Anchor, FileBlock
+from .parser import Anchor, FileBlock, diagnostics_request
 from .printer import Entry, FileSection
 
 T = TypeVar("T")
@@ -61,6 +64,32 @@ class Runs(Protocol):
                            lines: list[str]) -> None: ...
 
 
+async def diagnosed(session: Session, paths: list[Path], settled: bool = False) -> DiagnosticMap:
+    """The diagnostics of the files a request touched, each file's the `diagnostics` mode's
+    answer (`settled`: after the request's edits); a file it could not answer for is
+    pending, with the reason."""
+    found = DiagnosticMap()
+
+    async def of(path: Path) -> None:
+        shown, start, page_id = session.workspace.display(path), 0, None
+        found[path] = []
+        try:
+            while True:
+                report = (await ask(session, diagnostics_request(shown, settled, start, page_id))).report
+                assert isinstance(report, DiagnosticsReport)
+                found[path] += [Diagnostic(d.line - 1, d.column - 1, d.end_line - 1, d.end_column - 1, d.severity,
+                                           d.message, d.code, d.source) for g in report.groups for d in g.diagnostics]
+                found.pending.update((path, p.reason) for p in report.pending)
+                if report.end >= report.total:
+                    return
+                start, page_id = report.end, report.pagination_id
+        except Exception as exc:  # the file's failure is its note, not the request's
+            found.pending[path] = as_error(exc, f"the diagnostics of {shown}").message
+
+    await asyncio.gather(*(of(path) for path in dict.fromkeys(paths)))
+    return found
+
+
 def line_map(before: list[str], after: list[str]) -> dict[int, int]:
     """Old line -> new line for lines that survived an edit (changed in place counts)."""
     out: dict[int, int] = {}
@@ -73,7 +102,8 @@ def line_map(before: list[str], after: list[str]) -> dict[int, int]:
 
 
 class Tracker:
-    """Applies edits for the executor and follows its anchored lines through them."""
+    """Runs the commands' steps for the executor and follows its anchored lines through the
+    edits they applied."""
 
     def __init__(self, executor: Runs) -> None:
         self.executor = executor
@@ -93,8 +123,10 @@ class Tracker:
     async def follow(self, step: Callable[[], Awaitable[T]]) -> T:
         """Run a step on the warm path (`Session.run_warm`; a mode's request through the
         pipeline inside it runs warm on its own) and move every anchored line along with the
-        edits it applied, whichever code applied them (`edits.watching`)."""
-        with watching() as written:
+        edits it applied, whichever code applied them (`edits.watching`). The diagnostics
+        after its edits are the response's, read once after every step (`diagnosed`): the
+        step's mode waits for none (`Diagnostics.deferred`)."""
+        with watching() as written, self.session.diagnostics.deferred():
             try:
                 return await self.session.run_warm(step)
             finally:
@@ -124,24 +156,6 @@ class Tracker:
                     cursor[target] = found + 1
                     continue
             place.line = maps[place.path].get(place.line)
-
-    async def apply(
-        self,
-        edit: dict[str, Any],
-        client: Client,
-        label: str,
-        moved: dict[int, tuple[Path, str]] | None = None,
-    ) -> EditResult:
-        """Apply an edit the text format computed (a move, a fix), inside a `follow` step.
-
-        `moved`: anchors (by id) whose line went to another file, with the line's text.
-        """
-        self.moving.update(moved or {})
-        # Servers hear of the files it writes or creates (didChangeWatchedFiles) as it goes.
-        result = await apply_workspace_edit(self.session, edit, client, label=label)
-        if not result.files and not result.created:
-            raise LsapError(ErrorCode.NOT_FOUND, f"{label} changed nothing")
-        return result
 
 
 def _normal(text: str) -> str:

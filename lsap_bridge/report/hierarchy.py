@@ -185,10 +185,8 @@ def lsp_expand(
 
 async def call_roots(session: Session, target: Target, params: Params) -> list[Node]:
     """`textDocument/prepareCallHierarchy` at a position, as root nodes."""
-    return [
-        node_of(item)
-        for item in await session.servers.call(target, "textDocument/prepareCallHierarchy", params) or []
-    ]
+    items = await session.servers.call_json(target, "textDocument/prepareCallHierarchy", params)
+    return [node_of(item) for item in items if isinstance(item, dict)] if isinstance(items, list) else []
 
 
 def entry_paths(session: Session, entries: Sequence[Entry]) -> list[Path]:

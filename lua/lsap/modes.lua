@@ -13,7 +13,7 @@ return {
     completion = {},
     declaration = { "max_code_lines" },
     definition = { "max_code_lines" },
-    diagnostics = { "file_path", "min_severity" },
+    diagnostics = { "file_path", "min_severity", "settled" },
     editor = {},
     format = { "end", "file_path", "server", "organize_imports" },
     hover = {},
@@ -21,6 +21,7 @@ return {
     inlay_hints = { "file_path", "start_line", "end_line" },
     inspect = { "max_code_lines", "include_external" },
     locate = {},
+    move = { "end", "file_path", "server", "to_file" },
     outline = { "file_path", "symbol_path", "recursive" },
     references = { "include_declaration", "compact" },
     rename = { "overwrite", "new_name", "exclude_files" },
@@ -49,6 +50,7 @@ return {
     partial = { "true", "false" },
     preview = { "true", "false" },
     recursive = { "true", "false" },
+    settled = { "true", "false" },
     ["types.direction"] = { "supertypes", "subtypes", "both" },
   },
   strings = {
@@ -64,6 +66,7 @@ return {
     server = true,
     symbol_path = true,
     title = true,
+    to_file = true,
     who = true,
   },
   human = {

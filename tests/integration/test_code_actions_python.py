@@ -177,6 +177,19 @@ def test_organise_imports_and_format_in_a_request_block(bridge: Bridge, tmp_path
             "reordered lines\n</note>*/\n! FORMAT\n") in response.text
 
 
+def test_format_organises_the_imports_alone(bridge: Bridge, tmp_path: Path) -> None:
+    """What the text format's ORGANIZE_IMPORTS runs: the imports as ruff sorts them, the rest
+    of the file untouched (not formatted), the report saying what organising did."""
+    text = UNSORTED.replace("def main() -> None:\n    print(", "def main() -> None:\n    print(  ")
+    path = fresh(bridge, "alone.py", text)
+    response = bridge.request({"mode": "format", "file_path": "alone.py", "organize_imports": "only"})
+    assert response.ok, response.text
+    assert path.read_text() == ruff_sorted(bridge, UNSORTED, tmp_path).replace("print(", "print(  ", 1)
+    assert "Organize imports (ruff): reordered lines" in response.text, response.text
+    again = bridge.request({"mode": "format", "file_path": "alone.py", "organize_imports": "only"})
+    assert again.ok and "the imports were already" in again.text, again.text
+
+
 def test_a_refused_later_step_of_a_block_says_what_stays_applied(bridge: Bridge, tmp_path: Path) -> None:
     # Issue 36: organising is accepted, the format refused: the format's answer says the
     # organising stays applied and gives the request that undoes it; the file matches.
@@ -334,3 +347,17 @@ def formatted_report_matches(bridge: Bridge, name: str, messy: str) -> None:
     # Ruff's format took two blank lines: the undefined name is on line 5 now.
     assert any(code == "reportUndefinedVariable" and line == 5 for line, _c, _s, code, _m in shown), shown
     assert shown == settled_diagnostics(bridge, name), name
+
+
+def test_move_moves_a_definition_and_rewrites_the_imports_of_its_users(bridge: Bridge) -> None:
+    """The mode the text format's MOVE_TO_FILE runs, asked directly: the lines go to the new
+    module, the old one imports back what it still uses, a user imports from the new one."""
+    source = fresh(bridge, "basket.py", "def total() -> int:\n    return 1\n\n\ndef twice() -> int:\n    return 2 * total()\n")
+    user = fresh(bridge, "till.py", "from basket import total\n\nprint(total())\n")
+    response = bridge.request({"mode": "move", "to_file": "pricing.py",
+                               "locate": {"file_path": "basket.py", "scope": {"start_line": 1, "end_line": 3}}})
+    assert response.ok, response.text
+    assert (bridge.root / "pricing.py").read_text() == "def total() -> int:\n    return 1\n"
+    assert "def total" not in source.read_text() and "from pricing import total" in source.read_text()
+    assert user.read_text() == "from pricing import total\n\nprint(total())\n"
+    assert response.text.startswith("# move lines 1-2 of basket.py to pricing.py"), response.text

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -48,7 +49,7 @@ def test_a_method_no_list_names_is_supported_when_the_server_offers_it(bridge: B
     target = bridge.loop.run(session.servers.target(bridge.root / "notes.unusual", UNUSUAL))
     assert target.client.name == "unusual" and target.client.supports(UNUSUAL)
     assert not target.client.supports("textDocument/references")
-    answer = bridge.loop.run(session.servers.call(target, UNUSUAL, {
+    answer: Any = bridge.loop.run(session.servers.call_json(target, UNUSUAL, {
         "textDocument": {"uri": (bridge.root / "notes.unusual").as_uri()},
         "position": {"line": 0, "character": 1}}))
     assert answer["ranges"][0]["end"]["character"] == 5

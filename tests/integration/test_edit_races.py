@@ -103,7 +103,8 @@ async def _engine_rename(session: Session, request: Request) -> Answer:
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
     params = session.servers.position_params(target, resolved.doc, resolved.line, resolved.column)
-    edit = await session.servers.call(target, METHOD, {**params, "newName": request.new_name})
+    edit = await session.servers.call_json(target, METHOD, {**params, "newName": request.new_name})
+    assert isinstance(edit, dict)
     await apply_workspace_edit(session, edit, target.client, label="rename",
                                replaces=word_at(resolved.line_text, resolved.column))
     return Answer(Report())  # the caller looks at the files

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from lsap_bridge import capabilities  # noqa: F401  (discovers the modes)
+from lsap_bridge.diskwatch import Basis
 from lsap_bridge.errors import StaleText
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.models import Request
@@ -97,3 +98,24 @@ def test_work_that_is_no_modes_runs_on_the_warm_path(tmp_path: Path) -> None:
     with pytest.raises(StaleText):
         asyncio.run(session.run_warm(lambda: work(5)))
     assert len(seen) == 2
+
+
+def test_diagnostics_just_after_the_bridge_s_own_edits_do_not_sync_the_disk(tmp_path: Path) -> None:
+    """`settled` (the text format's diagnostics after its commands): the servers heard of the
+    files as the edits wrote them; a sync would wait for a publish no server makes."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "w.py").write_text("x = 1\n")
+    session = fake_session(tmp_path, lambda call: LspAnswer())
+    synced: list[int | None] = []
+    sync = session.servers.sync_disk
+
+    async def counted(at_ns: int | None = None) -> Basis:
+        synced.append(at_ns)
+        return await sync(at_ns)
+
+    session.servers.sync_disk = counted  # type: ignore[method-assign]
+    for settled in (False, True):
+        response = asyncio.run(answer(session, {"mode": "diagnostics", "file_path": "w.py", "settled": settled},
+                                      "agent"))
+        assert response.ok, response.text
+    assert len(synced) == 1, "the settled request synced the disk"

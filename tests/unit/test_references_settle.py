@@ -16,14 +16,14 @@ from lsap_bridge.session import Target
 
 
 class Answers:
-    """Stands in for Servers.call: successive answers of a server still loading."""
+    """Stands in for Servers.call_json: successive answers of a server still loading."""
 
     def __init__(self, counts: list[int]) -> None:
         self.counts = counts
         self.calls = 0
         self.settled: set[int] = set()
 
-    async def call(self, target: Target, method: str, params: dict[str, Any], packed: bool = False) -> list[int]:
+    async def call_json(self, target: Target, method: str, params: dict[str, Any], packed: bool = False) -> list[int]:
         count = self.counts[min(self.calls, len(self.counts) - 1)]
         self.calls += 1
         return list(range(count))

@@ -2,18 +2,21 @@
 end to end).
 
 The warm path is what runs inside `Session.run` (a mode's runner) or `Session.run_warm`
-(work that is no mode's: a text-format File block opened, `MOVE_TO_FILE`, `FIX`, `FORMAT`,
-`ORGANIZE_IMPORTS`, the cursor of a `:Lsap` command): there the held texts are guarded and
+(work that is no mode's: a text-format File block opened, a command's step, the cursor of
+a `:Lsap` command): there the held texts are guarded and
 a stale one runs the work again. Its code lives in the modules of `WARM_PATH`: the
 session itself, the capabilities, what only they and those two runners call (`resolve.py`,
 `actions.py`, `cursor.py`, `report/`). Anywhere else a call of a session's servers' `target`,
-`lsp` or `call` (or the gateway's `lsp`, under the session) is a way around it, as the
-text format's executor was: the test fails naming it.
+`lsp` or `call` (or the gateway's `lsp`, under the session), or of its diagnostics' `of`, is a
+way around it, as the text format's executor was (its hovers, renames and diagnostics are
+now modes' requests through the pipeline): the test fails naming it.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -30,14 +33,14 @@ def _names_session(node: ast.expr) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "session"
 
 
-def _names_servers(node: ast.expr) -> bool:
-    """A session's `servers` (`session.servers`, `self.session.servers`, …)."""
-    return isinstance(node, ast.Attribute) and node.attr == "servers" and _names_session(node.value)
+def _names_part(node: ast.expr, part: str) -> bool:
+    """A session's `part` (`session.servers`, `self.session.diagnostics`, …)."""
+    return isinstance(node, ast.Attribute) and node.attr == part and _names_session(node.value)
 
 
 def server_calls(source: str) -> list[tuple[int, str]]:
-    """The calls of a session's servers' `target`/`lsp`/`call` and of a gateway's `lsp` in a module's
-    source, with their lines."""
+    """The calls of a session's servers' `target`/`lsp`/`call`, of its diagnostics' `of` and of a
+    gateway's `lsp` in a module's source, with their lines."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
@@ -45,7 +48,8 @@ def server_calls(source: str) -> list[tuple[int, str]]:
         owner, method = node.func.value, node.func.attr
         gateway = isinstance(owner, (ast.Name, ast.Attribute)) and (
             getattr(owner, "id", None) == "gateway" or getattr(owner, "attr", None) == "gateway")
-        if (method in SERVER_CALLS and _names_servers(owner)) or (method == "lsp" and gateway):
+        if ((method in SERVER_CALLS and _names_part(owner, "servers")) or (method == "lsp" and gateway)
+                or (method == "of" and _names_part(owner, "diagnostics"))):
             found.append((node.lineno, ast.unparse(node.func)))
     return found
 
@@ -74,10 +78,35 @@ def test_the_scan_finds_what_it_looks_for() -> None:
         "    await self.session.servers.lsp([])\n"
         "    await tracker.session.servers.call(t, m, {})\n"
         "    await self.session.gateway.lsp([])\n"
+        "    await tracker.session.diagnostics.of([p], after_sync=True)\n"
         "    await session.texts.document(p)\n"  # not a server call
         "    await runner.servers.call()\n"  # not a session's
     )] == ["session.servers.target", "self.session.servers.lsp", "tracker.session.servers.call",
-           "self.session.gateway.lsp"]
+           "self.session.gateway.lsp", "tracker.session.diagnostics.of"]
     assert not on_warm_path(PACKAGE / "lsreq" / "executor.py")
     assert not on_warm_path(PACKAGE / "service.py")
     assert on_warm_path(PACKAGE / "capabilities" / "rename.py")
+
+
+def coroutines_taken(source: str) -> list[str]:
+    """The coroutine functions a module of lsap_bridge/lsreq imports from the capabilities or
+    `actions.py` (their shared code): a mode's work done around the pipeline."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module and (
+                node.module.startswith("capabilities") or node.module == "actions"):
+            module = importlib.import_module(f"lsap_bridge.{node.module}")
+            found += [f"{node.module}.{alias.name}" for alias in node.names
+                      if inspect.iscoroutinefunction(getattr(module, alias.name))]
+    return found
+
+
+def test_the_text_format_runs_modes_not_their_code() -> None:
+    """Each text-format operation is a mode's request through the pipeline: lsreq takes from
+    the capabilities only what reads their answers (reports, plain functions over them)."""
+    taken = {path.name: coroutines_taken(path.read_text()) for path in sorted((PACKAGE / "lsreq").glob("*.py"))}
+    assert {name: calls for name, calls in taken.items() if calls} == {}
+    # The scan sees such an import.
+    assert coroutines_taken("from ..actions import Applied, gather, kept\n"
+                            "from ..capabilities.references import references\n") == [
+        "actions.gather", "capabilities.references.references"]

@@ -1,4 +1,5 @@
-"""`MOVE_TO_FILE`: move selected lines to another file, fixing imports and exports.
+"""`move`: lines of a file moved to another file, imports and exports fixed (the text
+format's `MOVE_TO_FILE`).
 
 Where a server has a move refactoring (typescript-language-server: tsserver's "Move to
 file"), the bridge asks it for the edits through `typescript.tsserverRequest` and applies
@@ -13,90 +14,99 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from ..actions import TSSERVER, tsserver_refactor
-from ..capabilities.references import files_using
+from pydantic import model_validator
+
+from ..actions import TSSERVER, Applied, Ran, WhereRequest, applied, place_of, tsserver_refactor
+from ..edits import EditResult, apply_workspace_edit
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client
+from ..gateway import Client, LspCall
 from ..jsonvalue import Params
 from ..lsp import PositionData, RangeData, TextEditData
+from ..modes import Answer, mode
 from ..position import Encoding, byte_column, to_lsp_character
-from ..workspace import uri_of
-from .parser import Move
-from .runs import FileRun, Tracker
+from ..session import Session, Target
+from ..workspace import path_of, uri_of
 
 REFERENCES = "textDocument/references"
+
+
+class MoveRequest(WhereRequest):
+    mode: Literal["move"] = "move"
+    to_file: str  # the file the lines go to (created when it does not exist)
+
+    @model_validator(mode="after")
+    def _lines(self) -> MoveRequest:
+        if self.locate is None:
+            raise ValueError("give the lines to move: `locate` (a line, or with `end` a range of lines)")
+        return self
 
 
 def _utf16(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-async def move_selection(tracker: Tracker, run: FileRun, op: Move) -> list[str]:
-    """Move the lines of the selection `op.selection` of `run` to `op.path`; returns notes
-    on what the agent must still do by hand."""
-    selection = run.block.selections[op.selection]
-    first_item, last_item = run.anchored[selection.start], run.anchored[selection.end]
-    first, last = first_item.place, last_item.place
-    if first.line is None or last.line is None or first.path != last.path:
-        raise LsapError(
-            ErrorCode.NOT_FOUND,
-            "the selection's first or last line was not found",
-            hint="fix the selection's anchors (see their errors) and send the request again",
-        )
-    source = first.path
-    start = first.line + (0 if selection.start_inclusive else 1)
-    end = last.line - (0 if selection.end_inclusive else 1)
-    if end < start:
-        raise LsapError(
-            ErrorCode.INVALID_REQUEST,
-            "the selection is empty",
-            hint="an exclusive end (`@)`) leaves out its own line; use `@]` to include it",
-        )
-    workspace = tracker.session.workspace
-    target = workspace.resolve(op.path)
+@mode("move", request=MoveRequest, report=Applied, template="code_action",
+      summary="move lines to another file, fixing imports and exports, through the safe edits",
+      workspace=True, edits=True)
+async def move(session: Session, request: MoveRequest) -> Answer:
+    """The lines `locate` (to `end`) moved to `to_file`: tsserver's refactor where an attached
+    server has it, else the bridge's move of Python definitions; the users of the moved names
+    it could not rewrite are named, and their diagnostics shown."""
+    place = await place_of(session, request, REFERENCES)
+    assert place.lines is not None
+    source, (start, end) = place.path, place.lines
+    workspace = session.workspace
+    target = workspace.resolve(request.to_file)
     if target == source:
-        raise LsapError(
-            ErrorCode.INVALID_REQUEST, "MOVE_TO_FILE names the file the lines are already in"
-        )
-    doc = await tracker.session.texts.document(source)
-    moved = {
-        id(item): (target, doc.lines[item.place.line])
-        for item in tracker.anchored()
-        if item.place.path == source
-        and item.place.line is not None
-        and start <= item.place.line <= end
-    }
-    assert run.target is not None
-    span = f"lines {start + 1}-{end + 1}"
-    label = f"move {span} of {workspace.display(source)} to {workspace.display(target)}"
+        raise LsapError(ErrorCode.INVALID_REQUEST, "the lines are already in the file to move them to")
+    doc = await session.texts.document(source)
+    label = f"move lines {start + 1}-{end + 1} of {workspace.display(source)} to {workspace.display(target)}"
+    at = await session.servers.target(source, REFERENCES, request.server)
     if target.exists():  # servers learn of a file when it is opened (it may be new to them)
-        gateway = tracker.session.gateway
-        await gateway.wait_for_clients(await gateway.open(target), None)
-    for client in run.target.clients:
-        if TSSERVER in await tracker.session.gateway.server_commands(client.id):
-            edit = await _tsserver_move(tracker, run, client, source, target, start, end, doc.lines)
-            await tracker.apply(edit, client, label, moved)
-            return []
-    if source.suffix not in (".py", ".pyi"):
-        names = ", ".join(c.name for c in run.target.clients) or "no server"
-        raise LsapError(
-            ErrorCode.UNSUPPORTED,
-            f"no attached server can move code in {workspace.display(source)} "
-            f"({names}), and the bridge moves only Python definitions itself",
-            hint="move the lines by hand, then fix the imports",
-        )
-    python = PythonMove(tracker, run, source, target, start, end, doc.lines)
-    await tracker.apply(await python.edit(), run.target.client, label, moved)
-    return python.notes
+        await session.gateway.wait_for_clients(await session.gateway.open(target), None)
+    related: list[Path] = []
+
+    async def work() -> Ran:
+        ran = Ran()
+        for client in at.clients:
+            if TSSERVER in await session.gateway.server_commands(client.id):
+                edit = await _tsserver_move(session, at, client, source, target, start, end, doc.lines)
+                ran.add(await _applied_edit(session, edit, client, label), client)
+                return ran
+        if source.suffix not in (".py", ".pyi"):
+            names = ", ".join(c.name for c in at.clients) or "no server"
+            raise LsapError(
+                ErrorCode.UNSUPPORTED,
+                f"no attached server can move code in {workspace.display(source)} "
+                f"({names}), and the bridge moves only Python definitions itself",
+                hint="move the lines by hand, then fix the imports",
+            )
+        python = PythonMove(session, at, source, target, start, end, doc.lines)
+        ran.add(await _applied_edit(session, await python.edit(), at.client, label), at.client)
+        ran.remarks += python.notes
+        related.extend(python.related)
+        return ran
+
+    report = await applied(session, label, None, work, watched=[source, target])
+    if related:
+        report = report.model_copy(update={"related": [workspace.display(p) for p in related]})
+    return Answer(report)
+
+
+async def _applied_edit(session: Session, edit: dict[str, Any], client: Client, label: str) -> EditResult:
+    result = await apply_workspace_edit(session, edit, client, label=label)
+    if not result.files and not result.created:
+        raise LsapError(ErrorCode.NOT_FOUND, f"{label} changed nothing")
+    return result
 
 
 async def _tsserver_move(
-    tracker: Tracker,
-    run: FileRun,
+    session: Session,
+    at: Target,
     client: Client,
     source: Path,
     target: Path,
@@ -105,7 +115,6 @@ async def _tsserver_move(
     lines: list[str],
 ) -> dict[str, Any]:
     """tsserver's "Move to file" edits, as an LSP WorkspaceEdit (new files created first)."""
-    assert run.target is not None
     args: Params = {
         "file": str(source),
         "startLine": start + 1,
@@ -118,7 +127,7 @@ async def _tsserver_move(
     }
 
     bare = not any(line.rstrip().endswith(";") for line in lines if line.strip())
-    answer = await tsserver_refactor(tracker.session, client, source, run.target.bufnr, lines, args,
+    answer = await tsserver_refactor(session, client, source, at.bufnr, lines, args,
                                      {"semicolons": "remove" if bare else "ignore"})
     body = (answer.result or {}).get("body") if isinstance(answer.result, dict) else None
     if answer.error or not body or not body.get("edits"):
@@ -134,7 +143,7 @@ async def _tsserver_move(
         )
     changes: list[dict[str, Any]] = []
     existing = [Path(i["fileName"]) for i in body["edits"] if Path(i["fileName"]).exists()]
-    docs = await tracker.session.texts.documents(existing)
+    docs = await session.texts.documents(existing)
     for item in body["edits"]:
         path = Path(item["fileName"])
         edits = [
@@ -330,20 +339,21 @@ class PythonMove:
 
     def __init__(
         self,
-        tracker: Tracker,
-        run: FileRun,
+        session: Session,
+        at: Target,
         source: Path,
         target: Path,
         start: int,
         end: int,
         lines: list[str],
     ) -> None:
-        self.tracker, self.run = tracker, run
+        self.session, self.at = session, at
         self.notes: list[str] = []
+        self.related: list[Path] = []  # unchanged files that use moved names: their diagnostics matter
         self.source, self.target = source, target
         self.start, self.end, self.lines = start, end, lines
-        self.root = tracker.session.workspace.root
-        self.display = tracker.session.workspace.display
+        self.root = session.workspace.root
+        self.display = session.workspace.display
 
     async def edit(self) -> dict[str, Any]:
         tree = _parse("\n".join(self.lines), self.display(self.source))
@@ -398,16 +408,15 @@ class PythonMove:
             )
         # One edit for the old file, planned as its new text: the cut, the imports and the
         # names brought back never overlap, wherever the moved code was (first, last, only).
-        assert self.run.target is not None
         changes[self.source] = _one_edit(self.lines, _compose(self.lines, edits),
-                                         self.tracker.session.servers.encoding(self.run.target.client))
+                                         self.session.servers.encoding(self.at.client))
         # Users elsewhere import the names from their new module.
         positions = _name_positions(moved_nodes, self.lines)
-        for path, found in (await files_using(self.tracker.session, self.run.target, positions)).items():
+        for path, found in (await files_using(self.session, self.at, positions)).items():
             if path in (self.source, self.target):
                 continue
             other = _parse(
-                "\n".join((await self.tracker.session.texts.document(path)).lines), self.display(path)
+                "\n".join((await self.session.texts.document(path)).lines), self.display(path)
             )
             module = module_name(self.root, path)
             all_theirs = _imports(other, module)
@@ -416,7 +425,7 @@ class PythonMove:
             changes[path] = self._rewrite_imports(all_theirs, theirs, readded)
             unfixed = sorted(found - {i.name for i in theirs})
             if unfixed:  # e.g. `import shop.catalog` … `shop.catalog.find()`: said, not guessed
-                self.tracker.related.append(path)
+                self.related.append(path)
                 self.notes.append(
                     f"{self.display(path)} uses {', '.join(unfixed)} without a "
                     f"`from {source_module} import …` the bridge could rewrite: fix it by hand"
@@ -424,7 +433,7 @@ class PythonMove:
         body = "\n".join(self.lines[self.start : self.end + 1]).strip("\n") + "\n"
         create: list[dict[str, Any]] = []
         if self.target.exists():
-            existing = await self.tracker.session.texts.document(self.target)
+            existing = await self.session.texts.document(self.target)
             target_tree = _parse("\n".join(existing.lines), self.display(self.target))
             present = {i.statement for i in _imports(target_tree, target_module)}
             own = [
@@ -570,3 +579,22 @@ def _join(remaining: list[ImportedName]) -> str:
             [f"from {module} import {', '.join(parts)}\n"] if module else [p + "\n" for p in parts]
         )
     return "".join(out)
+
+
+async def files_using(session: Session, target: Target, names: dict[str, tuple[int, int]]) -> dict[Path, set[str]]:
+    """The files that use each name, from the references of its spelling in the target's
+    file (0-based line, code-point column; the declaration left out): a move of Python
+    code fixes their imports. One round trip."""
+    client = target.client_for(REFERENCES)
+    if client is None:
+        return {}
+    doc = await session.texts.document(target.path)
+    at = replace(target, client=client, partial=False, doc=None)
+    calls = [LspCall(client.id, REFERENCES, {**session.servers.position_params(at, doc, line, col),
+                                         "context": {"includeDeclaration": False}}, target.bufnr)
+             for line, col in names.values()]
+    out: dict[Path, set[str]] = {}
+    for name, answer in zip(names, await session.servers.lsp(calls), strict=False):
+        for location in answer.result or []:
+            out.setdefault(path_of(location["uri"]).resolve(), set()).add(name)
+    return out
