@@ -94,6 +94,9 @@ class LspCall:
 class LspAnswer:
     result: Any = None
     error: dict[str, Any] | None = None
+    # What the server told the human while answering (`window/showMessage`, or a message
+    # request), kept from the human's screen by lua/lsap/transport/heard.lua.
+    said: tuple[str, ...] = ()
 
 
 @dataclass
@@ -390,7 +393,8 @@ class EditorGateway:
                 self.gone.add(call.client_id)
                 raise ClientGone(f"language server {call.client_id} is not running")
             error = item.get("error")
-            answers.append(LspAnswer(item.get("result"), error if isinstance(error, dict) else None))
+            answers.append(LspAnswer(item.get("result"), error if isinstance(error, dict) else None,
+                                     tuple(str(s) for s in item.get("said") or ())))
         while len(answers) < len(calls):
             answers.append(LspAnswer())
         return answers

@@ -255,13 +255,22 @@ async def _compute(
             + (f": {refusal}" if refusal else ""),
             hint="point the anchor at a symbol defined in the workspace, not a keyword",
         )
-    edit, uses = await asyncio.gather(
-        session.servers.call(target, METHOD, {**params, "newName": request.new_name}),
+    # The rename's answer whole: what the server told the human meanwhile is its reason.
+    [answer], uses = await asyncio.gather(
+        session.servers.lsp([LspCall(target.client.id, METHOD, {**params, "newName": request.new_name},
+                                     target.bufnr)], target),
         _uses(session, target, params),
     )
+    if answer.error:
+        raise LsapError(
+            ErrorCode.SERVER_ERROR,
+            f"{target.client.name} failed {METHOD}: {answer.error.get('message', answer.error)}"
+            + "".join(f"; it said: {s.strip()}" for s in answer.said),
+        )
+    edit = answer.result
     if not edit or not (edit.get("changes") or edit.get("documentChanges")):
         if prepared:  # the position can be renamed: it is the name the server refuses
-            raise declined(target.client.name, old_name, request.new_name)
+            raise declined(target.client.name, old_name, request.new_name, answer.said)
         raise LsapError(
             ErrorCode.NOT_FOUND,
             f"{target.client.name} found nothing to rename for `{old_name}` at {resolved.anchor}",
