@@ -255,6 +255,8 @@ def test_a_rename_that_misses_uses_says_so(filtered: Bridge) -> None:
     assert ("> filtered's edits rename 5 of the 18 uses of `Product` that `references` finds "
             "(4 files); 13 keep the old name:") in text
     assert "> - shop/catalog.py:3:21 `from .models import Product`" in text
+    assert ("Applying it is refused while it leaves uses with the old name (asked about under "
+            "`edit_policy = 'ask'`); `\"allow_uncovered\": true` writes it anyway.") in text, text
 
     # Not written as it is: the uses it misses would break.
     before = {p: p.read_text() for p in sorted(root.rglob("*.py"))}
