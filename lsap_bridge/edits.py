@@ -48,7 +48,7 @@ from .gateway import Client, Editor
 from .journal import Change, Journal, Recovery, recover
 from .lsp import PositionData, TextEditData
 from .position import Document, Encoding, from_lsp_character
-from .session import Session
+from .session import Doubt, Session
 from .workspace import Workspace, path_of, size_text
 
 NOTHING = "nothing was changed"
@@ -972,6 +972,7 @@ async def apply_workspace_edit(
     session: Session, edit: dict[str, Any], client: Client, *, label: str,
     replaces: str | None = None, basis: Basis | None = None,
     expect: Mapping[Path, list[str]] | None = None, overwrite: bool = False,
+    doubt: Doubt | None = None,
 ) -> EditResult:
     """Check, ask the edit policy, check again, then apply every file's edits or none,
     recorded as a change set.
@@ -980,7 +981,8 @@ async def apply_workspace_edit(
     `basis`: what the files were when the server began computing the edit (default: when
     this request began; a previewed rename keeps its own), see `diskwatch.Basis`;
     `expect`: the whole text files must hold, `overwrite`: consent to replacing existing
-    files (see `_plan`)."""
+    files (see `_plan`); `doubt`: why this edit needs a human's yes (`session.Doubt`):
+    refused, nothing written, unless a human is asked and applies it."""
     basis = basis or session.texts.basis()
     plan = await _plan(session, edit, client, replaces, basis, expect, overwrite)
     if not plan.files and not plan.removed:
@@ -989,7 +991,9 @@ async def apply_workspace_edit(
     summary = f"{label}: {edits} edit{'s' if edits != 1 else ''} in {count} file" + (
         "s" if count != 1 else ""
     )
-    if not await session.approve_edit(summary, preview_text(plan.diffs)):
+    preview = preview_text(plan.diffs)
+    if not await (session.approve_edit(summary, preview) if doubt is None
+                  else session.approve_edit(summary, preview, doubt)):
         raise LsapError(
             ErrorCode.DENIED,
             f"the edit was not approved ({summary})",

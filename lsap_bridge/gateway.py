@@ -94,6 +94,9 @@ class LspCall:
 class LspAnswer:
     result: Any = None
     error: dict[str, Any] | None = None
+    # What the server told the human while answering (`window/showMessage`, or a message
+    # request), kept from the human's screen by lua/lsap/transport/heard.lua.
+    said: tuple[str, ...] = ()
 
 
 @dataclass
@@ -390,7 +393,8 @@ class EditorGateway:
                 self.gone.add(call.client_id)
                 raise ClientGone(f"language server {call.client_id} is not running")
             error = item.get("error")
-            answers.append(LspAnswer(item.get("result"), error if isinstance(error, dict) else None))
+            answers.append(LspAnswer(item.get("result"), error if isinstance(error, dict) else None,
+                                     tuple(str(s) for s in item.get("said") or ())))
         while len(answers) < len(calls):
             answers.append(LspAnswer())
         return answers
@@ -425,10 +429,13 @@ class EditorGateway:
         """Append agents' requests and answers to `:Lsap log`."""
         await self.call("log_append", entries)
 
-    async def edit_decision(self, client: str, summary: str, preview: str, timeout: float) -> Decision:
+    async def edit_decision(self, client: str, summary: str, preview: str, timeout: float,
+                            must_ask: bool = False) -> Decision:
         """The human's answer to an agent's edit, with why it was not applied. Neovim's
-        `edit_policy` and `approval.timeout` decide; `timeout` bounds the wait here."""
-        answer = await self._ask("confirm", client, summary, preview, int(timeout * 1000),
+        `edit_policy` and `approval.timeout` decide; `timeout` bounds the wait here.
+        `must_ask`: an edit in doubt, which `edit_policy = 'allow'` does not apply unasked
+        (`withheld`)."""
+        answer = await self._ask("confirm", client, summary, preview, int(timeout * 1000), must_ask,
                                  timeout=timeout + 5, on_timeout=None)
         if isinstance(answer, dict) and answer.get("decision") in DECISIONS:
             return Decision(str(answer["decision"]), float(answer.get("waited") or 0))
@@ -516,13 +523,14 @@ class Editor(Protocol):
     async def call(self, name: str, *args: Any) -> Any: ...
 
 
-DECISIONS = ("apply", "refuse", "deny", "timeout")
+DECISIONS = ("apply", "refuse", "deny", "timeout", "withheld")
 
 
 @dataclass(frozen=True)
 class Decision:
     """How the human answered an agent's edit: `apply`, `refuse` (they said no), `deny`
-    (`edit_policy = 'deny'`) or `timeout` (no answer within `waited` seconds)."""
+    (`edit_policy = 'deny'`), `timeout` (no answer within `waited` seconds) or `withheld`
+    (an edit in doubt under `edit_policy = 'allow'`: nobody was asked)."""
 
     decision: str
     waited: float = 0.0

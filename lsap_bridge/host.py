@@ -28,7 +28,7 @@ from .logfile import log_to_file
 from .nvim_rpc import NvimConnection
 from .server import call_time, current_client, progress
 from .service import Service
-from .session import EditApproval
+from .session import Doubt, EditApproval
 from .workspace import Workspace
 
 _started: threading.Thread | None = None
@@ -79,7 +79,7 @@ def edit_policy(gateway: EditorGateway, timeout: float = ASK_LIMIT) -> EditAppro
     (the human refused, the policy denies), or `approval_timeout` when nobody answered.
     """
 
-    async def approve(summary: str, preview: str) -> bool:
+    async def approve(summary: str, preview: str, doubt: Doubt | None = None) -> bool:
         client = current_client.get()
         if client is None:
             return True
@@ -89,9 +89,14 @@ def edit_policy(gateway: EditorGateway, timeout: float = ASK_LIMIT) -> EditAppro
             say(f"waiting for the human's approval of {summary} (up to {min(timeout, ask):g} s; "
                 "sending it again joins this question)")
         with limit.approval() if limit is not None else contextlib.nullcontext():
-            decision = await gateway.edit_decision(client, summary, preview, min(timeout, ask))
+            decision = await (
+                gateway.edit_decision(client, summary, preview, min(timeout, ask)) if doubt is None
+                else gateway.edit_decision(client, summary, f"{doubt.note}\n\n{preview}", min(timeout, ask),
+                                           must_ask=True))
         if decision.applied:
             return True
+        if decision.decision == "withheld" and doubt is not None:  # `allow` asks nobody
+            raise doubt.refusal
         code = ErrorCode.APPROVAL_TIMEOUT if decision.decision == "timeout" else ErrorCode.DENIED
         raise LsapError(code, *REFUSALS[decision.decision](summary, decision.waited))
 

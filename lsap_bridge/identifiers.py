@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import keyword
 import unicodedata
+from collections.abc import Sequence
 
 from .errors import ErrorCode, LsapError, invalid
 from .workspace import language_of
@@ -91,12 +92,16 @@ def _bad_character(name: str, extra: str) -> str | None:
     return None
 
 
-def declined(server: str, old_name: str, new_name: str) -> LsapError:
+def declined(server: str, old_name: str, new_name: str, said: Sequence[str] = ()) -> LsapError:
     """A server that can rename the symbol (its prepareRename said so) but answers no edit
-    for this name: its refusal, reported as its own."""
+    for this name: its refusal, reported as its own, with what it told the human about it
+    (`said`: its `window/showMessage`s, kept off the human's screen)."""
+    reason = "; ".join(s.strip().rstrip(":") for s in said if s.strip())
     return LsapError(
         ErrorCode.INVALID_REQUEST,
-        f"{server} refused to rename `{old_name}` to {_quoted(new_name)}: it can rename "
-        f"`{old_name}` (its prepareRename said so) but answered no edit for this name",
-        hint=f"choose another name: {server} gave no reason, and refuses names it does not take",
+        f"{server} refused to rename `{old_name}` to {_quoted(new_name)}: "
+        + (f"it said: {reason}" if reason else
+           f"it can rename `{old_name}` (its prepareRename said so) but answered no edit for this name"),
+        hint="choose another name" + ("" if reason else
+                                      f": {server} gave no reason, and refuses names it does not take"),
     )

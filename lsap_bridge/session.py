@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from cachetools import LRUCache, TTLCache
 
@@ -135,7 +135,24 @@ class Location:
     end_col: int
 
 
-EditApproval = Callable[[str, str], Awaitable[bool]]
+@dataclass(frozen=True)
+class Doubt:
+    """Why an edit needs a human's yes, whatever the edit policy (a rename whose edits miss
+    uses its server's own `references` finds): `note` is shown with the question under
+    `edit_policy = 'ask'`; `refusal` is the error when no human is asked (`allow`, or no
+    editor): the edit is not applied."""
+
+    note: str
+    refusal: LsapError
+
+
+class EditApproval(Protocol):
+    """Asked before an agent's edit is applied (summary, preview); True: apply it. A `doubt`
+    is passed only when there is one (hooks that never see one take two arguments)."""
+
+    def __call__(self, summary: str, preview: str, doubt: Doubt | None = None, /) -> Awaitable[bool]: ...
+
+
 PULL = "textDocument/diagnostic"
 SYMBOLS = "textDocument/documentSymbol"
 
@@ -152,7 +169,11 @@ def pulled(client: Client) -> bool:
     return client.supports(PULL) or tsserver.pulls(client)
 
 
-async def allow_all(_summary: str, _preview: str) -> bool:
+async def allow_all(_summary: str, _preview: str, doubt: Doubt | None = None) -> bool:
+    """No editor policy (the embedded daemon): every edit, except one in doubt, which no
+    human is there to confirm."""
+    if doubt is not None:
+        raise doubt.refusal
     return True
 
 

@@ -6,10 +6,13 @@ through `edits.apply_workspace_edit` (checked twice, one undo step per buffer, a
 nothing), and the report ends with the diagnostics the rename introduced, so a broken
 rename is visible.
 
-Guard rail: the server is asked for the symbol's `references` along with the rename. Uses
-the rename's edits do not cover (a server answering 1 edit where it finds 5 uses) are
-listed in the report, and every file that uses the symbol has its diagnostics checked
-afterwards, not only the files that changed.
+Guard rail: the server is asked for the symbol's `references` along with the rename. A
+rename whose edits leave uses with the old name (a server answering 1 edit where it finds
+5 uses: basedpyright renames in the declaring file only once its index of the other files
+went stale) is not written: it is refused, naming the uses it misses, or under
+`edit_policy = 'ask'` the human is asked with them shown; `allow_uncovered` writes it
+anyway (the uses are then listed in the report). Every file that uses the symbol has its
+diagnostics checked afterwards, not only the files that changed.
 """
 
 from __future__ import annotations
@@ -35,13 +38,13 @@ from ..gateway import Client, LspCall
 from ..identifiers import check_new_name, declined
 from ..jsonvalue import Params
 from ..lsp import PositionData, RangeData
-from ..models import Anchored, LocateRequest, Overwriting, Overwritten, Paged, Report, Request, Row, absent
+from ..models import Anchored, LocateRequest, Overwriting, Overwritten, Paged, Report, Request, Row, StrictModel, absent
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation, column_at, line_at
 from ..report.paging import PagingInfo, paged, suggest
 from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, word_at
 from ..resolve import Resolved, resolve
-from ..session import Session, Target
+from ..session import Doubt, Session, Target
 from ..surface import phrase
 from ..workspace import path_of
 
@@ -51,19 +54,27 @@ REFERENCES = "textDocument/references"
 UNCOVERED_SHOWN = 20  # uncovered uses listed in a report (the rest are counted)
 
 
+class Uncovering(StrictModel):
+    """The field of a request that applies a rename."""
+
+    # Consent to write a rename whose edits leave uses `references` finds with the old
+    # name: refused without it (asked about under `edit_policy = 'ask'`).
+    allow_uncovered: bool = False
+
+
 class RenamePreviewRequest(LocateRequest, Overwriting):
     mode: Literal["rename_preview"] = "rename_preview"
     new_name: Annotated[str, Field(min_length=1)]
 
 
-class RenameExecuteRequest(Request, Overwriting):
+class RenameExecuteRequest(Request, Overwriting, Uncovering):
     mode: Literal["rename_execute"] = "rename_execute"
     rename_id: Annotated[str, Field(min_length=1)]
     positional: ClassVar[str] = "rename_id"  # `lsap rename_execute <id>`
     exclude_files: list[str] = Field(default_factory=list)
 
 
-class RenameRequest(LocateRequest, Overwriting):
+class RenameRequest(LocateRequest, Overwriting, Uncovering):
     mode: Literal["rename"] = "rename"
     new_name: Annotated[str, Field(min_length=1)]
     exclude_files: list[str] = Field(default_factory=list)
@@ -255,13 +266,22 @@ async def _compute(
             + (f": {refusal}" if refusal else ""),
             hint="point the anchor at a symbol defined in the workspace, not a keyword",
         )
-    edit, uses = await asyncio.gather(
-        session.servers.call_json(target, METHOD, {**params, "newName": request.new_name}),
+    # The rename's answer whole: what the server told the human meanwhile is its reason.
+    [answer], uses = await asyncio.gather(
+        session.servers.lsp([LspCall(target.client.id, METHOD, {**params, "newName": request.new_name},
+                                     target.bufnr)], target),
         _uses(session, target, params),
     )
+    if answer.error:
+        raise LsapError(
+            ErrorCode.SERVER_ERROR,
+            f"{target.client.name} failed {METHOD}: {answer.error.get('message', answer.error)}"
+            + "".join(f"; it said: {s.strip()}" for s in answer.said),
+        )
+    edit = answer.result
     if not isinstance(edit, dict) or not (edit.get("changes") or edit.get("documentChanges")):
         if prepared:  # the position can be renamed: it is the name the server refuses
-            raise declined(target.client.name, old_name, request.new_name)
+            raise declined(target.client.name, old_name, request.new_name, answer.said)
         raise LsapError(
             ErrorCode.NOT_FOUND,
             f"{target.client.name} found nothing to rename for `{old_name}` at {resolved.anchor}",
@@ -408,8 +428,44 @@ async def _stale(session: Session, pending: PendingRename) -> list[str]:
     ]
 
 
+def _gap(pending: PendingRename) -> str:
+    """The uses a rename's edits leave with the old name, as the human is asked about them."""
+    assert pending.uses is not None
+    shown = pending.uncovered[:UNCOVERED_SHOWN]
+    more = len(pending.uncovered) - len(shown)
+    return "\n".join([
+        f"# {pending.client.name}'s edits rename {len(pending.uses) - len(pending.uncovered)} of the "
+        f"{len(pending.uses)} uses of `{pending.old_name}` that `references` finds; "
+        f"{len(pending.uncovered)} would keep the old name:",
+        *(f"#   {u['path']}:{u['line']}:{u['column']} `{u['text']}`" for u in shown),
+        *([f"#   … and {more} more"] if more > 0 else []),
+    ])
+
+
+def _doubt(pending: PendingRename, request: RenameRequest | RenameExecuteRequest) -> Doubt | None:
+    """A rename that misses uses `references` finds needs a yes (`edits.apply_workspace_edit`):
+    without `allow_uncovered` it is refused, naming the files and the way on."""
+    if not pending.uncovered or request.allow_uncovered:
+        return None
+    files = list(dict.fromkeys(str(u["path"]) for u in pending.uncovered))
+    first = pending.uncovered[0]
+    anyway = suggest(type(request), {**request.model_dump(mode="json", exclude_defaults=True),
+                                     "mode": request.mode, "allow_uncovered": True})
+    server, count = pending.client.name, len(pending.uncovered)
+    return Doubt(_gap(pending), LsapError(
+        ErrorCode.DENIED,
+        f"the rename `{pending.old_name}` → `{pending.new_name}` was not applied: {server}'s edits "
+        f"miss {count} of the {len(pending.uses or [])} uses its `references` finds, in "
+        f"{', '.join(files)} (first: {first['path']}:{first['line']}:{first['column']} `{first['text']}`), "
+        "which would keep the old name and break",
+        hint=f"nothing was changed; {server}'s index of those files may be stale (a restarted "
+             f"server may rename them all; ask again then); `{anyway}` writes these edits anyway, "
+             f"leaving the {count} use{'s' if count != 1 else ''} for you to rename",
+    ))
+
+
 async def _apply(session: Session, pending: PendingRename, patterns: list[str],
-                 overwrite: bool) -> dict[str, Any]:
+                 request: RenameRequest | RenameExecuteRequest) -> dict[str, Any]:
     """Apply a rename, with the diagnostics before and after to show what it broke.
 
     Excluded files are checked too: they still use the old name, which is what breaks.
@@ -421,7 +477,8 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
     before = await session.diagnostics.of([p for p in watched if p.is_file()])
     result: EditResult = await apply_workspace_edit(
         session, edit, pending.client, label=f"rename {pending.old_name} → {pending.new_name}",
-        replaces=pending.old_name, basis=pending.basis, overwrite=overwrite,
+        replaces=pending.old_name, basis=pending.basis, overwrite=request.overwrite,
+        doubt=_doubt(pending, request),
     )
     moved = {
         session.workspace.resolve(old): session.workspace.resolve(new)
@@ -492,7 +549,7 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Ans
             "files changed since the preview: " + ", ".join(stale),
             hint="nothing was changed; run `rename_preview` again for a fresh id",
         )
-    data = await _apply(session, pending, patterns, request.overwrite)
+    data = await _apply(session, pending, patterns, request)
     session.kept.owned(Renames).pop(request.rename_id, None)
     report = RenameReport(rename_id=request.rename_id, partial=pending.partial, **data)
     return Answer(report, _locations(report))
@@ -504,6 +561,6 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Ans
 async def rename(session: Session, request: RenameRequest) -> Answer:
     patterns = session.workspace.exclude_patterns(request.exclude_files)
     resolved, pending = await _compute(session, request)
-    applied = await _apply(session, pending, patterns, request.overwrite)
+    applied = await _apply(session, pending, patterns, request)
     report = RenameReport(**{**anchor_fields(resolved, session), **applied})
     return Answer(report, _locations(report))

@@ -116,10 +116,11 @@ function M.lines() return vim.api.nvim_buf_get_lines(buffer(), 0, -1, false) end
 
 --- An agent's edit under `edit_policy` (read now, so setup() changes it live): 'allow' and
 --- 'deny' answer at once; 'ask' writes the preview to the log and asks the human
---- (lsap.approval), never holding the service's request on the main loop. `done` gets
---- `{ decision = 'apply' | 'refuse' | 'deny' | 'timeout', waited = seconds }`. Returns a
---- function that takes the question back (the agent gave up).
-function M.confirm(client, summary, preview, timeout_ms, done)
+--- (lsap.approval), never holding the service's request on the main loop. `must_ask`: an
+--- edit in doubt (a rename that misses uses), which 'allow' withholds rather than applies
+--- unasked. `done` gets `{ decision = 'apply' | 'refuse' | 'deny' | 'timeout' | 'withheld',
+--- waited = seconds }`. Returns a function that takes the question back (the agent gave up).
+function M.confirm(client, summary, preview, timeout_ms, must_ask, done)
   local policy = require('lsap.config').options.edit_policy
   local function finish(answer)
     local why = ({
@@ -127,12 +128,13 @@ function M.confirm(client, summary, preview, timeout_ms, done)
       refuse = 'refused: ',
       deny = 'denied by edit_policy: ',
       timeout = 'no answer, refused: ',
+      withheld = 'refused (it needs a yes, and edit_policy = allow asks no one): ',
     })[answer.decision]
     M.append({ { client = client, phase = 'decision', what = why .. summary } })
     done(answer)
   end
   if policy ~= 'ask' then
-    finish({ decision = policy == 'allow' and 'apply' or 'deny' })
+    finish({ decision = policy == 'deny' and 'deny' or must_ask and 'withheld' or 'apply' })
     return function() end
   end
   local lines = { ('%s %s wants to %s — preview:'):format(os.date('%H:%M:%S'), client, summary) }

@@ -24,8 +24,8 @@ return {
     move = { "end", "file_path", "server", "to_file" },
     outline = { "file_path", "symbol_path", "recursive" },
     references = { "include_declaration", "compact" },
-    rename = { "overwrite", "new_name", "exclude_files" },
-    rename_execute = { "overwrite", "rename_id", "exclude_files" },
+    rename = { "allow_uncovered", "overwrite", "new_name", "exclude_files" },
+    rename_execute = { "allow_uncovered", "overwrite", "rename_id", "exclude_files" },
     rename_preview = { "overwrite", "new_name" },
     review = { "id", "file_path", "hunk", "decision" },
     schema = { "modes" },
@@ -36,6 +36,7 @@ return {
     undo = { "id", "partial" },
   },
   values = {
+    allow_uncovered = { "true", "false" },
     ["calls.direction"] = { "incoming", "outgoing", "both" },
     compact = { "true", "false" },
     decision = { "reject", "accept" },

@@ -28,9 +28,9 @@ local transport = require('lsap.transport')
 local ui = require('lsap.ui')
 
 --- Ask the human about an agent's edit; replies with the decision (see lsap.approval).
-local function confirm(token, client, summary, preview, timeout_ms)
+local function confirm(token, client, summary, preview, timeout_ms, must_ask)
   local answered = false
-  local take_back = log.confirm(client, summary, preview, timeout_ms, function(decision)
+  local take_back = log.confirm(client, summary, preview, timeout_ms, must_ask == true, function(decision)
     answered = true
     requests.on_cancel(token, nil)
     channel.reply(token, decision)

@@ -255,8 +255,20 @@ def test_a_rename_that_misses_uses_says_so(filtered: Bridge) -> None:
     assert ("> filtered's edits rename 5 of the 18 uses of `Product` that `references` finds "
             "(4 files); 13 keep the old name:") in text
     assert "> - shop/catalog.py:3:21 `from .models import Product`" in text
+    assert ("Applying it is refused while it leaves uses with the old name (asked about under "
+            "`edit_policy = 'ask'`); `\"allow_uncovered\": true` writes it anyway.") in text, text
 
-    done = bridge.ask(mode="rename_execute", rename_id=preview["rename_id"])
+    # Not written as it is: the uses it misses would break.
+    before = {p: p.read_text() for p in sorted(root.rglob("*.py"))}
+    refused = bridge.request({"mode": "rename_execute", "rename_id": preview["rename_id"]})
+    assert refused.error is not None and refused.error.code.value == "denied", refused.text
+    assert ("filtered's edits miss 13 of the 18 uses its `references` finds, in shop/catalog.py, "
+            "shop/checkout.py, shop/promotions.py") in refused.error.message, refused.error.message
+    assert refused.error.hint is not None and refused.error.hint.startswith("nothing was changed")
+    assert '"allow_uncovered":true' in refused.error.hint, refused.error.hint
+    assert {p: p.read_text() for p in sorted(root.rglob("*.py"))} == before
+    # The explicit consent writes it, and the report still lists what it left.
+    done = bridge.ask(mode="rename_execute", rename_id=preview["rename_id"], allow_uncovered=True)
     assert done["uncovered_total"] == 13
     # The files the edit left alone broke, and the report's diagnostics show it.
     broken = {d["path"] for d in done["new_diagnostics"]}

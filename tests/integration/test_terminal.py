@@ -253,3 +253,35 @@ def test_typing_while_an_agents_edit_waits(editor: tuple[Terminal, pynvim.Nvim, 
     assert "def print_receipt(" in (project / "shop" / "checkout.py").read_text()
     assert nvim.current.buffer.name == str(project / "notes.slow")
     assert nvim.current.buffer[:] == ["hello world", "limit = 1", "a r d done"]
+
+
+
+def test_a_refused_rename_leaves_the_human_in_normal_mode(editor: tuple[Terminal, pynvim.Nvim, Path]) -> None:
+    """basedpyright refuses `__debug__` by telling the human (`window/showMessageRequest`),
+    which Neovim's own handler asks with `inputlist()`: the human was left at a prompt that
+    took their next keys. The message is the agent's now: in its error, and in the log."""
+    term, nvim, project = editor
+    term.wait("hello world", 30)
+    socket = f"{nvim.call('getenv', 'XDG_RUNTIME_DIR')}/lsap/nvim-{nvim.call('getpid')}.sock"
+    wait_for(lambda: os.path.exists(socket), 60, "the agent socket")
+    models = (project / "shop" / "models.py").read_text()
+    rename = {"mode": "rename", "locate": "shop/models.py@class <|>Product", "new_name": "__debug__"}
+    with Connection(socket, name="claude") as conn:
+        answer = conn.call("request", {"request": rename})
+    assert not answer["ok"] and answer["error"]["code"] == "invalid_request", answer
+    message = answer["error"]["message"]
+    assert message.startswith("basedpyright refused to rename `Product` to '__debug__': it said: "), message
+    assert "it's a Python keyword" in message, message
+    assert (project / "shop" / "models.py").read_text() == models
+    time.sleep(1.0)  # a prompt would be on the screen by now
+    screen = term.screen()
+    assert "Type number and <Enter>" not in screen and "Press ENTER" not in screen, screen
+    assert nvim.api.get_mode() == {"mode": "n", "blocking": False}
+    # The human's next keys are theirs: a normal-mode command runs.
+    term.keys("G", "o")
+    term.type("still mine", 0.3)
+    term.keys("Escape")
+    wait_for(lambda: nvim.current.buffer[:] == ["hello world", "still mine"]
+             and nvim.api.get_mode()["mode"] == "n", 10, "the keys typed in the file, back in Normal mode")
+    log = nvim.exec_lua("return require('lsap.log').lines()")
+    assert any("basedpyright — said: " in line and "__debug__" in line for line in log), log

@@ -235,6 +235,12 @@ def test_the_servers_refusal_is_its_own() -> None:
     error = declined("basedpyright", "Product", "__debug__")
     assert error.code is ErrorCode.INVALID_REQUEST
     assert error.message.startswith("basedpyright refused to rename `Product` to '__debug__'")
+    assert "gave no reason" in (error.hint or "")
+    # What the server told the human instead of an error (kept off their screen) is its reason.
+    said = declined("basedpyright", "Product", "__debug__", ['Cannot rename to "__debug__": it\'s a Python keyword:'])
+    assert said.message == ("basedpyright refused to rename `Product` to '__debug__': "
+                            "it said: Cannot rename to \"__debug__\": it's a Python keyword")
+    assert said.hint == "choose another name"
 
 
 def test_rename_to_is_checked_for_the_files_language() -> None:

@@ -5,6 +5,7 @@ local M = {}
 local channel = require('lsap.transport.channel')
 local compat = require('lsap.compat')
 local disk = require('lsap.transport.disk')
+local heard = require('lsap.transport.heard')
 local packing = require('lsap.transport.packing')
 local takeover = require('lsap.transport.takeover')
 
@@ -61,6 +62,7 @@ local function send(token, call, intercept, finish, answered, left)
   if bufnr == nil or bufnr == vim.NIL or not vim.api.nvim_buf_is_loaded(bufnr) then bufnr = 0 end
   if intercept == true and call.method == 'workspace/executeCommand' then takeover.take_over(client, token) end
   local pack = call.pack == true and packing.PACKERS[call.method] or nil
+  heard.listen(client, token)
   local ok, request_id = client:request(
     call.method,
     call.params,
@@ -117,9 +119,13 @@ function M.request(token, calls, guard, intercept)
       answered[i] = true
       -- A command's server stays taken until the service's `release_taken` (after its grace
       -- window: an edit sent just after the reply is still the command's), or `cancel`.
+      answer.said = heard.said(token)
       results[i] = answer
       pending = pending - 1
-      if pending == 0 then channel.reply(token, results) end
+      if pending == 0 then
+        heard.stop(token)
+        channel.reply(token, results)
+      end
     end, function() return answered[i] == true end, RESENDS)
   end
 end
@@ -147,6 +153,7 @@ function M.cancel(token)
   withdraw[token] = nil
   takeover.release_taken(token)
   takeover.unpark(token)
+  heard.stop(token)
   local pending = inflight[token] or {}
   inflight[token] = nil -- first: these cancels are the bridge's own (see `channel.ours`)
   for _, req in ipairs(pending) do
