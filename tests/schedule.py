@@ -11,7 +11,7 @@ and the controller's scheduler (`Grouped`) reads it once every worker has collec
 
 A unit's length is the sum of what its tests took in the last recorded run (`durations.json`
 beside this file: by test, so that a part of a module run apart, the `serial` tests, counts
-what it holds), `UNKNOWN` seconds for a test the file does not name;
+what it holds), a guess for a test the file does not name (`UNKNOWN`);
 `LSAP_RECORD_DURATIONS=1 make test` writes the file anew from that run."""
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ from typing import Any
 import pytest
 
 DURATIONS = Path(__file__).with_name("durations.json")
-UNKNOWN = 0.1  # seconds a test the file does not name is taken to last
-KEPT = 0.5  # seconds: a shorter test is left out of the file (`UNKNOWN` is near enough)
+# Seconds a test the file does not name is taken to last: one on a real Neovim with its
+# servers (marker `integration`) a second, as most of them take, any other a tenth.
+UNKNOWN, UNKNOWN_INTEGRATION = 0.1, 1.0
+KEPT = 0.1  # seconds: a shorter test is left out of the file (a guess is near enough)
 RECORD = "LSAP_RECORD_DURATIONS"
 GROUPS = "lsap_groups"  # the key of the groups file's path in a worker's `workerinput`
 
@@ -59,7 +61,8 @@ def arrange(config: pytest.Config, items: list[pytest.Item]) -> None:
     known = recorded()
     length: dict[str, float] = defaultdict(float)
     for item in items:
-        length[unit(item.nodeid, groups)] += known.get(item.nodeid, UNKNOWN)
+        guess = UNKNOWN_INTEGRATION if item.get_closest_marker("integration") is not None else UNKNOWN
+        length[unit(item.nodeid, groups)] += known.get(item.nodeid, guess)
     items.sort(key=lambda item: -length[unit(item.nodeid, groups)])
     path = Path(config.workerinput[GROUPS])  # type: ignore[attr-defined]
     ours = path.with_name(f"{path.name}.{os.getpid()}")
