@@ -109,7 +109,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    node.workerinput[schedule.GROUPS] = str(node.config.stash[GROUPS_FILE])
+    groups = node.config.stash.get(GROUPS_FILE, None)
+    if groups is not None:
+        node.workerinput[schedule.GROUPS] = str(groups)
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
