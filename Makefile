@@ -51,15 +51,19 @@ dist: setup
 
 # LSAP_DIST: the wheel tests use the archives `dist` just built instead of building them again.
 # The suite runs on WORKERS xdist processes (most of it waits on servers, not on the CPU), a
-# module sharing a warm bridge on one of them (tests/conftest.py); then the `serial` tests,
-# which assert timings or flood the machine, alone. Each part lists its 25 slowest; both
-# always run, and the target fails if either did.
+# module sharing a warm bridge on one of them, the longest work first (tests/schedule.py);
+# then the `serial` tests, which assert timings or flood the machine, on SERIAL_WORKERS (each
+# beside one other at most), and last those of them marked `alone` (latencies of milliseconds
+# beside floods), one at a time; CONTRIBUTING.md says which and why. Each part lists its
+# slowest; all three always run, and the target fails if any did.
 WORKERS ?= 4
+SERIAL_WORKERS ?= 2
 TEST_ENV = LSAP_DIST="$(CURDIR)/dist" PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH"
 test: check dist
 	status=0; \
 	$(TEST_ENV) $(BIN)/pytest -q --durations=25 -n $(WORKERS) --dist loadgroup -m 'not serial' || status=$$?; \
-	$(TEST_ENV) $(BIN)/pytest -q --durations=25 -m serial || status=$$?; \
+	$(TEST_ENV) $(BIN)/pytest -q --durations=25 -n $(SERIAL_WORKERS) --dist loadgroup -m 'serial and not alone' || status=$$?; \
+	$(TEST_ENV) $(BIN)/pytest -q --durations=10 -m alone || status=$$?; \
 	exit $$status
 
 # A release candidate: the checks, the archives (twine check --strict), the wheel test on

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from lsap_bridge import cpu
+from tests import schedule
 
 if TYPE_CHECKING:
     from tests.integration.harness import Pool
@@ -29,6 +31,7 @@ MARKER = "LSAP_TEST_RUN"
 os.environ[MARKER] = str(os.getpid())
 LEFTOVER_GRACE = 5.0  # seconds a process that is exiting gets before it counts as left
 WORKERS_LEFT: list[str] = []  # under xdist, in the controller: what the workers found left
+GROUPS_FILE = pytest.StashKey[Path]()  # where xdist's workers write their groups (`schedule`)
 
 
 def leftovers() -> dict[int, str]:
@@ -84,24 +87,37 @@ def pytest_testnodedown(node: Any, error: object | None) -> None:
                         for line in getattr(node, "workeroutput", {}).get(MARKER, []))
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups (--dist loadgroup)
+@pytest.hookimpl(trylast=True)  # the tests `-m` and `-k` kept
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """For `make test`'s xdist workers (`--dist loadgroup`): a test that shares a module- or
-    class-scoped fixture (a warm bridge) is grouped with its module, so the module's fixture
-    starts on one worker only; any other test goes to whichever worker is free. The modules
-    with a `slow` test come first, so that no worker starts a long one when the others are
-    done (whole modules move: a module's fixtures are not set up twice)."""
-    if not hasattr(config, "workerinput"):  # not an xdist worker
+    """On `make test`'s xdist workers: the tests grouped by the module fixtures they share,
+    the longest units first (`tests/schedule.py`)."""
+    if schedule.GROUPS in getattr(config, "workerinput", {}):
+        schedule.arrange(config, items)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In xdist's controller (`--dist loadgroup`): the file the workers write their groups
+    into, and the durations recorder when asked for."""
+    if hasattr(config, "workerinput") or getattr(config.option, "dist", "no") != "loadgroup":
         return
-    for item in items:
-        fixtures = getattr(item, "_fixtureinfo", None)
-        shared = fixtures is not None and any(
-            d.scope in ("module", "class", "package")
-            for defs in fixtures.name2fixturedefs.values() for d in defs)
-        if shared and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))  # the test id's "@test_check"
-    slow = {getattr(item, "module", None) for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: getattr(item, "module", None) not in slow)  # stable: order kept
+    groups = Path(tempfile.mkdtemp(prefix="lsap-groups-")) / "groups.json"
+    config.stash[GROUPS_FILE] = groups
+    config.add_cleanup(lambda: shutil.rmtree(groups.parent, ignore_errors=True))
+    if schedule.Recorder.wanted():
+        config.pluginmanager.register(schedule.Recorder(), "lsap-durations")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    groups = node.config.stash.get(GROUPS_FILE, None)
+    if groups is not None:
+        node.workerinput[schedule.GROUPS] = str(groups)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    groups = config.stash.get(GROUPS_FILE, None)
+    return None if groups is None else schedule.scheduler(config, log, groups)
 
 
 @pytest.fixture(scope="session", autouse=True)

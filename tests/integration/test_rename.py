@@ -209,6 +209,7 @@ def ts_bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
 
 
 @pytest.mark.serial  # its diagnostics after wait on the servers' quiet: alone, not beside other workers
+@pytest.mark.alone  # beside one other serial test ts_ls had not published in time
 def test_typescript_rename_through_the_command(ts_bridge: Bridge) -> None:
     """typescript-language-server answers with versioned documentChanges; `:Lsap rename`
     goes through the same path as an agent's request."""

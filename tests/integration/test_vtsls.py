@@ -47,6 +47,7 @@ def test_lsap_servers_chooses_vtsls_and_a_clean_file_is_analysed(tmp_path: Path)
 
 
 @pytest.mark.serial  # a ratio of two timings
+@pytest.mark.alone  # beside one other serial test a server had not published within the check's bound
 def test_a_check_with_vtsls_takes_at_most_twice_as_long(tmp_path: Path) -> None:
     """The same two checks (the baseline, then after an edit that breaks a file) on each
     server; vtsls's ≤ 2× typescript-language-server's, with 2 s of slack for a shared

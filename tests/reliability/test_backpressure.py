@@ -30,7 +30,8 @@ from tests.integration.human import HumanNvim, register_remote_plugin
 from .clients import Raw, request_line, sleepy_server
 from .processes import names, rss_kb, start_daemon, tree
 
-pytestmark = [pytest.mark.integration, pytest.mark.serial]  # timing and floods: run alone
+# Latencies of milliseconds asserted beside floods: run with the machine to itself (`alone`).
+pytestmark = [pytest.mark.integration, pytest.mark.serial, pytest.mark.alone]
 
 HOVER = {"mode": "hover", "locate": "shop/models.py:Product@class <|>Product"}
 

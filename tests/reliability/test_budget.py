@@ -29,7 +29,8 @@ from tests.integration.harness import Bridge
 from .clients import Raw, request_line, sleepy_server
 from .processes import rss_kb, start_daemon, tree
 
-pytestmark = [pytest.mark.integration, pytest.mark.serial]  # timing and floods: run alone
+# Latencies of milliseconds asserted beside floods: run with the machine to itself (`alone`).
+pytestmark = [pytest.mark.integration, pytest.mark.serial, pytest.mark.alone]
 
 HOVER = {"mode": "hover", "locate": "shop/models.py:Product@class <|>Product"}
 SCHEMA = request_line(0, "schema", None)  # a large reply: every mode's JSON Schema, ~50 KB

@@ -29,7 +29,8 @@ from lsap_bridge.server import SocketServer
 from .clients import Raw
 from .processes import running, start_daemon, tree
 
-pytestmark = [pytest.mark.integration, pytest.mark.serial]  # timing and floods: run alone
+# Latencies of milliseconds asserted beside floods: run with the machine to itself (`alone`).
+pytestmark = [pytest.mark.integration, pytest.mark.serial, pytest.mark.alone]
 
 
 def words(n: int, seed: int = 25) -> str:
