@@ -1002,8 +1002,10 @@ async def apply_workspace_edit(
     await asyncio.to_thread(_recheck, plan, session.workspace)
     directory = await journal_dir(session.gateway)
     # Shielded: an asker who goes away must not leave the journal half settled.
-    change = await asyncio.shield(_recorded(session, plan, directory, label))
-    session.texts.changed_by_bridge([f.path for f in plan.files])
+    try:
+        change = await asyncio.shield(_recorded(session, plan, directory, label))
+    finally:  # applied or rolled back, the bridge touched these texts itself
+        session.texts.changed_by_bridge([f.path for f in plan.files])
     if (written := _WRITTEN.get()) is not None:
         for f in plan.files:
             if f.origin is not None:  # renamed: the old path holds nothing now

@@ -265,8 +265,8 @@ class Texts:
         return _BASIS.get()
 
     def changed_by_bridge(self, paths: Sequence[Path]) -> None:
-        """The bridge itself just changed these texts (an edit applied): a held text of them
-        is no reason to run the capability again, which would repeat the edit."""
+        """The bridge itself just changed these texts (an edit applied, or rolled back): a held
+        text of them is no reason to run the capability again, which would repeat the edit."""
         held = _HELD.get()
         if held is not None:
             for path in paths:

@@ -10,9 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from lsap_bridge.decode import location_files
 from lsap_bridge.gateway import LspCall
+from lsap_bridge.lsp import result_of
 from lsap_bridge.symbols import build_tree
 from lsap_bridge.workspace import uri_of
 
@@ -55,7 +57,8 @@ def slow_pages(bridge: Bridge, anchor: str) -> tuple[list[tuple[str, int, int, s
         params["context"] = {"includeDeclaration": True}
         [answer] = await session.gateway.lsp(
             [LspCall(target.client.id, "textDocument/references", params, target.bufnr)])
-        found = await session.texts.locations(answer.result, target.client)
+        structured = result_of(answer.result, types.ReferencesResponse, target.client.name, "textDocument/references")
+        found = await session.texts.locations(structured, target.client)
         unique = {(loc.path, loc.line, loc.col): loc for loc in found}
         ordered = sorted(unique.values(), key=lambda loc: (str(loc.path), loc.line, loc.col))
         inside = [loc for loc in ordered if session.workspace.contains(loc.path)]

@@ -90,8 +90,9 @@ def schema_values(prop: dict[str, Any], defs: dict[str, Any]) -> list[str] | Non
 
 
 def schema_string(prop: dict[str, Any]) -> bool:
-    """A free string (no enum), alone or among other types."""
-    return (prop.get("type") == "string" and "enum" not in prop) or any(map(schema_string, prop.get("anyOf", [])))
+    """A free string (no enum, no constant), alone or among other types."""
+    free = prop.get("type") == "string" and "enum" not in prop and "const" not in prop
+    return free or any(map(schema_string, prop.get("anyOf", [])))
 
 
 def test_lua_options_and_values_equal_the_python_models(nvim: pynvim.Nvim) -> None:

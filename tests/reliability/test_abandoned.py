@@ -130,7 +130,7 @@ def abandon(path: Path, n: int, rng: random.Random) -> int:
             return 1
         if kind == 2:  # close while it runs
             sock.sendall(line(framing, n, "sleep", {"seconds": 0.3}))
-            time.sleep(rng.random() * 0.02)
+            time.sleep(0.05 + rng.random() * 0.2)  # long enough to start on a loaded machine
             return 1
         if kind == 3:  # large replies left unread: ~50 KB each
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
