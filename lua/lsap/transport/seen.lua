@@ -74,13 +74,15 @@ end
 --- Files changed on disk were just told to the servers, or the bridge changed buffers or
 --- files itself (`edits.apply`): a wait for diagnostics `after_sync` takes only what servers
 --- published after they read it (see `when_diagnosed`). The proof that they read it is asked
---- for at once (on the next turn of the loop, after the buffers the sync reloads): asked
---- only when a wait starts, after a check's wait for idle servers, it came after a server's
---- whole pass over the change, so that no publish counted and the files stayed "not
---- analysed" (a deleted module's importer, on a loaded machine).
+--- for at once, written right behind the change so that the server reads both together:
+--- asked only when a wait started, after a check's wait for idle servers, it came after a
+--- server's whole pass over the change; asked a loop turn later, a loaded basedpyright had
+--- analysed before it read the request. Either way no publish counted and the files stayed
+--- "not analysed" (a deleted module's importer, on a loaded machine). Buffers changed
+--- meanwhile are proven by the version their publish names.
 function M.synced()
   M.synced_at = next_order()
-  vim.schedule(M.ask_proof)
+  M.ask_proof()
 end
 
 local function on_progress(ev)
