@@ -79,10 +79,12 @@ end
 --- server's whole pass over the change; asked a loop turn later, a loaded basedpyright had
 --- analysed before it read the request. Either way no publish counted and the files stayed
 --- "not analysed" (a deleted module's importer, on a loaded machine). Buffers changed
---- meanwhile are proven by the version their publish names.
-function M.synced()
+--- meanwhile are proven by the version their publish names. `prove`: only for files the
+--- servers were told of (`workspace/didChangeWatchedFiles`); after the bridge's own edit of
+--- buffers the proof is asked when the wait begins, as before (a rename's diagnostics).
+function M.synced(prove)
   M.synced_at = next_order()
-  M.ask_proof()
+  if prove then M.ask_proof() end
 end
 
 local function on_progress(ev)
