@@ -76,27 +76,6 @@ local function passed(client, since)
   return (state and state.worked or -1) > since and (published_any_order[client.id] or -1) > since
 end
 
---- A cheap request to each pushing server that gave no answer since the last sync.
-local function ask_proof(w, bufnrs)
-  local asked = {}
-  for _, bufnr in ipairs(bufnrs) do
-    for _, client in ipairs(pushing(w, bufnr)) do
-      if not asked[client.id] and proof(client) == nil and vim.api.nvim_buf_is_loaded(bufnr) then
-        asked[client.id] = true
-        -- Any request does; this one every Python, TypeScript, C server answers cheaply.
-        pcall(
-          client.request,
-          client,
-          'textDocument/documentSymbol',
-          { textDocument = { uri = vim.uri_from_bufnr(bufnr) } },
-          function() end,
-          bufnr
-        )
-      end
-    end
-  end
-end
-
 -- And the server's pass is over: no work in progress, nothing published for `PASS_MS`
 -- (basedpyright publishes a file's parse-level diagnostics first, its checked ones later).
 -- With no change synced yet (the first look, servers starting), only the pass.
@@ -178,7 +157,7 @@ end
 --- `after_sync`: a file counts as analysed only once each of its pushing servers reports
 --- no work and has published nothing for `PASS_MS` (its pass is over), and, after files
 --- changed on disk, published for it after its first answer following the change
---- (`proven`; a cheap request is sent to those that gave none): a dependent's buffer does
+--- (`proven`, asked for at the sync: `seen.synced`): a dependent's buffer does
 --- not change, so its changedtick proves nothing.
 function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms, after_sync)
   local excluded, pulled = {}, {}
@@ -199,7 +178,7 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
     settle_ms = settle_ms,
     quiet_ms = quiet_ms,
   }
-  if w.proving then ask_proof(w, bufnrs) end
+  if w.proving then seen.ask_proof() end -- servers attached since the sync
   local timer = assert(vim.uv.new_timer())
   local done = false
   timer:start(

@@ -357,7 +357,7 @@ function M.reconfigure(changes)
       names[#names + 1] = client.name
     end
   end
-  seen.synced()
+  seen.synced(true)
   return names
 end
 
@@ -371,7 +371,7 @@ function M.files_changed(changes)
   for _, client in ipairs(vim.lsp.get_clients()) do
     client:notify('workspace/didChangeWatchedFiles', { changes = changes })
   end
-  seen.synced()
+  seen.synced(true)
 end
 
 return M

@@ -48,10 +48,44 @@ M.proven, M.proven_at = proven, proven_at
 
 local function now_ms() return vim.uv.now() end
 
+-- The sync (`synced_at`) each client was last sent a proof request for.
+local asked = {} ---@type table<integer, integer>
+
+--- A cheap request to each running server that gave no answer since the last sync (once per
+--- sync), about one of its loaded buffers: its answer proves the server read the change
+--- (`proven`), and only what it publishes after that answer counts as analysis of the change.
+function M.ask_proof()
+  for _, client in ipairs(vim.lsp.get_clients()) do
+    local id = client.id
+    if not client:is_stopped() and (proven[id] or -1) < M.synced_at and asked[id] ~= M.synced_at then
+      for bufnr in pairs(client.attached_buffers) do
+        if vim.api.nvim_buf_is_loaded(bufnr) then
+          asked[id] = M.synced_at
+          -- Any request does; this one every Python, TypeScript, C server answers cheaply.
+          local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }
+          pcall(client.request, client, 'textDocument/documentSymbol', params, function() end, bufnr)
+          break
+        end
+      end
+    end
+  end
+end
+
 --- Files changed on disk were just told to the servers, or the bridge changed buffers or
 --- files itself (`edits.apply`): a wait for diagnostics `after_sync` takes only what servers
---- published after they read it (see `when_diagnosed`).
-function M.synced() M.synced_at = next_order() end
+--- published after they read it (see `when_diagnosed`). The proof that they read it is asked
+--- for at once, written right behind the change so that the server reads both together:
+--- asked only when a wait started, after a check's wait for idle servers, it came after a
+--- server's whole pass over the change; asked a loop turn later, a loaded basedpyright had
+--- analysed before it read the request. Either way no publish counted and the files stayed
+--- "not analysed" (a deleted module's importer, on a loaded machine). Buffers changed
+--- meanwhile are proven by the version their publish names. `prove`: only for files the
+--- servers were told of (`workspace/didChangeWatchedFiles`); after the bridge's own edit of
+--- buffers the proof is asked when the wait begins, as before (a rename's diagnostics).
+function M.synced(prove)
+  M.synced_at = next_order()
+  if prove then M.ask_proof() end
+end
 
 local function on_progress(ev)
   local id = ev.data.client_id
