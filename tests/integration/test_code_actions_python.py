@@ -354,6 +354,12 @@ def test_move_moves_a_definition_and_rewrites_the_imports_of_its_users(bridge: B
     module, the old one imports back what it still uses, a user imports from the new one."""
     source = fresh(bridge, "basket.py", "def total() -> int:\n    return 1\n\n\ndef twice() -> int:\n    return 2 * total()\n")
     user = fresh(bridge, "till.py", "from basket import total\n\nprint(total())\n")
+    # basedpyright adds a file it hears was created to its index a moment later: the move
+    # finds its users by references, so it starts once they reach the new user.
+    deadline = time.monotonic() + 30
+    while "till.py" not in bridge.request({"mode": "references", "locate": "basket.py:total"}).text:
+        assert time.monotonic() < deadline, "basedpyright never indexed till.py"
+        time.sleep(0.2)
     response = bridge.request({"mode": "move", "to_file": "pricing.py",
                                "locate": {"file_path": "basket.py", "scope": {"start_line": 1, "end_line": 3}}})
     assert response.ok, response.text
