@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,13 +17,28 @@ from lsap_bridge.server import SocketServer
 from tests.integration.harness import Bridge
 
 
+def connect(path: Path, timeout: float = 10) -> socket.socket:
+    """A connection, waiting while the listen backlog is full (EAGAIN on a Unix socket: a
+    loaded service has not accepted the hundreds of connections before it yet)."""
+    until = time.monotonic() + timeout
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(str(path))
+            return sock
+        except BlockingIOError:
+            sock.close()
+            if time.monotonic() > until:
+                raise
+            time.sleep(0.005)
+
+
 class Raw:
     """A JSON-lines client that sends bytes as they are and reads replies one by one."""
 
     def __init__(self, path: Path, timeout: float = 30) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(str(path))
+        self.sock = connect(path, timeout)
         self.file = self.sock.makefile("rb")
 
     def send(self, data: bytes) -> None:

@@ -20,7 +20,7 @@ import pytest
 from lsap_bridge.server import SocketServer
 from tests.integration.harness import Bridge
 
-from .clients import Raw, request_line, sleepy_server
+from .clients import Raw, connect, request_line, sleepy_server
 
 pytestmark = pytest.mark.integration
 
@@ -34,22 +34,6 @@ SLEEPS: list[float] = []  # when each `sleep` call began: the abandoned calls th
 def chaos(bridge: Bridge) -> Iterator[SocketServer]:
     SLEEPS.clear()
     yield from sleepy_server(bridge, "chaos", started=SLEEPS)
-
-
-def connect(path: Path) -> socket.socket:
-    """A connection, waiting while the listen backlog is full (EAGAIN on a Unix socket)."""
-    until = time.monotonic() + 10
-    while True:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(10)
-        try:
-            sock.connect(str(path))
-            return sock
-        except BlockingIOError:
-            sock.close()
-            if time.monotonic() > until:
-                raise
-            time.sleep(0.005)
 
 
 def packed(msg_id: int, method: str, params: Any) -> bytes:
