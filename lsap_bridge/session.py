@@ -521,14 +521,21 @@ class Servers:
         TypedDicts and checks of `decode.py` (lsp.py says what structuring them costs), and
         WorkspaceEdits the edit engine checks itself. `packed`: a location list, answered
         packed (see `decode.location_files`)."""
+        found: Json = (await self.answer(target, method, params, packed)).result
+        return found
+
+    async def answer(self, target: Target, method: str, params: Mapping[str, Jsonable],
+                     packed: bool = False) -> LspAnswer:
+        """`call_json`'s answer whole: its JSON result and what the server told the human
+        meanwhile (`said`: a refusal's reason). Its error is a `server_error` naming both."""
         answer = (await self.lsp([LspCall(target.client.id, method, params, target.bufnr, packed)], target))[0]
         if answer.error:
             raise LsapError(
                 ErrorCode.SERVER_ERROR,
-                f"{target.client.name} failed {method}: {answer.error.get('message', answer.error)}",
+                f"{target.client.name} failed {method}: {answer.error.get('message', answer.error)}"
+                + "".join(f"; it said: {s.strip()}" for s in answer.said),
             )
-        found: Json = answer.result
-        return found
+        return answer
 
     async def lsp(self, calls: list[LspCall], target: Target | None = None,
                   taking: ServerRequests | None = None) -> list[LspAnswer]:

@@ -267,17 +267,10 @@ async def _compute(
             hint="point the anchor at a symbol defined in the workspace, not a keyword",
         )
     # The rename's answer whole: what the server told the human meanwhile is its reason.
-    [answer], uses = await asyncio.gather(
-        session.servers.lsp([LspCall(target.client.id, METHOD, {**params, "newName": request.new_name},
-                                     target.bufnr)], target),
+    answer, uses = await asyncio.gather(
+        session.servers.answer(target, METHOD, {**params, "newName": request.new_name}),
         _uses(session, target, params),
     )
-    if answer.error:
-        raise LsapError(
-            ErrorCode.SERVER_ERROR,
-            f"{target.client.name} failed {METHOD}: {answer.error.get('message', answer.error)}"
-            + "".join(f"; it said: {s.strip()}" for s in answer.said),
-        )
     edit = answer.result
     if not isinstance(edit, dict) or not (edit.get("changes") or edit.get("documentChanges")):
         if prepared:  # the position can be renamed: it is the name the server refuses

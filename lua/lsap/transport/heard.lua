@@ -9,11 +9,11 @@
 -- the bridge's is in flight, keep their handlers.
 local M = {}
 
-local METHODS = { 'window/showMessage', 'window/showMessageRequest' }
+local borrowed = require('lsap.transport.borrowed')
+
 local LEVELS = { 'error', 'warn', 'info', 'debug' } -- LSP MessageType 1..4
 
----@type table<integer, {tokens: table<integer, true>, previous: table<string, function?>}>
-local listening = {}
+local listening = borrowed.new({ 'window/showMessage', 'window/showMessageRequest' })
 local said_to = {} ---@type table<integer, string[]> by token: what its servers said
 
 local function heard(client, slot, params)
@@ -29,19 +29,12 @@ end
 
 --- `client`'s messages are the bridge's while a request of `token` is in flight to it.
 function M.listen(client, token)
-  local slot = listening[client.id]
-  if not slot then
-    slot = { tokens = {}, previous = {} }
-    listening[client.id] = slot
-    for _, method in ipairs(METHODS) do
-      slot.previous[method] = rawget(client.handlers, method)
-      client.handlers[method] = function(_, params)
-        heard(client, slot, params)
-        return vim.NIL
-      end
+  borrowed.borrow(listening, client, token, function(slot)
+    return function(_, params)
+      heard(client, slot, params)
+      return vim.NIL
     end
-  end
-  slot.tokens[token] = true
+  end)
   said_to[token] = said_to[token] or {}
 end
 
@@ -55,20 +48,7 @@ end
 --- token of the bridge's is in flight to them.
 function M.stop(token)
   said_to[token] = nil
-  for client_id, slot in pairs(listening) do
-    if slot.tokens[token] then
-      slot.tokens[token] = nil
-      if next(slot.tokens) == nil then
-        listening[client_id] = nil
-        local client = vim.lsp.get_client_by_id(client_id)
-        if client then
-          for _, method in ipairs(METHODS) do
-            client.handlers[method] = slot.previous[method]
-          end
-        end
-      end
-    end
-  end
+  borrowed.give_back_all(listening, token)
 end
 
 return M

@@ -2,6 +2,7 @@
 local M = {}
 
 local channel = require('lsap.transport.channel')
+local borrowed = require('lsap.transport.borrowed')
 local compat = require('lsap.compat')
 
 -- While the bridge runs a server's command (`workspace/executeCommand` for a code action),
@@ -14,8 +15,7 @@ local compat = require('lsap.compat')
 -- coroutine: this one yields until the service answers, and the main loop stays free.
 -- Other clients, and this one once the command is done, keep their handlers (the human's
 -- own code actions are Neovim's, as always).
-local INTERCEPTED = { 'workspace/applyEdit', '_typescript.rename' }
-local taking = {} ---@type table<integer, {tokens: table<integer, true>, previous: table<string, function>}>
+local taking = borrowed.new({ 'workspace/applyEdit', '_typescript.rename' })
 local parked = {} ---@type table<integer, {co: thread, token: integer, method: string}>
 local parked_count = 0
 
@@ -28,52 +28,26 @@ end
 
 --- The requests `client` sends back while a command of `token` runs are the bridge's.
 function M.take_over(client, token)
-  local slot = taking[client.id]
-  if not slot then
-    slot = { tokens = {}, previous = {} }
-    taking[client.id] = slot
-    for _, method in ipairs(INTERCEPTED) do
-      slot.previous[method] = rawget(client.handlers, method)
-      client.handlers[method] = function(err, params, ctx, config)
-        local owner = next(slot.tokens)
-        local co, main = coroutine.running()
-        if owner == nil or main or not channel.chan or compat.exiting() then
-          local fallback = slot.previous[method] or vim.lsp.handlers[method]
-          if fallback then return fallback(err, params, ctx, config) end
-          return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.MethodNotFound)
-        end
-        parked_count = parked_count + 1
-        parked[parked_count] = { co = co, token = owner, method = method }
-        channel.notify('lsap_server_request', owner, parked_count, method, params or vim.NIL)
-        return coroutine.yield()
+  borrowed.borrow(taking, client, token, function(slot, method)
+    return function(err, params, ctx, config)
+      local owner = next(slot.tokens)
+      local co, main = coroutine.running()
+      if owner == nil or main or not channel.chan or compat.exiting() then
+        local fallback = slot.previous[method] or vim.lsp.handlers[method]
+        if fallback then return fallback(err, params, ctx, config) end
+        return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.MethodNotFound)
       end
+      parked_count = parked_count + 1
+      parked[parked_count] = { co = co, token = owner, method = method }
+      channel.notify('lsap_server_request', owner, parked_count, method, params or vim.NIL)
+      return coroutine.yield()
     end
-  end
-  slot.tokens[token] = true
-end
-
---- `token` is done with `client_id`: its requests are Neovim's again once no token has it.
-function M.release(client_id, token)
-  local slot = taking[client_id]
-  if not slot or not slot.tokens[token] then return end
-  slot.tokens[token] = nil
-  if next(slot.tokens) ~= nil then return end
-  taking[client_id] = nil
-  local client = vim.lsp.get_client_by_id(client_id)
-  if client then
-    for _, method in ipairs(INTERCEPTED) do
-      client.handlers[method] = slot.previous[method]
-    end
-  end
+  end)
 end
 
 --- The service is done with a token's commands (their grace window is over): their servers'
 --- requests are Neovim's again.
-function M.release_taken(token)
-  for client_id in pairs(taking) do
-    M.release(client_id, token)
-  end
-end
+function M.release_taken(token) borrowed.give_back_all(taking, token) end
 
 --- The service's answer to a server request handed over by `take_over`.
 function M.server_answered(id, result)
