@@ -77,9 +77,10 @@ test: check
 # A release candidate: the checks, the archives (twine check --strict), the wheel test on
 # those very archives (pip, pipx and uvx installs answering `lsap references` and MCP),
 # then the upload command — printed, never run: publishing is a maintainer's step
-# (CONTRIBUTING.md, "Releasing").
+# (CONTRIBUTING.md, "Releasing"). On 2 xdist workers: the installs wait on downloads more than
+# on the CPU (pip caches no index page or wheel a proxy sends without cache headers).
 release: check dist
-	LSAP_DIST="$(CURDIR)/dist" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q tests/integration/test_wheel.py
+	LSAP_DIST="$(CURDIR)/dist" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n 2 --dist loadgroup tests/integration/test_wheel.py
 	@echo "release: checked $$(cd dist && ls | tr '\n' ' ')"
 	@echo "release: to publish, after the checklist in CONTRIBUTING.md:"
 	@echo "  $(BIN)/twine upload dist/*"

@@ -34,9 +34,10 @@ def test_make_release_on_a_clean_clone(tmp_path: Path) -> None:
     clone = tmp_path / "lsap.nvim"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=120)
     # Nothing of this checkout (its venv, node_modules) on PATH: the clone brings its own.
-    # Nor of the `make test` this may run under: a user types `make release` in a shell.
+    # Nor of the `make test` (or its xdist worker) this may run under: a user types `make
+    # release` in a shell.
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("VIRTUAL_ENV", "LSAP_", "PYTHON", "MAKE", "MFLAGS"))}
+           if not k.startswith(("VIRTUAL_ENV", "LSAP_", "PYTHON", "PYTEST_", "MAKE", "MFLAGS"))}
     env["PATH"] = os.pathsep.join(path_outside_checkout())
     base_python = str(Path(sys.base_prefix) / "bin" / "python3")
     done = subprocess.run(["make", "release", f"PYTHON={base_python}"], cwd=clone, env=env,
