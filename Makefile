@@ -14,10 +14,15 @@ luacheck:
 	  { apt-get update && apt-get install -y lua-check; } || \
 	  { echo "make: luacheck is missing: install Debian's lua-check (sudo apt-get install lua-check)" >&2; exit 1; }
 
+# The venv: pip installs uv into it and uv installs the rest, with a newer pip (a fifth of the
+# CPU of pip's own resolve and install of .[dev], which test_release.py's clean clone pays
+# too; bytecode compiled, as pip does). uv reads no pip.conf: where it fails (an index only
+# pip is configured for), pip does it all as before.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet 'uv>=0.5'
+	UV_NATIVE_TLS=1 $(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode --upgrade-package pip pip -e '.[dev]' || \
+	  { $(BIN)/python -m pip install --quiet --upgrade pip && $(BIN)/python -m pip install --quiet -e '.[dev]'; }
 	touch $@
 
 node_modules/.installed: package.json
@@ -49,7 +54,9 @@ dist: setup
 	$(BIN)/python -m build --quiet --outdir dist .
 	$(BIN)/twine check --strict dist/*
 
-# LSAP_DIST: the wheel tests use the archives `dist` just built instead of building them again.
+# The wheel tests (tests/integration/test_wheel.py) run once: inside test_release.py's `make
+# release` on a clean clone, on the archives that clone's `make dist` built (its dist/); the
+# runs here leave the file out (TESTS), so `test` builds no archives of its own.
 # The suite runs on WORKERS xdist processes (most of it waits on servers, not on the CPU), a
 # module sharing a warm bridge on one of them, the longest work first (tests/schedule.py);
 # then the `serial` tests, which assert timings or flood the machine, on SERIAL_WORKERS (each
@@ -58,20 +65,22 @@ dist: setup
 # slowest; all three always run, and the target fails if any did.
 WORKERS ?= 4
 SERIAL_WORKERS ?= 2
-TEST_ENV = LSAP_DIST="$(CURDIR)/dist" PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH"
-test: check dist
+TEST_ENV = PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH"
+TESTS = --ignore=tests/integration/test_wheel.py
+test: check
 	status=0; \
-	$(TEST_ENV) $(BIN)/pytest -q --durations=25 -n $(WORKERS) --dist loadgroup -m 'not serial' || status=$$?; \
-	$(TEST_ENV) $(BIN)/pytest -q --durations=25 -n $(SERIAL_WORKERS) --dist loadgroup -m 'serial and not alone' || status=$$?; \
-	$(TEST_ENV) $(BIN)/pytest -q --durations=10 -m alone || status=$$?; \
+	$(TEST_ENV) $(BIN)/pytest $(TESTS) -q --durations=25 -n $(WORKERS) --dist loadgroup -m 'not serial' || status=$$?; \
+	$(TEST_ENV) $(BIN)/pytest $(TESTS) -q --durations=25 -n $(SERIAL_WORKERS) --dist loadgroup -m 'serial and not alone' || status=$$?; \
+	$(TEST_ENV) $(BIN)/pytest $(TESTS) -q --durations=10 -m alone || status=$$?; \
 	exit $$status
 
 # A release candidate: the checks, the archives (twine check --strict), the wheel test on
 # those very archives (pip, pipx and uvx installs answering `lsap references` and MCP),
 # then the upload command — printed, never run: publishing is a maintainer's step
-# (CONTRIBUTING.md, "Releasing").
+# (CONTRIBUTING.md, "Releasing"). On 2 xdist workers: the installs wait on downloads more than
+# on the CPU (pip caches no index page or wheel a proxy sends without cache headers).
 release: check dist
-	LSAP_DIST="$(CURDIR)/dist" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q tests/integration/test_wheel.py
+	LSAP_DIST="$(CURDIR)/dist" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n 2 --dist loadgroup tests/integration/test_wheel.py
 	@echo "release: checked $$(cd dist && ls | tr '\n' ' ')"
 	@echo "release: to publish, after the checklist in CONTRIBUTING.md:"
 	@echo "  $(BIN)/twine upload dist/*"

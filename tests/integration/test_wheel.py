@@ -3,7 +3,12 @@
 venv with pip, with pipx and with uvx — and so is a clone of the checkout, with the README's
 commands; each answers `lsap references` through the embedded Neovim and `lsap mcp` through
 the MCP SDK's client, in a home of its own, with nothing of the checkout on PATH, sys.path
-or the cwd."""
+or the cwd.
+
+`make test` runs this file once, not twice (issue 28): its own pytest runs leave it out, and
+test_release.py's `make release` on a clean clone runs it on that clone's `dist/` (LSAP_DIST),
+asserting that every test collected here passed. By hand it runs as any module (building its
+archives when LSAP_DIST is unset)."""
 
 from __future__ import annotations
 
@@ -44,9 +49,9 @@ class Dist:
 
 @pytest.fixture(scope="session")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Dist:
-    """The sdist, and the wheel built from it, as `make dist` builds them: `make test` and
-    `make release` name the directory `make dist` just filled (LSAP_DIST), so nothing is
-    built twice; otherwise they are built here."""
+    """The sdist, and the wheel built from it, as `make dist` builds them: `make release`
+    (and so `make test`, through test_release.py) names the directory its `make dist` just
+    filled (LSAP_DIST), so nothing is built twice; otherwise they are built here."""
     made = os.environ.get("LSAP_DIST")
     if made:
         out = Path(made)
