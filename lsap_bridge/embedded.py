@@ -108,6 +108,12 @@ def find_nvim() -> str:
     )
 
 
+def nvim_program() -> str:
+    """The program an embedded start runs: `find_nvim`'s Neovim, seen through the wheel's
+    launcher script (`_launched`)."""
+    return _launched(find_nvim())
+
+
 def server_path() -> str:
     """PATH for the embedded Neovim: this Python's scripts (basedpyright, pylsp) come first."""
     extra = [str(Path(sys.executable).parent)]
@@ -202,7 +208,7 @@ async def start_embedded(root: Path, servers: list[str] | None = None,
     """Start `nvim --embed --headless` with this plugin and default server configs."""
     env = {**os.environ, "PATH": server_path()}
     argv = [
-        _launched(find_nvim()), "--embed", "--headless", "--clean", "-n", "-i", "NONE",
+        nvim_program(), "--embed", "--headless", "--clean", "-n", "-i", "NONE",
         "--cmd", f"set rtp^={plugin_root()}",
         # Nobody undoes in a headless Neovim: a short history (enough for an edit's own
         # rollback) keeps agents' edits from growing its memory for thousands of steps.
