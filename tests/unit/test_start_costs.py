@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from lsap_bridge import cpu, embedded
+from lsap_bridge import cpu, embedded, lifecycle
+from lsap_bridge.lifecycle import Lifecycle, Plan
 
 
 def test_a_session_end_collects_only_after_a_pool_was_started(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,3 +59,41 @@ def test_a_neovims_version_is_asked_once_per_process(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(embedded.subprocess, "run", counting)
     assert embedded._version(wheel) == embedded._version(wheel) >= embedded.MIN_VERSION
     assert runs == [[wheel, "--version"]]
+
+
+class _Server:
+    busy = False
+
+
+class _Warming:
+    def __init__(self) -> None:
+        self.running = True
+
+    def done(self) -> bool:
+        return not self.running
+
+
+def test_an_idle_session_sleeps_until_its_idle_timeout_is_due() -> None:
+    """No look at Neovim every tick while nothing happens (issue 28): a daemon tracks its
+    servers while they may start (warm-up, calls, a few seconds after), then sleeps until
+    its idle timeout; the editor's session, without one, sleeps until woken."""
+    plan = Plan("daemon", "d", idle_timeout=900.0, tick=1.0, warm=True)
+    life = Lifecycle(cast(Any, None), cast(Any, None), plan, owned=cast(Any, object()))
+    server, warming = _Server(), _Warming()
+    life.server, life.warming = cast(Any, server), cast(Any, warming)
+    assert life._next_look() == 1.0  # warming up: servers start
+    warming.running = False
+    life._active()  # as the warm-up's end does
+    assert life._next_look() == 1.0 and life.wake.is_set()  # a few seconds more
+    life.active_until = time.monotonic() - 1  # those seconds passed
+    life.last_call = time.monotonic() - 100
+    assert 799 < cast(float, life._next_look()) <= 800 + lifecycle.IDLE_MARGIN
+    server.busy = True
+    assert life._next_look() == 1.0  # a call runs: tracked, and not idle
+    server.busy = False
+    life._touch()
+    assert life._next_look() == 1.0 and life.last_call > time.monotonic() - 1
+    editor = Lifecycle(cast(Any, None), cast(Any, None), Plan("editor", "e"))
+    assert editor._next_look() is None  # no idle timeout, nothing owned: woken only
+    editor.stop("test")
+    assert editor.wake.is_set() and editor.stopping.is_set()
