@@ -42,6 +42,9 @@ WORKERS = 2  # at most this many pieces compute at once; more wait for a worker
 _pool: ProcessPoolExecutor | None = None
 _lock = threading.Lock()  # one pool, whichever thread's loop asks first
 _ending: set[threading.Thread] = set()  # pools being ended away from the loop
+# A pool was started since the last `shutdown` collected: only then has it semaphores to
+# collect (a full collection costs a session's end 0.1-0.4 s of CPU, for nothing without).
+_uncollected = False
 
 
 async def off_loop(heavy: bool, work: Callable[..., T], *args: Any) -> T:
@@ -85,7 +88,10 @@ def shutdown() -> None:
         del pool
     for thread in list(_ending):
         thread.join(5)
-    gc.collect()  # the pools' semaphores unlink themselves: the tracker has none left to warn of
+    global _uncollected
+    if _uncollected:
+        _uncollected = False
+        gc.collect()  # the pools' semaphores unlink themselves: the tracker has none left to warn of
     tracker = resource_tracker._resource_tracker
     stop = getattr(tracker, "_stop", None)  # private: without it, the tracker ends with this process
     if getattr(tracker, "_pid", None) is not None and stop is not None:
@@ -94,9 +100,10 @@ def shutdown() -> None:
 
 
 def _current() -> ProcessPoolExecutor:
-    global _pool
+    global _pool, _uncollected
     with _lock:
         if _pool is None:
+            _uncollected = True
             _pool = ProcessPoolExecutor(max_workers=WORKERS, mp_context=multiprocessing.get_context("spawn"),
                                         initializer=_watch_parent, initargs=(os.getpid(),))
         return _pool

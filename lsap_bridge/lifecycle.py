@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from . import cpu
-from .connection import Limits, Scheduler
+from .connection import ASKING, Limits, Scheduler
 from .discovery import SessionInfo, runtime_dir
 from .edits import recover_edits
 from .errors import LsapError
@@ -32,6 +32,8 @@ from .service import Service
 
 Tell = Callable[[str], Awaitable[None]]
 LOG = logging.getLogger("lsap.lifecycle")
+TRACK_AFTER = 5.0  # seconds after a call or the warm-up during which servers are still tracked
+IDLE_MARGIN = 0.05  # seconds past the idle timeout at which an idle session looks again
 
 
 class Owned(Protocol):
@@ -54,7 +56,10 @@ class Plan:
     tcp_force: bool = False
     idle_timeout: float | None = None  # stop after this many seconds without a call
     signals: bool = False  # SIGTERM, SIGINT and SIGHUP stop it (only the main thread may)
-    tick: float = 0.5  # seconds between looks at Neovim (and the idle time)
+    # Seconds between looks at the servers Neovim started (`Owned.track`), while something
+    # may start one: the warm-up, a call, and TRACK_AFTER seconds after it. Idle, the session
+    # sleeps until its idle timeout is due, or until a call, a stop or Neovim's exit.
+    tick: float = 0.5
     # Open the workspace for its servers at start (`Servers.open_workspace`): the daemon's
     # Neovim has no buffer yet, so its first request would wait for the servers to index.
     warm: bool = False
@@ -79,11 +84,16 @@ class Lifecycle:
         self.reason = "it is shutting down"  # said to the clients whose calls it cut off
         self.last_call = time.monotonic()
         self.warming: asyncio.Task[None] | None = None
+        self.wake = asyncio.Event()  # something happened that `_serve` looks at
+        self.tracked = 0.0  # when `_serve` last had the servers tracked
+        self.active_until = 0.0  # servers are tracked until then after a call or the warm-up
+        self.stopping_task: asyncio.Task[None] | None = None  # `lsap daemon stop`'s
 
     def stop(self, reason: str) -> None:
         if not self.stopping.is_set():
             self.reason = reason
             self.stopping.set()
+        self.wake.set()
 
     async def run(self) -> None:
         if self.plan.signals:
@@ -127,22 +137,47 @@ class Lifecycle:
         self.info.publish()
         if self.plan.warm:  # in the background: clients are served meanwhile
             self.warming = asyncio.create_task(self._warm())
+            self.warming.add_done_callback(lambda _task: self._active())
         if self.owned is None:  # the human's Neovim may outlive this host: it cleans up then
             await gateway.remove_on_exit([str(self.info.file), str(server.path)])
 
     async def _serve(self) -> None:
         conn = self.gateway.conn
+        conn.when_closed(self.wake.set)
         while not self.stopping.is_set() and not conn.closed:
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self.stopping.wait(), self.plan.tick)
-            if self.owned is not None:
+                await asyncio.wait_for(self.wake.wait(), self._next_look())
+            self.wake.clear()
+            now = time.monotonic()
+            if self.owned is not None and self._may_start_servers(now) and now - self.tracked >= self.plan.tick:
+                self.tracked = now
                 await self.owned.track()  # the servers running now, should Neovim crash
             idle = self.plan.idle_timeout
-            if idle is not None and time.monotonic() - self.last_call > idle and not (
-                    self.server is not None and self.server.busy):
+            if idle is not None and time.monotonic() - self.last_call > idle and not self._busy():
                 self.stop("idle timeout")
         if conn.closed:
             self.reason = "its Neovim exited"
+
+    def _busy(self) -> bool:
+        return self.server is not None and self.server.busy
+
+    def _may_start_servers(self, now: float) -> bool:
+        """Whether Neovim may be starting a server now: while it warms up, while a call
+        runs, and for a few seconds after one (servers start as buffers open, for calls)."""
+        warming = self.warming is not None and not self.warming.done()
+        return warming or self._busy() or now < self.active_until
+
+    def _next_look(self) -> float | None:
+        """Seconds until `_serve` must look again by itself (None: only when woken)."""
+        now = time.monotonic()
+        if self.owned is not None and self._may_start_servers(now):
+            return self.plan.tick
+        idle = self.plan.idle_timeout
+        if idle is None:
+            return None
+        if self._busy():  # the idle time is not up while a call runs: look again soon
+            return self.plan.tick
+        return max(self.last_call + idle - now, 0.0) + IDLE_MARGIN
 
     async def _end(self) -> None:
         """Withdraw first (no client finds it any more), then answer and close the
@@ -169,10 +204,26 @@ class Lifecycle:
 
     def _touch(self) -> None:
         self.last_call = time.monotonic()
+        self._active()
+
+    def _active(self) -> None:
+        """A call came or ended, or the warm-up ended: the idle time starts again, and the
+        servers Neovim may have started are tracked for a few seconds."""
+        self.active_until = time.monotonic() + TRACK_AFTER
+        self.wake.set()
 
     async def _shutdown(self, _params: object) -> str:
-        asyncio.get_running_loop().call_soon(self.stop, "`lsap daemon stop`")
+        # It stops once this call has its answer out ("stopping"): stopping cancels the
+        # calls still running, and this one would be answered `session_gone` instead.
+        asking = ASKING.get()
+        answering = set(asking.tasks) if asking is not None else set()
+        self.stopping_task = asyncio.get_running_loop().create_task(self._stop_after(answering))
         return "stopping"
+
+    async def _stop_after(self, answering: set[asyncio.Task[None]]) -> None:
+        if answering:
+            await asyncio.wait(answering, timeout=2)
+        self.stop("`lsap daemon stop`")
 
     async def _tell(self, message: str) -> None:
         if self.tell is not None:

@@ -11,7 +11,7 @@ from .jsonvalue import JsonObject
 
 
 class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class SymbolScope(StrictModel):
@@ -137,7 +137,7 @@ def absent() -> Any:
 class Cut(BaseModel):
     """What a `format: "json"` answer cut to its budget left out (`report/budget.py`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     budget: int
     left_out: dict[str, int]  # items dropped, by the JSON path of their list (`calls[0].children`)
@@ -149,7 +149,7 @@ class Report(BaseModel):
     """What a mode answers: its `format: "json"` output is the dump, and its template
     renders the same fields (doc/architecture.md, Reports and errors)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     # Set by the service: buffers answered from whose file differs on disk.
     notes: list[str] | None = absent()
@@ -164,7 +164,7 @@ class Report(BaseModel):
 class Row(BaseModel):
     """A part of a report (a group, a line, a definition): typed, nothing else allowed."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Overwritten(Row):

@@ -84,6 +84,10 @@ class NvimConnection:
     def closed(self) -> bool:
         return self._closed
 
+    def when_closed(self, callback: Callable[[], None]) -> None:
+        """Have `callback` called once the connection is gone (soon, if it is already)."""
+        self._read_task.add_done_callback(lambda _task: callback())
+
     async def request(self, method: str, *args: Any) -> Any:
         if self._closed:
             raise NvimDisconnected("Neovim connection is closed")

@@ -16,7 +16,7 @@ from typing import Any
 import pynvim
 
 from lsap_bridge.discovery import SessionInfo, sessions
-from lsap_bridge.embedded import find_nvim, server_path
+from lsap_bridge.embedded import nvim_program, server_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ def register_remote_plugin(directory: Path) -> dict[str, str]:
     """Run `:UpdateRemotePlugins` once; returns the environment pointing at the manifest."""
     env = {**os.environ, "PATH": server_path(),
            "NVIM_RPLUGIN_MANIFEST": str(directory / "rplugin.vim")}
-    subprocess.run([find_nvim(), "--headless", "-u", str(user_init(directory)), "-i", "NONE", "-n",
+    subprocess.run([nvim_program(), "--headless", "-u", str(user_init(directory)), "-i", "NONE", "-n",
                     "-c", "UpdateRemotePlugins", "-c", "qa!"],
                    env=env, check=True, timeout=120, capture_output=True)
     assert "LsapStart" in (directory / "rplugin.vim").read_text()
@@ -50,7 +50,7 @@ class HumanNvim:
         self.address = str(self.dir / "nvim.sock")
         manifest_dir = Path(env["NVIM_RPLUGIN_MANIFEST"]).parent
         self.process = subprocess.Popen(
-            [find_nvim(), "--headless", "-u", str(manifest_dir / "init.lua"), "-i", "NONE", "-n",
+            [nvim_program(), "--headless", "-u", str(manifest_dir / "init.lua"), "-i", "NONE", "-n",
              "--listen", self.address],
             cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)

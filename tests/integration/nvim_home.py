@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import pynvim
 
-from lsap_bridge.embedded import find_nvim
+from lsap_bridge.embedded import nvim_program
 from tests.conftest import ROOT
 
 T = TypeVar("T")
@@ -93,7 +93,7 @@ def make_home(base: Path, setup: str = "{}", python: str | None = sys.executable
     atexit.register(shutil.rmtree, env["XDG_RUNTIME_DIR"], True)
     env.pop("NVIM", None)
     env.pop("VIMINIT", None)
-    home = Home(base, env, find_nvim())
+    home = Home(base, env, nvim_program())
     home.plugin.parent.mkdir(parents=True)
     home.plugin.symlink_to(plugin)
     config = base / "xdg_config_home" / "nvim"

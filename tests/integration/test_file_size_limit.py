@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.embedded import find_nvim, plugin_root
+from lsap_bridge.embedded import nvim_program, plugin_root
 from tests.conftest import EXAMPLE
 
 from .harness import Bridge
@@ -94,7 +94,7 @@ def test_a_held_file_that_grows_past_the_limit_is_closed_not_reloaded(bridge: Br
 
 def lua_config(env: dict[str, str], code: str) -> str:
     done = subprocess.run(
-        [find_nvim(), "--headless", "--clean", "--cmd", f"set rtp^={plugin_root()}",
+        [nvim_program(), "--headless", "--clean", "--cmd", f"set rtp^={plugin_root()}",
          "-c", f"lua io.stdout:write(tostring({code}))", "-c", "qa!"],
         capture_output=True, text=True, timeout=30, env=env,
     )

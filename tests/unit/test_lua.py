@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lsap_bridge.embedded import find_nvim
+from lsap_bridge.embedded import nvim_program
 from tests.conftest import ROOT
 
 FILES = sorted((ROOT / "tests" / "lua").glob("test_*.lua"))
@@ -18,7 +18,7 @@ FILES = sorted((ROOT / "tests" / "lua").glob("test_*.lua"))
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_lua(path: Path, tmp_path: Path) -> None:
-    done = subprocess.run([find_nvim(), "--headless", "--clean", "-l", str(ROOT / "tests" / "lua" / "runner.lua"),
+    done = subprocess.run([nvim_program(), "--headless", "--clean", "-l", str(ROOT / "tests" / "lua" / "runner.lua"),
                            str(path)], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
@@ -55,7 +55,7 @@ def test_start_up_defines_the_commands_and_loads_little(tmp_path: Path) -> None:
         "local out = { commands = vim.fn.exists(':Lsap') == 2 and vim.fn.exists(':LsapReferences') == 2 }\n"
         "out.loaded = vim.tbl_filter(function(n) return n:match('^lsap') end, vim.tbl_keys(package.loaded))\n"
         "io.stdout:write(vim.json.encode(out))\n")
-    argv = [find_nvim(), "--headless", "--clean", "--cmd", f"set rtp^={ROOT}", "-c", "runtime plugin/lsap.lua",
+    argv = [nvim_program(), "--headless", "--clean", "--cmd", f"set rtp^={ROOT}", "-c", "runtime plugin/lsap.lua",
             "-c", f"luafile {script}", "-c", "qa!"]
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     found = json.loads(done.stdout or done.stderr)

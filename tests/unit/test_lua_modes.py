@@ -12,7 +12,7 @@ import pytest
 
 from lsap_bridge import lua_modes, modes
 from lsap_bridge.capabilities import REGISTRY
-from lsap_bridge.embedded import find_nvim
+from lsap_bridge.embedded import nvim_program
 from lsap_bridge.models import Report, Request
 from tests.conftest import ROOT
 
@@ -23,7 +23,7 @@ def lua_value(path: Path, tmp: Path, env: dict[str, str] | None = None) -> Any:
     """What a Lua file returns, as Neovim's Lua reads it (JSON through `vim.json`)."""
     script = tmp / "eval.lua"
     script.write_text(EVAL)
-    done = subprocess.run([find_nvim(), "--clean", "--headless", "-l", str(script), str(path)],
+    done = subprocess.run([nvim_program(), "--clean", "--headless", "-l", str(script), str(path)],
                           capture_output=True, text=True, timeout=30, check=True, env=env)
     return json.loads(done.stdout)
 

@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from lsap_bridge.embedded import find_nvim
+from lsap_bridge.embedded import nvim_program
 from tests.conftest import ROOT
 
 SERVERS = ("basedpyright", "pyright", "pylsp")
@@ -34,7 +34,7 @@ def test_a_python_project_root_is_found_by_its_marker(tmp_path: Path) -> None:
         Path(files[marker]).write_text("x = 1\n")
     script = tmp_path / "roots.lua"
     script.write_text(ROOTS % str(ROOT))
-    done = subprocess.run([find_nvim(), "--clean", "--headless", "-l", str(script), json.dumps(files),
+    done = subprocess.run([nvim_program(), "--clean", "--headless", "-l", str(script), json.dumps(files),
                            json.dumps(SERVERS)], capture_output=True, text=True, timeout=30, check=True)
     found = json.loads(done.stdout)
     wrong = {f"{server} by {marker}": found[server][marker] for server in SERVERS for marker in MARKERS
