@@ -65,13 +65,20 @@ dist: setup
 # slowest; all three always run, and the target fails if any did.
 WORKERS ?= 4
 SERIAL_WORKERS ?= 2
-TEST_ENV = PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH"
+# Bytecode is written (a machine may set PYTHONDONTWRITEBYTECODE): otherwise every daemon and
+# host compiles lsap_bridge again, and each collecting process rewrites the test modules'
+# asserts again (13 CPU s instead of 5). Each part has a temp dir of its own (`--basetemp`,
+# emptied when that part starts): pytest's own numbered dirs keep three runs, so the fourth
+# session (the parts, and test_release's inner run) would delete the first's 1.8 GB of
+# venvs while the timing tests run.
+TEST_ENV = PYTHONDONTWRITEBYTECODE= PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH"
+TEST_TMP ?= /tmp/lsapt$(shell printf %s "$(CURDIR)" | cksum | cut -d' ' -f1)
 TESTS = --ignore=tests/integration/test_wheel.py
 test: check
-	status=0; \
-	$(TEST_ENV) $(BIN)/pytest $(TESTS) -q --durations=25 -n $(WORKERS) --dist loadgroup -m 'not serial' || status=$$?; \
-	$(TEST_ENV) $(BIN)/pytest $(TESTS) -q --durations=25 -n $(SERIAL_WORKERS) --dist loadgroup -m 'serial and not alone' || status=$$?; \
-	$(TEST_ENV) $(BIN)/pytest $(TESTS) -q --durations=10 -m alone || status=$$?; \
+	mkdir -p $(TEST_TMP); status=0; \
+	$(TEST_ENV) $(BIN)/pytest $(TESTS) --basetemp=$(TEST_TMP)/p -q --durations=25 -n $(WORKERS) --dist loadgroup -m 'not serial' || status=$$?; \
+	$(TEST_ENV) $(BIN)/pytest $(TESTS) --basetemp=$(TEST_TMP)/s -q --durations=25 -n $(SERIAL_WORKERS) --dist loadgroup -m 'serial and not alone' || status=$$?; \
+	$(TEST_ENV) $(BIN)/pytest $(TESTS) --basetemp=$(TEST_TMP)/a -q --durations=10 -m alone || status=$$?; \
 	exit $$status
 
 # A release candidate: the checks, the archives (twine check --strict), the wheel test on
