@@ -30,7 +30,7 @@ from tests.conftest import EXAMPLE
 from tests.integration.harness import Bridge
 
 from .clients import Raw, request_line, sleepy_server
-from .processes import rss_kb, start_daemon, tree
+from .processes import rss_kb, schedstat, start_daemon, tree
 
 # Latencies of milliseconds asserted beside floods: run with the machine to itself (`alone`).
 pytestmark = [pytest.mark.integration, pytest.mark.serial, pytest.mark.alone]
@@ -122,13 +122,6 @@ FLOOD = ("import sys, threading, time; from tests.reliability.test_budget import
 FLOOD_BOUND = 0.1  # seconds: the issue's bound on a hover while the 50 flood the service
 
 
-def schedstat(pid: int) -> tuple[float, float]:
-    """Seconds the main thread of `pid` (the daemon's loop) has run on a CPU, and waited
-    for one while runnable (Linux's /proc schedstat)."""
-    ran, waited, _ = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
-    return int(ran) / 1e9, int(waited) / 1e9
-
-
 @dataclass(frozen=True)
 class Hover:
     """One tick of the probe: the flooded daemon's hover, and the control's asked beside it."""
@@ -186,6 +179,7 @@ def test_fifty_clients_that_never_read_keep_the_service_within_its_total(
         before = schedstat(pid)
         took = hover(conn)
         after = schedstat(pid)
+        assert before is not None and after is not None, f"the daemon {pid} is gone"
         return took, after[0] - before[0], after[1] - before[1]
 
     def hovers(seconds: float) -> list[Hover]:
