@@ -92,6 +92,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def schedstat(pid: int) -> tuple[float, float] | None:
+    """Seconds the main thread of `pid` has run on a CPU, and been runnable but waiting for
+    one (Linux's /proc schedstat: what a loaded machine adds, as the kernel counts it);
+    None once the process is gone."""
+    try:
+        ran, waited, _ = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+    except (OSError, ValueError):
+        return None
+    return int(ran) / 1e9, int(waited) / 1e9
+
+
 def wait_until(check: Callable[[], bool], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
