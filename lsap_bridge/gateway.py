@@ -462,7 +462,8 @@ class EditorGateway:
     ) -> dict[int, dict[str, Any]]:
         """`vim.diagnostic` items per buffer, once servers have published for its latest change.
 
-        Bounded by `timeouts.diagnostics`; each answer says whether the buffer was analysed,
+        Bounded by `timeouts.diagnostics`, not counting the time a server reports work in
+        progress (up to `timeouts.index` more); each answer says whether the buffer was analysed,
         or was `quiet`: diagnosed before, with nothing new published (see `when_diagnosed`).
         Diagnostics of `exclude_clients` (pulled separately) are left out. `after_sync`:
         files changed on disk (`sync`), and a buffer is analysed only once each of its
@@ -473,8 +474,10 @@ class EditorGateway:
         settle_ms = int(self.timeouts.settle * 1000)
         quiet_ms = int(self.timeouts.diagnostics_quiet * 1000)
         timeout_ms = int(self.timeouts.diagnostics * 1000)
+        work_ms = int(self.timeouts.index * 1000)  # a server's reported work does not count
         raw = await self._ask("when_diagnosed", bufnrs, exclude_clients, settle_ms, quiet_ms,
-                              timeout_ms, after_sync, timeout=self.timeouts.diagnostics + 5)
+                              timeout_ms, after_sync, work_ms,
+                              timeout=self.timeouts.diagnostics + self.timeouts.index + 5)
         return {int(entry["bufnr"]): entry for entry in raw or []}
 
     async def server_commands(self, client_id: int) -> list[str]:

@@ -131,6 +131,14 @@ local function quiet(w, bufnr)
   return true
 end
 
+-- Whether a server the wait is for reports work in progress on this buffer's behalf.
+local function reports_work(w, bufnr)
+  for _, client in ipairs(pushing(w, bufnr)) do
+    if busy(client.id, w.settle_ms) then return true end
+  end
+  return false
+end
+
 --- The answer: each buffer's items, and whether it was analysed or is quiet.
 local function answer(w, bufnrs)
   local out = {}
@@ -152,14 +160,20 @@ end
 --- same (typescript-language-server skips "still empty"): a buffer diagnosed before, with
 --- no diagnostics, that gets no event for `quiet_ms` while its servers report no work in
 --- progress comes back `quiet` (its empty diagnostics still stand).
---- Buffers still waiting at `timeout_ms` come back with neither flag.
+--- Buffers still waiting at `timeout_ms` come back with neither flag. Time in which a
+--- pushing server of a buffer still waited for reports work in progress (`seen.busy`) does
+--- not count against `timeout_ms`, for up to `work_ms` (`timeouts.index`, the bound of such
+--- work): a cold typescript-language-server reports "Initializing JS/TS language features"
+--- for 10 to 13 s on a loaded machine before it publishes anything, so a check's baseline,
+--- whose wait started with the server, ran out 0.2 s before its first answer and left
+--- every file pending (and the next check could only call their errors `current`).
 --- Namespaces of `exclude_clients` (whose diagnostics the service pulls) are left out.
 --- `after_sync`: a file counts as analysed only once each of its pushing servers reports
 --- no work and has published nothing for `PASS_MS` (its pass is over), and, after files
 --- changed on disk, published for it after its first answer following the change
 --- (`proven`, asked for at the sync: `seen.synced`): a dependent's buffer does
 --- not change, so its changedtick proves nothing.
-function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms, after_sync)
+function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, timeout_ms, after_sync, work_ms)
   local excluded, pulled = {}, {}
   for _, id in ipairs(exclude_clients) do
     pulled[id] = true
@@ -169,6 +183,7 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
   end
   local start = now_ms()
   local deadline = start + timeout_ms
+  local last, limit = start, start + timeout_ms + (work_ms or 0)
   local w = {
     excluded = excluded,
     pulled = pulled,
@@ -186,10 +201,16 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
     25,
     vim.schedule_wrap(function()
       if done then return end
-      local all = true
+      local all, working = true, false
       for _, bufnr in ipairs(bufnrs) do
-        if not (analysed(w, bufnr) or quiet(w, bufnr)) then all = false end
+        if not (analysed(w, bufnr) or quiet(w, bufnr)) then
+          all = false
+          working = working or reports_work(w, bufnr)
+        end
       end
+      local t = now_ms()
+      if working then deadline = math.min(deadline + (t - last), limit) end
+      last = t
       if not all and now_ms() < deadline then return end
       done = true
       timer:stop()

@@ -1,0 +1,93 @@
+-- The wait for pushed diagnostics (lua/lsap/transport/diagnostics.lua, `when_diagnosed`)
+-- against an in-process fake server: how long it waits for a server that reports work.
+local channel = require('lsap.transport.channel')
+local seen = require('lsap.transport.seen')
+local diagnostics = require('lsap.transport.diagnostics')
+local T = {}
+
+seen.watch(vim.api.nvim_create_augroup('lsap_test_diagnosed', {}))
+
+local replies = {}
+channel.reply = function(token, payload) replies[token] = { payload = payload, at = vim.uv.now() } end
+
+--- A buffer of a new file with a fake server attached; `script(notify, uri)` runs once the
+--- server got the buffer's didOpen (`notify(method, params)` sends to Neovim).
+local function attached(name, script)
+  local path = vim.fn.tempname() .. '_' .. name .. '.txt'
+  vim.fn.writefile({ 'text' }, path)
+  vim.cmd.edit(vim.fn.fnameescape(path))
+  local bufnr = vim.api.nvim_get_current_buf()
+  local id = vim.lsp.start({
+    name = 'fake_' .. name,
+    cmd = function(dispatchers)
+      local closing = false
+      return {
+        request = function(method, _, callback)
+          if method == 'initialize' then
+            callback(nil, { capabilities = { textDocumentSync = 1 } })
+          elseif method == 'shutdown' then
+            callback(nil, vim.NIL)
+          else
+            callback(nil, {})
+          end
+          return true, 1
+        end,
+        notify = function(method, params)
+          if method == 'textDocument/didOpen' then
+            vim.schedule(function() script(dispatchers.notification, params.textDocument.uri) end)
+          end
+          return true
+        end,
+        is_closing = function() return closing end,
+        terminate = function() closing = true end,
+      }
+    end,
+  }, { bufnr = bufnr })
+  expect.truthy(id, 'the fake server started')
+  vim.wait(1000, function() return #vim.lsp.get_clients({ bufnr = bufnr }) > 0 end, 10)
+  return bufnr, id
+end
+
+local function progress(notify, kind, title)
+  notify('$/progress', { token = 'init', value = { kind = kind, title = title } })
+end
+
+local function wait(token, bufnr, timeout_ms, work_ms)
+  local start = vim.uv.now()
+  diagnostics.when_diagnosed(token, { bufnr }, {}, 50, 200, timeout_ms, false, work_ms)
+  vim.wait(timeout_ms + work_ms + 2000, function() return replies[token] ~= nil end, 10)
+  local got = assert(replies[token], 'an answer')
+  return got.payload[1], got.at - start
+end
+
+T['a server still reporting its start-up work is waited for past the bound, then analysed'] = function()
+  -- typescript-language-server's "Initializing JS/TS language features", 10 to 13 s on a
+  -- loaded machine, before its first publish.
+  local bufnr = attached('starting', function(notify, uri)
+    progress(notify, 'begin', 'Initializing')
+    vim.defer_fn(function()
+      progress(notify, 'end')
+      vim.defer_fn(function() notify('textDocument/publishDiagnostics', { uri = uri, diagnostics = {} }) end, 100)
+    end, 700)
+  end)
+  local entry, waited = wait('starting', bufnr, 300, 5000)
+  expect.equality({ entry.analysed, entry.quiet }, { true, false })
+  expect.truthy(waited >= 700, 'waited past the start-up work: ' .. waited)
+end
+
+T['a silent server reporting no work is bounded by the timeout'] = function()
+  local bufnr = attached('silent', function(notify) progress(notify, 'begin', 'x') progress(notify, 'end') end)
+  vim.wait(1200, function() return false end, 50) -- past its start-up grace (`seen.busy`)
+  local entry, waited = wait('silent', bufnr, 300, 5000)
+  expect.equality({ entry.analysed, entry.quiet }, { false, false })
+  expect.truthy(waited >= 300 and waited < 3000, 'answered at the bound, not the work bound: ' .. waited)
+end
+
+T['work that never ends is bounded by the work bound'] = function()
+  local bufnr = attached('endless', function(notify) progress(notify, 'begin', 'Indexing') end)
+  local entry, waited = wait('endless', bufnr, 200, 400)
+  expect.equality({ entry.analysed, entry.quiet }, { false, false })
+  expect.truthy(waited >= 600, 'answered at both bounds: ' .. waited) -- and answered (`wait`)
+end
+
+return T
