@@ -91,13 +91,22 @@ function M.enabled_configs()
   return nil
 end
 
---- The document version the servers last heard for a buffer (its `didChange`): the
---- changedtick of its last text change, which a write (resetting 'modified') moves past.
---- The internal `vim.lsp.util.buf_versions` where it is, else the changedtick.
-function M.sent_version(bufnr)
+--- The document version of a buffer's text as Neovim numbers it for the servers: 0 from its
+--- `didOpen`, then the changedtick of each text change (set as the change is made, before a
+--- debounced `didChange` carries it). The internal `vim.lsp.util.buf_versions`; nil where
+--- it is missing.
+function M.buf_version(bufnr)
   local ok, versions = pcall(function() return vim.lsp.util.buf_versions end)
   local version = ok and type(versions) == 'table' and versions[bufnr] or nil
-  if type(version) == 'number' and version > 0 then return version end
+  return type(version) == 'number' and version or nil
+end
+
+--- The document version the servers last heard for a buffer (its `didChange`): the
+--- changedtick of its last text change, which a write (resetting 'modified') moves past.
+--- `buf_version` where it is known and past the `didOpen`, else the changedtick.
+function M.sent_version(bufnr)
+  local version = M.buf_version(bufnr)
+  if version ~= nil and version > 0 then return version end
   return vim.b[bufnr].changedtick
 end
 

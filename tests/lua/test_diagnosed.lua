@@ -1,5 +1,6 @@
 -- The wait for pushed diagnostics (lua/lsap/transport/diagnostics.lua, `when_diagnosed`)
--- against an in-process fake server: how long it waits for a server that reports work.
+-- against an in-process fake server: how long it waits for a server that reports work, and
+-- which publish is of the buffer's current text.
 local channel = require('lsap.transport.channel')
 local seen = require('lsap.transport.seen')
 local diagnostics = require('lsap.transport.diagnostics')
@@ -88,6 +89,29 @@ T['work that never ends is bounded by the work bound'] = function()
   local entry, waited = wait('endless', bufnr, 200, 400)
   expect.equality({ entry.analysed, entry.quiet }, { false, false })
   expect.truthy(waited >= 600, 'answered at both bounds: ' .. waited) -- and answered (`wait`)
+end
+
+T['a publish naming the old version, read after an edit, is not taken for the new text'] = function()
+  local send
+  local bufnr = attached('versions', function(notify, uri)
+    send = function(version)
+      notify('textDocument/publishDiagnostics', { uri = uri, version = version, diagnostics = {} })
+    end
+  end)
+  vim.wait(1000, function() return send ~= nil end, 10)
+  send(0) -- of the didOpen's text, which is current
+  local entry = wait('v_open', bufnr, 300, 0)
+  expect.equality({ entry.analysed, entry.quiet }, { true, false })
+  vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, { 'typed' })
+  send(0) -- still of the didOpen's text (basedpyright's, read after the edit): neither
+  entry = wait('v_old', bufnr, 400, 0)
+  expect.equality({ entry.analysed, entry.quiet }, { false, false })
+  send(vim.b[bufnr].changedtick) -- of the edit's didChange, sent by now (debounced)
+  entry = wait('v_new', bufnr, 300, 0)
+  expect.equality({ entry.analysed, entry.quiet }, { true, false })
+  vim.bo[bufnr].modified = false -- as a write does: the changedtick moves, the text stays
+  entry = wait('v_written', bufnr, 300, 0)
+  expect.equality({ entry.analysed, entry.quiet }, { true, false })
 end
 
 return T

@@ -8,7 +8,7 @@ local seen = require('lsap.transport.seen')
 local diagnosed, published_order, published_any = seen.diagnosed, seen.published_order, seen.published_any
 local published_tick, republishes, proven = seen.published_tick, seen.republishes, seen.proven
 local published_any_order, proven_at, progress = seen.published_any_order, seen.proven_at, seen.progress
-local busy = seen.busy
+local busy, versioned = seen.busy, seen.versioned
 
 -- Silence of a server after its last publish that ends its pass over the open files
 -- (basedpyright on rich, two loaded cores: gaps of up to a second between two files).
@@ -98,17 +98,37 @@ local function republished(w, bufnr)
   return true
 end
 
+-- Whether the buffer's last `DiagnosticChanged` is of its current text for each server: by
+-- the version a server's publishes name where they name one (a publish for the old text
+-- still on its way after an edit typed into the buffer — basedpyright's for its `didOpen`
+-- — is not taken for the new one; a write, which moves the changedtick alone, keeps them
+-- current); else by the changedtick of that event.
+local function text_current(w, bufnr, seen_at)
+  local ticked = seen_at.tick == vim.b[bufnr].changedtick
+  local clients = pushing(w, bufnr)
+  for _, client in ipairs(clients) do
+    if versioned(bufnr, client.id) then
+      if not seen.published_current(bufnr, client.id) then return false end
+    elseif not ticked then
+      return false
+    end
+  end
+  return ticked or #clients > 0
+end
+
 local function analysed(w, bufnr)
   local seen_at = diagnosed[bufnr]
   return seen_at ~= nil
     and vim.api.nvim_buf_is_valid(bufnr)
-    and seen_at.tick == vim.b[bufnr].changedtick
+    and text_current(w, bufnr, seen_at)
     and now_ms() - seen_at.at >= w.settle_ms
     and republished(w, bufnr)
 end
 
 -- Only a file whose diagnostics are empty (the case such servers skip), and only while
--- none of its servers reports work in progress.
+-- none of its servers reports work in progress, nor named the version in its last publish
+-- for it (basedpyright: its publish for the current text is awaited, `analysed`; silence
+-- is no evidence of it).
 -- After a change, also only for servers seen to skip unchanged diagnostics, once each had
 -- read the change and has been silent for `quiet_ms` since (and since its last publish):
 -- typescript-language-server publishes nothing after a rename that leaves every file clean.
@@ -117,7 +137,7 @@ local function quiet(w, bufnr)
   if seen_at == nil or now_ms() - math.max(w.start, seen_at.at) < w.quiet_ms then return false end
   if #diagnostic_items(bufnr, w.excluded) > 0 then return false end
   for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
-    if busy(client.id, w.settle_ms) then return false end
+    if busy(client.id, w.settle_ms) or (versioned(bufnr, client.id) and not w.pulled[client.id]) then return false end
     local since = proof(client)
     local silent = math.max(proven_at[client.id] or 0, published_any[client.id] or 0)
     if

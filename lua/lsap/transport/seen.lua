@@ -19,6 +19,10 @@ local diagnosed = {} ---@type table<integer, {tick: integer, at: integer}>
 local published_any = {} ---@type table<integer, integer>
 local published_tick = {} ---@type table<integer, table<integer, integer>> -- the changedtick then
 local republishes = {} ---@type table<integer, boolean> -- by client: unchanged ones too
+-- The document version each server's last publish for a buffer named (basedpyright, clangd;
+-- pylsp for some), by buffer and client; false: it named none. Where it names one, whether
+-- it is of the buffer's current text is known, not guessed.
+local published_version = {} ---@type table<integer, table<integer, integer|false>>
 -- When `sync` last told the servers of files changed on disk (`synced_at`); per client, when
 -- the first answer came to a request sent after that: the server had read the change by
 -- then, and what it publishes after that answer it sent after the change (a connection
@@ -45,6 +49,20 @@ M.progress, M.attached_at, M.answered_at, M.diagnosed = progress, attached_at, a
 M.published_any, M.published_tick, M.republishes = published_any, published_tick, republishes
 M.published_order, M.published_any_order = published_order, published_any_order
 M.proven, M.proven_at = proven, proven_at
+
+--- Whether a server's last publish for a buffer named the document version it was made from.
+function M.versioned(bufnr, client_id) return type((published_version[bufnr] or {})[client_id]) == 'number' end
+
+--- Whether a server's last publish for a buffer, one that named its version (`versioned`),
+--- is of the buffer's current text: of the version it was last sent, with no text change
+--- since (Neovim numbers one at once, and sends it debounced). A write, which moves the
+--- changedtick alone, changes nothing the server was told.
+function M.published_current(bufnr, client_id)
+  local got = (published_version[bufnr] or {})[client_id]
+  local sent = (version_sent[bufnr] or {})[client_id]
+  local now = compat.buf_version(bufnr)
+  return got ~= false and got ~= nil and sent ~= nil and got == sent.version and (now == nil or now == sent.version)
+end
 
 local function now_ms() return vim.uv.now() end
 
@@ -155,6 +173,8 @@ local function on_publish(client_id, result)
       republishes[client_id] = true
     end
     published_order[bufnr][client_id] = next_order()
+    published_version[bufnr] = published_version[bufnr] or {}
+    published_version[bufnr][client_id] = type(result.version) == 'number' and result.version or false
     published_tick[bufnr] = published_tick[bufnr] or {}
     -- A publish naming an older version than the one sent is of the old text: not current.
     local old = sent and result.version ~= nil and result.version ~= sent.version
