@@ -116,6 +116,10 @@ local function text_current(w, bufnr, seen_at)
   return ticked or #clients > 0
 end
 
+-- A server whose last publish for the buffer named a version, not the one it was last sent:
+-- it publishes for each version it reads (basedpyright, clangd), so that one is awaited.
+local function owes(bufnr, client) return versioned(bufnr, client.id) and not seen.published_current(bufnr, client.id) end
+
 local function analysed(w, bufnr)
   local seen_at = diagnosed[bufnr]
   return seen_at ~= nil
@@ -126,9 +130,9 @@ local function analysed(w, bufnr)
 end
 
 -- Only a file whose diagnostics are empty (the case such servers skip), and only while
--- none of its servers reports work in progress, nor named the version in its last publish
--- for it (basedpyright: its publish for the current text is awaited, `analysed`; silence
--- is no evidence of it).
+-- none of its servers reports work in progress, nor owes a publish for the buffer's text
+-- (`owes`: its silence is no evidence; a dependent's unchanged text it published for is
+-- judged as before).
 -- After a change, also only for servers seen to skip unchanged diagnostics, once each had
 -- read the change and has been silent for `quiet_ms` since (and since its last publish):
 -- typescript-language-server publishes nothing after a rename that leaves every file clean.
@@ -137,7 +141,7 @@ local function quiet(w, bufnr)
   if seen_at == nil or now_ms() - math.max(w.start, seen_at.at) < w.quiet_ms then return false end
   if #diagnostic_items(bufnr, w.excluded) > 0 then return false end
   for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
-    if busy(client.id, w.settle_ms) or (versioned(bufnr, client.id) and not w.pulled[client.id]) then return false end
+    if busy(client.id, w.settle_ms) or (owes(bufnr, client) and not w.pulled[client.id]) then return false end
     local since = proof(client)
     local silent = math.max(proven_at[client.id] or 0, published_any[client.id] or 0)
     if

@@ -59,9 +59,10 @@ function M.versioned(bufnr, client_id) return type((published_version[bufnr] or 
 --- changedtick alone, changes nothing the server was told.
 function M.published_current(bufnr, client_id)
   local got = (published_version[bufnr] or {})[client_id]
-  local sent = (version_sent[bufnr] or {})[client_id]
   local now = compat.buf_version(bufnr)
-  return got ~= false and got ~= nil and sent ~= nil and got == sent.version and (now == nil or now == sent.version)
+  -- Sent before the service watched (the human's buffers): the version Neovim numbered.
+  local sent = ((version_sent[bufnr] or {})[client_id] or {}).version or now
+  return type(got) == 'number' and got == sent and (now == nil or now == sent)
 end
 
 local function now_ms() return vim.uv.now() end
