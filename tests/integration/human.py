@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pynvim
-
 from lsap_bridge.discovery import SessionInfo, sessions
 from lsap_bridge.embedded import nvim_program, server_path
+
+from .nvim_home import attach
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,14 +54,7 @@ class HumanNvim:
              "--listen", self.address],
             cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while True:  # the socket file appears a moment before Neovim accepts on it
-            try:
-                self.nvim = pynvim.attach("socket", path=self.address)
-                break
-            except (FileNotFoundError, ConnectionRefusedError):
-                assert time.monotonic() < deadline, "nvim did not listen"
-                time.sleep(0.05)
+        self.nvim = attach(self.address)
         self.pid = int(self.nvim.call("getpid"))
         self.nvim.exec_lua("require('lsap.servers').enable(...)", servers, str(root))
         self.nvim.exec_lua("require('lsap').setup(...)", setup or {})

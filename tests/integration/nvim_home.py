@@ -121,6 +121,19 @@ def wait_for(check: Callable[[], T], timeout: float = 60, what: str = "condition
         time.sleep(0.2)
 
 
+def attach(address: str, timeout: float = 30) -> pynvim.Nvim:
+    """An RPC channel to the Neovim listening at `address`: its socket file appears a moment
+    before it accepts on it (a connect then is refused), so both are waited for."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return pynvim.attach("socket", path=address)
+        except (FileNotFoundError, ConnectionRefusedError):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"Neovim did not listen at {address}") from None
+            time.sleep(0.05)
+
+
 def checkhealth(nvim: pynvim.Nvim) -> str:
     nvim.command("tab checkhealth lsap")
     text = "\n".join(nvim.current.buffer[:])

@@ -21,7 +21,7 @@ import pytest
 from lsap_bridge.client import Connection
 from tests.conftest import EXAMPLE
 
-from .nvim_home import make_home, wait_for
+from .nvim_home import attach, make_home, wait_for
 from .test_terminal import Terminal
 
 pytestmark = [
@@ -45,8 +45,7 @@ def editor(tmp_path: Path, setup: str) -> Iterator[tuple[Terminal, pynvim.Nvim, 
     home.register()
     address = str(tmp_path / "nvim.sock")
     term = Terminal(home, project, home.nvim, "--listen", address, "shop/models.py")
-    wait_for(lambda: os.path.exists(address), 30, "Neovim listening")
-    nvim = pynvim.attach("socket", path=address)
+    nvim = attach(address)
     socket = f"{nvim.call('getenv', 'XDG_RUNTIME_DIR')}/lsap/nvim-{nvim.call('getpid')}.sock"
     wait_for(lambda: os.path.exists(socket), 60, "the agent socket")
     with Connection(socket) as conn:  # basedpyright up and indexed (in a file not shown)

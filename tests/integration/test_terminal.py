@@ -22,7 +22,7 @@ import pytest
 from lsap_bridge.client import Connection
 from tests.conftest import EXAMPLE
 
-from .nvim_home import Home, make_home, wait_for
+from .nvim_home import Home, attach, make_home, wait_for
 
 pytestmark = [
     pytest.mark.integration,
@@ -129,8 +129,7 @@ def editor(tmp_path: Path) -> Iterator[tuple[Terminal, pynvim.Nvim, Path]]:
     home.register()
     address = str(tmp_path / "nvim.sock")
     term = Terminal(home, project, home.nvim, "--listen", address, "notes.slow")
-    wait_for(lambda: os.path.exists(address), 30, "Neovim listening")
-    nvim = pynvim.attach("socket", path=address)
+    nvim = attach(address)
     yield term, nvim, project
     nvim.close()
     term.close()
