@@ -98,6 +98,10 @@ local function republished(w, bufnr)
   return true
 end
 
+-- A server whose last publish for the buffer named a version, not the one it was last sent:
+-- it publishes for each version it reads (basedpyright, clangd), so that one is awaited.
+local function owes(bufnr, client) return versioned(bufnr, client.id) and not seen.published_current(bufnr, client.id) end
+
 -- Whether the buffer's last `DiagnosticChanged` is of its current text for each server: by
 -- the version a server's publishes name where they name one (a publish for the old text
 -- still on its way after an edit typed into the buffer — basedpyright's for its `didOpen`
@@ -107,18 +111,10 @@ local function text_current(w, bufnr, seen_at)
   local ticked = seen_at.tick == vim.b[bufnr].changedtick
   local clients = pushing(w, bufnr)
   for _, client in ipairs(clients) do
-    if versioned(bufnr, client.id) then
-      if not seen.published_current(bufnr, client.id) then return false end
-    elseif not ticked then
-      return false
-    end
+    if owes(bufnr, client) or (not ticked and not versioned(bufnr, client.id)) then return false end
   end
   return ticked or #clients > 0
 end
-
--- A server whose last publish for the buffer named a version, not the one it was last sent:
--- it publishes for each version it reads (basedpyright, clangd), so that one is awaited.
-local function owes(bufnr, client) return versioned(bufnr, client.id) and not seen.published_current(bufnr, client.id) end
 
 local function analysed(w, bufnr)
   local seen_at = diagnosed[bufnr]
@@ -235,7 +231,7 @@ function M.when_diagnosed(token, bufnrs, exclude_clients, settle_ms, quiet_ms, t
       local t = now_ms()
       if working then deadline = math.min(deadline + (t - last), limit) end
       last = t
-      if not all and now_ms() < deadline then return end
+      if not all and t < deadline then return end
       done = true
       timer:stop()
       timer:close()
