@@ -231,12 +231,21 @@ function M.fresh(bufnr)
   return vim.b[bufnr].changedtick ~= tick and 'reloaded' or 'same'
 end
 
+-- Every server told of files changed on disk, and the sync counted (`seen.synced`); the
+-- proof that a server read it is asked for by the caller once all of it was sent.
+local function tell(changes)
+  for _, client in ipairs(vim.lsp.get_clients()) do
+    client:notify('workspace/didChangeWatchedFiles', { changes = changes })
+  end
+  seen.synced()
+end
+
 --- Before a request whose answer spans the workspace: tell the servers what changed on disk
 --- (`changes`, see `files_changed`), then bring every loaded buffer up to date. Returns
 --- the names of the loaded file buffers (the service skips the next call while nothing
 --- changed on disk and all of them are in the trees it watches).
 function M.sync(changes)
-  if #changes > 0 then M.files_changed(changes) end
+  if #changes > 0 then tell(changes) end
   local names = {}
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(bufnr) then
@@ -247,6 +256,8 @@ function M.sync(changes)
       end
     end
   end
+  -- Asked once the buffers are reloaded: the proof request goes out behind their didChange.
+  if #changes > 0 then seen.ask_proof() end
   return names
 end
 
@@ -368,10 +379,8 @@ end
 --- From here diagnostics `after_sync` count only what servers published after this (the
 --- service's sync, and an edit's files written without a buffer).
 function M.files_changed(changes)
-  for _, client in ipairs(vim.lsp.get_clients()) do
-    client:notify('workspace/didChangeWatchedFiles', { changes = changes })
-  end
-  seen.synced(true)
+  tell(changes)
+  seen.ask_proof()
 end
 
 return M

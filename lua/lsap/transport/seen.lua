@@ -80,6 +80,10 @@ function M.ask_proof()
       for bufnr in pairs(client.attached_buffers) do
         if vim.api.nvim_buf_is_loaded(bufnr) then
           asked[id] = M.synced_at
+          -- Behind every change Neovim holds back (debounced didChange, of any buffer: a
+          -- request flushes only its own): answered before the server read a reloaded
+          -- buffer, the proof let publishes of the old text count (test_check_rich).
+          compat.flush_changes(client)
           -- Any request does; this one every Python, TypeScript, C server answers cheaply.
           local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }
           pcall(client.request, client, 'textDocument/documentSymbol', params, function() end, bufnr)
@@ -97,10 +101,13 @@ end
 --- asked only when a wait started, after a check's wait for idle servers, it came after a
 --- server's whole pass over the change; asked a loop turn later, a loaded basedpyright had
 --- analysed before it read the request. Either way no publish counted and the files stayed
---- "not analysed" (a deleted module's importer, on a loaded machine). Buffers changed
---- meanwhile are proven by the version their publish names. `prove`: only for files the
---- servers were told of (`workspace/didChangeWatchedFiles`); after the bridge's own edit of
---- buffers the proof is asked when the wait begins, as before (a rename's diagnostics).
+--- "not analysed" (a deleted module's importer, on a loaded machine). Asked ahead of the
+--- change itself, its answer proved nothing and publishes of the old text counted (rich's
+--- callers, not re-analysed, "nothing new"): `disk.sync` asks once it has reloaded the
+--- stale buffers, and `ask_proof` sends Neovim's held-back didChange first. Buffers changed meanwhile are proven by the version
+--- their publish names. `prove`: only for files the servers were told of
+--- (`workspace/didChangeWatchedFiles`); after the bridge's own edit of buffers the proof is
+--- asked when the wait begins, as before (a rename's diagnostics).
 function M.synced(prove)
   M.synced_at = next_order()
   if prove then M.ask_proof() end
