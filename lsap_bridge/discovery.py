@@ -53,7 +53,10 @@ class SessionInfo(NamedTuple):
         tmp.replace(self.file)
 
     def withdraw(self) -> None:
-        for path in (self.file, Path(self.socket)):
+        """The socket first, the discovery file last: a withdrawal cut short (a host ended
+        between the two, Neovim killed) leaves the file, which the next look (`sessions`)
+        finds dead and withdraws again; the file gone first left a socket no look removed."""
+        for path in (Path(self.socket), self.file):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
 

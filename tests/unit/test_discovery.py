@@ -42,3 +42,30 @@ def test_nearest_root_wins(published: list[SessionInfo], tmp_path: Path) -> None
     assert session_for(outer / "side").name == "t-outer"  # type: ignore[union-attr]
     assert session_for(outer).name == "t-outer"  # type: ignore[union-attr]
     assert session_for(tmp_path) is None
+
+
+def test_a_withdrawal_cut_short_is_finished_by_the_next_look(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host that ends between the two removals (Neovim SIGKILLed, CI run of issue 28)
+    leaves the discovery file, never a socket alone: the next look removes what is left."""
+    path = runtime_dir() / "t-cut.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    info = SessionInfo("t-cut", "editor", os.getpid(), str(path), [str(tmp_path)])
+    info.publish()
+    listener.close()  # the host is gone: nothing listens
+    real_unlink = Path.unlink
+    removed: list[Path] = []
+
+    def first_only(self: Path, missing_ok: bool = False) -> None:
+        if removed:
+            raise SystemExit("the host ended here")
+        removed.append(self)
+        real_unlink(self, missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", first_only)
+    with pytest.raises(SystemExit):
+        info.withdraw()
+    monkeypatch.undo()
+    assert info.file.exists() and not path.exists(), "the file, the record, is left; the socket went first"
+    assert session_for(tmp_path) is None
+    assert not info.file.exists() and not path.exists()
