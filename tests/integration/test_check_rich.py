@@ -28,9 +28,40 @@ TRIALS = 10
 SIGNATURE = "def loop_first(values: Iterable[T]) -> Iterable[Tuple[bool, T]]:"
 BROKEN = "def loop_first(values: Iterable[T], *, strict: bool) -> Iterable[Tuple[bool, T]]:"
 CALLERS = {"rich/markdown.py", "rich/syntax.py", "rich/tree.py"}
-# Neovim's clock when each buffer's diagnostics last changed, by file name.
-WATCH = ("_G.lsap_test_changed = {}; vim.api.nvim_create_autocmd('DiagnosticChanged', {callback = "
-         "function(ev) _G.lsap_test_changed[vim.api.nvim_buf_get_name(ev.buf)] = vim.uv.now() end})")
+# Neovim's clock when each buffer's diagnostics last changed, by file name; and, for a trial
+# that fails, what Neovim saw of basedpyright meanwhile: its progress and publishes, timed.
+WATCH = """
+_G.lsap_test_changed, _G.lsap_test_events = {}, {}
+local function event(what) table.insert(_G.lsap_test_events, vim.uv.now() .. ' ' .. what) end
+vim.api.nvim_create_autocmd('DiagnosticChanged', {callback = function(ev)
+  local name = vim.api.nvim_buf_get_name(ev.buf)
+  _G.lsap_test_changed[name] = vim.uv.now()
+  event('diagnostics ' .. vim.fn.fnamemodify(name, ':t') .. ' ' .. #vim.diagnostic.get(ev.buf))
+end})
+vim.api.nvim_create_autocmd('LspProgress', {callback = function(ev)
+  local value = ev.data.params and ev.data.params.value or {}
+  local said = tostring(value.message or value.title)
+  event('progress ' .. ev.data.client_id .. ' ' .. tostring(value.kind) .. ' ' .. said)
+end})
+vim.api.nvim_create_autocmd('LspRequest', {callback = function(ev)
+  local request = ev.data.request
+  if request then event('request ' .. ev.data.client_id .. ' ' .. request.type .. ' ' .. request.method) end
+end})
+vim.api.nvim_create_autocmd('LspNotify', {callback = function(ev)
+  event('notify ' .. ev.data.client_id .. ' ' .. ev.data.method)
+end})
+"""
+# What a failed trial prints: the events since it began, and the wait's own records.
+EXPLAIN = """
+local since = ...
+local out = {}
+for _, line in ipairs(_G.lsap_test_events) do
+  if tonumber(line:match('^%d+')) >= since then out[#out + 1] = line end
+end
+local seen = require('lsap.transport.seen')
+out[#out + 1] = 'synced_at ' .. seen.synced_at .. ' proven ' .. vim.inspect(seen.proven)
+return table.concat(out, '\\n')
+"""
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +116,7 @@ def test_loop_first_broken_is_caught_in_every_trial(bridge: Bridge) -> None:
             rounds.append(count)
             changed = bridge.lua("return _G.lsap_test_changed")
             raw.append(max(changed[str(bridge.root / c)] - clock for c in CALLERS) / 1000)
-            assert broken == CALLERS, (trial, broken)
+            assert broken == CALLERS, (trial, broken, bridge.lua(EXPLAIN, clock))
             loop.write_text(text)
             fixed, _ = checked(bridge, "gone")
             assert fixed == CALLERS, (trial, fixed)

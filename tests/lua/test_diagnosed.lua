@@ -114,4 +114,24 @@ T['a publish naming the old version, read after an edit, is not taken for the ne
   expect.equality({ entry.analysed, entry.quiet }, { true, false })
 end
 
+T['quiet is kept from a buffer by its diagnostics, those of excluded servers aside'] = function()
+  local bufnr, id = attached('counted', function() end)
+  vim.wait(1200, function() return false end, 50) -- past its start-up grace (`seen.busy`)
+  local function after_typing(token)
+    vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, { 'typed' }) -- nothing published for it
+    diagnostics.when_diagnosed(token, { bufnr }, { id }, 50, 200, 600, false, 0)
+    vim.wait(3000, function() return replies[token] ~= nil end, 10)
+    return assert(replies[token], 'an answer').payload[1]
+  end
+  -- Pulled from this server (excluded): its diagnostics are no reason to wait.
+  local function one() return { { lnum = 0, col = 0, message = 'an error', severity = vim.diagnostic.severity.ERROR } } end
+  vim.diagnostic.set(vim.lsp.diagnostic.get_namespace(id, false), bufnr, one())
+  local entry = after_typing('c_excluded')
+  expect.equality({ entry.analysed, entry.quiet, entry.items }, { false, true, {} })
+  -- Another source's diagnostic stands: not quiet.
+  vim.diagnostic.set(vim.api.nvim_create_namespace('lsap_test_other'), bufnr, one())
+  entry = after_typing('c_other')
+  expect.equality({ entry.analysed, entry.quiet, #entry.items }, { false, false, 1 })
+end
+
 return T

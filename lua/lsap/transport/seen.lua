@@ -176,7 +176,7 @@ local function on_publish(client_id, result)
     if
       published_order[bufnr][client_id]
       and #(result.diagnostics or {}) == 0
-      and #vim.diagnostic.get(bufnr, { namespace = vim.lsp.diagnostic.get_namespace(client_id, false) }) == 0
+      and next(vim.diagnostic.count(bufnr, { namespace = vim.lsp.diagnostic.get_namespace(client_id, false) })) == nil
     then
       republishes[client_id] = true
     end
