@@ -11,41 +11,16 @@ seen.watch(vim.api.nvim_create_augroup('lsap_test_diagnosed', {}))
 local replies = {}
 channel.reply = function(token, payload) replies[token] = { payload = payload, at = vim.uv.now() } end
 
+local fake = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'fake_server.lua'))
+
 --- A buffer of a new file with a fake server attached; `script(notify, uri)` runs once the
 --- server got the buffer's didOpen (`notify(method, params)` sends to Neovim).
 local function attached(name, script)
-  local path = vim.fn.tempname() .. '_' .. name .. '.txt'
-  vim.fn.writefile({ 'text' }, path)
-  vim.cmd.edit(vim.fn.fnameescape(path))
-  local bufnr = vim.api.nvim_get_current_buf()
-  local id = vim.lsp.start({
-    name = 'fake_' .. name,
-    cmd = function(dispatchers)
-      local closing = false
-      return {
-        request = function(method, _, callback)
-          if method == 'initialize' then
-            callback(nil, { capabilities = { textDocumentSync = 1 } })
-          elseif method == 'shutdown' then
-            callback(nil, vim.NIL)
-          else
-            callback(nil, {})
-          end
-          return true, 1
-        end,
-        notify = function(method, params)
-          if method == 'textDocument/didOpen' then
-            vim.schedule(function() script(dispatchers.notification, params.textDocument.uri) end)
-          end
-          return true
-        end,
-        is_closing = function() return closing end,
-        terminate = function() closing = true end,
-      }
-    end,
-  }, { bufnr = bufnr })
-  expect.truthy(id, 'the fake server started')
-  vim.wait(1000, function() return #vim.lsp.get_clients({ bufnr = bufnr }) > 0 end, 10)
+  local _, bufnr, id = fake.attached(name, { 'text' }, { textDocumentSync = 1 }, function(kind, method, params, to)
+    if kind == 'notify' and method == 'textDocument/didOpen' then
+      vim.schedule(function() script(to.notification, params.textDocument.uri) end)
+    end
+  end)
   return bufnr, id
 end
 

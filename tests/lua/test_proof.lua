@@ -10,31 +10,14 @@ local group = vim.api.nvim_create_augroup('lsap_test_proof', {})
 seen.watch(group)
 disk.watch(group)
 
+local fake = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'fake_server.lua'))
+
 --- A buffer of a new file with a fake server attached that logs what it receives.
 local function attached(name)
-  local path = vim.fn.tempname() .. '_' .. name .. '.txt'
-  vim.fn.writefile({ 'one', 'two' }, path)
-  vim.cmd.edit(vim.fn.fnameescape(path))
-  local bufnr, got = vim.api.nvim_get_current_buf(), {}
-  vim.lsp.start({
-    name = 'fake_' .. name,
-    cmd = function()
-      local closing = false
-      return {
-        request = function(method, _, callback)
-          got[#got + 1] = method
-          callback(nil, method == 'initialize' and { capabilities = { textDocumentSync = 2 } } or vim.NIL)
-          return true, #got
-        end,
-        notify = function(method)
-          got[#got + 1] = method
-          return true
-        end,
-        is_closing = function() return closing end,
-        terminate = function() closing = true end,
-      }
-    end,
-  }, { bufnr = bufnr })
+  local got = {}
+  local path, bufnr = fake.attached(name, { 'one', 'two' }, { textDocumentSync = 2 }, function(_, method)
+    got[#got + 1] = method
+  end)
   vim.wait(1000, function() return vim.tbl_contains(got, 'textDocument/didOpen') end, 10)
   return path, bufnr, got
 end
