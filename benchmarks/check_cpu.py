@@ -22,7 +22,6 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from .corpus import fetch_rich
 from .rig import Rig
@@ -70,15 +69,14 @@ def servers(nvim: int) -> set[int]:
     return named
 
 
-async def check(rig: Rig) -> tuple[float, dict[str, Any]]:
-    """Checks until nothing was left pending (at most three), and their seconds."""
+async def check(rig: Rig) -> float:
+    """Checks until nothing was left pending (at most three): their seconds."""
     started = time.monotonic()
     for _ in range(3):
         _, result = await rig.bridge({"request": {"mode": "check", "format": "json"}})
-        report: dict[str, Any] = json.loads(result["text"])
-        if not report["pending"]:
+        if not json.loads(result["text"])["pending"]:
             break
-    return time.monotonic() - started, report
+    return time.monotonic() - started
 
 
 async def measure(rounds: int) -> str:
@@ -100,9 +98,9 @@ async def measure(rounds: int) -> str:
             took: list[float] = []
             for _ in range(rounds):
                 loop.write_text(text.replace(SIGNATURE, BROKEN))
-                took.append((await check(rig))[0])
+                took.append(await check(rig))
                 loop.write_text(text)
-                took.append((await check(rig))[0])
+                took.append(await check(rig))
             spent = {pid: cpu_seconds(pid) - before[pid] for pid in watched}
         finally:
             await rig.close()

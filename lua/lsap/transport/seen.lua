@@ -104,10 +104,10 @@ end
 --- "not analysed" (a deleted module's importer, on a loaded machine). Asked ahead of the
 --- change itself, its answer proved nothing and publishes of the old text counted (rich's
 --- callers, not re-analysed, "nothing new"): `disk.sync` asks once it has reloaded the
---- stale buffers, and `ask_proof` sends Neovim's held-back didChange first. Buffers changed meanwhile are proven by the version
---- their publish names. `prove`: only for files the servers were told of
---- (`workspace/didChangeWatchedFiles`); after the bridge's own edit of buffers the proof is
---- asked when the wait begins, as before (a rename's diagnostics).
+--- stale buffers, and `ask_proof` sends Neovim's held-back didChange first. Buffers
+--- changed meanwhile are proven by the version their publish names. `prove`: only for
+--- files the servers were told of (`workspace/didChangeWatchedFiles`); after the bridge's
+--- own edit of buffers the proof is asked when the wait begins (a rename's diagnostics).
 function M.synced(prove)
   M.synced_at = next_order()
   if prove then M.ask_proof() end
