@@ -139,6 +139,11 @@ end
 --- before Neovim handles it: the evidence that a server re-analysed a file after a change
 --- (DiagnosticChanged names no server). No event for it: the default handler is wrapped,
 --- once; a server given its own handler in its config is not seen (its files wait).
+--- Once Neovim is exiting, publishes are dropped, Neovim's handler and `on` alike: nothing
+--- reads diagnostics then, and the exit runs every event still queued (its process teardown
+--- waits until the queue is empty) while a server still sending adds to it: a flood of
+--- publishes (100 files an edit changed, each republished for all of them) held the exit
+--- for seconds (doc/lsap.txt, lsap-exit; tests/integration/test_quit_publishes.py).
 local publish_wrapped = false
 function M.on_publish(on)
   if publish_wrapped then return end
@@ -146,6 +151,7 @@ function M.on_publish(on)
   local method = 'textDocument/publishDiagnostics'
   local inner = vim.lsp.handlers[method]
   vim.lsp.handlers[method] = function(err, result, ctx, ...)
+    if M.exiting() then return end -- see above
     if type(result) == 'table' and type(result.uri) == 'string' and ctx then pcall(on, ctx.client_id, result) end
     return inner(err, result, ctx, ...)
   end
