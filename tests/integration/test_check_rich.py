@@ -78,17 +78,27 @@ def new_errors(report: dict[str, Any], status: str) -> set[str]:
             for d in g["diagnostics"] if d["severity"] == "error" and "strict" in d["message"]}
 
 
-def checked(bridge: Bridge, status: str) -> tuple[set[str], int]:
+def summary(report: dict[str, Any]) -> str:
+    """What a failed trial prints of each check: what it compared, and how it saw the callers."""
+    groups = {g["path"]: g["status"] for g in report["groups"] if g["path"] in CALLERS}
+    return (f"check {report.get('number')}: changed {report.get('changed')}, dependents "
+            f"{report.get('dependents')}, checked {report.get('checked')}, busy {report.get('busy')}, "
+            f"steady {report.get('steady')}, pending {report['pending']}, callers' groups {groups}")
+
+
+def checked(bridge: Bridge, status: str) -> tuple[set[str], int, list[str]]:
     """A check, and the checks after it while files were named as not re-analysed yet
     (what one could not confirm, the next reports): the callers with `status` errors
-    reported, and how many checks it took."""
+    reported, how many checks it took, and what each check compared (for a failure)."""
     found: set[str] = set()
+    seen: list[str] = []
     for n in range(1, 4):
         report = bridge.ask(mode="check")
         found |= new_errors(report, status)
+        seen.append(summary(report))
         if not report["pending"]:
-            return found, n
-    return found, n
+            return found, n, seen
+    return found, n, seen
 
 
 def test_loop_first_broken_is_caught_in_every_trial(bridge: Bridge) -> None:
@@ -111,17 +121,17 @@ def test_loop_first_broken_is_caught_in_every_trial(bridge: Bridge) -> None:
         for trial in range(TRIALS):
             loop.write_text(text.replace(SIGNATURE, BROKEN))
             started, clock = time.monotonic(), bridge.lua("return vim.uv.now()")
-            broken, count = checked(bridge, "new")
+            broken, count, seen = checked(bridge, "new")
             checks.append(time.monotonic() - started)
             rounds.append(count)
             changed = bridge.lua("return _G.lsap_test_changed")
             raw.append(max(changed[str(bridge.root / c)] - clock for c in CALLERS) / 1000)
             if broken != CALLERS:  # printed whole: pytest cuts a long assertion message short
-                print(f"trial {trial} missed {sorted(CALLERS - broken)}; what Neovim saw since it began:\n"
-                      + bridge.lua(EXPLAIN, clock), flush=True)
+                print(f"trial {trial} missed {sorted(CALLERS - broken)}; the checks:\n" + "\n".join(seen)
+                      + "\nwhat Neovim saw since the trial began:\n" + bridge.lua(EXPLAIN, clock), flush=True)
             assert broken == CALLERS, (trial, broken)
             loop.write_text(text)
-            fixed, _ = checked(bridge, "gone")
+            fixed, _, _ = checked(bridge, "gone")
             assert fixed == CALLERS, (trial, fixed)
             print(f"trial {trial}: caught in {count} check(s), {checks[-1]:.1f} s", flush=True)
     finally:
