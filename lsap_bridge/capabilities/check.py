@@ -207,17 +207,19 @@ async def dependents(session: Session, paths: list[Path]) -> Users:
 IMPORTS = ("import", "require", "include")
 
 
-def importers(session: Session, deleted: list[Path], known: dict[Path, list[Diagnostic]]) -> set[Path]:
-    """The files checked before whose text imports a deleted module by its name (a line
-    with the module's name as a word and `import`, `require` or `include`): no server can
-    be asked the references of a file that is gone, and its importers now fail."""
+def importers(session: Session, modules: list[Path], known: dict[Path, list[Diagnostic]]) -> set[Path]:
+    """The files checked before whose text imports a changed or deleted module by its name (a
+    line with the module's name as a word and `import`, `require` or `include`): users of it
+    whatever a server's references say: no server can be asked the references of a file that
+    is gone, and a server's references of a changed one are the only other evidence of its
+    users (one without references has none; `record.users` keeps only the last answer)."""
     found: set[Path] = set()
-    names = {p.stem for p in deleted if p.stem != "__init__"} | {p.parent.name for p in deleted if p.stem == "__init__"}
+    names = {p.stem for p in modules if p.stem != "__init__"} | {p.parent.name for p in modules if p.stem == "__init__"}
     if not names:
         return found
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(names))) + r")\b")
     for path in known:
-        if path in deleted or not path.is_file() or session.gateway.oversized(path) is not None:
+        if path in modules or not path.is_file() or session.gateway.oversized(path) is not None:
             continue
         try:
             lines = path.read_text(errors="replace").splitlines()
@@ -263,11 +265,12 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
     else:
         # The users of what changed on disk, and of one file given; a directory or a glob
         # given is only compared (its files' users would cost references of them all).
-        searched = await dependents(session, [p for p in existing if changed[p] != "given" or len(given) == 1])
+        looked_for = [p for p in existing if changed[p] != "given" or len(given) == 1]
+        searched = await dependents(session, looked_for)
         users = set().union(*searched.found.values())
         for path in changed:
             users |= record.users.get(path, set())
-        users |= importers(session, [p for p in changed if not p.is_file()], record.seen)
+        users |= importers(session, [*looked_for, *(p for p in changed if not p.is_file())], record.seen)
         users |= record.flagged
         files = [p for p in dict.fromkeys([*existing, *sorted(users)]) if p.is_file()]
     skipped = max(0, len(files) - FILES_LIMIT)

@@ -104,11 +104,49 @@ def test_users_of_a_file_no_server_finds_references_for_are_named(
     edited.write_text("x = undefined\n")
     published[uri_of(edited)] = [pull("undefined is not defined")]
     report = run()
-    assert [c.path for c in report.changed] == ["a.py"] and report.dependents == []
-    assert report.unsearched == ["a.py"]
+    # b.py imports a: compared as its user all the same (`importers`), nothing new in it.
+    assert [c.path for c in report.changed] == ["a.py"] and report.dependents == ["b.py"]
+    assert report.checked == 2 and report.unsearched == ["a.py"]
     assert [(g.status, g.path, [d.message for d in g.diagnostics]) for g in report.groups] == [
         ("new", "a.py", ["undefined is not defined"])]
     assert "No attached server finds references for a.py" in render_report("check", report)
+
+
+def test_an_importer_the_references_missed_is_checked_and_its_new_error_reported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first check after a change has only the server's references to find the changed
+    file's users by (`record.users` is empty): an importer they miss is compared all the
+    same, and its new error is `new`, not left out of a report that says nothing pending."""
+    monkeypatch.setattr(diagnostics, "SETTLE_STEP", 0.01)
+    edited, caller = tmp_path / "loop.py", tmp_path / "tree.py"
+    edited.write_text("def first(values): ...\n")
+    caller.write_text("from loop import first\nfirst([1])\n")
+    published: dict[str, list[dict[str, Any]]] = {}
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 23}}
+    name = {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 9}}
+
+    def answer(call: LspCall) -> LspAnswer:
+        if call.method == "textDocument/documentSymbol":
+            return LspAnswer([{"name": "first", "kind": 12, "range": whole, "selectionRange": name}])
+        if call.method == "textDocument/references":
+            return LspAnswer([])  # missed: the server had not read tree.py again yet
+        return LspAnswer({"kind": "full", "items": published.get(call.params["textDocument"]["uri"], [])})
+
+    methods = frozenset({"textDocument/diagnostic", "textDocument/documentSymbol", "textDocument/references"})
+    session = fake_session(tmp_path, answer, clients=[client("typer", methods)])
+
+    def run() -> CheckReport:
+        report = asyncio.run(session.run(REGISTRY["check"], CheckRequest())).report
+        assert isinstance(report, CheckReport)
+        return report
+
+    assert run().checked == 2
+    edited.write_text("def first(values, *, strict): ...\n")
+    published[uri_of(caller)] = [pull("missing argument strict")]
+    report = run()
+    assert report.dependents == ["tree.py"] and not report.pending
+    assert [(g.status, g.path, [d.message for d in g.diagnostics]) for g in report.groups] == [
+        ("new", "tree.py", ["missing argument strict"])]
 
 
 def test_a_rename_s_changed_messages_are_not_new() -> None:
