@@ -17,6 +17,7 @@ from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta
 from lsap_bridge.diskwatch import DiskWatch
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.render import render_report
+from lsap_bridge.session import Session
 from lsap_bridge.workspace import Workspace, uri_of
 from tests.fakes import client, fake_session
 
@@ -78,6 +79,13 @@ def pull(message: str, line: int = 0) -> dict[str, Any]:
             "severity": 1, "message": message, "source": "fake"}
 
 
+def check(session: Session) -> CheckReport:
+    """A check of the whole workspace, run as a request runs it."""
+    report = asyncio.run(session.run(REGISTRY["check"], CheckRequest())).report
+    assert isinstance(report, CheckReport)
+    return report
+
+
 def test_users_of_a_file_no_server_finds_references_for_are_named(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A server with diagnostics but neither symbols nor references (as ruff's): the edited
@@ -93,17 +101,10 @@ def test_users_of_a_file_no_server_finds_references_for_are_named(
         return LspAnswer({"kind": "full", "items": published.get(call.params["textDocument"]["uri"], [])})
 
     session = fake_session(tmp_path, answer, clients=[client("lint", frozenset({"textDocument/diagnostic"}))])
-    capability = REGISTRY["check"]
-
-    def run() -> CheckReport:
-        report = asyncio.run(session.run(capability, CheckRequest())).report
-        assert isinstance(report, CheckReport)
-        return report
-
-    assert run().checked == 2
+    assert check(session).checked == 2
     edited.write_text("x = undefined\n")
     published[uri_of(edited)] = [pull("undefined is not defined")]
-    report = run()
+    report = check(session)
     # b.py imports a: compared as its user all the same (`importers`), nothing new in it.
     assert [c.path for c in report.changed] == ["a.py"] and report.dependents == ["b.py"]
     assert report.checked == 2 and report.unsearched == ["a.py"]
@@ -134,16 +135,10 @@ def test_an_importer_the_references_missed_is_checked_and_its_new_error_reported
 
     methods = frozenset({"textDocument/diagnostic", "textDocument/documentSymbol", "textDocument/references"})
     session = fake_session(tmp_path, answer, clients=[client("typer", methods)])
-
-    def run() -> CheckReport:
-        report = asyncio.run(session.run(REGISTRY["check"], CheckRequest())).report
-        assert isinstance(report, CheckReport)
-        return report
-
-    assert run().checked == 2
+    assert check(session).checked == 2
     edited.write_text("def first(values, *, strict): ...\n")
     published[uri_of(caller)] = [pull("missing argument strict")]
-    report = run()
+    report = check(session)
     assert report.dependents == ["tree.py"] and not report.pending
     assert [(g.status, g.path, [d.message for d in g.diagnostics]) for g in report.groups] == [
         ("new", "tree.py", ["missing argument strict"])]
