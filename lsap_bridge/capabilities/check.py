@@ -270,7 +270,9 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
         users = set().union(*searched.found.values())
         for path in changed:
             users |= record.users.get(path, set())
-        users |= importers(session, [*looked_for, *(p for p in changed if not p.is_file())], record.seen)
+        # Off the event loop: it reads every file checked before, at each check.
+        users |= await asyncio.to_thread(importers, session, [*looked_for, *(p for p in changed if not p.is_file())],
+                                         record.seen)
         users |= record.flagged
         files = [p for p in dict.fromkeys([*existing, *sorted(users)]) if p.is_file()]
     skipped = max(0, len(files) - FILES_LIMIT)
