@@ -1,19 +1,21 @@
 """State files crafted by someone else (any process of the user, a restored backup, a
-synced dotfiles folder) are never turned against the user: each change set or journal
-below is moved to rejected/, nothing outside the workspace changes, and change sets keep
-being written, listed, found and updated (`statefile`, `changes`, `journal`)."""
+synced dotfiles folder) are never turned against the user: each change set, journal or
+check record below is moved to rejected/, nothing outside the workspace changes, and the
+rest keeps being written, listed, found and updated (`statefile`, `changes`, `journal`,
+`check_store`)."""
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-from lsap_bridge import changes
+from lsap_bridge import changes, check_store
 from lsap_bridge.journal import Change, Journal, recover
 from lsap_bridge.workspace import Workspace
 
@@ -158,3 +160,44 @@ def test_a_journal_naming_a_link_out_of_the_workspace_is_never_replayed(tmp_path
     assert recover(journals, [ws]) == []
     assert (outside / "a.py").read_text() == "precious\n"
     assert len(list((journals / "rejected").iterdir())) == 1
+
+
+def _record_outside(path: Path, root: Path) -> None:
+    """A record naming a file outside its root (it used to be read and hashed: /dev/zero
+    would have been read forever)."""
+    (root.parent / "outside.py").write_text("secret = 1\n")
+    path.write_text(json.dumps({"version": check_store.VERSION, "root": str(root), "number": 1,
+                                "at": time.time(), "left_out": 0,
+                                "files": {str(root.parent / "outside.py"): {"hash": "0", "diagnostics": []}}}))
+
+
+def _record_link(path: Path, root: Path) -> None:
+    path.symlink_to(root / "nowhere.json")  # dangling: its mtime cannot even be read
+
+
+def _record_files_list(path: Path, root: Path) -> None:
+    path.write_text(json.dumps({"version": check_store.VERSION, "root": str(root), "number": 1,
+                                "at": time.time(), "left_out": 0, "files": []}))
+
+
+RECORDS: dict[str, Callable[[Path, Path], object]] = {
+    "a file outside its root": _record_outside,
+    "a dangling link": _record_link,
+    "files that are a list": _record_files_list,
+}
+
+
+@pytest.mark.parametrize("plant", RECORDS.values(), ids=RECORDS.keys())
+def test_a_crafted_check_record_is_moved_aside_and_checks_go_on(tmp_path: Path,
+                                                                plant: Callable[[Path, Path], object]) -> None:
+    root, state = tmp_path / "root", tmp_path / "state"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    path = check_store.record_path(state, root)
+    path.parent.mkdir(parents=True)
+    plant(path, root)
+    assert check_store.load(state, root) is None  # the next check is a baseline
+    assert [p.name.split(".json")[0] for p in (state / "rejected").iterdir()] == [path.stem]
+    check_store.save(state, root, {root / "a.py": []}, 1, time.time())
+    saved = check_store.load(state, root)
+    assert saved is not None and list(saved.seen) == [root / "a.py"]
