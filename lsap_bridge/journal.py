@@ -52,6 +52,7 @@ from .workspace import Workspace
 LOG = logging.getLogger("lsap.journal")
 RECORD = "recovered.log"  # the settled journals, newest last, for `:checkhealth lsap`
 RECORD_KEEP = 50  # lines of RECORD kept
+RECORD_BYTES = 1024 * 1024  # of RECORD read, at most
 MAX_BYTES = 64 * 1024 * 1024  # of a journal's file: a larger one is not read (rejected)
 WRITERS = 8  # files written (and fsynced) at once while an edit is prepared
 
@@ -457,6 +458,12 @@ def _load(path: Path, fd: int, workspace: Workspace) -> tuple[Journal | None, st
 def _record(directory: Path, recovery: Recovery) -> None:
     LOG.warning("lsap: %s", recovery.message)
     record = directory / RECORD
-    lines = record.read_text().splitlines() if record.exists() else []
+    lines: list[str] = []
+    with contextlib.suppress(FileNotFoundError, Unusable):  # a link or a FIFO there: started anew
+        fd = statefile.open_regular(record)
+        try:
+            lines = statefile.read(fd, RECORD_BYTES).decode(errors="replace").splitlines()
+        finally:
+            os.close(fd)
     lines.append(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {recovery.message}")
-    record.write_text("\n".join(lines[-RECORD_KEEP:]) + "\n")
+    statefile.write(record, ("\n".join(lines[-RECORD_KEEP:]) + "\n").encode())

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from lsap_bridge import changes, check_store
-from lsap_bridge.journal import Change, Journal, recover
+from lsap_bridge.journal import RECORD, Change, Journal, recover
 from lsap_bridge.workspace import Workspace
 
 from .test_journal import digest
@@ -201,3 +201,19 @@ def test_a_crafted_check_record_is_moved_aside_and_checks_go_on(tmp_path: Path,
     check_store.save(state, root, {root / "a.py": []}, 1, time.time())
     saved = check_store.load(state, root)
     assert saved is not None and list(saved.seen) == [root / "a.py"]
+
+
+def test_the_record_of_settled_edits_is_never_written_through_a_link(tmp_path: Path) -> None:
+    ws, journals = tmp_path / "ws", tmp_path / "journal"
+    ws.mkdir()
+    (ws / "a.py").write_text("old\n")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    journals.mkdir()
+    (journals / RECORD).symlink_to(victim)
+    journal = Journal.prepare(journals, "edit", [Change(ws / "a.py", b"new\n", digest(ws / "a.py"))], [ws])
+    journal.marker.touch()
+    os.close(journal._fd)
+    [recovery] = recover(journals, [ws])
+    assert recovery.outcome == "completed" and victim.read_text() == "precious\n"
+    assert "an edit left unfinished (edit" in (journals / RECORD).read_text()
