@@ -133,7 +133,9 @@ class EditorGateway:
     # Clients that exited (crashed, killed, stopped): never picked again from a cache.
     gone: set[int] = field(default_factory=set)
     # What the service asked of Neovim since it started, read by `info` and the benchmarks:
-    # `nvim_calls` into Neovim (each a round trip) and `lsp_requests` sent to servers.
+    # `nvim_calls` into Neovim (each a round trip), `lsp_requests` sent to servers, and
+    # `cancelled`: waits on Neovim (and the servers' requests behind them) given up because
+    # their caller went away.
     stats: Counter[str] = field(default_factory=Counter)
 
     async def start(self) -> None:
@@ -204,6 +206,7 @@ class EditorGateway:
             return answer
         except asyncio.CancelledError:
             # The asker went away (an agent disconnected): stop the servers' work too.
+            self.stats["cancelled"] += 1
             self._background(self.call("cancel", token))
             raise
         except asyncio.TimeoutError:
