@@ -10,6 +10,12 @@ import pynvim
 class LsapPlugin:
     def __init__(self, nvim: pynvim.Nvim) -> None:
         self.nvim = nvim
+        # Before anything heavy is imported: Neovim's quit ends this host at once, status 0.
+        try:
+            from lsap_bridge.hostexit import install
+        except ImportError:
+            return  # `start` says why
+        install()
 
     @pynvim.function("LsapStart", sync=False)
     def start(self, args: list[Any]) -> None:
