@@ -193,7 +193,7 @@ class Journal:
         edit_id = secrets.token_hex(6)
         path = directory / f"{edit_id}.json"
         # Written under another name, then renamed: a journal is never seen half written.
-        fd = os.open(path.with_suffix(".new"), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(path.with_suffix(".new"), os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX)
         entries = [
             Entry(
