@@ -6,6 +6,8 @@
     lsap schema [MODE…]               (the modes, or the fields of the named ones)
     lsap info | lsap sessions [--json] | lsap daemon status|stop
     lsap mcp [--root DIR]             (a stdio MCP server for agents)
+    lsap hook | lsap hook install claude-code|codex [--project] [--print]
+                                      (a harness's hook event on stdin; adding the hook)
     lsap doctor | lsap --version      (where each part was found; what is missing and the fix)
 """
 
@@ -178,6 +180,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    words = sys.argv[1:] if argv is None else argv
+    if words[:1] == ["hook"]:  # its own arguments (lsap_bridge/hook.py)
+        from .hook import main as hook
+
+        raise SystemExit(hook(words[1:]))
     args = parse(argv)
     if args.version:
         from .doctor import main as doctor

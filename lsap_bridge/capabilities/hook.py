@@ -1,0 +1,198 @@
+"""`hook`: an agent harness's own file edits (Claude Code's Edit/Write, Codex's apply_patch)
+told to lsap by `lsap hook` (lsap_bridge/hook.py), so that they get what the bridge's own
+edits get: a change set, the agent's signs in the editor, and the errors they made pushed
+back to the agent (doc/agents.md, Hooks).
+
+`pre` (the harness's PreToolUse) keeps the text of the files the tool is about to write and
+has `check` look at them and their users now: the state the edit is compared with. `post`
+(PostToolUse) records the edit as a change set by the harness's session (each file's text
+before and after: `undo` takes it back) and runs `check` again: the disk's changes are
+announced to the servers (its disk sync) and the new errors in those files and their users
+are the answer, bounded for the agent's context. What `check` could not confirm in time
+stays pending in its record and comes with the next `post` (the `check` record's rules).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from .. import changes
+from ..edits import journal_dir
+from ..errors import LsapError
+from ..models import Report, Request, absent
+from ..modes import Answer, Offer, mode
+from ..pipeline import ask
+from ..report.budget import estimate
+from ..session import Session
+from ..surface import CLIENT, phrase
+
+CALLS_KEPT = 32  # PreToolUse states kept per agent, waiting for their PostToolUse
+FILES_LIMIT = 8  # files of one tool call whose users a PreToolUse looks at
+CONTEXT_TOKENS = 400  # the most a PostToolUse adds to the agent's context
+SHOWN_LIMIT = 10  # errors asked of `check` per answer (fewer fit the budget)
+MARGIN = 0.5  # seconds kept back from the budget to answer in time
+
+
+class HookRequest(Request):
+    mode: Literal["hook"] = "hook"
+    event: Literal["pre", "post"]
+    tool: str  # the harness's tool name (Edit, Write, apply_patch, …)
+    files: list[str]  # the files the tool writes (absolute, or inside the workspace)
+    call: str | None = None  # the harness's tool_use_id: pairs a PostToolUse with its PreToolUse
+    budget: float = 8.0  # seconds to answer in, whatever the servers do
+
+    positional: ClassVar[str] = "tool"
+    file_from_cursor: ClassVar[bool] = False
+
+
+class HookReport(Report):
+    event: str
+    tool: str
+    files: list[str]
+    errors: int  # new errors found (all of them, shown or not)
+    shown: int
+    context: str | None = absent()  # what the agent is told (None: nothing new broke)
+    pending: list[str] = Field(default_factory=list)  # files the servers had not analysed in time: in the next answer
+    change: str | None = absent()  # the change set recording the edit
+    timed_out: bool = False  # the check did not finish within the budget: in the next answer
+
+
+@dataclass
+class Calls:
+    """One agent's PreToolUse states: per tool call, each file's text before (None: absent)."""
+
+    before: OrderedDict[str, dict[Path, list[str] | None]] = field(default_factory=OrderedDict)
+    carried: list[str] = field(default_factory=list)  # new errors a PreToolUse's check found
+
+
+class Hooks(dict[str | None, Calls]):
+    """The hook states of every agent (`Kept.owned`), by its connection's name."""
+
+
+def _paths(session: Session, files: list[str]) -> list[Path]:
+    """The request's files inside the workspace (others are not the servers' to check)."""
+    found: list[Path] = []
+    for name in files:
+        with contextlib.suppress(LsapError):
+            found.append(session.workspace.resolve(name))
+    return list(dict.fromkeys(found))
+
+
+async def _texts(session: Session, paths: list[Path]) -> dict[Path, list[str] | None]:
+    existing = [p for p in paths if p.is_file()]
+    docs = await session.texts.documents(existing)
+    return {p: docs[p].lines if p in docs else None for p in paths}
+
+
+async def _check(session: Session, deadline: float, **fields: Any) -> dict[str, Any] | None:
+    """A `check` of this agent's record (its report as JSON), within the deadline; None when
+    it did not finish (its changes stay unreported: the next check compares them)."""
+    request = {"mode": "check", "min_severity": "error", "max_items": SHOWN_LIMIT, "format": "json", **fields}
+    try:
+        answer = await asyncio.wait_for(ask(session, request), max(0.1, deadline - time.monotonic()))
+    except (TimeoutError, LsapError):
+        return None
+    return answer.report.model_dump(mode="json")
+
+
+def _entries(report: dict[str, Any], created: set[str]) -> list[str]:
+    """The errors a check found that the edit made: new ones, and those of a file it created
+    (no check had seen it), each with its code line."""
+    out = []
+    for group in report.get("groups", []):
+        if group["status"] != "new" and not (group["status"] == "current" and group["path"] in created):
+            continue
+        lines = {line["number"]: line["text"] for line in group["lines"]}
+        for d in group["diagnostics"]:
+            code = f" [{d['code']}]" if d.get("code") else ""
+            text = lines.get(d["line"], "").strip()
+            out.append(f"- {group['path']}:{d['line']}: {d['message'].splitlines()[0]}{code}"
+                       + (f"\n    {d['line']}| {text}" if text else ""))
+    return out
+
+
+def _context(tool: str, entries: list[str], report: dict[str, Any] | None) -> tuple[str | None, int]:
+    """What the agent is told, within `CONTEXT_TOKENS`: as many errors as fit, the rest
+    counted with the request that lists them. The number shown."""
+    if not entries:
+        return None, 0
+    head = f"lsap: after your {tool}, {len(entries)} new error{'s' if len(entries) != 1 else ''}:"
+    tail = "Fix them; `" + phrase({"mode": "check"}, "file_path") + "` then shows what is left."
+    shown = len(entries)
+    while True:
+        more = ""
+        if shown < len(entries):
+            more = f"{len(entries) - shown} more not shown"
+            if report is not None and report.get("pagination_id"):
+                rest = {"mode": "check", "min_severity": "error", "pagination_id": report["pagination_id"],
+                        "start_index": shown + 1}
+                more += ": `" + phrase(rest, "file_path") + "`"
+        text = "\n".join([head, *entries[:shown], *([more] if more else []), tail])
+        if estimate(text) <= CONTEXT_TOKENS or shown == 0:
+            return text, shown
+        shown -= 1
+
+
+async def _pre(session: Session, request: HookRequest, calls: Calls, paths: list[Path], deadline: float) -> None:
+    calls.before[request.call or ""] = await _texts(session, paths)
+    while len(calls.before) > CALLS_KEPT:
+        calls.before.popitem(last=False)
+    # One file at a time: `check` looks for the users of one file given, not of several.
+    for path in [p for p in paths if p.is_file()][:FILES_LIMIT]:
+        report = await _check(session, deadline, file_path=str(path))
+        if report is None:
+            return
+        calls.carried += _entries(report, set())
+
+
+async def _record(session: Session, request: HookRequest, before: dict[Path, list[str] | None],
+                  paths: list[Path]) -> str | None:
+    """The tool's edit as a change set by the agent (its files' texts before and after),
+    signed in the editor; None when it changed nothing."""
+    after = await _texts(session, list(dict.fromkeys([*before, *paths])))
+    files = [changes.FileText(str(p), before.get(p), now or []) for p, now in after.items()
+             if before.get(p) != now]
+    if not files:
+        return None
+    label = f"{request.tool} " + ", ".join(session.workspace.display(Path(f.path)) for f in files[:3])
+    change = await asyncio.to_thread(changes.begin, await journal_dir(session.gateway), label, files)
+    with contextlib.suppress(LsapError):
+        await session.gateway.call("presence_changed", changes.signs(change))
+    return change.id
+
+
+async def _post(session: Session, request: HookRequest, calls: Calls, paths: list[Path],
+                deadline: float) -> HookReport:
+    before = calls.before.pop(request.call or "", None)
+    change = await _record(session, request, before, paths) if before is not None else None
+    created = {session.workspace.display(p) for p in paths if before is not None and before.get(p) is None}
+    report = await _check(session, deadline)
+    entries = [*calls.carried, *(_entries(report, created) if report is not None else [])]
+    calls.carried = []
+    context, shown = _context(request.tool, entries, report)
+    return HookReport(event="post", tool=request.tool, files=[session.workspace.display(p) for p in paths],
+                      errors=len(entries), shown=shown, context=context, change=change,
+                      pending=[p["path"] for p in report["pending"]] if report else [],
+                      timed_out=report is None)
+
+
+@mode("hook", request=HookRequest, report=HookReport,
+      summary="an agent harness's own edit (`lsap hook`): recorded as a change set, checked for what it broke",
+      offer=Offer(listed=False))
+async def hook(session: Session, request: HookRequest) -> Answer:
+    deadline = time.monotonic() + max(0.5, request.budget - MARGIN)
+    calls = session.kept.owned(Hooks).setdefault(CLIENT.get(), Calls())
+    paths = _paths(session, request.files)
+    if request.event == "post":
+        return Answer(await _post(session, request, calls, paths, deadline))
+    await _pre(session, request, calls, paths, deadline)
+    return Answer(HookReport(event="pre", tool=request.tool, files=[session.workspace.display(p) for p in paths],
+                             errors=0, shown=0))
