@@ -104,6 +104,8 @@ def test_an_edit_that_breaks_two_callers_names_them_and_is_a_change_set(shop: Pa
 
     listed = lsap(shop, "changes").stdout
     assert "claude-code 3f2a" in listed and "Edit shop/models.py" in listed, listed
+    review = lsap(shop, "review", listed.split("**")[1])
+    assert review.returncode == 0 and "+    stock: int" in review.stdout, review.stdout
     undone = lsap(shop, "undo")
     assert undone.returncode == 0, undone.stdout
     assert (shop / "shop" / "models.py").read_bytes() == original
