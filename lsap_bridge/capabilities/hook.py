@@ -70,7 +70,7 @@ class Calls:
     """One agent's PreToolUse states: per tool call, each file's text before (None: absent)."""
 
     before: OrderedDict[str, dict[Path, list[str] | None]] = field(default_factory=OrderedDict)
-    carried: list[str] = field(default_factory=list)  # new errors a PreToolUse's check found
+    carried: list[tuple[str, str]] = field(default_factory=list)  # new errors a PreToolUse's check found
 
 
 class Hooks(dict[str | None, Calls]):
@@ -103,9 +103,9 @@ async def _check(session: Session, deadline: float, **fields: Any) -> dict[str, 
     return answer.report.model_dump(mode="json")
 
 
-def _entries(report: dict[str, Any], created: set[str]) -> list[str]:
+def _entries(report: dict[str, Any], created: set[str]) -> list[tuple[str, str]]:
     """The errors a check found that the edit made: new ones, and those of a file it created
-    (no check had seen it), each with its code line."""
+    (no check had seen it), each as its file and its text with the code line."""
     out = []
     for group in report.get("groups", []):
         if group["status"] != "new" and not (group["status"] == "current" and group["path"] in created):
@@ -114,18 +114,19 @@ def _entries(report: dict[str, Any], created: set[str]) -> list[str]:
         for d in group["diagnostics"]:
             code = f" [{d['code']}]" if d.get("code") else ""
             text = lines.get(d["line"], "").strip()
-            out.append(f"- {group['path']}:{d['line']}: {d['message'].splitlines()[0]}{code}"
-                       + (f"\n    {d['line']}| {text}" if text else ""))
+            out.append((group["path"], f"- {group['path']}:{d['line']}: {d['message'].splitlines()[0]}{code}"
+                        + (f"\n    {d['line']}| {text}" if text else "")))
     return out
 
 
-def _context(tool: str, entries: list[str], report: dict[str, Any] | None) -> tuple[str | None, int]:
+def _context(tool: str, entries: list[tuple[str, str]], report: dict[str, Any] | None) -> tuple[str | None, int]:
     """What the agent is told, within `CONTEXT_TOKENS`: as many errors as fit, the rest
     counted with the request that lists them. The number shown."""
     if not entries:
         return None, 0
     head = f"lsap: after your {tool}, {len(entries)} new error{'s' if len(entries) != 1 else ''}:"
-    tail = "Fix them; `" + phrase({"mode": "check"}, "file_path") + "` then shows what is left."
+    first = entries[0][0]
+    tail = f"Next: fix them; `{phrase({'mode': 'diagnostics', 'file_path': first}, 'file_path')}` lists {first}'s."
     shown = len(entries)
     while True:
         more = ""
@@ -135,7 +136,7 @@ def _context(tool: str, entries: list[str], report: dict[str, Any] | None) -> tu
                 rest = {"mode": "check", "min_severity": "error", "pagination_id": report["pagination_id"],
                         "start_index": shown + 1}
                 more += ": `" + phrase(rest, "file_path") + "`"
-        text = "\n".join([head, *entries[:shown], *([more] if more else []), tail])
+        text = "\n".join([head, *(e for _, e in entries[:shown]), *([more] if more else []), tail])
         if estimate(text) <= CONTEXT_TOKENS or shown == 0:
             return text, shown
         shown -= 1

@@ -100,7 +100,7 @@ def test_an_edit_that_breaks_two_callers_names_them_and_is_a_change_set(shop: Pa
     assert "shop/catalog.py:5:" in told and "shop/catalog.py:6:" in told, told
     assert 'Argument missing for parameter "stock"' in told
     assert 'CROISSANT = Product("croissant", 1.2)' in told  # the code line
-    assert "lsap check" in told  # what to call next
+    assert "lsap diagnostics shop/" in told  # what to call next
 
     listed = lsap(shop, "changes").stdout
     assert "claude-code 3f2a" in listed and "Edit shop/models.py" in listed, listed

@@ -148,3 +148,22 @@ def test_install_writes_the_user_settings_and_print_writes_nothing(
     assert hook_install.main(["codex", "--print"]) == 0
     assert "[[hooks.PostToolUse.hooks]]" in capsys.readouterr().out
     assert not (tmp_path / ".codex").exists()
+
+
+def test_the_agent_is_told_at_most_400_tokens_and_the_rest_is_counted() -> None:
+    from lsap_bridge.capabilities.hook import CONTEXT_TOKENS, _context
+    from lsap_bridge.report.budget import estimate
+    from lsap_bridge.surface import SURFACE
+
+    entries = [(f"shop/m{n}.py", f"- shop/m{n}.py:{n}: Argument missing for parameter \"stock\" [reportCallIssue]\n"
+                f"    {n}| CROISSANT = Product(\"croissant\", 1.2)") for n in range(1, 40)]
+    token = SURFACE.set("cli")
+    try:
+        text, shown = _context("Edit", entries, {"pagination_id": "abc123"})
+    finally:
+        SURFACE.reset(token)
+    assert text is not None and 0 < shown < len(entries) and estimate(text) <= CONTEXT_TOKENS
+    assert f"{len(entries) - shown} more not shown: `lsap check" in text
+    assert "pagination_id=abc123" in text and f"start_index={shown + 1}" in text
+    assert "`lsap diagnostics shop/m1.py`" in text
+    assert _context("Edit", [], None) == (None, 0)
