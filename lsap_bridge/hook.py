@@ -22,6 +22,8 @@ import os
 import re
 import sys
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +82,26 @@ def files(event: JsonObject, cwd: Path) -> list[str]:
     return list(dict.fromkeys(str(cwd / name) for name in names))
 
 
+def proposed(event: JsonObject, names: list[str]) -> JsonObject:
+    """What a PreToolUse's tool is about to write, for the human's approval (`edit_policy =
+    'ask'`): Edit's and MultiEdit's replacements, Write's content, apply_patch's patch."""
+    given = event.get("tool_input")
+    tool = event.get("tool_name")
+    if not isinstance(given, dict) or event.get("hook_event_name") != "PreToolUse":
+        return {}
+    if tool == PATCH_TOOL:
+        return {"patch": given["command"]} if isinstance(given.get("command"), str) else {}
+    if tool == "Write" and isinstance(given.get("content"), str):
+        return {"content": given["content"]}
+    steps = given.get("edits") if tool == "MultiEdit" else [given] if tool == "Edit" else []
+    replace: list[Json] = [
+        {"path": names[0], "old": step["old_string"], "new": step["new_string"],
+         "all": step.get("replace_all") is True}
+        for step in steps if isinstance(step, dict) and isinstance(step.get("old_string"), str)
+        and isinstance(step.get("new_string"), str)] if isinstance(steps, list) else []
+    return {"replace": replace} if replace else {}
+
+
 def request(event: JsonObject, budget: float) -> JsonObject | None:
     """The `hook` request of an event (None: not one lsap acts on)."""
     kind = EVENTS.get(str(event.get("hook_event_name")))
@@ -91,19 +113,26 @@ def request(event: JsonObject, budget: float) -> JsonObject | None:
         return None
     call = event.get("tool_use_id")
     return {"mode": "hook", "event": kind, "tool": str(event["tool_name"]), "files": list[Json](names),
-            "call": call if isinstance(call, str) else None, "budget": budget, "format": "json"}
+            "call": call if isinstance(call, str) else None, "budget": budget, "format": "json",
+            **proposed(event, names)}
 
 
 def answer(event: JsonObject, report: JsonObject) -> JsonObject | None:
-    """The hook's JSON output for the harness (None: nothing to say)."""
+    """The hook's JSON output for the harness (None: nothing to say): after the tool, the
+    errors it made; before it, the human's decision when one was taken."""
+    name = event.get("hook_event_name")
+    if name == "PreToolUse" and report.get("decision") in ("allow", "deny"):
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": report["decision"],
+                                       "permissionDecisionReason": str(report.get("reason") or "")}}
     context = report.get("context")
-    if event.get("hook_event_name") != "PostToolUse" or not context:
+    if name != "PostToolUse" or not context:
         return None
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": context}}
 
 
-def handle(raw: str, budget: float) -> str:
-    """The stdout of one event: "" when there is nothing to say."""
+def handle(raw: str, budget: float, asking: Callable[[str], None] | None = None) -> str:
+    """The stdout of one event: "" when there is nothing to say. `asking` hears the
+    session's progress notes (the human's approval awaited)."""
     try:
         event = json.loads(raw)
     except ValueError as exc:
@@ -118,7 +147,7 @@ def handle(raw: str, budget: float) -> str:
     cwd = Path(str(event["cwd"]))
     start = os.environ.get("LSAP_HOOK_START") == "1"
     result = call_session(lambda: find_session(cwd, start=start), "request", payload, name=agent(event),
-                          surface="cli", on_progress=None)
+                          surface="cli", on_progress=asking)
     if not result.get("ok"):
         log.warning("lsap hook: %s %s answered an error: %s", payload["event"], payload["tool"],
                     str(result.get("text", ""))[:300])
@@ -127,21 +156,31 @@ def handle(raw: str, budget: float) -> str:
     return json.dumps(out, ensure_ascii=False) + "\n" if out else ""
 
 
+APPROVAL = re.compile(r"approval of .* \(up to ([0-9.]+) s")  # host.edit_policy's progress note
+
+
 def run_event(stdin: Any, stdout: Any, limit: float) -> bool:
     """Answer one event within `limit` seconds, or say nothing: the work runs in a thread the
     process leaves behind when the time is up (a hanging server holds only that thread).
-    Whether it finished in time."""
+    While the human is asked about the edit, the bound is the approval's (`approval.timeout`)
+    and `limit` more. Whether it finished in time."""
     said: list[str] = []
+    ends = [time.monotonic() + limit]
+
+    def asking(note: str) -> None:
+        if found := APPROVAL.search(note):
+            ends.append(time.monotonic() + float(found.group(1)) + limit)
 
     def work() -> None:
         try:
-            said.append(handle(stdin.read(), max(0.5, limit - OVERHEAD)))
+            said.append(handle(stdin.read(), max(0.5, limit - OVERHEAD), asking))
         except BaseException as exc:  # never the agent's problem: a log line
             log.warning("lsap hook: failed: %s: %s", type(exc).__name__, exc)
 
     thread = threading.Thread(target=work, name="lsap-hook", daemon=True)
     thread.start()
-    thread.join(limit)
+    while thread.is_alive() and (left := max(ends) - time.monotonic()) > 0:
+        thread.join(left)
     if thread.is_alive():
         log.warning("lsap hook: no answer within %g s (LSAP_HOOK_TIMEOUT); the agent goes on", limit)
         return False

@@ -21,7 +21,7 @@ from typing import Any
 from .client import project_root
 
 COMMAND = "lsap hook"
-HARNESS_TIMEOUT = 30  # seconds the harness gives the hook; its own bound (10 s) comes first
+HARNESS_TIMEOUT = 330  # seconds the harness gives the hook: a human's approval (300 s) and more
 MATCHERS = {"claude-code": "Edit|MultiEdit|Write|NotebookEdit", "codex": "apply_patch"}
 EVENTS = ("PreToolUse", "PostToolUse")
 

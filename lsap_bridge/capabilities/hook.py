@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -26,12 +27,12 @@ from pydantic import Field
 
 from .. import changes
 from ..edits import journal_dir
-from ..errors import LsapError
-from ..models import Report, Request, absent
+from ..errors import ErrorCode, LsapError
+from ..models import Report, Request, StrictModel, absent
 from ..modes import Answer, Offer, mode
 from ..pipeline import ask
 from ..report.budget import estimate
-from ..session import Session
+from ..session import HUMAN_APPROVED, Session
 from ..surface import CLIENT, phrase
 
 CALLS_KEPT = 32  # PreToolUse states kept per agent, waiting for their PostToolUse
@@ -41,6 +42,15 @@ SHOWN_LIMIT = 10  # errors asked of `check` per answer (fewer fit the budget)
 MARGIN = 0.5  # seconds kept back from the budget to answer in time
 
 
+class Replace(StrictModel):
+    """One replacement an editing tool is about to make (Claude Code's Edit, MultiEdit)."""
+
+    path: str
+    old: str
+    new: str
+    all: bool = False
+
+
 class HookRequest(Request):
     mode: Literal["hook"] = "hook"
     event: Literal["pre", "post"]
@@ -48,6 +58,11 @@ class HookRequest(Request):
     files: list[str]  # the files the tool writes (absolute, or inside the workspace)
     call: str | None = None  # the harness's tool_use_id: pairs a PostToolUse with its PreToolUse
     budget: float = 8.0  # seconds to answer in, whatever the servers do
+    # What a PreToolUse's tool is about to write, for the human's approval: its replacements
+    # in order, a whole new text (Write: of the first file), or a patch shown as it is.
+    replace: list[Replace] = Field(default_factory=list)
+    content: str | None = None
+    patch: str | None = None
 
     positional: ClassVar[str] = "tool"
     file_from_cursor: ClassVar[bool] = False
@@ -63,6 +78,8 @@ class HookReport(Report):
     pending: list[str] = Field(default_factory=list)  # files the servers had not analysed in time: in the next answer
     change: str | None = absent()  # the change set recording the edit
     timed_out: bool = False  # the check did not finish within the budget: in the next answer
+    decision: str | None = absent()  # PreToolUse: allow (a human said yes) or deny
+    reason: str | None = absent()
 
 
 @dataclass
@@ -142,16 +159,56 @@ def _context(tool: str, entries: list[tuple[str, str]], report: dict[str, Any] |
         shown -= 1
 
 
-async def _pre(session: Session, request: HookRequest, calls: Calls, paths: list[Path], deadline: float) -> None:
-    calls.before[request.call or ""] = await _texts(session, paths)
+def _preview(session: Session, request: HookRequest, before: dict[Path, list[str] | None]) -> str:
+    """The diff the tool is about to make, as the approval shows the bridge's own edits'."""
+    if request.patch is not None:
+        return request.patch
+    after = {p: "\n".join(lines or []) for p, lines in before.items()}
+    for step in request.replace:
+        with contextlib.suppress(LsapError):
+            path = session.workspace.resolve(step.path)
+            if path in after:
+                after[path] = after[path].replace(step.old, step.new, -1 if step.all else 1)
+    if request.content is not None and before:
+        after[next(iter(before))] = request.content
+    diffs = ["\n".join(difflib.unified_diff(
+        lines or [], after[p].splitlines(), f"a/{session.workspace.display(p)}", f"b/{session.workspace.display(p)}",
+        lineterm="", n=2)) for p, lines in before.items()]
+    return "\n".join(d for d in diffs if d) or f"{request.tool}: no preview of this tool's edit"
+
+
+async def _approval(session: Session, request: HookRequest, before: dict[Path, list[str] | None]) -> HookReport:
+    """The edit policy's answer (the approval float under `ask`): a decision only when a
+    human was asked, or the edit is refused."""
+    names = [session.workspace.display(p) for p in before]
+    report = HookReport(event="pre", tool=request.tool, files=names, errors=0, shown=0)
+    try:
+        await session.approve_edit(f"{request.tool} {', '.join(names)}", _preview(session, request, before))
+    except LsapError as exc:
+        if exc.code not in (ErrorCode.DENIED, ErrorCode.APPROVAL_TIMEOUT):
+            raise
+        return report.model_copy(update={"decision": "deny", "reason": f"{exc.message}; {exc.hint}"})
+    if HUMAN_APPROVED.get():
+        return report.model_copy(update={"decision": "allow", "reason": "the human approved it in Neovim"})
+    return report
+
+
+async def _pre(session: Session, request: HookRequest, calls: Calls, paths: list[Path], budget: float) -> HookReport:
+    before = await _texts(session, paths)
+    report = await _approval(session, request, before)
+    if report.decision == "deny":
+        return report
+    deadline = time.monotonic() + budget  # counted from the answer: the human takes their time
+    calls.before[request.call or ""] = before
     while len(calls.before) > CALLS_KEPT:
         calls.before.popitem(last=False)
     # One file at a time: `check` looks for the users of one file given, not of several.
     for path in [p for p in paths if p.is_file()][:FILES_LIMIT]:
-        report = await _check(session, deadline, file_path=str(path))
-        if report is None:
-            return
-        calls.carried += _entries(report, set())
+        found = await _check(session, deadline, file_path=str(path))
+        if found is None:
+            break
+        calls.carried += _entries(found, set())
+    return report
 
 
 async def _record(session: Session, request: HookRequest, before: dict[Path, list[str] | None],
@@ -189,11 +246,11 @@ async def _post(session: Session, request: HookRequest, calls: Calls, paths: lis
       summary="an agent harness's own edit (`lsap hook`): recorded as a change set, checked for what it broke",
       offer=Offer(listed=False))
 async def hook(session: Session, request: HookRequest) -> Answer:
-    deadline = time.monotonic() + max(0.5, request.budget - MARGIN)
+    budget = max(0.5, request.budget - MARGIN)
     calls = session.kept.owned(Hooks).setdefault(CLIENT.get(), Calls())
     paths = _paths(session, request.files)
     if request.event == "post":
-        return Answer(await _post(session, request, calls, paths, deadline))
-    await _pre(session, request, calls, paths, deadline)
-    return Answer(HookReport(event="pre", tool=request.tool, files=[session.workspace.display(p) for p in paths],
-                             errors=0, shown=0))
+        return Answer(await _post(session, request, calls, paths, time.monotonic() + budget))
+    if not paths:
+        return Answer(HookReport(event="pre", tool=request.tool, files=[], errors=0, shown=0))
+    return Answer(await _pre(session, request, calls, paths, budget))

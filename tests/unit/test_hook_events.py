@@ -99,7 +99,7 @@ def test_claude_code_settings_keep_their_hooks_and_take_ours_once() -> None:
     pre = settings["hooks"]["PreToolUse"]
     assert pre[0] == USERS_JSON["hooks"]["PreToolUse"][0]
     assert pre[1] == {"matcher": "Edit|MultiEdit|Write|NotebookEdit",
-                      "hooks": [{"type": "command", "command": "lsap hook", "timeout": 30}]}
+                      "hooks": [{"type": "command", "command": "lsap hook", "timeout": 330}]}
     assert settings["hooks"]["PostToolUse"] == [pre[1]]
     assert hook_install.merged_json(merged, "claude-code") is None  # idempotent
     assert json.loads(hook_install.merged_json("", "claude-code") or "")["hooks"]["PostToolUse"]
@@ -129,7 +129,7 @@ def test_codex_config_keeps_its_hooks_and_takes_ours_once() -> None:
     assert config["model"] == "gpt-5-codex"
     pre = config["hooks"]["PreToolUse"]
     assert pre[0] == {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}
-    assert pre[1] == {"matcher": "apply_patch", "hooks": [{"type": "command", "command": "lsap hook", "timeout": 30}]}
+    assert pre[1] == {"matcher": "apply_patch", "hooks": [{"type": "command", "command": "lsap hook", "timeout": 330}]}
     assert config["hooks"]["PostToolUse"] == [pre[1]]
     assert hook_install.merged_toml(merged, "codex") is None  # idempotent
     with pytest.raises(ValueError):  # an inline table the snippet cannot extend
@@ -167,3 +167,20 @@ def test_the_agent_is_told_at_most_400_tokens_and_the_rest_is_counted() -> None:
     assert "pagination_id=abc123" in text and f"start_index={shown + 1}" in text
     assert "`lsap diagnostics shop/m1.py`" in text
     assert _context("Edit", [], None) == (None, 0)
+
+
+def test_a_pre_tool_use_carries_what_the_tool_will_write_and_answers_the_humans_decision() -> None:
+    edit = {"hook_event_name": "PreToolUse", "tool_name": "MultiEdit", "tool_input": {
+        "file_path": "/w/a.py", "edits": [{"old_string": "x", "new_string": "y", "replace_all": True},
+                                          {"old_string": "p", "new_string": "q"}]}}
+    assert hook.proposed(edit, ["/w/a.py"]) == {"replace": [
+        {"path": "/w/a.py", "old": "x", "new": "y", "all": True},
+        {"path": "/w/a.py", "old": "p", "new": "q", "all": False}]}
+    write = {**edit, "tool_name": "Write", "tool_input": {"file_path": "/w/a.py", "content": "z\n"}}
+    assert hook.proposed(write, ["/w/a.py"]) == {"content": "z\n"}
+    assert hook.proposed({**edit, "tool_name": "apply_patch", "tool_input": {"command": PATCH}}, []) == {"patch": PATCH}
+    assert hook.proposed({**edit, "hook_event_name": "PostToolUse"}, ["/w/a.py"]) == {}
+    assert hook.answer(edit, {"decision": "deny", "reason": "the human refused the edit"}) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": "the human refused the edit"}}
+    assert hook.answer(edit, {"decision": None}) is None
