@@ -28,6 +28,7 @@ from pydantic import Field
 from .. import changes
 from ..edits import journal_dir
 from ..errors import ErrorCode, LsapError
+from ..gateway import read_disk
 from ..models import Report, Request, StrictModel, absent
 from ..modes import Answer, Offer, mode
 from ..pipeline import ask
@@ -104,9 +105,14 @@ def _paths(session: Session, files: list[str]) -> list[Path]:
 
 
 async def _texts(session: Session, paths: list[Path]) -> dict[Path, list[str] | None]:
-    existing = [p for p in paths if p.is_file()]
-    docs = await session.texts.documents(existing)
-    return {p: docs[p].lines if p in docs else None for p in paths}
+    """The files as the disk holds them (None: absent), where the tool reads and writes them:
+    a buffer with the human's unsaved text is not what it changed. Files past the size limit
+    are left out (no change set keeps them)."""
+    def read() -> dict[Path, list[str] | None]:
+        return {p: read_disk(p).lines if p.is_file() else None for p in paths
+                if session.gateway.oversized(p) is None}
+
+    return await asyncio.to_thread(read)
 
 
 async def _check(session: Session, deadline: float, **fields: Any) -> dict[str, Any] | None:
@@ -223,6 +229,9 @@ async def _record(session: Session, request: HookRequest, before: dict[Path, lis
     label = f"{request.tool} " + ", ".join(session.workspace.display(Path(f.path)) for f in files[:3])
     change = await asyncio.to_thread(changes.begin, await journal_dir(session.gateway), label, files)
     with contextlib.suppress(LsapError):
+        # Loaded buffers nobody edits take the disk's text first (`gateway.read`): the signs
+        # go on the lines the tool wrote, not where they were before the buffer reloads.
+        await session.texts.documents([p for p in after if p.is_file()])
         await session.gateway.call("presence_changed", changes.signs(change))
     return change.id
 
