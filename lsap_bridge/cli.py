@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="embedded mode: comma-separated servers (basedpyright,pylsp,ts_ls,…)")
     parser.add_argument("--idle-timeout", type=float, default=900.0,
                         help="embedded mode: seconds the daemon stays warm (default 900)")
-    parser.add_argument("words", nargs="*", help="<mode> <anchor>, or query/schema/sessions/daemon/doctor")
+    parser.add_argument("words", nargs="*", help="<mode> <anchor>, or query/schema/sessions/daemon/doctor/hook")
     parser.add_argument("--version", action="store_true",
                         help="the version, and where the Lua half, Neovim and the servers were found")
     parser.add_argument("--max-items", type=int)

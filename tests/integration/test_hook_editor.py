@@ -79,3 +79,31 @@ def test_a_claude_code_edit_is_told_signed_listed_and_undone(
     assert nvim.exec_lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)", str(path)) == \
         original.decode().splitlines()
     wait_for(lambda: [m for m in nvim.exec_lua(MARKS, str(path)) if m[2]] == [], 5, "the signs gone")
+
+
+def test_an_edit_under_the_humans_unsaved_text_is_kept_apart_and_undo_leaves_that_text(
+        human: tuple[Terminal, pynvim.Nvim, Path, str]) -> None:
+    """The human types in models.py without saving; the agent's tool edits the file on disk.
+    The change set holds the disk's texts, the buffer keeps the human's, and `undo` is a
+    conflict naming the file: nothing of the human's is lost."""
+    term, nvim, project, socket = human
+    term.wait("class Product:", 30)
+    path = project / "shop" / "models.py"
+    nvim.exec_lua("vim.api.nvim_buf_set_lines(vim.fn.bufnr(...), 0, 0, false, {'# the human, unsaved'})", str(path))
+    typed = nvim.exec_lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)", str(path))
+    tool_input = {"file_path": str(path), "old_string": PRICE, "new_string": STOCK, "replace_all": "false"}
+    hook(project, socket, "PreToolUse", tool_input)
+    path.write_text(path.read_text().replace(PRICE, STOCK, 1))
+    hook(project, socket, "PostToolUse", tool_input)
+    agents = path.read_bytes()
+
+    runtime = str(Path(socket).parent.parent)
+    env = {**os.environ, "XDG_RUNTIME_DIR": runtime}
+    review = subprocess.run([sys.executable, "-m", "lsap_bridge", "review", "1"], cwd=project, capture_output=True,
+                            text=True, timeout=60, env=env)
+    assert "+    stock: int" in review.stdout and "the human, unsaved" not in review.stdout, review.stdout
+    undone = subprocess.run([sys.executable, "-m", "lsap_bridge", "undo"], cwd=project, capture_output=True,
+                            text=True, timeout=60, env=env)
+    assert undone.returncode != 0 and "conflict" in undone.stdout and "shop/models.py" in undone.stdout, undone.stdout
+    assert path.read_bytes() == agents
+    assert nvim.exec_lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)", str(path)) == typed
