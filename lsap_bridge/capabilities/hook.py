@@ -21,7 +21,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from pydantic import Field
 
@@ -39,7 +39,7 @@ from ..surface import CLIENT, phrase
 CALLS_KEPT = 32  # PreToolUse states kept per agent, waiting for their PostToolUse
 FILES_LIMIT = 8  # files of one tool call whose users a PreToolUse looks at
 CONTEXT_TOKENS = 400  # the most a PostToolUse adds to the agent's context
-SHOWN_LIMIT = 10  # errors asked of `check` per answer (fewer fit the budget)
+SHOWN_LIMIT = 50  # findings asked of `check` per answer (the rest are counted)
 MARGIN = 0.5  # seconds kept back from the budget to answer in time
 
 
@@ -88,7 +88,7 @@ class Calls:
     """One agent's PreToolUse states: per tool call, each file's text before (None: absent)."""
 
     before: OrderedDict[str, dict[Path, list[str] | None]] = field(default_factory=OrderedDict)
-    carried: list[tuple[str, str]] = field(default_factory=list)  # new errors a PreToolUse's check found
+    carried: list[Entry] = field(default_factory=list)  # new errors a PreToolUse's check found
 
 
 class Hooks(dict[str | None, Calls]):
@@ -126,40 +126,53 @@ async def _check(session: Session, deadline: float, **fields: Any) -> dict[str, 
     return answer.report.model_dump(mode="json")
 
 
-def _entries(report: dict[str, Any], created: set[str]) -> list[tuple[str, str]]:
+class Entry(NamedTuple):
+    """One error the agent is told of: its file, its text, and where `check`'s list of this
+    answer has it (1-based; None: found by an earlier PreToolUse's check)."""
+
+    path: str
+    text: str
+    at: int | None = None
+
+
+def _entries(report: dict[str, Any], created: set[str]) -> list[Entry]:
     """The errors a check found that the edit made: new ones, and those of a file it created
-    (no check had seen it), each as its file and its text with the code line."""
+    (no check had seen it), each with its code line."""
     out = []
+    index = report.get("start") or 1
     for group in report.get("groups", []):
-        if group["status"] != "new" and not (group["status"] == "current" and group["path"] in created):
-            continue
+        told = group["status"] == "new" or (group["status"] == "current" and group["path"] in created)
         lines = {line["number"]: line["text"] for line in group["lines"]}
         for d in group["diagnostics"]:
             code = f" [{d['code']}]" if d.get("code") else ""
             text = lines.get(d["line"], "").strip()
-            out.append((group["path"], f"- {group['path']}:{d['line']}: {d['message'].splitlines()[0]}{code}"
-                        + (f"\n    {d['line']}| {text}" if text else "")))
+            if told:
+                out.append(Entry(group["path"], f"- {group['path']}:{d['line']}: {d['message'].splitlines()[0]}{code}"
+                                 + (f"\n    {d['line']}| {text}" if text else ""), index))
+            index += 1
     return out
 
 
-def _context(tool: str, entries: list[tuple[str, str]], report: dict[str, Any] | None) -> tuple[str | None, int]:
+def _context(tool: str, entries: list[Entry], report: dict[str, Any] | None) -> tuple[str | None, int]:
     """What the agent is told, within `CONTEXT_TOKENS`: as many errors as fit, the rest
-    counted with the request that lists them. The number shown."""
+    counted with the `check` page that lists them. The number shown."""
     if not entries:
         return None, 0
-    head = f"lsap: after your {tool}, {len(entries)} new error{'s' if len(entries) != 1 else ''}:"
-    first = entries[0][0]
+    beyond = max(0, report["total"] - report["end"]) if report is not None and report.get("end") else 0
+    head = f"lsap: after your {tool}, {len(entries) + beyond} new error{'s' if len(entries) + beyond != 1 else ''}:"
+    first = entries[0].path
     tail = f"Next: fix them; `{phrase({'mode': 'diagnostics', 'file_path': first}, 'file_path')}` lists {first}'s."
     shown = len(entries)
     while True:
-        more = ""
-        if shown < len(entries):
-            more = f"{len(entries) - shown} more not shown"
-            if report is not None and report.get("pagination_id"):
-                rest = {"mode": "check", "min_severity": "error", "pagination_id": report["pagination_id"],
-                        "start_index": shown + 1}
-                more += ": `" + phrase(rest, "file_path") + "`"
-        text = "\n".join([head, *(e for _, e in entries[:shown]), *([more] if more else []), tail])
+        left = len(entries) - shown + beyond
+        more = f"{left} more not shown" if left else ""
+        resume = next((e.at for e in entries[shown:] if e.at is not None),
+                      report["end"] + 1 if beyond and report is not None else None)
+        if more and resume is not None and report is not None and report.get("pagination_id"):
+            rest = {"mode": "check", "min_severity": "error", "pagination_id": report["pagination_id"],
+                    "start_index": resume}
+            more += ": `" + phrase(rest, "file_path") + "` lists them"
+        text = "\n".join([head, *(e.text for e in entries[:shown]), *([more] if more else []), tail])
         if estimate(text) <= CONTEXT_TOKENS or shown == 0:
             return text, shown
         shown -= 1
@@ -213,7 +226,7 @@ async def _pre(session: Session, request: HookRequest, calls: Calls, paths: list
         found = await _check(session, deadline, file_path=str(path))
         if found is None:
             break
-        calls.carried += _entries(found, set())
+        calls.carried += [e._replace(at=None) for e in _entries(found, set())]  # not in the next list
     return report
 
 

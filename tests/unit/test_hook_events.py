@@ -151,21 +151,33 @@ def test_install_writes_the_user_settings_and_print_writes_nothing(
 
 
 def test_the_agent_is_told_at_most_400_tokens_and_the_rest_is_counted() -> None:
-    from lsap_bridge.capabilities.hook import CONTEXT_TOKENS, _context
+    from lsap_bridge.capabilities.hook import CONTEXT_TOKENS, _context, _entries
     from lsap_bridge.report.budget import estimate
     from lsap_bridge.surface import SURFACE
 
-    entries = [(f"shop/m{n}.py", f"- shop/m{n}.py:{n}: Argument missing for parameter \"stock\" [reportCallIssue]\n"
-                f"    {n}| CROISSANT = Product(\"croissant\", 1.2)") for n in range(1, 40)]
+    def group(status: str, path: str, lines: range) -> dict[str, object]:
+        message = 'Argument missing for parameter "stock"'
+        return {"status": status, "path": path,
+                "lines": [{"number": n, "text": "CROISSANT = Product(1.2)"} for n in lines],
+                "diagnostics": [{"line": n, "message": message, "code": "reportCallIssue"} for n in lines]}
+
+    # check's first page (50 of 60 findings): 2 errors in a file seen before (not the edit's),
+    # then 40 new ones, then 8 in a file the edit created.
+    report = {"start": 1, "end": 50, "total": 60, "pagination_id": "abc123", "groups": [
+        group("current", "shop/old.py", range(1, 3)), group("new", "shop/m.py", range(1, 41)),
+        group("current", "shop/bakery.py", range(1, 9))]}
+    entries = _entries(report, {"shop/bakery.py"})
+    assert len(entries) == 48 and entries[0].at == 3 and entries[-1].at == 50
     token = SURFACE.set("cli")
     try:
-        text, shown = _context("Edit", entries, {"pagination_id": "abc123"})
+        text, shown = _context("Edit", entries, report)
     finally:
         SURFACE.reset(token)
     assert text is not None and 0 < shown < len(entries) and estimate(text) <= CONTEXT_TOKENS
-    assert f"{len(entries) - shown} more not shown: `lsap check" in text
-    assert "pagination_id=abc123" in text and f"start_index={shown + 1}" in text
-    assert "`lsap diagnostics shop/m1.py`" in text
+    assert text.startswith("lsap: after your Edit, 58 new errors:")
+    assert f"{48 - shown + 10} more not shown: `lsap check" in text  # the page's rest and the next pages
+    assert "pagination_id=abc123" in text and f"start_index={shown + 3}" in text
+    assert "`lsap diagnostics shop/m.py`" in text
     assert _context("Edit", [], None) == (None, 0)
 
 
