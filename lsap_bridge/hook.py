@@ -27,7 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .client import call_session, find_session
+from .client import ClientError, call_session, find_session
+from .discovery import SessionInfo
 from .jsonvalue import Json, JsonObject
 from .logfile import log_to_file
 
@@ -146,8 +147,15 @@ def handle(raw: str, budget: float, asking: Callable[[str], None] | None = None)
         return ""
     cwd = Path(str(event["cwd"]))
     start = os.environ.get("LSAP_HOOK_START") == "1"
-    result = call_session(lambda: find_session(cwd, start=start), "request", payload, name=agent(event),
-                          surface="cli", on_progress=asking)
+
+    def found() -> SessionInfo | None:
+        info = find_session(cwd, start=start)
+        if info is None:
+            raise ClientError(f"no lsap session serves {cwd}: open it in Neovim, or `lsap daemon start` "
+                              "there (or set LSAP_HOOK_START=1)")
+        return info
+
+    result = call_session(found, "request", payload, name=agent(event), surface="cli", on_progress=asking)
     if not result.get("ok"):
         log.warning("lsap hook: %s %s answered an error: %s", payload["event"], payload["tool"],
                     str(result.get("text", ""))[:300])

@@ -217,4 +217,4 @@ def test_a_dead_session_is_exit_0_and_a_log_line(tmp_path: Path) -> None:
     assert hook(root, payload, LSAP_HOOK_TIMEOUT="3").stdout == ""
     assert not dead.file.exists()  # found dead
     log = Path(os.environ["XDG_STATE_HOME"]) / "nvim" / "lsap.log"
-    assert "lsap hook: failed: ClientError: no session to ask" in log.read_text()
+    assert f"lsap hook: failed: ClientError: no lsap session serves {root}" in log.read_text()
