@@ -27,7 +27,7 @@ from typing import Any
 
 from .cl100k import tokens
 from .corpus import HERE, example_copy
-from .report import fmt, machine, versions, write_block
+from .report import fmt, write_measured
 
 HOOK_MARKERS = ("<!-- hook: python -m benchmarks.hook -->", "<!-- /hook -->")
 SIGNATURE = "def find(name: str, products: list[Product]) -> Product | None:"
@@ -103,12 +103,11 @@ def main(argv: list[str] | None = None) -> None:
         corpus = example_copy(Path(work))
         env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "LSAP_SERVERS": "basedpyright"}
         block = measure(corpus.root, env, args.reps)
-    write_block(args.out, [
-        "## Agent hooks: the PostToolUse answer (issue 45)", "",
+    write_measured(
+        args.out, "## Agent hooks: the PostToolUse answer (issue 45)",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} in {time.monotonic() - started:.0f} s on "
-        f"examples/shop, median of {args.reps} repetitions. Reproduce: `python -m benchmarks.hook`.", "",
-        "Machine: " + "; ".join(machine()), "", "Versions: " + "; ".join(versions()), "", *block],
-        *HOOK_MARKERS)
+        f"examples/shop, median of {args.reps} repetitions. Reproduce: `python -m benchmarks.hook`.",
+        block, HOOK_MARKERS)
 
 
 if __name__ == "__main__":
