@@ -51,13 +51,14 @@ def timed(command: list[str], cwd: Path, env: dict[str, str], stdin: str | None 
     return time.perf_counter() - started, done.stdout
 
 
-def edit(root: Path, env: dict[str, str], rep: int, old: str, new: str) -> tuple[float, str]:
-    """One Edit through the hooks; the PostToolUse's seconds and what it printed."""
+def edit(root: Path, env: dict[str, str], rep: int, old: str, new: str) -> tuple[float, float, str]:
+    """One Edit through the hooks: the PreToolUse's and the PostToolUse's seconds, and what
+    the latter printed."""
     lsap = [sys.executable, "-m", "lsap_bridge", "hook"]
-    timed(lsap, root, env, event(root, "PreToolUse", rep, old, new))
+    before, _ = timed(lsap, root, env, event(root, "PreToolUse", rep, old, new))
     path = root / "shop" / "catalog.py"
     path.write_text(path.read_text().replace(old, new, 1))
-    return timed(lsap, root, env, event(root, "PostToolUse", rep, old, new))
+    return (before, *timed(lsap, root, env, event(root, "PostToolUse", rep, old, new)))
 
 
 def measure(root: Path, env: dict[str, str], reps: int) -> list[str]:
@@ -66,23 +67,26 @@ def measure(root: Path, env: dict[str, str], reps: int) -> list[str]:
                    capture_output=True, timeout=120)
     try:
         subprocess.run([*lsap, "check"], cwd=root, env=env, capture_output=True, timeout=120)  # warm
-        broke, fixed, checker, told = [], [], [], []
+        pre, broke, fixed, checker, told = [], [], [], [], []
         for rep in range(reps):
-            seconds, out = edit(root, env, 2 * rep, SIGNATURE, BROKEN)
+            asked, seconds, out = edit(root, env, 2 * rep, SIGNATURE, BROKEN)
+            pre.append(asked)
             broke.append(seconds)
             context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
             told.append(context)
             checker.append(timed(["basedpyright", "--outputjson"], root, env)[0])
-            seconds, out = edit(root, env, 2 * rep + 1, BROKEN, SIGNATURE)
+            asked, seconds, out = edit(root, env, 2 * rep + 1, BROKEN, SIGNATURE)
+            pre.append(asked)
             fixed.append(seconds)
-            print(f"  rep {rep}: broke {broke[-1] * 1000:.0f} ms ({tokens(context)} tokens), fixed "
-                  f"{fixed[-1] * 1000:.0f} ms{' (said ' + repr(out[:60]) + ')' if out else ''}, "
+            print(f"  rep {rep}: pre {pre[-2] * 1000:.0f} ms, broke {broke[-1] * 1000:.0f} ms ({tokens(context)} "
+                  f"tokens), fixed {fixed[-1] * 1000:.0f} ms{' (said ' + repr(out[:60]) + ')' if out else ''}, "
                   f"basedpyright CLI {checker[-1] * 1000:.0f} ms", flush=True)
     finally:
         subprocess.run([*lsap, "daemon", "stop"], cwd=root, env=env, capture_output=True, timeout=60)
-    b, f, c = (statistics.median(x) * 1000 for x in (broke, fixed, checker))
+    p, b, f, c = (statistics.median(x) * 1000 for x in (pre, broke, fixed, checker))
     counted = sorted({tokens(t) for t in told})
     return ["| figure | median |", "|---|---:|",
+            f"| PreToolUse answer (the files' texts kept, `check` of them and their users) | {fmt(p, 'ms')} |",
             f"| PostToolUse answer, an Edit breaking one caller (the `lsap hook` process) | {fmt(b, 'ms')} |",
             f"| PostToolUse answer, the Edit taken back (nothing new: no output) | {fmt(f, 'ms')} |",
             f"| `basedpyright --outputjson` on the project, same run | {fmt(c, 'ms')} |",
