@@ -42,6 +42,7 @@ EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path
 PATCH_TOOL = "apply_patch"  # Codex's; its `tool_input.command` is the patch
 PATCH_FILE = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
 EVENTS = {"PreToolUse": "pre", "PostToolUse": "post"}
+PREVIEW_CHARS = 1 << 20  # of a tool's input sent for the approval's diff; past it, no diff
 
 
 def bound() -> float:
@@ -113,9 +114,11 @@ def request(event: JsonObject, budget: float) -> JsonObject | None:
     if not names:
         return None
     call = event.get("tool_use_id")
+    shown = proposed(event, names)
+    if len(json.dumps(shown)) > PREVIEW_CHARS:
+        shown = {}  # a huge Write: the approval names the file, the request stays small
     return {"mode": "hook", "event": kind, "tool": str(event["tool_name"]), "files": list[Json](names),
-            "call": call if isinstance(call, str) else None, "budget": budget, "format": "json",
-            **proposed(event, names)}
+            "call": call if isinstance(call, str) else None, "budget": budget, "format": "json", **shown}
 
 
 def answer(event: JsonObject, report: JsonObject) -> JsonObject | None:

@@ -192,6 +192,8 @@ def test_a_pre_tool_use_carries_what_the_tool_will_write_and_answers_the_humans_
     assert hook.proposed(write, ["/w/a.py"]) == {"content": "z\n"}
     assert hook.proposed({**edit, "tool_name": "apply_patch", "tool_input": {"command": PATCH}}, []) == {"patch": PATCH}
     assert hook.proposed({**edit, "hook_event_name": "PostToolUse"}, ["/w/a.py"]) == {}
+    huge = {**write, "cwd": "/w", "tool_input": {"file_path": "/w/a.py", "content": "x" * (hook.PREVIEW_CHARS + 1)}}
+    assert "content" not in (hook.request(huge, 8.0) or {})
     assert hook.answer(edit, {"decision": "deny", "reason": "the human refused the edit"}) == {"hookSpecificOutput": {
         "hookEventName": "PreToolUse", "permissionDecision": "deny",
         "permissionDecisionReason": "the human refused the edit"}}
