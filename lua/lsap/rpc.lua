@@ -56,6 +56,7 @@ M.functions = {
   when_idle = seen.when_idle,
   when_diagnosed = diagnostics.when_diagnosed,
   confirm = confirm,
+  edit_policy = function() return require('lsap.config').options.edit_policy end,
   clients = clients.clients,
   all_clients = clients.all_clients,
   servers_expected = clients.servers_expected,
