@@ -105,6 +105,8 @@ class Service:
         except Exception as exc:  # the human always gets an answer, never a silent command
             await self.gateway.show_report(render_error(as_error(exc, f"`:Lsap {command.get('mode')}`")), [], options)
             return
+        if command.get("quiet") and response.ok:  # a decision made in the buffers (lsap.inline)
+            return
         await self.gateway.show_report(
             response.text, response.locations,
             {**options, "bang": bool(command.get("bang")), "title": f"lsap {mode}"},

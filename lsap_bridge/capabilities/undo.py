@@ -35,7 +35,7 @@ from ..modes import Answer, Offer, mode
 from ..position import Document
 from ..report.paging import PagingInfo, paged
 from ..session import Session
-from ..surface import phrase
+from ..surface import SURFACE, phrase
 from ..workspace import uri_of
 
 # Undo edits replace whole lines (column 0 on each side): no encoding is involved.
@@ -503,6 +503,24 @@ async def review(session: Session, request: ReviewRequest) -> Answer:
                  reject=phrase({**base, "hunk": n, "decision": "reject"}, "id"),
                  accept=phrase({**base, "hunk": n, "decision": "accept"}, "id"))
             for n, (i1, i2, j1, j2) in numbered(file)]))
+    if SURFACE.get() == "nvim":  # the human's review: shown in the buffers too (lua/lsap/inline.lua)
+        with contextlib.suppress(LsapError):
+            await session.gateway.call("review_inline", inline(change, display))
     return Answer(ReviewReport(id=change.id, label=change.label, who=change.who, when=_when(change.when),
                                decided=decided, files=rows, pending=sum(len(f.hunks) for f in rows),
                                undo=changes.undo_hint(change.id) if rows else None))
+
+
+def inline(change: ChangeSet, display: Callable[[Path], str]) -> dict[str, Any]:
+    """The hunks left as the editor shows them in the buffers: per file (its absolute path and
+    its name in requests) each
+    hunk's number, where its lines start in the change's text (0-based), the lines it wrote,
+    the lines it removed, and the line above it (to find it again where the text moved)."""
+    files = []
+    for file in _left(change):
+        before, after = file.before or [], file.after
+        files.append({"path": file.path, "name": display(Path(file.path)), "hunks": [
+            {"number": n, "line": j1, "added": after[j1:j2], "removed": before[i1:i2],
+             "above": after[j1 - 1] if j1 else None}
+            for n, (i1, i2, j1, j2) in numbered(file)]})
+    return {"id": change.id, "label": change.label, "who": change.who, "files": files}
