@@ -294,6 +294,8 @@ async def undo(session: Session, request: UndoRequest) -> Answer:
         raise LsapError(ErrorCode.CONFLICT,
                         f"change {change.id} ({change.label}) cannot be undone: {listed}", hint=hint)
     unsaved = await revert(session, change, clean, f"undo {change.id} ({change.label})")
+    with contextlib.suppress(LsapError):  # a view of its hunks in the buffers shows what is left
+        await session.gateway.call("review_inline", inline(change, display), False)
     redo = changes.undo_hint(change.undone[-1]) if change.undone else None
     return Answer(UndoReport(id=change.id, label=change.label, who=change.who, when=_when(change.when),
                              undone=[display(Path(f.path)) for f in clean], unsaved=unsaved,
@@ -503,9 +505,10 @@ async def review(session: Session, request: ReviewRequest) -> Answer:
                  reject=phrase({**base, "hunk": n, "decision": "reject"}, "id"),
                  accept=phrase({**base, "hunk": n, "decision": "accept"}, "id"))
             for n, (i1, i2, j1, j2) in numbered(file)]))
-    if SURFACE.get() == "nvim":  # the human's review: shown in the buffers too (lua/lsap/inline.lua)
-        with contextlib.suppress(LsapError):
-            await session.gateway.call("review_inline", inline(change, display))
+    # The human's review is shown in the buffers too (lua/lsap/inline.lua); an agent's
+    # decisions only bring the human's view of the same change up to date.
+    with contextlib.suppress(LsapError):
+        await session.gateway.call("review_inline", inline(change, display), SURFACE.get() == "nvim")
     return Answer(ReviewReport(id=change.id, label=change.label, who=change.who, when=_when(change.when),
                                decided=decided, files=rows, pending=sum(len(f.hunks) for f in rows),
                                undo=changes.undo_hint(change.id) if rows else None))

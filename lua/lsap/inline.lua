@@ -255,7 +255,10 @@ end
 
 --- The service's hunks left of a change (lsap.rpc `review_inline`): shown in every loaded
 --- buffer of its files, and in those opened later; a buffer with none left is cleared.
-function M.show(review)
+--- `start`: the human asked for this review; else (an agent's decision, an undo) it only
+--- brings the review in progress of the same change up to date.
+function M.show(review, start)
+  if not start and (not M.review or M.review.id ~= review.id) then return end
   M.review = review
   for bufnr in pairs(buffers) do
     if not vim.api.nvim_buf_is_valid(bufnr) then

@@ -84,7 +84,7 @@ M.functions = {
   remove_on_exit = function(paths) log.remove_on_exit(paths) end,
   presence_changed = function(change, again) presence.changed(change, again) end,
   presence_reviewed = function(id, path) presence.reviewed(id, path) end,
-  review_inline = function(review) require('lsap.inline').show(review) end,
+  review_inline = function(review, start) require('lsap.inline').show(review, start) end,
   -- lsap's own Neovim (embedded mode)
   enable_servers = function(root, names, watchdog)
     vim.cmd.cd(vim.fn.fnameescape(root))

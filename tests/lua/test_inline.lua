@@ -42,7 +42,7 @@ end
 T['hunks are shown where their lines are, under their own numbers'] = function()
   local bufnr, review = scene()
   vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, { '# the human typed this' }) -- the text moved down
-  inline.show(review)
+  inline.show(review, true)
   local hunks = inline.hunks(bufnr)
   expect.equality(vim.tbl_map(function(h) return { h.number, h.row, h.end_row } end, hunks), { { 1, 2, 2 }, { 3, 5, 5 } })
   local marks = vim.api.nvim_buf_get_extmarks(bufnr, inline.NS, 0, -1, { details = true })
@@ -54,7 +54,7 @@ end
 
 T['keys go from hunk to hunk and decide the one under the cursor'] = function()
   local bufnr, review = scene()
-  inline.show(review)
+  inline.show(review, true)
   vim.api.nvim_win_set_cursor(0, { 1, 0 })
   inline.go(1)
   expect.equality(vim.api.nvim_win_get_cursor(0)[1], 2)
@@ -70,9 +70,12 @@ T['keys go from hunk to hunk and decide the one under the cursor'] = function()
   expect.equality(got.opts.options, { decision = 'accept', file_path = 'shop/x.py' })
   expect.equality(sent(function() inline.decide('all', 'accept') end).opts.options, { decision = 'accept' })
   expect.truthy(vim.fn.maparg(']h', 'n', false, true).buffer == 1, ']h mapped in the buffer')
+  -- Another change's hunks sent for someone else's decision leave this review alone.
+  inline.show({ id = '8', label = 'x', who = 'agent', files = {} }, false)
+  expect.equality(#inline.hunks(bufnr), 2)
   -- Decided: the hunks left are shown, and with none the marks and keys go.
   review.files[1].hunks = {}
-  inline.show(review)
+  inline.show(review, false)
   expect.equality(inline.hunks(bufnr), {})
   expect.equality(vim.fn.maparg(']h', 'n'), '')
 end
@@ -80,7 +83,7 @@ end
 T["a key the human mapped stays theirs"] = function()
   local _, review = scene()
   vim.keymap.set('n', ']h', '<Cmd>echo "mine"<CR>', { buffer = 0 })
-  inline.show(review)
+  inline.show(review, true)
   expect.equality(vim.fn.maparg(']h', 'n'), '<Cmd>echo "mine"<CR>')
   expect.truthy(vim.fn.maparg('[h', 'n', false, true).desc:match('^lsap review'), '[h the review\'s')
 end
