@@ -118,10 +118,12 @@ return {
   cursorless = {
     batch = true,
     changes = true,
+    check = true,
     code_action_execute = true,
     editor = true,
     hook = true,
     rename_execute = true,
+    review = true,
     schema = true,
     search = true,
     undo = true,
