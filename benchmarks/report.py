@@ -233,6 +233,13 @@ def carry_block(previous: str, out: Path, begin: str, end: str) -> None:
         write_block(out, block, begin, end)
 
 
+def write_measured(out: Path, title: str, measured: str, block: list[str], markers: tuple[str, str]) -> None:
+    """A runner's section of RESULTS.md: its title, when and how it was measured, the machine
+    and the versions, then its figures, between its markers."""
+    write_block(out, [title, "", measured, "", "Machine: " + "; ".join(machine()), "",
+                      "Versions: " + "; ".join(versions()), "", *block], *markers)
+
+
 def write_block(out: Path, block: list[str], begin: str, end: str) -> None:
     """Put the block between its markers in RESULTS.md (appended the first time)."""
     text = out.read_text() if out.exists() else ""

@@ -28,7 +28,7 @@ from .logfile import log_to_file
 from .nvim_rpc import NvimConnection
 from .server import call_time, current_client, progress
 from .service import Service
-from .session import Doubt, EditApproval
+from .session import HUMAN_APPROVED, Doubt, EditApproval
 from .workspace import Workspace
 
 _started: threading.Thread | None = None
@@ -95,6 +95,7 @@ def edit_policy(gateway: EditorGateway, timeout: float = ASK_LIMIT) -> EditAppro
                 else gateway.edit_decision(client, summary, f"{doubt.note}\n\n{preview}", min(timeout, ask),
                                            must_ask=True))
         if decision.applied:
+            HUMAN_APPROVED.set(decision.asked)
             return True
         if decision.decision == "withheld" and doubt is not None:  # `allow` asks nobody
             raise doubt.refusal

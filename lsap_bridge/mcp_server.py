@@ -88,7 +88,7 @@ def query_schema() -> dict[str, Any]:
             defs = compact.get("$defs") if isinstance(compact, dict) else None
             shared.update(defs if isinstance(defs, dict) else {})
     request = {"type": "object", "properties": {
-        "mode": {"enum": sorted(REGISTRY)},
+        "mode": {"enum": sorted(name for name, c in REGISTRY.items() if c.offer.listed)},
         "locate": {"anyOf": [ANCHOR, {"$ref": "#/$defs/Locate"}]} if "Locate" in shared else ANCHOR,
     }, "required": ["mode"]}
     return {"type": "object", "properties": {"request": request}, "required": ["request"],
