@@ -94,4 +94,32 @@ T['an overlapping disk change is a conflict: mine kept until decided, then their
   expect.equality(vim.fn.readfile(path), { 'a = 1', 'b = 2', '# mine', '# theirs', 'c = 3', 'd = 4', 'e = 5', 'f = 6' })
 end
 
+T["the bridge's look at the buffer (disk.fresh) merges it, after the call"] = function()
+  local disk = require('lsap.transport.disk')
+  disk.watch(vim.api.nvim_create_augroup('test.disk', { clear = true }))
+  local bufnr = scene({ 'a = 1', 'b = 2', 'c = 3', 'd = 4', 'e = 5', 'f = 6', 'g = 7' })
+  -- disk.lua takes the file as read (its stamp), then it changes again (a second later).
+  vim.api.nvim_exec_autocmds('BufReadPost', { group = 'test.disk', buffer = bufnr })
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  vim.fn.writefile({ 'a = 1', 'b = 2', 'c = 3', 'd = 4', 'e = 5', 'f = 6', 'g = 7', 'h = 8' }, name)
+  local stat = assert(vim.uv.fs_stat(name))
+  vim.uv.fs_utime(name, stat.atime.sec + 20, stat.mtime.sec + 20)
+  expect.equality(disk.fresh(bufnr), 'changed') -- the request reads the buffer as it is
+  expect.equality(vim.api.nvim_buf_line_count(bufnr), 7)
+  vim.wait(1000, function() return vim.api.nvim_buf_line_count(bufnr) == 9 end)
+  expect.equality(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), {
+    'a = 1', 'b = 2', '# mine', 'c = 3', 'd = 4', 'e = 5', 'f = 6', 'g = 7', 'h = 8' })
+  expect.equality(disk.fresh(bufnr), 'same') -- merged: the buffer is based on the file now
+end
+
+T["no Neovim record taken while the human has a BufWriteCmd for the file (theirs would write)"] = function()
+  local written = false
+  vim.api.nvim_create_autocmd('BufWriteCmd', { pattern = '*.py', callback = function() written = true end })
+  local bufnr, path = scene({ 'a = 1', 'b = 2', 'c = 3', 'd = 4', 'e = 5', 'f = 6', 'g = 7' })
+  expect.equality(require('lsap.compat').take_file_time(bufnr), false)
+  expect.truthy(not written, 'their BufWriteCmd not run')
+  expect.equality(vim.fn.readfile(path)[7], 'g = 7')
+  vim.api.nvim_clear_autocmds({ event = 'BufWriteCmd', pattern = '*.py' })
+end
+
 return T

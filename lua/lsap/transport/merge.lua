@@ -22,7 +22,8 @@ M.NS = vim.api.nvim_create_namespace('lsap.merge')
 local bases = {} ---@type table<integer, string[]> the text each buffer was read from
 -- Buffers with conflicts left: { theirs = the disk's lines, marks = { { id, theirs } }, keys }
 local open = {} ---@type table<integer, table>
-local queued = {} ---@type table<integer, true>
+local queued = {} ---@type table<integer, true> merges scheduled
+local waiting = {} ---@type table<integer, true> merges waiting for the human to leave Insert mode
 
 local function file_buffer(bufnr)
   return vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].buftype == '' and vim.api.nvim_buf_get_name(bufnr) ~= ''
@@ -34,15 +35,16 @@ local function disk_lines(bufnr)
   return data and disk.lines_of(bufnr, data) or nil
 end
 
---- The buffer was just read from or written to its file: that is its base now.
+--- The buffer was just read from or written to its file: that is its base now (not after a
+--- write elsewhere, `:w other`, which leaves it modified).
 local function based(bufnr)
-  if not file_buffer(bufnr) then return end
+  if not file_buffer(bufnr) or vim.bo[bufnr].modified then return end
   bases[bufnr] = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
-  if not vim.bo[bufnr].modified then vim.api.nvim_buf_clear_namespace(bufnr, M.NS, 0, -1) end
+  vim.api.nvim_buf_clear_namespace(bufnr, M.NS, 0, -1)
 end
 
 local function forget(bufnr)
-  bases[bufnr], open[bufnr], queued[bufnr] = nil, nil, nil
+  bases[bufnr], open[bufnr], queued[bufnr], waiting[bufnr] = nil, nil, nil, nil
 end
 
 -- -- marks -------------------------------------------------------------------------------
@@ -160,23 +162,9 @@ local function show_conflicts(bufnr, theirs, conflicts)
   map(bufnr, state)
 end
 
---- Merge the file into its buffer now (see the top of this file). Returns what it did:
---- nil (nothing to merge), or { taken = n, conflicts = n }.
-function M.merge(bufnr)
-  queued[bufnr] = nil
-  if not file_buffer(bufnr) or not vim.bo[bufnr].modified or not bases[bufnr] then return end
-  if typing_in(bufnr) then
-    vim.api.nvim_create_autocmd('InsertLeave', { once = true, callback = function() M.later(bufnr) end })
-    return
-  end
-  local theirs = disk_lines(bufnr)
-  if not theirs then return end
-  if vim.deep_equal(theirs, bases[bufnr]) then return end -- only its time changed
-  local mine = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
-  local result = diff3.merge(bases[bufnr], mine, theirs)
-  if #result.taken > 0 then take(bufnr, result.taken) end
-  show_conflicts(bufnr, theirs, result.conflicts)
-  if #result.conflicts == 0 then settle(bufnr, theirs) end
+--- Say what a merge did (nothing: the disk made the human's own changes).
+local function tell(bufnr, result)
+  if #result.taken + #result.conflicts == 0 then return end
   local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ':~:.')
   local text = ('%s changed on disk: %d change(s) merged into your unsaved text (u undoes them)'):format(
     name,
@@ -185,7 +173,7 @@ function M.merge(bufnr)
   if #result.conflicts > 0 then
     local keys = config.options.merge.keys
     text = text
-      .. ('; %d conflict(s) with your edits, kept yours: %s mine, %s theirs, %s both'):format(
+      .. ('; %d conflict(s) with your edits, yours kept: %s mine, %s theirs, %s both'):format(
         #result.conflicts,
         keys.mine,
         keys.theirs,
@@ -193,6 +181,41 @@ function M.merge(bufnr)
       )
   end
   ui.notify(text, #result.conflicts > 0 and 'warn' or 'info')
+end
+
+--- Merge the file into its buffer now (see the top of this file). Returns what it did:
+--- nil (nothing new to merge, or not now), or { taken = n, conflicts = n }.
+function M.merge(bufnr)
+  queued[bufnr] = nil
+  if not file_buffer(bufnr) or not vim.bo[bufnr].modified or not bases[bufnr] then return end
+  if typing_in(bufnr) then
+    if not waiting[bufnr] then
+      waiting[bufnr] = true
+      vim.api.nvim_create_autocmd('InsertLeave', {
+        once = true,
+        callback = function()
+          waiting[bufnr] = nil
+          M.later(bufnr)
+        end,
+      })
+    end
+    return
+  end
+  local theirs = disk_lines(bufnr)
+  -- Only its time changed, or the conflicts shown are still with this text.
+  if
+    not theirs
+    or vim.deep_equal(theirs, bases[bufnr])
+    or (open[bufnr] and vim.deep_equal(theirs, open[bufnr].theirs))
+  then
+    return
+  end
+  local mine = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  local result = diff3.merge(bases[bufnr], mine, theirs)
+  if #result.taken > 0 then take(bufnr, result.taken) end
+  show_conflicts(bufnr, theirs, result.conflicts)
+  if #result.conflicts == 0 then settle(bufnr, theirs) end
+  tell(bufnr, result)
   return { taken = #result.taken, conflicts = #result.conflicts }
 end
 
