@@ -49,45 +49,51 @@ def buffer(nvim: pynvim.Nvim) -> list[str]:
     return list(nvim.current.buffer[:])
 
 
-def test_the_disk_changes_join_the_unsaved_text_and_w_writes_both(
-        editor: tuple[Terminal, pynvim.Nvim, Path]) -> None:
+def typed_then_changed_on_disk(editor: tuple[Terminal, pynvim.Nvim, Path], keys: tuple[str, ...], text: str,
+                               row: int, theirs: list[str]) -> None:
+    """The human types `text` after `keys` (line `row` then ends with it, unsaved); another
+    process (an agent's own tool) then writes `theirs`; Neovim looks (`:checktime`, as on
+    focus)."""
     term, nvim, notes = editor
-    term.keys("g", "g", "O")
-    term.keys("-l", "# mine, unsaved")
+    term.keys(*keys)
+    term.keys("-l", text)
     term.keys("Escape")
-    wait_for(lambda: buffer(nvim)[0] == "# mine, unsaved", 10, "the human's line")
-    # Another process (an agent's own tool): one line edited, one appended, far from it.
-    theirs = [*LINES[:9], "line 10, edited on disk", *LINES[10:], "line 13, appended on disk"]
+    wait_for(lambda: buffer(nvim)[row].endswith(text.strip()), 10, "the human's text")
     notes.write_text("\n".join(theirs) + "\n")
-    term.keys(":checktime", "Enter")  # Neovim's own look at the disk (as on focus)
-    both = ["# mine, unsaved", *theirs]
-    wait_for(lambda: buffer(nvim) == both, 20, "the disk's changes in the buffer")
-    assert nvim.eval("&modified") == 1  # still the human's to save
+    term.keys(":checktime", "Enter")
+
+
+def written_without_a_prompt(editor: tuple[Terminal, pynvim.Nvim, Path], lines: list[str]) -> None:
+    term, nvim, notes = editor
     term.keys(":w", "Enter")
     wait_for(lambda: nvim.eval("&modified") == 0, 20, "the buffer written")
     assert "changed since reading" not in term.screen()
-    assert notes.read_text() == "\n".join(both) + "\n"  # nothing of either side lost
+    assert notes.read_text() == "\n".join(lines) + "\n"  # nothing of either side lost
+
+
+def test_the_disk_changes_join_the_unsaved_text_and_w_writes_both(
+        editor: tuple[Terminal, pynvim.Nvim, Path]) -> None:
+    term, nvim, _ = editor
+    # One line edited on disk and one appended, far from the human's.
+    theirs = [*LINES[:9], "line 10, edited on disk", *LINES[10:], "line 13, appended on disk"]
+    typed_then_changed_on_disk(editor, ("g", "g", "O"), "# mine, unsaved", 0, theirs)
+    both = ["# mine, unsaved", *theirs]
+    wait_for(lambda: buffer(nvim) == both, 20, "the disk's changes in the buffer")
+    assert nvim.eval("&modified") == 1  # still the human's to save
+    written_without_a_prompt(editor, both)
     term.keys("u")  # the merge is one undo step of its own
     wait_for(lambda: buffer(nvim) == ["# mine, unsaved", *LINES], 10, "the merge undone")
 
 
 def test_an_overlapping_disk_change_is_a_conflict_kept_mine_until_decided(
         editor: tuple[Terminal, pynvim.Nvim, Path]) -> None:
-    term, nvim, notes = editor
-    term.keys("3", "G", "A")
-    term.keys("-l", " (mine)")
-    term.keys("Escape")
-    wait_for(lambda: buffer(nvim)[2] == "line 3 (mine)", 10, "the human's edit")
+    term, nvim, _ = editor
     theirs = [*LINES[:2], "line 3 (theirs)", *LINES[3:], "line 13, appended on disk"]
-    notes.write_text("\n".join(theirs) + "\n")
-    term.keys(":checktime", "Enter")
+    typed_then_changed_on_disk(editor, ("3", "G", "A"), " (mine)", 2, theirs)
     term.wait("conflict with the disk", 20)
     term.wait("disk │ line 3 (theirs)", 5)
     assert buffer(nvim) == ["line 1", "line 2", "line 3 (mine)", *LINES[3:], "line 13, appended on disk"]
     term.keys("3", "G", "c", "b")  # both: mine, then theirs
     both = ["line 1", "line 2", "line 3 (mine)", "line 3 (theirs)", *LINES[3:], "line 13, appended on disk"]
     wait_for(lambda: buffer(nvim) == both, 10, "the conflict decided: both")
-    term.keys(":w", "Enter")
-    wait_for(lambda: nvim.eval("&modified") == 0, 20, "the buffer written")
-    assert "changed since reading" not in term.screen()
-    assert notes.read_text() == "\n".join(both) + "\n"
+    written_without_a_prompt(editor, both)
