@@ -286,8 +286,9 @@ function M.watch()
   vim.api.nvim_create_autocmd('BufWritePre', {
     group = group,
     nested = true, -- lsap.compat.take_file_time's write must reach its BufWriteCmd
-    callback = function(ev)
-      if vim.bo[ev.buf].modified then M.merge(ev.buf) end
+    callback = function(ev) -- to its own file (not `:w other`)
+      local own = vim.fn.fnamemodify(ev.match, ':p') == vim.api.nvim_buf_get_name(ev.buf)
+      if own and vim.bo[ev.buf].modified then M.merge(ev.buf) end
     end,
   })
   -- Neovim found the file changed: with unsaved text, merge (nothing of Neovim's: no
