@@ -50,17 +50,18 @@ def buffer(nvim: pynvim.Nvim) -> list[str]:
 
 
 def typed_then_changed_on_disk(editor: tuple[Terminal, pynvim.Nvim, Path], keys: tuple[str, ...], text: str,
-                               row: int, theirs: list[str]) -> None:
+                               row: int, theirs: list[str], look: bool = True) -> None:
     """The human types `text` after `keys` (line `row` then ends with it, unsaved); another
-    process (an agent's own tool) then writes `theirs`; Neovim looks (`:checktime`, as on
-    focus)."""
+    process (an agent's own tool) then writes `theirs`; with `look`, Neovim looks
+    (`:checktime`, as on focus)."""
     term, nvim, notes = editor
     term.keys(*keys)
     term.keys("-l", text)
     term.keys("Escape")
     wait_for(lambda: buffer(nvim)[row].endswith(text.strip()), 10, "the human's text")
     notes.write_text("\n".join(theirs) + "\n")
-    term.keys(":checktime", "Enter")
+    if look:
+        term.keys(":checktime", "Enter")
 
 
 def written_without_a_prompt(editor: tuple[Terminal, pynvim.Nvim, Path], lines: list[str]) -> None:
@@ -97,3 +98,9 @@ def test_an_overlapping_disk_change_is_a_conflict_kept_mine_until_decided(
     both = ["line 1", "line 2", "line 3 (mine)", "line 3 (theirs)", *LINES[3:], "line 13, appended on disk"]
     wait_for(lambda: buffer(nvim) == both, 10, "the conflict decided: both")
     written_without_a_prompt(editor, both)
+
+
+def test_w_right_after_the_disk_change_merges_first(editor: tuple[Terminal, pynvim.Nvim, Path]) -> None:
+    # Nothing looks at the disk between its change and the :w.
+    typed_then_changed_on_disk(editor, ("6", "G", "o"), "# mine, unsaved", 6, ["# added on disk", *LINES], look=False)
+    written_without_a_prompt(editor, ["# added on disk", *LINES[:6], "# mine, unsaved", *LINES[6:]])
