@@ -67,6 +67,9 @@ M.defaults = {
     },
     override = false,
   },
+  -- A file changed on disk under unsaved text (:help lsap-merge): the keys that decide the
+  -- conflict under the cursor, mapped in its buffer while it has one (never over yours).
+  merge = { keys = { mine = 'co', theirs = 'ct', both = 'cb' } },
 }
 
 -- What each option must be: a type name ('count': a whole number >= 1), a list of allowed
@@ -87,6 +90,7 @@ M.schema = {
     keys = vim.tbl_map(function() return 'string' end, M.defaults.review.keys),
     override = 'boolean',
   },
+  merge = { keys = { mine = 'string', theirs = 'string', both = 'string' } },
 }
 
 M.options = vim.deepcopy(M.defaults)
