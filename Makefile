@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: setup luacheck demo test check lua dist release clean
+.PHONY: setup luacheck demo test test-quick check lua dist release clean
 
 setup: $(VENV)/.installed node_modules/.installed
 
@@ -53,6 +53,12 @@ dist: setup
 	rm -rf dist
 	$(BIN)/python -m build --quiet --outdir dist .
 	$(BIN)/twine check --strict dist/*
+
+# The quick tier, for every change (<= 90 s after `make setup`): the static checks, then the
+# unit tests (logic, the replayed goldens of tests/unit/test_replayed.py, the Lua tests of
+# tests/unit/test_lua.py) on 2 xdist workers. No Neovim of the integration tests, no server.
+test-quick: check
+	$(TEST_ENV) $(BIN)/pytest tests/unit -q -p no:cacheprovider --durations=5 -n 2
 
 # The wheel tests (tests/integration/test_wheel.py) run once: inside test_release.py's `make
 # release` on a clean clone, on the archives that clone's `make dist` built (its dist/); the
