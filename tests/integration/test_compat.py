@@ -15,8 +15,7 @@ from tests.conftest import EXAMPLE, ROOT
 
 from .harness import Bridge
 
-# basedpyright's timing: alone (`serial`), not beside three other workers.
-pytestmark = [pytest.mark.integration, pytest.mark.serial]
+pytestmark = pytest.mark.integration
 
 UNUSUAL = "textDocument/linkedEditingRange"
 

@@ -18,8 +18,7 @@ import pytest
 from tests.conftest import EXAMPLE
 from tests.integration.harness import Bridge
 
-# basedpyright's timing: alone (`serial`), not beside three other workers.
-pytestmark = [pytest.mark.integration, pytest.mark.serial]
+pytestmark = pytest.mark.integration
 
 
 def block(path: str, *lines: str) -> str:

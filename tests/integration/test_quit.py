@@ -25,6 +25,7 @@ import pytest
 
 from lsap_bridge.client import ClientError, Connection
 from lsap_bridge.journal import REJECTED, recover
+from tests import stress
 from tests.conftest import EXAMPLE
 from tests.reliability.processes import running, schedstat, tree
 
@@ -33,11 +34,11 @@ from .test_terminal import Terminal
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.serial,  # exits timed in a terminal: alone, not beside three other workers
+    pytest.mark.stress,  # each scenario once; its runs and exit times: benchmarks/stress.py
     pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
 ]
 
-RUNS = int(os.environ.get("LSAP_QUIT_RUNS", "10"))  # per scenario
+RUNS = int(os.environ.get("LSAP_QUIT_RUNS", "10"))  # per scenario, under stress (once in the suite)
 # Seconds from :qa! to no Neovim, less the time its processes (the TUI, the editor, its
 # Python host and servers) waited for a CPU meanwhile (the kernel's count, /proc schedstat:
 # what a loaded machine adds; a whole-suite run saw a 2.13 s exit). 2 s is Neovim's own
@@ -155,9 +156,12 @@ def quits(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Quits]:
 
 
 def repeat(quits: Quits, scenario: str, run: Callable[[], float]) -> None:
-    for _ in range(RUNS):
+    """The scenario's runs: in the suite one, whose Neovim must be gone (`quit`'s bound of
+    10 s, 5x EXIT_LIMIT, detects a held exit); under stress RUNS, each within EXIT_LIMIT."""
+    for _ in range(stress.trials(RUNS)):
         held = run()
-        assert held < EXIT_LIMIT, quits.report(scenario)
+        stress.figure(f"quit {scenario}: exit less the waits for a CPU", held, at_most=EXIT_LIMIT,
+                      detail=quits.report(scenario))
     print(quits.report(scenario))
 
 
@@ -262,7 +266,9 @@ def test_quit_while_a_rename_is_applied(quits: Quits) -> None:
 
     repeat(quits, "rename", run)
     print(f"rename: the journal was on disk at :qa! in {sum(caught)} of {len(caught)} runs; {ends}")
-    assert any(caught), "the rename was always done before :qa!: the test did not quit mid-apply"
+    # Under stress only: one run of the suite may come after the rename was done.
+    stress.figure("quit rename: runs with the journal on disk at :qa!", sum(caught), "runs",
+                  at_least=1 if stress.active() else None)
 
 
 def test_quit_while_build_runs(quits: Quits) -> None:
