@@ -27,7 +27,7 @@ from lsap_bridge.client import ClientError, Connection
 from lsap_bridge.journal import REJECTED, recover
 from tests import stress
 from tests.conftest import EXAMPLE
-from tests.reliability.processes import running, schedstat, tree
+from tests.reliability.processes import pids, running, schedstat, tree
 
 from .nvim_home import Home, make_home, wait_for
 from .test_terminal import Terminal
@@ -136,6 +136,13 @@ class Quits:
             found = sorted(os.listdir(Path(path).parent)) if Path(path).parent.is_dir() else []
             raise AssertionError(f"{exc} {path} (there: {found}); the screen:\n{self.term.screen()}") from None
         return path
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def nvims(pid: int) -> set[int]:
@@ -283,5 +290,10 @@ def test_quit_while_build_runs(quits: Quits) -> None:
         return quits.quit("build", pid)
 
     repeat(quits, "build", run)
+    # The venv's own `ensurepip`, started by `python -m venv`, outlives the Neovim that quit
+    # (it ends by itself): the test waits for it rather than leave it to the session's guard.
+    # A hang bound: it installs pip from its bundled wheel, seconds on a loaded machine.
+    wait_for(lambda: not [p for p in pids() if str(venv).encode() in cmdline(p)] or None, 100,
+             "the interrupted build's ensurepip to end")
     log = (Path(quits.fresh.env["XDG_STATE_HOME"]) / "nvim" / "lsap.log").read_text()
     assert "build: interrupted by quitting Neovim (creating the Python host" in log

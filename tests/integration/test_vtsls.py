@@ -49,6 +49,8 @@ def test_lsap_servers_chooses_vtsls_and_a_clean_file_is_analysed(tmp_path: Path)
 
 
 @pytest.mark.stress  # the ratio of the two timings
+@pytest.mark.serial  # beside other workers ts_ls had not published within the check's bound
+@pytest.mark.alone
 def test_a_check_with_vtsls_takes_at_most_twice_as_long(tmp_path: Path) -> None:
     """The same two checks (the baseline, then after an edit that breaks a file) on each
     server find the error; under stress vtsls's take ≤ 2× typescript-language-server's,
