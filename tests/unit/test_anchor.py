@@ -191,7 +191,8 @@ def assert_parsed_or_refused(text: str, file_exists: Callable[[str], bool]) -> N
     except LsapError as error:
         assert error.code is ErrorCode.INVALID_REQUEST, error
         return
-    assert text.startswith(locate.file_path) and text.endswith(locate.find or ""), (text, locate)
+    # (Leading blanks are not part of an anchor: `split_path` strips them.)
+    assert text.lstrip().startswith(locate.file_path) and text.endswith(locate.find or ""), (text, locate)
     formatted = format_anchor(locate)
     assert parse_anchor(formatted, lambda path: path == locate.file_path) == locate, (text, formatted)
 
