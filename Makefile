@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: setup luacheck demo test check lua dist release clean
+.PHONY: setup luacheck demo test test-quick check lua dist release clean
 
 setup: $(VENV)/.installed node_modules/.installed
 
@@ -54,31 +54,35 @@ dist: setup
 	$(BIN)/python -m build --quiet --outdir dist .
 	$(BIN)/twine check --strict dist/*
 
+# The quick tier, for every change (<= 90 s after `make setup`): the static checks, then the
+# unit tests (logic, the replayed goldens of tests/unit/test_replayed.py, the Lua tests of
+# tests/unit/test_lua.py) on 2 xdist workers. No Neovim of the integration tests, no server.
+test-quick: check
+	$(TEST_ENV) $(BIN)/pytest tests/unit -q -p no:cacheprovider --durations=5 -n 2
+
 # The wheel tests (tests/integration/test_wheel.py) run once: inside test_release.py's `make
 # release` on a clean clone, on the archives that clone's `make dist` built (its dist/); the
 # runs here leave the file out (TESTS), so `test` builds no archives of its own.
 # The suite runs on WORKERS xdist processes (most of it waits on servers, not on the CPU), a
 # module sharing a warm bridge on one of them, the longest work first (tests/schedule.py);
-# then the `serial` tests, which assert timings or flood the machine, on SERIAL_WORKERS (each
-# beside one other at most), and last those of them marked `alone` (latencies of milliseconds
-# beside floods), one at a time; CONTRIBUTING.md says which and why. Each part lists its
-# slowest; all three always run, and the target fails if any did.
+# then the few tests marked `serial` (or `alone`), which need the machine without three
+# other workers, one at a time; CONTRIBUTING.md says which and why. Timings, floods and
+# repetitions are not the suite's: `python -m benchmarks.run --only stress`. Each part lists
+# its slowest; both always run, and the target fails if either did.
 WORKERS ?= 4
-SERIAL_WORKERS ?= 2
 # Bytecode is written (a machine may set PYTHONDONTWRITEBYTECODE): otherwise every daemon and
 # host compiles lsap_bridge again, and each collecting process rewrites the test modules'
 # asserts again (13 CPU s instead of 5). Each part has a temp dir of its own (`--basetemp`,
 # emptied when that part starts): pytest's own numbered dirs keep three runs, so the fourth
 # session (the parts, and test_release's inner run) would delete the first's 1.8 GB of
-# venvs while the timing tests run.
+# venvs while the last part runs.
 TEST_ENV = PYTHONDONTWRITEBYTECODE= PATH="$(CURDIR)/node_modules/.bin:$(CURDIR)/$(BIN):$$PATH"
 TEST_TMP ?= /tmp/lsapt$(shell printf %s "$(CURDIR)" | cksum | cut -d' ' -f1)
 TESTS = --ignore=tests/integration/test_wheel.py
 test: check
 	mkdir -p $(TEST_TMP); status=0; \
 	$(TEST_ENV) $(BIN)/pytest $(TESTS) --basetemp=$(TEST_TMP)/p -q --durations=25 -n $(WORKERS) --dist loadgroup -m 'not serial' || status=$$?; \
-	$(TEST_ENV) $(BIN)/pytest $(TESTS) --basetemp=$(TEST_TMP)/s -q --durations=25 -n $(SERIAL_WORKERS) --dist loadgroup -m 'serial and not alone' || status=$$?; \
-	$(TEST_ENV) $(BIN)/pytest $(TESTS) --basetemp=$(TEST_TMP)/a -q --durations=10 -m alone || status=$$?; \
+	$(TEST_ENV) $(BIN)/pytest $(TESTS) --basetemp=$(TEST_TMP)/s -q --durations=10 -m serial || status=$$?; \
 	exit $$status
 
 # A release candidate: the checks, the archives (twine check --strict), the wheel test on

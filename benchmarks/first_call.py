@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .corpus import HERE, Corpus, example_copy, fetch_rich
-from .report import FIRST_CALL_MARKERS, fmt, machine, versions, write_block
+from .report import FIRST_CALL_MARKERS, fmt, write_measured
 from .rig import timed
 
 PAUSE = 5.0  # seconds between initialize and the first call, pre-warmed
@@ -106,12 +106,11 @@ def main(argv: list[str] | None = None) -> None:
         corpus = example_copy(Path(work)) if args.quick else fetch_rich()
         block = asyncio.run(measure(corpus, reps, runtime))
     command = "python -m benchmarks.first_call" + (" --quick" if args.quick else "")
-    write_block(args.out, [
-        "## First MCP tool call", "",
+    write_measured(
+        args.out, "## First MCP tool call",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} in {time.monotonic() - started:.0f} s, "
-        f"median of {reps} fresh `lsap mcp` sessions and daemons per figure. Reproduce: `{command}`.", "",
-        "Machine: " + "; ".join(machine()), "", "Versions: " + "; ".join(versions()), "", *block],
-        *FIRST_CALL_MARKERS)
+        f"median of {reps} fresh `lsap mcp` sessions and daemons per figure. Reproduce: `{command}`.",
+        block, FIRST_CALL_MARKERS)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ PEERS_MARKERS = ("<!-- peers: python -m benchmarks.run --peers -->", "<!-- /peer
 SOAK_MARKERS = ("<!-- soak: python -m benchmarks.soak -->", "<!-- /soak -->")
 FIRST_CALL_MARKERS = ("<!-- first_call: python -m benchmarks.first_call -->", "<!-- /first_call -->")
 VARIANTS_MARKERS = ("<!-- variants: python -m benchmarks.variants -->", "<!-- /variants -->")
+STRESS_MARKERS = ("<!-- stress: python -m benchmarks.run --only stress -->", "<!-- /stress -->")
 
 
 @dataclass
@@ -222,7 +223,8 @@ def write_report(out: Path, all_results: list[Results], command: str, seconds: f
     lines += [r.markdown() for r in all_results]
     previous = out.read_text() if out.exists() else ""
     out.write_text("\n".join(lines))
-    for markers in (ANCHORS_MARKERS, VARIANTS_MARKERS, PEERS_MARKERS, SOAK_MARKERS, FIRST_CALL_MARKERS):
+    for markers in (ANCHORS_MARKERS, VARIANTS_MARKERS, PEERS_MARKERS, SOAK_MARKERS, FIRST_CALL_MARKERS,
+                    STRESS_MARKERS):
         carry_block(previous, out, *markers)
 
 
@@ -231,6 +233,13 @@ def carry_block(previous: str, out: Path, begin: str, end: str) -> None:
     if begin in previous and end in previous:
         block = previous.split(begin, 1)[1].split(end, 1)[0].strip("\n").split("\n")
         write_block(out, block, begin, end)
+
+
+def write_measured(out: Path, title: str, measured: str, block: list[str], markers: tuple[str, str]) -> None:
+    """A runner's section of RESULTS.md: its title, when and how it was measured, the machine
+    and the versions, then its figures, between its markers."""
+    write_block(out, [title, "", measured, "", "Machine: " + "; ".join(machine()), "",
+                      "Versions: " + "; ".join(versions()), "", *block], *markers)
 
 
 def write_block(out: Path, block: list[str], begin: str, end: str) -> None:

@@ -6,6 +6,8 @@
     lsap schema [MODE…]               (the modes, or the fields of the named ones)
     lsap info | lsap sessions [--json] | lsap daemon status|stop
     lsap mcp [--root DIR]             (a stdio MCP server for agents)
+    lsap hook | lsap hook install claude-code|codex [--project] [--print]
+                                      (a harness's hook event on stdin; adding the hook)
     lsap doctor | lsap --version      (where each part was found; what is missing and the fix)
 """
 
@@ -71,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="embedded mode: comma-separated servers (basedpyright,pylsp,ts_ls,…)")
     parser.add_argument("--idle-timeout", type=float, default=900.0,
                         help="embedded mode: seconds the daemon stays warm (default 900)")
-    parser.add_argument("words", nargs="*", help="<mode> <anchor>, or query/schema/sessions/daemon/doctor")
+    parser.add_argument("words", nargs="*", help="<mode> <anchor>, or query/schema/sessions/daemon/doctor/hook")
     parser.add_argument("--version", action="store_true",
                         help="the version, and where the Lua half, Neovim and the servers were found")
     parser.add_argument("--max-items", type=int)
@@ -178,6 +180,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    words = sys.argv[1:] if argv is None else argv
+    if words[:1] == ["hook"]:  # its own arguments (lsap_bridge/hook.py)
+        from .hook import main as hook
+
+        raise SystemExit(hook(words[1:]))
     args = parse(argv)
     if args.version:
         from .doctor import main as doctor

@@ -557,6 +557,11 @@ class Decision:
     def applied(self) -> bool:
         return self.decision == "apply"
 
+    @property
+    def asked(self) -> bool:
+        """Whether a human was asked: Neovim says how long the question could wait only then."""
+        return self.waited > 0
+
 
 def uncovered(coverage: dict[str, Any]) -> LsapError:
     """The error for a buffer no language server will attach to: which configs exist, and

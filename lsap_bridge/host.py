@@ -28,7 +28,7 @@ from .logfile import log_to_file
 from .nvim_rpc import NvimConnection
 from .server import call_time, current_client, progress
 from .service import Service
-from .session import Doubt, EditApproval
+from .session import HUMAN_APPROVED, Doubt, EditApproval
 from .workspace import Workspace
 
 _started: threading.Thread | None = None
@@ -86,7 +86,8 @@ def edit_policy(gateway: EditorGateway, timeout: float = ASK_LIMIT) -> EditAppro
             return True
         limit = call_time.get()
         ask = timeout if limit is None or not limit.explicit else max(0.1, limit.left() - ANSWER_MARGIN)
-        if (say := progress.get()) is not None:
+        # Told only when a human is asked: `allow` and `deny` answer at once.
+        if (say := progress.get()) is not None and await gateway.call("edit_policy") == "ask":
             say(f"waiting for the human's approval of {summary} (up to {min(timeout, ask):g} s; "
                 "sending it again joins this question)")
         with limit.approval() if limit is not None else contextlib.nullcontext():
@@ -95,6 +96,7 @@ def edit_policy(gateway: EditorGateway, timeout: float = ASK_LIMIT) -> EditAppro
                 else gateway.edit_decision(client, summary, f"{doubt.note}\n\n{preview}", min(timeout, ask),
                                            must_ask=True))
         if decision.applied:
+            HUMAN_APPROVED.set(decision.asked)
             return True
         if decision.decision == "withheld" and doubt is not None:  # `allow` asks nobody
             raise doubt.refusal

@@ -1,6 +1,6 @@
 """`lsap mcp`: a stdio MCP server forwarding to the session found like `lsap` finds it.
 
-Tool descriptions cost tokens on every agent turn (doc/architecture.md, Costs), so the surface is five
+Tool descriptions cost tokens on every agent turn (doc/architecture.md, Costs), so the surface is six
 tools with tight schemas: `lsap_query` takes any request of `lsap schema` (and carries the
 anchor's object form, the `$defs` the other tools share, once), the modes declared with a
 tool of their own get their schema from their pydantic models (trimmed of titles and nulls),
@@ -88,7 +88,7 @@ def query_schema() -> dict[str, Any]:
             defs = compact.get("$defs") if isinstance(compact, dict) else None
             shared.update(defs if isinstance(defs, dict) else {})
     request = {"type": "object", "properties": {
-        "mode": {"enum": sorted(REGISTRY)},
+        "mode": {"enum": sorted(name for name, c in REGISTRY.items() if c.offer.listed)},
         "locate": {"anyOf": [ANCHOR, {"$ref": "#/$defs/Locate"}]} if "Locate" in shared else ANCHOR,
     }, "required": ["mode"]}
     return {"type": "object", "properties": {"request": request}, "required": ["request"],

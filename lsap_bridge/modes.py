@@ -30,6 +30,9 @@ class Offer:
     view: str | None = None  # the text format's `^ symbol[view]`
     mcp: bool = False  # an MCP tool of its own (`lsap_<mode>`); `lsap_query` reaches every mode
     plug: bool = False  # a `<Plug>(lsap-<mode>)` mapping (plugin/lsap.lua, through modes.lua)
+    # False: a mode only a transport sends (`hook`: `lsap hook`), left out of lsap_query's
+    # modes (every agent pays for that list's tokens on every turn).
+    listed: bool = True
     # Values offered when completing `key=` beyond the request model's closed sets.
     values: dict[str, tuple[str, ...]] = field(default_factory=dict)
 

@@ -146,6 +146,11 @@ class Doubt:
     refusal: LsapError
 
 
+# Set by the approval hook when a human was asked about the edit and said yes (an `allow`
+# policy asks nobody): `lsap hook` answers the harness's permission with it.
+HUMAN_APPROVED: ContextVar[bool] = ContextVar("lsap_human_approved", default=False)
+
+
 class EditApproval(Protocol):
     """Asked before an agent's edit is applied (summary, preview); True: apply it. A `doubt`
     is passed only when there is one (hooks that never see one take two arguments)."""

@@ -1,15 +1,18 @@
 """Shared fixtures: isolated XDG dirs, an event loop per session, the example project; and
-the check that no process a test started (Neovim, a daemon, a language server, tmux) is
-still alive when the session ends."""
+the guard that no process a test started (Neovim, a daemon, a language server, tmux)
+outlives the session: it ends those still alive when the session ends, however it ends
+(all passed, `-k`, one file, Ctrl-C, SIGTERM), and fails the run."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,24 +28,29 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "shop"
 
 # Every process the tests start inherits this variable (it is in os.environ before any
-# test runs), so the session can find those still alive at its end: its value is this
-# pytest's pid, so that two runs at once (or xdist workers) each see only their own.
+# test runs), so the session can find those still alive at its end. Its value is the chain
+# of pytest pids above the process (an xdist controller, its worker, a pytest a test runs):
+# each session sees what it started and what its workers and their tests started, even a
+# worker killed mid-test (an interrupted xdist run), and not a neighbour run's.
 MARKER = "LSAP_TEST_RUN"
-os.environ[MARKER] = str(os.getpid())
+os.environ[MARKER] = ":".join(filter(None, [os.environ.get(MARKER, ""), str(os.getpid())]))
 LEFTOVER_GRACE = 5.0  # seconds a process that is exiting gets before it counts as left
+END_GRACE = 2.0  # seconds a left process gets to exit on SIGTERM before SIGKILL
 WORKERS_LEFT: list[str] = []  # under xdist, in the controller: what the workers found left
 GROUPS_FILE = pytest.StashKey[Path]()  # where xdist's workers write their groups (`schedule`)
 
 
 def leftovers() -> dict[int, str]:
-    """The live processes (zombies aside) carrying this run's marker, by pid: command line."""
-    wanted = f"{MARKER}={os.getpid()}".encode()
+    """The live processes (zombies aside) this session's chain marks, by pid: command line."""
+    ours = str(os.getpid()).encode()
     found: dict[int, str] = {}
     for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            if wanted not in (entry / "environ").read_bytes().split(b"\0"):
+            chain = next((var.split(b"=", 1)[1] for var in (entry / "environ").read_bytes().split(b"\0")
+                          if var.startswith(f"{MARKER}=".encode())), b"")
+            if ours not in chain.split(b":"):
                 continue
             if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
                 continue
@@ -52,16 +60,35 @@ def leftovers() -> dict[int, str]:
     return found
 
 
+def end(pids: Iterable[int]) -> None:
+    """SIGTERM to each, SIGKILL to those still marked ours after `END_GRACE` (a pid is
+    looked up again before the kill, never reused blindly)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + END_GRACE
+        while (pids := set(pids) & leftovers().keys()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@pytest.hookimpl(trylast=True)  # after the session fixtures' teardown, and xdist's workers'
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run if a test left a process behind (after every fixture's teardown). An
-    xdist worker hands what it found to the controller (`pytest_testnodedown`), which
-    reports every worker's with its own: a worker's exit status is not the run's."""
+    """End what a test left behind and fail the run. An xdist worker ends its own and hands
+    their lines to the controller (`pytest_testnodedown`), which ends what is still alive
+    (a killed worker's) and reports every worker's with its own: a worker's exit status is
+    not the run's."""
     config = session.config
     deadline = time.monotonic() + LEFTOVER_GRACE
     left = leftovers()
     while left and time.monotonic() < deadline:
         time.sleep(0.2)
         left = leftovers()
+    end(left)
     lines = [f"  {pid}: {command}" for pid, command in sorted(left.items())]
     if hasattr(config, "workerinput"):  # an xdist worker
         config.workeroutput[MARKER] = lines  # type: ignore[attr-defined]
@@ -69,7 +96,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     lines += WORKERS_LEFT
     if not lines:
         return
-    report = [f"{len(lines)} process(es) started by the tests are still alive:", *lines]
+    report = [f"{len(lines)} process(es) started by the tests were still alive (ended now):", *lines]
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_sep("=", "processes left behind", red=True)
@@ -96,8 +123,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """In xdist's controller (`--dist loadgroup`): the file the workers write their groups
+    """SIGTERM unwinds the session as Ctrl-C does (the fixtures' teardown, then the guard);
+    in xdist's controller (`--dist loadgroup`): the file the workers write their groups
     into, and the durations recorder when asked for."""
+    signal.signal(signal.SIGTERM, _interrupted)
     if hasattr(config, "workerinput") or getattr(config.option, "dist", "no") != "loadgroup":
         return
     groups = Path(tempfile.mkdtemp(prefix="lsap-groups-")) / "groups.json"

@@ -126,6 +126,31 @@ function M.start_enabled(bufnr)
   return true
 end
 
+--- Make Neovim take the file's time now as the time it read the buffer from it, so that `:w`
+--- does not warn "changed since reading it" (the buffer holds what changed: lsap merged it).
+--- No API sets it (`:checktime` records the time it saw, not the one `:w` compares): a write
+--- that a BufWriteCmd of the buffer's own handles by doing nothing makes Neovim "assume the
+--- buffer was written" and take the file's time, and leaves the buffer modified (bufwrite.c,
+--- `ml_timestamp`). Not done when the human has BufWriteCmd autocommands (theirs would run
+--- and write) or the buffer cannot be written. Returns whether it was done. Never from an
+--- autocommand that is not `nested` (the write would not reach the BufWriteCmd: a real one).
+function M.take_file_time(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  for _, au in ipairs(vim.api.nvim_get_autocmds({ event = 'BufWriteCmd' })) do
+    local pattern = au.buflocal and '' or au.pattern
+    local target = pattern:find('/', 1, true) and name or vim.fs.basename(name)
+    if au.buffer == bufnr or (pattern ~= '' and vim.fn.match(target, vim.fn.glob2regpat(pattern)) >= 0) then
+      return false
+    end
+  end
+  if vim.bo[bufnr].readonly then return false end
+  local group = vim.api.nvim_create_augroup('lsap.file_time', { clear = true })
+  vim.api.nvim_create_autocmd('BufWriteCmd', { group = group, buffer = bufnr, callback = function() end })
+  local ok = pcall(vim.api.nvim_buf_call, bufnr, function() vim.cmd('silent! keepalt lockmarks write') end)
+  vim.api.nvim_del_augroup_by_id(group)
+  return ok and vim.bo[bufnr].modified
+end
+
 --- Whether Neovim is quitting: `v:exiting` is v:null until the exit begins and holds the
 --- exit code from just before VimLeavePre on (public, but say it here: Neovim may change it).
 --- While it quits, the service's channel may already be closed and nothing is drawn, so the

@@ -29,6 +29,7 @@ setmetatable(M, {
 --- Configure lsap.nvim. Optional: without it the defaults apply.
 function M.setup(opts)
   local unknown = config.set(opts)
+  require('lsap.transport.merge').watch() -- a file changed under unsaved text is merged
   if #unknown > 0 then
     local message = 'unknown option ' .. table.concat(unknown, '; ') .. ': remove it from setup()'
     ui.notify(message, 'warn')

@@ -20,10 +20,14 @@ from typing import Any
 
 import pytest
 
+from tests import stress
+
 from .harness import Bridge, rich_copy
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1500)]
 
+# Under stress; once in the suite (test_check_settled.py holds the callers' diagnostics back
+# behind a delaying proxy: the same race, every time, on a small project).
 TRIALS = 10
 SIGNATURE = "def loop_first(values: Iterable[T]) -> Iterable[Tuple[bool, T]]:"
 BROKEN = "def loop_first(values: Iterable[T], *, strict: bool) -> Iterable[Tuple[bool, T]]:"
@@ -101,6 +105,7 @@ def checked(bridge: Bridge, status: str) -> tuple[set[str], int, list[str]]:
     return found, n, seen
 
 
+@pytest.mark.stress
 def test_loop_first_broken_is_caught_in_every_trial(bridge: Bridge) -> None:
     report = bridge.ask(mode="check")
     assert report["baseline"]
@@ -118,7 +123,7 @@ def test_loop_first_broken_is_caught_in_every_trial(bridge: Bridge) -> None:
     rounds: list[int] = []
     raw: list[float] = []
     try:
-        for trial in range(TRIALS):
+        for trial in range(stress.trials(TRIALS)):
             loop.write_text(text.replace(SIGNATURE, BROKEN))
             started, clock = time.monotonic(), bridge.lua("return vim.uv.now()")
             broken, count, seen = checked(bridge, "new")
@@ -136,6 +141,7 @@ def test_loop_first_broken_is_caught_in_every_trial(bridge: Bridge) -> None:
             print(f"trial {trial}: caught in {count} check(s), {checks[-1]:.1f} s", flush=True)
     finally:
         loop.write_text(text)
-    print(f"rich loop_first, {TRIALS} trials: check " + ", ".join(f"{s:.1f}" for s in checks)
+    stress.figure("rich loop_first: the check after the break, the slowest", max(checks))
+    print(f"rich loop_first, {len(checks)} trials: check " + ", ".join(f"{s:.1f}" for s in checks)
           + f" s (checks until confirmed: {rounds}); basedpyright's callers' diagnostics after "
           + ", ".join(f"{s:.1f}" for s in raw) + " s")

@@ -21,13 +21,14 @@ from typing import Any
 import pytest
 
 from lsap_bridge.surface import CLIENT
+from tests import stress
 
 from .harness import Bridge
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 DELAY = 2.0  # seconds the proxy holds back the callers' publishDiagnostics
-TRIALS = 10
+TRIALS = 10  # under stress; once in the suite: the proxy's delay makes the race happen every time
 LIBS = 4  # one per agent
 FILLERS = 16  # modules with nothing to do with the libraries, for the server to re-analyse
 PROXY = Path(__file__).with_name("delay_server.py")
@@ -96,12 +97,13 @@ def missing(i: int) -> set[tuple[str, str]]:
     return {(f"gen/use{i}{side}.py", 'Argument missing for parameter "strict"') for side in "ab"}
 
 
+@pytest.mark.stress
 def test_a_few_callers_broken_are_reported_every_time_behind_a_slow_server(bridge: Bridge) -> None:
     first = bridge.ask(mode="check")
     assert first["baseline"] and first["checked"] >= 2 * LIBS + FILLERS
     lib = bridge.root / "gen" / "lib0.py"
     took: list[float] = []
-    for trial in range(TRIALS):
+    for trial in range(stress.trials(TRIALS)):
         edit(lib, signature(0), broken(0))
         started = time.monotonic()
         report = bridge.ask(mode="check")
@@ -110,8 +112,9 @@ def test_a_few_callers_broken_are_reported_every_time_behind_a_slow_server(bridg
         edit(lib, broken(0), signature(0))
         fixed = bridge.ask(mode="check")
         assert errors(fixed, "gone") == missing(0) and errors(fixed, "new") == set(), (trial, fixed)
-    print(f"check after the break, {TRIALS} trials, diagnostics delayed {DELAY} s: "
+    print(f"check after the break, {len(took)} trials, diagnostics delayed {DELAY} s: "
           + ", ".join(f"{s:.1f}" for s in took) + " s")
+    stress.figure(f"check after the break, diagnostics delayed {DELAY} s, the slowest", max(took))
 
 
 def test_what_a_check_could_not_confirm_is_reported_by_the_next(

@@ -14,6 +14,7 @@ from pathlib import Path
 import pynvim
 import pytest
 
+from tests import stress
 from tests.conftest import EXAMPLE
 
 from .nvim_home import make_home, wait_for
@@ -176,7 +177,7 @@ def test_footers_suggest_the_ex_command_which_runs(nvim: pynvim.Nvim) -> None:
     assert any(", showing 3–4 · " in line for line in lines), lines
 
 
-@pytest.mark.serial  # "at once": within a second
+@pytest.mark.stress  # "at once": within a second, under stress
 def test_a_file_no_server_covers_fails_at_once_naming_the_configs(nvim: pynvim.Nvim) -> None:
     run(nvim, "LsapHover shop/models.py:Product")  # the service is up
     nvim.command("only | edit notes.md")
@@ -187,7 +188,9 @@ def test_a_file_no_server_covers_fails_at_once_naming_the_configs(nvim: pynvim.N
     text = "\n".join(lines)
     assert "no language server is attached to notes.md: none is configured for markdown files" in text, text
     assert "basedpyright (python)" in text  # what is enabled, and for what
-    assert elapsed < 1.0, f"{elapsed:.2f} s"
+    stress.figure("a file no server covers: the answer", elapsed, at_most=1.0)
+    # A hang bound: 5x the 1 s target, and half the 10 s a wait for a server to attach takes.
+    assert elapsed < 5.0, f"{elapsed:.2f} s"
 
 
 def test_anchor_completion_offers_the_files_symbols_without_waiting(nvim: pynvim.Nvim) -> None:

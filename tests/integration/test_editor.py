@@ -14,6 +14,7 @@ import pytest
 
 from lsap_bridge.gateway import Timeouts
 from lsap_bridge.nvim_rpc import NvimConnection
+from tests import stress
 from tests.conftest import EXAMPLE, ROOT
 
 from .harness import Bridge
@@ -98,6 +99,7 @@ def test_command_errors_show_as_reports(bridge: Bridge) -> None:
     wait_for(lambda: any(line.startswith("# Error: not_found") for line in report_lines(bridge)))
 
 
+@pytest.mark.stress
 def test_editor_keeps_answering_while_a_slow_request_is_pending(bridge: Bridge) -> None:
     slow = ROOT / "tests" / "integration" / "slow_server.py"
     notes = bridge.root / "notes.slow"
@@ -127,7 +129,9 @@ def test_editor_keeps_answering_while_a_slow_request_is_pending(bridge: Bridge) 
     time.sleep(0.3)  # the hover is now waiting on the slow server
     times = asyncio.run(human_pings())
     assert not pending.done(), "the slow request was still pending while the editor answered"
-    assert max(times) < 0.25, times
+    stress.figure("nvim_eval beside a request waiting on a slow server, the slowest", max(times), at_most=0.25)
+    # A stall bound: 5x the target; a blocked editor waits for the slow server (seconds).
+    assert max(times) < 1.25, times
     response = pending.result(30)
     assert response.ok and "slow answer" in response.text
 

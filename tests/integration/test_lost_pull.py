@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import stress
+
 from .harness import Bridge
 from .nvim_home import wait_for
 
@@ -19,6 +21,7 @@ pytestmark = pytest.mark.integration
 PROXY = Path(__file__).with_name("drop_server.py")
 
 
+@pytest.mark.stress
 def test_a_lost_pull_is_asked_again(tmp_path: Path) -> None:
     root = tmp_path / "proj"
     root.mkdir()
@@ -45,6 +48,8 @@ def test_a_lost_pull_is_asked_again(tmp_path: Path) -> None:
         codes = [d.get("code") for f in report["groups"] for d in f["diagnostics"]]
         assert codes == ["F401"], report
         assert not arm.exists(), "the proxy lost no pull"
-        assert took < 2.0, f"the answer took {took:.1f} s"
+        stress.figure("diagnostics whose pull answer was lost", took, at_most=2.0)
+        # A hang bound: 5x the target; a lost answer not asked again waits out the request.
+        assert took < 10.0, f"the answer took {took:.1f} s"
     finally:
         bridge.close()

@@ -25,19 +25,20 @@ import pytest
 
 from lsap_bridge.client import ClientError, Connection
 from lsap_bridge.journal import REJECTED, recover
+from tests import stress
 from tests.conftest import EXAMPLE
-from tests.reliability.processes import running, schedstat, tree
+from tests.reliability.processes import pids, running, schedstat, tree
 
 from .nvim_home import Home, make_home, wait_for
 from .test_terminal import Terminal
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.serial,  # exits timed in a terminal: alone, not beside three other workers
+    pytest.mark.stress,  # each scenario once; its runs and exit times: benchmarks/stress.py
     pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
 ]
 
-RUNS = int(os.environ.get("LSAP_QUIT_RUNS", "10"))  # per scenario
+RUNS = int(os.environ.get("LSAP_QUIT_RUNS", "10"))  # per scenario, under stress (once in the suite)
 # Seconds from :qa! to no Neovim, less the time its processes (the TUI, the editor, its
 # Python host and servers) waited for a CPU meanwhile (the kernel's count, /proc schedstat:
 # what a loaded machine adds; a whole-suite run saw a 2.13 s exit). 2 s is Neovim's own
@@ -137,6 +138,13 @@ class Quits:
         return path
 
 
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def nvims(pid: int) -> set[int]:
     """The Neovim processes of a TUI: itself and the editor it started (`nvim --embed`)."""
     out = set()
@@ -155,9 +163,12 @@ def quits(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Quits]:
 
 
 def repeat(quits: Quits, scenario: str, run: Callable[[], float]) -> None:
-    for _ in range(RUNS):
+    """The scenario's runs: in the suite one, whose Neovim must be gone (`quit`'s bound of
+    10 s, 5x EXIT_LIMIT, detects a held exit); under stress RUNS, each within EXIT_LIMIT."""
+    for _ in range(stress.trials(RUNS)):
         held = run()
-        assert held < EXIT_LIMIT, quits.report(scenario)
+        stress.figure(f"quit {scenario}: exit less the waits for a CPU", held, at_most=EXIT_LIMIT,
+                      detail=quits.report(scenario))
     print(quits.report(scenario))
 
 
@@ -262,7 +273,8 @@ def test_quit_while_a_rename_is_applied(quits: Quits) -> None:
 
     repeat(quits, "rename", run)
     print(f"rename: the journal was on disk at :qa! in {sum(caught)} of {len(caught)} runs; {ends}")
-    assert any(caught), "the rename was always done before :qa!: the test did not quit mid-apply"
+    # A target under stress only: the suite's one run may come after the rename was done.
+    stress.figure("quit rename: runs with the journal on disk at :qa!", sum(caught), "runs", at_least=1)
 
 
 def test_quit_while_build_runs(quits: Quits) -> None:
@@ -277,5 +289,10 @@ def test_quit_while_build_runs(quits: Quits) -> None:
         return quits.quit("build", pid)
 
     repeat(quits, "build", run)
+    # The venv's own `ensurepip`, started by `python -m venv`, outlives the Neovim that quit
+    # (it ends by itself): the test waits for it rather than leave it to the session's guard.
+    # A hang bound: it installs pip from its bundled wheel, seconds on a loaded machine.
+    wait_for(lambda: not [p for p in pids() if str(venv).encode() in cmdline(p)] or None, 100,
+             "the interrupted build's ensurepip to end")
     log = (Path(quits.fresh.env["XDG_STATE_HOME"]) / "nvim" / "lsap.log").read_text()
     assert "build: interrupted by quitting Neovim (creating the Python host" in log

@@ -17,12 +17,15 @@ from pathlib import Path
 import pytest
 
 from lsap_bridge.embedded import nvim_program
+from tests import stress
 from tests.conftest import ROOT
 
-pytestmark = [pytest.mark.integration, pytest.mark.serial]  # an exit timed
+pytestmark = [pytest.mark.integration, pytest.mark.stress]
 
 FLOOD = 20000  # publishes sent at once; their drain held the exit 1.6-2.1 s before the fix
-LIMIT = 0.5  # seconds from :qa! to no Neovim (0.05 s with the fix, on an idle machine)
+LIMIT = 0.5  # seconds from :qa! to no Neovim (0.05 s with the fix, on an idle machine): the stress target
+# The suite's bound: 30x the exit with the fix, below the 1.6 s the drain held it without.
+HELD = 1.5
 
 INIT = """
 vim.opt.rtp:prepend({root!r})
@@ -65,4 +68,5 @@ def test_quit_while_diagnostics_pour_in(tmp_path: Path) -> None:
     assert quit_at.exists(), f"no publish was heard; Neovim said: {nvim.stderr.read().decode()[-2000:]}"
     took = gone - float(quit_at.read_text())
     print(f"publishes: exit {took:.2f} s after :qa! with {FLOOD} on their way")
-    assert took < LIMIT, f"Neovim took {took:.2f} s to exit after :qa! as {FLOOD} publishes poured in"
+    stress.figure(f"exit after :qa! with {FLOOD} publishes on their way", took, at_most=LIMIT)
+    assert took < HELD, f"Neovim took {took:.2f} s to exit after :qa! as {FLOOD} publishes poured in"

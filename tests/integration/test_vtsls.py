@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import stress
+
 from .harness import TS_SERVERS, Bridge
 
 pytestmark = pytest.mark.integration
@@ -46,12 +48,14 @@ def test_lsap_servers_chooses_vtsls_and_a_clean_file_is_analysed(tmp_path: Path)
         lsap("daemon", "stop")
 
 
-@pytest.mark.serial  # a ratio of two timings
-@pytest.mark.alone  # beside one other serial test a server had not published within the check's bound
+@pytest.mark.stress  # the ratio of the two timings
+@pytest.mark.serial  # beside other workers ts_ls had not published within the check's bound
+@pytest.mark.alone
 def test_a_check_with_vtsls_takes_at_most_twice_as_long(tmp_path: Path) -> None:
     """The same two checks (the baseline, then after an edit that breaks a file) on each
-    server; vtsls's ≤ 2× typescript-language-server's, with 2 s of slack for a shared
-    machine's noise (measured: 0.5× to 1.7×; both mostly the servers' start-up)."""
+    server find the error; under stress vtsls's take ≤ 2× typescript-language-server's,
+    with 2 s of slack for a shared machine's noise (measured: 0.5× to 1.7×; both mostly
+    the servers' start-up)."""
     took: dict[str, float] = {}
     for server in TS_SERVERS:
         root = tmp_path / server / "dataflow"
@@ -70,4 +74,5 @@ def test_a_check_with_vtsls_takes_at_most_twice_as_long(tmp_path: Path) -> None:
         finally:
             bridge.close()
     print(f"check, baseline + after an edit: {took}")
-    assert took["vtsls"] <= 2 * took["ts_ls"] + 2.0, took
+    stress.figure("check with vtsls, less 2x ts_ls's + 2 s", took["vtsls"] - 2 * took["ts_ls"] - 2.0,
+                  at_most=0.0, detail=str(took))

@@ -24,14 +24,15 @@ from lsap_bridge.connection import MIB, TOO_BUSY, Limits
 from lsap_bridge.discovery import SessionInfo
 from lsap_bridge.mcp_server import Forwarder
 from lsap_bridge.server import SocketServer
+from tests import stress
 from tests.integration.harness import Bridge
 from tests.integration.human import HumanNvim, register_remote_plugin
 
 from .clients import Raw, request_line, sleepy_server
 from .processes import names, rss_kb, start_daemon, tree
 
-# Latencies of milliseconds asserted beside floods: run with the machine to itself (`alone`).
-pytestmark = [pytest.mark.integration, pytest.mark.serial, pytest.mark.alone]
+# The latencies are stress figures (`tests/stress.py`), not asserted here.
+pytestmark = pytest.mark.integration
 
 HOVER = {"mode": "hover", "locate": "shop/models.py:Product@class <|>Product"}
 
@@ -103,8 +104,9 @@ def narrow(bridge: Bridge) -> Iterator[tuple[SocketServer, list[float]]]:
         yield server, started
 
 
+@pytest.mark.stress
 def test_turns_are_fair_across_connections(narrow: tuple[SocketServer, list[float]]) -> None:
-    server, _ = narrow
+    server, started = narrow
     greedy, other = Raw(server.path), Raw(server.path)
     try:
         greedy.send(sleeps(30, 0.1))
@@ -112,9 +114,13 @@ def test_turns_are_fair_across_connections(narrow: tuple[SocketServer, list[floa
         asked = time.monotonic()
         reply = other.call("sleep", {"seconds": 0.1}, msg_id="mine")
         waited = time.monotonic() - asked
+        ran_before = len(started) - 1  # the calls started before it answered, its own aside
         assert reply["result"] == "slept"
-        # its turn comes after one of the greedy client's calls, not after all thirty (1.5 s)
-        assert waited < 0.6, waited
+        # Its turn comes after one of the greedy client's calls, not after all thirty: counted
+        # in calls started (2 at a time; its own in the second or third pair, and the pair
+        # that starts as it answers), not in seconds. Without turns it would be 30.
+        assert ran_before <= 10, started
+        stress.figure("another connection's call beside 30 queued", waited, at_most=0.6)
         assert [greedy.reply()["result"] for _ in range(30)] == ["slept"] * 30
     finally:
         greedy.close()
@@ -185,6 +191,7 @@ def test_a_client_that_stops_reading_is_no_longer_read_then_closed(
 
 
 @pytest.mark.slow
+@pytest.mark.stress
 def test_a_client_that_never_reads_leaves_the_host_bounded_and_others_served(
     shop: Path, reap: set[int]
 ) -> None:
@@ -237,7 +244,8 @@ def test_a_client_that_never_reads_leaves_the_host_bounded_and_others_served(
     print("\nFLOOD:", report)
     assert held_back, report
     assert peak - base < 50 * 1024, report
-    assert max(latencies) < 1.0 and after < 1.0, report
+    stress.figure("a probe's call beside 100,000 unread requests, the slowest", max(latencies), at_most=1.0)
+    stress.figure("a probe's hover after the flood", after, at_most=1.0)
 
 
 # -- TCP before authentication ------------------------------------------------------------------
@@ -257,6 +265,7 @@ def host_pid(editor: HumanNvim) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.stress
 def test_unauthenticated_tcp_floods_hold_nothing(env: dict[str, str], shop: Path, reap: set[int]) -> None:
     editor = HumanNvim(shop, env, ["basedpyright"], {"tcp": "127.0.0.1:0", "agent_limits": {"queue": 300}})
     reap.add(editor.process.pid)
@@ -314,7 +323,7 @@ def test_unauthenticated_tcp_floods_hold_nothing(env: dict[str, str], shop: Path
         print("\nTCP:", report)
         assert connections[0] >= 60, report
         assert peak - base < 8 * 1024 and end - base < 4 * 1024, report
-        assert max(latencies) < 1.0, report
+        stress.figure("a hover beside 60 unauthenticated TCP floods, the slowest", max(latencies), at_most=1.0)
         # a connection that sends anything but `auth` first is answered and closed
         with socket.create_connection(address, timeout=10) as rude:
             rude.sendall(request_line(1, "ping", None))

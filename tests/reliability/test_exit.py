@@ -17,6 +17,7 @@ import pytest
 
 from lsap_bridge.client import ClientError, Connection
 from lsap_bridge.discovery import SessionInfo, session_for, sessions
+from tests import stress
 from tests.integration.human import HumanNvim, register_remote_plugin
 
 from .processes import (
@@ -125,22 +126,22 @@ def big_module(path: Path, functions: int = 6000) -> None:
     path.write_text("\n".join(lines))
 
 
-def busy(*pids: int, within: float = 10.0) -> bool:
-    """Whether one of the processes spends a quarter of some second of the next `within` on
-    the CPU: one that computes gets that much in some second even where other work shares
-    the two cores (in its first second it may not), one that waits never does."""
+def busy(*pids: int, within: float = 30.0) -> bool:
+    """Whether one of the processes spends half a second on the CPU within the next
+    `within`: one that computes gets that much however many others share the two cores
+    (a tenth of a core is 3 s here), one that waits never does. Counted in CPU seconds, not
+    in a second's share, so that a loaded machine only makes it take longer."""
     deadline = time.monotonic() + within
-    while True:
-        before = {pid: cpu_seconds(pid) for pid in pids}
-        time.sleep(1.0)
-        if any(cpu_seconds(pid) - spent > 0.25 for pid, spent in before.items()):
+    before = {pid: cpu_seconds(pid) for pid in pids}
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if any(cpu_seconds(pid) - spent > 0.5 for pid, spent in before.items()):
             return True
-        if time.monotonic() >= deadline:
-            return False
+    return False
 
 
 @pytest.mark.slow
-@pytest.mark.serial  # `busy`, and gone within 12 s: beside one other serial test at most
+@pytest.mark.stress  # gone within 12 s
 @pytest.mark.parametrize("how", ["stop", "sigterm", "neovim crash"])
 def test_busy_servers_ignoring_shutdown_are_gone_when_the_daemon_stops(
     shop: Path, how: str, reap: set[int]
@@ -180,7 +181,7 @@ def test_busy_servers_ignoring_shutdown_are_gone_when_the_daemon_stops(
     process.wait(30)
     assert wait_until(lambda: not in_groups(servers), 10), names(in_groups(servers))
     assert not any(running(p) for p in procs), names({p for p in procs if running(p)})
-    assert time.monotonic() - started < 12
+    stress.figure(f"busy servers gone after {how}", time.monotonic() - started, at_most=12)
     # Ended by their watchdogs once Neovim had gone (lsap_bridge/watchdog.py), or else by
     # the daemon, which then logs it: either way the log holds no error.
     assert "Traceback" not in (shop.parent / "daemon.log").read_text()
@@ -204,7 +205,6 @@ def large_tree(root: Path, packages: int = 30, modules: int = 40) -> None:
                 f"def build{m}(value: int) -> Node{m}:\n    return Node{m}(value + {m})\n\n\n{chain}")
 
 
-@pytest.mark.serial  # `busy`, as above
 @pytest.mark.parametrize("what", ["the daemon", "the daemon and its Neovim"])
 def test_servers_die_with_a_sigkilled_daemon_while_basedpyright_indexes(
     shop: Path, what: str, reap: set[int]

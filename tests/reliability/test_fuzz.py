@@ -28,6 +28,7 @@ from lsap_bridge.lsreq.parser import BEGIN, END, FILE, parse
 from lsap_bridge.requests import parse_request
 from lsap_bridge.workspace import Workspace
 from tests.conftest import EXAMPLE
+from tests.unit.test_anchor import assert_parsed_or_refused
 
 WORKSPACE = Workspace.of(EXAMPLE)
 MANY = settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
@@ -162,7 +163,8 @@ def test_anchor_strings_parse_or_fail_with_a_named_invalid_request(text: str) ->
         assert_named(error)
         assert error.hint, "anchor errors show the expected form"
         return
-    assert locate.file_path and (locate.scope is not None or locate.find is not None)
+    assert locate.file_path
+    assert_parsed_or_refused(text, WORKSPACE.is_file)  # what was read is what the anchor says
 
 
 lines_of_code = st.lists(

@@ -25,12 +25,13 @@ from lsap_bridge.lsreq import executor
 from lsap_bridge.lsreq.parser import MAX_LINES
 from lsap_bridge.models import MAX_FIND
 from lsap_bridge.server import SocketServer
+from tests import stress
 
 from .clients import Raw
 from .processes import running, start_daemon, tree
 
-# Latencies of milliseconds asserted beside floods: run with the machine to itself (`alone`).
-pytestmark = [pytest.mark.integration, pytest.mark.serial, pytest.mark.alone]
+# The latencies of milliseconds are stress figures (`tests/stress.py`), not asserted here.
+pytestmark = pytest.mark.integration
 
 
 def words(n: int, seed: int = 25) -> str:
@@ -49,6 +50,7 @@ def locate(find: str) -> dict[str, Any]:
     return {"request": {"mode": "locate", "locate": {"file_path": "shop/models.py", "find": find}}}
 
 
+@pytest.mark.stress
 def test_a_megabyte_find_or_text_block_is_refused_at_once(socket_server: SocketServer) -> None:
     client = Raw(socket_server.path)
     try:
@@ -60,7 +62,8 @@ def test_a_megabyte_find_or_text_block_is_refused_at_once(socket_server: SocketS
             assert not result["ok"] and result["error"]["code"] == "invalid_request", result
             assert f"over the limit of {MAX_FIND}" in result["text"], result["text"][:300]
             assert "give a scope" in result["text"]
-            assert took < 0.5, took
+            stress.figure("a megabyte find refused", took, at_most=0.5)
+            assert took < 5.0, took  # a hang bound: 10x the target; matching it would take minutes
         block = "\n".join(["*** Begin Language Server Request", "*** File: shop/models.py",
                            *(["@@ class Product"] * MAX_LINES), "*** End Language Server Request"])
         result = client.call("text", {"text": block})["result"]
@@ -125,6 +128,7 @@ def ms(delays: list[float]) -> str:
     return f"max {max(delays) * 1000:.1f} ms, median {statistics.median(delays) * 1000:.1f} ms"
 
 
+@pytest.mark.stress
 def test_a_100_kb_find_does_not_delay_another_clients_ping_beyond_50_ms(
     socket_server: SocketServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -140,13 +144,17 @@ def test_a_100_kb_find_does_not_delay_another_clients_ping_beyond_50_ms(
     report = (f"the find computed {took:.2f} s, {len(delays)} pings meanwhile: {ms(delays)}; "
               f"8 KB on the loop ({took_inline:.2f} s): {ms(held)}; nothing running: {ms(idle)}")
     print("\nPING:", report)
-    assert took > 1.0, "the find must cost enough for the test to mean something: " + report
-    assert len(delays) >= 20, report
-    # On the loop it holds the ping: one waited, or none was answered while it ran.
-    assert (max(held) if held else took_inline) > 0.1, "on the loop it holds the ping: " + report
+    assert delays, report  # another client was answered while the find computed
+    # The figures (stress): the find must cost enough for the test to mean something, and
+    # on the loop it holds the ping (one waited, or none was answered while it ran).
+    stress.figure("100 kB find: its seconds", took, at_least=1.0, detail=report)
+    stress.figure("100 kB find: pings meanwhile", len(delays), "pings", at_least=20, detail=report)
+    stress.figure("8 kB find on the loop: the ping held", max(held) if held else took_inline, at_least=0.1,
+                  detail=report)
     # The bound. A loaded machine adds its own noise (a ping that waits for a core
     # while nothing runs here): that much is not the find's.
-    assert max(delays) <= 0.05 + max(idle), report
+    stress.figure("100 kB find: ping delay past the idle noise", max(delays) - max(idle), at_most=0.05,
+                  detail=report)
 
 
 def test_long_anchors_matched_in_a_worker_answer_as_on_the_loop(

@@ -16,13 +16,16 @@ from benchmarks.soak import agent_files, run_agent
 from lsap_bridge.client import Connection
 from lsap_bridge.host import edit_policy
 from lsap_bridge.server import SocketServer
+from tests import stress
 from tests.integration.harness import Bridge
 
 from .processes import rss_kb
 
-pytestmark = [pytest.mark.integration, pytest.mark.serial]  # timing and floods: run alone
+pytestmark = [pytest.mark.integration, pytest.mark.stress]
 
-CLIENTS, REQUESTS = 8, 250
+# 250 requests an agent under stress, with its timing and memory figures; 25 in the suite,
+# which asserts what the load must not break (no failure, every rename whole).
+CLIENTS, REQUESTS = 8, 250 if stress.active() else 25
 
 
 def test_eight_agents_two_thousand_mixed_requests(
@@ -93,7 +96,9 @@ def test_eight_agents_two_thousand_mixed_requests(
     # servers' pass over the files over, 2 s without a publish), while seven other agents
     # keep basedpyright publishing: 5-9 s a rename here (1.5 s before that wait), so the
     # bound is the reads' share plus that wait's (it was 180 s).
-    assert elapsed < 300, report
+    stress.figure(f"{CLIENTS} agents x {REQUESTS} requests", elapsed, at_most=300, detail=report)
     # flat: after the first quarter of the run, growth stays within a few MB
-    assert late[1] - early[1] < 25 * 1024, report
-    assert late[2] - early[2] < 25 * 1024, report
+    stress.figure("the service's RSS growth after the first quarter", (late[1] - early[1]) / 1024, "MB",
+                  at_most=25, detail=report)
+    stress.figure("Neovim's RSS growth after the first quarter", (late[2] - early[2]) / 1024, "MB",
+                  at_most=25, detail=report)

@@ -86,7 +86,8 @@ def test_a_server_that_never_answers_gives_timeout(faulty: Bridge, server: Path)
     elapsed = time.monotonic() - started
     assert response.error is not None and response.error.code.value == "timeout", response.text
     assert "2 s" in response.text
-    assert 2 <= elapsed < 6
+    # Not before the 2 s timeout; the upper bound detects a missed one (5x, not the 30 s wait).
+    assert 2 <= elapsed < 10
     server.with_suffix(".mode").unlink()
     healthy(faulty)  # the server is still there: the next request works
 

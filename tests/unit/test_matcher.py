@@ -18,6 +18,7 @@ from lsap_bridge.locate.matcher import (
     find_matches,
     parse_find,
 )
+from tests import stress
 
 SOURCE = """\
 from dataclasses import dataclass
@@ -356,6 +357,7 @@ def test_overlapping_fuzzy_windows_count_once() -> None:
 # --- speed ------------------------------------------------------------------
 
 
+@pytest.mark.stress
 def test_large_files_are_fast_for_exact_and_whitespace() -> None:
     lines = [f"    value_{i} = compute(item_{i}, factor={i % 7})" for i in range(20_000)]
     lines[17_345] = "    target = special( alpha,beta )"
@@ -370,7 +372,8 @@ def test_large_files_are_fast_for_exact_and_whitespace() -> None:
             result = find_matches(lines, needle)
             best = min(best, time.perf_counter() - began)
         assert result.tier is tier
-        assert best < 0.1
+        stress.figure(f"a {tier.name.lower()} find in 20,000 lines, best of 3", best, at_most=0.1)
+        assert best < 1.0  # a hang bound: 10x the target
 
 
 # --- properties ---------------------------------------------------------------

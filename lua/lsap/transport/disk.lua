@@ -143,6 +143,14 @@ local function load_text(bufnr, data)
   return true
 end
 
+--- Whether the human (not lsap.transport.merge) has autocommands for `event`.
+function M.human_handlers(event)
+  for _, au in ipairs(vim.api.nvim_get_autocmds({ event = event })) do
+    if au.group_name ~= 'lsap.merge' then return true end
+  end
+  return false
+end
+
 --- `:checktime` for one buffer with 'autoread' on or off for it meanwhile. With `quiet`, a
 --- FileChangedShell handler of the bridge's own, which leaves v:fcs_choice empty, makes
 --- Neovim take the file's time, size and mode as they are now and do nothing else (no
@@ -177,7 +185,7 @@ end
 local function update(bufnr, name)
   local data = file_text(bufnr, name)
   if data and (holds(bufnr, data) or load_text(bufnr, data)) then
-    if vim.fn.exists('#FileChangedShell') == 0 then checktime(bufnr, false, true) end
+    if not M.human_handlers('FileChangedShell') then checktime(bufnr, false, true) end
   else
     checktime(bufnr, true, false)
   end
@@ -207,6 +215,7 @@ function M.fresh(bufnr)
   local now, known = stamp_of(name), on_disk[bufnr]
   if vim.bo[bufnr].modified then
     if known == nil or same(known.stamp, now) then return 'same' end
+    if now and M.unsaved_changed then M.unsaved_changed(bufnr) end -- merged, later (lsap.transport.merge)
     return now and 'changed' or 'deleted'
   end
   if now == nil then
@@ -260,6 +269,10 @@ function M.sync(changes)
   if #changes > 0 then seen.ask_proof() end
   return names
 end
+
+-- For lsap.transport.merge, which merges a file changed under unsaved text: set there.
+M.remember, M.file_text, M.holds, M.lines_of = remember, file_text, holds, lines_of
+M.unsaved_changed = nil ---@type fun(bufnr: integer)?
 
 --- Start watching (the service registered): what Neovim reads and writes, and unloads.
 function M.watch(group)
