@@ -142,6 +142,16 @@ def soak(root: Path, clients: int, seconds: float, every: float) -> Soak:
     return result
 
 
+def isolated(work: Path) -> None:
+    """This process's (and its children's) XDG directories under `work`, the project's tools
+    first on PATH: a daemon of its own, leaving nothing in $HOME."""
+    for name in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
+        (work / name.lower()).mkdir(mode=0o700)
+        os.environ[name] = str(work / name.lower())
+    os.environ["PATH"] = os.pathsep.join(
+        [str(REPO / "node_modules" / ".bin"), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+
 def ended(pid: int) -> bool:
     """Whether the daemon (a child of this process, which reaps it here) has exited."""
     try:
@@ -196,11 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     begun = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="lsap-soak-") as tmp:
         work = Path(tmp)
-        for name in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
-            (work / name.lower()).mkdir(mode=0o700)
-            os.environ[name] = str(work / name.lower())
-        os.environ["PATH"] = os.pathsep.join(
-            [str(REPO / "node_modules" / ".bin"), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+        isolated(work)
         result = soak(example_copy(work).root, args.clients, args.minutes * 60, args.every)
     section = markdown(result, time.monotonic() - begun)
     write_block(args.out, section, *SOAK_MARKERS)

@@ -9,6 +9,11 @@ again. Sets live in `changes/` under the journal's directory, one JSON file each
 oldest dropped past `KEEP` sets or `KEEP_BYTES` of text. The directory is Neovim's state
 directory, shared by every Neovim of the user: a listing holds only the sets whose every
 file is inside the asking workspace.
+
+A set is checked before use like a journal (`statefile`): a regular file of at most
+`MAX_BYTES`, named by its id (a decimal number), of exactly these fields and types, every
+path absolute. Anything else in changes/ is moved aside to `rejected/` beside it, with a
+log line; listing, undo, review and edits go on without it.
 """
 
 from __future__ import annotations
@@ -16,22 +21,37 @@ from __future__ import annotations
 import contextlib
 import difflib
 import json
+import logging
 import os
+import re
+import stat
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated
 
+from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter
+
+from . import statefile
 from .jsonvalue import Params
+from .statefile import REJECTED, Location, Unusable
 from .surface import CLIENT, REQUEST, phrase
 from .workspace import Workspace
 
+LOG = logging.getLogger("lsap.changes")
 DIRECTORY = "changes"
 KEEP = 200  # change sets kept, newest first
 KEEP_BYTES = 64 * 1024 * 1024  # text of all kept sets together
+MAX_BYTES = 2 * KEEP_BYTES  # of one set's file: a larger one is not read (rejected)
+MAX_FILES = 10_000  # files of one set with their texts (a larger edit keeps its first names only)
 REQUEST_CHARS = 2000  # of the request that made a change, kept
 HUMAN = "human"
+# A set's id: a decimal number, the name of its file (`<id>.json`).
+Id = Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,15}$")]
+_NAME = re.compile(r"[1-9][0-9]{0,15}\.json")
+# A set read is checked exactly (`statefile.parsed`): these types, no other field.
+_STRICT = ConfigDict(strict=True, extra="forbid")
 
 
 @dataclass(frozen=True)
@@ -39,11 +59,13 @@ class FileText:
     """One file of a change: its text (lines, as a buffer holds them) before and after.
     `in_buffer`: the edit went into a buffer with the human's unsaved changes, not to disk."""
 
-    path: str
+    __pydantic_config__ = _STRICT
+
+    path: Location
     before: list[str] | None  # None: the change created it
     after: list[str]
     in_buffer: bool = False
-    origin: str | None = None  # the change renamed it from there
+    origin: Location | None = None  # the change renamed it from there
     # The change renamed it onto an existing file (a consented overwrite): that file's text,
     # which `undo` puts back.
     overwritten: list[str] | None = None
@@ -57,15 +79,17 @@ class FileText:
 
 @dataclass
 class ChangeSet:
-    id: str
+    __pydantic_config__ = _STRICT
+
+    id: Id
     who: str
     when: float
     label: str
     request: str | None
-    files: list[FileText]
-    undoes: str | None = None  # the change set this one took back
-    undone: list[str] = field(default_factory=list)  # change sets that took this one back
-    reverted: list[str] = field(default_factory=list)  # its files put back (undo, rejection)
+    files: Annotated[list[FileText], Field(max_length=MAX_FILES)]
+    undoes: Id | None = None  # the change set this one took back
+    undone: list[Id] = field(default_factory=list)  # change sets that took this one back
+    reverted: list[Location] = field(default_factory=list)  # its files put back (undo, rejection)
     # False: the texts were larger than KEEP_BYTES and were not kept (listed, not undoable).
     texts: bool = True
 
@@ -77,97 +101,143 @@ class ChangeSet:
         return sum(len(line) + 1 for f in self.files for line in (*(f.before or ()), *f.after))
 
 
+_SCHEMA = TypeAdapter(ChangeSet)
+
+
 def _directory(journals: Path) -> Path:
-    return journals / DIRECTORY
+    """changes/, this user's own and 0700; anything else found there (a link, a file) is
+    moved aside and a new one made."""
+    directory = journals / DIRECTORY
+    statefile.private(journals)
+    try:
+        statefile.private(directory)
+    except (PermissionError, FileExistsError, NotADirectoryError) as exc:
+        statefile.reject(directory, journals / REJECTED, "change sets' directory", str(exc))
+        statefile.private(directory)
+    return directory
+
+
+def _path(journals: Path, change_id: str) -> Path:
+    """The file of the set `change_id`: a checked id, never a path made of other text."""
+    name = f"{change_id}.json"
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"{change_id!r} is not a change set's id")
+    return journals / DIRECTORY / name
 
 
 def _number(path: Path) -> int:
-    return int(path.stem) if path.stem.isdigit() else 0
+    return int(path.stem) if _NAME.fullmatch(path.name) else 0
 
 
-def _files(journals: Path) -> list[Path]:
-    """The kept sets, newest first."""
-    directory = _directory(journals)
-    found = directory.glob("*.json") if directory.is_dir() else []
-    return sorted((p for p in found if p.stem.isdigit()), key=_number, reverse=True)
+def _files(directory: Path) -> list[Path]:
+    """What changes/ holds, the sets newest first, but a writer's temporary files (hidden:
+    `statefile.write`)."""
+    return sorted((p for p in directory.iterdir() if not p.name.startswith(".")), key=_number, reverse=True)
 
 
 def _write(path: Path, change: ChangeSet) -> None:
-    """Atomically (written aside, fsynced, renamed): a set is never seen half written. A set
-    whose texts alone pass `KEEP_BYTES` keeps its files' names only."""
-    temp = path.with_suffix(".tmp")
+    """Atomically (`statefile.write`): a set is never seen half written. A set whose texts
+    alone pass `KEEP_BYTES` (or whose files pass `MAX_FILES`) keeps its files' names only."""
     record = asdict(change)
-    if change.size() > KEEP_BYTES:
-        record["texts"] = False
-        record["files"] = [{**f, "before": [], "after": []} for f in record["files"]]
     data = json.dumps(record, ensure_ascii=False).encode()
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp, path)
+    if change.size() > KEEP_BYTES or len(change.files) > MAX_FILES or len(data) > MAX_BYTES:
+        record["texts"] = False
+        record["files"] = [{**f, "before": [], "after": [], "overwritten": None}
+                           for f in record["files"][:MAX_FILES]]
+        data = json.dumps(record, ensure_ascii=False).encode()
+    statefile.write(path, data)
 
 
 def _new(journals: Path, change: ChangeSet) -> ChangeSet:
     """Write a new set under the next free number (O_EXCL: two Neovims never share one)."""
     directory = _directory(journals)
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    number = max((_number(p) for p in _files(journals)[:1]), default=0) + 1
+    number = max((_number(p) for p in _files(directory)[:1]), default=0) + 1
     while True:
         try:
-            os.close(os.open(directory / f"{number}.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            os.close(os.open(directory / f"{number}.json",
+                             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
             break
         except FileExistsError:
             number += 1
     change.id = str(number)
     _write(directory / f"{number}.json", change)
-    _prune(journals)
+    _prune(directory)
     return change
 
 
-def _prune(journals: Path) -> None:
-    """Drop the oldest sets past `KEEP`, or past `KEEP_BYTES` of text (the newest stays)."""
-    total = 0
-    for index, path in enumerate(_files(journals)):
-        with contextlib.suppress(OSError):
-            total += path.stat().st_size
+def _regular(path: Path) -> os.stat_result | None:
+    with contextlib.suppress(OSError):
+        found = os.lstat(path)
+        if stat.S_ISREG(found.st_mode):
+            return found
+    return None
+
+
+def _prune(directory: Path) -> None:
+    """Drop the oldest sets past `KEEP`, or past `KEEP_BYTES` of text (the newest stays);
+    what is not a regular file is no set, and is left to `load` to move aside."""
+    total = index = 0
+    for path in _files(directory):
+        found = _regular(path)
+        if found is None or not _NAME.fullmatch(path.name):
+            continue
+        total += found.st_size
         if index and (index >= KEEP or total > KEEP_BYTES):
             path.unlink(missing_ok=True)
+        index += 1
 
 
 def _read(path: Path) -> ChangeSet | None:
+    """The set in `path`, checked (`statefile`); one that fails is moved to rejected/, and
+    one that cannot be read now (gone, a disk fault) is skipped."""
     try:
-        record: dict[str, Any] = json.loads(path.read_text())
-        files = [FileText(**f) for f in record.pop("files")]
-        return ChangeSet(files=files, **record)
-    except (OSError, ValueError, TypeError, KeyError):
-        return None  # a set left unreadable (by a disk fault): not one to undo
+        if not _NAME.fullmatch(path.name):
+            raise Unusable("its name is not a change set's (a decimal number)")
+        fd = statefile.open_regular(path)
+        try:
+            data = statefile.read(fd, MAX_BYTES)
+        finally:
+            os.close(fd)
+        found = statefile.parsed(data, _SCHEMA)
+        if found.id != path.stem:
+            raise Unusable(f"its id {found.id} is not its file name")
+        return found
+    except Unusable as exc:
+        statefile.reject(path, path.parent.parent / REJECTED, "change set", str(exc))
+    except OSError as exc:
+        LOG.warning("lsap: change set %s could not be read: %s", path.name, exc)
+    return None
+
+
+def _inside(change: ChangeSet, workspace: Workspace) -> bool:
+    """Every file of the set inside `workspace` (another's sets share the directory)."""
+    return all(workspace.contains(Path(p)) for f in change.files
+               for p in (f.path, f.origin) if p is not None)
 
 
 def load(journals: Path, workspace: Workspace) -> list[ChangeSet]:
     """The kept sets whose every file is inside `workspace`, newest first."""
     out = []
-    for path in _files(journals):
+    for path in _files(_directory(journals)):
         found = _read(path)
-        if found is not None and all(workspace.contains(Path(f.path)) for f in found.files):
+        if found is not None and _inside(found, workspace):
             out.append(found)
     return out
 
 
 def find(journals: Path, workspace: Workspace, change_id: str) -> ChangeSet | None:
-    path = _directory(journals) / f"{change_id}.json"
-    found = _read(path) if change_id.isdigit() and path.is_file() else None
-    if found is None or not all(workspace.contains(Path(f.path)) for f in found.files):
+    try:
+        path = _path(journals, change_id)
+    except ValueError:
         return None
-    return found
+    found = _read(path) if os.path.lexists(path) else None
+    return found if found is not None and _inside(found, workspace) else None
 
 
 def update(journals: Path, change: ChangeSet) -> None:
     """Keep what became of a set (undone, files reverted)."""
-    path = _directory(journals) / f"{change.id}.json"
-    if path.is_file():
+    path = _path(journals, change.id)
+    if _regular(path) is not None:
         _write(path, change)
 
 
@@ -191,7 +261,7 @@ def begin(journals: Path, label: str, files: Sequence[FileText]) -> ChangeSet:
 
 def discard(journals: Path, change: ChangeSet) -> None:
     """The edit of a set just begun was not applied: the set goes."""
-    (_directory(journals) / f"{change.id}.json").unlink(missing_ok=True)
+    _path(journals, change.id).unlink(missing_ok=True)
 
 
 def rolled_back(journals: Path, label: str, paths: Sequence[str], started: float) -> None:

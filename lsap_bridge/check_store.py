@@ -12,7 +12,8 @@ One JSON file per root and checker (an agent, or the human and the CLI) in `chec
 the edit journal (Neovim's state directory), bounded: at most `MAX_FILES` files of
 `MAX_DIAGNOSTICS` diagnostics each (a file past that is left out, so the next check treats
 it as not seen before), `MAX_BYTES` a record, the `KEEP` records saved last, and none
-older than `MAX_AGE`.
+older than `MAX_AGE`. A record is read and written like every state file (`statefile`):
+one that fails its checks (its schema, a file outside the root) is moved to `rejected/`.
 """
 
 from __future__ import annotations
@@ -20,17 +21,25 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
-import tempfile
+import stat
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from pydantic import ConfigDict, TypeAdapter
+
+from . import statefile
 from .diagnostics import Diagnostic
 from .filestate import content_hash
-from .jsonvalue import JsonObject, to_int
+from .jsonvalue import JsonObject
+from .statefile import REJECTED, Location, Unusable
+from .workspace import Workspace
+
+LOG = logging.getLogger("lsap.check_store")
 
 DIRECTORY = "checks"
 VERSION = 1
@@ -112,41 +121,93 @@ def save(directory: Path, root: Path, seen: Mapping[Path, list[Diagnostic]], num
     data = {"version": VERSION, "root": str(root), "number": number, "at": at,
             "left_out": left_out, "files": files}
     target = record_path(directory, root, who)
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, temp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as out:
-            json.dump(data, out)
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    statefile.private(directory)
+    statefile.write(target, json.dumps(data).encode())
     _prune(target.parent)
     return left_out
+
+
+_STRICT = ConfigDict(strict=True, extra="forbid")
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A diagnostic as `save` keeps it (`_dump`)."""
+
+    __pydantic_config__ = _STRICT
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    severity: str
+    message: str
+    code: str | None
+    source: str | None
+    lsp: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class _Kept:
+    __pydantic_config__ = _STRICT
+
+    hash: str
+    diagnostics: list[_Item]
+
+
+@dataclass(frozen=True)
+class _Record:
+    """A record as `save` writes it, checked strictly (`statefile.parsed`)."""
+
+    __pydantic_config__ = _STRICT
+
+    version: int
+    root: str
+    number: int
+    at: float
+    left_out: int
+    files: dict[Location, _Kept]
+
+
+_SCHEMA = TypeAdapter(_Record)
+
+
+def _read(path: Path, root: Path) -> _Record | None:
+    """The record in `path` if it is one of `root`, checked; one that fails is moved to
+    rejected/ beside the journals."""
+    try:
+        fd = statefile.open_regular(path)
+        try:
+            record = statefile.parsed(statefile.read(fd, 2 * MAX_BYTES), _SCHEMA)
+        finally:
+            os.close(fd)
+        if record.root != str(root):
+            return None  # another root's, under a name of the same hash
+        workspace = Workspace.of(root)
+        outside = next((name for name in record.files if not workspace.contains(Path(name))), None)
+        if outside is not None:
+            raise Unusable(f"it names {outside}, outside its root")
+        return record
+    except Unusable as exc:
+        statefile.reject(path, path.parent.parent / REJECTED, "check record", str(exc))
+    except OSError as exc:
+        if not isinstance(exc, FileNotFoundError):
+            LOG.warning("lsap: check record %s could not be read: %s", path.name, exc)
+    return None
 
 
 def load(directory: Path, root: Path, who: str | None = None) -> Saved | None:
     """The record of `root` (for `who`), if one was saved (and is readable), with the files
     that changed on disk since; None: the next check is a baseline."""
-    try:
-        data = json.loads(record_path(directory, root, who).read_text())
-    except (OSError, ValueError):
+    data = _read(record_path(directory, root, who), root)
+    if data is None or data.version != VERSION or time.time() - data.at > MAX_AGE:
         return None
-    if not isinstance(data, dict) or data.get("version") != VERSION or data.get("root") != str(root):
-        return None
-    if time.time() - float(data.get("at") or 0.0) > MAX_AGE:
-        return None
-    saved = Saved(seen={}, number=int(data.get("number") or 0), at=float(data.get("at") or 0.0),
-                  left_out=int(data.get("left_out") or 0))
-    for name, entry in (data.get("files") or {}).items():
+    saved = Saved(seen={}, number=data.number, at=data.at, left_out=data.left_out)
+    for name, entry in data.files.items():
         path = Path(name)
-        try:
-            saved.seen[path] = [_load(d) for d in entry.get("diagnostics") or []]
-        except (KeyError, TypeError, ValueError):
-            return None  # not a record this version wrote: start over
+        saved.seen[path] = [Diagnostic(**asdict(d)) for d in entry.diagnostics]
         digest = _hash(path)
-        if digest != entry.get("hash"):
+        if digest != entry.hash:
             saved.changed[path] = "deleted" if digest is None and not path.exists() else "changed"
     return saved
 
@@ -157,19 +218,14 @@ def _dump(d: Diagnostic) -> JsonObject:
     return out
 
 
-def _load(raw: JsonObject) -> Diagnostic:
-    code, source, lsp = raw.get("code"), raw.get("source"), raw.get("lsp")
-    return Diagnostic(
-        line=to_int(raw["line"]), col=to_int(raw["col"]),
-        end_line=to_int(raw["end_line"]), end_col=to_int(raw["end_col"]),
-        severity=str(raw["severity"]), message=str(raw["message"]),
-        code=None if code is None else str(code), source=None if source is None else str(source),
-        lsp=lsp if isinstance(lsp, dict) else None)
-
-
 def _prune(folder: Path) -> None:
     """Keep the `KEEP` records saved last."""
-    records = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in records[KEEP:]:
+    found = []
+    for path in folder.glob("*.json"):
+        with contextlib.suppress(OSError):
+            kept = os.lstat(path)
+            if stat.S_ISREG(kept.st_mode):  # anything else is no record (`_read` rejects it)
+                found.append((kept.st_mtime, path))
+    for _, old in sorted(found, reverse=True)[KEEP:]:
         with contextlib.suppress(OSError):
             old.unlink()

@@ -116,18 +116,32 @@ def cut_off() -> ClientError:
     return gone("closed the connection before answering", started=True)
 
 
+def _connected(path: str, timeout: float) -> socket.socket:
+    """A connection to `path`, waiting (up to `timeout`) while its listen backlog is full: a
+    Unix socket refuses at once (EAGAIN) then, where a TCP one would wait."""
+    until = time.monotonic() + timeout
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(path)
+            return sock
+        except BlockingIOError as exc:
+            sock.close()
+            if time.monotonic() > until:
+                raise unreachable(path, exc) from None
+            time.sleep(0.01)
+        except OSError as exc:
+            sock.close()
+            raise unreachable(path, exc) from None
+
+
 class Connection:
     """One blocking JSON-RPC connection, one call at a time (the CLI: no event loop to start)."""
 
     def __init__(self, path: str, timeout: float = 300.0, name: str | None = None,
                  surface: str | None = None) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        try:
-            self.sock.connect(path)
-        except OSError as exc:
-            self.sock.close()
-            raise unreachable(path, exc) from None
+        self.sock = _connected(path, timeout)
         self.file = self.sock.makefile("rb")
         self.rpc = Rpc(name, surface)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import re
 import time
 from collections import Counter
@@ -35,6 +36,7 @@ from .workspace import Workspace, path_of, too_large
 CommandHandler = Callable[[list[Any]], Coroutine[Any, Any, None]]
 # Answers a request a server sends while the bridge runs its command: (method, params) -> result.
 ServerRequests = Callable[[str, Any], Any]
+LOG = logging.getLogger("lsap.gateway")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 TEXT_CACHE = 512  # documents whose text the gateway keeps, by changedtick or disk stamp
 MAX_FILE_SIZE = 4 * 1024 * 1024  # until Neovim says otherwise (`max_file_size`)
@@ -133,7 +135,9 @@ class EditorGateway:
     # Clients that exited (crashed, killed, stopped): never picked again from a cache.
     gone: set[int] = field(default_factory=set)
     # What the service asked of Neovim since it started, read by `info` and the benchmarks:
-    # `nvim_calls` into Neovim (each a round trip) and `lsp_requests` sent to servers.
+    # `nvim_calls` into Neovim (each a round trip), `lsp_requests` sent to servers, and
+    # `cancelled`: waits on Neovim (and the servers' requests behind them) given up because
+    # their caller went away.
     stats: Counter[str] = field(default_factory=Counter)
 
     async def start(self) -> None:
@@ -163,7 +167,7 @@ class EditorGateway:
                 if name == "workspace/applyEdit" else None)
             self._background(self.call("server_answered", ident, result))
         elif method == "lsap_command" and self._command_handler is not None:
-            asyncio.get_running_loop().create_task(self._command_handler(params))
+            self._background(self._command_handler(params))
         elif method == "lsap_client_exit" and params:
             self.gone.add(int(params[0]))
 
@@ -204,6 +208,7 @@ class EditorGateway:
             return answer
         except asyncio.CancelledError:
             # The asker went away (an agent disconnected): stop the servers' work too.
+            self.stats["cancelled"] += 1
             self._background(self.call("cancel", token))
             raise
         except asyncio.TimeoutError:
@@ -222,10 +227,20 @@ class EditorGateway:
             self._taking.pop(token, None)
 
     def _background(self, coro: Coroutine[Any, Any, Any]) -> None:
-        """Fire and forget a call into Neovim, keeping the task referenced until it ends."""
+        """Fire and forget a call into Neovim, keeping the task referenced until it ends; its
+        failure is logged here (Neovim gone as it quits: no "exception never retrieved")."""
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled() or (error := task.exception()) is None:
+            return
+        if isinstance(error, LsapError):  # Neovim gone (it quits) or refusing: nothing to do
+            LOG.debug("a call into Neovim in the background failed: %s", error.message)
+        else:
+            LOG.error("a background task failed", exc_info=error)
 
     # -- text -------------------------------------------------------------------------
 

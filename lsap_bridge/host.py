@@ -32,6 +32,7 @@ from .session import HUMAN_APPROVED, Doubt, EditApproval
 from .workspace import Workspace
 
 _started: threading.Thread | None = None
+_starting = threading.Lock()
 
 # The longest an `ask` prompt may wait (Neovim's `approval.timeout`, default 300 s, is the
 # real limit; this bounds it should Neovim never answer).
@@ -136,10 +137,16 @@ async def serve_editor(address: str, options: dict[str, Any]) -> None:
 
 
 def start_in_editor(options: dict[str, Any]) -> None:
-    """Start the service thread once per host; later calls are no-ops."""
+    """Start the service thread once per host; later calls are no-ops (the remote plugin
+    calls this from a thread of its own, `LsapStart`'s)."""
     global _started
-    if _started is not None and _started.is_alive():
-        return
+    with _starting:
+        if _started is not None and _started.is_alive():
+            return
+        _started = _start_thread(options)
+
+
+def _start_thread(options: dict[str, Any]) -> threading.Thread:
     address = str(options["address"])
 
     def run() -> None:
@@ -151,5 +158,6 @@ def start_in_editor(options: dict[str, Any]) -> None:
     config = options.get("config") or {}
     log_to_file(options.get("log_file"), str(config.get("log_level", "warn")))
 
-    _started = threading.Thread(target=run, name="lsap-bridge", daemon=True)
-    _started.start()
+    started = threading.Thread(target=run, name="lsap-bridge", daemon=True)
+    started.start()
+    return started

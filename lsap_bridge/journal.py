@@ -33,22 +33,27 @@ import fcntl
 import json
 import logging
 import os
-import re
 import secrets
 import shutil
-import stat as stat_module
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Annotated
 
+from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter
+
+from . import statefile
 from .filestate import content_hash, snapshot
+from .statefile import REJECTED, Location, Unusable
+from .workspace import Workspace
 
 LOG = logging.getLogger("lsap.journal")
 RECORD = "recovered.log"  # the settled journals, newest last, for `:checkhealth lsap`
 RECORD_KEEP = 50  # lines of RECORD kept
-REJECTED = "rejected"  # journals that failed the checks, moved aside (never replayed)
+RECORD_BYTES = 1024 * 1024  # of RECORD read, at most
+MAX_BYTES = 64 * 1024 * 1024  # of a journal's file: a larger one is not read (rejected)
 WRITERS = 8  # files written (and fsynced) at once while an edit is prepared
 
 
@@ -68,7 +73,9 @@ class Change:
 class Entry:
     """One file in the journal: where its new content waits and where its old one is kept."""
 
-    path: str
+    __pydantic_config__ = ConfigDict(strict=True, extra="forbid")
+
+    path: Location
     old: str | None
     new: str | None
     temp: str | None
@@ -182,11 +189,11 @@ class Journal:
                 roots: Sequence[Path]) -> Journal:
         """Write the journal, then every new content and backup; undone whole on failure.
         `roots`: the workspace roots of the session (every file is inside one of them)."""
-        _private(directory)
+        statefile.private(directory)
         edit_id = secrets.token_hex(6)
         path = directory / f"{edit_id}.json"
         # Written under another name, then renamed: a journal is never seen half written.
-        fd = os.open(path.with_suffix(".new"), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(path.with_suffix(".new"), os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX)
         entries = [
             Entry(
@@ -336,37 +343,27 @@ class Recovery:
         return text
 
 
-def _private(directory: Path) -> None:
-    """The journal directory, made (or made again) readable by this user alone."""
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if stat_module.S_IMODE(os.stat(directory).st_mode) != 0o700:
-        os.chmod(directory, 0o700)
-
-
 def recover(directory: Path, roots: Sequence[Path]) -> list[Recovery]:
     """Settle every journal in `directory` that no running process holds and that a
     session of `roots` wrote (see the module docstring); move aside what fails the checks."""
     found: list[Recovery] = []
     if not directory.is_dir():
         return found
+    workspace = Workspace.of(*roots)
     for path in sorted(directory.glob("*.json")):
         try:
-            fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+            fd = statefile.open_regular(path, os.O_RDWR)
         except FileNotFoundError:
             continue  # finished meanwhile
-        except OSError as exc:  # a directory, a symlink, a FIFO: not a journal
-            _reject(path, f"it cannot be opened as a journal ({exc.strerror})")
-            continue
-        if not stat_module.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            _reject(path, "it is not a regular file")
+        except Unusable as exc:  # a directory, a symlink, a FIFO: not a journal
+            _reject(path, str(exc))
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)  # a running session is applying it
             continue
-        journal, problem = _load(path, fd, roots)
+        journal, problem = _load(path, fd, workspace)
         if problem is not None:
             os.close(fd)
             _reject(path, problem)
@@ -386,15 +383,7 @@ def recover(directory: Path, roots: Sequence[Path]) -> list[Recovery]:
 
 
 def _reject(path: Path, why: str) -> None:
-    """Move a journal that fails the checks aside, never to be replayed; never fatal."""
-    rejected = path.parent / REJECTED
-    try:
-        _private(rejected)
-        os.rename(path, rejected / f"{path.name}.{secrets.token_hex(3)}")
-        LOG.warning("lsap: journal %s was moved to %s, not replayed: %s", path.name, rejected, why)
-    except OSError as exc:
-        LOG.warning("lsap: journal %s is not replayed (%s), and could not be moved aside: %s",
-                    path, why, exc)
+    statefile.reject(path, path.parent / REJECTED, "journal", why)
 
 
 def _locked(path: Path) -> bool:
@@ -411,74 +400,70 @@ def _locked(path: Path) -> bool:
         os.close(fd)
 
 
-_ID = re.compile(r"[0-9a-f]{12}")
-_FIELDS: dict[str, type | tuple[type, ...]] = {"path": str, "old": (str, type(None)), "new": (str, type(None)),
-                           "temp": (str, type(None)), "backup": (str, type(None)), "in_place": bool}
+@dataclass(frozen=True)
+class _Record:
+    """A journal as `prepare` writes it (checked strictly, `statefile.parsed`)."""
+
+    __pydantic_config__ = ConfigDict(strict=True, extra="forbid")
+
+    id: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{12}$")]
+    label: str
+    pid: int
+    started: float | None
+    roots: Annotated[list[Location], Field(min_length=1)]
+    files: list[Entry]
 
 
-def _absolute(path: str) -> bool:
-    """An absolute, normalised path (no `..`, no `//`), not the file system's root."""
-    return os.path.isabs(path) and os.path.normpath(path) == path and path != "/"
+_SCHEMA = TypeAdapter(_Record)
 
 
-def _checked(record: object, name: str) -> Journal | str:
-    """The journal's fields (path and lock left to the caller), or why it is not a journal
-    this code wrote."""
-    if not isinstance(record, dict):
-        return "it is not a JSON object"
-    edit_id, files, label = record.get("id"), record.get("files"), record.get("label")
-    if not isinstance(edit_id, str) or not _ID.fullmatch(edit_id) or name != f"{edit_id}.json":
-        return "its id is missing, malformed, or not its name"
-    if not isinstance(label, str) or not isinstance(files, list):
-        return "its label or its list of files is missing"
-    started = record.get("started")
-    if started is not None and (isinstance(started, bool) or not isinstance(started, (int, float))):
-        return "its start time is not a number"
-    recorded = record.get("roots")
-    if not isinstance(recorded, list) or not recorded or not all(
-            isinstance(r, str) and _absolute(r) for r in recorded):
-        return "it records no workspace roots (or roots that are not absolute paths)"
-    own = [Path(r) for r in recorded]
-    entries = []
-    for item in files:
-        if not isinstance(item, dict) or set(item) != set(_FIELDS) or not all(
-                isinstance(item[k], t) for k, t in _FIELDS.items()):
-            return "a file of it has other fields or types than a journal's"
-        entry = Entry(**item)
+def _checked(record: _Record, name: str, workspace: Workspace) -> Journal | str | None:
+    """The journal's fields (path and lock left to the caller), why it is not a journal
+    this code wrote, or None when it is another workspace's (no root of it is one of
+    `workspace`'s). Every root it records must be one of `workspace`'s, and every file
+    inside them."""
+    if name != f"{record.id}.json":
+        return "its id is not its name"
+    own = [Path(r) for r in record.roots]
+    ours = [r for r in own if r in workspace.roots]
+    if not ours:
+        return None
+    if len(ours) != len(own):
+        return "it records a root that is not one of this session's"
+    for entry in record.files:
         target = Path(entry.path)
-        if not _absolute(entry.path) or not any(target.is_relative_to(r) and target != r for r in own):
-            return f"it names {entry.path}, outside the roots it records"
+        if target in own or not workspace.contains(target):
+            return f"it names {entry.path}, outside the roots of this session"
         for what, kept, present in (("new", entry.temp, entry.new is not None),
                                     ("old", entry.backup, entry.old is not None)):
-            if kept != (str(_sibling(target, edit_id, what)) if present else None):
+            if kept != (str(_sibling(target, record.id, what)) if present else None):
                 return f"the {what} content of {entry.path} is not kept beside it as a journal's is"
-        entries.append(entry)
-    return Journal(Path(name), -1, label, entries, started, own)
+    return Journal(Path(name), -1, record.label, record.files, record.started, own)
 
 
-def _load(path: Path, fd: int, roots: Sequence[Path]) -> tuple[Journal | None, str | None]:
+def _load(path: Path, fd: int, workspace: Workspace) -> tuple[Journal | None, str | None]:
     """The journal in `path` (opened as `fd`), checked (`_checked`): (journal, None), (None,
-    why it is rejected), or (None, None) for a journal of another workspace (no root of it
-    is one of `roots`)."""
+    why it is rejected), or (None, None) for a journal of another workspace."""
     try:
-        data = os.read(fd, os.fstat(fd).st_size)
+        checked = _checked(statefile.parsed(statefile.read(fd, MAX_BYTES), _SCHEMA), path.name, workspace)
+    except Unusable as exc:
+        return None, str(exc)
     except OSError as exc:
         return None, f"it cannot be read ({exc.strerror})"
-    try:
-        record = json.loads(data)
-    except ValueError:
-        return None, "it is not JSON"
-    checked = _checked(record, path.name)
-    if isinstance(checked, str):
+    if checked is None or isinstance(checked, str):
         return None, checked
-    if not any(root in checked.roots for root in roots):
-        return None, None
     return Journal(path, fd, checked.label, checked.entries, checked.started, checked.roots), None
 
 
 def _record(directory: Path, recovery: Recovery) -> None:
     LOG.warning("lsap: %s", recovery.message)
     record = directory / RECORD
-    lines = record.read_text().splitlines() if record.exists() else []
+    lines: list[str] = []
+    with contextlib.suppress(FileNotFoundError, Unusable):  # a link or a FIFO there: started anew
+        fd = statefile.open_regular(record)
+        try:
+            lines = statefile.read(fd, RECORD_BYTES).decode(errors="replace").splitlines()
+        finally:
+            os.close(fd)
     lines.append(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {recovery.message}")
-    record.write_text("\n".join(lines[-RECORD_KEEP:]) + "\n")
+    statefile.write(record, ("\n".join(lines[-RECORD_KEEP:]) + "\n").encode())

@@ -59,6 +59,10 @@ def _default_timeout() -> float:
 
 
 REQUEST_TIMEOUT = _default_timeout()
+# Connections waiting to be accepted (the kernel caps it at net.core.somaxconn), and taken
+# per turn of the loop: a flood of clients that connect, send and close at once never
+# fills the queue, so another client's connect is never refused (EAGAIN) behind it.
+BACKLOG = 4096
 
 T = TypeVar("T")
 Method = Callable[[Json], Awaitable[Jsonable]]
@@ -249,7 +253,8 @@ class SocketServer:
         loop = asyncio.get_running_loop()
         old_umask = os.umask(0o177)
         try:
-            server = await loop.create_unix_server(lambda: Connection(self, unix=True), str(self.path))
+            server = await loop.create_unix_server(lambda: Connection(self, unix=True), str(self.path),
+                                                   backlog=BACKLOG)
         finally:
             os.umask(old_umask)
         self.path.chmod(0o600)
