@@ -267,7 +267,7 @@ def discard(journals: Path, change: ChangeSet) -> None:
 def rolled_back(journals: Path, label: str, paths: Sequence[str], started: float) -> None:
     """A crash left an edit unfinished and its journal rolled it back (`journal.recover`):
     its set, begun just before the journal (same label and files), goes too."""
-    for path in _files(journals)[:KEEP]:
+    for path in _files(_directory(journals))[:KEEP]:
         found = _read(path)
         if (found is not None and found.label == label and found.when <= started
                 and {f.path for f in found.files} & set(paths)):
