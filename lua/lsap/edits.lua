@@ -8,7 +8,8 @@
 -- is marked committed; then the files switch: a buffer that had no unsaved changes is
 -- written to its file (so it ends unmodified and in step with it, and its servers saw the
 -- edit as a change), a file no buffer holds gets its new content renamed into place, and
--- a buffer with the human's unsaved changes keeps the edits unsaved, its file left alone.
+-- a buffer with the human's unsaved changes keeps the edits unsaved, its file left alone
+-- or (`op.unsaved`: a rename, a move) given the same edit on the disk's text, renamed in.
 -- A write goes only over a file whose stamp was checked a moment before, in this call: once
 -- at the start, and again right before that file switches (after the commit marker).
 -- A failure before any file switched puts every buffer back and changes nothing; one
@@ -227,15 +228,20 @@ local function switch(plan, buffers, held, state, out)
       bufnr = nil -- the human's unsaved buffer: its file is left alone
     elseif op.kind == 'remove' then
       done, why = vim.uv.fs_unlink(op.path)
-    elseif bufnr and given(op.steps) then
+    elseif bufnr and given(op.steps) and op.unsaved ~= true then
       -- The bridge's own buffer of the file overwritten goes: this one takes its name.
       if held[i] then vim.api.nvim_buf_delete(held[i], { force = true }) end
       write(bufnr, op.path, op.name)
       state.written[#state.written + 1] = bufnr
     else
       done, why = vim.uv.fs_rename(op.temp, op.path)
-      -- Loaded after the plan was made, or holding the file overwritten.
-      if bufnr or held[i] then out.reread[#out.reread + 1] = op.path end
+      -- Loaded after the plan was made, or holding the file overwritten; or the human's,
+      -- which keeps its unsaved text and took the edit: Neovim takes the file as it is.
+      if op.unsaved == true then
+        out.took[#out.took + 1] = bufnr
+      elseif bufnr or held[i] then
+        out.reread[#out.reread + 1] = op.path
+      end
     end
     if not done then error(('cannot write %s: %s'):format(op.name, why), 0) end
     if CHANGE[op.kind] and not bufnr then
@@ -265,7 +271,8 @@ end
 --- file: a buffer holding it must be unmodified), tick=? (the buffer's
 --- changedtick when planned), steps=? {{edits={{sl, sc, el, ec, lines}, …}, append=,
 --- fix_eol=}, …} and lines=? (the buffer's text after them), for a buffer loaded when
---- planned } }.
+--- planned, unsaved=? (that buffer has the human's unsaved changes and keeps them; its
+--- file gets `temp`) } }.
 --- Returns { ok=true }, { ok=false, busy=true|conflict=true, error= } when nothing was
 --- changed, or { ok=false, switched={paths}, conflict=?, error= } after a failure once the
 --- files began to switch (the buffers are put back; the caller rolls back the files named,
@@ -293,7 +300,7 @@ function M.apply(plan)
     restore(state)
     return { ok = false, conflict = true, error = tostring(err) }
   end
-  local out = { reread = {}, changes = {}, raced = false, switched = {} }
+  local out = { reread = {}, took = {}, changes = {}, raced = false, switched = {} }
   ok, err = pcall(switch, plan, buffers, held, state, out)
   if not ok then
     roll_back(state)
@@ -301,6 +308,9 @@ function M.apply(plan)
   end
   -- The files are switched: nothing below may fail the edit.
   M.reload(out.reread)
+  for _, bufnr in ipairs(out.took) do
+    disk.took(bufnr)
+  end
   seen.synced() -- an edit written without a buffer is a change the servers must read (`when_diagnosed`)
   -- Servers learn of the files no buffer holds (they saw the others change).
   if #out.changes > 0 then

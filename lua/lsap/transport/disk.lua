@@ -183,6 +183,13 @@ local function update(bufnr, name)
   end
 end
 
+--- Neovim takes a buffer's file as it is now, without a reload or a warning later: the
+--- bridge wrote there the edit this buffer, with the human's unsaved changes, took too
+--- (`lsap.edits`). With handlers of the human's for FileChangedShell, Neovim asks later.
+function M.took(bufnr)
+  if vim.fn.exists('#FileChangedShell') == 0 then checktime(bufnr, false, true) end
+end
+
 --- A hidden buffer the bridge loaded, not since shown or listed by the human.
 local function bridge_buffer(bufnr)
   return opened[bufnr] and not vim.bo[bufnr].buflisted and #vim.fn.win_findbuf(bufnr) == 0
