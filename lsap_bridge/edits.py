@@ -586,13 +586,6 @@ def _rebased(buffer: list[str], disk: list[str], edits: list[TextEditData], name
     matcher = difflib.SequenceMatcher(None, [*disk, end], [*buffer, end], autojunk=False)
     blocks = [b for b in matcher.get_matching_blocks() if b.size]
     shared = {line for b in blocks for line in range(b.a, b.a + b.size)}
-    for line, text in enumerate(disk):
-        if replaces is not None and line not in shared and _holds_name(text, replaces):
-            raise LsapError(
-                ErrorCode.CONFLICT,
-                f"{name} on disk holds `{replaces}` at line {line + 1}, which its buffer's "
-                "unsaved changes replace: the edit, computed on the buffer, would leave it there",
-                hint=NOTHING + "; save (or undo) that buffer's changes and ask again")
     out: list[TextEditData] = []
     for item in edits:
         start, stop = (min(int(item["range"][k]["line"]), len(buffer)) for k in ("start", "end"))
@@ -608,6 +601,13 @@ def _rebased(buffer: list[str], disk: list[str], edits: list[TextEditData], name
         out.append({"range": {"start": {"line": start + shift, "character": first["character"]},
                               "end": {"line": stop + shift, "character": last["character"]}},
                     "newText": item["newText"]})
+    for line, text in enumerate(disk):
+        if replaces is not None and line not in shared and _holds_name(text, replaces):
+            raise LsapError(
+                ErrorCode.CONFLICT,
+                f"{name} on disk holds `{replaces}` at line {line + 1}, a line its buffer (with "
+                "unsaved changes) does not have: the edit, computed on the buffer, would leave it there",
+                hint=NOTHING + "; save (or undo) that buffer's changes and ask again")
     return out
 
 
