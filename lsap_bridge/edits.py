@@ -554,10 +554,14 @@ class _Plan:
 
 
 def _check_replaced(lines: list[str], edits: list[TextEditData], replaces: str,
-                    encoding: Encoding, name: str) -> None:
+                    encoding: Encoding, name: str, new_name: str | None = None) -> None:
     """A rename's edits each replace the old name: one that would replace other text was
     computed on another text than this (the file changed since the server read it).
-    Whole-file replacements come here as their minimal edits (`_minimal`)."""
+    Whole-file replacements come here as their minimal edits (`_minimal`), with the
+    `new_name`: each must be the text it replaces with some of the old name's tokens made
+    the new one, and nothing else (`_renamed`): a line the text holds and the server's did
+    not (a write the server did not read: jedi's parse cache keeps a file by its mtime)
+    would otherwise be reverted unseen, in a hunk that also holds the name."""
     for item in edits:
         start, end = item["range"]["start"], item["range"]["end"]
         (sl, sc), (el, ec) = _position(lines, start, encoding), _position(lines, end, encoding)
@@ -565,12 +569,14 @@ def _check_replaced(lines: list[str], edits: list[TextEditData], replaces: str,
             if el > sl else lines[sl][sc:ec]
         if el > sl:
             found = found[:len(found) - (len(lines[el]) - ec)]
-        if not _holds_name(found, replaces):
+        held = _holds_name(found, replaces)
+        if not held or (new_name is not None
+                        and not _renamed(found, item["newText"].replace("\r\n", "\n"), replaces, new_name)):
             shown = found if len(found) <= 60 and "\n" not in found else found[:57].replace("\n", "⏎") + "…"
             raise LsapError(
                 ErrorCode.CONFLICT,
-                f"the edit of {name} at {sl + 1}:{sc + 1} would replace "
-                f"`{shown}`, not `{replaces}`: the file changed since the server read it",
+                f"the edit of {name} at {sl + 1}:{sc + 1} would replace `{shown}`, not "
+                f"{'just ' if held else ''}`{replaces}`: the file changed since the server read it",
                 hint=NOTHING + "; ask again once the server has seen the file as it is now",
             )
 
@@ -611,23 +617,37 @@ def _rebased(buffer: list[str], disk: list[str], edits: list[TextEditData], name
     return out
 
 
+def _token(name: str) -> re.Pattern[str]:
+    """The name as a whole token: not `f` within `def` or `fetch`."""
+    return re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+
+
+def _renamed(old: str, new: str, name: str, new_name: str) -> bool:
+    """Whether `new` is `old` with some of its `name` tokens made `new_name`, and nothing
+    else changed (a server may leave the name in a comment or a string alone)."""
+    parts = _token(name).split(old)
+    either = f"(?:{re.escape(name)}|{re.escape(new_name)})"
+    return re.fullmatch(either.join(re.escape(part) for part in parts), new, re.DOTALL) is not None
+
+
 def _holds_name(text: str, name: str) -> bool:
     """Whether the replaced text holds the name as a whole token: an edit of `f` that
     would replace `def` or `fetch` was computed on other text."""
-    return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text) is not None
+    return _token(name).search(text) is not None
 
 
 async def _plan(session: Session, edit: dict[str, Any], client: Client,
                 replaces: str | None = None, basis: Basis | None = None,
                 expect: Mapping[Path, list[str]] | None = None, overwrite: bool = False,
-                disk_too: bool = False) -> _Plan:
+                disk_too: bool = False, new_name: str | None = None) -> _Plan:
     """Check the whole edit before anything changes, and compute the new texts.
 
     `replaces`: the text each edit replaces (a rename's old name), checked against the
     text planned on. `basis`: what the files were when the edit's computation began
     (default: when this request began). `expect`: the whole text some files must hold (an
     undo's "after"). `overwrite`: the request consents to resource operations replacing
-    existing files (`_skip_existing`). `disk_too`: see `apply_workspace_edit`."""
+    existing files (`_skip_existing`). `disk_too`: see `apply_workspace_edit`. `new_name`:
+    a rename's, which a whole-file replacement may put in place of `replaces` alone."""
     def inside(uri: str) -> Path:
         return _inside(session.workspace, uri)
 
@@ -674,12 +694,13 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     hint="nothing was changed; save (or undo) that buffer's changes and ask again",
                 )
             encoding = session.servers.encoding(client)
-            if _replaces_all(lsp, file.lines):
+            whole = _replaces_all(lsp, file.lines)
+            if whole:
                 fewer = _minimal(file.lines, file.breaks, lsp, encoding, display(path))
                 if fewer is not None:
                     lsp, encoding = fewer, "utf-32"
             if replaces is not None:
-                _check_replaced(file.lines, lsp, replaces, encoding, display(path))
+                _check_replaced(file.lines, lsp, replaces, encoding, display(path), new_name if whole else None)
             if file.under is not None:  # the same edit on disk, where the human's changes are not
                 under = _splice(file.under.lines, _rebased(file.lines, file.under.lines, lsp, display(path),
                                                            replaces), encoding, display(path), file.under.breaks)
@@ -779,10 +800,11 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
 
 async def preview(session: Session, edit: dict[str, Any], client: Client,
                   replaces: str | None = None, basis: Basis | None = None,
-                  overwrite: bool = False, disk_too: bool = False) -> list[FileDiff]:
+                  overwrite: bool = False, disk_too: bool = False,
+                  new_name: str | None = None) -> list[FileDiff]:
     """The diff each file would get, without changing anything."""
     return (await _plan(session, edit, client, replaces, basis, overwrite=overwrite,
-                        disk_too=disk_too)).diffs
+                        disk_too=disk_too, new_name=new_name)).diffs
 
 
 def preview_text(diffs: list[FileDiff]) -> str:
@@ -1050,12 +1072,13 @@ async def apply_workspace_edit(
     session: Session, edit: dict[str, Any], client: Client, *, label: str,
     replaces: str | None = None, basis: Basis | None = None,
     expect: Mapping[Path, list[str]] | None = None, overwrite: bool = False,
-    doubt: Doubt | None = None, disk_too: bool = False,
+    doubt: Doubt | None = None, disk_too: bool = False, new_name: str | None = None,
 ) -> EditResult:
     """Check, ask the edit policy, check again, then apply every file's edits or none,
     recorded as a change set.
 
-    `replaces`: what each edit replaces (a rename's old name), see `_check_replaced`;
+    `replaces`: what each edit replaces (a rename's old name), `new_name` what a whole-file
+    replacement may put in its place alone, see `_check_replaced`;
     `basis`: what the files were when the server began computing the edit (default: when
     this request began; a previewed rename keeps its own), see `diskwatch.Basis`;
     `expect`: the whole text files must hold, `overwrite`: consent to replacing existing
@@ -1066,7 +1089,7 @@ async def apply_workspace_edit(
     project on disk is never half edited (a rename, a move); refused whole where that
     cannot be done; without it the edit stays in that buffer."""
     basis = basis or session.texts.basis()
-    plan = await _plan(session, edit, client, replaces, basis, expect, overwrite, disk_too)
+    plan = await _plan(session, edit, client, replaces, basis, expect, overwrite, disk_too, new_name)
     if not plan.files and not plan.removed:
         return EditResult(label)
     edits, count = sum(f.edits for f in plan.files), len(plan.diffs)

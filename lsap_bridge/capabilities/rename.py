@@ -394,7 +394,7 @@ def _diffs(diffs: list[FileDiff]) -> list[Diff]:
 async def rename_preview(session: Session, request: RenamePreviewRequest) -> Answer:
     resolved, pending = await _compute(session, request)
     diffs = await preview(session, pending.edit, pending.client, pending.old_name, pending.basis,
-                          request.overwrite, disk_too=True)
+                          request.overwrite, disk_too=True, new_name=pending.new_name)
     rename_id = keep(session, pending)
     # Diffs are paged by file (`max_items`); the id applies every file, shown or not.
 
@@ -472,7 +472,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
     result: EditResult = await apply_workspace_edit(
         session, edit, pending.client, label=f"rename {pending.old_name} → {pending.new_name}",
         replaces=pending.old_name, basis=pending.basis, overwrite=request.overwrite,
-        doubt=_doubt(pending, request), disk_too=True,
+        doubt=_doubt(pending, request), disk_too=True, new_name=pending.new_name,
     )
     moved = {
         session.workspace.resolve(old): session.workspace.resolve(new)

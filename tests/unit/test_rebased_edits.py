@@ -1,5 +1,6 @@
 """A buffer's edit rebased onto its file's disk text (`edits._rebased`), which lacks the
-human's unsaved changes: shared lines move, the human's lines refuse the whole edit."""
+human's unsaved changes: shared lines move, the human's lines refuse the whole edit; and a
+whole-file rename that changes the name alone (`edits._renamed`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lsap_bridge.edits import _changes, _decode, _Disk, _File, _Plan, _rebased
+from lsap_bridge.edits import _changes, _decode, _Disk, _File, _Plan, _rebased, _renamed
 from lsap_bridge.errors import LsapError
 from lsap_bridge.filestate import snapshot
 from lsap_bridge.lsp import TextEditData
@@ -69,3 +70,14 @@ def test_the_disk_side_is_journalled_as_new_content_renamed_in(tmp_path: Path) -
     [change] = _changes(_Plan([file], [], []))
     assert change.new == ("\n".join(renamed) + "\n").encode()
     assert change.old == disk.digest and not change.in_place
+
+
+@pytest.mark.parametrize(("old", "new", "renamed"), [
+    ("x = Gizmo0()  # a Gizmo0\n", "x = Gizmo1()  # a Gizmo0\n", True),  # the comment left alone
+    ("def f() -> Gizmo0:\n    return Gizmo0()\n", "def f() -> Gizmo1:\n    return Gizmo1()\n", True),
+    ("def f() -> Gizmo0:\n    # a writer's line\n    return Gizmo0()\n",
+     "def f() -> Gizmo1:\n    return Gizmo1()\n", False),  # a line reverted beside the name
+    ("Gizmo00 = Gizmo0\n", "Gizmo10 = Gizmo1\n", False),  # not a token of the name
+])
+def test_a_whole_file_rename_changes_the_name_alone(old: str, new: str, renamed: bool) -> None:
+    assert _renamed(old, new, "Gizmo0", "Gizmo1") is renamed
