@@ -935,8 +935,8 @@ async def _switch(session: Session, journal: Journal | None, ops: list[dict[str,
                         + (f"; {settled.message}" if settled else "; nothing was changed"),
                         hint="ask again") from None
     lost = await asyncio.to_thread(journal.overwritten) if journal and outcome.get("ok") else []
-    if lost:  # a write that landed in a file as it was replaced: the whole edit goes back
-        outcome = {"switched": None, "conflict": True, "error": ", ".join(
+    if lost and journal is not None:  # a write that landed in a file as it was replaced: the edit goes back
+        outcome = {"switched": await asyncio.to_thread(journal.as_switched), "conflict": True, "error": ", ".join(
             session.workspace.display(Path(p)) for p in lost) + " changed on disk as the edit replaced it"}
     if outcome.get("ok") or "switched" not in outcome:
         if journal is not None:

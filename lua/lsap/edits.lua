@@ -81,6 +81,20 @@ end
 
 local function given(value) return value ~= nil and value ~= vim.NIL end
 
+--- A file's stamp as `same_stamp` compares it (nil: no file).
+local function stamp_of(stat)
+  if not stat then return nil end
+  return {
+    size = stat.size,
+    sec = stat.mtime.sec,
+    nsec = stat.mtime.nsec,
+    ino = stat.ino,
+    dev = stat.dev,
+    csec = stat.ctime.sec,
+    cnsec = stat.ctime.nsec,
+  }
+end
+
 --- What makes an op unsafe to apply now, or nil. `held`: the buffer of the file a rename
 --- overwrites (`op.overwrites`): unmodified, and the bridge's own if the renamed file's
 --- buffer is to take its name.
@@ -233,6 +247,7 @@ local function switch(plan, buffers, held, state, out)
       if held[i] then vim.api.nvim_buf_delete(held[i], { force = true }) end
       write(bufnr, op.path, op.name)
       state.written[#state.written + 1] = bufnr
+      state.wrote[bufnr] = stamp_of(vim.uv.fs_lstat(op.path)) -- a write after it is someone else's
     else
       done, why = vim.uv.fs_rename(op.temp, op.path)
       -- Loaded after the plan was made, or holding the file overwritten; or the human's,
@@ -252,14 +267,20 @@ end
 
 --- After a failed switch: the buffers put back, and those written already write their old
 --- text back, so they stay in step with their files and their servers see the change
---- undone (the caller restores the rest).
-local function roll_back(state)
+--- undone (the caller restores the rest). A file written since by someone else keeps what
+--- they wrote: it leaves `out.switched`, so that the caller leaves it too.
+local function roll_back(state, out)
   restore(state)
   for i = #state.written, 1, -1 do
     local bufnr = state.written[i]
     local name = vim.api.nvim_buf_get_name(bufnr)
-    local back, why = pcall(write, bufnr, name, name)
-    if not back then logfile.write('warn', 'rolling back: ' .. tostring(why)) end
+    if same_stamp(vim.uv.fs_lstat(name), state.wrote[bufnr]) then
+      local back, why = pcall(write, bufnr, name, name)
+      if not back then logfile.write('warn', 'rolling back: ' .. tostring(why)) end
+    else
+      out.switched = vim.tbl_filter(function(path) return path ~= name end, out.switched)
+      logfile.write('warn', 'rolling back: ' .. name .. ' was written by someone else meanwhile: left as it is')
+    end
   end
 end
 
@@ -290,7 +311,7 @@ function M.apply(plan)
     local wrong = problem(op, buffers[i], held[i])
     if wrong then return { ok = false, conflict = true, error = wrong } end
   end
-  local state = { buffers = {}, order = {}, written = {} }
+  local state = { buffers = {}, order = {}, written = {}, wrote = {} }
   local ok, err = pcall(function()
     for i, op in ipairs(ops) do
       if buffers[i] and given(op.steps) then edit_buffer(state, op, buffers[i]) end
@@ -303,7 +324,7 @@ function M.apply(plan)
   local out = { reread = {}, took = {}, changes = {}, raced = false, switched = {} }
   ok, err = pcall(switch, plan, buffers, held, state, out)
   if not ok then
-    roll_back(state)
+    roll_back(state, out)
     return { ok = false, switched = out.switched, conflict = out.raced, error = tostring(err) }
   end
   -- The files are switched: nothing below may fail the edit.

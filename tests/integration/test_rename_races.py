@@ -11,7 +11,9 @@ edits that make the same text (`edits._minimal`) and checks against the old name
   began, proves the writer's: only the replacement itself shows it was computed on
   another text (every line it changes must be the old name made the new one);
 - the proof at the switch: the writer truncates the file after the engine proved it, and
-  writes once the switch is over (a plain `open(path, "w")` then `.write`).
+  writes once the switch is over (a plain `open(path, "w")` then `.write`);
+- the roll-back: the writer rewrites a file Neovim has just written in place, and the
+  switch then fails on the next file: everything goes back, except the writer's file.
 
 The random-moment figure (50 runs) is benchmarks/pylsp_race.py.
 """
@@ -112,3 +114,44 @@ def test_a_truncate_after_the_proof_and_a_write_after_the_switch(
     handle.write(WRITTEN)
     handle.close()
     kept_or_refused(bridge, victim, response)
+
+
+# Neovim's write of the second buffer the switch writes fails, after a writer rewrote the
+# first one (`write` in lua/lsap/edits.lua runs `:write!` through vim.cmd).
+FAIL_SECOND_WRITE = """
+local text = ...
+local cmd, written = vim.cmd, {}
+vim.cmd = setmetatable({}, { __index = cmd, __call = function(_, command, ...)
+  if type(command) == 'string' and command:find('lockmarks write!', 1, true) then
+    if #written == 1 then
+      vim.cmd = cmd
+      local file = assert(io.open(written[1], 'w'))
+      file:write(text)
+      file:close()
+      error('E212: injected: cannot open the file for writing')
+    end
+    written[#written + 1] = vim.api.nvim_buf_get_name(0)
+  end
+  return cmd(command, ...)
+end })
+_G.lsap_race_written = written
+"""
+
+
+def test_a_roll_back_keeps_a_write_made_after_the_switch(bridge: Bridge) -> None:
+    paths = [bridge.root / name for name in ("gizmos.py", "m0.py", "m1.py", "m2.py")]
+    for path in paths:  # loaded, unmodified: Neovim writes each in place
+        bridge.lua("require('lsap.transport.disk').open(...)", str(path))
+    bridge.lua(FAIL_SECOND_WRITE, WRITTEN)
+    try:
+        response = bridge.request(RENAME)
+    finally:
+        victims = bridge.lua("local w = _G.lsap_race_written or {}; _G.lsap_race_written = nil; return w")
+        bridge.lua("if getmetatable(vim.cmd) and getmetatable(vim.cmd).__index then "
+                   "vim.cmd = getmetatable(vim.cmd).__index end")
+    assert response.error is not None, response.text
+    [victim] = [Path(p) for p in victims]
+    assert victim.read_text() == WRITTEN, "the writer's text was rolled back"
+    for path in paths:
+        if path != victim:
+            assert "Gizmo1" not in path.read_text(), f"{path.name} was not rolled back"
