@@ -81,20 +81,6 @@ end
 
 local function given(value) return value ~= nil and value ~= vim.NIL end
 
---- A file's stamp as `same_stamp` compares it (nil: no file).
-local function stamp_of(stat)
-  if not stat then return nil end
-  return {
-    size = stat.size,
-    sec = stat.mtime.sec,
-    nsec = stat.mtime.nsec,
-    ino = stat.ino,
-    dev = stat.dev,
-    csec = stat.ctime.sec,
-    cnsec = stat.ctime.nsec,
-  }
-end
-
 --- What makes an op unsafe to apply now, or nil. `held`: the buffer of the file a rename
 --- overwrites (`op.overwrites`): unmodified, and the bridge's own if the renamed file's
 --- buffer is to take its name.
@@ -247,7 +233,7 @@ local function switch(plan, buffers, held, state, out)
       if held[i] then vim.api.nvim_buf_delete(held[i], { force = true }) end
       write(bufnr, op.path, op.name)
       state.written[#state.written + 1] = bufnr
-      state.wrote[bufnr] = stamp_of(vim.uv.fs_lstat(op.path)) -- a write after it is someone else's
+      state.wrote[bufnr] = disk.stamp(op.path) -- a write after it is someone else's
     else
       done, why = vim.uv.fs_rename(op.temp, op.path)
       -- Loaded after the plan was made, or holding the file overwritten; or the human's,
