@@ -745,6 +745,7 @@ class Changed(Row):
     edits: int
     saved: bool
     disk_differs: bool
+    beside_unsaved: bool = False  # saved, and its buffer keeps the human's unsaved changes too
     added: int  # lines
     removed: int
 
@@ -802,7 +803,7 @@ async def applied(session: Session, title: str, kind: str | None,
     else:
         after, _ = await settled(lambda: session.diagnostics.of(now, after_sync=True), structural)
     changed = [Changed(path=f.path, edits=f.edits, saved=f.saved, disk_differs=f.disk_differs,
-                       added=f.added, removed=f.removed)
+                       beside_unsaved=f.beside_unsaved, added=f.added, removed=f.removed)
                for result in ran.results for f in result.files]
 
     def rows(found: dict[Path, list[Diagnostic]]) -> list[FileDiagnostic]:

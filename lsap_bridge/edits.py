@@ -76,6 +76,8 @@ class FileChange:
     disk_differs: bool = False
     added: int = 0  # lines, from the text planned on to the text written
     removed: int = 0
+    # Saved to disk, and its buffer, which holds the human's unsaved changes, has it too.
+    beside_unsaved: bool = False
 
 
 @dataclass
@@ -119,7 +121,7 @@ def _overwritten(target: _File, what: str) -> list[str]:
     disk, proven by its hash like any file the edit writes (`_File.disk`). Not one with
     the human's unsaved changes (they would be lost), nor one this edit itself made or
     moved there; a buffer holding it unmodified is checked in Neovim (`lua/lsap/edits.lua`)."""
-    if target.buffer_only:
+    if target.unsaved:
         raise LsapError(ErrorCode.CONFLICT, f"{what}, which has unsaved changes in a buffer",
                         hint=NOTHING + "; save (or undo) that buffer's changes and ask again")
     if target.disk is None or target.origin is not None:
@@ -408,6 +410,21 @@ def _decode(disk: Snapshot, name: str) -> tuple[list[str], list[str], bytes]:
 
 
 @dataclass
+class _Disk:
+    """What the disk holds under a buffer with the human's unsaved changes, as the edit's
+    steps so far leave it: the edit is rebased onto it (`_rebased`) and written there
+    too, so that the project on disk never holds half an edit, while the human's unsaved
+    text stays in the buffer alone."""
+
+    lines: list[str]
+    breaks: list[str]
+    bom: bytes
+
+    def new_bytes(self) -> bytes:
+        return self.bom + "".join(a + b for a, b in zip(self.lines, self.breaks, strict=True)).encode()
+
+
+@dataclass
 class _File:
     """One path the edit touches: what it was when planned, and what it is to become."""
 
@@ -426,11 +443,19 @@ class _File:
     doubt: str | None = None
     # The text of the file this one replaces whole (a consented `overwrite`), if so.
     overwrote: list[str] | None = None
+    # The disk's side of a buffer with the human's unsaved changes, which the edit changes
+    # too (`apply_workspace_edit`'s `disk_too`); None: the edit stays in that buffer.
+    under: _Disk | None = None
+
+    @property
+    def unsaved(self) -> bool:
+        """The human has unsaved changes in its buffer."""
+        return self.doc is not None and self.doc.modified
 
     @property
     def buffer_only(self) -> bool:
-        """The human has unsaved changes here: the edit goes into the buffer, not the disk."""
-        return self.doc is not None and self.doc.modified
+        """The edit goes into the buffer with the human's unsaved changes, not the disk."""
+        return self.unsaved and self.under is None
 
     @property
     def tick(self) -> int | None:
@@ -442,8 +467,11 @@ class _File:
         return self.doc.sent if self.doc is not None and self.doc.sent is not None else self.tick
 
     def new_bytes(self) -> bytes:
+        if self.under is not None:
+            return self.under.new_bytes()
         assert self.breaks is not None
-        return self.bom + "".join(a + b for a, b in zip(self.lines, self.breaks, strict=True)).encode()
+        return _Disk(self.lines, self.breaks, self.bom).new_bytes()
+
 
 
 def _loaded(doc: Document) -> bool:
@@ -451,10 +479,11 @@ def _loaded(doc: Document) -> bool:
 
 
 async def _load(session: Session, paths: list[Path], basis: Basis | None,
-                server: str) -> dict[Path, _File]:
+                server: str, disk_too: bool = False) -> dict[Path, _File]:
     """Every existing file's buffer (if loaded) and disk content, checked to agree; a file
     no buffer holds (the server read it from disk) must be proven by `basis` to be what it
-    was when the request began."""
+    was when the request began. `disk_too`: a buffer with unsaved changes keeps its disk's
+    text beside it (`_File.under`), to be edited too."""
     wanted = list(dict.fromkeys(paths))
     existing = [p for p in wanted if p.is_file()]
     docs = await session.texts.documents(existing)
@@ -466,6 +495,8 @@ async def _load(session: Session, paths: list[Path], basis: Basis | None,
         buffer = doc if _loaded(doc) else None
         if buffer is not None and buffer.modified:
             files[path] = _File(path, disk, buffer, list(buffer.lines), None)
+            if disk_too and disk is not None:
+                files[path].under = _Disk(*_decode(disk, display(path)))
             continue
         if disk is None:
             raise LsapError(ErrorCode.CONFLICT, f"{display(path)} is gone from the disk", hint=NOTHING)
@@ -523,10 +554,14 @@ class _Plan:
 
 
 def _check_replaced(lines: list[str], edits: list[TextEditData], replaces: str,
-                    encoding: Encoding, name: str) -> None:
+                    encoding: Encoding, name: str, new_name: str | None = None) -> None:
     """A rename's edits each replace the old name: one that would replace other text was
     computed on another text than this (the file changed since the server read it).
-    Whole-file replacements come here as their minimal edits (`_minimal`)."""
+    Whole-file replacements come here as their minimal edits (`_minimal`), with the
+    `new_name`: each must be the text it replaces with some of the old name's tokens made
+    the new one, and nothing else (`_renamed`): a line the text holds and the server's did
+    not (a write the server did not read: jedi's parse cache keeps a file by its mtime)
+    would otherwise be reverted unseen, in a hunk that also holds the name."""
     for item in edits:
         start, end = item["range"]["start"], item["range"]["end"]
         (sl, sc), (el, ec) = _position(lines, start, encoding), _position(lines, end, encoding)
@@ -534,20 +569,71 @@ def _check_replaced(lines: list[str], edits: list[TextEditData], replaces: str,
             if el > sl else lines[sl][sc:ec]
         if el > sl:
             found = found[:len(found) - (len(lines[el]) - ec)]
-        if not _holds_name(found, replaces):
+        held = _holds_name(found, replaces)
+        if not held or (new_name is not None
+                        and not _renamed(found, item["newText"].replace("\r\n", "\n"), replaces, new_name)):
             shown = found if len(found) <= 60 and "\n" not in found else found[:57].replace("\n", "⏎") + "…"
             raise LsapError(
                 ErrorCode.CONFLICT,
-                f"the edit of {name} at {sl + 1}:{sc + 1} would replace "
-                f"`{shown}`, not `{replaces}`: the file changed since the server read it",
+                f"the edit of {name} at {sl + 1}:{sc + 1} would replace `{shown}`, not "
+                f"{'just ' if held else ''}`{replaces}`: the file changed since the server read it",
                 hint=NOTHING + "; ask again once the server has seen the file as it is now",
             )
+
+
+def _rebased(buffer: list[str], disk: list[str], edits: list[TextEditData], name: str,
+             replaces: str | None) -> list[TextEditData]:
+    """A buffer's edits on the text of its file on disk, which lacks the human's unsaved
+    changes: each edit's lines must be lines the two share, and move to where the disk
+    has them (the same text, so the same columns in any encoding). Refused: an edit that
+    touches a line the human changed (what it should change on disk is the human's to
+    say), and a rename that would leave the old name in lines only the disk holds."""
+    end = "\n"  # no line holds it: where both texts end, when their last lines are shared
+    matcher = difflib.SequenceMatcher(None, [*disk, end], [*buffer, end], autojunk=False)
+    blocks = [b for b in matcher.get_matching_blocks() if b.size]
+    shared = {line for b in blocks for line in range(b.a, b.a + b.size)}
+    out: list[TextEditData] = []
+    for item in edits:
+        start, stop = (min(int(item["range"][k]["line"]), len(buffer)) for k in ("start", "end"))
+        block = next((b for b in blocks if b.b <= start and stop < b.b + b.size), None)
+        if block is None:
+            raise LsapError(
+                ErrorCode.CONFLICT,
+                f"the edit of {name} at line {start + 1} touches lines with unsaved changes in "
+                "its buffer, which the file on disk does not have: it cannot be made on disk "
+                "as well, and the disk must not be left with half of it",
+                hint=NOTHING + "; save (or undo) that buffer's changes and ask again")
+        shift, (first, last) = block.a - block.b, (item["range"]["start"], item["range"]["end"])
+        out.append({"range": {"start": {"line": start + shift, "character": first["character"]},
+                              "end": {"line": stop + shift, "character": last["character"]}},
+                    "newText": item["newText"]})
+    for line, text in enumerate(disk):
+        if replaces is not None and line not in shared and _holds_name(text, replaces):
+            raise LsapError(
+                ErrorCode.CONFLICT,
+                f"{name} on disk holds `{replaces}` at line {line + 1}, a line its buffer (with "
+                "unsaved changes) does not have: the edit, computed on the buffer, would leave it there",
+                hint=NOTHING + "; save (or undo) that buffer's changes and ask again")
+    return out
+
+
+def _token(name: str) -> re.Pattern[str]:
+    """The name as a whole token: not `f` within `def` or `fetch`."""
+    return re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+
+
+def _renamed(old: str, new: str, name: str, new_name: str) -> bool:
+    """Whether `new` is `old` with some of its `name` tokens made `new_name`, and nothing
+    else changed (a server may leave the name in a comment or a string alone)."""
+    parts = _token(name).split(old)
+    either = f"(?:{re.escape(name)}|{re.escape(new_name)})"
+    return re.fullmatch(either.join(re.escape(part) for part in parts), new, re.DOTALL) is not None
 
 
 def _holds_name(text: str, name: str) -> bool:
     """Whether the replaced text holds the name as a whole token: an edit of `f` that
     would replace `def` or `fetch` was computed on other text."""
-    return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text) is not None
+    return _token(name).search(text) is not None
 
 
 def _deleted(files: dict[Path, _File], order: dict[Path, _File], removed: list[_File], path: Path,
@@ -568,14 +654,16 @@ def _deleted(files: dict[Path, _File], order: dict[Path, _File], removed: list[_
 
 async def _plan(session: Session, edit: dict[str, Any], client: Client,
                 replaces: str | None = None, basis: Basis | None = None,
-                expect: Mapping[Path, list[str]] | None = None, overwrite: bool = False) -> _Plan:
+                expect: Mapping[Path, list[str]] | None = None, overwrite: bool = False,
+                disk_too: bool = False, new_name: str | None = None) -> _Plan:
     """Check the whole edit before anything changes, and compute the new texts.
 
     `replaces`: the text each edit replaces (a rename's old name), checked against the
     text planned on. `basis`: what the files were when the edit's computation began
     (default: when this request began). `expect`: the whole text some files must hold (an
     undo's "after"). `overwrite`: the request consents to resource operations replacing
-    existing files (`_skip_existing`)."""
+    existing files (`_skip_existing`). `disk_too`: see `apply_workspace_edit`. `new_name`:
+    a rename's, which a whole-file replacement may put in place of `replaces` alone."""
     def inside(uri: str) -> Path:
         return _inside(session.workspace, uri)
 
@@ -584,7 +672,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
     for step in steps:
         if step.kind in ("edit", "create", "delete", "rename"):
             paths += [inside(uri) for uri in step.uris]
-    files = await _load(session, paths, basis or session.texts.basis(), client.name)
+    files = await _load(session, paths, basis or session.texts.basis(), client.name, disk_too)
     display = session.workspace.display
     differ = [display(p) for p, lines in (expect or {}).items() if p not in files or files[p].lines != lines]
     if differ:
@@ -613,7 +701,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     hint="nothing was changed; ask again",
                 )
             lsp = _lsp_edits(step.edits)
-            if file.buffer_only and _replaces_all(lsp, file.lines):
+            if file.unsaved and _replaces_all(lsp, file.lines):
                 raise LsapError(
                     ErrorCode.CONFLICT,
                     f"{client.name} would replace all of {display(path)}, which has unsaved "
@@ -622,12 +710,18 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     hint="nothing was changed; save (or undo) that buffer's changes and ask again",
                 )
             encoding = session.servers.encoding(client)
-            if _replaces_all(lsp, file.lines):
+            whole = _replaces_all(lsp, file.lines)
+            if whole:
                 fewer = _minimal(file.lines, file.breaks, lsp, encoding, display(path))
                 if fewer is not None:
                     lsp, encoding = fewer, "utf-32"
             if replaces is not None:
-                _check_replaced(file.lines, lsp, replaces, encoding, display(path))
+                _check_replaced(file.lines, lsp, replaces, encoding, display(path), new_name if whole else None)
+            if file.under is not None:  # the same edit on disk, where the human's changes are not
+                under = _splice(file.under.lines, _rebased(file.lines, file.under.lines, lsp, display(path),
+                                                           replaces), encoding, display(path), file.under.breaks)
+                assert under.breaks is not None
+                file.under.lines, file.under.breaks = under.lines, under.breaks
             spliced = _splice(file.lines, lsp, encoding, display(path), file.breaks)
             file.lines, file.breaks = spliced.lines, spliced.breaks
             file.steps.append(
@@ -656,7 +750,7 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
                     ErrorCode.CONFLICT, f"the edit renames {display(old)}, which does not exist",
                     hint=NOTHING,
                 )
-            if file.buffer_only or (new in files and files[new].buffer_only):
+            if file.unsaved or (new in files and files[new].unsaved):
                 raise LsapError(
                     ErrorCode.CONFLICT,
                     f"the edit renames {display(old)} onto {display(new)}, and a buffer of them "
@@ -686,7 +780,8 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
     plan = _Plan(changed, removed, [])
     limit = session.gateway.max_file_size
     for file in plan.files:
-        size = len(file.new_bytes()) if file.breaks is not None else len("\n".join(file.lines))
+        written = file.breaks is not None or file.under is not None
+        size = len(file.new_bytes()) if written else len("\n".join(file.lines))
         if size > limit:  # never written, then refused by every request about it
             raise LsapError(
                 ErrorCode.INVALID_REQUEST,
@@ -724,9 +819,11 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
 
 async def preview(session: Session, edit: dict[str, Any], client: Client,
                   replaces: str | None = None, basis: Basis | None = None,
-                  overwrite: bool = False) -> list[FileDiff]:
+                  overwrite: bool = False, disk_too: bool = False,
+                  new_name: str | None = None) -> list[FileDiff]:
     """The diff each file would get, without changing anything."""
-    return (await _plan(session, edit, client, replaces, basis, overwrite=overwrite)).diffs
+    return (await _plan(session, edit, client, replaces, basis, overwrite=overwrite,
+                        disk_too=disk_too, new_name=new_name)).diffs
 
 
 def preview_text(diffs: list[FileDiff]) -> str:
@@ -779,7 +876,7 @@ def _changes(plan: _Plan) -> list[Change]:
         if not file.buffer_only:
             # A loaded buffer is written by Neovim, in place; other files get theirs renamed in.
             out.append(Change(file.path, file.new_bytes(), file.disk.digest if file.disk else None,
-                              in_place=file.doc is not None))
+                              in_place=file.doc is not None and file.under is None))
     return out
 
 
@@ -820,6 +917,9 @@ def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
             "stamp": stamp(file.path),
             "content": None if file.buffer_only else content(file.path),
             "origin": str(file.origin) if file.origin else None,
+            # The buffer keeps the human's unsaved changes beside the edit; its file gets the
+            # edit on the disk's text.
+            "unsaved": file.under is not None,
             # A rename onto an existing file (consented): a buffer holding that file is
             # the bridge's own, closed, or is reloaded once the file switched.
             "overwrites": file.origin is not None and file.overwrote is not None,
@@ -854,8 +954,8 @@ async def _switch(session: Session, journal: Journal | None, ops: list[dict[str,
                         + (f"; {settled.message}" if settled else "; nothing was changed"),
                         hint="ask again") from None
     lost = await asyncio.to_thread(journal.overwritten) if journal and outcome.get("ok") else []
-    if lost:  # a write that landed in a file as it was replaced: the whole edit goes back
-        outcome = {"switched": None, "conflict": True, "error": ", ".join(
+    if lost and journal is not None:  # a write that landed in a file as it was replaced: the edit goes back
+        outcome = {"switched": await asyncio.to_thread(journal.as_switched), "conflict": True, "error": ", ".join(
             session.workspace.display(Path(p)) for p in lost) + " changed on disk as the edit replaced it"}
     if outcome.get("ok") or "switched" not in outcome:
         if journal is not None:
@@ -1007,19 +1107,24 @@ async def apply_workspace_edit(
     session: Session, edit: dict[str, Any], client: Client, *, label: str,
     replaces: str | None = None, basis: Basis | None = None,
     expect: Mapping[Path, list[str]] | None = None, overwrite: bool = False,
-    doubt: Doubt | None = None,
+    doubt: Doubt | None = None, disk_too: bool = False, new_name: str | None = None,
 ) -> EditResult:
     """Check, ask the edit policy, check again, then apply every file's edits or none,
     recorded as a change set.
 
-    `replaces`: what each edit replaces (a rename's old name), see `_check_replaced`;
+    `replaces`: what each edit replaces (a rename's old name), `new_name` what a whole-file
+    replacement may put in its place alone, see `_check_replaced`;
     `basis`: what the files were when the server began computing the edit (default: when
     this request began; a previewed rename keeps its own), see `diskwatch.Basis`;
     `expect`: the whole text files must hold, `overwrite`: consent to replacing existing
     files (see `_plan`); `doubt`: why this edit needs a human's yes (`session.Doubt`):
-    refused, nothing written, unless a human is asked and applies it."""
+    refused, nothing written, unless a human is asked and applies it. `disk_too`: a file
+    whose buffer holds the human's unsaved changes gets the edit on disk as well (rebased
+    onto the disk's text, `_rebased`), its buffer left unsaved with both, so that the
+    project on disk is never half edited (a rename, a move); refused whole where that
+    cannot be done; without it the edit stays in that buffer."""
     basis = basis or session.texts.basis()
-    plan = await _plan(session, edit, client, replaces, basis, expect, overwrite)
+    plan = await _plan(session, edit, client, replaces, basis, expect, overwrite, disk_too, new_name)
     if not plan.files and not plan.removed:
         return EditResult(label)
     edits, count = sum(f.edits for f in plan.files), len(plan.diffs)
@@ -1054,7 +1159,8 @@ async def apply_workspace_edit(
         label,
         files=[
             FileChange(display(f.path), f.edits, not f.buffer_only,
-                       f.buffer_only and _disk_differs(f), *_line_counts(f.original, f.lines))
+                       f.buffer_only and _disk_differs(f), *_line_counts(f.original, f.lines),
+                       beside_unsaved=f.under is not None)
             for f in plan.files if f.lines != f.original or f.created
         ],
         created=[display(f.path) for f in plan.files if f.created],

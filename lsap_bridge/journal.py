@@ -244,6 +244,12 @@ class Journal:
         return [e.path for e in self.entries
                 if e.backup is not None and not e.in_place and _current(e.backup) != e.old]
 
+    def as_switched(self) -> list[str]:
+        """After a switch Neovim reported done: the files still as it left them, to roll
+        back. A file rewritten in place that holds other than its new content was written
+        by someone else since (Neovim's write was over): theirs, left out."""
+        return [e.path for e in self.entries if not e.in_place or _current(e.path) == e.new]
+
     def roll_back(self, switched: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
         """After switching failed part-way: put every file back as it was (see `_restore`);
         `switched`: the files that may have switched (the others were never touched, and

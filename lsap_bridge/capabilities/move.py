@@ -98,7 +98,8 @@ async def move(session: Session, request: MoveRequest) -> Answer:
 
 
 async def _applied_edit(session: Session, edit: dict[str, Any], client: Client, label: str) -> EditResult:
-    result = await apply_workspace_edit(session, edit, client, label=label)
+    # The disk never holds half a move: a buffer with unsaved changes gets it on disk too.
+    result = await apply_workspace_edit(session, edit, client, label=label, disk_too=True)
     if not result.files and not result.created:
         raise LsapError(ErrorCode.NOT_FOUND, f"{label} changed nothing")
     return result

@@ -177,6 +177,7 @@ class Changed(Row):
     edits: int
     saved: bool
     disk_differs: bool
+    beside_unsaved: bool = False  # saved, and its buffer keeps the human's unsaved changes too
 
 
 class Moved(Row):
@@ -393,7 +394,7 @@ def _diffs(diffs: list[FileDiff]) -> list[Diff]:
 async def rename_preview(session: Session, request: RenamePreviewRequest) -> Answer:
     resolved, pending = await _compute(session, request)
     diffs = await preview(session, pending.edit, pending.client, pending.old_name, pending.basis,
-                          request.overwrite)
+                          request.overwrite, disk_too=True, new_name=pending.new_name)
     rename_id = keep(session, pending)
     # Diffs are paged by file (`max_items`); the id applies every file, shown or not.
 
@@ -471,7 +472,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
     result: EditResult = await apply_workspace_edit(
         session, edit, pending.client, label=f"rename {pending.old_name} → {pending.new_name}",
         replaces=pending.old_name, basis=pending.basis, overwrite=request.overwrite,
-        doubt=_doubt(pending, request),
+        doubt=_doubt(pending, request), disk_too=True, new_name=pending.new_name,
     )
     moved = {
         session.workspace.resolve(old): session.workspace.resolve(new)
@@ -487,7 +488,8 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
         "server": pending.client.name,
         "edits": sum(f.edits for f in result.files),
         "changed": [{"path": f.path, "edits": f.edits, "saved": f.saved,
-                     "disk_differs": f.disk_differs} for f in result.files],
+                     "disk_differs": f.disk_differs, "beside_unsaved": f.beside_unsaved}
+                    for f in result.files],
         "unsaved": result.unsaved,
         "created": result.created,
         "renamed": [{"old": a, "new": b} for a, b in result.renamed],

@@ -229,8 +229,10 @@ async def revert(session: Session, change: ChangeSet, files: list[FileText], lab
     a change set of its own), and note it on the set; returns the files left unsaved."""
     journals = await journal_dir(session.gateway)
     edit = {"documentChanges": [step for f in files for step in _back(f)]}
+    # What the change wrote to disk goes back on disk too, beside unsaved changes made since.
     result = await apply_workspace_edit(session, edit, ENGINE, label=label,
-                                        expect={Path(f.path): f.after for f in files})
+                                        expect={Path(f.path): f.after for f in files},
+                                        disk_too=not any(f.in_buffer for f in files))
     fresh = await asyncio.to_thread(changes.find, journals, session.workspace, change.id) or change
     fresh.reverted = list(dict.fromkeys([*fresh.reverted, *(f.path for f in files)]))
     if result.change is not None:
@@ -461,8 +463,10 @@ async def _put_back(session: Session, change: ChangeSet, written: list[FileText]
         raise LsapError(ErrorCode.CONFLICT, f"the hunk cannot be put back: {'; '.join(problems)}",
                         hint="nothing was changed")
     if edits:
+        # As `revert`: what the change wrote to disk goes back on disk too.
         result = await apply_workspace_edit(session, {"changes": edits}, ENGINE,
-                                            label=f"reject in change {change.id}", expect=expect)
+                                            label=f"reject in change {change.id}", expect=expect,
+                                            disk_too=not any(old[f.path].in_buffer for f in written))
         if result.change is not None:  # putting back is no agent's change to sign
             with contextlib.suppress(LsapError):
                 await session.gateway.call("presence_reviewed", result.change)

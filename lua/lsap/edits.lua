@@ -8,7 +8,8 @@
 -- is marked committed; then the files switch: a buffer that had no unsaved changes is
 -- written to its file (so it ends unmodified and in step with it, and its servers saw the
 -- edit as a change), a file no buffer holds gets its new content renamed into place, and
--- a buffer with the human's unsaved changes keeps the edits unsaved, its file left alone.
+-- a buffer with the human's unsaved changes keeps the edits unsaved, its file left alone
+-- or (`op.unsaved`: a rename, a move) given the same edit on the disk's text, renamed in.
 -- A write goes only over a file whose stamp was checked a moment before, in this call: once
 -- at the start, and again right before that file switches (after the commit marker).
 -- A failure before any file switched puts every buffer back and changes nothing; one
@@ -19,6 +20,7 @@ local M = {}
 function M.journal_dir() return vim.fs.joinpath(vim.fn.stdpath('state'), 'lsap', 'journal') end
 
 local disk = require('lsap.transport.disk')
+local filetext = require('lsap.transport.filetext')
 local seen = require('lsap.transport.seen')
 local logfile = require('lsap.logfile')
 
@@ -227,15 +229,21 @@ local function switch(plan, buffers, held, state, out)
       bufnr = nil -- the human's unsaved buffer: its file is left alone
     elseif op.kind == 'remove' then
       done, why = vim.uv.fs_unlink(op.path)
-    elseif bufnr and given(op.steps) then
+    elseif bufnr and given(op.steps) and op.unsaved ~= true then
       -- The bridge's own buffer of the file overwritten goes: this one takes its name.
       if held[i] then vim.api.nvim_buf_delete(held[i], { force = true }) end
       write(bufnr, op.path, op.name)
       state.written[#state.written + 1] = bufnr
+      state.wrote[bufnr] = filetext.stamp(op.path) -- a write after it is someone else's
     else
       done, why = vim.uv.fs_rename(op.temp, op.path)
-      -- Loaded after the plan was made, or holding the file overwritten.
-      if bufnr or held[i] then out.reread[#out.reread + 1] = op.path end
+      -- Loaded after the plan was made, or holding the file overwritten; or the human's,
+      -- which keeps its unsaved text and took the edit: Neovim takes the file as it is.
+      if op.unsaved == true then
+        out.took[#out.took + 1] = bufnr
+      elseif bufnr or held[i] then
+        out.reread[#out.reread + 1] = op.path
+      end
     end
     if not done then error(('cannot write %s: %s'):format(op.name, why), 0) end
     if CHANGE[op.kind] and not bufnr then
@@ -246,14 +254,20 @@ end
 
 --- After a failed switch: the buffers put back, and those written already write their old
 --- text back, so they stay in step with their files and their servers see the change
---- undone (the caller restores the rest).
-local function roll_back(state)
+--- undone (the caller restores the rest). A file written since by someone else keeps what
+--- they wrote: it leaves `out.switched`, so that the caller leaves it too.
+local function roll_back(state, out)
   restore(state)
   for i = #state.written, 1, -1 do
     local bufnr = state.written[i]
     local name = vim.api.nvim_buf_get_name(bufnr)
-    local back, why = pcall(write, bufnr, name, name)
-    if not back then logfile.write('warn', 'rolling back: ' .. tostring(why)) end
+    if same_stamp(vim.uv.fs_lstat(name), state.wrote[bufnr]) then
+      local back, why = pcall(write, bufnr, name, name)
+      if not back then logfile.write('warn', 'rolling back: ' .. tostring(why)) end
+    else
+      out.switched = vim.tbl_filter(function(path) return path ~= name end, out.switched)
+      logfile.write('warn', 'rolling back: ' .. name .. ' was written by someone else meanwhile: left as it is')
+    end
   end
 end
 
@@ -265,7 +279,8 @@ end
 --- file: a buffer holding it must be unmodified), tick=? (the buffer's
 --- changedtick when planned), steps=? {{edits={{sl, sc, el, ec, lines}, …}, append=,
 --- fix_eol=}, …} and lines=? (the buffer's text after them), for a buffer loaded when
---- planned } }.
+--- planned, unsaved=? (that buffer has the human's unsaved changes and keeps them; its
+--- file gets `temp`) } }.
 --- Returns { ok=true }, { ok=false, busy=true|conflict=true, error= } when nothing was
 --- changed, or { ok=false, switched={paths}, conflict=?, error= } after a failure once the
 --- files began to switch (the buffers are put back; the caller rolls back the files named,
@@ -283,7 +298,7 @@ function M.apply(plan)
     local wrong = problem(op, buffers[i], held[i])
     if wrong then return { ok = false, conflict = true, error = wrong } end
   end
-  local state = { buffers = {}, order = {}, written = {} }
+  local state = { buffers = {}, order = {}, written = {}, wrote = {} }
   local ok, err = pcall(function()
     for i, op in ipairs(ops) do
       if buffers[i] and given(op.steps) then edit_buffer(state, op, buffers[i]) end
@@ -293,14 +308,17 @@ function M.apply(plan)
     restore(state)
     return { ok = false, conflict = true, error = tostring(err) }
   end
-  local out = { reread = {}, changes = {}, raced = false, switched = {} }
+  local out = { reread = {}, took = {}, changes = {}, raced = false, switched = {} }
   ok, err = pcall(switch, plan, buffers, held, state, out)
   if not ok then
-    roll_back(state)
+    roll_back(state, out)
     return { ok = false, switched = out.switched, conflict = out.raced, error = tostring(err) }
   end
   -- The files are switched: nothing below may fail the edit.
   M.reload(out.reread)
+  for _, bufnr in ipairs(out.took) do
+    disk.took(bufnr)
+  end
   seen.synced() -- an edit written without a buffer is a change the servers must read (`when_diagnosed`)
   -- Servers learn of the files no buffer holds (they saw the others change).
   if #out.changes > 0 then

@@ -10,7 +10,6 @@ that changed on disk keeps both texts apart; a rename whose edits miss uses that
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import sys
@@ -185,8 +184,9 @@ def test_a_directory_swapped_for_a_symlink_out_of_the_workspace(
 
 def test_unsaved_changes_and_a_different_disk_stay_apart(python_bridge: Bridge) -> None:
     """The human typed in promotions.py (unsaved) and an agent then rewrote the file on
-    disk: the rename goes into the buffer, which holds both the human's text and the
-    rename; the disk keeps the agent's version, and the report says so."""
+    disk, with a use of the old name the buffer does not have: the rename, computed on the
+    buffer, would leave the disk half renamed, so it is refused whole; the disk keeps the
+    agent's version, the buffer the human's."""
     bridge, root = python_bridge, python_bridge.root
     promotions = root / "shop" / "promotions.py"
     bridge.lua(
@@ -203,20 +203,13 @@ def test_unsaved_changes_and_a_different_disk_stay_apart(python_bridge: Bridge) 
             response.error.message)
         assert promotions.read_text() == on_disk
         return
-    assert response.ok, response.text
-    data = json.loads(response.text)
-    [entry] = [f for f in data["changed"] if f["path"] == "shop/promotions.py"]
-    assert entry == {"path": "shop/promotions.py", "edits": entry["edits"], "saved": False,
-                     "disk_differs": True}
+    assert response.error is not None and response.error.code.value == "conflict", response.text
+    assert "shop/promotions.py on disk holds `Product` at line 21, a line its buffer (with unsaved " \
+        "changes) does not have" in response.error.message
     assert promotions.read_text() == on_disk  # the agent's version, untouched
     lines = bridge.buffer_lines(promotions)
     assert lines[0] == "# the human is writing this" and bridge.modified(promotions)
-    assert "from .models import Item" in lines and "loyalty_points" not in "\n".join(lines)
-    text = bridge.request(RENAME | {"new_name": "Goods", "locate": "shop/models.py@class <|>Item"})
-    assert text.ok, text.text
-    assert ("shop/promotions.py · 5 edits · left unsaved: the buffer had unsaved changes of yours, "
-            "it now holds both (`:w` to save); the file on disk was left alone and differs from it"
-            ) in text.text
+    assert "from .models import Product" in lines and "loyalty_points" not in "\n".join(lines)
 
 
 FILTER = Path(__file__).with_name("filter_server.py")

@@ -16,6 +16,7 @@ local compat = require('lsap.compat')
 local config = require('lsap.config')
 local diff3 = require('lsap.diff3')
 local disk = require('lsap.transport.disk')
+local filetext = require('lsap.transport.filetext')
 local ui = require('lsap.ui')
 
 M.NS = vim.api.nvim_create_namespace('lsap.merge')
@@ -31,8 +32,8 @@ end
 
 --- The file's text as lines of this buffer, or nil (gone, another encoding, 'ff' mac).
 local function disk_lines(bufnr)
-  local data = disk.file_text(bufnr, vim.api.nvim_buf_get_name(bufnr))
-  return data and disk.lines_of(bufnr, data) or nil
+  local data = filetext.file_text(bufnr, vim.api.nvim_buf_get_name(bufnr))
+  return data and filetext.lines_of(bufnr, data) or nil
 end
 
 --- The buffer was just read from or written to its file: that is its base now (not after a
@@ -301,8 +302,8 @@ function M.watch()
         vim.v.fcs_choice = ''
         M.later(ev.buf)
       else
-        local data = vim.v.fcs_reason ~= 'deleted' and disk.file_text(ev.buf, vim.api.nvim_buf_get_name(ev.buf))
-        vim.v.fcs_choice = (data and not vim.bo[ev.buf].modified and disk.holds(ev.buf, data)) and '' or 'ask'
+        local data = vim.v.fcs_reason ~= 'deleted' and filetext.file_text(ev.buf, vim.api.nvim_buf_get_name(ev.buf))
+        vim.v.fcs_choice = (data and not vim.bo[ev.buf].modified and filetext.holds(ev.buf, data)) and '' or 'ask'
       end
     end,
   })
