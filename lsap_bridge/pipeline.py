@@ -8,11 +8,18 @@ The service answers every JSON request with `answer`; `batch` each of its reques
 text format each of its operations (`ask` when it weaves the report's data into its own
 response: a hover, a rename; `answer` for a view's or a check's report); MCP's tools reach
 the service through the socket, with their surface.
+
+An answer that changes the session's state (a check's record) does so only once it has
+been rendered for the asker (`delivering`): an error, a timeout or the session's end before
+that leaves the state as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from .errors import LsapError
@@ -26,6 +33,11 @@ from .report.budget import fit
 from .requests import parse_request
 from .session import Session, disk_notes
 from .surface import REQUEST, SURFACE, Surface
+
+LOG = logging.getLogger("lsap.service")
+Commit = Callable[[], Awaitable[None]]
+# The commits of the answers a response holds (`Answer.commit`), run once it is rendered.
+_DELIVERY: ContextVar[list[Commit] | None] = ContextVar("lsap_delivery", default=None)
 
 
 @dataclass(frozen=True)
@@ -58,8 +70,42 @@ async def ask(session: Session, payload: Json) -> Answer:
 
 
 async def run(session: Session, request: Request) -> Answer:
-    """A parsed request's answer, unrendered, from its capability on the warm path."""
-    return await session.run(REGISTRY[request.mode], request)
+    """A parsed request's answer, unrendered, from its capability on the warm path; its
+    commit waits for the response that holds it to be rendered (`delivering`)."""
+    done = await session.run(REGISTRY[request.mode], request)
+    if done.commit is not None:
+        waiting = _DELIVERY.get()
+        if waiting is None:  # no response is rendered around it: its caller is the asker
+            await _committed(done.commit)
+        else:
+            waiting.append(done.commit)
+    return done
+
+
+async def _committed(commit: Commit) -> None:
+    try:
+        await commit()
+    except Exception:  # the answer is out: a state that could not be kept is logged, not its error
+        LOG.warning("an answer's state could not be kept", exc_info=True)
+
+
+@contextlib.asynccontextmanager
+async def delivering() -> AsyncIterator[Commit]:
+    """The one commit point of a response (doc/architecture.md, Where state lives): the
+    answers run inside it keep their state changes (`Answer.commit`) until the caller has
+    its response rendered and calls what this yields; left without that call (an error, a
+    timeout, the session gone), they are dropped."""
+    waiting: list[Commit] = []
+    token = _DELIVERY.set(waiting)
+
+    async def deliver() -> None:
+        while waiting:
+            await _committed(waiting.pop(0))
+
+    try:
+        yield deliver
+    finally:
+        _DELIVERY.reset(token)
 
 
 async def answer(session: Session, payload: Json, surface: Surface | None = None, *,
@@ -75,6 +121,14 @@ async def answer(session: Session, payload: Json, surface: Surface | None = None
     if surface is not None:
         SURFACE.set(surface)
         REQUEST.set(payload)  # a change set keeps what made it
+    async with delivering() if surface is not None else contextlib.nullcontext(None) as deliver:
+        return await _answer(session, payload, deliver, fmt, share)
+
+
+async def _answer(session: Session, payload: Json, deliver: Commit | None, fmt: str | None,
+                  share: int | None) -> Response:
+    """`answer`'s work; `deliver`: it is the outermost response (its surface's), which
+    commits what its answers keep once it is rendered."""
     name = payload.get("mode") if isinstance(payload, dict) else None
     asked = fmt or (payload.get("format") if isinstance(payload, dict) else None)
     as_json = asked == "json"
@@ -85,7 +139,7 @@ async def answer(session: Session, payload: Json, surface: Surface | None = None
         as_json = request.format == "json" if fmt is None else as_json
         capability = REGISTRY[request.mode]
         format_report = renderer(request.mode, capability.template, as_json)
-        with disk_notes() if surface is not None else contextlib.nullcontext(None) as notes:
+        with disk_notes() if deliver is not None else contextlib.nullcontext(None) as notes:
 
             def render(report: Report) -> str:
                 if notes:
@@ -94,6 +148,8 @@ async def answer(session: Session, payload: Json, surface: Surface | None = None
 
             fitted = await fit(session, capability, request, await run(session, request), render,
                                cut_text=not as_json)
+        if deliver is not None:
+            await deliver()
         return Response(fitted.text, request.mode, fitted.answer)
     except Exception as exc:  # whatever failed is the request's error report, never the caller's
         error = as_error(exc, f"the {name} request")

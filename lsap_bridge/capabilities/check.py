@@ -17,7 +17,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -99,7 +99,10 @@ class CheckReport(Paged):
 
 @dataclass
 class Update:
-    """What one check learnt, applied to the record when the next check starts (below)."""
+    """What one check learnt: applied to the record once its answer reached the asker
+    (`Answer.commit`, `pipeline.delivering`), never before: a check that ends in an error,
+    a timeout or the session's end leaves the record as it was, so the next one reports
+    every change since the last answered check."""
 
     seen: dict[Path, list[Diagnostic]]
     deleted: set[Path]
@@ -111,13 +114,9 @@ class Update:
 
 @dataclass
 class Record:
-    """What the session's checks saw (`Checks`).
-
-    A check's own findings are kept as a draft and applied when the next check starts:
-    `Session.run` runs a capability once more when a text it answered from changed
-    meanwhile, and that second run must compare with the same record, not with the first
-    run's half-told state.
-    """
+    """What the session's answered checks saw (`Checks`). A check compares with it and
+    changes it only by `apply`, once answered: `Session.run` may run a check once more (a
+    text it answered from changed meanwhile), and both runs compare with the same record."""
 
     watch: DiskWatch
     seen: dict[Path, list[Diagnostic]] = field(default_factory=dict)  # per file checked
@@ -126,24 +125,10 @@ class Record:
     unreported: dict[Path, str] = field(default_factory=dict)  # changes no check answered for
     number: int = 0
     at: float = 0.0
-    draft: tuple[CheckRequest, Update] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    def start(self, request: CheckRequest) -> None:
-        """Apply the last check's draft (unless this is that check run again), then take
-        the disk's changes since."""
-        if self.draft is not None and self.draft[0] is not request:
-            done = self.draft[1]
-            self.seen.update(done.seen)
-            for path in done.deleted:
-                self.seen.pop(path, None)
-            self.users.update(done.users)
-            self.flagged = done.flagged
-            for path in done.reported:
-                self.unreported.pop(path, None)
-            self.number += 1
-            self.at = done.at
-        self.draft = None
+    def start(self) -> None:
+        """Take the disk's changes since the last look into the changes not reported yet."""
         for event in self.watch.changes():  # the first call takes the disk's baseline
             path, how = path_of(event["uri"]), HOW[event["type"]]
             before = self.unreported.get(path)
@@ -153,6 +138,18 @@ class Record:
                 self.unreported[path] = "changed"
             elif before != "created":
                 self.unreported[path] = how
+
+    def apply(self, done: Update) -> None:
+        """An answered check's findings become what the next one compares with."""
+        self.seen.update(done.seen)
+        for path in done.deleted:
+            self.seen.pop(path, None)
+        self.users.update(done.users)
+        self.flagged = done.flagged
+        for path in done.reported:
+            self.unreported.pop(path, None)
+        self.number += 1
+        self.at = done.at
 
 
 class Checks(dict[str | None, Record]):
@@ -244,10 +241,10 @@ def ordered(findings: Finds, display: Callable[[Path], str]) -> Finds:
                                            severity_rank(f[2].severity), f[2].line, f[2].col))
 
 
-async def compare(session: Session, record: Record, request: CheckRequest) -> dict[str, Any]:
-    """One check against the record; what it learnt becomes the record's draft."""
+async def compare(session: Session, record: Record, request: CheckRequest) -> tuple[dict[str, Any], Update]:
+    """One check against the record: its facts, and what it learnt (for `Record.apply`)."""
     workspace = session.workspace
-    record.start(request)
+    record.start()
     baseline = record.number == 0
     changed = dict(record.unreported)
     given: list[Path] = []
@@ -297,10 +294,10 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
     # What could not be confirmed is not taken as seen: the changes stay unreported and
     # the files unconfirmed are looked at again by the next check, against the old record.
     unconfirmed = set(found.pending)
-    record.draft = (request, Update(
+    learnt = Update(
         seen=analysed, deleted=deleted, users=searched.found,
         flagged={p for status, p, _ in findings if status in ("new", "current")} | unconfirmed,
-        reported=set() if unconfirmed else set(record.unreported), at=time.time()))
+        reported=set() if unconfirmed else set(record.unreported), at=time.time())
     baseline_counts = {s: sum(1 for items in found.values() for d in items if d.severity == s)
                        for s in SEVERITIES} if baseline else {}
     return {
@@ -320,7 +317,7 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
         "baseline_counts": {s: n for s, n in baseline_counts.items() if n},
         "pending": [{"path": workspace.display(p), "reason": r} for p, r in found.pending.items()],
         "items": ordered(findings, workspace.display),
-    }
+    }, learnt
 
 
 async def idle(session: Session, files: list[Path]) -> list[str]:
@@ -337,6 +334,7 @@ async def idle(session: Session, files: list[Path]) -> list[str]:
       offer=Offer(command="LsapCheck", picker=13))
 async def check(session: Session, request: CheckRequest) -> Answer:
     kept = session.kept.page(request)
+    commit = None
     if kept:
         facts: dict[str, Any] = kept[0]  # a later page of a check made before: not a new check
     else:
@@ -351,11 +349,13 @@ async def check(session: Session, request: CheckRequest) -> Answer:
             check_store.resume(record, saved)
         record = checks[agent]
         async with record.lock:
-            facts = await compare(session, record, request)
-            done = record.draft[1] if record.draft else None
-            if done is not None:
-                await asyncio.to_thread(check_store.save, journals, session.workspace.root, check_store.after(
-                    record.seen, done.seen, done.deleted), facts["number"], done.at, agent)
+            facts, learnt = await compare(session, record, request)
+
+        async def commit() -> None:
+            """Once answered: the record moves on, in memory and on disk."""
+            record.apply(learnt)
+            await asyncio.to_thread(check_store.save, journals, session.workspace.root, record.seen,
+                                    record.number, record.at, agent)
     items: Finds = facts["items"]
 
     async def build(request: CheckRequest, shown: Finds, paging: PagingInfo) -> Answer:
@@ -391,4 +391,5 @@ async def check(session: Session, request: CheckRequest) -> Answer:
         )
         return Answer(report, locations)
 
-    return await paged(session, request, items, build, answer=facts["id"])
+    answer = await paged(session, request, items, build, answer=facts["id"])
+    return replace(answer, commit=commit) if commit is not None else answer
