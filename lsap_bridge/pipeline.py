@@ -54,6 +54,11 @@ class Response:
         return self.error is None
 
     @property
+    def status(self) -> str | None:
+        """`incomplete` when the report left out what it should have compared (`Report.status`)."""
+        return self.answer.report.status if self.answer is not None else None
+
+    @property
     def locations(self) -> list[EditorLocation]:
         return self.answer.locations if self.answer is not None else []
 

@@ -34,7 +34,7 @@ from ..modes import Answer, Offer, mode
 from ..position import EditorLocation
 from ..report.files import expand
 from ..report.paging import PagingInfo, keep, paged
-from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
+from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language, incomplete
 from ..session import Session
 from ..surface import CLIENT
 from ..workspace import path_of
@@ -94,6 +94,7 @@ class CheckReport(Paged):
     unsearched: list[str]  # changed files no attached server finds the users of
     users_skipped: int  # changed files past USERS_LIMIT, whose users were not looked for
     pending: list[Unanalysed]
+    not_compared: int  # files not compared: `pending`, and those past FILES_LIMIT (not in a baseline)
     groups: list[Group]
 
 
@@ -316,6 +317,7 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> tu
         "users_skipped": searched.skipped,
         "baseline_counts": {s: n for s, n in baseline_counts.items() if n},
         "pending": [{"path": workspace.display(p), "reason": r} for p, r in found.pending.items()],
+        "not_compared": len(found.pending) + (0 if baseline else skipped),
         "items": ordered(findings, workspace.display),
     }, learnt
 
@@ -382,8 +384,12 @@ async def check(session: Session, request: CheckRequest) -> Answer:
         counts: dict[str, dict[str, int]] = {}
         for status, _, d in items:
             counts.setdefault(status, {s: 0 for s in SEVERITIES})[d.severity] += 1
+        # Files not compared, or changed files whose users were not looked for: the answer
+        # says so first and gives the check that completes it (`Report.status`).
+        short = facts["not_compared"] or facts["users_skipped"] or facts["unsearched"]
         report = CheckReport(
             **{k: v for k, v in facts.items() if k not in ("items", "id")},
+            **incomplete(bool(short)),
             min_severity=request.min_severity,
             counts={status: {s: n for s, n in by.items() if n} for status, by in counts.items()},
             groups=groups,
