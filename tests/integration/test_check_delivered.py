@@ -4,30 +4,20 @@ answer was delivered. The record did not move on, so the next check reports the 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from lsap_bridge import pipeline
 from lsap_bridge.errors import ErrorCode, LsapError
 
 from .harness import Bridge, Pool, shop_bridge
+from .test_check import BROKEN, SIGNATURE, edit
 
 pytestmark = pytest.mark.integration
-
-SIGNATURE = "def find(name: str, products: list[Product]) -> Product | None:"
-BROKEN = "def find(name: str, products: list[Product], strict: bool) -> Product | None:"
 
 
 @pytest.fixture(scope="module")
 def bridge(bridges: Pool) -> Bridge:
     return shop_bridge(bridges)
-
-
-def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new))
 
 
 def test_a_check_lost_before_its_answer_loses_no_break(bridge: Bridge, monkeypatch: pytest.MonkeyPatch) -> None:
