@@ -158,6 +158,15 @@ def find(journals: Path, workspace: Workspace, change_id: str) -> ChangeSet | No
     return found
 
 
+def last_of(journals: Path, workspace: Workspace, by: str) -> ChangeSet | None:
+    """The newest set `by` made in `workspace` (sets read newest first, until found)."""
+    for path in _files(journals):
+        found = _read(path)
+        if found is not None and found.who == by and all(workspace.contains(Path(f.path)) for f in found.files):
+            return found
+    return None
+
+
 def update(journals: Path, change: ChangeSet) -> None:
     """Keep what became of a set (undone, files reverted)."""
     path = _directory(journals) / f"{change.id}.json"
@@ -170,7 +179,8 @@ def who() -> str:
     return CLIENT.get() or HUMAN
 
 
-def _request() -> str | None:
+def request_text() -> str | None:
+    """The request being answered as its change set keeps it (what made the change)."""
     request = REQUEST.get()
     if request is None:
         return None
@@ -180,7 +190,7 @@ def _request() -> str | None:
 
 def begin(journals: Path, label: str, files: Sequence[FileText]) -> ChangeSet:
     """Keep the change set of an edit about to be switched (see the module docstring)."""
-    return _new(journals, ChangeSet("", who(), time.time(), label, _request(), list(files)))
+    return _new(journals, ChangeSet("", who(), time.time(), label, request_text(), list(files)))
 
 
 def discard(journals: Path, change: ChangeSet) -> None:

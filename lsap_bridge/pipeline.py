@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from .changes import undo_hint
+from .edits import applied_before
 from .errors import LsapError
 from .failures import as_error
 from .jsonvalue import Json
@@ -32,7 +35,7 @@ from .render import render_error, renderer
 from .report.budget import fit
 from .requests import parse_request
 from .session import Session, disk_notes
-from .surface import REQUEST, SURFACE, Surface
+from .surface import APPLIED, REQUEST, SURFACE, Surface
 
 LOG = logging.getLogger("lsap.service")
 Commit = Callable[[], Awaitable[None]]
@@ -158,4 +161,22 @@ async def _answer(session: Session, payload: Json, deliver: Commit | None, fmt: 
         return Response(fitted.text, request.mode, fitted.answer)
     except Exception as exc:  # whatever failed is the request's error report, never the caller's
         error = as_error(exc, f"the {name} request")
+        if deliver is not None and name in REGISTRY and REGISTRY[str(name)].edits:
+            error = await _if_applied_before(session, error)
         return Response(render_error(error, "json" if as_json else "markdown"), error=error)
+
+
+async def _if_applied_before(session: Session, error: LsapError) -> LsapError:
+    """An edit request that fails because it was applied before (sent again after its answer
+    was lost) says so, with its change, not only that its anchor is gone."""
+    try:
+        done = await applied_before(session)
+    except (LsapError, OSError):  # Neovim gone, the state directory unreadable: the error as it is
+        return error
+    if done is None or done.id in (APPLIED.get() or []):  # none, or this very call's own
+        return error
+    when = time.strftime("%H:%M:%S", time.localtime(done.when))
+    return LsapError(error.code, f"this request was applied already, as change {done.id} at {when} "
+                     f"({done.label}, {len(done.files)} file{'s' if len(done.files) != 1 else ''}); "
+                     f"now: {error.message}", hint=f"nothing to do: its edit is in place; "
+                     f"`{undo_hint(done.id)}` takes it back", candidates=error.candidates)

@@ -1,0 +1,101 @@
+"""Told what happened (issue 44, item 7): a rename whose call is cut short by Neovim going
+away after the journal committed its edit says that the edit was applied, with its change
+(`surface.APPLIED`, `edits.Completed`), instead of "send it again"; the change set is kept;
+a retry of that very rename says it was applied already rather than a bare `not_found`;
+and the socket's `session_gone` for a call cut off after its edit names the change too."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from lsap_bridge import changes
+from lsap_bridge.capabilities import REGISTRY
+from lsap_bridge.connection import Call, Connection
+from lsap_bridge.errors import ErrorCode, LsapError
+from lsap_bridge.gateway import LspAnswer, LspCall
+from lsap_bridge.pipeline import Response, answer
+from lsap_bridge.session import Session
+from lsap_bridge.surface import APPLIED
+from lsap_bridge.workspace import Workspace
+from tests.fakes import FakeEditor, client
+
+NAME = {"start": {"line": 0, "character": 6}, "end": {"line": 0, "character": 13}}
+USE = {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 7}}
+METHODS = frozenset({"textDocument/documentSymbol", "textDocument/rename", "textDocument/references",
+                     "textDocument/diagnostic"})
+RENAME = {"mode": "rename", "locate": "m.py:Product", "new_name": "Item"}
+
+
+class QuittingEditor(FakeEditor):
+    """Neovim that commits the journal, switches the files and quits before it answers."""
+
+    async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]:
+        Path(plan["marker"]).touch()  # committed: from here on the edit completes
+        raise LsapError(ErrorCode.SESSION_GONE, "Neovim is gone: the connection closed")
+
+
+def quitting_session(root: Path) -> Session:
+    path = root / "m.py"
+    path.write_text("class Product:\n    pass\nProduct()\n")
+
+    def answer(call: LspCall) -> LspAnswer:
+        if call.method == "textDocument/documentSymbol":
+            whole = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 8}}
+            name = path.read_text().split()[1].rstrip(":")  # the class as the file names it now
+            return LspAnswer([{"name": name, "kind": 5, "range": whole, "selectionRange": NAME}])
+        if call.method == "textDocument/references":
+            return LspAnswer([{"uri": path.as_uri(), "range": r} for r in (NAME, USE)])
+        if call.method == "textDocument/rename":
+            new = call.params["newName"]
+            return LspAnswer({"changes": {path.as_uri(): [{"range": NAME, "newText": new},
+                                                          {"range": USE, "newText": new}]}})
+        return LspAnswer({"kind": "full", "items": []})
+
+    return Session(QuittingEditor(answer, clients=[client("basedpyright", METHODS)]), Workspace.of(root))
+
+
+def rename(session: Session) -> tuple[Response, list[str]]:
+    """The rename as the socket runs it: its call's list of applied changes set first."""
+    assert "rename" in REGISTRY
+
+    async def run() -> tuple[Response, list[str]]:
+        applied: list[str] = []
+        APPLIED.set(applied)
+        return await answer(session, dict(RENAME), "cli"), applied
+
+    return asyncio.run(run())
+
+
+def test_a_rename_cut_short_after_its_journal_committed_says_it_was_applied(tmp_path: Path) -> None:
+    session = quitting_session(tmp_path)
+    response, applied = rename(session)
+    assert (tmp_path / "m.py").read_text() == "class Item:\n    pass\nItem()\n"  # completed
+    assert response.error is not None and response.error.code == ErrorCode.SESSION_GONE
+    [change] = applied
+    assert f"its edit was applied: change {change}" in response.error.message
+    assert "applied already" not in response.error.message  # this call's own change
+    assert str(response.error.hint).startswith("do not send the request again")
+    editor = session.gateway
+    assert isinstance(editor, FakeEditor) and editor.journals is not None
+    kept = changes.find(Path(editor.journals.name), session.workspace, change)
+    assert kept is not None and kept.files[0].after == ["class Item:", "    pass", "Item()"]
+    # Sent again: its anchor is gone, and the answer says why.
+    again, _ = rename(session)
+    assert again.error is not None and again.error.code == ErrorCode.NOT_FOUND
+    assert again.error.message.startswith(f"this request was applied already, as change {change} at ")
+    assert f"lsap undo {change}" in str(again.error.hint)
+
+
+def test_the_session_gone_answer_names_the_change_a_call_applied() -> None:
+    connection = Connection.__new__(Connection)  # its `_gone` reads only the call and the reason
+    connection.stopping = "its Neovim exited"
+    captured: list[Any] = []
+    connection._failures = lambda ids, failure: captured.append(failure)  # type: ignore[method-assign]
+    connection._ids = lambda message: [1]  # type: ignore[method-assign]
+    connection._gone(Call(b"{}", 2, started=1.0, applied=["12"]), started=True)
+    connection._gone(Call(b"{}", 2, started=1.0), started=True)
+    assert "change 12" in str(captured[0]) and "do not send the request again" in str(captured[0])
+    assert captured[0].data["applied"] == ["12"]
+    assert "before it applied any edit; send it again" in str(captured[1])
