@@ -158,6 +158,21 @@ def find(journals: Path, workspace: Workspace, change_id: str) -> ChangeSet | No
     return found
 
 
+def made_since(journals: Path, by: str, since: float) -> list[str]:
+    """The ids of the sets `by` made at `since` or later, oldest first: what a call of its,
+    cut off before it was answered, had applied (sets read newest first, until an older one)."""
+    found: list[str] = []
+    for path in _files(journals):
+        change = _read(path)
+        if change is None:
+            continue
+        if change.when < since:
+            break
+        if change.who == by:
+            found.insert(0, change.id)
+    return found
+
+
 def last_of(journals: Path, workspace: Workspace, by: str) -> ChangeSet | None:
     """The newest set `by` made in `workspace` (sets read newest first, until found)."""
     for path in _files(journals):

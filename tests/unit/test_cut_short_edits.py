@@ -2,7 +2,8 @@
 away after the journal committed its edit says that the edit was applied, with its change
 (`surface.APPLIED`, `edits.Completed`), instead of "send it again"; the change set is kept;
 a retry of that very rename says it was applied already rather than a bare `not_found`;
-and the socket's `session_gone` for a call cut off after its edit names the change too."""
+the socket's `session_gone` for a call cut off after its edit names the change too, and so
+does a client whose session died before answering (from the change sets on disk)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from lsap_bridge import changes
 from lsap_bridge.capabilities import REGISTRY
+from lsap_bridge.client import cut_off
 from lsap_bridge.connection import Call, Connection
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import LspAnswer, LspCall
@@ -99,3 +101,14 @@ def test_the_session_gone_answer_names_the_change_a_call_applied() -> None:
     assert "change 12" in str(captured[0]) and "do not send the request again" in str(captured[0])
     assert captured[0].data["applied"] == ["12"]
     assert "before it applied any edit; send it again" in str(captured[1])
+
+
+def test_a_client_cut_off_reads_what_its_call_applied(tmp_path: Path) -> None:
+    """The session died before answering (its process gone): the change sets it published
+    the directory of (`SessionInfo.journals`) say what this client's call applied."""
+    for who, when in (("claude", 10.0), ("claude", 20.0), ("other", 21.0), ("claude", 22.0)):
+        changes._new(tmp_path, changes.ChangeSet("", who, when, "rename", None, []))
+    error = cut_off(str(tmp_path), "claude", 15.0)  # the call was sent at 15
+    assert error.code == "session_gone" and error.data == {"started": True, "applied": ["2", "4"]}
+    assert "its edit was applied: change 2, 4" in str(error) and "do not send the request again" in str(error)
+    assert cut_off("", "claude", 15.0).data == {"started": True}  # no journals known: as before
