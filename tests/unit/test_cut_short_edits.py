@@ -8,6 +8,7 @@ does a client whose session died before answering (from the change sets on disk)
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,18 @@ class QuittingEditor(FakeEditor):
         raise LsapError(ErrorCode.SESSION_GONE, "Neovim is gone: the connection closed")
 
 
-def quitting_session(root: Path) -> Session:
+class SwitchingEditor(FakeEditor):
+    """Neovim that switches the files and answers."""
+
+    async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]:
+        Path(plan["marker"]).touch()
+        for op in plan["ops"]:
+            os.rename(op["temp"], op["path"])
+        return {"ok": True}
+
+
+def quitting_session(root: Path, editor: type[FakeEditor] = QuittingEditor) -> Session:
+    """m.py holds a class and a use of it; `editor` applies the rename (by default: quits)."""
     path = root / "m.py"
     path.write_text("class Product:\n    pass\nProduct()\n")
 
@@ -53,9 +65,11 @@ def quitting_session(root: Path) -> Session:
             new = call.params["newName"]
             return LspAnswer({"changes": {path.as_uri(): [{"range": NAME, "newText": new},
                                                           {"range": USE, "newText": new}]}})
+        if "Item" in path.read_text():  # after the rename: not analysed again in time
+            return LspAnswer(error={"code": -32801, "message": "content modified"})
         return LspAnswer({"kind": "full", "items": []})
 
-    return Session(QuittingEditor(answer, clients=[client("basedpyright", METHODS)]), Workspace.of(root))
+    return Session(editor(answer, clients=[client("basedpyright", METHODS)]), Workspace.of(root))
 
 
 def rename(session: Session) -> tuple[Response, list[str]]:
@@ -112,3 +126,12 @@ def test_a_client_cut_off_reads_what_its_call_applied(tmp_path: Path) -> None:
     assert error.code == "session_gone" and error.data == {"started": True, "applied": ["2", "4"]}
     assert "its edit was applied: change 2, 4" in str(error) and "do not send the request again" in str(error)
     assert cut_off("", "claude", 15.0).data == {"started": True}  # no journals known: as before
+
+
+def test_diagnostics_after_an_edit_say_first_what_was_not_compared(tmp_path: Path) -> None:
+    session = quitting_session(tmp_path, SwitchingEditor)
+    response, _ = rename(session)
+    assert response.ok and response.status == "incomplete", response.text
+    after = response.text.split("### Diagnostics after the rename\n\n")[1]
+    assert after.startswith("1 file not compared yet: m.py (basedpyright did not report diagnostics")
+    assert "`lsap check` compares it." in after and "No new diagnostics in the changed" not in after
