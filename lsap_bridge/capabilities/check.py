@@ -391,7 +391,9 @@ async def check(session: Session, request: CheckRequest) -> Answer:
             record.apply(learnt)
             await asyncio.to_thread(check_store.save, journals, session.workspace.root, record.seen,
                                     record.number, record.at, agent)
-    items: Finds = facts["items"]
+    # Counted: warnings and worse (and what a lower `min_severity` asks for); listed: from it.
+    floor = SEVERITIES[max(severity_rank(request.min_severity), severity_rank("warning"))]
+    items: Finds = [f for f in facts["items"] if f[2].at_least(floor)]
     listed = [f for f in items if f[2].at_least(request.min_severity)]
 
     async def build(request: CheckRequest, shown: Finds, paging: PagingInfo) -> Answer:

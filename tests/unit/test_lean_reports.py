@@ -82,6 +82,8 @@ def test_a_four_caller_break_is_reported_in_300_tokens(tmp_path: Path, monkeypat
             diagnostic(line, 2, 'Type of "first" is unknown', "reportUnknownVariableType"),
             diagnostic(line, 2, "Type of the loop variable is unknown", "reportUnknownVariableType")])
     published[uri_of(tmp_path / USERS[0])] = [diagnostic(1, 2, "Type is unknown", "reportUnknownVariableType")]
+    # A hint is neither listed nor counted unless asked for (`min_severity=hint`).
+    published[uri_of(tmp_path / USERS[1])] = [diagnostic(1, 4, '"first" is not accessed', "reportUnusedVariable")]
     report = ask(session).text
     assert report.startswith("# Check 2: new 4 errors, 9 warnings since ")
     assert tokens(report) <= 300, (tokens(report), report)
