@@ -47,6 +47,12 @@ class FileText:
     # The change renamed it onto an existing file (a consented overwrite): that file's text,
     # which `undo` puts back.
     overwritten: list[str] | None = None
+    # The directories the change made for it (a created file's), deepest first: `undo` removes
+    # them again once empty.
+    made: list[str] = field(default_factory=list)
+    # The review's numbers of the hunks left, in order (None: 1, 2, …): a number stays its
+    # hunk's while others are decided.
+    numbers: list[int] | None = None
 
 
 @dataclass
@@ -211,6 +217,17 @@ def begin(journals: Path, label: str, files: Sequence[FileText]) -> ChangeSet:
 def discard(journals: Path, change: ChangeSet) -> None:
     """The edit of a set just begun was not applied: the set goes."""
     (_directory(journals) / f"{change.id}.json").unlink(missing_ok=True)
+
+
+def rolled_back(journals: Path, label: str, paths: Sequence[str], started: float) -> None:
+    """A crash left an edit unfinished and its journal rolled it back (`journal.recover`):
+    its set, begun just before the journal (same label and files), goes too."""
+    for path in _files(journals)[:KEEP]:
+        found = _read(path)
+        if (found is not None and found.label == label and found.when <= started
+                and {f.path for f in found.files} & set(paths)):
+            path.unlink(missing_ok=True)
+            return
 
 
 SIGNED_LINES = 2000  # changed lines of a file marked in the editor, at most

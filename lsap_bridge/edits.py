@@ -551,6 +551,22 @@ def _holds_name(text: str, name: str) -> bool:
     return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text) is not None
 
 
+def _deleted(files: dict[Path, _File], order: dict[Path, _File], removed: list[_File], path: Path,
+             name: str, change: dict[str, Any]) -> None:
+    """A delete of the edit (an undo's of a file its change created): the file as planned on,
+    proven like every file the edit writes, goes; not one with the human's unsaved text."""
+    file = files.pop(path, None)
+    if file is None:
+        if (change.get("options") or {}).get("ignoreIfNotExists"):
+            return
+        raise LsapError(ErrorCode.CONFLICT, f"the edit deletes {name}, which does not exist", hint=NOTHING)
+    if file.buffer_only or path in order or file.origin is not None or file.disk is None:
+        raise LsapError(ErrorCode.CONFLICT, f"the edit deletes {name}, which has unsaved changes or "
+                        "is changed by the same edit", hint=NOTHING + "; save (or undo) that buffer and ask again")
+    _proven(file, None)
+    removed.append(_File(path, file.disk, None, [], None))
+
+
 async def _plan(session: Session, edit: dict[str, Any], client: Client,
                 replaces: str | None = None, basis: Basis | None = None,
                 expect: Mapping[Path, list[str]] | None = None, overwrite: bool = False) -> _Plan:
@@ -658,6 +674,9 @@ async def _plan(session: Session, edit: dict[str, Any], client: Client,
             file.overwrote = held
             file.path, file.origin = new, file.origin or old
             files[new] = order[new] = file
+        elif kind == "delete":
+            path = inside(step.uri)
+            _deleted(files, order, removed, path, display(path), change)
         else:
             raise LsapError(
                 ErrorCode.UNSUPPORTED,
@@ -912,10 +931,21 @@ async def _journalled(session: Session, plan: _Plan, directory: Path, label: str
     await _switch(session, journal, _ops(plan, journal, now, display), label)
 
 
+def _made(path: Path) -> list[str]:
+    """The directories a file created at `path` makes (those missing now), deepest first."""
+    missing = []
+    for parent in path.parents:
+        if parent.exists():
+            break
+        missing.append(str(parent))
+    return missing
+
+
 def _texts(plan: _Plan) -> list[changes.FileText]:
     """Each changed file's text before and after, for its change set."""
     return [changes.FileText(str(f.path), None if f.created else f.original, f.lines, f.buffer_only,
-                             str(f.origin) if f.origin else None, f.overwrote if f.origin else None)
+                             str(f.origin) if f.origin else None, f.overwrote if f.origin else None,
+                             _made(f.path) if f.created else [])
             for f in plan.files]
 
 
@@ -962,7 +992,12 @@ async def recover_edits(gateway: Editor, roots: Sequence[Path]) -> list[Recovery
     """Settle the edits a crash left unfinished in this workspace (`roots`, see
     `journal.recover`), at start-up before any request; buffers already loaded of the files
     settled re-read them."""
-    found = await asyncio.to_thread(recover, await journal_dir(gateway), roots)
+    directory = await journal_dir(gateway)
+    found = await asyncio.to_thread(recover, directory, roots)
+    for recovery in found:  # nothing of it was applied: its change set is not listed as applied
+        if recovery.outcome == "rolled back" and recovery.started is not None:
+            await asyncio.to_thread(changes.rolled_back, directory, recovery.label, recovery.paths,
+                                    recovery.started)
     paths = [path for recovery in found for path in recovery.paths]
     if paths:
         await gateway.call("reload", paths)

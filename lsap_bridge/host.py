@@ -85,7 +85,8 @@ def edit_policy(gateway: EditorGateway, timeout: float = ASK_LIMIT) -> EditAppro
             return True
         limit = call_time.get()
         ask = timeout if limit is None or not limit.explicit else max(0.1, limit.left() - ANSWER_MARGIN)
-        if (say := progress.get()) is not None:
+        # Told only when a human is asked: `allow` and `deny` answer at once.
+        if (say := progress.get()) is not None and await gateway.call("edit_policy") == "ask":
             say(f"waiting for the human's approval of {summary} (up to {min(timeout, ask):g} s; "
                 "sending it again joins this question)")
         with limit.approval() if limit is not None else contextlib.nullcontext():

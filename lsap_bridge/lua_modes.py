@@ -75,8 +75,8 @@ def tables() -> dict[str, Any]:
         # The modes with a `<Plug>(lsap-…)` mapping, in the picker's order.
         "plugs": [c.mode for c in picker if c.offer.plug],
         # Modes that need no file under the cursor: neither an anchor nor a file to default to.
-        "cursorless": sorted(n for n, c in REGISTRY.items()
-                             if "locate" not in c.model.model_fields and "file_path" not in c.model.model_fields),
+        "cursorless": sorted(n for n, c in REGISTRY.items() if "locate" not in c.model.model_fields
+                             and ("file_path" not in c.model.model_fields or not c.model.file_from_cursor)),
         # In the picker's order, then by name: how `:checkhealth lsap` lists what a server can do.
         "needs": [[c.mode, c.method] for c in sorted(REGISTRY.values(), key=lambda c: (c.offer.picker or 99, c.mode))
                   if c.method],

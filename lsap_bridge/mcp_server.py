@@ -1,6 +1,6 @@
 """`lsap mcp`: a stdio MCP server forwarding to the session found like `lsap` finds it.
 
-Tool descriptions cost tokens on every agent turn (doc/architecture.md, Costs), so the surface is five
+Tool descriptions cost tokens on every agent turn (doc/architecture.md, Costs), so the surface is six
 tools with tight schemas: `lsap_query` takes any request of `lsap schema` (and carries the
 anchor's object form, the `$defs` the other tools share, once), the modes declared with a
 tool of their own get their schema from their pydantic models (trimmed of titles and nulls),

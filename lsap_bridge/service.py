@@ -108,6 +108,8 @@ class Service:
         except Exception as exc:  # the human always gets an answer, never a silent command
             await self.gateway.show_report(render_error(as_error(exc, f"`:Lsap {command.get('mode')}`")), [], options)
             return
+        if command.get("quiet") and response.ok:  # a decision made in the buffers (lsap.inline)
+            return
         await self.gateway.show_report(
             response.text, response.locations,
             {**options, "bang": bool(command.get("bang")), "title": f"lsap {mode}"},
@@ -150,14 +152,16 @@ class Service:
         one (`.` = the whole workspace)."""
         payload: dict[str, Any] = {"mode": mode, **options}
         model = REGISTRY[mode].model
+        bare = bare_field(model)
+        # The argument fills the mode's own bare field (`:Lsap review 1`: the id), else the file.
+        named = bare not in (None, "file_path", "locate")
         if "file_path" in model.model_fields and "file_path" not in options:
-            name = command.get("anchor") or (model.file_from_cursor and (command.get("cursor") or {}).get("path"))
+            name = (None if named else command.get("anchor")) or (
+                model.file_from_cursor and (command.get("cursor") or {}).get("path"))
             if name:
                 payload["file_path"] = self.workspace.display(self.workspace.resolve(str(name))) or "."
-        bare = bare_field(REGISTRY[mode].model)
         # `:Lsap search [query]`; an optional one (`:Lsap undo [id]`) is left to its default.
-        if bare not in (None, "file_path", "locate") and bare not in options and (
-                command.get("anchor") or model.model_fields[str(bare)].is_required()):
+        if named and bare not in options and (command.get("anchor") or model.model_fields[str(bare)].is_required()):
             cursor = command.get("cursor") or {}
             payload[str(bare)] = command.get("anchor") or word_at_cursor(str(bare), cursor)
         return payload

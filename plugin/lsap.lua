@@ -50,6 +50,9 @@ local function highlights()
     LsapLineNr = 'LineNr',
     LsapAnchor = 'Special',
     LsapWarning = 'WarningMsg',
+    LsapInlineAdded = 'DiffAdd', -- the inline review: lines the change wrote
+    LsapInlineRemoved = 'DiffDelete', -- lines it removed, shown above where they were
+    LsapInlineHunk = 'DiagnosticVirtualTextInfo', -- the hunk counter
   }) do
     vim.api.nvim_set_hl(0, group, { link = link, default = true })
   end

@@ -194,8 +194,8 @@ async def types(session: Session, request: TypesRequest) -> Answer:
         answer = (await session.servers.lsp([LspCall(native.id, NATIVE, params, target.bufnr)], target))[0]
         roots = [node_of(item) for item in ([] if answer.error else answer.result or [])]
         expanders = {
-            d: lsp_expand(session, native, target.bufnr, f"typeHierarchy/{d}", None)
-            for d in ("supertypes", "subtypes")
+            "supertypes": lsp_expand(session, native, target.bufnr, "typeHierarchy/supertypes", None),
+            "subtypes": lsp_expand(session, native, target.bufnr, "typeHierarchy/subtypes", None),
         }
     else:
         derived = Derived(session, target.client)

@@ -20,7 +20,9 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field
 
 from .. import changes
 from ..changes import ChangeSet, FileText, signs
@@ -33,12 +35,13 @@ from ..modes import Answer, Offer, mode
 from ..position import Document
 from ..report.paging import PagingInfo, paged
 from ..session import Session
-from ..surface import phrase
+from ..surface import SURFACE, phrase
 from ..workspace import uri_of
 
 # Undo edits replace whole lines (column 0 on each side): no encoding is involved.
 ENGINE = Client(0, "lsap undo", "utf-32", frozenset())
 FILES_SHOWN = 3  # files named per change set in a listing
+TOUCHED = "edited since, in the hunk's own lines"
 
 
 class ChangesRequest(Request):
@@ -161,8 +164,8 @@ def _conflict(file: FileText, doc: Document | None, whole: bool = False) -> str 
     """Why a file cannot be put back (None: it holds the change's text). `whole`: the
     whole file goes back (an undo, not a hunk's rejection), so a rename goes back too,
     while its old name is free."""
-    if file.before is None:
-        return "the change created it; delete it by hand"
+    if file.before is None and not whole:
+        return "the change created it; undo all of it (the file goes), or the whole change"
     if file.origin is not None and not whole:
         return f"the change renamed it from {file.origin}; undo the whole change, or rename it back by hand"
     if file.origin is not None and os.path.lexists(file.origin):
@@ -174,6 +177,20 @@ def _conflict(file: FileText, doc: Document | None, whole: bool = False) -> str 
             return "edited since in the buffer (unsaved changes)"
         return "edited since"
     return None
+
+
+def _moved(files: list[FileText]) -> list[tuple[str, str]]:
+    """The files of a change between which it moved code (a line it took out of one is a
+    line it put into the other): a move goes back whole or not at all."""
+    def changed(old: list[str], new: list[str]) -> set[str]:
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+        return {line.strip() for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+                for line in new[j1:j2] if line.strip()}
+
+    added = {f.path: changed(f.before or [], f.after) for f in files}
+    taken = {f.path: changed(f.after, f.before or []) for f in files}
+    return [(source, target) for source, lines in taken.items() for target, put in added.items()
+            if target != source and lines & put]
 
 
 def back_edits(now: list[str], then: list[str]) -> list[TextEditData]:
@@ -196,6 +213,8 @@ def _back(file: FileText) -> list[dict[str, Any]]:
     def edit(path: str, now: list[str], then: list[str]) -> dict[str, Any]:
         return {"textDocument": {"uri": uri_of(Path(path)), "version": None}, "edits": back_edits(now, then)}
 
+    if file.before is None and file.origin is None:  # created by the change: it goes
+        return [{"kind": "delete", "uri": uri_of(Path(file.path))}]
     if file.origin is None:
         return [edit(file.path, file.after, file.before or [])]
     if file.overwritten is None:
@@ -222,6 +241,9 @@ async def revert(session: Session, change: ChangeSet, files: list[FileText], lab
             await asyncio.to_thread(changes.update, journals, undo)
     await asyncio.to_thread(changes.update, journals, fresh)
     change.undone, change.reverted = fresh.undone, fresh.reverted
+    for made in (d for f in files if f.before is None for d in f.made):  # deepest first
+        with contextlib.suppress(OSError):  # not empty (someone's files): it stays
+            os.rmdir(made)
     # Undone: the agent's signs on those lines go, and the undo's own lines get none.
     with contextlib.suppress(LsapError):
         for file in files:
@@ -242,11 +264,14 @@ async def undo(session: Session, request: UndoRequest) -> Answer:
                         f"texts (over {changes.KEEP_BYTES >> 20} MB), so it cannot be undone here",
                         hint="undo it in each buffer (`u`), or with your version control")
     left = _left(change)
+    if not left and not change.undone:
+        raise LsapError(ErrorCode.INVALID_REQUEST, f"every hunk of change {change.id} ({change.label}) was "
+                        "decided in its review (kept or undone): nothing is left to undo",
+                        hint="nothing to do; a hunk kept is yours to edit now")
     if not left:
-        raise LsapError(ErrorCode.INVALID_REQUEST, f"change {change.id} ({change.label}) was undone already"
-                        + (f" by {change.undone[-1]}" if change.undone else ""),
-                        hint=f"redo it with `{changes.undo_hint(change.undone[-1])}`" if change.undone
-                        else "nothing to do")
+        raise LsapError(ErrorCode.INVALID_REQUEST,
+                        f"change {change.id} ({change.label}) was undone already by {change.undone[-1]}",
+                        hint=f"redo it with `{changes.undo_hint(change.undone[-1])}`")
     paths = [Path(f.path) for f in left]
     docs = await session.texts.documents([p for p in paths if p.is_file()])
     display = session.workspace.display
@@ -254,6 +279,12 @@ async def undo(session: Session, request: UndoRequest) -> Answer:
                  if (reason := _conflict(f, docs.get(Path(f.path)), whole=True)) is not None]
     named = {c.path for c in conflicts}
     clean = [f for f in left if display(Path(f.path)) not in named]
+    going = {f.path for f in clean}
+    split = next(((a, b) for a, b in _moved(left) if (a in going) != (b in going)), None)
+    if split is not None:  # half a move back: the code in two files, or in none
+        clean = []
+        conflicts.append(Conflict(path=display(Path(split[0])), reason=f"the change moved code from it to "
+                                  f"{display(Path(split[1]))}: the two go back together or not at all"))
     if conflicts and (not request.partial or not clean):
         listed = "; ".join(f"{c.path}: {c.reason}" for c in conflicts)
         hint = "nothing was changed"
@@ -263,6 +294,8 @@ async def undo(session: Session, request: UndoRequest) -> Answer:
         raise LsapError(ErrorCode.CONFLICT,
                         f"change {change.id} ({change.label}) cannot be undone: {listed}", hint=hint)
     unsaved = await revert(session, change, clean, f"undo {change.id} ({change.label})")
+    with contextlib.suppress(LsapError):  # a view of its hunks in the buffers shows what is left
+        await session.gateway.call("review_inline", inline(change, display), False)
     redo = changes.undo_hint(change.undone[-1]) if change.undone else None
     return Answer(UndoReport(id=change.id, label=change.label, who=change.who, when=_when(change.when),
                              undone=[display(Path(f.path)) for f in clean], unsaved=unsaved,
@@ -279,8 +312,8 @@ class ReviewRequest(Request):
     id: str | None = None
     # With `decision`: the file whose hunk is decided (none: every file of the change).
     file_path: str | None = None
-    # With `decision`: the hunk of `file_path`, 1-based (none: every hunk of it).
-    hunk: int | None = None
+    # With `decision`: the hunk of `file_path`, by its number in the review (none: every hunk of it).
+    hunk: Annotated[int, Field(ge=1)] | None = None
     # reject: put the hunk back as it was (through the safe edits); accept: keep it.
     decision: Literal["reject", "accept"] | None = None
 
@@ -318,6 +351,14 @@ def _hunks(file: FileText) -> list[tuple[int, int, int, int]]:
     return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
+def numbered(file: FileText) -> list[tuple[int, tuple[int, int, int, int]]]:
+    """The hunks left with their numbers in the review, which stay theirs while others are
+    decided (`FileText.numbers`)."""
+    hunks = _hunks(file)
+    numbers = file.numbers if file.numbers is not None and len(file.numbers) == len(hunks) else None
+    return list(zip(numbers or range(1, len(hunks) + 1), hunks, strict=True))
+
+
 def _hunk_diff(file: FileText, hunk: tuple[int, int, int, int]) -> str:
     """One hunk as a unified diff (one line of context), as the report's lists read it."""
     i1, i2, j1, j2 = hunk
@@ -348,23 +389,85 @@ def _decide(change: ChangeSet, request: ReviewRequest,
         if file not in chosen:
             files.append(file)
             continue
-        hunks = _hunks(file)
-        picked = hunks if request.hunk is None else hunks[request.hunk - 1:request.hunk]
+        hunks = numbered(file)
+        picked = [(n, h) for n, h in hunks if request.hunk in (None, n)]
         if not picked:
-            raise LsapError(ErrorCode.NOT_FOUND, f"{display(Path(file.path))} has {len(hunks)} hunk"
-                            f"{'s' if len(hunks) != 1 else ''} left in change {change.id}, no hunk {request.hunk}",
+            left = ", ".join(str(n) for n, _ in hunks)
+            raise LsapError(ErrorCode.NOT_FOUND, f"{display(Path(file.path))} has no hunk {request.hunk} left "
+                            f"to decide in change {change.id} (left: {left})",
                             hint=f"`{phrase({'mode': 'review', 'id': change.id}, 'id')}` numbers them")
         before, after = list(file.before or []), list(file.after)
-        for i1, i2, j1, j2 in reversed(picked):  # from the end: earlier positions hold
+        for _, (i1, i2, j1, j2) in reversed(picked):  # from the end: earlier positions hold
             if request.decision == "reject":
                 after[j1:j2] = (file.before or [])[i1:i2]
             else:
                 before[i1:i2] = file.after[j1:j2]
-        decided = dataclasses.replace(file, before=before, after=after)
+        gone = {n for n, _ in picked}
+        decided = dataclasses.replace(file, before=before, after=after,
+                                      numbers=[n for n, _ in hunks if n not in gone])
         files.append(decided)
         if request.decision == "reject":
             written.append(decided)
     return files, written
+
+
+def _rebase(after: list[str], now: list[str], spans: list[tuple[int, int]]) -> list[tuple[int, int]] | None:
+    """Where the lines `spans` of `after` are in `now` (`after` with the human's edits since),
+    or None when the human edited one of them: a hunk goes back only where it is untouched."""
+    at: dict[int, int] = {}
+    for tag, i1, i2, j1, _j2 in difflib.SequenceMatcher(None, after, now, autojunk=False).get_opcodes():
+        if tag == "equal":
+            at.update({i: j1 + i - i1 for i in range(i1, i2)})
+    out = []
+    for start, end in spans:
+        if end > start:
+            if any(i not in at for i in range(start, end)) or at[end - 1] - at[start] != end - 1 - start:
+                return None
+            out.append((at[start], at[end - 1] + 1))
+        elif start in at or start == 0:
+            out.append((at.get(start, 0),) * 2)
+        elif start - 1 in at:
+            out.append((at[start - 1] + 1,) * 2)
+        else:
+            return None
+    return out
+
+
+async def _put_back(session: Session, change: ChangeSet, written: list[FileText], whole: bool) -> None:
+    """Write the rejected hunks back (the files `_decide` changed), through the safe edits,
+    into the text the files hold now: the human's edits elsewhere in them stay. A file the
+    change created, rejected whole, goes (as `undo` takes it back)."""
+    display = session.workspace.display
+    old = {f.path: f for f in change.files}
+    created = [old[f.path] for f in written if old[f.path].before is None and whole]
+    written = [f for f in written if not (old[f.path].before is None and whole)]
+    docs = await session.texts.documents([Path(f.path) for f in written if Path(f.path).is_file()])
+    edits, expect, problems = {}, {}, []
+    for file in written:
+        was, doc = old[file.path], docs.get(Path(file.path))
+        # Gone, created or renamed by the change: `_conflict` says why; else the hunk's own lines.
+        reason = _conflict(was, doc) if doc is None or was.before is None or was.origin else None
+        ops = [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
+            None, was.after, file.after, autojunk=False).get_opcodes() if tag != "equal"]
+        where = _rebase(was.after, doc.lines, [op[:2] for op in ops]) if doc and not reason else None
+        if doc is None or where is None:
+            problems.append(f"{display(Path(file.path))}: {reason or TOUCHED}")
+            continue
+        new = list(doc.lines)
+        for (start, end), (_i1, _i2, j1, j2) in reversed(list(zip(where, ops, strict=True))):
+            new[start:end] = file.after[j1:j2]
+        edits[uri_of(Path(file.path))], expect[Path(file.path)] = back_edits(doc.lines, new), doc.lines
+    if problems:
+        raise LsapError(ErrorCode.CONFLICT, f"the hunk cannot be put back: {'; '.join(problems)}",
+                        hint="nothing was changed")
+    if edits:
+        result = await apply_workspace_edit(session, {"changes": edits}, ENGINE,
+                                            label=f"reject in change {change.id}", expect=expect)
+        if result.change is not None:  # putting back is no agent's change to sign
+            with contextlib.suppress(LsapError):
+                await session.gateway.call("presence_reviewed", result.change)
+    if created:
+        await revert(session, change, created, f"reject in change {change.id}")
 
 
 @mode("review", request=ReviewRequest, report=ReviewReport,
@@ -386,19 +489,7 @@ async def review(session: Session, request: ReviewRequest) -> Answer:
     if request.decision is not None:
         files, written = _decide(change, request, display)
         if written:
-            old = {f.path: f for f in change.files}
-            docs = await session.texts.documents([Path(f.path) for f in written if Path(f.path).is_file()])
-            problems = [f"{display(Path(f.path))}: {reason}" for f in written
-                        if (reason := _conflict(old[f.path], docs.get(Path(f.path)))) is not None]
-            if problems:
-                raise LsapError(ErrorCode.CONFLICT, f"the hunk cannot be put back: {'; '.join(problems)}",
-                                hint="nothing was changed")
-            edit = {"changes": {uri_of(Path(f.path)): back_edits(old[f.path].after, f.after) for f in written}}
-            result = await apply_workspace_edit(session, edit, ENGINE, label=f"reject in change {change.id}",
-                                                expect={Path(f.path): old[f.path].after for f in written})
-            if result.change is not None:  # putting back is no agent's change to sign
-                with contextlib.suppress(LsapError):
-                    await session.gateway.call("presence_reviewed", result.change)
+            await _put_back(session, change, written, request.hunk is None)
         change.files = files
         await asyncio.to_thread(changes.update, journals, change)
         with contextlib.suppress(LsapError):  # the decided lines' signs go
@@ -413,7 +504,26 @@ async def review(session: Session, request: ReviewRequest) -> Answer:
             Hunk(number=n, line=j1 + 1, diff=_hunk_diff(file, (i1, i2, j1, j2)),
                  reject=phrase({**base, "hunk": n, "decision": "reject"}, "id"),
                  accept=phrase({**base, "hunk": n, "decision": "accept"}, "id"))
-            for n, (i1, i2, j1, j2) in enumerate(_hunks(file), 1)]))
+            for n, (i1, i2, j1, j2) in numbered(file)]))
+    # The human's review is shown in the buffers too (lua/lsap/inline.lua); an agent's
+    # decisions only bring the human's view of the same change up to date.
+    with contextlib.suppress(LsapError):
+        await session.gateway.call("review_inline", inline(change, display), SURFACE.get() == "nvim")
     return Answer(ReviewReport(id=change.id, label=change.label, who=change.who, when=_when(change.when),
                                decided=decided, files=rows, pending=sum(len(f.hunks) for f in rows),
                                undo=changes.undo_hint(change.id) if rows else None))
+
+
+def inline(change: ChangeSet, display: Callable[[Path], str]) -> dict[str, Any]:
+    """The hunks left as the editor shows them in the buffers: per file (its absolute path and
+    its name in requests) each
+    hunk's number, where its lines start in the change's text (0-based), the lines it wrote,
+    the lines it removed, and the line above it (to find it again where the text moved)."""
+    files = []
+    for file in _left(change):
+        before, after = file.before or [], file.after
+        files.append({"path": file.path, "name": display(Path(file.path)), "hunks": [
+            {"number": n, "line": j1, "added": after[j1:j2], "removed": before[i1:i2],
+             "above": after[j1 - 1] if j1 else None}
+            for n, (i1, i2, j1, j2) in numbered(file)]})
+    return {"id": change.id, "label": change.label, "who": change.who, "files": files}

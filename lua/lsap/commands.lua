@@ -161,6 +161,7 @@ M.cursorless = declared.cursorless
 local function cursor_for(mode)
   local here = require('lsap.report').cursor()
   if here then return here end
+  if here == false and M.cursorless[mode] then return nil end
   if here == false then
     return nil, 'no location on this line of the report: move to an entry (]]) or give an anchor'
   end
@@ -192,7 +193,10 @@ function M.run(name, opts)
   local anchor, options = M.parse(name, args)
   local range = (opts.range and opts.range > 0) and { opts.line1, opts.line2 } or nil
   local cursor, why = cursor_for(name)
-  if not cursor and not anchor then return notify(why, 'error') end
+  -- The command's own arguments win over the line under the cursor (a report's included).
+  if not cursor and not anchor and not M.cursorless[name] and options.file_path == nil then
+    return notify(why, 'error')
+  end
   local function go()
     require('lsap.service').run(
       name,

@@ -50,6 +50,23 @@ M.defaults = {
   -- Agents in your buffers (:help lsap-presence): a fading mark where an agent looks
   -- (`marks`, gone after `fade_ms`), a sign on the lines it changed (`signs`); false: none.
   presence = { marks = true, signs = true, fade_ms = 4000 },
+  -- The inline review (:Lsap review, :help lsap-inline-review): its keys, mapped in the
+  -- buffers of the change while it has hunks left; a key you mapped yourself stays yours
+  -- (`override = true`: the review's wins in those buffers).
+  review = {
+    keys = {
+      next = ']h',
+      prev = '[h',
+      keep = '<Leader>rk',
+      undo = '<Leader>ru',
+      keep_file = '<Leader>rK',
+      undo_file = '<Leader>rU',
+      keep_all = '<Leader>ra',
+      undo_all = '<Leader>rx',
+      help = 'g?',
+    },
+    override = false,
+  },
 }
 
 -- What each option must be: a type name ('count': a whole number >= 1), a list of allowed
@@ -66,6 +83,10 @@ M.schema = {
   max_file_size = 'number',
   max_tokens = 'count',
   presence = { marks = 'boolean', signs = 'boolean', fade_ms = 'count' },
+  review = {
+    keys = vim.tbl_map(function() return 'string' end, M.defaults.review.keys),
+    override = 'boolean',
+  },
 }
 
 M.options = vim.deepcopy(M.defaults)

@@ -113,9 +113,11 @@ return {
   cursorless = {
     batch = true,
     changes = true,
+    check = true,
     code_action_execute = true,
     editor = true,
     rename_execute = true,
+    review = true,
     schema = true,
     search = true,
     undo = true,

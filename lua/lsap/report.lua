@@ -306,7 +306,7 @@ end
 function M.next_entry(direction)
   if not current or vim.api.nvim_buf_get_name(0) ~= M.NAME then return end
   local row = vim.api.nvim_win_get_cursor(0)[1]
-  local entries = current.entries
+  local entries = #current.entries > 0 and current.entries or rows.commands(current.lines)
   local from, to, step = 1, #entries, 1
   if direction < 0 then
     from, to, step = #entries, 1, -1

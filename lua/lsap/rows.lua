@@ -157,6 +157,16 @@ function M.index(lines, locations, root)
   return targets, entries
 end
 
+--- The rows whose <CR> runs a command, the entries of a report without locations: a
+--- change set's (`:Lsap changes`, its review), a code action's.
+function M.commands(lines)
+  local found = {}
+  for row, text in ipairs(lines) do
+    if text:match('`:Lsap review %d+`') or text:match('^%d+%. `%x+` ') then found[#found + 1] = row end
+  end
+  return found
+end
+
 --- A target's byte column in the line `text` of its file: the report location's (a byte
 --- column, or a `character` in an `encoding`), the diff's, else the line's first non-blank.
 function M.column(t, text)

@@ -56,6 +56,7 @@ M.functions = {
   when_idle = seen.when_idle,
   when_diagnosed = diagnostics.when_diagnosed,
   confirm = confirm,
+  edit_policy = function() return require('lsap.config').options.edit_policy end,
   clients = clients.clients,
   all_clients = clients.all_clients,
   servers_expected = clients.servers_expected,
@@ -83,6 +84,7 @@ M.functions = {
   remove_on_exit = function(paths) log.remove_on_exit(paths) end,
   presence_changed = function(change, again) presence.changed(change, again) end,
   presence_reviewed = function(id, path) presence.reviewed(id, path) end,
+  review_inline = function(review, start) require('lsap.inline').show(review, start) end,
   -- lsap's own Neovim (embedded mode)
   enable_servers = function(root, names, watchdog)
     vim.cmd.cd(vim.fn.fnameescape(root))

@@ -13,7 +13,8 @@ local queue = {}
 
 --- Run a mode at the cursor or on an anchor. opts: { anchor = 'path:Sym@find',
 --- options = { max_items = 10, … }, bang = boolean, range = { first_line, last_line },
---- cursor = where to work instead of the cursor }; mode 'request' takes `text`, a Language
+--- cursor = where to work instead of the cursor, quiet = no report unless an error };
+--- mode 'request' takes `text`, a Language
 --- Server Request block, instead. The report knows, by its ticket, whether you moved on.
 function M.run(mode, opts)
   opts = opts or {}
@@ -26,6 +27,7 @@ function M.run(mode, opts)
     range = opts.range,
     cursor = opts.cursor or require('lsap.transport.editor').cursor(),
     ticket = ui.ticket(mode),
+    quiet = opts.quiet, -- no report window unless it fails (a decision made in the buffers)
   })
 end
 

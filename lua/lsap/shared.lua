@@ -36,6 +36,8 @@ return {
     "textDocument/rename",
     "textDocument/signatureHelp",
     "textDocument/typeDefinition",
+    "typeHierarchy/subtypes",
+    "typeHierarchy/supertypes",
     "workspace/executeCommand",
     "workspace/symbol",
   },

@@ -6,6 +6,7 @@ where it was typed, and the report and the prompt open beside the human."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -126,13 +127,22 @@ def editor(tmp_path: Path) -> Iterator[tuple[Terminal, pynvim.Nvim, Path]]:
     server = Path(__file__).with_name("slow_server.py")
     with (Path(home.env["XDG_CONFIG_HOME"]) / "nvim" / "init.lua").open("a") as init:
         init.write(SLOW.format(python=sys.executable, server=str(server)))
+    with watched(home, project, "notes.slow") as (term, nvim):
+        yield term, nvim, project
+
+
+@contextlib.contextmanager
+def watched(home: Home, project: Path, file: str) -> Iterator[tuple[Terminal, pynvim.Nvim]]:
+    """Neovim on `file` in a terminal, registered, with an RPC channel that only looks."""
     home.register()
-    address = str(tmp_path / "nvim.sock")
-    term = Terminal(home, project, home.nvim, "--listen", address, "notes.slow")
+    address = str(home.base.parent / "nvim.sock")
+    term = Terminal(home, project, home.nvim, "--listen", address, file)
     nvim = attach(address)
-    yield term, nvim, project
-    nvim.close()
-    term.close()
+    try:
+        yield term, nvim
+    finally:
+        nvim.close()
+        term.close()
 
 
 def position_of(path: Path, text: str, word: str) -> tuple[int, int]:
