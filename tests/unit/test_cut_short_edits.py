@@ -8,6 +8,7 @@ does a client whose session died before answering (from the change sets on disk)
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,10 @@ from typing import Any
 from lsap_bridge import changes
 from lsap_bridge.capabilities import REGISTRY
 from lsap_bridge.client import cut_off
-from lsap_bridge.connection import Call, Connection
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.pipeline import Response, answer
+from lsap_bridge.server import SocketServer
 from lsap_bridge.session import Session
 from lsap_bridge.surface import APPLIED
 from lsap_bridge.workspace import Workspace
@@ -104,17 +105,45 @@ def test_a_rename_cut_short_after_its_journal_committed_says_it_was_applied(tmp_
     assert f"lsap undo {change}" in str(again.error.hint)
 
 
-def test_the_session_gone_answer_names_the_change_a_call_applied() -> None:
-    connection = Connection.__new__(Connection)  # its `_gone` reads only the call and the reason
-    connection.stopping = "its Neovim exited"
-    captured: list[Any] = []
-    connection._failures = lambda ids, failure: captured.append(failure)  # type: ignore[method-assign]
-    connection._ids = lambda message: [1]  # type: ignore[method-assign]
-    connection._gone(Call(b"{}", 2, started=1.0, applied=["12"]), started=True)
-    connection._gone(Call(b"{}", 2, started=1.0), started=True)
-    assert "change 12" in str(captured[0]) and "do not send the request again" in str(captured[0])
-    assert captured[0].data["applied"] == ["12"]
-    assert "before it applied any edit; send it again" in str(captured[1])
+class ApplyingService:
+    """An edit request that applies its change 7 (as the edit engine notes it), then waits
+    for the diagnostics after it; any other request waits before it applies anything."""
+
+    async def handle(self, payload: Any) -> Response:
+        applied = APPLIED.get()
+        if payload.get("applies") and applied is not None:
+            applied.append("7")
+        await asyncio.sleep(30)
+        return Response("never")
+
+
+def test_the_session_gone_answer_names_the_change_a_call_applied(tmp_path: Path) -> None:
+    """The session stops (its Neovim exited) while two calls run: the one that had applied
+    its edit is told so, with the change, the other that it may be sent again."""
+
+    async def main() -> list[dict[str, Any]]:
+        server = SocketServer(ApplyingService(), tmp_path / "s.sock")  # type: ignore[arg-type]
+        await server.start()
+        replies = []
+        for applies in (True, False):
+            reader, writer = await asyncio.open_unix_connection(str(server.path))
+            writer.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "request",
+                                     "params": {"request": {"applies": applies}}}).encode() + b"\n")
+            await writer.drain()
+            replies.append((reader, writer))
+        await asyncio.sleep(0.2)
+        await server.close("its Neovim exited")
+        out = [json.loads(await reader.readline())["error"] for reader, _ in replies]
+        for _, writer in replies:
+            writer.close()
+        return out
+
+    applied, not_applied = asyncio.run(main())
+    assert applied["data"] == {"code": "session_gone", "started": True, "applied": ["7"]}
+    assert "its edit was applied: change 7" in applied["message"]
+    assert "do not send the request again" in applied["message"]
+    assert not_applied["data"] == {"code": "session_gone", "started": True, "applied": []}
+    assert "before it applied any edit; send it again" in not_applied["message"]
 
 
 def test_a_client_cut_off_reads_what_its_call_applied(tmp_path: Path) -> None:
