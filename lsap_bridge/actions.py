@@ -46,7 +46,7 @@ from .locate.matcher import Needle, find_matches
 from .lsp import structure
 from .models import LineScope, Locate, Overwritten, Report, Request, Row, SymbolScope, absent
 from .position import Document, to_lsp_character
-from .report.pieces import DiagnosticRow, diagnostic_row
+from .report.pieces import DiagnosticRow, diagnostic_row, incomplete
 from .resolve import resolve
 from .session import EVERY_SERVER, Servers, Session, Target, ranked
 from .workspace import Workspace, uri_of
@@ -823,6 +823,7 @@ async def applied(session: Session, title: str, kind: str | None,
         new_diagnostics=rows(DiagnosticDelta.between(before, after).new) if before is not None else [],
         diagnostics=every[:DIAGNOSTICS_SHOWN], diagnostics_total=len(every),
         pending=[f"{display(p)} ({reason})" for p, reason in after.pending.items()],
+        **incomplete(bool(after.pending)),
         undo=[undo_hint(r.change) for r in ran.results if r.change],
         remarks=ran.remarks,
         stopped=ran.stopped,

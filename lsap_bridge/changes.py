@@ -234,6 +234,30 @@ def find(journals: Path, workspace: Workspace, change_id: str) -> ChangeSet | No
     return found if found is not None and _inside(found, workspace) else None
 
 
+def made_since(journals: Path, by: str, since: float) -> list[str]:
+    """The ids of the sets `by` made at `since` or later, oldest first: what a call of its,
+    cut off before it was answered, had applied (sets read newest first, until an older one)."""
+    found: list[str] = []
+    for path in _files(journals):
+        change = _read(path)
+        if change is None:
+            continue
+        if change.when < since:
+            break
+        if change.who == by:
+            found.insert(0, change.id)
+    return found
+
+
+def last_of(journals: Path, workspace: Workspace, by: str) -> ChangeSet | None:
+    """The newest set `by` made in `workspace` (sets read newest first, until found)."""
+    for path in _files(journals):
+        found = _read(path)
+        if found is not None and found.who == by and all(workspace.contains(Path(f.path)) for f in found.files):
+            return found
+    return None
+
+
 def update(journals: Path, change: ChangeSet) -> None:
     """Keep what became of a set (undone, files reverted)."""
     path = _path(journals, change.id)
@@ -246,7 +270,8 @@ def who() -> str:
     return CLIENT.get() or HUMAN
 
 
-def _request() -> str | None:
+def request_text() -> str | None:
+    """The request being answered as its change set keeps it (what made the change)."""
     request = REQUEST.get()
     if request is None:
         return None
@@ -256,7 +281,7 @@ def _request() -> str | None:
 
 def begin(journals: Path, label: str, files: Sequence[FileText]) -> ChangeSet:
     """Keep the change set of an edit about to be switched (see the module docstring)."""
-    return _new(journals, ChangeSet("", who(), time.time(), label, _request(), list(files)))
+    return _new(journals, ChangeSet("", who(), time.time(), label, request_text(), list(files)))
 
 
 def discard(journals: Path, change: ChangeSet) -> None:

@@ -2,11 +2,11 @@
 idle timeout, `lsap daemon stop`) continues the checks instead of recording a new baseline
 that already holds the agent's breakage.
 
-Saved after each check: the diagnostics each checked file had and the content hash of the
-file on disk then. Loaded when a session's first check starts: a file whose bytes differ
-now (or that is gone) counts as changed since the last check, so its new diagnostics are
-reported as new. Files created while no daemon ran are not known to it (a check reports
-them when given, or when they use a changed file).
+Saved after each answered check (not one whose answer was lost): the diagnostics each
+checked file had and the content hash of the file on disk then. Loaded when a session's
+first check starts: a file whose bytes differ now (or that is gone) counts as changed since
+the last check, so its new diagnostics are reported as new. Files created while no daemon
+ran are not known to it (a check reports them when given, or when they use a changed file).
 
 One JSON file per root and checker (an agent, or the human and the CLI) in `checks/` beside
 the edit journal (Neovim's state directory), bounded: at most `MAX_FILES` files of
@@ -77,12 +77,6 @@ def resume(record: Resumable, saved: Saved | None) -> None:
         return
     record.seen, record.number, record.at = saved.seen, saved.number, saved.at
     record.unreported.update(saved.changed)
-
-
-def after(seen: Mapping[Path, list[Diagnostic]], checked: Mapping[Path, list[Diagnostic]],
-          deleted: set[Path]) -> dict[Path, list[Diagnostic]]:
-    """The record's diagnostics once a check's findings (`checked`, `deleted`) apply."""
-    return {p: items for p, items in {**seen, **checked}.items() if p not in deleted}
 
 
 def record_path(directory: Path, root: Path, who: str | None = None) -> Path:

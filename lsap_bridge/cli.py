@@ -27,9 +27,10 @@ OPTIONS = ("max_items", "start_index", "pagination_id", "context_lines", "max_to
 
 # The exit status a shell agent acts on, by the answer's error code (doc/lsap.txt, lsap-exit-codes):
 # 1 the servers' answer is an error report, 2 the request is invalid (fix the call), 3 no
-# session to ask, 4 busy or out of time (sending it again may help).
+# session to ask, 4 busy or out of time (sending it again may help), 5 a report that left
+# out what it should have compared (its status `incomplete`: send the request it gives).
 EXIT_CODES = {"invalid_request": 2, "outside_workspace": 2, "session_gone": 3,
-              "busy": 4, "timeout": 4, "conflict": 4}
+              "busy": 4, "timeout": 4, "conflict": 4, "incomplete": 5}
 EXIT_HELP = """exit status:
   0  a report
   1  the language servers' answer is an error report (not_found, ambiguous, unsupported, ...),
@@ -37,7 +38,9 @@ EXIT_HELP = """exit status:
   2  the request itself is invalid (bad JSON, unknown mode or field, wrong types, a path
      outside the workspace): fix the call
   3  no session to ask (none could be found or started, or it went away)
-  4  busy, timed out, or the file kept changing: sending it again may help"""
+  4  busy, timed out, or the file kept changing: sending it again may help
+  5  a report that is incomplete: files it should have compared were not (not analysed in
+     time, users not looked for); it says which and the request that completes it"""
 
 
 def exit_code(code: str | None) -> int:
@@ -176,7 +179,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result, indent=1))
         return 0
     sys.stdout.write(result["text"])
-    return exit_code(None if result["ok"] else (result.get("error") or {}).get("code", "server_error"))
+    if not result["ok"]:
+        return exit_code((result.get("error") or {}).get("code", "server_error"))
+    return exit_code(result.get("status"))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -14,6 +14,7 @@ started, so that a warm `lsap hover` costs little more than starting Python
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import itertools
 import json
@@ -112,8 +113,21 @@ def unreachable(path: str, exc: OSError) -> ClientError:
     return ClientError(f"cannot connect to {path}: {exc.strerror or exc}")
 
 
-def cut_off() -> ClientError:
-    return gone("closed the connection before answering", started=True)
+def cut_off(journals: str = "", who: str | None = None, since: float = 0.0) -> ClientError:
+    """A call the session never answered (it went away while running it): what the change
+    sets in `journals` show it applied since it was sent, when the session published them."""
+    applied: list[str] = []
+    if journals and who:
+        from .changes import made_since  # only when a call was cut off: `lsap`'s imports stay few
+
+        with contextlib.suppress(OSError):
+            applied = made_since(Path(journals), who, since)
+    if not applied:
+        return gone("closed the connection before answering", started=True)
+    from .surface import NOT_AGAIN, applied_note
+
+    return ClientError(f"the lsap session closed the connection before answering; {applied_note(applied)}; "
+                       f"{NOT_AGAIN}", "session_gone", {"started": True, "applied": list[Json](applied)})
 
 
 def _connected(path: str, timeout: float) -> socket.socket:
@@ -140,7 +154,8 @@ class Connection:
     """One blocking JSON-RPC connection, one call at a time (the CLI: no event loop to start)."""
 
     def __init__(self, path: str, timeout: float = 300.0, name: str | None = None,
-                 surface: str | None = None) -> None:
+                 surface: str | None = None, journals: str = "") -> None:
+        self.journals = journals  # the session's (`SessionInfo.journals`): see `cut_off`
         self.sock = _connected(path, timeout)
         self.file = self.sock.makefile("rb")
         self.rpc = Rpc(name, surface)
@@ -149,11 +164,12 @@ class Connection:
         """The call's result; `on_progress` hears the session's `progress` notifications
         meanwhile (the CLI writes them to stderr)."""
         msg_id, line = self.rpc.request(method, params)
+        sent = time.time()
         self.sock.sendall(line)
         while True:
             answer = self.file.readline()
             if not answer:
-                raise cut_off()
+                raise cut_off(self.journals, self.rpc.name, sent)
             reply = json.loads(answer)
             if reply.get("id") == msg_id:
                 return self.rpc.outcome(reply)
@@ -175,24 +191,27 @@ class AsyncConnection:
     """JSON-RPC over the socket for asyncio code: many calls in flight on one connection."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 name: str | None, surface: str | None = None) -> None:
+                 name: str | None, surface: str | None = None, journals: str = "") -> None:
         import asyncio
 
         self.reader, self.writer = reader, writer
         self.rpc = Rpc(name, surface)
+        self.journals = journals  # the session's (`SessionInfo.journals`): see `cut_off`
         self.pending: dict[int, asyncio.Future[JsonObject]] = {}
+        self.sent: dict[int, float] = {}  # when each pending call was sent
         self.on_progress: Callable[[str], None] | None = None  # the session's `progress` notes
         self.reading = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
-    async def open(cls, path: str, name: str | None = None, surface: str | None = None) -> AsyncConnection:
+    async def open(cls, path: str, name: str | None = None, surface: str | None = None,
+                   journals: str = "") -> AsyncConnection:
         import asyncio
 
         try:
             reader, writer = await asyncio.open_unix_connection(path, limit=1 << 26)
         except OSError as exc:
             raise unreachable(path, exc) from None
-        return cls(reader, writer, name, surface)
+        return cls(reader, writer, name, surface, journals)
 
     @property
     def closed(self) -> bool:
@@ -205,13 +224,14 @@ class AsyncConnection:
             raise gone("closed the connection", started=False)
         msg_id, line = self.rpc.request(method, params)
         future: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
-        self.pending[msg_id] = future
+        self.pending[msg_id], self.sent[msg_id] = future, time.time()
         self.writer.write(line)
         try:
             await self.writer.drain()
             reply = await future
         finally:
             self.pending.pop(msg_id, None)
+            self.sent.pop(msg_id, None)
         return self.rpc.outcome(reply)
 
     async def _read(self) -> None:
@@ -226,9 +246,9 @@ class AsyncConnection:
         except (ConnectionError, ValueError):
             pass
         finally:
-            for future in self.pending.values():
+            for msg_id, future in self.pending.items():
                 if not future.done():
-                    future.set_exception(cut_off())
+                    future.set_exception(cut_off(self.journals, self.rpc.name, self.sent.get(msg_id, 0.0)))
 
     async def close(self) -> None:
         self.reading.cancel()
@@ -251,7 +271,7 @@ def call_session(find: Callable[[], SessionInfo | None], method: str, params: Js
         if info is None:
             raise ClientError("no session to ask")
         try:
-            with Connection(info.socket, name=name, surface=surface) as conn:
+            with Connection(info.socket, name=name, surface=surface, journals=info.journals) as conn:
                 return conn.call(method, params, on_progress)
         except ClientError as exc:
             if not exc.send_again(attempt):
@@ -282,7 +302,7 @@ class AsyncSession:
                 info = await asyncio.to_thread(self.find)
                 if info is None:
                     raise ClientError("no session to ask")
-                self.conn = await AsyncConnection.open(info.socket, self.name, self.surface)
+                self.conn = await AsyncConnection.open(info.socket, self.name, self.surface, info.journals)
                 self.conn.on_progress = self.on_progress
             return self.conn
 

@@ -36,6 +36,7 @@ import msgpack
 
 from .errors import ErrorCode
 from .jsonvalue import Json, Jsonable, JsonObject, Params, to_int
+from .surface import APPLIED, NOT_AGAIN, applied_note
 
 MIB = 1024 * 1024
 WRITE_HIGH = MIB // 4  # unread reply bytes at which a connection is paused (no reads, no new calls)
@@ -273,6 +274,7 @@ class Call:
     size: int
     started: float | None = None  # when its task began to run (monotonic)
     answered: bool = False  # its reply (or none, for a notification) was handed over
+    applied: list[str] = field(default_factory=list)  # the change sets its edits made (`surface.APPLIED`)
 
 
 def _notifier(conn: Connection) -> Callable[[str, JsonObject], None]:
@@ -568,6 +570,7 @@ class Connection(asyncio.Protocol):
     async def _run(self, call: Call) -> None:
         call.started = time.monotonic()
         ASKING.set(self)
+        APPLIED.set(call.applied)  # its tasks share the list: a cut-off answer says what it applied
         self._write_reply(await self._answer(call))
         call.answered = True
         self.answered += 1
@@ -723,11 +726,15 @@ class Connection(asyncio.Protocol):
     # -- the session stopping -----------------------------------------------------------------
 
     def _gone(self, call: Call, started: bool) -> bytes | None:
-        what = ("while it ran this call, which was cancelled (an edit may have been applied: "
-                "check before sending it again)" if started else "before it ran this call")
-        failure = RpcFailure(SESSION_GONE, f"the lsap session stopped ({self.stopping}) {what}; "
-                             "send it again: lsap finds, or starts, a session for it",
-                             {"started": started})
+        if call.applied:  # the edit landed (journalled, switched): it must not be sent again
+            told = f"while it ran this call; {applied_note(call.applied)}; {NOT_AGAIN}"
+        elif started:
+            told = ("while it ran this call, which was cancelled before it applied any edit; send "
+                    "it again: lsap finds, or starts, a session for it")
+        else:
+            told = "before it ran this call; send it again: lsap finds, or starts, a session for it"
+        failure = RpcFailure(SESSION_GONE, f"the lsap session stopped ({self.stopping}) {told}",
+                             {"started": started, "applied": list(call.applied)})
         return self._failures(self._ids(call.message), failure)
 
     def stop(self, reason: str) -> None:

@@ -40,6 +40,9 @@ class SessionInfo(NamedTuple):
     nvim_version: str = ""
     tcp: str = ""  # "host:port" of the optional loopback listener
     token: str = ""  # what a TCP client sends in `auth`; the file is 0600
+    # The edit journal's directory (its change sets): a client whose call was cut off reads
+    # there which edits it had applied (`client.cut_off`).
+    journals: str = ""
 
     @property
     def file(self) -> Path:

@@ -49,6 +49,7 @@ from .journal import Change, Journal, Recovery, recover
 from .lsp import PositionData, TextEditData
 from .position import Document, Encoding, from_lsp_character
 from .session import Doubt, Session
+from .surface import APPLIED
 from .workspace import Workspace, path_of, size_text
 
 NOTHING = "nothing was changed"
@@ -938,6 +939,11 @@ def _rolled_back(problems: list[str]) -> str:
     return "rolling back failed for: " + "; ".join(problems)
 
 
+class Completed(LsapError):
+    """The call failed (Neovim went away) after the switch began: the journal completed the
+    edit, which is applied and recorded as its change set (`_recorded` keeps it)."""
+
+
 async def _switch(session: Session, journal: Journal | None, ops: list[dict[str, Any]],
                   label: str) -> None:
     """Have Neovim switch files and buffers, then settle the journal whatever happened."""
@@ -949,6 +955,9 @@ async def _switch(session: Session, journal: Journal | None, ops: list[dict[str,
         settled = await asyncio.to_thread(journal.settle) if journal else None
         if not isinstance(exc, LsapError):
             raise
+        if settled is not None and settled.outcome == "completed":  # applied all the same
+            raise Completed(exc.code, f"{exc.message} while {label} was applied; {settled.message}",
+                            hint=exc.hint) from None
         raise LsapError(ErrorCode.SERVER_ERROR,
                         f"applying {label} failed: {exc.message}"
                         + (f"; {settled.message}" if settled else "; nothing was changed"),
@@ -1044,15 +1053,34 @@ async def _recorded(session: Session, plan: _Plan, directory: Path, label: str) 
     """`_journalled`, its change set kept first (`changes.py`) and dropped if it failed;
     an agent's changed lines are marked in the editor. The set's id."""
     change = await asyncio.to_thread(changes.begin, directory, label, _texts(plan))
+    applied = APPLIED.get()
     try:
         await _journalled(session, plan, directory, label)
+    except Completed:  # Neovim went away mid-switch and the journal completed it: kept, told
+        if applied is not None:
+            applied.append(change.id)
+        raise
     except BaseException:
         await asyncio.to_thread(changes.discard, directory, change)
         raise
+    if applied is not None:  # an answer cut short from here on says it was applied
+        applied.append(change.id)
     if change.by_agent:  # its lines get the agent's sign in the human's editor
         with contextlib.suppress(LsapError):
             await session.gateway.call("presence_changed", changes.signs(change))
     return change.id
+
+
+async def applied_before(session: Session) -> changes.ChangeSet | None:
+    """The change this very request made when it was sent before, if it is the asker's
+    latest and was not taken back: an agent whose answer was lost (the session ended)
+    sends it again, and is told it is applied rather than that its anchor is gone."""
+    request = changes.request_text()
+    if request is None:
+        return None
+    directory = await journal_dir(session.gateway)
+    last = await asyncio.to_thread(changes.last_of, directory, session.workspace, changes.who())
+    return last if last is not None and last.request == request and not last.undone else None
 
 
 async def journal_dir(gateway: Editor) -> Path:
@@ -1141,9 +1169,17 @@ async def apply_workspace_edit(
         )
     await asyncio.to_thread(_recheck, plan, session.workspace)
     directory = await journal_dir(session.gateway)
-    # Shielded: an asker who goes away must not leave the journal half settled.
+    # Shielded: an asker who goes away (or a session that stops) must not leave the journal
+    # half settled; its cancellation waits for the edit to settle, so that the answer then
+    # given says whether it was applied (`surface.APPLIED`).
+    recording = asyncio.ensure_future(_recorded(session, plan, directory, label))
     try:
-        change = await asyncio.shield(_recorded(session, plan, directory, label))
+        change = await asyncio.shield(recording)
+    except asyncio.CancelledError:
+        await asyncio.wait([recording])
+        if not recording.cancelled():
+            recording.exception()  # retrieved: the answer cut short says what it did
+        raise
     finally:  # applied or rolled back, the bridge touched these texts itself
         session.texts.changed_by_bridge([f.path for f in plan.files])
     if (written := _WRITTEN.get()) is not None:

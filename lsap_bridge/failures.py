@@ -8,14 +8,24 @@ import asyncio
 import logging
 
 from .errors import ClientGone, ErrorCode, LsapError, StaleText
-from .surface import log_help, servers_help
+from .surface import APPLIED, NOT_AGAIN, applied_note, log_help, servers_help
 
 LOG = logging.getLogger("lsap.service")
 
 
 def as_error(exc: BaseException, what: str) -> LsapError:
     """The one translation of a failure into the error report the asker gets, one text per
-    cause (doc/architecture.md, Reports and errors). `what`: the request, for the log."""
+    cause (doc/architecture.md, Reports and errors). `what`: the request, for the log. A
+    call that had applied an edit before it failed says so, with the change (`APPLIED`)."""
+    error = _translated(exc, what)
+    applied = APPLIED.get()
+    if not applied:
+        return error
+    return LsapError(error.code, f"{error.message}; {applied_note(applied)}", hint=NOT_AGAIN,
+                     candidates=error.candidates, suggestions=error.suggestions)
+
+
+def _translated(exc: BaseException, what: str) -> LsapError:
     if isinstance(exc, LsapError):
         return exc
     if isinstance(exc, ClientGone):

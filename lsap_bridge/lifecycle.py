@@ -24,7 +24,7 @@ from typing import Literal, Protocol
 from . import cpu
 from .connection import ASKING, Limits, Scheduler
 from .discovery import SessionInfo, runtime_dir
-from .edits import recover_edits
+from .edits import journal_dir, recover_edits
 from .errors import LsapError
 from .gateway import EditorGateway
 from .server import EventSink, Method, SocketServer
@@ -131,7 +131,8 @@ class Lifecycle:
                 tcp = "{}:{}".format(*server.tcp_address)
         self.info = SessionInfo(self.plan.name, self.plan.kind, os.getpid(), str(server.path),
                                 [str(r) for r in self.service.workspace.roots],
-                                nvim_pid=gateway.nvim_pid, nvim_version=nvim_version, tcp=tcp, token=token)
+                                nvim_pid=gateway.nvim_pid, nvim_version=nvim_version, tcp=tcp, token=token,
+                                journals=str(await journal_dir(gateway)))
         server.info_extra = {"nvim_pid": gateway.nvim_pid, "nvim_version": nvim_version,
                              "session": self.plan.name}
         self.info.publish()

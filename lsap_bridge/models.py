@@ -145,6 +145,9 @@ class Cut(BaseModel):
     next: str | None  # the same request with a `max_tokens` that holds it all; None: narrow it
 
 
+INCOMPLETE = "incomplete"
+
+
 class Report(BaseModel):
     """What a mode answers: its `format: "json"` output is the dump, and its template
     renders the same fields (doc/architecture.md, Reports and errors)."""
@@ -155,6 +158,11 @@ class Report(BaseModel):
     notes: list[str] | None = absent()
     # Set by the budget on a JSON answer that it cut (Markdown ones say it in a note).
     budget_cut: Cut | None = absent()
+    # `INCOMPLETE`: the answer left out what it should have compared (files no server had
+    # analysed in time, users not looked for); `again` is the request that compares them.
+    # The socket's result carries it too, and the CLI exits with its own status (cli.py).
+    status: Literal["incomplete"] | None = absent()
+    again: str | None = absent()
 
     def fields(self) -> dict[str, object]:
         """Every field by name, the absent ones as None: what a template renders."""

@@ -47,6 +47,10 @@ class Answer:
     # A paged report's same answer with a shorter page of the list it already has
     # (`report.paging.paged`): what the budget shortens it with (`report/budget.fit`).
     repage: Callable[[int], Awaitable[Answer]] | None = field(default=None, compare=False, repr=False)
+    # What the answer changes in the session's state once it has reached the asker (a
+    # check's record, `pipeline.delivering`): never before, so an answer lost to an error,
+    # a timeout or the session's end loses nothing of what it had not told.
+    commit: Callable[[], Awaitable[None]] | None = field(default=None, compare=False, repr=False)
 
 
 Runner = Callable[[Any, Any], Awaitable[Answer]]

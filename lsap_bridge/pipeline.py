@@ -8,13 +8,23 @@ The service answers every JSON request with `answer`; `batch` each of its reques
 text format each of its operations (`ask` when it weaves the report's data into its own
 response: a hover, a rename; `answer` for a view's or a check's report); MCP's tools reach
 the service through the socket, with their surface.
+
+An answer that changes the session's state (a check's record) does so only once it has
+been rendered for the asker (`delivering`): an error, a timeout or the session's end before
+that leaves the state as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 
+from .changes import undo_hint
+from .edits import applied_before
 from .errors import LsapError
 from .failures import as_error
 from .jsonvalue import Json
@@ -25,7 +35,12 @@ from .render import render_error, renderer
 from .report.budget import fit
 from .requests import parse_request
 from .session import Session, disk_notes
-from .surface import REQUEST, SURFACE, Surface
+from .surface import APPLIED, REQUEST, SURFACE, Surface
+
+LOG = logging.getLogger("lsap.service")
+Commit = Callable[[], Awaitable[None]]
+# The commits of the answers a response holds (`Answer.commit`), run once it is rendered.
+_DELIVERY: ContextVar[list[Commit] | None] = ContextVar("lsap_delivery", default=None)
 
 
 @dataclass(frozen=True)
@@ -40,6 +55,11 @@ class Response:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def status(self) -> str | None:
+        """`incomplete` when the report left out what it should have compared (`Report.status`)."""
+        return self.answer.report.status if self.answer is not None else None
 
     @property
     def locations(self) -> list[EditorLocation]:
@@ -58,8 +78,42 @@ async def ask(session: Session, payload: Json) -> Answer:
 
 
 async def run(session: Session, request: Request) -> Answer:
-    """A parsed request's answer, unrendered, from its capability on the warm path."""
-    return await session.run(REGISTRY[request.mode], request)
+    """A parsed request's answer, unrendered, from its capability on the warm path; its
+    commit waits for the response that holds it to be rendered (`delivering`)."""
+    done = await session.run(REGISTRY[request.mode], request)
+    if done.commit is not None:
+        waiting = _DELIVERY.get()
+        if waiting is None:  # no response is rendered around it: its caller is the asker
+            await _committed(done.commit)
+        else:
+            waiting.append(done.commit)
+    return done
+
+
+async def _committed(commit: Commit) -> None:
+    try:
+        await commit()
+    except Exception:  # the answer is out: a state that could not be kept is logged, not its error
+        LOG.warning("an answer's state could not be kept", exc_info=True)
+
+
+@contextlib.asynccontextmanager
+async def delivering() -> AsyncIterator[Commit]:
+    """The one commit point of a response (doc/architecture.md, Where state lives): the
+    answers run inside it keep their state changes (`Answer.commit`) until the caller has
+    its response rendered and calls what this yields; left without that call (an error, a
+    timeout, the session gone), they are dropped."""
+    waiting: list[Commit] = []
+    token = _DELIVERY.set(waiting)
+
+    async def deliver() -> None:
+        while waiting:
+            await _committed(waiting.pop(0))
+
+    try:
+        yield deliver
+    finally:
+        _DELIVERY.reset(token)
 
 
 async def answer(session: Session, payload: Json, surface: Surface | None = None, *,
@@ -75,6 +129,14 @@ async def answer(session: Session, payload: Json, surface: Surface | None = None
     if surface is not None:
         SURFACE.set(surface)
         REQUEST.set(payload)  # a change set keeps what made it
+    async with delivering() if surface is not None else contextlib.nullcontext(None) as deliver:
+        return await _answer(session, payload, deliver, fmt, share)
+
+
+async def _answer(session: Session, payload: Json, deliver: Commit | None, fmt: str | None,
+                  share: int | None) -> Response:
+    """`answer`'s work; `deliver`: it is the outermost response (its surface's), which
+    commits what its answers keep once it is rendered."""
     name = payload.get("mode") if isinstance(payload, dict) else None
     asked = fmt or (payload.get("format") if isinstance(payload, dict) else None)
     as_json = asked == "json"
@@ -85,7 +147,7 @@ async def answer(session: Session, payload: Json, surface: Surface | None = None
         as_json = request.format == "json" if fmt is None else as_json
         capability = REGISTRY[request.mode]
         format_report = renderer(request.mode, capability.template, as_json)
-        with disk_notes() if surface is not None else contextlib.nullcontext(None) as notes:
+        with disk_notes() if deliver is not None else contextlib.nullcontext(None) as notes:
 
             def render(report: Report) -> str:
                 if notes:
@@ -94,7 +156,27 @@ async def answer(session: Session, payload: Json, surface: Surface | None = None
 
             fitted = await fit(session, capability, request, await run(session, request), render,
                                cut_text=not as_json)
+        if deliver is not None:
+            await deliver()
         return Response(fitted.text, request.mode, fitted.answer)
     except Exception as exc:  # whatever failed is the request's error report, never the caller's
         error = as_error(exc, f"the {name} request")
+        if deliver is not None and name in REGISTRY and REGISTRY[str(name)].edits:
+            error = await _if_applied_before(session, error)
         return Response(render_error(error, "json" if as_json else "markdown"), error=error)
+
+
+async def _if_applied_before(session: Session, error: LsapError) -> LsapError:
+    """An edit request that fails because it was applied before (sent again after its answer
+    was lost) says so, with its change, not only that its anchor is gone."""
+    try:
+        done = await applied_before(session)
+    except (LsapError, OSError):  # Neovim gone, the state directory unreadable: the error as it is
+        return error
+    if done is None or done.id in (APPLIED.get() or []):  # none, or this very call's own
+        return error
+    when = time.strftime("%H:%M:%S", time.localtime(done.when))
+    return LsapError(error.code, f"this request was applied already, as change {done.id} at {when} "
+                     f"({done.label}, {len(done.files)} file{'s' if len(done.files) != 1 else ''}); "
+                     f"now: {error.message}", hint=f"nothing to do: its edit is in place; "
+                     f"`{undo_hint(done.id)}` takes it back", candidates=error.candidates)

@@ -168,6 +168,8 @@ def response_result(response: Response) -> Params:
     result: Params = {"ok": response.ok, "text": response.text}
     if response.mode:
         result["mode"] = response.mode
+    if response.status:
+        result["status"] = response.status
     if response.error is not None:
         result["error"] = response.error.to_dict()
     return result

@@ -21,7 +21,7 @@ from .locate.anchor import parse_anchor
 from .lsreq.executor import execute
 from .lsreq.parser import parse
 from .models import LineScope, Locate, bare_field
-from .pipeline import Response, answer
+from .pipeline import Response, answer, delivering
 from .position import byte_column
 from .render import render_error
 from .requests import names_whole_file
@@ -74,8 +74,11 @@ class Service:
 
         async def answer() -> Response:  # a large block's parse off the loop (lsap_bridge/cpu.py)
             REQUEST.set({"text": text})
-            request = await off_loop(len(text) > PARSE_INLINE, parse, text)
-            return Response(await execute(self.session, request), "request")
+            async with delivering() as deliver:
+                request = await off_loop(len(text) > PARSE_INLINE, parse, text)
+                response = Response(await execute(self.session, request), "request")
+                await deliver()
+                return response
 
         return await guarded(answer(), "the Language Server Request")
 

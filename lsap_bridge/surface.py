@@ -38,6 +38,11 @@ REQUEST: ContextVar[Json] = ContextVar("lsap_request", default=None)
 # (`lua/lsap/presence.lua`) and `:Lsap agents` show it.
 LOOKED: ContextVar[list[tuple[str, int]] | None] = ContextVar("lsap_looked", default=None)
 LOOKED_LIMIT = 4  # places kept per request
+# The change sets the call being answered applied (their ids), a list the socket sets per
+# call and the call's tasks share: an answer cut short after its edit was applied (an error,
+# the session ending) says so, with the change, instead of "send it again" (`applied_note`).
+APPLIED: ContextVar[list[str] | None] = ContextVar("lsap_applied", default=None)
+NOT_AGAIN = "do not send the request again: its edit is in place"
 
 
 def looked_at(path: str, line: int) -> None:
@@ -45,6 +50,13 @@ def looked_at(path: str, line: int) -> None:
     places = LOOKED.get()
     if places is not None and len(places) < LOOKED_LIMIT and (path, line) not in places:
         places.append((path, line))
+
+
+def applied_note(ids: list[str]) -> str:
+    """What an answer cut short says of the edits its call had applied: which changes, and
+    how to take them back (`NOT_AGAIN`: the request must not be sent again)."""
+    undo = " then ".join(f"`{phrase({'mode': 'undo', 'id': i}, 'id')}`" for i in reversed(ids))
+    return f"its edit was applied: change {', '.join(ids)} ({undo} takes it back)"
 
 
 def phrase(request: JsonObject, positional: str | None = "locate") -> str:

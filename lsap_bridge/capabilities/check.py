@@ -17,7 +17,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -29,12 +29,13 @@ from ..diskwatch import DiskWatch
 from ..edits import journal_dir
 from ..errors import LsapError
 from ..gateway import LspCall
-from ..models import Line, Paged, Request, Row
+from ..jsonvalue import JsonObject
+from ..models import Line, Paged, Request, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation
 from ..report.files import expand
-from ..report.paging import PagingInfo, keep, paged
-from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
+from ..report.paging import PagingInfo, keep, paged, suggest
+from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language, incomplete
 from ..session import Session
 from ..surface import CLIENT
 from ..workspace import path_of
@@ -43,6 +44,7 @@ Severity = Literal["error", "warning", "information", "hint"]
 FILES_LIMIT = 200  # files a check compares (the baseline: the workspace's first ones)
 SYMBOLS_LIMIT = 50  # top-level symbols of a changed file whose references are asked
 USERS_LIMIT = 20  # changed files whose users are looked for
+USERS_NAMED = 3  # users compared named in the report (more: counted, named on request)
 REFERENCES = "textDocument/references"
 SYMBOLS = "textDocument/documentSymbol"
 
@@ -51,10 +53,19 @@ class CheckRequest(Request):
     mode: Literal["check"] = "check"
     # More files to check besides those changed on disk (a file, a directory or a glob).
     file_path: str | None = None
-    min_severity: Severity = "warning"
+    # The findings listed: new errors by default; those below it are counted, and listed by
+    # the same check's `pagination_id` with a lower one (the report gives that request).
+    min_severity: Severity = "error"
+    # List the users compared by name (by default their count; the JSON lists them always).
+    list_users: bool = False
 
     positional: ClassVar[str] = "file_path"
     file_from_cursor: ClassVar[bool] = False  # `:LsapCheck` checks what changed, not the buffer
+
+    def result_fields(self) -> JsonObject:
+        """A check's findings at another `min_severity`, or its users listed, are that same
+        check's (its `pagination_id`), not a new check."""
+        return {k: v for k, v in super().result_fields().items() if k not in ("min_severity", "list_users")}
 
 
 class Changed(Row):
@@ -82,11 +93,15 @@ class CheckReport(Paged):
     baseline: bool  # the first check: it records, nothing to compare with
     since: str | None  # when the previous check ran (local time)
     changed: list[Changed]
-    dependents: list[str]
+    dependents: list[str]  # the users compared (the Markdown counts them unless `list_users`)
+    list_users: bool  # the users compared are named (asked for, or a few)
+    users_listing: str | None = absent()  # the request that lists them
     checked: int
     skipped: int  # files past FILES_LIMIT, not checked
     min_severity: str
     counts: dict[str, dict[str, int]]  # new / gone / current, by severity (those with any)
+    unlisted: dict[str, int]  # new and current findings below `min_severity`, by severity
+    listing: str | None = absent()  # the request that lists them (this check's, not a new one)
     baseline_counts: dict[str, int]  # the baseline's diagnostics by severity
     busy: list[str]  # servers still working when the wait for them ended
     steady: bool  # the diagnostics held when asked again (else: still changing)
@@ -94,12 +109,16 @@ class CheckReport(Paged):
     unsearched: list[str]  # changed files no attached server finds the users of
     users_skipped: int  # changed files past USERS_LIMIT, whose users were not looked for
     pending: list[Unanalysed]
+    not_compared: int  # files not compared: `pending`, and those past FILES_LIMIT (not in a baseline)
     groups: list[Group]
 
 
 @dataclass
 class Update:
-    """What one check learnt, applied to the record when the next check starts (below)."""
+    """What one check learnt: applied to the record once its answer reached the asker
+    (`Answer.commit`, `pipeline.delivering`), never before: a check that ends in an error,
+    a timeout or the session's end leaves the record as it was, so the next one reports
+    every change since the last answered check."""
 
     seen: dict[Path, list[Diagnostic]]
     deleted: set[Path]
@@ -111,13 +130,9 @@ class Update:
 
 @dataclass
 class Record:
-    """What the session's checks saw (`Checks`).
-
-    A check's own findings are kept as a draft and applied when the next check starts:
-    `Session.run` runs a capability once more when a text it answered from changed
-    meanwhile, and that second run must compare with the same record, not with the first
-    run's half-told state.
-    """
+    """What the session's answered checks saw (`Checks`). A check compares with it and
+    changes it only by `apply`, once answered: `Session.run` may run a check once more (a
+    text it answered from changed meanwhile), and both runs compare with the same record."""
 
     watch: DiskWatch
     seen: dict[Path, list[Diagnostic]] = field(default_factory=dict)  # per file checked
@@ -126,24 +141,10 @@ class Record:
     unreported: dict[Path, str] = field(default_factory=dict)  # changes no check answered for
     number: int = 0
     at: float = 0.0
-    draft: tuple[CheckRequest, Update] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    def start(self, request: CheckRequest) -> None:
-        """Apply the last check's draft (unless this is that check run again), then take
-        the disk's changes since."""
-        if self.draft is not None and self.draft[0] is not request:
-            done = self.draft[1]
-            self.seen.update(done.seen)
-            for path in done.deleted:
-                self.seen.pop(path, None)
-            self.users.update(done.users)
-            self.flagged = done.flagged
-            for path in done.reported:
-                self.unreported.pop(path, None)
-            self.number += 1
-            self.at = done.at
-        self.draft = None
+    def start(self) -> None:
+        """Take the disk's changes since the last look into the changes not reported yet."""
         for event in self.watch.changes():  # the first call takes the disk's baseline
             path, how = path_of(event["uri"]), HOW[event["type"]]
             before = self.unreported.get(path)
@@ -153,6 +154,18 @@ class Record:
                 self.unreported[path] = "changed"
             elif before != "created":
                 self.unreported[path] = how
+
+    def apply(self, done: Update) -> None:
+        """An answered check's findings become what the next one compares with."""
+        self.seen.update(done.seen)
+        for path in done.deleted:
+            self.seen.pop(path, None)
+        self.users.update(done.users)
+        self.flagged = done.flagged
+        for path in done.reported:
+            self.unreported.pop(path, None)
+        self.number += 1
+        self.at = done.at
 
 
 class Checks(dict[str | None, Record]):
@@ -244,10 +257,10 @@ def ordered(findings: Finds, display: Callable[[Path], str]) -> Finds:
                                            severity_rank(f[2].severity), f[2].line, f[2].col))
 
 
-async def compare(session: Session, record: Record, request: CheckRequest) -> dict[str, Any]:
-    """One check against the record; what it learnt becomes the record's draft."""
+async def compare(session: Session, record: Record, request: CheckRequest) -> tuple[dict[str, Any], Update]:
+    """One check against the record: its facts, and what it learnt (for `Record.apply`)."""
     workspace = session.workspace
-    record.start(request)
+    record.start()
     baseline = record.number == 0
     changed = dict(record.unreported)
     given: list[Path] = []
@@ -293,14 +306,14 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
             findings += [("gone", path, d) for d in delta.gone.get(path, [])]
         for path in deleted:  # what was seen in it is gone
             findings += [("gone", path, d) for d in record.seen.get(path, [])]
-    findings = [f for f in findings if f[2].at_least(request.min_severity)]
     # What could not be confirmed is not taken as seen: the changes stay unreported and
     # the files unconfirmed are looked at again by the next check, against the old record.
     unconfirmed = set(found.pending)
-    record.draft = (request, Update(
+    learnt = Update(
         seen=analysed, deleted=deleted, users=searched.found,
-        flagged={p for status, p, _ in findings if status in ("new", "current")} | unconfirmed,
-        reported=set() if unconfirmed else set(record.unreported), at=time.time()))
+        flagged={p for status, p, d in findings if status in ("new", "current") and d.at_least("warning")}
+        | unconfirmed,
+        reported=set() if unconfirmed else set(record.unreported), at=time.time())
     baseline_counts = {s: sum(1 for items in found.values() for d in items if d.severity == s)
                        for s in SEVERITIES} if baseline else {}
     return {
@@ -319,8 +332,9 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> di
         "users_skipped": searched.skipped,
         "baseline_counts": {s: n for s, n in baseline_counts.items() if n},
         "pending": [{"path": workspace.display(p), "reason": r} for p, r in found.pending.items()],
+        "not_compared": len(found.pending) + (0 if baseline else skipped),
         "items": ordered(findings, workspace.display),
-    }
+    }, learnt
 
 
 async def idle(session: Session, files: list[Path]) -> list[str]:
@@ -332,37 +346,61 @@ async def idle(session: Session, files: list[Path]) -> list[str]:
     return sorted({c.name for c in clients.values()})
 
 
+async def record_of(session: Session, journals: Path) -> Record:
+    """The asking checker's record (its agent's, or the human's and the CLI's), made on its
+    first check: a restarted daemon continues its last check (lsap_bridge/check_store.py)."""
+    agent = CLIENT.get()
+    checks = session.kept.owned(Checks)
+    if agent not in checks:
+        record = checks[agent] = Record(DiskWatch(session.workspace, lambda: session.gateway.max_file_size))
+        saved = await asyncio.to_thread(check_store.load, journals, session.workspace.root, agent)
+        check_store.resume(record, saved)
+    return checks[agent]
+
+
+def tallies(items: Finds, min_severity: str) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """The findings by status and severity (those with any), and the new and current ones
+    below `min_severity`, which the report counts and does not list."""
+    counts: dict[str, dict[str, int]] = {}
+    unlisted: dict[str, int] = {}
+    for status, _, d in items:
+        by = counts.setdefault(status, {})
+        by[d.severity] = by.get(d.severity, 0) + 1
+        if status != "gone" and not d.at_least(min_severity):
+            unlisted[d.severity] = unlisted.get(d.severity, 0) + 1
+    return ({status: {s: by[s] for s in SEVERITIES if s in by} for status, by in counts.items()},
+            {s: unlisted[s] for s in SEVERITIES if s in unlisted})
+
+
 @mode("check", request=CheckRequest, report=CheckReport, workspace=True,
       summary="after your edits: the diagnostics they added or removed, in the changed files and their users",
       offer=Offer(command="LsapCheck", picker=13))
 async def check(session: Session, request: CheckRequest) -> Answer:
     kept = session.kept.page(request)
+    commit = None
     if kept:
         facts: dict[str, Any] = kept[0]  # a later page of a check made before: not a new check
     else:
-        journals = await journal_dir(session.gateway)
-        agent = CLIENT.get()
-        checks = session.kept.owned(Checks)
-        if agent not in checks:
-            record = checks[agent] = Record(
-                DiskWatch(session.workspace, lambda: session.gateway.max_file_size))
-            # A restarted daemon continues this checker's last check (lsap_bridge/check_store.py).
-            saved = await asyncio.to_thread(check_store.load, journals, session.workspace.root, agent)
-            check_store.resume(record, saved)
-        record = checks[agent]
+        journals, agent = await journal_dir(session.gateway), CLIENT.get()
+        record = await record_of(session, journals)
         async with record.lock:
-            facts = await compare(session, record, request)
-            done = record.draft[1] if record.draft else None
-            if done is not None:
-                await asyncio.to_thread(check_store.save, journals, session.workspace.root, check_store.after(
-                    record.seen, done.seen, done.deleted), facts["number"], done.at, agent)
-    items: Finds = facts["items"]
+            facts, learnt = await compare(session, record, request)
+
+        async def commit() -> None:
+            """Once answered: the record moves on, in memory and on disk."""
+            record.apply(learnt)
+            await asyncio.to_thread(check_store.save, journals, session.workspace.root, record.seen,
+                                    record.number, record.at, agent)
+    # Counted: warnings and worse (and what a lower `min_severity` asks for); listed: from it.
+    floor = SEVERITIES[max(severity_rank(request.min_severity), severity_rank("warning"))]
+    items: Finds = [f for f in facts["items"] if f[2].at_least(floor)]
+    listed = [f for f in items if f[2].at_least(request.min_severity)]
 
     async def build(request: CheckRequest, shown: Finds, paging: PagingInfo) -> Answer:
         # Kept whole under this check's page key (its id: a later check, of anyone, does not
         # replace it), after `page` kept the bare list there: a later page shows this check's
-        # findings; it never runs a new check, which would compare with this one.
-        keep(session, request, [facts], answer=facts["id"])
+        # findings, at any severity; it never runs a new check, which would compare with this one.
+        page_id = keep(session, request, [facts], answer=facts["id"])
         docs = await session.texts.documents([p for status, p, _ in shown if status != "gone" and p.is_file()])
         groups = []
         locations: list[EditorLocation] = []
@@ -379,16 +417,24 @@ async def check(session: Session, request: CheckRequest) -> Answer:
                     locations.append({**editor_location(display, doc, d.line, d.col), "text": summary})
             groups.append(Group(status=status, path=display, language=fence_language(doc) if doc else "",
                                 diagnostics=rows, lines=[lines[n] for n in sorted(lines)]))
-        counts: dict[str, dict[str, int]] = {}
-        for status, _, d in items:
-            counts.setdefault(status, {s: 0 for s in SEVERITIES})[d.severity] += 1
+        counts, unlisted = tallies(items, request.min_severity)
+        lower = next((s for s in SEVERITIES if s in unlisted), None)  # the worst not listed
+        same = {"mode": "check", "pagination_id": page_id}
+        named = request.list_users or len(facts["dependents"]) <= USERS_NAMED
+        # Files not compared, or changed files whose users were not looked for: the answer
+        # says so first and gives the check that completes it (`Report.status`).
+        short = facts["not_compared"] or facts["users_skipped"] or facts["unsearched"]
         report = CheckReport(
             **{k: v for k, v in facts.items() if k not in ("items", "id")},
-            min_severity=request.min_severity,
-            counts={status: {s: n for s, n in by.items() if n} for status, by in counts.items()},
+            **incomplete(bool(short)),
+            min_severity=request.min_severity, list_users=named,
+            users_listing=None if named else suggest(CheckRequest, {**same, "list_users": True}),
+            counts=counts, unlisted=unlisted,
+            listing=suggest(CheckRequest, {**same, "min_severity": lower}) if lower else None,
             groups=groups,
             **paging,
         )
         return Answer(report, locations)
 
-    return await paged(session, request, items, build, answer=facts["id"])
+    answer = await paged(session, request, listed, build, answer=facts["id"])
+    return replace(answer, commit=commit) if commit is not None else answer

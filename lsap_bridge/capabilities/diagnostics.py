@@ -10,7 +10,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any, Literal
 
-from ..diagnostics import SEVERITIES, Diagnostic
+from ..diagnostics import SEVERITIES, Diagnostic, severity_rank
 from ..models import Line, Paged, Request, Row
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation
@@ -88,7 +88,10 @@ async def collect(session: Session, request: DiagnosticsRequest) -> dict[str, An
             for d in diags
             if d.at_least(request.min_severity)
         ),
-        key=lambda pair: (session.workspace.display(pair[0]), pair[1].line, pair[1].col),
+        # Errors first across all pages, then warnings…: a file's errors are never pages
+        # behind another file's warnings (a file may head two groups: its errors, its warnings).
+        key=lambda pair: (severity_rank(pair[1].severity), session.workspace.display(pair[0]),
+                          pair[1].line, pair[1].col),
     )
     return {
         "items": items,

@@ -42,7 +42,7 @@ from ..models import Anchored, LocateRequest, Overwriting, Overwritten, Paged, R
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation, column_at, line_at
 from ..report.paging import PagingInfo, paged, suggest
-from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, word_at
+from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, incomplete, word_at
 from ..resolve import Resolved, resolve
 from ..session import Doubt, Session, Target
 from ..surface import phrase
@@ -504,6 +504,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
         "pending": [
             {"path": session.workspace.display(p), "reason": r} for p, r in after.pending.items()
         ],
+        **incomplete(bool(after.pending)),
         **({"change": result.change, "undo": undo_hint(result.change)} if result.change else {}),
     }
 

@@ -7,9 +7,10 @@ import re
 from typing import Any
 
 from ..diagnostics import Diagnostic
-from ..models import Line, Row
+from ..models import INCOMPLETE, Line, Row
 from ..position import Document, EditorLocation
 from ..session import Location, Resolved, Session
+from ..surface import phrase
 from ..symbols import Symbol, SymbolTree
 from ..workspace import language_of
 
@@ -147,3 +148,11 @@ def diagnostic_row(d: Diagnostic) -> dict[str, Any]:
     """A diagnostic's fields as reports show them (1-based line and column)."""
     return {"line": d.line + 1, "column": d.col + 1, "severity": d.severity, "message": d.message,
             "code": d.code, "source": d.source}
+
+
+def incomplete(short: bool) -> dict[str, Any]:
+    """A report's `status` and `again` (`models.Report`) when it left files it should have
+    compared (`short`): the `check` that compares them, written for the asking surface. What
+    a check or an edit's diagnostics after could not compare yet, the next check does (they
+    changed on disk since the last one)."""
+    return {"status": INCOMPLETE, "again": phrase({"mode": "check"}, "file_path")} if short else {}

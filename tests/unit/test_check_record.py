@@ -1,6 +1,7 @@
 """The record `check` keeps between checks (capabilities/check.py): the disk's changes
-merged until a check answers for them, and a check's findings applied only when the next
-check starts, so that a check `Session.run` runs again compares with the same record."""
+merged until a check answers for them, and a check's findings applied only once its answer
+is delivered (`Record.apply` as the answer's commit), so that a check `Session.run` runs
+again compares with the same record."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge import diagnostics
-from lsap_bridge.capabilities import REGISTRY
+from lsap_bridge import diagnostics, pipeline
 from lsap_bridge.capabilities.check import CheckReport, CheckRequest, Record, Update
 from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta
 from lsap_bridge.diskwatch import DiskWatch
 from lsap_bridge.gateway import LspAnswer, LspCall
+from lsap_bridge.pipeline import delivering
 from lsap_bridge.render import render_report
 from lsap_bridge.session import Session
 from lsap_bridge.workspace import Workspace, uri_of
@@ -28,7 +29,7 @@ def diagnostic(message: str, line: int = 0, severity: str = "error") -> Diagnost
 
 def record_of(root: Path) -> Record:
     record = Record(DiskWatch(Workspace.of(root), lambda: None))
-    record.start(CheckRequest())  # the first check: the disk's baseline
+    record.start()  # the first check: the disk's baseline
     return record
 
 
@@ -40,28 +41,26 @@ def test_changes_between_checks_are_merged_until_a_check_answers(tmp_path: Path)
     assert record.unreported == {}
     gone.unlink()
     passing.write_text("c = 1\n")
-    record.start(first := CheckRequest())
+    record.start()
     assert record.unreported == {gone: "deleted", passing: "created"}
-    # That check is run again (a text changed under it): nothing is lost meanwhile.
+    # That check is run again (a text changed under it), or not answered: nothing is lost.
     passing.unlink()
     kept.write_text("a = 22\n")
-    record.draft = (first, Update({}, set(), {}, set(), set(record.unreported), 1.0))
-    record.start(first)
+    record.start()
     assert record.unreported == {gone: "deleted", kept: "changed"}  # `passing` came and went
-    assert record.number == 0  # its draft was not applied: it is the same check
+    assert record.number == 0  # nothing was applied: no check was answered
 
 
-def test_a_draft_is_applied_when_the_next_check_starts(tmp_path: Path) -> None:
+def test_an_answered_check_s_findings_are_applied(tmp_path: Path) -> None:
     path = tmp_path / "a.py"
     path.write_text("x = 1\n")
     record = record_of(tmp_path)
-    done = CheckRequest()
-    record.draft = (done, Update({path: [diagnostic("old")]}, set(), {path: {tmp_path / "b.py"}},
-                                 {path}, set(), 5.0))
-    record.start(CheckRequest())
+    record.unreported = {path: "changed", tmp_path / "later.py": "created"}
+    record.apply(Update({path: [diagnostic("old")]}, set(), {path: {tmp_path / "b.py"}}, {path}, {path}, 5.0))
     assert (record.number, record.at) == (1, 5.0)
     assert record.seen == {path: [diagnostic("old")]} and record.flagged == {path}
-    assert record.users == {path: {tmp_path / "b.py"}} and record.draft is None
+    assert record.users == {path: {tmp_path / "b.py"}}
+    assert record.unreported == {tmp_path / "later.py": "created"}
 
 
 def test_the_delta_says_what_is_new_and_what_is_gone() -> None:
@@ -80,10 +79,16 @@ def pull(message: str, line: int = 0) -> dict[str, Any]:
 
 
 def check(session: Session) -> CheckReport:
-    """A check of the whole workspace, run as a request runs it."""
-    report = asyncio.run(session.run(REGISTRY["check"], CheckRequest())).report
-    assert isinstance(report, CheckReport)
-    return report
+    """A check of the whole workspace, run and delivered as a request is."""
+
+    async def run() -> CheckReport:
+        async with delivering() as deliver:
+            report = (await pipeline.run(session, CheckRequest())).report
+            await deliver()
+        assert isinstance(report, CheckReport)
+        return report
+
+    return asyncio.run(run())
 
 
 def test_users_of_a_file_no_server_finds_references_for_are_named(

@@ -72,7 +72,7 @@ def test_only_the_roots_saved_last_are_kept(tmp_path: Path, monkeypatch: pytest.
     assert kept == {check_store.record_path(tmp_path / "state", r).name for r in roots[1:]}
 
 
-def test_resume_and_after() -> None:
+def test_resume() -> None:
     class Record:
         def __init__(self) -> None:
             self.seen: dict[Path, list[Diagnostic]] = {}
@@ -86,5 +86,3 @@ def test_resume_and_after() -> None:
     check_store.resume(record, saved)
     assert (record.seen, record.number, record.at) == (saved.seen, 2, 5.0)
     assert record.unreported == {Path("/r/new.py"): "created", Path("/r/a.py"): "changed"}
-    assert check_store.after({Path("a"): [ERROR], Path("b"): []}, {Path("b"): [ERROR]}, {Path("a")}) == {
-        Path("b"): [ERROR]}

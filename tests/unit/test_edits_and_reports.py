@@ -266,6 +266,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                     "reason": "basedpyright had not published diagnostics for this text yet",
                 }
             ],
+            "status": "incomplete",
+            "again": ":Lsap check",
             "change": "12",
             "undo": ":Lsap undo 12",
         },
