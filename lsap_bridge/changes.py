@@ -190,6 +190,8 @@ def _prune(directory: Path) -> None:
 def _read(path: Path) -> ChangeSet | None:
     """The set in `path`, checked (`statefile`); one that fails is moved to rejected/, and
     one that cannot be read now (gone, a disk fault) is skipped."""
+    if path.parent.name != DIRECTORY:  # a caller's slip must never move other state aside
+        raise ValueError(f"{path} is not in a change sets' directory")
     try:
         if not _NAME.fullmatch(path.name):
             raise Unusable("its name is not a change set's (a decimal number)")
@@ -238,7 +240,7 @@ def made_since(journals: Path, by: str, since: float) -> list[str]:
     """The ids of the sets `by` made at `since` or later, oldest first: what a call of its,
     cut off before it was answered, had applied (sets read newest first, until an older one)."""
     found: list[str] = []
-    for path in _files(journals):
+    for path in _files(_directory(journals)):
         change = _read(path)
         if change is None:
             continue
@@ -251,7 +253,7 @@ def made_since(journals: Path, by: str, since: float) -> list[str]:
 
 def last_of(journals: Path, workspace: Workspace, by: str) -> ChangeSet | None:
     """The newest set `by` made in `workspace` (sets read newest first, until found)."""
-    for path in _files(journals):
+    for path in _files(_directory(journals)):
         found = _read(path)
         if found is not None and found.who == by and all(workspace.contains(Path(f.path)) for f in found.files):
             return found

@@ -13,6 +13,7 @@ return {
   },
   imports = {
     "lsap_bridge.host",
+    "lsap_bridge.hostexit",
   },
   methods = {
     "callHierarchy/incomingCalls",
