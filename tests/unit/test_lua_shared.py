@@ -43,7 +43,7 @@ def test_lua_reads_pyprojects_dependencies(tmp_path: Path) -> None:
 
 
 def test_the_probe_imports_what_the_remote_plugin_imports(tmp_path: Path) -> None:
-    assert lua_value(lua_shared.TARGET, tmp_path)["imports"] == ["lsap_bridge.host"]
+    assert lua_value(lua_shared.TARGET, tmp_path)["imports"] == ["lsap_bridge.host", "lsap_bridge.hostexit"]
 
 
 def test_the_known_methods_are_those_the_code_asks_servers_about(tmp_path: Path) -> None:
