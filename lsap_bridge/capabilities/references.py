@@ -25,7 +25,7 @@ from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation, line_at
 from ..report.paging import PagingInfo, paged
-from ..report.pieces import anchor_fields, editor_location, excerpt, fence_language, word_at
+from ..report.pieces import anchor_fields, editor_location, fence_language, use_lines, word_at
 from ..resolve import resolve
 from ..session import Location, Session, Target
 from ..surface import SURFACE
@@ -159,7 +159,7 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
                         if loc.line + 1 not in listed:
                             listed.append(loc.line + 1)
                         continue
-                    for line in excerpt(doc, loc.line, loc.line, request.context_lines):
+                    for line in use_lines(doc, loc.line, request.context_lines):
                         if compact:
                             at = loc.col if line.number == loc.line + 1 else 0
                             line = Line(number=line.number, text=cut(line.text, at))
