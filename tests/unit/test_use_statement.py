@@ -5,6 +5,7 @@ tests/test_config.py), up to `STATEMENT_LINES` lines, the last marked `…` when
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from lsap_bridge.render import render_report
 from lsap_bridge.report.pieces import STATEMENT_LINES, statement_end
 from lsap_bridge.workspace import uri_of
 from tests.fakes import fake_session
+from tests.golden import assert_golden
 
 USER = '''import ssl_config
 
@@ -44,7 +46,14 @@ def references(root: Path, compact: bool) -> str:
     (root / "test_config.py").write_text(USER)
     user = uri_of(root / "test_config.py")
 
+    def function(name: str, first: int, last: int) -> dict[str, object]:
+        return {"name": name, "kind": 12, "range": {"start": {"line": first, "character": 0},
+                                                   "end": {"line": last, "character": 5}},
+                "selectionRange": {"start": {"line": first, "character": 4}, "end": {"line": first, "character": 13}}}
+
     def answer(call: LspCall) -> LspAnswer:
+        if call.method == "textDocument/documentSymbol" and call.params["textDocument"]["uri"] == user:
+            return LspAnswer(result=[function("test_load", 3, 8), function("test_long", 11, 19)])
         if call.method != "textDocument/references":
             return LspAnswer(result=[])
         return LspAnswer(result=[{"uri": user, "range": {"start": {"line": line, "character": 25},
@@ -61,13 +70,15 @@ def references(root: Path, compact: bool) -> str:
 @pytest.mark.parametrize("compact", [True, False])
 def test_a_multi_line_call_shows_its_arguments(tmp_path: Path, compact: bool) -> None:
     text = references(tmp_path, compact)
-    assert '6|         cert=("cert.pem", "key.pem", "password1"),' in text, text
-    assert '7|         verify=")",' in text and "8|     )" in text, text
-    assert "9|" not in text  # the statement ended
+    shown = {int(n): code.strip() for n, code in re.findall(r"^(\d+)\| ?(.*)$", text, re.M)}
+    assert shown[6] == 'cert=("cert.pem", "key.pem", "password1"),  # a comment\'s ( is no bracket', text
+    assert shown[7] == 'verify=")",' and shown[8] == ")", text
+    assert 9 not in shown  # the statement ended
     # A call longer than the bound: its first lines, the last marked as going on.
     last = 13 + STATEMENT_LINES - 1
-    assert f"{last}|         {STATEMENT_LINES - 1}, …" in text, text
-    assert f"{last + 1}|" not in text
+    assert shown[last] == f"{STATEMENT_LINES - 1}, …" and last + 1 not in shown, text
+    if compact:  # the new form (issue 50): `### path > Symbol.path`, numbered lines, no fences
+        assert_golden("references_statement.md", text)
 
 
 @pytest.mark.parametrize(("lines", "end"), [
