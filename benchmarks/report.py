@@ -26,6 +26,8 @@ SOAK_MARKERS = ("<!-- soak: python -m benchmarks.soak -->", "<!-- /soak -->")
 FIRST_CALL_MARKERS = ("<!-- first_call: python -m benchmarks.first_call -->", "<!-- /first_call -->")
 VARIANTS_MARKERS = ("<!-- variants: python -m benchmarks.variants -->", "<!-- /variants -->")
 STRESS_MARKERS = ("<!-- stress: python -m benchmarks.run --only stress -->", "<!-- /stress -->")
+REFERENCES_GREP_MARKERS = ("<!-- references_grep: python -m benchmarks.references_grep -->",
+                           "<!-- /references_grep -->")
 
 
 @dataclass
@@ -224,7 +226,7 @@ def write_report(out: Path, all_results: list[Results], command: str, seconds: f
     previous = out.read_text() if out.exists() else ""
     out.write_text("\n".join(lines))
     for markers in (ANCHORS_MARKERS, VARIANTS_MARKERS, PEERS_MARKERS, SOAK_MARKERS, FIRST_CALL_MARKERS,
-                    STRESS_MARKERS):
+                    STRESS_MARKERS, REFERENCES_GREP_MARKERS):
         carry_block(previous, out, *markers)
 
 

@@ -245,13 +245,18 @@ def _one_symbol(symbols: list[Symbol], lines: list[str]) -> tuple[Symbol | None,
 
 
 def _bodiless(symbol: Symbol, lines: list[str]) -> bool:
-    """A signature without a body: a TypeScript overload or declaration (`f(x: T): U;`),
-    a Python `@overload` (its body `...`)."""
+    """A signature without a body: a TypeScript overload or declaration (`f(x: T): U;`, or
+    without the `;` where a code base leaves semicolons out: its last line no `}`), a Python
+    `@overload` (its body `...`)."""
     span = symbol.span
     end = line_at(lines, span.end_line).rstrip()  # a range may stop before `;`
     above = lines[span.start_line - 1].strip() if span.start_line > 0 else ""
     decorated = "overload" in " ".join([above, *lines[span.start_line : symbol.selection.start_line + 1]])
-    return end.endswith(";") or (decorated and end.endswith("..."))
+    python = _DEF.match(line_at(lines, symbol.selection.start_line)) is not None
+    return end.endswith(";") or (decorated and end.endswith("...")) or (not python and not end.endswith("}"))
+
+
+_DEF = re.compile(r"\s*(?:async\s+)?def\s")
 
 
 def _ambiguous_symbols(locate: Locate, symbols: list[Symbol], doc: Document, tree: SymbolTree) -> LsapError:

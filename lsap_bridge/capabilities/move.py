@@ -355,10 +355,11 @@ class PythonMove:
         self.start, self.end, self.lines = start, end, lines
         self.root = session.workspace.root
         self.display = session.workspace.display
+        self.source_module = ""
 
     async def edit(self) -> dict[str, Any]:
         tree = _parse("\n".join(self.lines), self.display(self.source))
-        source_module = module_name(self.root, self.source)
+        source_module = self.source_module = module_name(self.root, self.source)
         target_module = module_name(self.root, self.target)
         moved_nodes, kept_nodes = self._split(tree)
         names = [name for node in moved_nodes for name in _defined(node)]
@@ -391,11 +392,19 @@ class PythonMove:
             for n in sorted(kept_defs & used_by_moved)
         ]
         header = [written for _, written in needed]
+        # The new file needs the old one's `from __future__` imports (`str | None` in an
+        # annotation breaks Python 3.9 without them), and the moved names' `__all__` entries.
+        futures = [i.statement for i in imports if i.module == "__future__"]
+        exported = _dunder_all(tree, self.lines)
+        entries = exported.entries(set(names)) if exported else []
         changes: dict[Path, list[TextEditData]] = {self.source: []}
         # The old file: the lines go, imports only the moved code used go, the moved names
         # come back through an import if the rest of the file uses them.
         edits = changes[self.source]
         edits.append({"range": self._cut(), "newText": ""})
+        if exported and entries:
+            edits.append({"range": _line_range(exported.first, exported.last),
+                          "newText": exported.without(set(names)) + "\n"})
         dropped = [i for i in imports if i.bound in used_by_moved and i.bound not in used_by_kept]
         edits += self._rewrite_imports(imports, dropped, [])
         back = sorted(set(names) & used_by_kept)
@@ -434,32 +443,12 @@ class PythonMove:
         body = "\n".join(self.lines[self.start : self.end + 1]).strip("\n") + "\n"
         create: list[dict[str, Any]] = []
         if self.target.exists():
-            existing = await self.session.texts.document(self.target)
-            target_tree = _parse("\n".join(existing.lines), self.display(self.target))
-            present = {i.statement for i in _imports(target_tree, target_module)}
-            own = [
-                i
-                for i in _imports(target_tree, target_module)
-                if i.module == source_module and i.name in names
-            ]
-            wanted = [written for absolute, written in needed if absolute not in present]
-            edits_t = self._rewrite_imports(_imports(target_tree, target_module), own, [])
-            if wanted:
-                edits_t.append(_insert(_after_imports(target_tree), "\n".join(wanted) + "\n"))
-            end = len(existing.lines)
-            edits_t.append(
-                {
-                    "range": {
-                        "start": {"line": end, "character": 0},
-                        "end": {"line": end, "character": 0},
-                    },
-                    "newText": "\n\n\n" + _no_final_newline(body),
-                }
-            )
-            changes[self.target] = edits_t
+            changes[self.target] = await self._into_existing(needed, names, body, futures, entries)
         else:
             create.append({"kind": "create", "uri": uri_of(self.target)})
-            text = ("\n".join(header) + "\n\n\n" if header else "") + body
+            blocks = ["\n".join(part) for part in (futures, header) if part]
+            blocks += [f"__all__ = [{', '.join(entries)}]"] if entries else []
+            text = "\n\n".join(blocks) + "\n\n\n" + body if blocks else body
             changes[self.target] = [
                 {"range": _line_range(0, -1), "newText": _no_final_newline(text)}
             ]
@@ -473,6 +462,34 @@ class PythonMove:
                 ],
             ]
         }
+
+    async def _into_existing(self, needed: list[tuple[str, str]], names: list[str], body: str,
+                             futures: list[str], entries: list[str]) -> list[TextEditData]:
+        """The edits of a target file that exists: the moved code at its end, the imports it
+        needs, its `from __future__` imports and `__all__` entries."""
+        existing = await self.session.texts.document(self.target)
+        tree = _parse("\n".join(existing.lines), self.display(self.target))
+        module = module_name(self.root, self.target)
+        present = {i.statement for i in _imports(tree, module)}
+        own = [i for i in _imports(tree, module) if i.module == self.source_module and i.name in names]
+        edits = self._rewrite_imports(_imports(tree, module), own, [])
+        missing = [f for f in futures if f not in present]
+        if missing:  # first, after the docstring: a future import must precede the others
+            top = _after_docstring(tree)
+            apart = top < len(existing.lines) and existing.lines[top].strip() != "" and \
+                not existing.lines[top].startswith("from __future__")
+            edits.insert(0, _insert(top, "\n".join(missing) + "\n" + ("\n" if apart else "")))
+        wanted = [written for absolute, written in needed if absolute not in present]
+        if wanted:
+            edits.append(_insert(_after_imports(tree), "\n".join(wanted) + "\n"))
+        exported = _dunder_all(tree, existing.lines)
+        if exported and entries:
+            edits.append({"range": _line_range(exported.first, exported.last),
+                          "newText": exported.adding(entries) + "\n"})
+        end = len(existing.lines)
+        at_end: PositionData = {"line": end, "character": 0}
+        edits.append({"range": {"start": at_end, "end": at_end}, "newText": "\n\n\n" + _no_final_newline(body)})
+        return edits
 
     def _cut(self) -> RangeData:
         """The lines to delete: the selection, plus enough blank lines after it that the gap
@@ -523,6 +540,101 @@ class PythonMove:
                 text += "".join(a + "\n" for a in add)
             edits.append({"range": _line_range(first, last), "newText": text})
         return edits
+
+
+def _after_docstring(tree: ast.Module) -> int:
+    """The 0-based line after the module's docstring (0 without one): where future imports go."""
+    first = tree.body[0] if tree.body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return first.end_lineno or first.lineno
+    return 0
+
+
+@dataclass(frozen=True)
+class _DunderAll:
+    """A module's `__all__ = [...]` (or `(...)`) of string literals: its lines (0-based,
+    inclusive) and their text, which entries leave and join with the file's own spelling."""
+
+    first: int
+    last: int
+    text: str
+
+    def _elements(self, text: str) -> tuple[list[tuple[int, int, str]], int]:
+        """Each entry's (start, end, name) as offsets into `text`; the offset after the bracket."""
+        value = ast.parse(text).body[0]
+        assert isinstance(value, (ast.Assign, ast.AnnAssign)) and isinstance(value.value, (ast.List, ast.Tuple))
+        lines = text.split("\n")
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line) + 1)
+
+        def at(line: int, byte: int) -> int:
+            return starts[line - 1] + byte_column(lines[line - 1], byte)
+
+        elements = [(at(e.lineno, e.col_offset), at(e.end_lineno or e.lineno, e.end_col_offset or 0), str(e.value))
+                    for e in value.value.elts if isinstance(e, ast.Constant)]
+        return elements, at(value.value.lineno, value.value.col_offset) + 1
+
+    def entries(self, names: set[str]) -> list[str]:
+        """The entries of `names`, as the file spells them (`"name"`, `'name'`)."""
+        return [self.text[start:end] for start, end, name in self._elements(self.text)[0] if name in names]
+
+    def without(self, names: set[str]) -> str:
+        """The statement without the entries of `names` (a line of its own goes whole)."""
+        text = self.text
+        while True:
+            elements, _ = self._elements(text)
+            index = next((k for k, e in enumerate(elements) if e[2] in names), None)
+            if index is None:
+                return text
+            start, end, _ = elements[index]
+            begins, ends = text.rfind("\n", 0, start) + 1, (text.find("\n", end) + 1 or len(text) + 1) - 1
+            if not text[begins:start].strip() and text[end:ends].strip() in ("", ","):
+                text = text[:begins] + text[ends + 1 :]
+            elif index:
+                text = text[: elements[index - 1][1]] + text[end:]
+            elif len(elements) > 1:
+                text = text[:start] + text[elements[1][0] :]
+            else:
+                text = text[:start] + text[end:].lstrip(" ").removeprefix(",")
+
+    def adding(self, entries: list[str]) -> str:
+        """The statement with `entries` after its last one (on a line of their own where the
+        last one is), those it has already left out."""
+        text = self.text
+        for entry in entries:
+            elements, opening = self._elements(text)
+            if ast.literal_eval(entry) in {name for _, _, name in elements}:
+                continue
+            if not elements:
+                text = text[:opening] + entry + ("," if text[opening - 1] == "(" else "") + text[opening:]
+                continue
+            start, end, _ = elements[-1]
+            begins, ends = text.rfind("\n", 0, start) + 1, (text.find("\n", end) + 1 or len(text) + 1) - 1
+            if not text[begins:start].strip() and text[end:ends].strip() in ("", ","):
+                comma = "" if text[end:ends].strip() else ","
+                text = text[:end] + comma + text[end:ends] + "\n" + text[begins:start] + entry + "," + text[ends:]
+            else:
+                text = text[:end] + ", " + entry + text[end:]
+        return text
+
+
+def _dunder_all(tree: ast.Module, lines: list[str]) -> _DunderAll | None:
+    """The module's `__all__` when it is a bracketed list or tuple of strings, on lines of its own."""
+    for node in tree.body:
+        target = (node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1
+                  else node.target if isinstance(node, ast.AnnAssign) else None)
+        value = getattr(node, "value", None)
+        if not (isinstance(target, ast.Name) and target.id == "__all__" and node.col_offset == 0
+                and isinstance(value, (ast.List, ast.Tuple))):
+            continue
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        bracket = lines[value.lineno - 1].encode()[value.col_offset : value.col_offset + 1]
+        strings = all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts)
+        if not strings or bracket not in (b"[", b"("):
+            return None
+        return _DunderAll(first, last, "\n".join(lines[first : last + 1]))
+    return None
 
 
 def _compose(lines: list[str], edits: list[TextEditData]) -> list[str]:

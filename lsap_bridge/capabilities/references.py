@@ -2,8 +2,10 @@
 
 Compact by default (issue 32): the uses that are an import of the symbol, and those that
 only name it as a type (an annotation), told apart by their line's text, are listed as
-`path:line` per file on one line each instead of printed; a file's heading is printed once
-for all its enclosing symbols; a long line is cut around the use. Nothing is lost: every
+`path:line` per file on one line each instead of printed; the anchor's own use is the
+title's place; each enclosing symbol is a `### path > Symbol.path` header (the seed's
+flattened form, issue 50) over its uses' lines, without their common indent and without
+fences; a long line is cut around the use. Nothing is lost: every
 use keeps its place in `groups[].uses` (with its `kind`) and in the locations, and every
 file and line is in the Markdown. `compact: false` prints every line as before, and so
 does Neovim's report window unless asked (each line there is a jump target).
@@ -23,9 +25,9 @@ from ..decode import location_count, location_files
 from ..jsonvalue import Params
 from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
-from ..position import EditorLocation, line_at
+from ..position import Document, EditorLocation, line_at
 from ..report.paging import PagingInfo, paged
-from ..report.pieces import anchor_fields, editor_location, excerpt, fence_language, word_at
+from ..report.pieces import anchor_fields, editor_location, fence_language, use_lines, word_at
 from ..resolve import resolve
 from ..session import Location, Session, Target
 from ..surface import SURFACE
@@ -46,7 +48,9 @@ class ReferencesRequest(LocateRequest):
 class Use(Row):
     line: int
     column: int
-    kind: Literal["import", "annotation"] | None = absent()  # how the line uses it (compact)
+    # How the line uses it (compact): an import, a type annotation, or the anchor's own use
+    # (the title names its place; its line is not printed again).
+    kind: Literal["import", "annotation", "anchor"] | None = absent()
 
 
 class Collapsed(Row):
@@ -143,28 +147,23 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
             tree = trees.get(path)
             display = session.workspace.display(path)
             in_file = list(file_uses)
-            kinds, printed = _kinds(doc.lines, in_file) if compact else ({}, set())
+            anchor = (resolved.line, resolved.column) if path == resolved.path else None
+            kinds, printed = _kinds(doc.lines, in_file, anchor) if compact else ({}, set())
             def enclosing(loc: Location, tree: SymbolTree | None = tree) -> str | None:
                 return tree.enclosing_path(loc.line, loc.col) if tree else None
 
             for symbol, uses in groupby(in_file, key=enclosing):
-                lines: list[Line] = []
                 positions: list[Use] = []
+                printing: list[Location] = []
                 for loc in uses:
                     kind = kinds.get((loc.line, loc.col))
                     positions.append(Use(line=loc.line + 1, column=loc.col + 1, kind=kind))
                     locations.append(editor_location(display, doc, loc.line, loc.col))
-                    if kind is not None and loc.line not in printed:
-                        listed = collapsed[kind].setdefault(display, [])
-                        if loc.line + 1 not in listed:
-                            listed.append(loc.line + 1)
-                        continue
-                    for line in excerpt(doc, loc.line, loc.line, request.context_lines):
-                        if compact:
-                            at = loc.col if line.number == loc.line + 1 else 0
-                            line = Line(number=line.number, text=cut(line.text, at))
-                        if not lines or line.number > lines[-1].number:
-                            lines.append(line)
+                    if kind is None or loc.line in printed:
+                        printing.append(loc)
+                    elif kind != "anchor" and loc.line + 1 not in (listed := collapsed[kind].setdefault(display, [])):
+                        listed.append(loc.line + 1)
+                lines = _shown(doc, printing, request.context_lines, compact)
                 groups.append(Group(path=display, symbol=symbol, language=fence_language(doc),
                                     lines=lines, uses=positions))
 
@@ -211,14 +210,16 @@ def use_kind(text: str, column: int) -> Kind | None:
     return "annotation"
 
 
-def _kinds(lines: list[str], uses: list[Location]) -> tuple[dict[tuple[int, int], Kind | None], set[int]]:
+def _kinds(lines: list[str], uses: list[Location], anchor: tuple[int, int] | None,
+           ) -> tuple[dict[tuple[int, int], Kind | Literal["anchor"] | None], set[int]]:
     """The kind of each use by (line, column), and the lines shown anyway (a use on them
-    is neither an import nor an annotation): their other uses stay in them."""
-    kinds: dict[tuple[int, int], Kind | None] = {}
+    is neither an import, an annotation nor the anchor's): their other uses stay in them."""
+    kinds: dict[tuple[int, int], Kind | Literal["anchor"] | None] = {}
     printed: set[int] = set()
     for loc in uses:
         text = line_at(lines, loc.line)
-        kind = use_kind(text, loc.col) or ("import" if _in_import_list(lines, loc.line) else None)
+        kind = "anchor" if (loc.line, loc.col) == anchor else (
+            use_kind(text, loc.col) or ("import" if _in_import_list(lines, loc.line) else None))
         kinds[(loc.line, loc.col)] = kind
         if kind is None:
             printed.add(loc.line)
@@ -250,6 +251,21 @@ def cut(text: str, column: int) -> str:
     start = max(0, min(column - WIDE // 3, len(text) - WIDE))
     stop = start + WIDE
     return ("…" if start else "") + text[start:stop] + ("…" if stop < len(text) else "")
+
+
+def _shown(doc: Document, uses: list[Location], context: int, compact: bool) -> list[Line]:
+    """The lines that show one group's `uses`, each once, in order; compact: without the
+    group's common indent, long lines cut around the use."""
+    lines: list[Line] = []
+    at: dict[int, int] = {}
+    for loc in uses:
+        at.setdefault(loc.line + 1, loc.col)
+        lines += [line for line in use_lines(doc, loc.line, context) if not lines or line.number > lines[-1].number]
+    if not compact:
+        return lines
+    indent = min((len(line.text) - len(line.text.lstrip()) for line in lines if line.text.strip()), default=0)
+    return [Line(number=line.number, text=cut(line.text[indent:], at.get(line.number, indent) - indent))
+            for line in lines]
 
 
 def _listed(by_file: dict[str, list[int]]) -> list[Collapsed] | None:

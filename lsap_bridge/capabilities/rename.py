@@ -205,6 +205,7 @@ class RenameReport(Guarded):
     text: str | None = absent()
     approximate: dict[str, Any] | None = absent()
     note: str | None = absent()
+    overloads: str | None = absent()  # a function's overloads, renamed as one symbol
     rename_id: str | None = absent()
     partial: bool
     old_name: str

@@ -59,11 +59,22 @@ class TypesReport(HierarchyReport):
 def header_names(line: str, after: int) -> list[tuple[int, str]]:
     """Names in a class header after its own name, up to the body: the candidate bases.
 
-    Keyword arguments (`metaclass=ABCMeta`) are not bases and are skipped.
+    Keyword arguments (`metaclass=ABCMeta`) are not bases and are skipped, and so is all
+    inside `<…>` or `[…]`: the type parameters with their bounds and defaults
+    (`Tuple<Items extends ReadonlyArray<unknown>>`) and a base's type arguments
+    (`Array<Items[number]>`, `Generic[T]`).
     """
-    head = line[after:].split("{", 1)[0]
+    head = line[after:].split("{", 1)[0].replace("=>", "  ")
     head = _KEYWORD_ARG.sub(lambda m: " " * len(m.group(0)), head)
-    return [(after + m.start(), m.group(0)) for m in _NAME.finditer(head)]
+    depth, outside = 0, []
+    for char in head:
+        depth = max(0, depth + (char in "<[") - (char in ">]"))
+        outside.append(" " if depth or char in ">]" else char)
+    return [(after + m.start(), m.group(0)) for m in _NAME.finditer("".join(outside))
+            if m.group(0) not in _HEADER_WORDS]
+
+
+_HEADER_WORDS = frozenset({"extends", "implements"})
 
 
 def type_symbol_at(tree: SymbolTree, line: int, col: int) -> Symbol | None:
@@ -125,13 +136,16 @@ class Derived:
         found = await self._ask(METHOD, [params for _, _, params in asks])
         trees = await self.trees([loc.path for locs in found for loc in locs])
         out: list[list[Edge]] = [[] for _ in nodes]
-        seen: set[tuple[int, Path, int]] = set()
+        seen: set[tuple[int, Path | str, int]] = set()
         for (index, name, _), locations in zip(asks, found, strict=True):
             node = nodes[index]
             for loc in locations:
-                if (index, loc.path, loc.line) in seen:
+                # A library type is one row however many of its files declare it (six lib
+                # .d.ts files each declare `interface Array<T>`).
+                key = (index, loc.path, loc.line) if loc.path in trees else (index, name, -1)
+                if key in seen:
                     continue
-                seen.add((index, loc.path, loc.line))
+                seen.add(key)
                 if loc.path not in trees:  # outside the workspace: a library or stdlib type
                     out[index].append(
                         Edge(

@@ -17,6 +17,7 @@ from ..workspace import language_of
 HEAD_LINES = 12  # a long definition shows this much of its head (signature, docstring)
 MAX_CODE_LINES = 2000  # the most `max_code_lines` a request may ask for
 MEMBERS = 100  # members a long definition lists; the rest are counted (`outline` lists all)
+STATEMENT_LINES = 6  # a use's statement is shown up to this many lines, then `…`
 
 
 def anchor_fields(resolved: Resolved, session: Session) -> dict[str, Any]:
@@ -52,6 +53,35 @@ def excerpt(doc: Document, first: int, last: int, context: int = 0) -> list[Line
     start = max(0, first - context)
     stop = min(len(doc.lines), last + context + 1)
     return [Line(number=i + 1, text=doc.lines[i]) for i in range(start, stop)]
+
+
+def use_lines(doc: Document, line: int, context: int = 0) -> list[Line]:
+    """The numbered lines that show a use on `line` (0-based): its statement, so that a
+    multi-line call's arguments are there (at most `STATEMENT_LINES`, the last marked `…`
+    when it goes on), widened by `context` lines."""
+    last = statement_end(doc.lines, line, "#" if language_of(doc.path) == "python" else "//")
+    shown = excerpt(doc, line, min(last, line + STATEMENT_LINES - 1), context)
+    if last >= line + STATEMENT_LINES:
+        end = line + STATEMENT_LINES
+        shown = [Line(number=n.number, text=n.text + " …") if n.number == end else n for n in shown]
+    return shown
+
+
+_STRING = re.compile(r"""'(?:\\.|[^'\\])*'?|"(?:\\.|[^"\\])*"?|`(?:\\.|[^`\\])*`?""")
+
+
+def statement_end(lines: list[str], line: int, comment: str) -> int:
+    """The last line (0-based) of the statement that starts at `line`: while a `(` or `[`
+    opened on it is still open, or a line ends with `\\`. Strings and comments are skipped
+    (a string or comment spanning lines is not followed; brace blocks are no statement's
+    arguments). Looks at most `STATEMENT_LINES` lines past the first."""
+    depth = 0
+    for index in range(line, min(len(lines), line + STATEMENT_LINES + 1)):
+        code = _STRING.sub('""', lines[index]).split(comment, 1)[0]
+        depth += sum(code.count(c) for c in "([") - sum(code.count(c) for c in ")]")
+        if depth <= 0 and not code.rstrip().endswith("\\"):
+            return index
+    return min(len(lines) - 1, line + STATEMENT_LINES)
 
 
 def editor_location(display: str, doc: Document, line: int, column: int) -> EditorLocation:

@@ -35,8 +35,8 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "shop"
 REFERENCES = {"mode": "references", "locate": "shop/models.py:Order"}
-# Its use in `checkout`, as the compact report prints it (a file's heading, then the symbol).
-CHECKOUT_USE = "### shop/checkout.py\n`checkout`\n```python\n8|     order = Order()"
+# Its use in `checkout`, as the compact report prints it (`### path > Symbol.path`, the line).
+CHECKOUT_USE = "### shop/checkout.py > checkout\n8| order = Order()"
 
 
 @pytest.fixture(scope="module")

@@ -72,9 +72,14 @@ def test_markdown_report_shape(bridge: Bridge) -> None:
     assert "references in 4 files" in full
     # Compact by default (issue 32): imports and annotation-only uses as path:line lists.
     text = bridge.request({"mode": "references", "locate": "shop/models.py:Product"}).text
-    assert "imported in 3 files: shop/catalog.py:3, shop/checkout.py:4, shop/promotions.py:3" in text
-    assert "shop/promotions.py:12,16" in text and "12|" not in text
-    assert "### shop/models.py\n`Product`\n```python\n7| class Product:" in text
+    assert "imported in 3 files in shop/: catalog.py:3, checkout.py:4, promotions.py:3" in text
+    assert "promotions.py:12,16" in text and "12|" not in text
+    # The seed's form (issue 50): the anchor's place in the title, not printed again; a
+    # `### path > Symbol.path` header per enclosing symbol; each use's line, no fences.
+    assert text.startswith("# References: `Product` (shop/models.py:7) · "), text
+    assert text.split("\n", 1)[0].endswith(" references in 4 files"), text
+    assert "7| class Product:" not in text and "```" not in text
+    assert "### shop/models.py > Product.discounted\n15| return Product(" in text
 
 
 def test_paging_footer_gives_the_next_request(bridge: Bridge) -> None:

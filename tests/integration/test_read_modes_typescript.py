@@ -230,4 +230,4 @@ def test_an_export_default_anchor_is_the_declaration(ts: Bridge) -> None:
     (ts.root / "src" / "uses.ts").write_text('import en from "./locales/en";\n\nexport const error = en();\n')
     text = ts.request({"mode": "references", "locate": "src/locales/en.ts:default"}).text
     assert text.startswith("# References: `default`"), text
-    assert "→ src/locales/en.ts:1:8" in text and "### src/uses.ts" in text, text
+    assert "(src/locales/en.ts:1)" in text and "### src/uses.ts" in text, text

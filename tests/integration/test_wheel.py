@@ -130,8 +130,8 @@ def check_references(lsap: Installed, shop: Path) -> None:
         result = lsap.run(shop, "references", ANCHOR)
         assert result.returncode == 0, result.stderr
         assert result.stdout.startswith("# References: `Product`"), result.stdout
-        assert "18 references in 4 files · basedpyright" in result.stdout, result.stdout
-        assert "imported in 3 files: shop/catalog.py:3" in result.stdout, result.stdout  # compact (issue 32)
+        assert "18 references in 4 files" in result.stdout, result.stdout
+        assert "imported in 3 files in shop/: catalog.py:3" in result.stdout, result.stdout  # compact (issue 32)
         mcp_references(lsap, shop)
     finally:
         lsap.run(shop, "daemon", "stop")

@@ -1,0 +1,94 @@
+"""A use in a multi-line call shows the call's statement (issue 50, item 2): the arguments
+an agent asks about are on the lines after the name (httpx's `create_ssl_context(` in
+tests/test_config.py), up to `STATEMENT_LINES` lines, the last marked `…` when it goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+from lsap_bridge.capabilities import REGISTRY
+from lsap_bridge.gateway import LspAnswer, LspCall
+from lsap_bridge.render import render_report
+from lsap_bridge.report.pieces import STATEMENT_LINES, statement_end
+from lsap_bridge.workspace import uri_of
+from tests.fakes import fake_session
+from tests.golden import assert_golden
+
+USER = '''import ssl_config
+
+
+def test_load() -> None:
+    context = ssl_config.create_ssl_context(
+        cert=("cert.pem", "key.pem", "password1"),  # a comment's ( is no bracket
+        verify=")",
+    )
+    assert context
+
+
+def test_long() -> None:
+    ssl_config.create_ssl_context(
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+    )
+'''
+
+
+def references(root: Path, compact: bool) -> str:
+    (root / "ssl_config.py").write_text("def create_ssl_context(cert=None, verify=True):\n    return cert\n")
+    (root / "test_config.py").write_text(USER)
+    user = uri_of(root / "test_config.py")
+
+    def function(name: str, first: int, last: int) -> dict[str, object]:
+        return {"name": name, "kind": 12, "range": {"start": {"line": first, "character": 0},
+                                                   "end": {"line": last, "character": 5}},
+                "selectionRange": {"start": {"line": first, "character": 4}, "end": {"line": first, "character": 13}}}
+
+    def answer(call: LspCall) -> LspAnswer:
+        if call.method == "textDocument/documentSymbol" and call.params["textDocument"]["uri"] == user:
+            return LspAnswer(result=[function("test_load", 3, 8), function("test_long", 11, 19)])
+        if call.method != "textDocument/references":
+            return LspAnswer(result=[])
+        return LspAnswer(result=[{"uri": user, "range": {"start": {"line": line, "character": 25},
+                                                         "end": {"line": line, "character": 43}}}
+                                 for line in (4, 12)])
+
+    session = fake_session(root, answer)
+    capability = REGISTRY["references"]
+    request = capability.model.model_validate({"mode": "references", "compact": compact, "locate": {
+        "file_path": "ssl_config.py", "find": "def <|>create_ssl_context"}})
+    return render_report("references", asyncio.run(session.run(capability, request)).report)
+
+
+@pytest.mark.parametrize("compact", [True, False])
+def test_a_multi_line_call_shows_its_arguments(tmp_path: Path, compact: bool) -> None:
+    text = references(tmp_path, compact)
+    shown = {int(n): code.strip() for n, code in re.findall(r"^(\d+)\| ?(.*)$", text, re.M)}
+    assert shown[6] == 'cert=("cert.pem", "key.pem", "password1"),  # a comment\'s ( is no bracket', text
+    assert shown[7] == 'verify=")",' and shown[8] == ")", text
+    assert 9 not in shown  # the statement ended
+    # A call longer than the bound: its first lines, the last marked as going on.
+    last = 13 + STATEMENT_LINES - 1
+    assert shown[last] == f"{STATEMENT_LINES - 1}, …" and last + 1 not in shown, text
+    if compact:  # the new form (issue 50): `### path > Symbol.path`, numbered lines, no fences
+        assert_golden("references_statement.md", text)
+
+
+@pytest.mark.parametrize(("lines", "end"), [
+    (["f(x)", "g()"], 0),
+    (["f(x,", "  y)", "g()"], 1),
+    (["x = [", "  1,", "]", "y"], 2),
+    (["s = '(' + f(", "  ')')", "z"], 1),
+    (["a = 1 + \\", "  2", "b"], 1),
+    (["class A {", "  x = 1", "}"], 0),  # a block is not a statement's arguments
+    (["f("] + ["  1,"] * 10, STATEMENT_LINES),
+])
+def test_where_a_statement_ends(lines: list[str], end: int) -> None:
+    assert statement_end(lines, 0, "//") == end
