@@ -105,11 +105,12 @@ class SchemaReport(Report):
 
 
 def mode_index() -> list[ModeIndex]:
-    """Every mode with its purpose and required fields: what an agent reads first."""
+    """Every mode an agent asks for with its purpose and required fields: what an agent
+    reads first (not the modes only a transport sends, `Offer.listed`)."""
     return [
         ModeIndex(mode=name, summary=cap.summary,
                   required=[f for f in cap.model.model_json_schema().get("required", []) if f != "mode"])
-        for name, cap in sorted(REGISTRY.items())
+        for name, cap in sorted(REGISTRY.items()) if cap.offer.listed
     ]
 
 

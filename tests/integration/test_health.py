@@ -235,7 +235,7 @@ def test_a_dependency_that_does_not_import_is_missing(tmp_path: Path, shop: Path
     errors = lines(host, "ERROR")
     assert any(re.search(r"ERROR cachetools is missing: cachetools \d\S* is installed but does not import "
                          r"\(ModuleNotFoundError: No module named 'cachetools'\)", e) for e in errors), host
-    assert any("lsap_bridge does not import (lsap_bridge.host, what the remote plugin imports): "
+    assert any("lsap_bridge does not import (lsap_bridge.host, lsap_bridge.hostexit, what the remote plugin imports): "
                "ModuleNotFoundError: No module named 'cachetools'" in e for e in errors), host
     assert re.search(r"OK pydantic \d", host) and not re.search(r"OK cachetools", host), host
 

@@ -354,9 +354,9 @@ def test_a_stopping_session_answers_session_gone(bridge: Bridge, single: SocketS
     finally:
         client.close()
     assert [r["error"]["data"] for r in replies] == [
-        {"code": "session_gone", "started": True},
-        {"code": "session_gone", "started": False},
-        {"code": "session_gone", "started": False},
+        {"code": "session_gone", "started": True, "applied": []},
+        {"code": "session_gone", "started": False, "applied": []},
+        {"code": "session_gone", "started": False, "applied": []},
     ]
     assert "the test stopped it" in replies[1]["error"]["message"]
     assert "send it again" in replies[1]["error"]["message"]

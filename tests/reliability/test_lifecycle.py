@@ -78,7 +78,7 @@ def test_a_crafted_journal_is_moved_aside_and_the_daemon_starts(shop: Path, reap
         rejected = sorted(p.name.split(".json")[0] for p in (journals / "rejected").iterdir())
         assert rejected == ["0123456789ab", "x"]
         log = (shop.parent / "daemon.log").read_text()
-        assert "moved to" in log and "outside the roots it records" in log, log[-2000:]
+        assert "moved to" in log and "outside the roots of this session" in log, log[-2000:]
     finally:
         with Connection(info.socket) as conn:
             conn.call("shutdown")

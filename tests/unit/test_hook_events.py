@@ -198,3 +198,15 @@ def test_a_pre_tool_use_carries_what_the_tool_will_write_and_answers_the_humans_
         "hookEventName": "PreToolUse", "permissionDecision": "deny",
         "permissionDecisionReason": "the human refused the edit"}}
     assert hook.answer(edit, {"decision": None}) is None
+
+
+def test_the_hook_mode_is_not_offered_to_agents() -> None:
+    """Only `lsap hook` sends `hook`: the schema's index and lsap_query's modes leave it out
+    (an agent following the index to it got `invalid_request`)."""
+    from lsap_bridge.capabilities.schema import mode_index
+    from lsap_bridge.mcp_server import tools
+
+    assert "hook" not in {entry.mode for entry in mode_index()}
+    assert "references" in {entry.mode for entry in mode_index()}
+    query = next(t for t in tools() if t["name"] == "lsap_query")
+    assert "hook" not in query["inputSchema"]["properties"]["request"]["properties"]["mode"]["enum"]
