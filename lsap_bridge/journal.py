@@ -43,6 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .errors import LsapBaseError
 from .filestate import content_hash, snapshot
 
 LOG = logging.getLogger("lsap.journal")
@@ -273,7 +274,7 @@ class Journal:
         return changed, problems
 
 
-class Unsettled(Exception):
+class Unsettled(LsapBaseError):
     """A file that cannot be settled, and why."""
 
 
