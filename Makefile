@@ -40,6 +40,7 @@ check: setup luacheck
 	luacheck --no-color -q lua plugin tests/lua
 	node scripts/stylua.mjs --check
 	$(BIN)/python scripts/lua_structure.py --strict
+	$(BIN)/python scripts/code_metrics.py
 
 # lua/lsap/modes.lua from the mode declarations, lua/lsap/shared.lua from pyproject.toml,
 # rplugin/ and lsap_bridge/ (a unit test fails while either is stale).

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .client import ClientError, Connection, call_session, env_servers, find_session, with_env_budget
 from .discovery import SessionInfo, sessions
+from .errors import error_report
 from .jsonvalue import Jsonable, JsonObject
 
 OPTIONS = ("max_items", "start_index", "pagination_id", "context_lines", "max_tokens", "format")
@@ -170,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             method, params = "request", with_env_budget(json.loads(raw))
         except json.JSONDecodeError as exc:
-            print(f"# Error: invalid_request\n\nthe query is not JSON: {exc}", file=sys.stderr)
+            sys.stderr.write(error_report("invalid_request", f"the query is not JSON: {exc}"))
             return 2
     else:
         method, params = "request", with_env_budget(mode_request(args))

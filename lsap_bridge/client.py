@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .discovery import SessionInfo, daemon_log, daemon_name, runtime_dir, session_for, sessions
+from .errors import LsapBaseError, error_report
 from .jsonvalue import Json, Jsonable, JsonObject
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "package.json", "tsco
                 "Cargo.toml", "go.mod", ".git")
 
 
-class ClientError(Exception):
+class ClientError(LsapBaseError):
     """The session could not be reached or answered with a protocol error; `code` is the
     stable code the session gave (`busy`, `session_gone`, `timeout`, …), if any."""
 
@@ -68,8 +69,8 @@ class ClientError(Exception):
     def report(self) -> str:
         """As an error report, for surfaces that show reports (the MCP tools)."""
         if self.code is None:
-            return f"# Error: server_error\n\nthe lsap session is unreachable: {self}\n"
-        return f"# Error: {self.code}\n\n{self}\n"
+            return error_report("server_error", f"the lsap session is unreachable: {self}")
+        return error_report(self.code, str(self))
 
 
 def gone(what: str, started: bool) -> ClientError:

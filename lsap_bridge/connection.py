@@ -34,7 +34,7 @@ from typing import Any, Protocol, TypeVar
 
 import msgpack
 
-from .errors import ErrorCode
+from .errors import ErrorCode, LsapBaseError
 from .jsonvalue import Json, Jsonable, JsonObject, Params, to_int
 from .surface import APPLIED, NOT_AGAIN, applied_note
 
@@ -104,7 +104,7 @@ class Limits:
                 "message_mib": self.message // MIB, "stall_s": self.stall}
 
 
-class RpcFailure(Exception):
+class RpcFailure(LsapBaseError):
     """A call that fails at the protocol level: a JSON-RPC error code and a message."""
 
     def __init__(self, code: int, message: str, data: JsonObject | None = None) -> None:
@@ -157,7 +157,7 @@ def peer_uid(transport: asyncio.BaseTransport) -> int | None:
 # -- framing ------------------------------------------------------------------------------------
 
 
-class Malformed(Exception):
+class Malformed(LsapBaseError):
     """Bytes after which no next message can be found: the connection is closed."""
 
 

@@ -1182,6 +1182,12 @@ async def apply_workspace_edit(
         raise
     finally:  # applied or rolled back, the bridge touched these texts itself
         session.texts.changed_by_bridge([f.path for f in plan.files])
+    return _outcome(session, label, plan, basis, change)
+
+
+def _outcome(session: Session, label: str, plan: _Plan, basis: Basis | None, change: str | None) -> EditResult:
+    """What an applied edit tells its request (`_WRITTEN`, the basis its later steps prove
+    against) and its caller: the files written, created, renamed and overwritten."""
     if (written := _WRITTEN.get()) is not None:
         for f in plan.files:
             if f.origin is not None:  # renamed: the old path holds nothing now

@@ -47,8 +47,21 @@ def shown_score(score: float | None) -> float | None:
     return round(score, 1) if score is not None and 0 < score < 100 else None
 
 
+class LsapBaseError(Exception):
+    """The root of every exception the bridge raises (`LsapError`, `StaleText`, the
+    transports' errors): one class to catch for "any failure of ours", as httpx's
+    `HTTPError`. Each surface translates a failure once: the service in `failures.as_error`,
+    the command line and the MCP tools' client through `error_report`."""
+
+
+def error_report(code: str, message: str) -> str:
+    """An error as a Markdown report, for the surfaces that show one without the renderer
+    (the command line, the MCP tools' client): the heading `render_error`'s template writes."""
+    return f"# Error: {code}\n\n{message}\n"
+
+
 @dataclass
-class LsapError(Exception):
+class LsapError(LsapBaseError):
     """A failure the caller can act on: what failed, why, and what to try next."""
 
     code: ErrorCode
@@ -87,7 +100,7 @@ def invalid(message: str, hint: str | None = None) -> LsapError:
     return LsapError(ErrorCode.INVALID_REQUEST, message, hint=hint)
 
 
-class StaleText(Exception):
+class StaleText(LsapBaseError):
     """A buffer changed between reading its text and sending a request computed from it."""
 
 

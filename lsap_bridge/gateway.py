@@ -16,7 +16,7 @@ import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -25,11 +25,14 @@ from cachetools import LRUCache
 
 from .errors import ClientGone, ErrorCode, LsapError, StaleText
 from .filestate import DiskStamp, content_hash
-from .jsonvalue import Jsonable, Params
+from .jsonvalue import Params
 from .lsp import FileEventData
+from .lspcall import LspAnswer as LspAnswer
+from .lspcall import LspCall as LspCall
 from .models import DEFAULT_MAX_TOKENS
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 from .position import Document, EditorLocation
+from .servers.registry import adapter_for
 from .surface import restart_help
 from .workspace import Workspace, path_of, too_large
 
@@ -61,7 +64,8 @@ class Client:
     started: float | None = field(default=None, compare=False)
 
     def supports(self, method: str) -> bool:
-        return method in self.methods
+        """Whether it serves `method`: announced, and not one its adapter says it lacks."""
+        return method in self.methods and adapter_for(self.name).supports(method)
 
     def age(self) -> float | None:
         """Seconds since the server attached, when known."""
@@ -78,27 +82,6 @@ class Attached(list[Client]):
         super().__init__(clients)
         self.complete = complete
         self.known = known
-
-
-@dataclass(frozen=True)
-class LspCall:
-    client_id: int
-    method: str
-    params: Mapping[str, Jsonable]
-    bufnr: int | None = None
-    # The answer (a location list, or document symbols) is sent packed by lua/lsap/transport/packing.lua
-    # (`decode.location_files` and `symbols.build_tree` read both shapes): a large one then
-    # crosses to Python as a few lists instead of tens of thousands of tables.
-    packed: bool = False
-
-
-@dataclass
-class LspAnswer:
-    result: Any = None
-    error: dict[str, Any] | None = None
-    # What the server told the human while answering (`window/showMessage`, or a message
-    # request), kept from the human's screen by lua/lsap/transport/heard.lua.
-    said: tuple[str, ...] = ()
 
 
 @dataclass
@@ -620,7 +603,7 @@ def server_timeout(health: list[dict[str, Any]], timeout: float, embedded: bool)
                      hint="; ".join(dict.fromkeys(causes)) or None)
 
 
-def _ago(ms: Any) -> str:
+def _ago(ms: float) -> str:
     seconds = float(ms) / 1000
     return "just now" if seconds < 1 else f"{seconds:.0f} s ago"
 

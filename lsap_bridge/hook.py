@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 from .client import ClientError, call_session, find_session
 from .discovery import SessionInfo
@@ -170,7 +170,7 @@ def handle(raw: str, budget: float, asking: Callable[[str], None] | None = None)
 APPROVAL = re.compile(r"approval of .* \(up to ([0-9.]+) s")  # host.edit_policy's progress note
 
 
-def run_event(stdin: Any, stdout: Any, limit: float) -> bool:
+def run_event(stdin: TextIO, stdout: TextIO, limit: float) -> bool:
     """Answer one event within `limit` seconds, or say nothing: the work runs in a thread the
     process leaves behind when the time is up (a hanging server holds only that thread).
     While the human is asked about the edit, the bound is the approval's (`approval.timeout`)

@@ -45,6 +45,7 @@ from typing import Annotated
 from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter
 
 from . import statefile
+from .errors import LsapBaseError
 from .filestate import content_hash, snapshot
 from .statefile import REJECTED, Location, Unusable
 from .workspace import Workspace
@@ -286,7 +287,7 @@ class Journal:
         return changed, problems
 
 
-class Unsettled(Exception):
+class Unsettled(LsapBaseError):
     """A file that cannot be settled, and why."""
 
 

@@ -16,16 +16,18 @@ from typing import Any
 
 import msgpack
 
+from .errors import LsapBaseError
+
 REQUEST, RESPONSE, NOTIFICATION = 0, 1, 2
 
 NotificationHandler = Callable[[str, list[Any]], None]
 
 
-class NvimRpcError(Exception):
+class NvimRpcError(LsapBaseError):
     """Neovim answered a request with an error."""
 
 
-class NvimDisconnected(Exception):
+class NvimDisconnected(LsapBaseError):
     """The connection to Neovim is gone (Neovim exited or the socket closed)."""
 
 

@@ -8,7 +8,6 @@ from collections.abc import Hashable
 from dataclasses import replace
 from pathlib import Path
 
-from .clangd import CROSS_FILE, DATABASES, database_note
 from .cpu import off_loop
 from .errors import Candidate, ErrorCode, LsapError, shown_score
 from .gateway import Client
@@ -26,6 +25,8 @@ from .locate.matcher import (
 )
 from .models import LineScope, Locate, SymbolScope
 from .position import Document, line_at
+from .servers.adapter import CROSS_FILE
+from .servers.registry import adapter_for
 from .session import SYMBOLS, Resolved, Session, Target
 from .surface import looked_at, phrase
 from .symbols import Symbol, SymbolTree
@@ -42,8 +43,10 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
     """
     resolved = await _resolve(session, locate, method)
     # Keyed apart from the file's own notes (a buffer that differs from its file).
-    session.texts.note(resolved.path.parent / DATABASES[0], database_note(
-        resolved.target.client, method, resolved.path, session.workspace.display(resolved.path)))
+    note = adapter_for(resolved.target.client.name).index_note(
+        method, resolved.path, session.workspace.display(resolved.path))
+    if note is not None:
+        session.texts.note(*note)
     if method in CROSS_FILE:  # counts from an index (references, implementations, calls)
         for gap in await incomplete(session, [resolved.target.client], recent=False):
             session.texts.note(Path(f"<index of {resolved.target.client.name}>"),
@@ -61,9 +64,6 @@ async def file_symbols(session: Session, path: Path) -> tuple[Target, Document, 
     return target, doc, await session.symbols.tree(target, doc)
 
 
-YOUNG = 10.0  # seconds after it attached, or after files changed on disk, an index may lag
-
-
 async def incomplete(session: Session, clients: list[Client], recent: bool = True) -> list[str]:
     """The servers whose index may not hold every symbol yet (an answer without a name is
     then no proof it is not there; a count of uses may be short): work in progress
@@ -74,14 +74,14 @@ async def incomplete(session: Session, clients: list[Client], recent: bool = Tru
     changed = session.servers.watch.changed_at
     notes = []
     for client in clients:
-        age = client.age()
+        age, young = client.age(), adapter_for(client.name).young
         if client.id in working:
             notes.append(f"{client.name} reports work in progress (indexing or analysing)")
         elif not recent:
             continue
-        elif age is not None and age < YOUNG:
+        elif age is not None and age < young:
             notes.append(f"{client.name} started {age:.0f} s ago")
-        elif changed is not None and time.monotonic() - changed < YOUNG:
+        elif changed is not None and time.monotonic() - changed < young:
             notes.append(f"{client.name} heard of files changed on disk "
                          f"{time.monotonic() - changed:.0f} s ago")
     return notes

@@ -22,7 +22,6 @@ from typing import Any, Protocol, TypeVar, cast
 
 from cachetools import LRUCache, TTLCache
 
-from . import tsserver
 from .decode import location_units
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
 from .diskwatch import Basis, DiskWatch, fs_now_ns
@@ -35,6 +34,7 @@ from .lsp import FileEventData, Locations, Response, result_of
 from .models import Locate, Request
 from .modes import Answer, Capability, fallback
 from .position import Document, Encoding, column_at
+from .servers import registry, tsserver
 from .surface import formatter_help, servers_help
 from .symbols import SymbolTree, Units, build_tree
 from .workspace import Workspace, language_of, remembered, uri_of
@@ -215,8 +215,7 @@ def disk_note(display: str, disk_differs: str) -> str:
 
 
 # Configuration files of the servers, at a root: a change reconfigures them (`reconfigure`).
-CONFIG_FILES = ("pyrightconfig.json", "pyproject.toml", "ruff.toml", ".ruff.toml", "setup.cfg",
-                "tsconfig.json", "jsconfig.json", ".clangd", "compile_commands.json")
+CONFIG_FILES = registry.config_files()
 PAGES = 64  # result lists kept for paging
 ANCHORS = 1000  # anchor strings parsed, trusted as long as the file checks they rest on
 

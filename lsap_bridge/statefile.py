@@ -21,13 +21,15 @@ from typing import Annotated, TypeVar
 
 from pydantic import AfterValidator, TypeAdapter, ValidationError
 
+from .errors import LsapBaseError
+
 LOG = logging.getLogger("lsap.state")
 REJECTED = "rejected"  # beside the journals and changes/: files that failed the checks
 
 T = TypeVar("T")
 
 
-class Unusable(Exception):
+class Unusable(LsapBaseError):
     """A state file that is not one this code wrote, and why."""
 
 

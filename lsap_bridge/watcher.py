@@ -31,6 +31,7 @@ from typing import Any
 
 import tomllib
 
+from .servers import registry
 from .workspace import IGNORED_DIRS, Workspace
 
 try:
@@ -347,7 +348,8 @@ def _patterns(root: Path) -> list[str]:
 
 def _server_excludes(root: Path) -> list[str]:
     found: list[str] = []
-    for name in ("pyrightconfig.json", "tsconfig.json"):
+    files, tools = registry.exclude_sources()
+    for name in files:
         try:
             data = json.loads((root / name).read_text())
         except (OSError, ValueError):
@@ -358,7 +360,7 @@ def _server_excludes(root: Path) -> list[str]:
         tools = tomllib.loads((root / "pyproject.toml").read_text()).get("tool", {})
     except (OSError, ValueError):
         return found
-    for tool in ("pyright", "basedpyright"):
+    for tool in tools:
         section = tools.get(tool)
         if isinstance(section, dict) and isinstance(section.get("exclude"), list):
             found += [p for p in section["exclude"] if isinstance(p, str)]

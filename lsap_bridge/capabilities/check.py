@@ -372,6 +372,28 @@ def tallies(items: Finds, min_severity: str) -> tuple[dict[str, dict[str, int]],
             {s: unlisted[s] for s in SEVERITIES if s in unlisted})
 
 
+async def _groups(session: Session, shown: Finds, context_lines: int) -> tuple[list[Group], list[EditorLocation]]:
+    """A page's findings grouped by status and file, each with its code lines, and where the
+    editor jumps for each."""
+    docs = await session.texts.documents([p for status, p, _ in shown if status != "gone" and p.is_file()])
+    groups = []
+    locations: list[EditorLocation] = []
+    for (status, path), in_group in groupby(shown, key=lambda f: (f[0], f[1])):
+        display = session.workspace.display(path)
+        doc = docs.get(path) if status != "gone" else None
+        rows: list[DiagnosticRow] = []
+        lines: dict[int, Line] = {}
+        for _, _, d in in_group:  # errors first, then by line (see `ordered`)
+            rows.append(DiagnosticRow(**diagnostic_row(d)))
+            if doc is not None:
+                lines |= {line.number: line for line in excerpt(doc, d.line, d.line, context_lines)}
+                summary = f"{status} {d.severity}: {d.message.splitlines()[0] if d.message else ''}"
+                locations.append({**editor_location(display, doc, d.line, d.col), "text": summary})
+        groups.append(Group(status=status, path=display, language=fence_language(doc) if doc else "",
+                            diagnostics=rows, lines=[lines[n] for n in sorted(lines)]))
+    return groups, locations
+
+
 @mode("check", request=CheckRequest, report=CheckReport, workspace=True,
       summary="after your edits: the diagnostics they added or removed, in the changed files and their users",
       offer=Offer(command="LsapCheck", picker=13))
@@ -401,22 +423,7 @@ async def check(session: Session, request: CheckRequest) -> Answer:
         # replace it), after `page` kept the bare list there: a later page shows this check's
         # findings, at any severity; it never runs a new check, which would compare with this one.
         page_id = keep(session, request, [facts], answer=facts["id"])
-        docs = await session.texts.documents([p for status, p, _ in shown if status != "gone" and p.is_file()])
-        groups = []
-        locations: list[EditorLocation] = []
-        for (status, path), in_group in groupby(shown, key=lambda f: (f[0], f[1])):
-            display = session.workspace.display(path)
-            doc = docs.get(path) if status != "gone" else None
-            rows: list[DiagnosticRow] = []
-            lines: dict[int, Line] = {}
-            for _, _, d in in_group:  # errors first, then by line (see `ordered`)
-                rows.append(DiagnosticRow(**diagnostic_row(d)))
-                if doc is not None:
-                    lines |= {line.number: line for line in excerpt(doc, d.line, d.line, request.context_lines)}
-                    summary = f"{status} {d.severity}: {d.message.splitlines()[0] if d.message else ''}"
-                    locations.append({**editor_location(display, doc, d.line, d.col), "text": summary})
-            groups.append(Group(status=status, path=display, language=fence_language(doc) if doc else "",
-                                diagnostics=rows, lines=[lines[n] for n in sorted(lines)]))
+        groups, locations = await _groups(session, shown, request.context_lines)
         counts, unlisted = tallies(items, request.min_severity)
         lower = next((s for s in SEVERITIES if s in unlisted), None)  # the worst not listed
         same = {"mode": "check", "pagination_id": page_id}

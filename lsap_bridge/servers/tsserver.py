@@ -1,4 +1,5 @@
-"""Diagnostics pulled from vtsls through tsserver's own requests.
+"""Diagnostics pulled through tsserver's own requests, for the servers whose adapter asks
+(`Adapter.pulls_through_tsserver`: vtsls).
 
 vtsls (VS Code's TypeScript extension over LSP) publishes a file's diagnostics only when
 they change, so a clean file is never published: waiting for its push cannot tell "clean"
@@ -11,14 +12,26 @@ in order, after the buffer's latest `didChange`): those three answers are vtsls'
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
-from .gateway import Client, LspAnswer, LspCall
-from .jsonvalue import Json, JsonObject, to_int
+from ..jsonvalue import Json, JsonObject, to_int
+from ..lspcall import LspAnswer, LspCall
+from .registry import adapter_for
 
 COMMAND = "typescript.tsserverRequest"
-# The servers whose pushes skip clean files and that forward tsserver requests (by the
-# config name nvim-lspconfig and lsap give it).
-PULLED = frozenset({"vtsls"})
+
+
+class Client(Protocol):
+    """What the pull needs of a client (`gateway.Client`)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def name(self) -> str: ...
+
+    def supports(self, method: str) -> bool: ...
+
 # What tsserver's editor plugins ask after each change: syntax errors, type errors, and the
 # suggestions (unused names, deprecations) VS Code shows as hints.
 KINDS = ("syntacticDiagnosticsSync", "semanticDiagnosticsSync", "suggestionDiagnosticsSync")
@@ -27,7 +40,7 @@ SEVERITY = {"error": 1, "warning": 2, "message": 3, "suggestion": 4}
 
 def pulls(client: Client) -> bool:
     """Whether this client's diagnostics are pulled through tsserver (see the module)."""
-    return client.name in PULLED and client.supports("workspace/executeCommand")
+    return adapter_for(client.name).pulls_through_tsserver and client.supports("workspace/executeCommand")
 
 
 def calls(client: Client, path: Path, bufnr: int | None) -> list[LspCall]:

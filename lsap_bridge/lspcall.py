@@ -1,0 +1,32 @@
+"""An LSP request as the bridge sends it through the editor (`LspCall`) and its answer
+(`LspAnswer`): below the gateway, so that what builds requests for a server (the tsserver
+pull, `servers/tsserver.py`) needs no editor."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .jsonvalue import Jsonable
+
+
+@dataclass(frozen=True)
+class LspCall:
+    client_id: int
+    method: str
+    params: Mapping[str, Jsonable]
+    bufnr: int | None = None
+    # The answer (a location list, or document symbols) is sent packed by lua/lsap/transport/packing.lua
+    # (`decode.location_files` and `symbols.build_tree` read both shapes): a large one then
+    # crosses to Python as a few lists instead of tens of thousands of tables.
+    packed: bool = False
+
+
+@dataclass
+class LspAnswer:
+    result: Any = None
+    error: dict[str, Any] | None = None
+    # What the server told the human while answering (`window/showMessage`, or a message
+    # request), kept from the human's screen by lua/lsap/transport/heard.lua.
+    said: tuple[str, ...] = ()
