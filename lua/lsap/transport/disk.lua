@@ -43,6 +43,8 @@ local function stamp_of(name)
   }
 end
 
+M.stamp_of = stamp_of
+
 local function same(a, b)
   if a == nil or b == nil then return a == b end
   return a.size == b.size
