@@ -11,6 +11,8 @@ every check (`DiskWatch.told` now records the bridge's writes as seen).
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,13 @@ from . import catalog
 def names() -> list[str]:
     return [p.name for p in catalog.everything()]
 '''
+
+
+# A caller a move of `round` out of pricing.ts breaks: tsserver rewrites imports and
+# `pricing.round`, not a use through another name of the module.
+REPORT_TS = 'import * as pricing from "./pricing";\n\nconst prices: typeof pricing = pricing;\n\n' \
+            'export function fee(): number {\n  return prices.round(2.5);\n}\n'
+TS_SHOP = Path(__file__).resolve().parent.parent / "fixtures" / "ts_shop"
 
 
 def callers(root: Path) -> None:
@@ -90,6 +99,29 @@ def test_check_after_a_bridge_move_compares_every_file(bridge: Bridge) -> None:
     assert report["pending"] == [], report["pending"]
     assert {"path": "shop/promotions.py", "how": "changed"} in report["changed"]
     assert "shop/listing.py" in new_errors(report), report["groups"]
+
+
+@pytest.fixture(scope="module")
+def ts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    root = tmp_path_factory.mktemp("own-edits-ts") / "ts_shop"
+    shutil.copytree(TS_SHOP, root)
+    (root / "src" / "report.ts").write_text(REPORT_TS)
+    bridge = Bridge(root, ["ts_ls"])
+    yield bridge
+    bridge.close()
+
+
+def test_check_after_a_typescript_move_compares_every_file(ts: Bridge) -> None:
+    """typescript-language-server: tsserver's "Move to file" through the bridge (a new
+    file, its importers rewritten), then `check`."""
+    settled_check(ts)
+    ts.ask(mode="move", locate="src/pricing.ts@export function round",
+           end={"file_path": "src/pricing.ts", "find": "return Math.round(value * factor) / factor;\n}"},
+           to_file="src/maths.ts")
+    assert "function round" in (ts.root / "src" / "maths.ts").read_text()
+    report = ts.ask(mode="check")
+    assert report["pending"] == [], report["pending"]
+    assert "src/report.ts" in new_errors(report), report["groups"]
 
 
 # A buffer given a new name the way the edit engine moves a file (`noautocmd file`), then
