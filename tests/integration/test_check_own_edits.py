@@ -89,16 +89,23 @@ def test_check_after_a_bridge_rename_compares_every_file(bridge: Bridge) -> None
     assert again["pending"] == [] and new_errors(again) == set()
 
 
-def test_check_after_a_bridge_move_compares_every_file(bridge: Bridge) -> None:
+def moved_then_checked(bridge: Bridge, first: str, last: str, to_file: str, broken: str) -> dict[str, Any]:
+    """A settled check, the bridge's move of the lines `first` to `last` (of one file) to
+    `to_file`, then a check: nothing pending, and the caller the move breaks reported."""
     settled_check(bridge)
-    bridge.ask(mode="move", locate="shop/catalog.py@def everything",
-               end={"file_path": "shop/catalog.py", "find": "return [CROISSANT, CAFE]"},
-               to_file="shop/promotions.py")
-    assert "def everything" in (bridge.root / "shop" / "promotions.py").read_text()
+    source, find = first.split("@", 1)
+    bridge.ask(mode="move", locate=first, end={"file_path": source, "find": last}, to_file=to_file)
+    assert find.split()[-1] in (bridge.root / to_file).read_text()
     report = bridge.ask(mode="check")
     assert report["pending"] == [], report["pending"]
+    assert broken in new_errors(report), report["groups"]
+    return report
+
+
+def test_check_after_a_bridge_move_compares_every_file(bridge: Bridge) -> None:
+    report = moved_then_checked(bridge, "shop/catalog.py@def everything", "return [CROISSANT, CAFE]",
+                                "shop/promotions.py", "shop/listing.py")
     assert {"path": "shop/promotions.py", "how": "changed"} in report["changed"]
-    assert "shop/listing.py" in new_errors(report), report["groups"]
 
 
 @pytest.fixture(scope="module")
@@ -114,14 +121,8 @@ def ts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
 def test_check_after_a_typescript_move_compares_every_file(ts: Bridge) -> None:
     """typescript-language-server: tsserver's "Move to file" through the bridge (a new
     file, its importers rewritten), then `check`."""
-    settled_check(ts)
-    ts.ask(mode="move", locate="src/pricing.ts@export function round",
-           end={"file_path": "src/pricing.ts", "find": "return Math.round(value * factor) / factor;\n}"},
-           to_file="src/maths.ts")
-    assert "function round" in (ts.root / "src" / "maths.ts").read_text()
-    report = ts.ask(mode="check")
-    assert report["pending"] == [], report["pending"]
-    assert "src/report.ts" in new_errors(report), report["groups"]
+    moved_then_checked(ts, "src/pricing.ts@export function round",
+                       "return Math.round(value * factor) / factor;\n}", "src/maths.ts", "src/report.ts")
 
 
 # A buffer given a new name the way the edit engine moves a file (`noautocmd file`), then
