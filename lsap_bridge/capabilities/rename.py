@@ -300,6 +300,13 @@ async def _compute(
 
 
 IMPORTING = ("import", "require", "include")
+
+
+def _defines(path: Path, pattern: re.Pattern[str]) -> bool:
+    try:
+        return pattern.search(path.read_text(errors="replace")) is not None
+    except OSError:
+        return False
 SEARCHED = 5000  # code files a rename's text search reads at most
 
 
@@ -308,10 +315,15 @@ def named_elsewhere(session: Session, edited: list[Path], old_name: str,
     """The coverage check the server's `references` cannot give for a file it has not
     indexed (created a moment ago): the code files of the edited files' languages that the
     edit leaves alone (and `references` did not name) with a line that still names the
-    symbol through a module the edit changes: the old name and the module's name on an
-    import line, or `module.old_name`. Such a file keeps the old name and breaks."""
+    symbol through a module the edit changes and that defines it at its top level: the old
+    name and the module's name on an import line, or `module.old_name`. Such a file keeps
+    the old name and breaks."""
     workspace = session.workspace
-    modules = {p.parent.name if p.stem == "__init__" else p.stem for p in edited}
+    defines = re.compile(rf"^(export\s+)?(default\s+)?(async\s+)?(def|class|function|const|let|var|interface|"
+                         rf"type|enum)\s+{re.escape(old_name)}\b|^{re.escape(old_name)}\s*[:=]", re.MULTILINE)
+    # Only a module that defines the name at its top level can be imported from for it (a
+    # method, a local or a parameter is not named through a module).
+    modules = {p.parent.name if p.stem == "__init__" else p.stem for p in edited if _defines(p, defines)}
     suffixes = {p.suffix for p in edited}
     if not modules:
         return []

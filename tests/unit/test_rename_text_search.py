@@ -23,6 +23,7 @@ def test_files_naming_the_symbol_through_its_module_are_found(tmp_path: Path) ->
         "deals/extra.py": "import shop.models as models\n\ny = models.Product()\n",
         "other.py": "from shop.catalog import find\n\nProduct = 1  # its own name\n",
         "notes.ts": "import { Product } from './models'\n",  # another language
+        "comment.py": "from shop.models import Order  # by price\n",
     }
     for name, text in files.items():
         (shop / name).write_text(text)
@@ -33,3 +34,5 @@ def test_files_naming_the_symbol_through_its_module_are_found(tmp_path: Path) ->
     assert [(f["path"], f["line"]) for f in found] == [("shop/extra.py", 1), ("shop/deals/extra.py", 3)]
     assert found[0]["text"] == "from shop.models import Order, Product" and found[0]["column"] == 32
     assert named_elsewhere(session, edited, "Product", {shop / "extra.py"})[0]["path"] == "shop/deals/extra.py"
+    # A name no edited module defines at its top level (a method, a local) is not searched.
+    assert named_elsewhere(session, edited, "price", set()) == []
