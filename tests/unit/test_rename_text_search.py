@@ -1,6 +1,6 @@
 """`rename.named_elsewhere` (issue 44, item 3): the rename's coverage check of files its
 server did not index (created a moment ago) reads the files the edit leaves alone for lines
-that still name the symbol through a module the edit changes."""
+that still name the symbol through a module the edit changes; such a rename is refused."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
-from lsap_bridge.capabilities.rename import named_elsewhere
+from lsap_bridge.capabilities.rename import PendingRename, RenameRequest, _doubt, named_elsewhere
+from lsap_bridge.errors import ErrorCode
+from lsap_bridge.gateway import Client
+from lsap_bridge.models import Locate
 from lsap_bridge.session import Session
 from lsap_bridge.workspace import Workspace
 
@@ -36,3 +39,16 @@ def test_files_naming_the_symbol_through_its_module_are_found(tmp_path: Path) ->
     assert named_elsewhere(session, edited, "Product", {shop / "extra.py"})[0]["path"] == "shop/deals/extra.py"
     # A name no edited module defines at its top level (a method, a local) is not searched.
     assert named_elsewhere(session, edited, "price", set()) == []
+
+
+def test_a_rename_leaving_such_a_file_is_refused_naming_it() -> None:
+    """What the edit engine is handed (`session.Doubt`): without `allow_uncovered` the rename
+    is refused (`denied`, nothing written), the file named; with it, nothing to doubt."""
+    named = [{"path": "shop/extra.py", "line": 1, "column": 25, "text": "from shop.models import Product"}]
+    pending = PendingRename({}, cast(Client, SimpleNamespace(name="basedpyright")), "Product", "Item", {},
+                            uses=[], named=named)
+    request = RenameRequest(locate=Locate(file_path="shop/models.py", find="Product"), new_name="Item")
+    doubt = _doubt(pending, request)
+    assert doubt is not None and doubt.refusal.code == ErrorCode.DENIED
+    assert "shop/extra.py" in doubt.refusal.message and "shop/extra.py:1:25" in doubt.note
+    assert _doubt(pending, request.model_copy(update={"allow_uncovered": True})) is None
