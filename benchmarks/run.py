@@ -25,11 +25,11 @@ from pathlib import Path
 
 from . import stress
 from .corpus import HERE, REPO, Corpus, example_copy, fetch_rich, fetch_rxjs
-from .report import Results, write_report
+from .report import EDIT_LOOP_MARKERS, Results, write_report, write_section
 from .rig import FULL, QUICK, Settings
-from .sections import actions, anchors, editor, latency, scale, start, tokens
+from .sections import actions, anchors, edit_loop, editor, latency, scale, start, tokens
 
-SECTIONS = ("start", "latency", "tokens", "editor", "anchors", "scale", "actions")
+SECTIONS = ("start", "latency", "tokens", "editor", "anchors", "scale", "edit_loop", "actions")
 
 
 async def run_corpus(corpus: Corpus, settings: Settings, sections: set[str], workdir: Path) -> Results:
@@ -49,6 +49,8 @@ async def run_corpus(corpus: Corpus, settings: Settings, sections: set[str], wor
             await anchors.measure(rig, results, settings)
         if "scale" in sections:
             await scale.measure(rig, results, generated)
+        if "edit_loop" in sections:
+            await edit_loop.measure(rig, results, settings)
         if "editor" in sections:  # the load it puts on the server stays out of the rest
             await editor.measure(rig, results, settings)
         if "actions" in sections:  # last: it may start ruff server beside the corpus's servers
@@ -97,7 +99,11 @@ def run_corpora(args: argparse.Namespace, sections: set[str]) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     command = ("python -m benchmarks.run" + (" --quick" if args.quick else "")
                + (f" --corpus {args.corpus}" if args.corpus != "all" else ""))
-    write_report(out, all_results, command, time.perf_counter() - started)
+    if sections == {"edit_loop"} and not args.out and not args.quick:  # its own block of RESULTS.md
+        write_section(out, all_results, edit_loop.SECTION, edit_loop.TITLE, time.perf_counter() - started,
+                      EDIT_LOOP_MARKERS)
+    else:
+        write_report(out, all_results, command, time.perf_counter() - started)
     print(f"\nwrote {out}")
 
 

@@ -171,6 +171,26 @@ class DiskWatch:
             self.changed_at = time.monotonic()
         return events
 
+    def told(self, seen: Mapping[str, DiskStamp | None]) -> None:
+        """The bridge itself just wrote these files (their stamps then) or removed them
+        (None), and the servers heard of it as it happened (their buffers changed and were
+        written, or `workspace/didChangeWatchedFiles` of files no buffer holds): recorded as
+        seen, so the next `changes` does not tell the servers again. Told again, a change
+        they have already read moves the evidence that diagnostics are of the new text
+        (`when_diagnosed`) past what they published for it, and, with nothing new to read,
+        they publish nothing more: every file stayed "not analysed" (issue 44)."""
+        if self._known is None:
+            return
+        known = self._known = dict(self._known)  # a new record, as `changes` makes (`basis`)
+        at = time.time_ns()
+        for path, stamp in seen.items():
+            if stamp is None:
+                known.pop(path, None)
+                self._deleted.add(path)
+            else:
+                known[path] = _seen(path, stamp, None, at)
+                self._deleted.discard(path)
+
     def basis(self, at_ns: int) -> Basis:
         """The record the last `changes` took (replaced, never changed, by the next one)."""
         assert self.watcher is not None
@@ -197,7 +217,8 @@ class DiskWatch:
             if stamp is None:
                 # Not seen before: told only if it is gone and existed when the watch began
                 # (past the scan's limit); an oversized one never was watched.
-                if known.pop(path, None) is not None or not (self.watcher.born(path) or os.path.lexists(path)):
+                if known.pop(path, None) is not None or not (
+                        path in self._deleted or self.watcher.born(path) or os.path.lexists(path)):
                     events.append(_event(path, DELETED))
                     self._deleted.add(path)
                 continue

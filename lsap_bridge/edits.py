@@ -43,7 +43,7 @@ from . import changes
 from .decode import Step, is_range, walk
 from .diskwatch import Basis
 from .errors import ErrorCode, LsapError
-from .filestate import Snapshot, content_hash, snapshot
+from .filestate import DiskStamp, Snapshot, content_hash, snapshot
 from .gateway import Client, Editor
 from .journal import Change, Journal, Recovery, recover
 from .lsp import PositionData, TextEditData
@@ -888,12 +888,7 @@ def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
 
     def stamp(path: Path) -> dict[str, int] | None:
         found = now.get(path)
-        if found is None:
-            return None
-        s = found.stamp
-        return {"size": s.size, "sec": s.mtime_ns // 10**9, "nsec": s.mtime_ns % 10**9,
-                "ino": s.ino, "dev": s.dev, "csec": s.ctime_ns // 10**9,
-                "cnsec": s.ctime_ns % 10**9}
+        return None if found is None else _lua_stamp(found.stamp)
 
     def content(path: Path) -> bytes | None:
         """The bytes proven, for a file whose stamp is racy: Neovim compares them right
@@ -933,6 +928,25 @@ def _ops(plan: _Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
     return ops
 
 
+def _lua_stamp(s: DiskStamp) -> dict[str, int]:
+    """A stamp as `lua/lsap/edits.lua` checks and reports it."""
+    return {"size": s.size, "sec": s.mtime_ns // 10**9, "nsec": s.mtime_ns % 10**9,
+            "ino": s.ino, "dev": s.dev, "csec": s.ctime_ns // 10**9, "cnsec": s.ctime_ns % 10**9}
+
+
+def _told(session: Session, stamps: object) -> None:
+    """The files an edit switched, as Neovim saw them right after (`stamps`: path → its
+    stamp, false for none): those still so are recorded as what the servers know
+    (`DiskWatch.told`): they heard of each as it was written (a buffer's didChange and save,
+    didChangeWatchedFiles of the others). A file changed since is left for the next sync."""
+    seen: dict[str, DiskStamp | None] = {}
+    for path, given in (stamps.items() if isinstance(stamps, dict) else ()):
+        now = DiskStamp.of(path)
+        if (now is None and not given) or (now is not None and given == _lua_stamp(now)):
+            seen[str(path)] = now
+    session.servers.watch.told(seen)
+
+
 def _rolled_back(problems: list[str]) -> str:
     if not problems:
         return "every change was rolled back"
@@ -970,6 +984,7 @@ async def _switch(session: Session, journal: Journal | None, ops: list[dict[str,
         if journal is not None:
             await asyncio.to_thread(journal.finish)
         if outcome.get("ok"):
+            _told(session, outcome.get("stamps"))
             return
         raise LsapError(
             ErrorCode.CONFLICT,

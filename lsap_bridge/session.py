@@ -24,7 +24,7 @@ from cachetools import LRUCache, TTLCache
 
 from .decode import location_units
 from .diagnostics import DiagnosticMap, from_lsp, from_vim
-from .diskwatch import Basis, DiskWatch, fs_now_ns
+from .diskwatch import CREATED, Basis, DiskWatch, fs_now_ns
 from .errors import ErrorCode, LsapError, StaleText, invalid
 from .filestate import DiskStamp
 from .gateway import Attached, Client, Editor, LspAnswer, LspCall, ServerRequests
@@ -37,7 +37,7 @@ from .position import Document, Encoding, column_at
 from .servers import registry, tsserver
 from .surface import formatter_help, servers_help
 from .symbols import SymbolTree, Units, build_tree
-from .workspace import Workspace, language_of, remembered, uri_of
+from .workspace import Workspace, language_of, path_of, remembered, uri_of
 
 T = TypeVar("T")
 S = TypeVar("S")
@@ -64,6 +64,7 @@ class Target:
 
 
 EVERY_SERVER = "*"  # `wait_for_clients`: every server the enabled configs attach to the file
+OPEN_CREATED = 20  # code files created on disk since the last sync opened for their servers
 # What a language's main analysis server answers: the more of these a server has, the more
 # it knows of the code (basedpyright before `ruff server`, whose hover explains its codes).
 ANALYSIS = frozenset({
@@ -381,6 +382,12 @@ class Servers:
         self._loaded = await self.gateway.sync(changes)
         for name in self._loaded or ():
             self.watch.cover(name)  # a buffer outside the watched trees: watched from now on
+        # Code files created since: opened for their servers, so that the rename, move or
+        # references asked next covers them (basedpyright adds a created file to the files
+        # it renames in only on a timer, seconds later: a rename missed its new importer).
+        created = [path for e in changes if e["type"] == CREATED and (path := path_of(e["uri"])).is_file()]
+        if created:
+            await self.attach(created[:OPEN_CREATED])
         return basis
 
     async def target(self, path: Path, method: str, server: str | None = None) -> Target:
@@ -483,18 +490,24 @@ class Servers:
         firsts: dict[str, Path] = {}
         for path in self.workspace.walk(self.workspace.root, limit=files).files:
             firsts.setdefault(language_of(path), path)
-        opened: list[int] = []
-        for path in firsts.values():
-            with contextlib.suppress(LsapError):  # over the size limit: another file will do
-                opened.append(await self.gateway.open(path))
-        expected = await self.gateway.servers_expected(opened) if opened else []
-        found = await asyncio.gather(*(self.gateway.wait_for_clients(bufnr, EVERY_SERVER)
-                                       for bufnr, server in zip(opened, expected, strict=True) if server))
-        clients = {c.id: c for attached in found for c in attached}
+        clients = await self.attach(list(firsts.values()))
         if not clients or not await self.gateway.wait_until_idle(list(clients)):
             return []
         self._ready.update(clients)
         return sorted({c.name for c in clients.values()})
+
+    async def attach(self, paths: Sequence[Path]) -> dict[int, Client]:
+        """Open files for their servers (hidden buffers; one over the size limit is left
+        out) and wait (bounded) until every server their enabled configs attach has come
+        (each has been sent the file's `didOpen`). The clients, by id."""
+        opened: list[int] = []
+        for path in paths:
+            with contextlib.suppress(LsapError):
+                opened.append(await self.gateway.open(path))
+        expected = await self.gateway.servers_expected(opened) if opened else []
+        found = await asyncio.gather(*(self.gateway.wait_for_clients(bufnr, EVERY_SERVER)
+                                       for bufnr, server in zip(opened, expected, strict=True) if server))
+        return {c.id: c for attached in found for c in attached}
 
     def unsupported(self, method: str, clients: Sequence[Client], path: Path) -> LsapError:
         name = self.workspace.display(path)

@@ -21,6 +21,7 @@ import asyncio
 import fnmatch
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -94,6 +95,9 @@ class PendingRename:
     # those the edit leaves alone.
     uses: list[tuple[Path, RangeData]] | None = None
     uncovered: list[dict[str, Any]] = field(default_factory=list)
+    # Lines of files the edit leaves alone that still name the symbol through a module the
+    # edit changes (`named_elsewhere`), which `references` did not report.
+    named: list[Uncovered] = field(default_factory=list)
     # What the files on disk were when the server was asked (`rename_execute` proves the
     # files against it, not against the later request's start).
     basis: Basis | None = None
@@ -288,11 +292,64 @@ async def _compute(
         [p for p in paths if session.workspace.contains(p) and p.is_file()]
     )
     versions = {p: d.version for p, d in docs.items()}
+    uncovered = await _uncovered(session, target, edit, uses or [], old_name)
+    named = await asyncio.to_thread(named_elsewhere, session, paths, old_name, {p for p, _ in uses or []})
     pending = PendingRename(
         edit, target.client, old_name, request.new_name, versions, target.partial, uses,
-        await _uncovered(session, target, edit, uses or [], old_name), session.texts.basis(),
+        uncovered, named, session.texts.basis(),
     )
     return resolved, pending
+
+
+IMPORTING = ("import", "require", "include")
+
+
+def _defines(path: Path, pattern: re.Pattern[str]) -> bool:
+    try:
+        return pattern.search(path.read_text(errors="replace")) is not None
+    except OSError:
+        return False
+SEARCHED = 5000  # code files a rename's text search reads at most
+
+
+def named_elsewhere(session: Session, edited: list[Path], old_name: str,
+                    reported: set[Path]) -> list[Uncovered]:
+    """The coverage check the server's `references` cannot give for a file it has not
+    indexed (created a moment ago): the code files of the edited files' languages that the
+    edit leaves alone (and `references` did not name) with a line that still names the
+    symbol through a module the edit changes and that defines it at its top level: the old
+    name and the module's name on an import line, or `module.old_name`. Such a file keeps
+    the old name and breaks."""
+    workspace = session.workspace
+    defines = re.compile(rf"^(export\s+)?(default\s+)?(async\s+)?(def|class|function|const|let|var|interface|"
+                         rf"type|enum)\s+{re.escape(old_name)}\b|^{re.escape(old_name)}\s*[:=]", re.MULTILINE)
+    # Only a module that defines the name at its top level can be imported from for it (a
+    # method, a local or a parameter is not named through a module).
+    modules = {p.parent.name if p.stem == "__init__" else p.stem for p in edited if _defines(p, defines)}
+    suffixes = {p.suffix for p in edited}
+    if not modules:
+        return []
+    word = re.compile(rf"\b{re.escape(old_name)}\b")
+    module = re.compile(r"\b(" + "|".join(map(re.escape, sorted(modules))) + r")\b")
+    dotted = re.compile(r"\b(" + "|".join(map(re.escape, sorted(modules))) + rf")\.{re.escape(old_name)}\b")
+    skip = set(edited) | reported
+    out: list[Uncovered] = []
+    for root in workspace.roots:
+        for path in workspace.walk(root, limit=SEARCHED, max_size=session.gateway.max_file_size).files:
+            if path.suffix not in suffixes or path in skip:
+                continue
+            try:
+                lines = path.read_text(errors="replace").splitlines()
+            except OSError:
+                continue
+            for number, line in enumerate(lines):
+                found = word.search(line)
+                if found and (dotted.search(line) or (
+                        module.search(line) and any(w in line for w in IMPORTING))):
+                    out.append(Uncovered(path=workspace.display(path), line=number + 1,
+                                         column=found.start() + 1, text=line.strip()))
+                    break
+    return out
 
 
 async def _refusal(session: Session, target: Target, params: Params) -> str | None:
@@ -438,15 +495,19 @@ def _gap(pending: PendingRename) -> str:
 
 
 def _doubt(pending: PendingRename, request: RenameRequest | RenameExecuteRequest) -> Doubt | None:
-    """A rename that misses uses `references` finds needs a yes (`edits.apply_workspace_edit`):
+    """A rename that misses uses `references` finds, or files that still name the symbol
+    through its module (`named_elsewhere`), needs a yes (`edits.apply_workspace_edit`):
     without `allow_uncovered` it is refused, naming the files and the way on."""
-    if not pending.uncovered or request.allow_uncovered:
+    if not (pending.uncovered or pending.named) or request.allow_uncovered:
         return None
-    files = list(dict.fromkeys(str(u["path"]) for u in pending.uncovered))
-    first = pending.uncovered[0]
     anyway = suggest(type(request), {**request.model_dump(mode="json", exclude_defaults=True),
                                      "mode": request.mode, "allow_uncovered": True})
-    server, count = pending.client.name, len(pending.uncovered)
+    server = pending.client.name
+    if not pending.uncovered:
+        return _unindexed(pending, anyway)
+    files = list(dict.fromkeys(str(u["path"]) for u in pending.uncovered))
+    first = pending.uncovered[0]
+    count = len(pending.uncovered)
     return Doubt(_gap(pending), LsapError(
         ErrorCode.DENIED,
         f"the rename `{pending.old_name}` → `{pending.new_name}` was not applied: {server}'s edits "
@@ -456,6 +517,24 @@ def _doubt(pending: PendingRename, request: RenameRequest | RenameExecuteRequest
         hint=f"nothing was changed; {server}'s index of those files may be stale (a restarted "
              f"server may rename them all; ask again then); `{anyway}` writes these edits anyway, "
              f"leaving the {count} use{'s' if count != 1 else ''} for you to rename",
+    ))
+
+
+def _unindexed(pending: PendingRename, anyway: str) -> Doubt:
+    """The refusal of a rename whose edit leaves files that name the symbol alone, files its
+    server's `references` did not name either (not indexed yet: created a moment ago)."""
+    lines = [f"{u.path}:{u.line}:{u.column} `{u.text}`" for u in pending.named[:UNCOVERED_SHOWN]]
+    files = ", ".join(dict.fromkeys(u.path for u in pending.named))
+    server = pending.client.name
+    return Doubt("\n".join([
+        f"# {server}'s edits leave alone {len(pending.named)} file(s) that still name `{pending.old_name}` "
+        "through its module:", *(f"#   {line}" for line in lines)]), LsapError(
+        ErrorCode.DENIED,
+        f"the rename `{pending.old_name}` → `{pending.new_name}` was not applied: {server}'s edits leave "
+        f"{files} alone, which still name `{pending.old_name}` through its module (first: {lines[0]}) "
+        "and would break",
+        hint=f"nothing was changed; {server} may not have indexed those files yet (created a moment "
+             f"ago?): ask again in a moment; `{anyway}` writes these edits anyway",
     ))
 
 

@@ -110,6 +110,30 @@ function M.sent_version(bufnr)
   return vim.b[bufnr].changedtick
 end
 
+--- Tell a buffer's servers it was written, as Neovim does after `:write` (the bridge writes
+--- with `noautocmd`, so that nothing of the human's runs): a buffer that took a new name
+--- (a file the edit moved) is closed under the old one and opened under the new one, and
+--- servers that asked for it get `didSave`. Neovim's own handler, in its internal
+--- `nvim.lsp.b_<bufnr>_save` group, else `didSave` sent here (a renamed buffer then stays
+--- under its old name for its servers until Neovim next writes it).
+function M.announce_write(bufnr)
+  local group = ('nvim.lsp.b_%d_save'):format(bufnr)
+  if pcall(vim.api.nvim_exec_autocmds, 'BufWritePost', { group = group, buffer = bufnr, modeline = false }) then
+    return true
+  end
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    local save = vim.tbl_get(client.server_capabilities or {}, 'textDocumentSync', 'save')
+    if save then
+      local text = type(save) == 'table'
+          and save.includeText
+          and table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n') .. '\n'
+        or nil
+      client:notify('textDocument/didSave', { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, text = text })
+    end
+  end
+  return false
+end
+
 --- Start the enabled configs for a buffer again, as opening it would (a server of it exited
 --- and Neovim does not restart it): the buffer's FileType in Neovim's `nvim.lsp.enable`
 --- group, else `vim.lsp.enable()` of each enabled config again (which does the same for

@@ -19,6 +19,7 @@ local M = {}
 --- Where edit journals live (the service reads this too, and `:checkhealth lsap`).
 function M.journal_dir() return vim.fs.joinpath(vim.fn.stdpath('state'), 'lsap', 'journal') end
 
+local compat = require('lsap.compat')
 local disk = require('lsap.transport.disk')
 local filetext = require('lsap.transport.filetext')
 local seen = require('lsap.transport.seen')
@@ -246,6 +247,9 @@ local function switch(plan, buffers, held, state, out)
       end
     end
     if not done then error(('cannot write %s: %s'):format(op.name, why), 0) end
+    -- What the switch left (false: no file), for the service's record of what the servers
+    -- know of the disk (`DiskWatch.told`).
+    if op.kind ~= 'buffer' then out.stamps[op.path] = filetext.stamp(op.path) or false end
     if CHANGE[op.kind] and not bufnr then
       out.changes[#out.changes + 1] = { uri = vim.uri_from_fname(op.path), type = CHANGE[op.kind] }
     end
@@ -281,7 +285,8 @@ end
 --- fix_eol=}, …} and lines=? (the buffer's text after them), for a buffer loaded when
 --- planned, unsaved=? (that buffer has the human's unsaved changes and keeps them; its
 --- file gets `temp`) } }.
---- Returns { ok=true }, { ok=false, busy=true|conflict=true, error= } when nothing was
+--- Returns { ok=true, stamps={[path]=stamp or false} } (each file as the switch left it),
+--- { ok=false, busy=true|conflict=true, error= } when nothing was
 --- changed, or { ok=false, switched={paths}, conflict=?, error= } after a failure once the
 --- files began to switch (the buffers are put back; the caller rolls back the files named,
 --- which may have switched); conflict: a file changed on disk right before its switch.
@@ -308,7 +313,7 @@ function M.apply(plan)
     restore(state)
     return { ok = false, conflict = true, error = tostring(err) }
   end
-  local out = { reread = {}, took = {}, changes = {}, raced = false, switched = {} }
+  local out = { reread = {}, took = {}, changes = {}, raced = false, switched = {}, stamps = {} }
   ok, err = pcall(switch, plan, buffers, held, state, out)
   if not ok then
     roll_back(state, out)
@@ -320,12 +325,18 @@ function M.apply(plan)
     disk.took(bufnr)
   end
   seen.synced() -- an edit written without a buffer is a change the servers must read (`when_diagnosed`)
+  -- The buffers written are announced as Neovim announces a write (a moved one under its new
+  -- name); the service does not tell the servers of these files again (`stamps`).
+  for _, bufnr in ipairs(state.written) do
+    local told, why = pcall(compat.announce_write, bufnr)
+    if not told then logfile.write('warn', 'announcing a written buffer failed: ' .. tostring(why)) end
+  end
   -- Servers learn of the files no buffer holds (they saw the others change).
   if #out.changes > 0 then
     local sent, why = pcall(disk.files_changed, out.changes)
     if not sent then logfile.write('warn', 'telling the servers of changed files failed: ' .. tostring(why)) end
   end
-  return { ok = true }
+  return { ok = true, stamps = out.stamps }
 end
 
 return M

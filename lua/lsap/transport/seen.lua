@@ -171,10 +171,16 @@ local function on_publish(client_id, result)
       proven[client_id], proven_at[client_id] = next_order(), now_ms()
     end
     published_order[bufnr] = published_order[bufnr] or {}
-    -- Empty again after empty: this server publishes unchanged diagnostics too, so its
-    -- silence about a file is no evidence (see `quiet` in `when_diagnosed`).
+    -- Empty again after empty, with a change between the two (a sync, or a new text of the
+    -- buffer sent): this server publishes unchanged diagnostics too, so its silence about a
+    -- file is no evidence (see `quiet` in `when_diagnosed`). Two in one pass over the same
+    -- text are not that: typescript-language-server publishes a file's syntactic and then
+    -- its semantic diagnostics, and skips the file after a change that leaves them empty
+    -- (taken for one that republishes, its files stayed "not analysed" after a move).
+    local before = published_order[bufnr][client_id]
     if
-      published_order[bufnr][client_id]
+      before
+      and (before < M.synced_at or (sent and sent.order > before))
       and #(result.diagnostics or {}) == 0
       and next(vim.diagnostic.count(bufnr, { namespace = vim.lsp.diagnostic.get_namespace(client_id, false) })) == nil
     then
