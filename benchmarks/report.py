@@ -25,6 +25,7 @@ PEERS_MARKERS = ("<!-- peers: python -m benchmarks.run --peers -->", "<!-- /peer
 SOAK_MARKERS = ("<!-- soak: python -m benchmarks.soak -->", "<!-- /soak -->")
 FIRST_CALL_MARKERS = ("<!-- first_call: python -m benchmarks.first_call -->", "<!-- /first_call -->")
 VARIANTS_MARKERS = ("<!-- variants: python -m benchmarks.variants -->", "<!-- /variants -->")
+AGENT_TASKS_MARKERS = ("<!-- agent_tasks: python -m benchmarks.agent_tasks -->", "<!-- /agent_tasks -->")
 
 
 @dataclass
@@ -222,7 +223,8 @@ def write_report(out: Path, all_results: list[Results], command: str, seconds: f
     lines += [r.markdown() for r in all_results]
     previous = out.read_text() if out.exists() else ""
     out.write_text("\n".join(lines))
-    for markers in (ANCHORS_MARKERS, VARIANTS_MARKERS, PEERS_MARKERS, SOAK_MARKERS, FIRST_CALL_MARKERS):
+    for markers in (ANCHORS_MARKERS, VARIANTS_MARKERS, PEERS_MARKERS, SOAK_MARKERS, FIRST_CALL_MARKERS,
+                    AGENT_TASKS_MARKERS):
         carry_block(previous, out, *markers)
 
 
