@@ -59,3 +59,12 @@ def test_keyword_dropped_at_the_marker_in_a_long_line() -> None:
     line = PROGRESS[decision.match.line]
     assert decision.match.line == 17 and line[decision.match.column:].startswith("1000), init")
     assert decision.match.gap is not None and "`maxlen=`" in decision.match.gap
+
+
+def test_marked_punctuation_is_not_another_character() -> None:
+    """`= (<|>{` for `= (_: {`: the marker's `{` is not read as the `(` before the gap."""
+    lines = ["export type Serialize<Args, Out = string> = (_: {", "  args: Args", "}) => Out"]
+    decision = _decide(lines, "export type Serialize<Args, Out = string> = (<|>{")
+    assert decision.match is not None, decision.candidates
+    assert (decision.match.line, decision.match.column) == (0, lines[0].index("{"))
+    assert decision.match.gap is not None and "`_:`" in decision.match.gap
