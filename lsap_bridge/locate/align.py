@@ -89,7 +89,7 @@ class Alignment:
     """The best part of a window for a find: its cost in tokens, span and marker offsets.
 
     `at` is the window token the marker's token went to (None: the window lacks it),
-    `marker_changed` whether that token is another word there; `missing` counts the
+    `marker_changed` whether that token is another word (or punctuation) there; `missing` counts the
     find's words the span lacks or has changed beyond a typo. `gap` is the window text
     the find lacks right at its marker (begin, end offsets), if any, and `before` whether
     the marker landed after it (on the token that follows the gap), else before it.
@@ -158,8 +158,9 @@ def align(
         changes = [_change(ai, bj, i == n) for bj in b]
         if avoid is not None and i - 1 == k:
             changes[avoid] = _INF
-        if keep and i - 1 == k:
-            changes = [_INF if change >= _CHANGED else change for change in changes]
+        if keep and i - 1 == k:  # a punctuation character is kept only as itself
+            changes = [_INF if change >= _CHANGED or (change and wa[k] == PUNCTUATION) else change
+                       for change in changes]
             dropped = _INF
         row, steps = [up[0] + dropped] + [0.0] * m, [_DROP] * (m + 1)
         for j in range(1, m + 1):
@@ -205,10 +206,11 @@ def align(
         if not there or _change(a[index], b[to], index == n - 1) >= _CHANGED
     }
     to, there = placed[k]
+    changed = there and (k in lost or (wa[k] == PUNCTUATION and a[k] != b[to]))  # `{` is not `(`
     gap, before = _gap(needle, spot, placed, window) if there else (None, True)
     return Alignment(round(last_row[stop], 3), max(sum(wa), sum(wb[j:stop])), window[j].start, window[stop - 1].end,
                      _land(needle[k], spot.offset, placed[k], window, stop), to if there else None,
-                     there and k in lost, sum(wa[index] == WORD for index in lost), gap, before)
+                     changed, sum(wa[index] == WORD for index in lost), gap, before)
 
 
 def _gap(needle: Sequence[Token], spot: Spot, placed: dict[int, tuple[int, bool]],

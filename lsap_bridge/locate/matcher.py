@@ -177,6 +177,9 @@ def find_matches(
     found = _exact(hay, needle.text, marker)
     if found:
         return MatchResult(Tier.EXACT, found)
+    found = _trimmed(hay, needle.text, marker)
+    if found:
+        return MatchResult(Tier.WHITESPACE, found)
     tall = "\n" in needle.text.strip()
     found = _regex(hay, hay.text, _pattern(needle.text, marker, unicode=False), Tier.WHITESPACE, tall)
     if found:
@@ -344,6 +347,17 @@ def _exact(hay: _Haystack, text: str, marker: int) -> list[Match]:
     return found
 
 
+def _trimmed(hay: _Haystack, text: str, marker: int) -> list[Match]:
+    """A one-line find's text found as written but for the whitespace at its edges: copied
+    indentation says nothing of what precedes the text (`   style = sty` for `self.style =
+    style`), and text that occurs as written beats places where only its inner spacing fits."""
+    core = text.strip()
+    if core == text or "\n" in core:
+        return []
+    lead = len(text) - len(text.lstrip())
+    return _exact(hay, core, max(0, min(marker - lead, len(core))))
+
+
 def _regex(hay: _Haystack, text: str, pattern: re.Pattern[str], tier: Tier, tall: bool) -> list[Match]:
     """All (overlapping) regex matches, one per marker spot."""
     found: dict[int, Match] = {}
@@ -453,9 +467,11 @@ def _fuzzy(hay: _Haystack, folded_text: str, folded_needle: str, marker: int) ->
     else:
         windows = dict(enumerate(stripped))
         rows = _likely(needle, windows) | _holding(found, hay, folded_text, stripped, needle)
+    order = _most_alike(needle, {row: windows[row] for row in rows})
+    order += _whole_words(found, {row: windows[row] for row in rows if row not in order})
     near: list[_Near] = []
     bound = float("inf")  # windows costing a token more than the best so far cannot compete
-    for row in _most_alike(needle, {row: windows[row] for row in rows}):
+    for row in order:
         window = tokens(windows[row])
         alignment = align(found, spot, window, bound=bound)
         if alignment is not None and _credible(alignment, found, marker=False) and not _credible(alignment, found):
@@ -552,6 +568,15 @@ def _most_alike(needle: str, windows: dict[int, str]) -> list[int]:
         return [row for _, row in alike]
     least = alike[_ALIGNED - 1][0]
     return [row for score, row in alike if score >= least]
+
+
+def _whole_words(found: list[Token], windows: dict[int, str]) -> list[int]:
+    """The windows holding every word of the find, however unlike it as a whole: a
+    dropped keyword (`deque(1000)` for `lambda: deque(maxlen=1000), init=False`) lowers
+    the likeness of a long line below that of short lines sharing one word."""
+    names = {t.text.rstrip(".") for t in found if t.weight == WORD}
+    held = [row for row, text in windows.items() if names <= {t.text.rstrip(".") for t in tokens(text)}]
+    return held[:_ALIGNED]
 
 
 def _likely(needle: str, windows: dict[int, str]) -> set[int]:
