@@ -490,7 +490,11 @@ def test_move_a_decorated_class_used_everywhere(shop: tuple[Bridge, Path]) -> No
             "! MOVE_TO_FILE shop/product.py",
         ),
     )
-    assert "*** File: shop/product.py\n@@ @dataclass\n@@ class Product:\n" in text
+    assert (
+        "*** File: shop/product.py\n@@ @dataclass\n"
+        "/*<note>\none of 2 matching lines, settled by the next anchor\n</note>*/\n"
+        "@@ class Product:\n" in text
+    )
     product = (root / "shop" / "product.py").read_text()
     assert product.startswith("from dataclasses import dataclass\n\n\n@dataclass\nclass Product:\n")
     models = (root / "shop" / "models.py").read_text()
