@@ -243,8 +243,9 @@ async def sections_after(tracker: Tracker) -> list[FileSection]:
                 sections[run.path].entries.append(item.entry)
             elif line is not None and item.place.path in sections:
                 text = texts[item.place.path][line].strip()
-                tags = [t for t in item.entry.tags if t.name != "note"]
-                sections[item.place.path].entries.append(Entry(line, "@@", text, tags, kept))
+                # Its tags as answered, the note of a match that was not exact with them:
+                # an edit at a line the agent did not quite name must say which it took.
+                sections[item.place.path].entries.append(Entry(line, "@@", text, item.entry.tags, kept))
             elif kept:
                 sections[run.path].entries.append(
                     Entry(
