@@ -201,7 +201,9 @@ def test_batch_runs_requests_in_order_with_one_section_each(bridge: Bridge) -> N
 
 def test_schema_mode_lists_every_request_model(bridge: Bridge) -> None:
     index = bridge.ask(mode="schema")["index"]
-    assert [row["mode"] for row in index] == sorted(REGISTRY)
+    # Every mode an agent asks for; not `hook`, which only `lsap hook` sends (`Offer.listed`).
+    assert [row["mode"] for row in index] == sorted(name for name, c in REGISTRY.items() if c.offer.listed)
+    assert "hook" in REGISTRY and "hook" not in [row["mode"] for row in index]
     assert next(row for row in index if row["mode"] == "rename")["required"] == ["locate", "new_name"]
     data = bridge.ask(mode="schema", modes=sorted(REGISTRY), max_tokens=100_000)
     assert set(data["schemas"]) == set(REGISTRY)
