@@ -128,10 +128,12 @@ class Quits:
                 f"Neovim, its host and servers {self.held[scenario]} (bound: {EXIT_LIMIT})")
 
     def socket(self, pid: int) -> str:
+        """The session's socket once it is published: its discovery file is written last, after
+        the socket is bound and two calls to Neovim (a loaded machine read it before)."""
         server = wait_for(lambda: next(iter(nvims(pid) - {pid}), None), 10, "the editor process")
         path = f"{self.human.env['XDG_RUNTIME_DIR']}/lsap/nvim-{server}.sock"
         try:
-            wait_for(lambda: os.path.exists(path), 60, "the agent socket")
+            wait_for(Path(path).with_suffix(".json").exists, 60, "the session's discovery file")
         except AssertionError as exc:
             found = sorted(os.listdir(Path(path).parent)) if Path(path).parent.is_dir() else []
             raise AssertionError(f"{exc} {path} (there: {found}); the screen:\n{self.term.screen()}") from None

@@ -22,7 +22,6 @@ from .test_quit import Quits
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.serial,  # a terminal's Neovim quit mid-call: alone, as test_quit.py
     pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
 ]
 
