@@ -178,12 +178,17 @@ class DiskWatch:
         seen, so the next `changes` does not tell the servers again. Told again, a change
         they have already read moves the evidence that diagnostics are of the new text
         (`when_diagnosed`) past what they published for it, and, with nothing new to read,
-        they publish nothing more: every file stayed "not analysed" (issue 44)."""
+        they publish nothing more: every file stayed "not analysed" (issue 44). Only the
+        files the watch keeps a record of (`_tracks`): one it never looks at again would keep
+        this stamp, and a later write by someone else would look to every `Basis` as a change
+        since the request began."""
         if self._known is None:
             return
         known = self._known = dict(self._known)  # a new record, as `changes` makes (`basis`)
-        at = time.time_ns()
+        at, limit = time.time_ns(), self.max_size()
         for path, stamp in seen.items():
+            if not self._tracks(path) or (stamp is not None and limit is not None and stamp.size > limit):
+                continue
             if stamp is None:
                 known.pop(path, None)
                 self._deleted.add(path)
@@ -196,19 +201,25 @@ class DiskWatch:
         assert self.watcher is not None
         return Basis(at_ns, self._known, watched=self.watcher.live and self._cursor is not None)
 
+    def _inside(self, path: str) -> bool:
+        """Under a root: a watched directory outside them (`Watcher.cover`) is for buffers only."""
+        return path.startswith(tuple(str(root) + os.sep for root in self.workspace.roots))
+
+    def _tracks(self, path: str) -> bool:
+        """Whether the watch keeps a record of the file at `path`: a code file under a root
+        (what the scan walks, and `_recheck` looks at)."""
+        return os.path.splitext(path)[1] in CODE_SUFFIXES and self._inside(path)
+
     def _recheck(self, known: dict[str, Seen], paths: list[str]) -> list[FileEventData]:
         """Events for the paths the watcher saw change (a directory gone: the files known
         below it), each compared with what was seen of it before, as the scan does."""
         assert self.watcher is not None
         at, limit = time.time_ns(), self.max_size()
         files: list[str] = []
-        roots = tuple(str(root) + os.sep for root in self.workspace.roots)
         for path in paths:
-            if not path.startswith(roots):
-                continue  # a watched directory outside the roots (`Watcher.cover`): buffers only
-            if path.endswith(os.sep):
+            if path.endswith(os.sep) and self._inside(path):
                 files += [p for p in known if p.startswith(path)]
-            elif os.path.splitext(path)[1] in CODE_SUFFIXES:
+            elif self._tracks(path):
                 files.append(path)
         events: list[FileEventData] = []
         for path in dict.fromkeys(files):
