@@ -52,9 +52,17 @@ def upgrade(customer: Customer, product: Product) -> Customer:
 """
 
 
+UNTOUCHED = {"defs.py": CUSTOMER, "user.py": "from shop.untouched.defs import Customer\n\nC = Customer\n"}
+
+
 @pytest.fixture(scope="module", params=["basedpyright", "pylsp"])
-def bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
-    return shop_bridge(bridges, (request.param,))
+def bridge(request: pytest.FixtureRequest, bridges: Pool, tmp_path_factory: pytest.TempPathFactory) -> Bridge:
+    # Files in the tree before the servers start: a file created since the last request is
+    # opened for the servers at the next one (`Servers.attach`), these never are.
+    made = tmp_path_factory.mktemp("untouched")
+    for name, text in UNTOUCHED.items():
+        (made / name).write_text(text)
+    return shop_bridge(bridges, (request.param,), also={"shop/untouched": made})
 
 
 @pytest.fixture
@@ -157,14 +165,14 @@ def test_a_disk_edit_under_the_humans_unmodified_buffer_reloads_it_in_place(brid
 
 def test_a_disk_edit_of_a_file_nobody_has_open_is_seen_by_references(bridge: Bridge) -> None:
     """The servers read such a file once and keep it: they are told it changed."""
-    _, rel = new_module(bridge, "loyal_defs")
-    user, _ = new_module(bridge, "loyal_user", "from shop.loyal_defs import Customer\n\nC = Customer\n")
-    anchor = f"{rel}:Customer"
+    user = bridge.root / "shop/untouched/user.py"
+    anchor = "shop/untouched/defs.py:Customer"
     # the class, its use in greet(), the import and `C = Customer`, once the server indexed it
     before = eventually(lambda: ref_count(bridge, anchor), lambda n: n == 4)
     assert before == 4 and not loaded(bridge, user)
     write(user, user.read_text() + "\n\ndef make() -> Customer:\n    return Customer('x')\n")
     assert ref_count(bridge, anchor) == before + 2
+    assert not loaded(bridge, user), "seen without a buffer"
 
 
 def test_a_warm_hover_sees_lines_added_on_disk(bridge: Bridge) -> None:
