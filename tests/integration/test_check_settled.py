@@ -63,14 +63,16 @@ def project(root: Path) -> Path:
     return root
 
 
-def delayed_bridge(root: Path) -> Bridge:
+def delayed_bridge(root: Path, held: str = "/gen/use", delay: float = DELAY) -> Bridge:
+    """basedpyright behind the proxy, which holds back the diagnostics of files whose URI
+    holds `held` for `delay` seconds."""
     bridge = Bridge(root, ["none"])
     bridge.lua(
-        "local python, proxy, delay, root = ...;"
-        "vim.lsp.config('delayed', {cmd = {python, proxy, delay, '/gen/use', 'basedpyright-langserver', '--stdio'},"
+        "local python, proxy, delay, held, root = ...;"
+        "vim.lsp.config('delayed', {cmd = {python, proxy, delay, held, 'basedpyright-langserver', '--stdio'},"
         "  filetypes = {'python'}, root_dir = root});"
         "vim.lsp.enable('delayed')",
-        sys.executable, str(PROXY), str(DELAY), str(root),
+        sys.executable, str(PROXY), str(delay), held, str(root),
     )
     return bridge
 

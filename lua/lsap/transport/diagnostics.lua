@@ -110,7 +110,11 @@ end
 
 -- A server whose last publish for the buffer named a version, not the one it was last sent:
 -- it publishes for each version it reads (basedpyright, clangd), so that one is awaited.
-local function owes(bufnr, client) return versioned(bufnr, client.id) and not seen.published_current(bufnr, client.id) end
+-- Nor has one that published nothing for the buffer since it was opened to it.
+local function owes(bufnr, client)
+  return (versioned(bufnr, client.id) and not seen.published_current(bufnr, client.id))
+    or seen.unpublished_since_open(bufnr, client.id)
+end
 
 -- Whether the buffer's last `DiagnosticChanged` is of its current text for each server: by
 -- the version a server's publishes name where they name one (a publish for the old text

@@ -39,6 +39,8 @@ local published_any_order = {} ---@type table<integer, integer> -- by client
 -- The document version last sent to each server for a buffer, and when (by buffer, client):
 -- a publish that names it (clangd sends `version`) was made from the text sent then.
 local version_sent = {} ---@type table<integer, table<integer, {version: integer, order: integer}>>
+-- When each server was last sent a buffer's `didOpen` (by buffer, client), in `order`.
+local opened = {} ---@type table<integer, table<integer, integer>>
 local order = 0
 local function next_order()
   order = order + 1
@@ -52,6 +54,16 @@ M.proven, M.proven_at = proven, proven_at
 
 --- Whether a server's last publish for a buffer named the document version it was made from.
 function M.versioned(bufnr, client_id) return type((published_version[bufnr] or {})[client_id]) == 'number' end
+
+--- Whether a server was sent a buffer's `didOpen` after its last publish for it (or has
+--- published none since): every server publishes for a file opened to it, so until then
+--- nothing seen of the buffer is its analysis of this text. A version-less publish that
+--- cleared the file when it was closed made Neovim a buffer for it, diagnosed and empty;
+--- opened again and edited, its server's silence passed for `quiet` (no errors reported).
+function M.unpublished_since_open(bufnr, client_id)
+  local at = (opened[bufnr] or {})[client_id]
+  return at ~= nil and ((published_order[bufnr] or {})[client_id] or -1) < at
+end
 
 --- Whether a server's last publish for a buffer, one that named its version (`versioned`),
 --- is of the buffer's current text: of the version it was last sent, with no text change
@@ -207,6 +219,10 @@ local function on_notify(ev)
   if bufnr > 0 and type(document.version) == 'number' then
     version_sent[bufnr] = version_sent[bufnr] or {}
     version_sent[bufnr][ev.data.client_id] = { version = document.version, order = next_order() }
+    if method == 'textDocument/didOpen' then
+      opened[bufnr] = opened[bufnr] or {}
+      opened[bufnr][ev.data.client_id] = version_sent[bufnr][ev.data.client_id].order
+    end
   end
 end
 
