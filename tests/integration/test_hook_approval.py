@@ -20,12 +20,11 @@ import pytest
 from .human import HumanNvim, register_remote_plugin
 from .nvim_home import wait_for
 from .test_approval import float_lines, waiting
+from .test_hook_editor import PRICE, STOCK  # the one Edit the hook tests make
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-PRICE = "    price: float\n"
-STOCK = "    price: float\n    stock: int\n"
 
 
 @pytest.fixture(scope="module")

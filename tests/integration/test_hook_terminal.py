@@ -19,6 +19,7 @@ from typing import Any
 import pynvim
 import pytest
 
+from .test_hook_editor import PRICE, STOCK  # the one Edit the hook tests make
 from .test_presence import editor
 from .test_terminal import Terminal
 
@@ -26,9 +27,6 @@ pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
 ]
-
-PRICE = "    price: float\n"
-STOCK = "    price: float\n    stock: int\n"
 
 
 @pytest.fixture
