@@ -1100,7 +1100,7 @@ async def applied_before(session: Session) -> changes.ChangeSet | None:
 
 async def journal_dir(gateway: Editor) -> Path:
     """Where this Neovim keeps edit journals (under its state directory)."""
-    return Path(await gateway.call("journal_dir"))
+    return Path(str(await gateway.call("journal_dir")))
 
 
 async def recover_edits(gateway: Editor, roots: Sequence[Path]) -> list[Recovery]:

@@ -76,7 +76,7 @@ async def _raw(rig: Rig, path: Path, bufnr: int, clients: list[Client]) -> bool:
     client, action = found[0]
     if not action.get("edit"):
         action = (await rig.gateway.lsp([LspCall(client.id, "codeAction/resolve", action, bufnr)]))[0].result
-    changed: bool = await rig.gateway.exec_lua(
+    changed = await rig.gateway.exec_lua(
         "local edit, encoding, bufnr = ...; vim.lsp.util.apply_workspace_edit(edit, encoding); "
         "local changed = vim.bo[bufnr].modified; "
         "vim.api.nvim_buf_call(bufnr, function() vim.cmd('silent noautocmd write!') end); return changed",
@@ -84,7 +84,7 @@ async def _raw(rig: Rig, path: Path, bufnr: int, clients: list[Client]) -> bool:
     pull = {"textDocument": {"uri": uri_of(path)}}
     await rig.gateway.lsp([LspCall(c.id, "textDocument/diagnostic", pull, bufnr) for c in clients
                            if c.supports("textDocument/diagnostic")])
-    return changed
+    return changed is True
 
 
 async def measure(rig: Rig, results: Results, settings: Settings) -> None:
