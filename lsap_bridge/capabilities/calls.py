@@ -19,10 +19,7 @@ from ..resolve import resolve
 from ..session import Session
 
 METHOD = "textDocument/prepareCallHierarchy"
-DIRECTIONS = {
-    "incoming": ("callHierarchy/incomingCalls", "from"),
-    "outgoing": ("callHierarchy/outgoingCalls", "to"),
-}
+DIRECTIONS = {"incoming": "callHierarchy/incomingCalls", "outgoing": "callHierarchy/outgoingCalls"}
 
 
 class CallsRequest(HierarchyRequest):
@@ -52,8 +49,8 @@ async def calls(session: Session, request: CallsRequest) -> Answer:
         )
     directions = ["incoming", "outgoing"] if request.direction == "both" else [request.direction]
     expanders = {
-        direction: lsp_expand(session, target.client, target.bufnr, method, key)
-        for direction, (method, key) in DIRECTIONS.items()
+        direction: lsp_expand(session, target.client, target.bufnr, method)
+        for direction, method in DIRECTIONS.items()
     }
     sections, locations = await walk_directions(
         session, roots, expanders, directions, request, at_site=True, encoding=session.servers.encoding(target.client))
