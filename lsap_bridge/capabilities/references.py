@@ -168,7 +168,7 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
                                     lines=lines, uses=positions))
 
         report = ReferencesReport(
-            **{**anchor_fields(resolved, session), "partial": resolved.target.partial or growing},
+            **anchor_fields(resolved, session, partial=resolved.target.partial or growing),
             name=word_at(resolved.line_text, resolved.column),
             files=len(inside_runs),
             external=external,

@@ -22,6 +22,7 @@ import fnmatch
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -207,7 +208,7 @@ class RenameReport(Guarded):
     column: int | None = absent()
     symbol: str | None = absent()
     text: str | None = absent()
-    approximate: dict[str, Any] | None = absent()
+    approximate: Mapping[str, object] | None = absent()
     note: str | None = absent()
     overloads: str | None = absent()  # a function's overloads, renamed as one symbol
     rename_id: str | None = absent()
