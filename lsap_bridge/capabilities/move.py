@@ -45,10 +45,6 @@ class MoveRequest(WhereRequest):
         return self
 
 
-def _utf16(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
 @mode("move", request=MoveRequest, report=Applied, template="code_action",
       summary="move lines to another file, fixing imports and exports, through the safe edits",
       workspace=True, edits=True)
@@ -97,6 +93,11 @@ async def move(session: Session, request: MoveRequest) -> Answer:
     return Answer(report)
 
 
+def _utf16_end(line: str) -> int:
+    """Where a line ends in UTF-16 units (tsserver's offsets, whatever the LSP encoding)."""
+    return to_lsp_character(line, len(line), "utf-16")
+
+
 async def _applied_edit(session: Session, edit: dict[str, Any], client: Client, label: str) -> EditResult:
     # The disk never holds half a move: a buffer with unsaved changes gets it on disk too.
     result = await apply_workspace_edit(session, edit, client, label=label, disk_too=True)
@@ -121,7 +122,7 @@ async def _tsserver_move(
         "startLine": start + 1,
         "startOffset": 1,
         "endLine": end + 1,
-        "endOffset": _utf16(lines[end]) + 1,
+        "endOffset": _utf16_end(lines[end]) + 1,
         "refactor": "Move to file",
         "action": "Move to file",
         "interactiveRefactorArguments": {"targetFile": str(target)},
@@ -173,11 +174,11 @@ def _past_the_end(edit: dict[str, Any], lines: list[str]) -> dict[str, Any]:
     start = edit["range"]["start"]
     last = len(lines) - 1
     past = start["line"] > last or (
-        start["line"] == last and start["character"] > _utf16(lines[last])
+        start["line"] == last and start["character"] > _utf16_end(lines[last])
     )
     if not past:
         return edit
-    end_of_file = {"line": len(lines) - 1, "character": _utf16(lines[-1])}
+    end_of_file = {"line": len(lines) - 1, "character": _utf16_end(lines[-1])}
     return {
         "range": {"start": end_of_file, "end": end_of_file},
         "newText": "\n" + _no_final_newline(edit["newText"]),
