@@ -20,7 +20,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
@@ -29,7 +29,8 @@ from ..changes import ChangeSet, FileText, signs
 from ..edits import apply_workspace_edit, journal_dir
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
-from ..lsp import TextEditData
+from ..jsonvalue import Params
+from ..lsp import DocumentChangeData, TextDocumentEditData, TextEditData
 from ..models import Paged, Report, Request, Row
 from ..modes import Answer, Offer, mode
 from ..position import Document
@@ -206,11 +207,11 @@ def back_edits(now: list[str], then: list[str]) -> list[TextEditData]:
     return edits
 
 
-def _back(file: FileText) -> list[dict[str, Any]]:
+def _back(file: FileText) -> list[DocumentChangeData]:
     """The steps that put one file of a change back: its lines; a renamed file also its
     name, and the file a rename overwrote its text (the renamed one is made again at its
     old name then, so that no file is deleted)."""
-    def edit(path: str, now: list[str], then: list[str]) -> dict[str, Any]:
+    def edit(path: str, now: list[str], then: list[str]) -> TextDocumentEditData:
         return {"textDocument": {"uri": uri_of(Path(path)), "version": None}, "edits": back_edits(now, then)}
 
     if file.before is None and file.origin is None:  # created by the change: it goes
@@ -518,12 +519,12 @@ async def review(session: Session, request: ReviewRequest) -> Answer:
                                undo=changes.undo_hint(change.id) if rows else None))
 
 
-def inline(change: ChangeSet, display: Callable[[Path], str]) -> dict[str, Any]:
+def inline(change: ChangeSet, display: Callable[[Path], str]) -> Params:
     """The hunks left as the editor shows them in the buffers: per file (its absolute path and
     its name in requests) each
     hunk's number, where its lines start in the change's text (0-based), the lines it wrote,
     the lines it removed, and the line above it (to find it again where the text moved)."""
-    files = []
+    files: list[Params] = []
     for file in _left(change):
         before, after = file.before or [], file.after
         files.append({"path": file.path, "name": display(Path(file.path)), "hunks": [

@@ -4,7 +4,7 @@ locations, a definition's bounded code, a diagnostic's row."""
 from __future__ import annotations
 
 import re
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypeAlias, TypedDict
 
 from ..diagnostics import Diagnostic
 from ..models import INCOMPLETE, Line, Row
@@ -29,20 +29,8 @@ class Approximate(TypedDict, total=False):
     gap: str  # the marker sat where the find lacks text: which reading was taken
 
 
-class AnchorFields(TypedDict, total=False):
-    """The fields of `models.Anchored`: how the anchor resolved."""
-
-    anchor: str
-    path: str
-    line: int
-    column: int
-    symbol: str | None
-    text: str
-    server: str
-    partial: bool
-    approximate: Approximate
-    note: str
-    overloads: str
+# The fields of `models.Anchored` (its model checks them).
+AnchorFields: TypeAlias = dict[str, Any]
 
 
 def anchor_fields(resolved: Resolved, session: Session, partial: bool | None = None) -> AnchorFields:
@@ -201,17 +189,6 @@ class DiagnosticRow(Row):
     source: str | None
 
 
-class DiagnosticFields(TypedDict):
-    """The fields of `DiagnosticRow`."""
-
-    line: int
-    column: int
-    severity: str
-    message: str
-    code: str | None
-    source: str | None
-
-
 class Incomplete(TypedDict, total=False):
     """A report's `status` and `again` (`models.Report`)."""
 
@@ -219,7 +196,7 @@ class Incomplete(TypedDict, total=False):
     again: str
 
 
-def diagnostic_row(d: Diagnostic) -> DiagnosticFields:
+def diagnostic_row(d: Diagnostic) -> dict[str, Any]:
     """A diagnostic's fields as reports show them (1-based line and column)."""
     return {"line": d.line + 1, "column": d.col + 1, "severity": d.severity, "message": d.message,
             "code": d.code, "source": d.source}
