@@ -140,3 +140,18 @@ def test_a_wait_of_none_leaves_even_a_fast_server_s_diagnostics_pending(fast: Br
     assert report["status"] == "incomplete" and [p["path"] for p in report["pending"]] == ["m.py"], report
     assert "gamma" in fast.root.joinpath("m.py").read_text()
     fast.ask(mode="undo", id=report["change"])
+
+
+def test_the_text_format_s_rename_answers_with_its_callers_pending(delayed: Bridge) -> None:
+    """`RENAME_TO` waits the session's `diagnostics_wait` too: the callers' diagnostics,
+    held back, are pending with the check that compares them, and the response is incomplete."""
+    delayed.ask(mode="check")
+    response = delayed.text("gen/lib3.py", "@@ def f3(values: list[int]) -> int:", "! f3 RENAME_TO h3")
+    assert response.ok and response.status == "incomplete", response.text
+    assert "def h3(" in (delayed.root / "gen" / "lib3.py").read_text()
+    for caller in ("gen/use3a.py", "gen/use3b.py"):
+        section = response.text.split(f"*** File: {caller}\n")[1].split("*** ")[0]
+        assert "/*<diagnostics:pending>\nnot compared yet: " in section, response.text
+        assert 'the edits are applied, `{"mode":"check"}` compares it' in section, response.text
+    change = json.loads(delayed.request({"mode": "changes", "format": "json"}).text)["changes"][0]["id"]
+    delayed.ask(mode="undo", id=change)
