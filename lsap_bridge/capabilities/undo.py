@@ -42,6 +42,9 @@ from ..workspace import uri_of
 ENGINE = Client(0, "lsap undo", "utf-32", frozenset())
 FILES_SHOWN = 3  # files named per change set in a listing
 TOUCHED = "edited since, in the hunk's own lines"
+# A merged disk change's conflict with the unsaved text is decided in the buffer alone.
+MERGE_KEYS = "decide it in the buffer (keep mine, take theirs, both: :help lsap-merge)"
+NOTHING = "nothing was changed"
 
 
 class ChangesRequest(Request):
@@ -428,19 +431,18 @@ def _decide(change: ChangeSet, request: ReviewRequest,
             files.append(file)
             continue
         picked = _picked(change, file, request.hunk, display)
-        decided = decided_file(file, picked, request.decision == "reject")
+        decided = _decided_file(file, picked, request.decision == "reject")
         files.append(decided)
         taken += len(picked)
         if request.decision == "reject" and picked:
             written.append(decided)
-    if not taken:
+    if not taken and any(_conflicted(f) for f in chosen):
         raise LsapError(ErrorCode.CONFLICT, f"every hunk left in change {change.id} is a conflict with "
                         f"the unsaved text: {MERGE_KEYS}", hint=NOTHING)
+    if not taken:
+        raise LsapError(ErrorCode.NOT_FOUND, f"change {change.id} has no hunk left to decide in "
+                        f"{request.file_path or 'any file'}", hint=NOTHING)
     return files, written
-
-
-MERGE_KEYS = "decide it in the buffer (keep mine, take theirs, both: :help lsap-merge)"
-NOTHING = "nothing was changed"
 
 
 def _picked(change: ChangeSet, file: FileText, hunk: int | None,
@@ -462,7 +464,7 @@ def _picked(change: ChangeSet, file: FileText, hunk: int | None,
     return [hunk]
 
 
-def decided_file(file: FileText, numbers: list[int], reject: bool) -> FileText:
+def _decided_file(file: FileText, numbers: list[int], reject: bool) -> FileText:
     """`file` with the hunks `numbers` decided: rejected (its "after" takes their "before"
     lines back) or accepted (its "before" takes their "after" lines); they leave the
     review, and the merge's conflicts."""
@@ -683,7 +685,7 @@ async def _settled(session: Session, request: MergeRequest) -> ChangeSet | None:
         if file.merged == request.key:
             numbers = [n for i in request.conflicts if i <= len(file.conflicts) for n in file.conflicts[i - 1]]
             if request.event == "decided":
-                file = decided_file(file, numbers, reject=False)
+                file = _decided_file(file, numbers, reject=False)
             else:
                 file = dataclasses.replace(file, conflicts=[[] if i in request.conflicts else c
                                                             for i, c in enumerate(file.conflicts, 1)])

@@ -19,7 +19,7 @@ import pynvim
 import pytest
 
 from .nvim_home import make_home, wait_for
-from .test_disk_merge import LINES, buffer, typed_then_changed_on_disk, written_without_a_prompt
+from .test_disk_merge import LINES, buffer, notes_in_a_project, typed_then_changed_on_disk, written_without_a_prompt
 from .test_inline_review import hunks
 from .test_terminal import Terminal, watched
 
@@ -36,12 +36,9 @@ BELOW = "# mine too, below the merged line"
 @pytest.fixture
 def editor(tmp_path: Path) -> Iterator[tuple[Terminal, pynvim.Nvim, Path]]:
     """Neovim on notes.txt (twelve lines) in a terminal, lsap set up and its service running."""
-    project = tmp_path / "project"
-    project.mkdir()
-    notes = project / "notes.txt"
-    notes.write_text("\n".join(LINES) + "\n")
+    notes = notes_in_a_project(tmp_path)
     home = make_home(tmp_path / "home", setup="{ report = { focus = false } }")
-    with watched(home, project, "notes.txt") as (term, nvim):
+    with watched(home, notes.parent, "notes.txt") as (term, nvim):
         term.wait("line 12", 30)
         socket = f"{nvim.call('getenv', 'XDG_RUNTIME_DIR')}/lsap/nvim-{nvim.call('getpid')}.sock"
         wait_for(lambda: os.path.exists(socket), 60, "the service (its agent socket)")

@@ -160,3 +160,13 @@ def test_the_listing_and_the_review_say_which_hunk_is_a_conflict(scene: tuple[Se
     assert "Hunk 2 (line 6): a conflict with the unsaved text in its buffer" in review
     data = json.loads(asyncio.run(answer(session, {"mode": "review", "id": change, "format": "json"}, "nvim")).text)
     assert [h.get("conflict") for h in data["files"][0]["hunks"]] == [None, True, None]
+
+
+def test_the_merge_mode_is_not_offered_to_agents() -> None:
+    """Only the editor's merge sends `merge`: left out of the schema's index and lsap_query."""
+    from lsap_bridge.capabilities.schema import mode_index
+    from lsap_bridge.mcp_server import tools
+
+    assert "merge" not in {entry.mode for entry in mode_index()}
+    query = next(t for t in tools() if t["name"] == "lsap_query")
+    assert "merge" not in query["inputSchema"]["properties"]["request"]["properties"]["mode"]["enum"]
