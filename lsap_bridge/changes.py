@@ -298,7 +298,7 @@ def begin(journals: Path, label: str, files: Sequence[FileText], by: str | None 
     return _new(journals, ChangeSet("", by or who(), time.time(), label, request, list(files)))
 
 
-def merges(journals: Path, key: str, scan: int = KEEP) -> ChangeSet | None:
+def merges(journals: Path, key: str, scan: int = 50) -> ChangeSet | None:
     """The set of the editor's merge `key` (`FileText.merged`), among the newest `scan`."""
     for path in _files(_directory(journals))[:scan]:
         found = _read(path)

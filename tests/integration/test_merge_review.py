@@ -2,8 +2,10 @@
 agent's (issue 46, item 3): in a real terminal, the human types an unsaved line while another
 process edits and appends to the file; the merge brings both disk changes in, `:Lsap changes`
 lists it, `:Lsap review <id>` shows its hunks in the buffer, and undoing one takes exactly that
-disk change out of the file and the buffer, the human's line kept. A disk change to the lines
-the human changed is listed and shown as a conflict, decided in the buffer, not by the review.
+disk change out of the file and the buffer, the human's lines kept (one typed right below the
+merged line since). A disk change to the lines the human changed is listed and shown as a
+conflict, decided in the buffer (not by the review's keys); the rest of the file's change is
+then undone whole, and `:w` writes without a prompt, nothing of the human's lost.
 Neovim under tmux with the plugin installed as documented; an RPC channel only looks."""
 
 from __future__ import annotations
@@ -117,6 +119,12 @@ def test_an_overlapping_disk_change_is_listed_and_shown_as_a_conflict(
     term.keys("3", "G", "\\", "r", "u")  # the review's undo does not decide a conflict
     term.wait("hunk 1 is a conflict with your unsaved text", 10)
     assert buffer(nvim) == mine and notes.read_text() == "\n".join(theirs) + "\n"
-    term.keys("c", "t")  # take theirs: decided in the buffer, it leaves the review
-    wait_for(lambda: hunks(nvim, notes) == [[2, 13]], 60, "the conflict decided, hunk 2 left")
-    assert buffer(nvim) == theirs
+    term.keys("c", "b")  # both: decided in the buffer, it leaves the review
+    both = ["line 1", "line 2", "line 3 (mine)", "line 3 (theirs)", *LINES[3:], "line 13, appended on disk"]
+    wait_for(lambda: hunks(nvim, notes) == [[2, 14]], 60, "the conflict decided, hunk 2 left")
+    assert buffer(nvim) == both
+    term.keys("\\", "r", "U")  # undo all of this file: the disk's append, out of the file and the buffer
+    wait_for(lambda: buffer(nvim) == both[:-1], 60, "the append undone in the buffer")
+    assert notes.read_text() == "\n".join(theirs[:-1]) + "\n"
+    assert hunks(nvim, notes) == [] and nvim.eval("&modified") == 1
+    written_without_a_prompt(editor, both[:-1])
