@@ -50,8 +50,7 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
     if method in CROSS_FILE:  # counts from an index (references, implementations, calls)
         for gap in await incomplete(session, [resolved.target.client], recent=False):
             session.texts.note(Path(f"<index of {resolved.target.client.name}>"),
-                         f"the index may be incomplete ({gap}): what it finds in other files "
-                         "may grow; ask again in a few seconds")
+                         f"the index may be incomplete ({gap}): the count may grow; ask again soon")
     looked_at(str(resolved.path), resolved.line)
     return resolved
 

@@ -8,6 +8,7 @@ language server, cached per file version by the session.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from itertools import groupby
 from operator import attrgetter, itemgetter
 from pathlib import Path
@@ -55,9 +56,45 @@ class Entry(Row):
     children: int  # members, for a top-level symbol of a directory's outline
 
 
+@dataclass(frozen=True)
+class Shown:
+    """A row of the agents' outline (`outline.md.j2`): a symbol, by its own name under its
+    parent shown above it (`depth` levels in), by its dotted path otherwise; its members
+    that have none of their own, on one line per kind (`members`: kind, then name and line)."""
+
+    depth: int
+    entry: Entry
+    name: str
+    members: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+
+
 class FileSymbols(Row):
     path: str
     symbols: list[Entry]
+
+    @property
+    def shown(self) -> list[Shown]:
+        """The rows of the agents' form: a member with no members of its own is a `name line`
+        on its parent's line of its kind, the rest one row each (what `line| kind name` costs
+        per member, a kind's line costs per kind)."""
+        paths = {e.symbol for e in self.symbols}
+        parents = {e.symbol.rpartition(".")[0] for e in self.symbols}
+        leaves: dict[str, dict[str, list[tuple[str, int]]]] = {}
+        depths: dict[str, int] = {}
+        rows: list[tuple[Entry, str]] = []
+        for entry in self.symbols:
+            parent, _, name = entry.symbol.rpartition(".")
+            if parent in paths and entry.symbol not in parents and not entry.detail and not entry.children:
+                leaves.setdefault(parent, {}).setdefault(entry.kind, []).append((name, entry.line))
+            elif parent in depths:
+                depths[entry.symbol] = depths[parent] + 1
+                rows.append((entry, name))
+            else:
+                depths[entry.symbol] = 0
+                rows.append((entry, entry.symbol))
+        return [Shown(depths[entry.symbol], entry, name,
+                      tuple((kind, tuple(m)) for kind, m in leaves.get(entry.symbol, {}).items()))
+                for entry, name in rows]
 
 
 class OutlineReport(Paged):

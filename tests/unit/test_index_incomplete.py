@@ -68,7 +68,7 @@ def test_references_counted_while_the_server_works_say_the_count_may_grow(tmp_pa
     text = referenced(tmp_path, indexing=True)
     assert "2 references in 1 file" in text
     assert ("> Note: the index may be incomplete (basedpyright reports work in progress (indexing or "
-            "analysing)): what it finds in other files may grow; ask again in a few seconds.") in text
+            "analysing)): the count may grow; ask again soon.") in text
 
 
 def test_references_from_an_idle_server_carry_no_index_note(tmp_path: Path) -> None:
