@@ -24,6 +24,12 @@ from lsap_bridge.capabilities.references import WIDE, _in_import_list, cut, use_
     ("    x: int = Console.size", "Console", None),
     ("    key = {'a': Console}", "Console", None),
     ("    f = lambda x: Console", "Console", None),
+    ("RenderResult = Iterable[Union[RenderableType, Segment]]", "Segment", "annotation"),
+    ('def split_cells(self, cut: int) -> Tuple["Segment", "Segment"]:', 'Segment"]', "annotation"),
+    ('    Callable[["Console", "ConsoleOptions"], "Measurement"]', 'Console"', "annotation"),
+    ('    Callable[["Console", "ConsoleOptions"], "Measurement"]', 'ConsoleOptions', "annotation"),
+    ("    segments = Tuple[int, int](Segment)", "Segment", None),
+    ("    x = List[int] + [Segment.line()]", "Segment", None),
 ])
 def test_the_kind_of_a_use(text: str, name: str, kind: str | None) -> None:
     assert use_kind(text, text.index(name)) == kind
