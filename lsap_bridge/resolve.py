@@ -33,6 +33,8 @@ from .symbols import Symbol, SymbolTree
 
 __all__ = ["Resolved", "resolve"]
 
+BUSY_WAIT = 2.0  # seconds a cross-file answer waits for its server's work in progress to end
+
 
 async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
     """Find the anchor's position; the file is opened for a server that supports `method`.
@@ -48,7 +50,13 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
     if note is not None:
         session.texts.note(*note)
     if method in CROSS_FILE:  # counts from an index (references, implementations, calls)
-        for gap in await incomplete(session, [resolved.target.client], recent=False):
+        client = resolved.target.client
+        gaps = await incomplete(session, [client], recent=False)
+        # A server at work moments after the last request opened files (basedpyright analyses
+        # them) is waited for, briefly: the answer then needs no second call.
+        if gaps and await session.gateway.wait_until_idle([client.id], within=BUSY_WAIT):
+            gaps = []
+        for gap in gaps:
             session.texts.note(Path(f"<index of {resolved.target.client.name}>"),
                          f"the index may be incomplete ({gap}): the count may grow; ask again soon")
     looked_at(str(resolved.path), resolved.line)
