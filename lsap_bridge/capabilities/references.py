@@ -230,20 +230,21 @@ def _kinds(lines: list[str], uses: list[Location], anchor: tuple[int, int] | Non
     return kinds, printed
 
 
-_NAMES_ONLY = re.compile(r"\s*[\w$]+(?:\s+as\s+[\w$]+)?\s*,?\s*(?:\)\s*)?(?:#.*)?$")
-_IMPORT_OPEN = re.compile(r"\s*from\s+\S+\s+import\s*\(")
+_NAMES_ONLY = re.compile(r"\s*(?:type\s+)?[\w$]+(?:\s+as\s+[\w$]+)?\s*,?\s*(?:[)}]\s*)?(?:(?:#|//).*)?$")
+_IMPORT_OPEN = re.compile(r"\s*(?:from\s+\S+\s+import\s*\(|(?:import|export)\s+(?:type\s+)?\{)")
 IMPORT_LIST = 100  # lines looked back for the `from … import (` of a name alone on its line
 
 
 def _in_import_list(lines: list[str], line: int) -> bool:
-    """A name alone on its line inside a parenthesised `from … import (…)` of Python."""
+    """A name alone on its line inside a parenthesised `from … import (…)` of Python, or a
+    braced `import {…}` / `export {…}` list of TypeScript (a re-export is an import too)."""
     if line >= len(lines) or not _NAMES_ONLY.match(lines[line]):
         return False
     for above in range(line - 1, max(-1, line - IMPORT_LIST), -1):
         text = lines[above]
         if _IMPORT_OPEN.match(text):
-            return ")" not in text
-        if not _NAMES_ONLY.match(text) or ")" in text:
+            return ")" not in text and "}" not in text
+        if not _NAMES_ONLY.match(text) or ")" in text or "}" in text:
             return False
     return False
 

@@ -40,6 +40,13 @@ def test_a_name_alone_in_a_parenthesised_import_is_an_import() -> None:
     assert [_in_import_list(lines, n) for n in range(len(lines))] == [False, True, True, False, False, False, False]
 
 
+def test_a_name_alone_in_a_braced_import_or_export_list_is_an_import() -> None:
+    lines = ["export {", "  createReducer,", "  type Builder,", "} from './createReducer'",
+             "const x = {", "  createReducer,", "}", "import {", "  a as b, // the first", "} from './a'"]
+    assert [_in_import_list(lines, n) for n in range(len(lines))] == [
+        False, True, True, False, False, False, False, False, True, False]
+
+
 def test_a_long_line_is_cut_around_the_use() -> None:
     line = "a" * 150 + "Console" + "b" * 150
     shown = cut(line, 150)
