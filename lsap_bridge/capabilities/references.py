@@ -190,7 +190,7 @@ _IMPORT = re.compile(r"\s*(?:from\s+\S+\s+import\b|import\b|export\s+(?:type\s+)
 _GENERICS = (r"\b(?:list|dict|set|frozenset|tuple|type|Optional|Union|List|Sequence|Iterable|Iterator|Type|Dict|"
              r"Mapping|Tuple|Callable|ClassVar|Final|Annotated|Awaitable|Generator)\[")
 _BEFORE_TYPE = re.compile(
-    r"(?:(?:^|[(,;])\s*\*{0,2}(?:self\.)?[\w$]+\??\s*:|\)\s*:|->|\|"
+    r"(?:(?:^|[(,;])\s*\*{0,2}(?:self\.)?[\w$]+\??\s*:|\)\s*:|->|(?<!\|)\|"
     r"|" + _GENERICS + r")\s*[\"']?$")
 # Further in a generic's brackets, with only names, strings, commas and brackets between:
 # `Union[RenderableType, Segment]`, `Tuple["Segment", "Segment"]`, `Callable[["A", "B"], "C"]`.
@@ -231,6 +231,7 @@ def _kinds(lines: list[str], uses: list[Location], anchor: tuple[int, int] | Non
 
 
 _NAMES_ONLY = re.compile(r"\s*(?:type\s+)?[\w$]+(?:\s+as\s+[\w$]+)?\s*,?\s*(?:[)}]\s*)?(?:(?:#|//).*)?$")
+_LISTED = re.compile(_NAMES_ONLY.pattern + r"|\s*(?:#|//).*$")  # a name, or a comment alone
 _IMPORT_OPEN = re.compile(r"\s*(?:from\s+\S+\s+import\s*\(|(?:import|export)\s+(?:type\s+)?\{)")
 IMPORT_LIST = 100  # lines looked back for the `from … import (` of a name alone on its line
 
@@ -244,7 +245,7 @@ def _in_import_list(lines: list[str], line: int) -> bool:
         text = lines[above]
         if _IMPORT_OPEN.match(text):
             return ")" not in text and "}" not in text
-        if not _NAMES_ONLY.match(text) or ")" in text or "}" in text:
+        if not _LISTED.match(text) or ")" in text or "}" in text:
             return False
     return False
 
