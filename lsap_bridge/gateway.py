@@ -345,14 +345,13 @@ class EditorGateway:
                                int(self.timeouts.settle * 1000))
         return [int(i) for i in busy or []]
 
-    async def wait_until_idle(self, client_ids: list[int], within: float | None = None) -> bool:
-        """Wait (bounded: `within` seconds, else the index timeout) until the servers report no
-        indexing work; False if they still do."""
-        bound = self.timeouts.index if within is None else within
+    async def wait_until_idle(self, client_ids: list[int]) -> bool:
+        """Wait (bounded) until the servers report no indexing work; False if they still do."""
+        index_ms = int(self.timeouts.index * 1000)
         settle_ms = int(self.timeouts.settle * 1000)
         result = await self._ask(
-            "when_idle", client_ids, settle_ms, int(bound * 1000),
-            timeout=bound + 5, on_timeout=False,
+            "when_idle", client_ids, settle_ms, index_ms,
+            timeout=self.timeouts.index + 5, on_timeout=False,
         )
         return bool(result)
 
@@ -509,7 +508,7 @@ class Editor(Protocol):
     async def reconfigure(self, changes: list[FileEventData]) -> list[str]: ...
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]: ...
     async def working(self, client_ids: list[int]) -> list[int]: ...
-    async def wait_until_idle(self, client_ids: list[int], within: float | None = None) -> bool: ...
+    async def wait_until_idle(self, client_ids: list[int]) -> bool: ...
     async def lsp(self, calls: list[LspCall], timeout: float | None = None,
                   guard: Document | None = None,
                   taking: ServerRequests | None = None) -> list[LspAnswer]: ...

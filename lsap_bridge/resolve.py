@@ -33,8 +33,6 @@ from .symbols import Symbol, SymbolTree
 
 __all__ = ["Resolved", "resolve"]
 
-BUSY_WAIT = 2.0  # seconds a cross-file answer waits for its server's work in progress to end
-
 
 async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
     """Find the anchor's position; the file is opened for a server that supports `method`.
@@ -49,14 +47,11 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
         method, resolved.path, session.workspace.display(resolved.path))
     if note is not None:
         session.texts.note(*note)
-    if method in CROSS_FILE:  # counts from an index (references, implementations, calls)
-        client = resolved.target.client
-        gaps = await incomplete(session, [client], recent=False)
-        # A server at work moments after the last request opened files (basedpyright analyses
-        # them) is waited for, briefly: the answer then needs no second call.
-        if gaps and await session.gateway.wait_until_idle([client.id], within=BUSY_WAIT):
-            gaps = []
-        for gap in gaps:
+    client = resolved.target.client
+    # Counts from an index (references, implementations, calls), of a server whose work in
+    # progress may leave them short (tsserver loading a project; not basedpyright's analysis).
+    if method in CROSS_FILE and adapter_for(client.name).short_while_working:
+        for gap in await incomplete(session, [client], recent=False):
             session.texts.note(Path(f"<index of {resolved.target.client.name}>"),
                          f"the index may be incomplete ({gap}): the count may grow; ask again soon")
     looked_at(str(resolved.path), resolved.line)

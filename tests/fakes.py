@@ -92,7 +92,7 @@ class FakeEditor:
     async def working(self, client_ids: list[int]) -> list[int]:
         return list(client_ids) if self.indexing else []
 
-    async def wait_until_idle(self, client_ids: list[int], within: float | None = None) -> bool:
+    async def wait_until_idle(self, client_ids: list[int]) -> bool:
         return not self.indexing
 
     async def lsp(self, calls: list[LspCall], timeout: float | None = None,
