@@ -22,7 +22,7 @@ from .filestate import RACY_NS
 from .gateway import MAX_FILE_SIZE
 from .jsonvalue import Params
 from .lua_modes import _lua
-from .models import DEFAULT_MAX_TOKENS
+from .models import DEFAULT_MAX_TOKENS, DIAGNOSTICS_WAIT
 
 PACKAGE = Path(__file__).resolve().parent
 CHECKOUT = PACKAGE.parent
@@ -105,6 +105,7 @@ def tables() -> Tables:
                              "running": limits.running},
             "max_file_size": MAX_FILE_SIZE,
             "max_tokens": DEFAULT_MAX_TOKENS,
+            "diagnostics_wait": DIAGNOSTICS_WAIT,
         },
         "racy_ns": RACY_NS,
     }

@@ -26,6 +26,7 @@ from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..jsonvalue import Params
 from ..lsp import PositionData, RangeData, TextEditData
+from ..models import Waiting
 from ..modes import Answer, mode
 from ..position import Encoding, byte_column, to_lsp_character
 from ..session import Session, Target
@@ -34,7 +35,7 @@ from ..workspace import path_of, uri_of
 REFERENCES = "textDocument/references"
 
 
-class MoveRequest(WhereRequest):
+class MoveRequest(WhereRequest, Waiting):
     mode: Literal["move"] = "move"
     to_file: str  # the file the lines go to (created when it does not exist)
 
@@ -87,7 +88,7 @@ async def move(session: Session, request: MoveRequest) -> Answer:
         related.extend(python.related)
         return ran
 
-    report = await applied(session, label, None, work, watched=[source, target])
+    report = await applied(session, label, None, work, watched=[source, target], wait=request.diagnostics_wait)
     if related:
         report = report.model_copy(update={"related": [workspace.display(p) for p in related]})
     return Answer(report)
