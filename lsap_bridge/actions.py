@@ -37,7 +37,10 @@ from pydantic import Field, model_validator
 from . import indentation
 from .changes import undo_hint
 from .diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap, settled
-from .edits import NOTHING, EditResult, apply_workspace_edit, check_edit, merged, preview, preview_text
+from .edits.apply import EditResult, apply_workspace_edit
+from .edits.plan import preview, preview_text
+from .edits.text import NOTHING
+from .edits.workspace_edit import check_edit, merged
 from .errors import Candidate, ErrorCode, LsapError
 from .gateway import Client, LspAnswer, LspCall
 from .jsonvalue import Params

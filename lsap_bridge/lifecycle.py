@@ -24,7 +24,7 @@ from typing import Literal, Protocol
 from . import cpu
 from .connection import ASKING, Limits, Scheduler
 from .discovery import SessionInfo, runtime_dir
-from .edits import journal_dir, recover_edits
+from .edits.switch import journal_dir, recover_edits
 from .errors import LsapError
 from .gateway import EditorGateway
 from .server import EventSink, Method, SocketServer

@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from .changes import undo_hint
-from .edits import applied_before
+from .edits.switch import applied_before
 from .errors import LsapError
 from .failures import as_error
 from .jsonvalue import Json

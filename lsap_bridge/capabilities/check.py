@@ -26,7 +26,7 @@ from .. import check_store
 from ..decode import spans
 from ..diagnostics import SEVERITIES, Diagnostic, DiagnosticDelta, settled, severity_rank
 from ..diskwatch import DiskWatch
-from ..edits import journal_dir
+from ..edits.switch import journal_dir
 from ..errors import LsapError
 from ..gateway import LspCall
 from ..jsonvalue import JsonObject

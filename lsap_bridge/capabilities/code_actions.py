@@ -27,7 +27,7 @@ from ..actions import (
     run_action,
 )
 from ..diagnostics import DiagnosticMap
-from ..edits import apply_workspace_edit
+from ..edits.apply import apply_workspace_edit
 from ..errors import LsapError
 from ..models import Overwriting, Paged, Request, Row, absent
 from ..modes import Answer, Offer, mode

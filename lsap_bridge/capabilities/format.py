@@ -20,7 +20,7 @@ from ..actions import (
     organize,
     place_of,
 )
-from ..edits import apply_workspace_edit
+from ..edits.apply import apply_workspace_edit
 from ..modes import Answer, Offer, mode
 from ..session import Session
 

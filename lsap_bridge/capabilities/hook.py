@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 from pydantic import Field
 
 from .. import changes
-from ..edits import journal_dir
+from ..edits.switch import journal_dir
 from ..errors import ErrorCode, LsapError
 from ..gateway import read_disk
 from ..models import Report, Request, StrictModel, absent

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import model_validator
 
 from ..actions import TSSERVER, Applied, Ran, WhereRequest, applied, place_of, tsserver_refactor
-from ..edits import EditResult, apply_workspace_edit
+from ..edits.apply import EditResult, apply_workspace_edit
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..jsonvalue import Params

@@ -33,7 +33,8 @@ from ..changes import undo_hint
 from ..decode import spans, walk
 from ..diagnostics import DiagnosticDelta, settled
 from ..diskwatch import Basis
-from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
+from ..edits.apply import EditResult, apply_workspace_edit
+from ..edits.plan import FileDiff, preview
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..identifiers import check_new_name, declined

@@ -26,7 +26,8 @@ from pydantic import Field
 
 from .. import changes
 from ..changes import ChangeSet, FileText, signs
-from ..edits import apply_workspace_edit, journal_dir
+from ..edits.apply import apply_workspace_edit
+from ..edits.switch import journal_dir
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
 from ..lsp import TextEditData

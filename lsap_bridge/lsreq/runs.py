@@ -14,7 +14,7 @@ from typing import Protocol, TypeVar
 
 from ..capabilities.diagnostics import DiagnosticsReport
 from ..diagnostics import Diagnostic, DiagnosticMap
-from ..edits import Written, watching
+from ..edits.apply import Written, watching
 from ..failures import as_error
 from ..pipeline import ask
 from ..position import Document

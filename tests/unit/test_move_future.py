@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lsap_bridge.capabilities.move import REFERENCES, PythonMove, _DunderAll
-from lsap_bridge.edits import _splice
+from lsap_bridge.edits.text import splice
 from lsap_bridge.gateway import LspAnswer, LspCall
 from tests.fakes import fake_session
 
@@ -66,7 +66,7 @@ def moved(root: Path, target_text: str | None) -> tuple[str, str]:
             continue
         path = Path(change["textDocument"]["uri"].removeprefix("file://"))
         old = path.read_text().splitlines() if path.exists() else [""]
-        texts[path.name] = "\n".join(_splice(old, change["edits"], "utf-16", path.name).lines)
+        texts[path.name] = "\n".join(splice(old, change["edits"], "utf-16", path.name).lines)
     return texts["_utils.py"], texts["_env.py"]
 
 
