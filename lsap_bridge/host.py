@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .connection import Limits, Scheduler
 from .errors import ErrorCode, LsapError
+from .fair_share import Limits, Scheduler
 from .gateway import EditorGateway
 from .jsonvalue import Params
 from .lifecycle import Lifecycle, Plan

@@ -28,25 +28,14 @@ from typing import Any, TypeVar
 from . import __version__
 from .capabilities import REGISTRY
 from .capabilities.schema import request_schemas
-from .connection import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    MAX_BATCH,
-    METHOD_NOT_FOUND,
-    TIMEOUT,
-    UNAUTHORIZED,
-    Budget,
-    Connection,
-    Limits,
-    Peer,
-    RpcFailure,
-    Scheduler,
-)
+from .connection import ASKING, MAX_BATCH, Connection, Peer
 from .errors import ErrorCode, LsapError
+from .fair_share import Budget, Limits, Scheduler
 from .jsonvalue import Json, Jsonable, Params
 from .pipeline import Response
 from .service import Service
 from .surface import CLIENT, LOOKED, SURFACE, SURFACES
+from .wire import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, TIMEOUT, UNAUTHORIZED, RpcFailure
 
 
 def _default_timeout() -> float:
@@ -447,7 +436,7 @@ class SocketServer:
             "modes": sorted(REGISTRY),
             "methods": sorted([*self.methods, "auth"]),
             "limits": self.limits.public(),
-            "scheduler": self.scheduler.counts(self.connections),
+            "scheduler": self.scheduler.counts(self.connections, ASKING.get()),
             "stats": stats,
             "pid": os.getpid(),
             "client": current_client.get(),
