@@ -335,6 +335,35 @@ def _insert(line: int, text: str) -> TextEditData:
     return {"range": _line_range(line, line - 1), "newText": text}
 
 
+@dataclass(frozen=True)
+class _Moving:
+    """A move's analysis of the old file (`PythonMove._moving`)."""
+
+    tree: ast.Module
+    source_module: str
+    target_module: str
+    moved_nodes: list[ast.stmt]
+    names: list[str]  # the names the moved code defines
+    imports: list[ImportedName]  # the old file's
+    used_by_moved: set[str]
+    used_by_kept: set[str]
+    relative: bool  # the old file spells its imports relative
+    needed: list[tuple[str, str]]  # imports the moved code needs: (as in the old file, as written in the new)
+    futures: list[str]  # the old file's `from __future__` imports
+    exported: _DunderAll | None
+    entries: list[str]  # the moved names' `__all__` entries
+
+
+def _new_file(moving: _Moving, body: str) -> list[TextEditData]:
+    """A target file that does not exist yet: its future imports, the imports the moved
+    code needs, its `__all__`, then the code."""
+    header = [written for _, written in moving.needed]
+    blocks = ["\n".join(part) for part in (moving.futures, header) if part]
+    blocks += [f"__all__ = [{', '.join(moving.entries)}]"] if moving.entries else []
+    text = "\n\n".join(blocks) + "\n\n\n" + body if blocks else body
+    return [{"range": _line_range(0, -1), "newText": _no_final_newline(text)}]
+
+
 class PythonMove:
     """Plan the edits of moving top-level definitions between Python modules."""
 
@@ -358,6 +387,34 @@ class PythonMove:
         self.source_module = ""
 
     async def edit(self) -> dict[str, Any]:
+        """The WorkspaceEdit of the move: the old file without the moved code (and imports
+        only it used), its users importing from the new module, the target file made or
+        extended."""
+        moving = self._moving()
+        changes: dict[Path, list[TextEditData]] = {self.source: self._source_edits(moving)}
+        changes.update(await self._users_edits(moving))
+        body = "\n".join(self.lines[self.start : self.end + 1]).strip("\n") + "\n"
+        create: list[dict[str, Any]] = []
+        if self.target.exists():
+            changes[self.target] = await self._into_existing(
+                moving.needed, moving.names, body, moving.futures, moving.entries)
+        else:
+            create.append({"kind": "create", "uri": uri_of(self.target)})
+            changes[self.target] = _new_file(moving, body)
+        return {
+            "documentChanges": [
+                *create,
+                *[
+                    {"textDocument": {"uri": uri_of(path), "version": None}, "edits": items}
+                    for path, items in changes.items()
+                    if items
+                ],
+            ]
+        }
+
+    def _moving(self) -> _Moving:
+        """What moves (the selection's top-level definitions) and what the old and new file
+        need for it: the imports, the names the two files take from each other, `__all__`."""
         tree = _parse("\n".join(self.lines), self.display(self.source))
         source_module = self.source_module = module_name(self.root, self.source)
         target_module = module_name(self.root, self.target)
@@ -371,11 +428,9 @@ class PythonMove:
             )
         imports = _imports(tree, source_module)
         used_by_moved = _used_names(moved_nodes)
-        used_by_kept = _used_names(kept_nodes)
         kept_defs = {n for node in kept_nodes for n in _defined(node)}
-        # Imports the moved code needs in its new file.
         relative = _relative(imports)
-        # (absolute form, as written in the new file)
+        # Imports the moved code needs in its new file (absolute form, as written there).
         needed = [
             (
                 i.statement,
@@ -391,37 +446,44 @@ class PythonMove:
             )
             for n in sorted(kept_defs & used_by_moved)
         ]
-        header = [written for _, written in needed]
         # The new file needs the old one's `from __future__` imports (`str | None` in an
         # annotation breaks Python 3.9 without them), and the moved names' `__all__` entries.
-        futures = [i.statement for i in imports if i.module == "__future__"]
         exported = _dunder_all(tree, self.lines)
-        entries = exported.entries(set(names)) if exported else []
-        changes: dict[Path, list[TextEditData]] = {self.source: []}
-        # The old file: the lines go, imports only the moved code used go, the moved names
-        # come back through an import if the rest of the file uses them.
-        edits = changes[self.source]
-        edits.append({"range": self._cut(), "newText": ""})
-        if exported and entries:
+        return _Moving(tree, source_module, target_module, moved_nodes, names, imports, used_by_moved,
+                       _used_names(kept_nodes), relative, needed,
+                       [i.statement for i in imports if i.module == "__future__"],
+                       exported, exported.entries(set(names)) if exported else [])
+
+    def _source_edits(self, moving: _Moving) -> list[TextEditData]:
+        """The old file: the lines go, imports only the moved code used go, the moved names
+        come back through an import if the rest of the file uses them."""
+        names, exported = set(moving.names), moving.exported
+        edits: list[TextEditData] = [{"range": self._cut(), "newText": ""}]
+        if exported and moving.entries:
             edits.append({"range": _line_range(exported.first, exported.last),
-                          "newText": exported.without(set(names)) + "\n"})
-        dropped = [i for i in imports if i.bound in used_by_moved and i.bound not in used_by_kept]
-        edits += self._rewrite_imports(imports, dropped, [])
-        back = sorted(set(names) & used_by_kept)
+                          "newText": exported.without(names) + "\n"})
+        dropped = [i for i in moving.imports
+                   if i.bound in moving.used_by_moved and i.bound not in moving.used_by_kept]
+        edits += self._rewrite_imports(moving.imports, dropped, [])
+        back = sorted(names & moving.used_by_kept)
         if back:
             edits.append(
                 _insert(
-                    _after_imports(tree),
-                    f"from {spell(target_module, source_module, relative)} "
+                    _after_imports(moving.tree),
+                    f"from {spell(moving.target_module, moving.source_module, moving.relative)} "
                     f"import {', '.join(back)}\n",
                 )
             )
         # One edit for the old file, planned as its new text: the cut, the imports and the
         # names brought back never overlap, wherever the moved code was (first, last, only).
-        changes[self.source] = _one_edit(self.lines, _compose(self.lines, edits),
-                                         self.session.servers.encoding(self.at.client))
-        # Users elsewhere import the names from their new module.
-        positions = _name_positions(moved_nodes, self.lines)
+        return _one_edit(self.lines, _compose(self.lines, edits),
+                         self.session.servers.encoding(self.at.client))
+
+    async def _users_edits(self, moving: _Moving) -> dict[Path, list[TextEditData]]:
+        """Users elsewhere import the names from their new module; a use the bridge cannot
+        rewrite is noted, its file related."""
+        changes: dict[Path, list[TextEditData]] = {}
+        positions = _name_positions(moving.moved_nodes, self.lines)
         for path, found in (await files_using(self.session, self.at, positions)).items():
             if path in (self.source, self.target):
                 continue
@@ -430,38 +492,17 @@ class PythonMove:
             )
             module = module_name(self.root, path)
             all_theirs = _imports(other, module)
-            theirs = [i for i in all_theirs if i.module == source_module and i.name in found]
-            readded = [_respelled(i, target_module, module, _relative(all_theirs)) for i in theirs]
+            theirs = [i for i in all_theirs if i.module == moving.source_module and i.name in found]
+            readded = [_respelled(i, moving.target_module, module, _relative(all_theirs)) for i in theirs]
             changes[path] = self._rewrite_imports(all_theirs, theirs, readded)
             unfixed = sorted(found - {i.name for i in theirs})
             if unfixed:  # e.g. `import shop.catalog` … `shop.catalog.find()`: said, not guessed
                 self.related.append(path)
                 self.notes.append(
                     f"{self.display(path)} uses {', '.join(unfixed)} without a "
-                    f"`from {source_module} import …` the bridge could rewrite: fix it by hand"
+                    f"`from {moving.source_module} import …` the bridge could rewrite: fix it by hand"
                 )
-        body = "\n".join(self.lines[self.start : self.end + 1]).strip("\n") + "\n"
-        create: list[dict[str, Any]] = []
-        if self.target.exists():
-            changes[self.target] = await self._into_existing(needed, names, body, futures, entries)
-        else:
-            create.append({"kind": "create", "uri": uri_of(self.target)})
-            blocks = ["\n".join(part) for part in (futures, header) if part]
-            blocks += [f"__all__ = [{', '.join(entries)}]"] if entries else []
-            text = "\n\n".join(blocks) + "\n\n\n" + body if blocks else body
-            changes[self.target] = [
-                {"range": _line_range(0, -1), "newText": _no_final_newline(text)}
-            ]
-        return {
-            "documentChanges": [
-                *create,
-                *[
-                    {"textDocument": {"uri": uri_of(path), "version": None}, "edits": items}
-                    for path, items in changes.items()
-                    if items
-                ],
-            ]
-        }
+        return changes
 
     async def _into_existing(self, needed: list[tuple[str, str]], names: list[str], body: str,
                              futures: list[str], entries: list[str]) -> list[TextEditData]:
