@@ -51,7 +51,9 @@ from .models import LineScope, Locate, Overwritten, Report, Request, Row, Symbol
 from .position import Document, to_lsp_character
 from .report.pieces import DiagnosticRow, diagnostic_row, incomplete
 from .resolve import resolve
-from .session import EVERY_SERVER, Servers, Session, Target, ranked
+from .session.calls import Servers
+from .session.targets import EVERY_SERVER, Target, ranked
+from .session.warm import Session
 from .workspace import Workspace, uri_of
 
 CODE_ACTION = "textDocument/codeAction"
@@ -584,7 +586,7 @@ async def diff_preview(session: Session, action: Action) -> str | None:
 async def formatter(session: Session, path: Path, lines: tuple[int, int] | None,
                     server: str | None) -> tuple[Target, Client]:
     """The server that formats the file (or `lines` of it): the one named, else the
-    formatter (`session.ranked`)."""
+    formatter (`session.targets.ranked`)."""
     method = RANGE_FORMATTING if lines is not None else FORMATTING
     target = await session.servers.target(path, method, server)
     return target, target.client

@@ -27,7 +27,9 @@ from .models import LineScope, Locate, SymbolScope
 from .position import Document, line_at
 from .servers.adapter import CROSS_FILE
 from .servers.registry import adapter_for
-from .session import SYMBOLS, Resolved, Session, Target
+from .session.targets import Resolved, Target
+from .session.trees import SYMBOLS
+from .session.warm import Session
 from .surface import looked_at, phrase
 from .symbols import Symbol, SymbolTree
 

@@ -16,7 +16,7 @@ from ..report.hierarchy import (
 )
 from ..report.pieces import anchor_fields, word_at
 from ..resolve import resolve
-from ..session import Session
+from ..session.warm import Session
 
 METHOD = "textDocument/prepareCallHierarchy"
 DIRECTIONS = {

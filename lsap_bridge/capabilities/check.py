@@ -36,7 +36,7 @@ from ..position import EditorLocation
 from ..report.files import expand
 from ..report.paging import PagingInfo, keep, paged, suggest
 from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language, incomplete
-from ..session import Session
+from ..session.warm import Session
 from ..surface import CLIENT
 from ..workspace import path_of
 

@@ -32,7 +32,7 @@ from ..errors import LsapError
 from ..models import Overwriting, Paged, Request, Row, absent
 from ..modes import Answer, Offer, mode
 from ..report.paging import PagingInfo, as_sent, paged, suggest
-from ..session import Session
+from ..session.warm import Session
 
 PREVIEWS = 10  # diffs computed for one page at most (each may be a round trip to resolve)
 

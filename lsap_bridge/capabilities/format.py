@@ -22,7 +22,7 @@ from ..actions import (
 )
 from ..edits.apply import apply_workspace_edit
 from ..modes import Answer, Offer, mode
-from ..session import Session
+from ..session.warm import Session
 
 
 class FormatRequest(WhereRequest):

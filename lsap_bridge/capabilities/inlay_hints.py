@@ -18,7 +18,8 @@ from ..position import Document
 from ..report.paging import suggest
 from ..report.pieces import fence_language
 from ..resolve import resolve
-from ..session import Session, Target
+from ..session.targets import Target
+from ..session.warm import Session
 
 METHOD = "textDocument/inlayHint"
 MAX_LINES = 400

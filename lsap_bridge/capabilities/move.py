@@ -28,7 +28,8 @@ from ..jsonvalue import Params
 from ..lsp import PositionData, RangeData, TextEditData
 from ..modes import Answer, mode
 from ..position import Encoding, byte_column, to_lsp_character
-from ..session import Session, Target
+from ..session.targets import Target
+from ..session.warm import Session
 from ..workspace import path_of, uri_of
 
 REFERENCES = "textDocument/references"

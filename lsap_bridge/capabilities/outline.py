@@ -22,7 +22,7 @@ from ..modes import Answer, Offer, mode
 from ..position import EditorLocation
 from ..report.files import expand, is_glob
 from ..report.paging import PagingInfo, paged
-from ..session import Session
+from ..session.warm import Session
 from ..symbols import Symbol, SymbolTree
 from ..workspace import Walk, language_of
 

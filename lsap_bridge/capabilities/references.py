@@ -30,7 +30,8 @@ from ..position import Document, EditorLocation, line_at
 from ..report.paging import PagingInfo, paged
 from ..report.pieces import anchor_fields, editor_location, fence_language, use_lines, word_at
 from ..resolve import Resolved, resolve
-from ..session import Location, Session, Target
+from ..session.targets import Location, Target
+from ..session.warm import Session
 from ..surface import SURFACE
 from ..symbols import SymbolTree, Units
 

@@ -46,7 +46,9 @@ from ..position import EditorLocation, column_at, line_at
 from ..report.paging import PagingInfo, paged, suggest
 from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, incomplete, word_at
 from ..resolve import Resolved, resolve
-from ..session import Doubt, Session, Target
+from ..session.approval import Doubt
+from ..session.targets import Target
+from ..session.warm import Session
 from ..surface import phrase
 from ..workspace import path_of
 

@@ -21,7 +21,7 @@ from ..position import EditorLocation
 from ..report.files import one_per_language
 from ..report.paging import PagingInfo, paged
 from ..resolve import incomplete
-from ..session import Session
+from ..session.warm import Session
 from ..symbols import KIND_NAMES
 from ..workspace import language_of, path_of
 

@@ -36,7 +36,8 @@ from ..report.hierarchy import (
 )
 from ..report.pieces import anchor_fields, defining_symbol, word_at
 from ..resolve import resolve
-from ..session import Location, Session
+from ..session.targets import Location
+from ..session.warm import Session
 from ..symbols import Symbol, SymbolTree
 from ..workspace import uri_of
 

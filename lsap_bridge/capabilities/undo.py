@@ -35,7 +35,7 @@ from ..models import Paged, Report, Request, Row
 from ..modes import Answer, Offer, mode
 from ..position import Document
 from ..report.paging import PagingInfo, paged
-from ..session import Session
+from ..session.warm import Session
 from ..surface import SURFACE, phrase
 from ..workspace import uri_of
 

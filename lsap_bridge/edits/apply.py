@@ -16,7 +16,8 @@ from ..diskwatch import Basis
 from ..errors import ErrorCode, LsapError
 from ..filestate import content_hash
 from ..gateway import Client
-from ..session import Doubt, Session
+from ..session.approval import Doubt
+from ..session.warm import Session
 from .files import File
 from .plan import Plan, plan_edit, preview_text
 from .switch import journal_dir, recheck, recorded
@@ -96,7 +97,7 @@ async def apply_workspace_edit(
     `basis`: what the files were when the server began computing the edit (default: when
     this request began; a previewed rename keeps its own), see `diskwatch.Basis`;
     `expect`: the whole text files must hold, `overwrite`: consent to replacing existing
-    files (see `plan_edit`); `doubt`: why this edit needs a human's yes (`session.Doubt`):
+    files (see `plan_edit`); `doubt`: why this edit needs a human's yes (`session.approval.Doubt`):
     refused, nothing written, unless a human is asked and applies it. `disk_too`: a file
     whose buffer holds the human's unsaved changes gets the edit on disk as well (rebased
     onto the disk's text, `_rebased`), its buffer left unsaved with both, so that the

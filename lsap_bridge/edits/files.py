@@ -15,7 +15,7 @@ from ..diskwatch import Basis
 from ..errors import ErrorCode, LsapError
 from ..filestate import Snapshot, snapshot
 from ..position import Document
-from ..session import Session
+from ..session.warm import Session
 from .text import NOTHING, decoded
 
 

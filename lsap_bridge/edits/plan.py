@@ -15,7 +15,7 @@ from ..errors import ErrorCode, LsapError
 from ..gateway import Client
 from ..lsp import TextEditData
 from ..position import Encoding
-from ..session import Session
+from ..session.warm import Session
 from ..workspace import size_text
 from .files import File, load, proven, unwritable
 from .names import check_replaced, holds_name

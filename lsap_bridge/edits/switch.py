@@ -11,14 +11,13 @@ import contextlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from .. import changes
 from ..errors import ErrorCode, LsapError
 from ..filestate import DiskStamp, Snapshot, snapshot
 from ..gateway import Editor
 from ..journal import Change, Journal, Recovery, recover
-from ..session import Session
+from ..session.warm import Session
 from ..surface import APPLIED
 from ..workspace import Workspace
 from .files import unwritable
@@ -77,7 +76,7 @@ def _changes(plan: Plan) -> list[Change]:
 
 
 def _ops(plan: Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
-         display: Callable[[Path], str]) -> list[dict[str, Any]]:
+         display: Callable[[Path], str]) -> list[dict[str, object]]:
     """What `lua/lsap/edits.lua` applies: per file, the disk switch and the buffer's edits."""
     temps = {Path(e.path): e.temp for e in journal.entries} if journal else {}
 
@@ -91,7 +90,7 @@ def _ops(plan: Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
         found = now.get(path)
         return found.data if found is not None and found.stamp.racy() else None
 
-    ops: list[dict[str, Any]] = []
+    ops: list[dict[str, object]] = []
     for file in plan.removed:
         ops.append({"kind": "remove", "path": str(file.path), "name": display(file.path),
                     "dir": str(file.path.parent), "stamp": stamp(file.path),
@@ -153,7 +152,7 @@ class Completed(LsapError):
     edit, which is applied and recorded as its change set (`recorded` keeps it)."""
 
 
-async def _switch(session: Session, journal: Journal | None, ops: list[dict[str, Any]],
+async def _switch(session: Session, journal: Journal | None, ops: list[dict[str, object]],
                   label: str) -> None:
     """Have Neovim switch files and buffers, then settle the journal whatever happened."""
     marker = str(journal.marker) if journal else None

@@ -27,7 +27,8 @@ from ..pipeline import answer, ask
 from ..position import line_at
 from ..report.budget import budget_of
 from ..resolve import file_symbols
-from ..session import Session, disk_note
+from ..session.texts import disk_note
+from ..session.warm import Session
 from ..symbols import SymbolTree
 from .commands import run_commands
 from .fit import respond

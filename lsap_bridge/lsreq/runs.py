@@ -18,7 +18,8 @@ from ..edits.apply import Written, watching
 from ..failures import as_error
 from ..pipeline import ask
 from ..position import Document
-from ..session import Session, Target
+from ..session.targets import Target
+from ..session.warm import Session
 from ..symbols import SymbolTree
 from .parser import Anchor, FileBlock, diagnostics_request
 from .printer import Entry, FileSection

@@ -19,7 +19,8 @@ from ..gateway import Client, LspCall
 from ..jsonvalue import Params
 from ..models import MAX_ITEMS_LIMIT, Anchored, LocateRequest, Row, absent
 from ..position import Document, EditorLocation
-from ..session import Session, Target
+from ..session.targets import Target
+from ..session.warm import Session
 from ..symbols import KIND_NAMES
 from ..workspace import path_of
 from .paging import as_sent, suggest

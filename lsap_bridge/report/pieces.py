@@ -9,7 +9,8 @@ from typing import Any
 from ..diagnostics import Diagnostic
 from ..models import INCOMPLETE, Line, Row
 from ..position import Document, EditorLocation
-from ..session import Location, Resolved, Session
+from ..session.targets import Location, Resolved
+from ..session.warm import Session
 from ..surface import phrase
 from ..symbols import Symbol, SymbolTree
 from ..workspace import language_of

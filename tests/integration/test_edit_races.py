@@ -37,7 +37,7 @@ from lsap_bridge.modes import REGISTRY, Answer
 from lsap_bridge.report.pieces import word_at
 from lsap_bridge.requests import parse_request
 from lsap_bridge.resolve import resolve
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 
 from .harness import Bridge
 

@@ -21,7 +21,7 @@ from lsap_bridge.edits.text import splice
 from lsap_bridge.edits.workspace_edit import steps_of
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import Client
-from lsap_bridge.session import fallback
+from lsap_bridge.modes import fallback
 from lsap_bridge.workspace import Workspace
 from tests.golden import assert_report_golden
 
@@ -407,7 +407,7 @@ def _edit(path: Path, version: int | None, text: str = "Item") -> dict[str, Any]
 
 @pytest.fixture
 def fake(tmp_path: Path) -> tuple[Any, Path]:
-    from lsap_bridge.session import Session
+    from lsap_bridge.session.warm import Session
 
     root = tmp_path.resolve() / "ws"
     root.mkdir()
@@ -554,7 +554,7 @@ def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
     """No server installed here offers pull diagnostics: the pull path against a fake editor."""
     from lsap_bridge.gateway import LspAnswer
     from lsap_bridge.position import Document
-    from lsap_bridge.session import Session
+    from lsap_bridge.session.warm import Session
 
     path = tmp_path.resolve() / "a.py"
     path.write_text("s = '🧾' + missing\n")

@@ -22,7 +22,7 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 PACKAGE = ROOT / "lsap_bridge"
-WARM_PATH = ("session.py", "capabilities/", "report/", "resolve.py", "actions.py", "cursor.py")
+WARM_PATH = ("session/", "capabilities/", "report/", "resolve.py", "actions.py", "cursor.py")
 SERVER_CALLS = {"target", "lsp", "call"}
 
 
