@@ -10,22 +10,12 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..actions import (
-    CODE_ACTION,
-    Action,
-    Actions,
-    Applied,
-    Ran,
-    WhereRequest,
-    applied,
-    diff_preview,
-    gather,
-    kept,
-    narrow,
-    one,
-    place_of,
-    run_action,
-)
+from ..actions.applied import Applied, applied
+from ..actions.choose import kept, narrow, one
+from ..actions.gather import Action, Actions, gather
+from ..actions.lsp_calls import CODE_ACTION
+from ..actions.place import WhereRequest, place_of
+from ..actions.run import Ran, diff_preview, run_action
 from ..diagnostics import DiagnosticMap
 from ..edits.apply import apply_workspace_edit
 from ..errors import LsapError

@@ -20,7 +20,10 @@ from typing import Any, Literal
 
 from pydantic import model_validator
 
-from ..actions import TSSERVER, Applied, Ran, WhereRequest, applied, place_of, tsserver_refactor
+from ..actions.applied import Applied, applied
+from ..actions.lsp_calls import TSSERVER, tsserver_refactor
+from ..actions.place import WhereRequest, place_of
+from ..actions.run import Ran
 from ..edits.apply import EditResult, apply_workspace_edit
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall

@@ -2,7 +2,7 @@
 
 The preview shows each file's diff and an id; executing the id applies exactly what was
 previewed (refused if a file changed since), minus `exclude_files`. Application goes
-through `edits.apply_workspace_edit` (checked twice, one undo step per buffer, all or
+through `edits.apply.apply_workspace_edit` (checked twice, one undo step per buffer, all or
 nothing), and the report ends with the diagnostics the rename introduced, so a broken
 rename is visible.
 
@@ -499,7 +499,7 @@ def _gap(pending: PendingRename) -> str:
 
 def _doubt(pending: PendingRename, request: RenameRequest | RenameExecuteRequest) -> Doubt | None:
     """A rename that misses uses `references` finds, or files that still name the symbol
-    through its module (`named_elsewhere`), needs a yes (`edits.apply_workspace_edit`):
+    through its module (`named_elsewhere`), needs a yes (`edits.apply.apply_workspace_edit`):
     without `allow_uncovered` it is refused, naming the files and the way on."""
     if not (pending.uncovered or pending.named) or request.allow_uncovered:
         return None

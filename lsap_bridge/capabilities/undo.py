@@ -1,6 +1,6 @@
 """`changes` and `undo`: the change sets the bridge recorded (`changes.py`), listed newest
 first, and one taken back whole, across every file, buffers and disk alike, through the
-same safe, journalled edit engine as every edit (`edits.apply_workspace_edit`).
+same safe, journalled edit engine as every edit (`edits.apply.apply_workspace_edit`).
 
 An undo is an edit from each file's "after" text back to its "before": every file must
 still hold "after" exactly (checked here, and again by the engine right before it plans),

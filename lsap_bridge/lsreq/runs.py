@@ -124,7 +124,7 @@ class Tracker:
     async def follow(self, step: Callable[[], Awaitable[T]]) -> T:
         """Run a step on the warm path (`Session.run_warm`; a mode's request through the
         pipeline inside it runs warm on its own) and move every anchored line along with the
-        edits it applied, whichever code applied them (`edits.watching`). The diagnostics
+        edits it applied, whichever code applied them (`edits.apply.watching`). The diagnostics
         after its edits are the response's, read once after every step (`diagnosed`): the
         step's mode waits for none (`Diagnostics.deferred`)."""
         with watching() as written, self.session.diagnostics.deferred():

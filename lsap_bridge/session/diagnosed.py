@@ -54,7 +54,7 @@ class Diagnostics:
     def deferred(self) -> Iterator[None]:
         """Inside, an edit's diagnostics after are the caller's: it reads them once, after
         all its edits (the text format after its commands), so a mode's edit report
-        (`actions.applied`) waits for none and shows none."""
+        (`actions.applied.applied`) waits for none and shows none."""
         token = _DEFERRED.set(True)
         try:
             yield

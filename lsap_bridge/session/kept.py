@@ -41,7 +41,7 @@ class Kept:
     # Anchor strings as parsed: agents send one anchor to several modes in a row.
     anchors: TTLCache[str, Locate] = field(default_factory=lambda: remembered(ANCHORS))
     # The state a capability keeps, by the type it declares, which this layer cannot name:
-    # previewed renames (capabilities/rename.Renames), listed code actions (actions.Actions),
+    # previewed renames (capabilities/rename.Renames), listed code actions (actions.gather.Actions),
     # what the last `check` saw per agent (capabilities/check.Checks).
     _owned: dict[type, object] = field(default_factory=dict)
 
