@@ -1,22 +1,17 @@
-"""One agent connection and its fair share of the service (doc/lsap.txt, lsap-limits and
-lsap-queue; doc/architecture.md, "Agents: socket, CLI, MCP").
+"""One agent connection (`Connection`): what it reads, within its budget, the calls it runs
+as the scheduler allows, and the replies it writes (doc/lsap.txt, lsap-limits and
+lsap-queue; doc/architecture.md, "Agents: socket, CLI, MCP"). The wire it speaks is
+`wire.py`; the limits, the budget of all connections and the scheduler are `fair_share.py`.
 
 What a connection may hold is bounded by `Limits`, never by what the client does: the calls
 it sent that are not answered yet, and the replies it has not read, stay within
 `Limits.memory`. Past that the connection is no longer read from (the client's own writes
 then block in the kernel), and one that leaves its replies unread for `Limits.stall`
 seconds is closed, with the reason in the log. Calls past `in_flight` wait in a bounded
-queue; only past the queue's bound is a call refused, with `busy` and a retry hint. The
-`Scheduler` starts waiting calls in turn across connections, at most `running` at once,
-and none while one of the human's own commands runs; a call's slot is given back however
-it ends (`Connection._ended`). All connections together stay within `Limits.total`
-(`Budget`): past it the ones with the most unread replies are closed first. Over TCP
-nothing beyond a small `auth` message is read before the client has authenticated, and a
-new connection at the `unauthenticated` limit drops the oldest one still waiting.
-
-This module is one connection (`Connection`): reading within its budget, running its calls
-as the scheduler allows, writing their replies. The wire it speaks is `wire.py`; the
-limits, the total budget and the scheduler are `fair_share.py`.
+queue; only past the queue's bound is a call refused, with `busy` and a retry hint. A
+call's slot is given back however it ends (`Connection._ended`). Over TCP nothing beyond
+a small `auth` message is read before the client has authenticated, and a new connection
+at the `unauthenticated` limit drops the oldest one still waiting.
 """
 
 from __future__ import annotations

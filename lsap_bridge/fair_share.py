@@ -1,7 +1,11 @@
 """The agents' fair share of the service (doc/lsap.txt, lsap-limits and lsap-queue): what one
 connection and all together may hold and run (`Limits`, `agent_limits` in setup()), the
 bytes all connections hold against the total (`Budget`), and the `Scheduler` that starts
-waiting calls in turn across connections, never while one of the human's commands runs.
+waiting calls in turn across connections.
+
+The `Scheduler` starts at most `running` calls at once, and none while one of the human's
+own commands runs. All connections together stay within `Limits.total` (`Budget`): past it
+the ones with the most unread replies are closed first.
 """
 
 from __future__ import annotations
