@@ -6,10 +6,11 @@ confirmed) and proves edits against (`Basis`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from ..decode import location_units
 from ..diskwatch import Basis
@@ -19,6 +20,8 @@ from ..position import Document, column_at
 from ..symbols import Units
 from ..workspace import Workspace
 from .targets import Location, encoding_of
+
+V = TypeVar("V")
 
 # The notes of the request being answered about texts that differ from the disk, by path.
 _NOTES: ContextVar[dict[Path, str] | None] = ContextVar("lsap_disk_notes", default=None)
@@ -31,15 +34,19 @@ _BASIS: ContextVar[Basis | None] = ContextVar("lsap_basis", default=None)
 
 
 @contextmanager
-def disk_notes() -> Iterator[dict[Path, str]]:
+def _set(var: ContextVar[V | None], value: V) -> Iterator[V]:
+    """`var` is `value` while the block runs (the request's own: a context variable)."""
+    token = var.set(value)
+    try:
+        yield value
+    finally:
+        var.reset(token)
+
+
+def disk_notes() -> AbstractContextManager[dict[Path, str]]:
     """Collect, while one request runs, a note for each buffer it answered from whose file
     differs on disk (`Document.disk_differs`): the answer is the buffer's, and says so."""
-    notes: dict[Path, str] = {}
-    token = _NOTES.set(notes)
-    try:
-        yield notes
-    finally:
-        _NOTES.reset(token)
+    return _set(_NOTES, {})
 
 
 def disk_note(display: str, disk_differs: str) -> str:
@@ -80,14 +87,9 @@ class Texts:
     async def document(self, path: Path) -> Document:
         return (await self.documents([path]))[path]
 
-    @contextmanager
-    def proving(self, basis: Basis) -> Iterator[None]:
-        """Run a request that is not a mode's (the text format) against `basis`."""
-        token = _BASIS.set(basis)
-        try:
-            yield
-        finally:
-            _BASIS.reset(token)
+    def proving(self, basis: Basis) -> AbstractContextManager[Basis]:
+        """Run a request (the warm path's, or the text format's) against `basis`."""
+        return _set(_BASIS, basis)
 
     def basis(self) -> Basis | None:
         """What the files on disk were when this request began (see `diskwatch.Basis`);
@@ -107,16 +109,10 @@ class Texts:
         """Whether held texts may be answered from (inside `run`, where they are checked)."""
         return _HELD.get() is not None
 
-    @contextmanager
-    def holding(self) -> Iterator[dict[Path, Document]]:
+    def holding(self) -> AbstractContextManager[dict[Path, Document]]:
         """Run a warm request: the held texts it answers from (`hold`) that no guarded call
         confirmed (`confirmed`) are left in the dict for its caller to check."""
-        held: dict[Path, Document] = {}
-        token = _HELD.set(held)
-        try:
-            yield held
-        finally:
-            _HELD.reset(token)
+        return _set(_HELD, {})
 
     def hold(self, path: Path, doc: Document) -> None:
         """A held text the request being run answers from, without a round trip."""
