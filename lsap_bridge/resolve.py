@@ -12,17 +12,8 @@ from .cpu import off_loop
 from .errors import Candidate, ErrorCode, LsapError, shown_score
 from .gateway import Client
 from .locate.anchor import format_anchor
-from .locate.matcher import (
-    INLINE_FIND,
-    Match,
-    MatchResult,
-    Needle,
-    Tier,
-    decide,
-    find_in,
-    has_exact,
-    parse_find,
-)
+from .locate.matcher import INLINE_FIND, decide, find_in, has_exact, parse_find
+from .locate.matches import Match, MatchResult, Needle, Tier
 from .models import LineScope, Locate, SymbolScope
 from .position import Document, line_at
 from .servers.adapter import CROSS_FILE

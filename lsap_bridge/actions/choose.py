@@ -5,7 +5,8 @@ it was listed with, or the only (or only preferred) one; several are `ambiguous`
 from __future__ import annotations
 
 from ..errors import Candidate, ErrorCode, LsapError
-from ..locate.matcher import Needle, find_matches
+from ..locate.matcher import find_matches
+from ..locate.matches import Needle
 from ..session.warm import Session
 from .gather import Action, Actions
 

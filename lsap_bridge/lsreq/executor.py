@@ -22,7 +22,8 @@ from ..cpu import off_loop
 from ..diagnostics import DiagnosticMap
 from ..errors import Candidate, ErrorCode, LsapError, shown_score
 from ..failures import as_error
-from ..locate.matcher import INLINE_FIND, Needle, Tier, find_matches, moved, settle, unpaste
+from ..locate.matcher import INLINE_FIND, find_matches, moved, settle, unpaste
+from ..locate.matches import Needle, Tier
 from ..pipeline import answer, ask
 from ..position import line_at
 from ..report.budget import budget_of

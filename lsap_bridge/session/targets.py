@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import cast
 
 from ..gateway import Attached, Client
-from ..locate.matcher import Match, Tier
+from ..locate.matches import Match, Tier
 from ..position import Document, Encoding
 
 
