@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lsap_bridge.capabilities.move import REFERENCES, PythonMove, _DunderAll
+from lsap_bridge.capabilities.move import REFERENCES, PythonMove
+from lsap_bridge.pysource import DunderAll
 from lsap_bridge.edits.text import splice
 from lsap_bridge.gateway import LspAnswer, LspCall
 from tests.fakes import fake_session
@@ -100,7 +101,7 @@ def test_an_existing_module_gets_the_future_import_after_its_docstring_and_the_e
     ('__all__ = ["b", "a"]', '__all__ = ["a"]', '__all__ = ["b", "a", "c"]'),
 ])
 def test_entries_leave_and_join_in_the_files_own_layout(text: str, without: str, adding: str) -> None:
-    exported = _DunderAll(0, text.count("\n"), text)
+    exported = DunderAll(0, text.count("\n"), text)
     assert exported.without({"b"}) == without
     quote = "'" if "'" in text else '"'
     assert exported.adding([f"{quote}c{quote}", f"{quote}a{quote}"]) == adding
