@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from lsap_bridge.capabilities.move import REFERENCES, PythonMove
-from lsap_bridge.pysource import DunderAll
 from lsap_bridge.edits.text import splice
 from lsap_bridge.gateway import LspAnswer, LspCall
+from lsap_bridge.pysource import DunderAll
 from tests.fakes import fake_session
 
 SOURCE = '''"""Helpers."""
