@@ -11,7 +11,7 @@ from .. import indentation
 from ..gateway import Client, LspAnswer, LspCall
 from ..jsonvalue import Params
 from ..position import Document, to_lsp_character
-from ..session.calls import Servers
+from ..session.targets import encoding_of
 from ..session.warm import Session
 
 CODE_ACTION = "textDocument/codeAction"
@@ -30,7 +30,7 @@ def lsp_range(doc: Document, first: int, last: int, client: Client) -> Params:
     """Whole lines `first` to `last`, in the server's units."""
     lines = doc.lines or [""]
     last = min(last, len(lines) - 1)
-    end = to_lsp_character(lines[last], len(lines[last]), Servers.encoding(client))
+    end = to_lsp_character(lines[last], len(lines[last]), encoding_of(client))
     return {"start": {"line": first, "character": 0}, "end": {"line": last, "character": end}}
 
 

@@ -51,7 +51,7 @@ from ..pysource import (
     top_imports,
     used_names,
 )
-from ..session.targets import Target
+from ..session.targets import Target, encoding_of
 from ..session.warm import Session
 from ..workspace import path_of, uri_of
 
@@ -364,7 +364,7 @@ class PythonMove:
         # One edit for the old file, planned as its new text: the cut, the imports and the
         # names brought back never overlap, wherever the moved code was (first, last, only).
         return one_edit(self.lines, composed(self.lines, edits),
-                         self.session.servers.encoding(self.at.client))
+                         encoding_of(self.at.client))
 
     async def _users_edits(self, moving: _Moving) -> dict[Path, list[TextEditData]]:
         """Users elsewhere import the names from their new module; a use the bridge cannot

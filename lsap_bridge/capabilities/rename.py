@@ -47,7 +47,7 @@ from ..report.paging import PagingInfo, paged, suggest
 from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, incomplete, word_at
 from ..resolve import Resolved, resolve
 from ..session.approval import Doubt
-from ..session.targets import Target
+from ..session.targets import Target, encoding_of
 from ..session.warm import Session
 from ..surface import phrase
 from ..workspace import path_of
@@ -417,7 +417,7 @@ async def _uncovered(session: Session, target: Target, edit: dict[str, Any],
         if not any(_renames(item, rng["start"], old_name) for item in edits.get(path, []))
     ]
     docs = await session.texts.documents(list(dict.fromkeys(p for p, _ in missed if p.is_file())))
-    encoding = session.servers.encoding(target.client)
+    encoding = encoding_of(target.client)
     out = []
     for path, rng in missed:
         lines = docs[path].lines if path in docs else []

@@ -21,6 +21,7 @@ from ..position import EditorLocation
 from ..report.files import one_per_language
 from ..report.paging import PagingInfo, paged
 from ..resolve import incomplete
+from ..session.targets import encoding_of
 from ..session.warm import Session
 from ..symbols import KIND_NAMES
 from ..workspace import language_of, path_of
@@ -217,5 +218,5 @@ def _row(session: Session, client: Client, raw: dict[str, Any], kind: str, path:
         "line": line or None,
         # Where on the line, for the editor only (in the server's encoding).
         EDITOR: {"character": int(start.get("character", 0)),
-                 "encoding": session.servers.encoding(client)},
+                 "encoding": encoding_of(client)},
     }

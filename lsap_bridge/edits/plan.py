@@ -15,6 +15,7 @@ from ..errors import ErrorCode, LsapError
 from ..gateway import Client
 from ..lsp import TextEditData
 from ..position import Encoding
+from ..session.targets import encoding_of
 from ..session.warm import Session
 from ..workspace import size_text
 from .files import File, load, proven, unwritable
@@ -211,7 +212,7 @@ class _Planner:
                 "them",
                 hint="nothing was changed; save (or undo) that buffer's changes and ask again",
             )
-        encoding = self.session.servers.encoding(self.client)
+        encoding = encoding_of(self.client)
         if whole:
             fewer = minimal(file.lines, file.breaks, lsp, encoding, name)
             if fewer is not None:

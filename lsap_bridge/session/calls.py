@@ -303,11 +303,9 @@ class Servers:
             self.texts.confirmed(guard)  # current, as the guard checked
         return answers
 
-    # A server's offset encoding: `targets.encoding_of`, where a capability reaches it.
-    encoding = staticmethod(encoding_of)
 
     def position_params(self, target: Target, doc: Document, line: int, col: int) -> Params:
-        character = doc.character(line, col, self.encoding(target.client))
+        character = doc.character(line, col, encoding_of(target.client))
         return {
             "textDocument": {"uri": uri_of(target.path)},
             "position": {"line": line, "character": character},
