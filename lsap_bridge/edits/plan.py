@@ -100,6 +100,11 @@ def _rebased(buffer: list[str], disk: list[str], edits: list[TextEditData], name
     for item in edits:
         start, stop = (min(int(item["range"][k]["line"]), len(buffer)) for k in ("start", "end"))
         block = next((b for b in blocks if b.b <= start and stop < b.b + b.size), None)
+        if block is None and item["range"]["end"]["character"] == 0 and (
+                stop > start or item["range"]["start"]["character"] == 0):
+            # Whole lines (or lines put in before line `stop`): line `stop` is not touched,
+            # and may be the human's; the lines before it are shared (or, put in, the one above).
+            block = next((b for b in blocks if b.b <= start - (stop == start) and stop == b.b + b.size), None)
         if block is None:
             raise LsapError(
                 ErrorCode.CONFLICT,

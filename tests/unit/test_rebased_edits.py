@@ -85,3 +85,14 @@ def test_the_disk_side_is_journalled_as_new_content_renamed_in(tmp_path: Path) -
 ])
 def test_a_whole_file_rename_changes_the_name_alone(old: str, new: str, renamed: bool) -> None:
     assert _renamed(old, new, "Gizmo0", "Gizmo1") is renamed
+
+
+def test_whole_lines_right_above_the_humans_line_are_edited_on_disk_too() -> None:
+    """An undo of a merged disk change's hunk (issue 46): the line below it is the human's."""
+    buffer = [*DISK[:3], "# typed, not saved", DISK[3]]
+    [moved] = _rebased(buffer, DISK, [edit(2, 0, 0, "A = Product(10)\n", end_line=3)], "m.py", None)
+    assert (moved["range"]["start"]["line"], moved["range"]["end"]["line"]) == (2, 3)
+    [put] = _rebased(buffer, DISK, [edit(3, 0, 0, "Z = 0\n")], "m.py", None)  # in after line 3
+    assert (put["range"]["start"]["line"], put["range"]["end"]["line"]) == (3, 3)
+    with pytest.raises(LsapError, match="touches lines with unsaved changes"):  # into the human's line
+        _rebased(buffer, DISK, [edit(2, 0, 3, "", end_line=3)], "m.py", None)
