@@ -28,7 +28,7 @@ _NOTES: ContextVar[dict[Path, str] | None] = ContextVar("lsap_disk_notes", defau
 # Inside `Session.run`: the held texts a warm request answered from that no guarded LSP
 # call has confirmed yet, by path (None outside a run: nothing is taken on trust).
 _HELD: ContextVar[dict[Path, Document] | None] = ContextVar("lsap_held_texts", default=None)
-# Inside `Session.run`: what the files on disk were when the request began (edits.py proves
+# Inside `Session.run`: what the files on disk were when the request began (edits/files.py proves
 # the files a server's edit touches against it).
 _BASIS: ContextVar[Basis | None] = ContextVar("lsap_basis", default=None)
 
