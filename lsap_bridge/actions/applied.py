@@ -11,20 +11,17 @@ from pydantic import Field
 
 from ..changes import undo_hint
 from ..diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap, settled
-from ..models import Overwritten, Report, Row, absent
-from ..report.pieces import DiagnosticRow, diagnostic_row, incomplete
+from ..models import Overwritten, Report, absent
+from ..report.pieces import ChangedFile, DiagnosticRow, diagnostic_row, incomplete
 from ..session.warm import Session
 from .run import Ran
 
 DIAGNOSTICS_SHOWN = 20  # diagnostics of the changed files listed after an edit
 
 
-class Changed(Row):
-    path: str
-    edits: int
-    saved: bool
-    disk_differs: bool
-    beside_unsaved: bool = False  # saved, and its buffer keeps the human's unsaved changes too
+class Changed(ChangedFile):
+    """A file the action or formatting changed, with the lines it added and removed."""
+
     added: int  # lines
     removed: int
 

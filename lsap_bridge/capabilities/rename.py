@@ -44,7 +44,7 @@ from ..models import Anchored, LocateRequest, Overwriting, Overwritten, Paged, R
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation, column_at, line_at
 from ..report.paging import PagingInfo, paged, suggest
-from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, incomplete, word_at
+from ..report.pieces import ChangedFile, DiagnosticRow, anchor_fields, diagnostic_row, incomplete, word_at
 from ..resolve import Resolved, resolve
 from ..session.approval import Doubt
 from ..session.targets import Target, encoding_of
@@ -179,12 +179,8 @@ class RenamePreviewReport(Anchored, Paged, Guarded):
     execute: str  # the request that applies it
 
 
-class Changed(Row):
-    path: str
-    edits: int
-    saved: bool
-    disk_differs: bool
-    beside_unsaved: bool = False  # saved, and its buffer keeps the human's unsaved changes too
+class Changed(ChangedFile):
+    """A file the rename changed."""
 
 
 class Moved(Row):

@@ -175,6 +175,16 @@ class DiagnosticRow(Row):
     source: str | None
 
 
+class ChangedFile(Row):
+    """A file an edit changed, as the reports after it list it (rename, code actions)."""
+
+    path: str
+    edits: int
+    saved: bool  # written to disk; False: the edit stays in the buffer with the human's unsaved changes
+    disk_differs: bool
+    beside_unsaved: bool = False  # saved, and its buffer keeps the human's unsaved changes too
+
+
 def diagnostic_row(d: Diagnostic) -> dict[str, Any]:
     """A diagnostic's fields as reports show them (1-based line and column)."""
     return {"line": d.line + 1, "column": d.col + 1, "severity": d.severity, "message": d.message,
