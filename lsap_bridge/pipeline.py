@@ -28,7 +28,7 @@ from .edits.switch import applied_before
 from .errors import LsapError
 from .failures import as_error
 from .jsonvalue import Json
-from .models import Report, Request
+from .models import INCOMPLETE, Report, Request
 from .modes import REGISTRY, Answer
 from .position import EditorLocation
 from .render import render_error, renderer
@@ -52,6 +52,9 @@ class Response:
     mode: str | None = None
     answer: Answer | None = None
     error: LsapError | None = None
+    # A response that is no mode's report (the text format's) left out what it should have
+    # compared: the diagnostics of files its edits changed, not confirmed in time.
+    incomplete: bool = False
 
     @property
     def ok(self) -> bool:
@@ -60,6 +63,8 @@ class Response:
     @property
     def status(self) -> str | None:
         """`incomplete` when the report left out what it should have compared (`Report.status`)."""
+        if self.incomplete:
+            return INCOMPLETE
         return self.answer.report.status if self.answer is not None else None
 
     @property

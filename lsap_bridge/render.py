@@ -14,7 +14,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from .diagnostics import labelled
 from .errors import LsapError
 from .models import Report
-from .surface import phrase, phrase_option
+from .surface import SURFACE, phrase, phrase_option
 from .workspace import size_text
 
 
@@ -31,6 +31,10 @@ def _environment() -> Environment:
     )
     # Requests and options a report suggests, written for the surface that asked.
     environment.globals.update(suggest=phrase, suggest_option=phrase_option, labelled=labelled)
+    # Agents' forms (every surface but Neovim's report window, whose lines are jump targets
+    # and whose `Anchor:` line teaches the anchor form): `_title.md.j2`, outlines, hierarchies.
+    environment.globals["agent"] = lambda: SURFACE.get() != "nvim"
+
     environment.filters["size"] = size_text
     return environment
 

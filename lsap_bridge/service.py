@@ -76,7 +76,7 @@ class Service:
             REQUEST.set({"text": text})
             async with delivering() as deliver:
                 request = await off_loop(len(text) > PARSE_INLINE, parse, text)
-                response = Response(await execute(self.session, request), "request")
+                response = await execute(self.session, request)
                 await deliver()
                 return response
 

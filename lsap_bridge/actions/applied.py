@@ -10,8 +10,8 @@ from pathlib import Path
 from pydantic import Field
 
 from ..changes import undo_hint
-from ..diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap, settled
-from ..models import Overwritten, Report, absent
+from ..diagnostics import Diagnostic, DiagnosticDelta, DiagnosticMap
+from ..models import Overwritten, Report, Wait, absent
 from ..report.pieces import ChangedFile, DiagnosticRow, diagnostic_row, incomplete
 from ..session.warm import Session
 from .run import Ran
@@ -58,14 +58,14 @@ class Applied(Report):
 async def applied(session: Session, title: str, kind: str | None,
                   work: Callable[[], Awaitable[Ran]], action_id: str | None = None,
                   watched: list[Path] | None = None,
-                  before: DiagnosticMap | None = None) -> Applied:
+                  before: DiagnosticMap | None = None, wait: Wait | None = None) -> Applied:
     """Run `work` (edits through the engine) and report it: lines added and removed per
     file, the diagnostics of the changed files after, and, given those from before (as the
     request already read them, for a quick fix), which it fixed and which it introduced.
     Line counts are the engine's (what it wrote, not a reread that a later write could
-    change); the diagnostics after are the servers' on the text written: settled
-    (`Session.diagnostics(after_sync=True)`: each server published for the buffer's
-    text after the write and finished its pass), else the file is named `pending`."""
+    change); the diagnostics after are the servers' on the text written, as far as they
+    confirmed them within `wait` (the request's `diagnostics_wait`;
+    `Diagnostics.after_edit`), else the file is named `pending`."""
     watched = [p for p in watched or [] if p.is_file()]
     ran = await work()
     display = session.workspace.display
@@ -77,7 +77,7 @@ async def applied(session: Session, title: str, kind: str | None,
     if session.diagnostics.is_deferred:  # the caller reads them after all its edits
         after, before = DiagnosticMap(), None
     else:
-        after, _ = await settled(lambda: session.diagnostics.of(now, after_sync=True), structural)
+        after = await session.diagnostics.after_edit(now, structural, wait)
     changed = [Changed(path=f.path, edits=f.edits, saved=f.saved, disk_differs=f.disk_differs,
                        beside_unsaved=f.beside_unsaved, added=f.added, removed=f.removed)
                for result in ran.results for f in result.files]

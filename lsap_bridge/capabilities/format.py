@@ -14,11 +14,12 @@ from ..actions.lsp_calls import CODE_ACTION, FORMATTING, ORGANIZE_IMPORTS
 from ..actions.place import WhereRequest, place_of
 from ..actions.run import Ran
 from ..edits.apply import apply_workspace_edit
+from ..models import Waiting
 from ..modes import Answer, Offer, mode
 from ..session.warm import Session
 
 
-class FormatRequest(WhereRequest):
+class FormatRequest(WhereRequest, Waiting):
     mode: Literal["format"] = "format"
     # First the imports (a server's `source.organizeImports`), then the formatting; "only":
     # the imports alone (the text format's `ORGANIZE_IMPORTS`), not formatted.
@@ -41,5 +42,6 @@ async def format_code(session: Session, request: FormatRequest) -> Answer:
         return await format_steps(session, place, bool(request.organize_imports), request.server)
 
     title = "organise imports" if only else "format" + (" and organise imports" if request.organize_imports else "")
-    return Answer(await applied(session, title, ORGANIZE_IMPORTS if only else None, work, watched=[place.path]))
+    return Answer(await applied(session, title, ORGANIZE_IMPORTS if only else None, work, watched=[place.path],
+                                wait=request.diagnostics_wait))
 

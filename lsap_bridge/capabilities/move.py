@@ -29,6 +29,7 @@ from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..jsonvalue import Params
 from ..lsp import PositionData, RangeData, TextEditData
+from ..models import Waiting
 from ..modes import Answer, mode
 from ..pysource import (
     DunderAll,
@@ -58,7 +59,7 @@ from ..workspace import path_of, uri_of
 REFERENCES = "textDocument/references"
 
 
-class MoveRequest(WhereRequest):
+class MoveRequest(WhereRequest, Waiting):
     mode: Literal["move"] = "move"
     to_file: str  # the file the lines go to (created when it does not exist)
 
@@ -115,7 +116,7 @@ async def move(session: Session, request: MoveRequest) -> Answer:
         related.extend(python.related)
         return ran
 
-    report = await applied(session, label, None, work, watched=[source, target])
+    report = await applied(session, label, None, work, watched=[source, target], wait=request.diagnostics_wait)
     if related:
         report = report.model_copy(update={"related": [workspace.display(p) for p in related]})
     return Answer(report)

@@ -56,9 +56,63 @@ class Entry(Row):
     children: int  # members, for a top-level symbol of a directory's outline
 
 
+@dataclass(frozen=True)
+class Shown:
+    """A row of the agents' outline (`outline.md.j2`): a symbol, by its own name under its
+    parent shown above it (`depth` levels in), by its dotted path otherwise; its members
+    that have none of their own, on one line per kind (`members`: kind, then name and line);
+    `run`: two or more symbols in a row of one kind with nothing inside, on one line."""
+
+    depth: int
+    entry: Entry
+    name: str
+    members: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
+    run: tuple[tuple[str, int], ...] = ()
+
+
 class FileSymbols(Row):
     path: str
     symbols: list[Entry]
+
+    @property
+    def shown(self) -> list[Shown]:
+        """The rows of the agents' form: a member with no members of its own is a `name line`
+        on its parent's line of its kind, and so are symbols of one kind in a row with none
+        (what `line| kind name` costs per symbol, a kind's line costs once)."""
+        paths = {e.symbol for e in self.symbols}
+        parents = {e.symbol.rpartition(".")[0] for e in self.symbols}
+        leaves: dict[str, dict[str, list[tuple[str, int]]]] = {}
+        depths: dict[str, int] = {}
+        rows: list[tuple[Entry, str]] = []
+        for entry in self.symbols:
+            parent, _, name = entry.symbol.rpartition(".")
+            bare = entry.symbol not in parents and not entry.detail and not entry.children
+            if parent in paths and bare:
+                leaves.setdefault(parent, {}).setdefault(entry.kind, []).append((name, entry.line))
+            else:
+                depths[entry.symbol] = depths[parent] + 1 if parent in depths else 0
+                rows.append((entry, name if parent in depths else entry.symbol))
+        shown = [Shown(depths[entry.symbol], entry, name,
+                       tuple((kind, tuple(m)) for kind, m in leaves.get(entry.symbol, {}).items()))
+                 for entry, name in rows]
+        return _runs(shown, parents)
+
+
+def _runs(rows: list[Shown], parents: set[str]) -> list[Shown]:
+    """Rows of one kind at one depth in a row, with nothing inside, merged into one."""
+    def alone(row: Shown) -> bool:
+        return not row.members and row.entry.symbol not in parents and not row.entry.detail and not row.entry.children
+
+    out: list[Shown] = []
+    for row in rows:
+        last = out[-1] if out else None
+        if last is not None and alone(row) and (last.run or alone(last)) and (
+                (last.depth, last.entry.kind) == (row.depth, row.entry.kind)):
+            first = last.run or ((last.name, last.entry.line),)
+            out[-1] = Shown(last.depth, last.entry, last.name, run=(*first, (row.name, row.entry.line)))
+        else:
+            out.append(row)
+    return out
 
 
 class OutlineReport(Paged):

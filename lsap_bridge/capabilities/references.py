@@ -4,7 +4,7 @@ Compact by default (issue 32): the uses that are an import of the symbol, and th
 only name it as a type (an annotation), told apart by their line's text, are listed as
 `path:line` per file on one line each instead of printed; the anchor's own use is the
 title's place; each enclosing symbol is a `### path > Symbol.path` header (the seed's
-flattened form, issue 50) over its uses' lines, without their common indent and without
+flattened form, issue 50) over its uses' lines, each without its indent and without
 fences; a long line is cut around the use. Nothing is lost: every
 use keeps its place in `groups[].uses` (with its `kind`) and in the locations, and every
 file and line is in the Markdown. `compact: false` prints every line as before, and so
@@ -215,10 +215,14 @@ _IMPORT = re.compile(r"\s*(?:from\s+\S+\s+import\b|import\b|export\s+(?:type\s+)
 # What comes right before a name used as a type only: `x: T` (a parameter or a variable,
 # not a dict display's key nor a lambda's body), `) : T` and `-> T` (a return type),
 # `Optional[T`, `list[T`, `T | U`.
+_GENERICS = (r"\b(?:list|dict|set|frozenset|tuple|type|Optional|Union|List|Sequence|Iterable|Iterator|Type|Dict|"
+             r"Mapping|Tuple|Callable|ClassVar|Final|Annotated|Awaitable|Generator)\[")
 _BEFORE_TYPE = re.compile(
-    r"(?:(?:^|[(,;])\s*\*{0,2}(?:self\.)?[\w$]+\??\s*:|\)\s*:|->|\|"
-    r"|\b(?:list|dict|set|frozenset|tuple|type|Optional|Union|List|Sequence|Iterable|Iterator|Type|Dict|"
-    r"Mapping|Tuple|Callable|ClassVar|Final|Annotated|Awaitable)\[)\s*[\"']?$")
+    r"(?:(?:^|[(,;])\s*\*{0,2}(?:self\.)?[\w$]+\??\s*:|\)\s*:|->|(?<!\|)\|"
+    r"|" + _GENERICS + r")\s*[\"']?$")
+# Further in a generic's brackets, with only names, strings, commas and brackets between:
+# `Union[RenderableType, Segment]`, `Tuple["Segment", "Segment"]`, `Callable[["A", "B"], "C"]`.
+_IN_GENERIC = re.compile(_GENERICS + r"""[\w\s"'.,|\[\]]*$""")
 WIDE = 100  # characters of a line shown around a use in compact form
 
 
@@ -233,7 +237,7 @@ def use_kind(text: str, column: int) -> Kind | None:
     after = text[column:]
     name = re.match(r"[\w$]+", after)
     rest = after[name.end():] if name else after
-    if rest.lstrip()[:1] in ("(", ".") or not _BEFORE_TYPE.search(text[:column]):
+    if rest.lstrip()[:1] in ("(", ".") or not (_BEFORE_TYPE.search(text[:column]) or _IN_GENERIC.search(text[:column])):
         return None
     return "annotation"
 
@@ -254,20 +258,22 @@ def _kinds(lines: list[str], uses: list[Location], anchor: tuple[int, int] | Non
     return kinds, printed
 
 
-_NAMES_ONLY = re.compile(r"\s*[\w$]+(?:\s+as\s+[\w$]+)?\s*,?\s*(?:\)\s*)?(?:#.*)?$")
-_IMPORT_OPEN = re.compile(r"\s*from\s+\S+\s+import\s*\(")
+_NAMES_ONLY = re.compile(r"\s*(?:type\s+)?[\w$]+(?:\s+as\s+[\w$]+)?\s*,?\s*(?:[)}]\s*)?(?:(?:#|//).*)?$")
+_LISTED = re.compile(_NAMES_ONLY.pattern + r"|\s*(?:#|//).*$")  # a name, or a comment alone
+_IMPORT_OPEN = re.compile(r"\s*(?:from\s+\S+\s+import\s*\(|(?:import|export)\s+(?:type\s+)?\{)")
 IMPORT_LIST = 100  # lines looked back for the `from … import (` of a name alone on its line
 
 
 def _in_import_list(lines: list[str], line: int) -> bool:
-    """A name alone on its line inside a parenthesised `from … import (…)` of Python."""
+    """A name alone on its line inside a parenthesised `from … import (…)` of Python, or a
+    braced `import {…}` / `export {…}` list of TypeScript (a re-export is an import too)."""
     if line >= len(lines) or not _NAMES_ONLY.match(lines[line]):
         return False
     for above in range(line - 1, max(-1, line - IMPORT_LIST), -1):
         text = lines[above]
         if _IMPORT_OPEN.match(text):
-            return ")" not in text
-        if not _NAMES_ONLY.match(text) or ")" in text:
+            return ")" not in text and "}" not in text
+        if not _LISTED.match(text) or ")" in text or "}" in text:
             return False
     return False
 
@@ -282,8 +288,8 @@ def cut(text: str, column: int) -> str:
 
 
 def _shown(doc: Document, uses: list[Location], context: int, compact: bool) -> list[Line]:
-    """The lines that show one group's `uses`, each once, in order; compact: without the
-    group's common indent, long lines cut around the use."""
+    """The lines that show one group's `uses`, each once, in order; compact: without their
+    indent (see below), long lines cut around the use."""
     lines: list[Line] = []
     at: dict[int, int] = {}
     for loc in uses:
@@ -291,9 +297,19 @@ def _shown(doc: Document, uses: list[Location], context: int, compact: bool) -> 
         lines += [line for line in use_lines(doc, loc.line, context) if not lines or line.number > lines[-1].number]
     if not compact:
         return lines
-    indent = min((len(line.text) - len(line.text.lstrip()) for line in lines if line.text.strip()), default=0)
-    return [Line(number=line.number, text=cut(line.text[indent:], at.get(line.number, indent) - indent))
-            for line in lines]
+    # A use's line without its indent, a statement's next lines without the indent of its
+    # first (their own deeper indent kept); context above the first use without the least.
+    indent = min((_indent(line.text) for line in lines if line.text.strip()), default=0)
+    out = []
+    for line in lines:
+        if line.number in at or line.text.strip():
+            indent = _indent(line.text) if line.number in at else min(indent, _indent(line.text))
+        out.append(Line(number=line.number, text=cut(line.text[indent:], at.get(line.number, indent) - indent)))
+    return out
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
 
 
 def _listed(by_file: dict[str, list[int]]) -> list[Collapsed] | None:

@@ -31,7 +31,7 @@ from pydantic import Field
 
 from ..changes import undo_hint
 from ..decode import spans, walk
-from ..diagnostics import DiagnosticDelta, settled
+from ..diagnostics import DiagnosticDelta
 from ..diskwatch import Basis
 from ..edits.apply import EditResult, apply_workspace_edit
 from ..edits.plan import FileDiff, preview
@@ -40,7 +40,19 @@ from ..gateway import Client, LspCall
 from ..identifiers import check_new_name, declined
 from ..jsonvalue import Params
 from ..lsp import PositionData, RangeData
-from ..models import Anchored, LocateRequest, Overwriting, Overwritten, Paged, Report, Request, Row, StrictModel, absent
+from ..models import (
+    Anchored,
+    LocateRequest,
+    Overwriting,
+    Overwritten,
+    Paged,
+    Report,
+    Request,
+    Row,
+    StrictModel,
+    Waiting,
+    absent,
+)
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation, column_at, line_at
 from ..report.paging import PagingInfo, paged, suggest
@@ -71,14 +83,14 @@ class RenamePreviewRequest(LocateRequest, Overwriting):
     new_name: Annotated[str, Field(min_length=1)]
 
 
-class RenameExecuteRequest(Request, Overwriting, Uncovering):
+class RenameExecuteRequest(Request, Overwriting, Uncovering, Waiting):
     mode: Literal["rename_execute"] = "rename_execute"
     rename_id: Annotated[str, Field(min_length=1)]
     positional: ClassVar[str] = "rename_id"  # `lsap rename_execute <id>`
     exclude_files: list[str] = Field(default_factory=list)
 
 
-class RenameRequest(LocateRequest, Overwriting, Uncovering):
+class RenameRequest(LocateRequest, Overwriting, Uncovering, Waiting):
     mode: Literal["rename"] = "rename"
     new_name: Annotated[str, Field(min_length=1)]
     exclude_files: list[str] = Field(default_factory=list)
@@ -559,7 +571,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
     }
     # The evidence `check` waits for: each server analysed the files after it read the edit.
     now = [moved.get(p, p) for p in watched if moved.get(p, p).is_file()]
-    after, _ = await settled(lambda: session.diagnostics.of(now, after_sync=True), structural=bool(moved))
+    after = await session.diagnostics.after_edit(now, bool(moved), request.diagnostics_wait)
     delta = DiagnosticDelta.between(before, after)
     return {
         "old_name": pending.old_name,

@@ -26,6 +26,7 @@ from ..errors import ErrorCode, LsapError
 from ..failures import as_error
 from ..jsonvalue import JsonObject
 from ..pipeline import ask
+from ..surface import phrase
 from .lines import identifiers, name_column
 from .parser import COMMANDS, FileOperation, Fix, Format, Move, Operation, OrganizeImports, Rename, line_locate, spot
 from .printer import Echo, Entry, FileSection, Tag, error_tag
@@ -225,8 +226,13 @@ async def sections_after(tracker: Tracker) -> list[FileSection]:
     order += list(tracker.before) + tracker.related
     order = list(dict.fromkeys(p for p in order if p.exists()))
     texts = await tracker.texts(order)
-    # After edits: the servers' diagnostics of the text written (settled, as `actions.applied.applied`).
+    # After edits: the servers' diagnostics of the text written (`Diagnostics.after_edit`, as
+    # `actions.applied.applied`); a file they did not confirm in time is pending: the next check compares it.
     found = await diagnosed(tracker.session, order, settled=bool(tracker.before))
+    if tracker.before:
+        again = phrase({"mode": "check"}, "file_path")
+        for path, reason in found.pending.items():
+            found.pending[path] = f"not compared yet: {reason}; the edits are applied, `{again}` compares it"
     display = tracker.session.workspace.display
     sections: dict[Path, FileSection] = {p: FileSection(display(p)) for p in order}
     for run in executor.runs:

@@ -5,6 +5,7 @@ when a pull goes unanswered), else waited for until the servers published for th
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -12,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..diagnostics import DiagnosticMap, from_lsp, from_vim
+from ..diagnostics import SETTLE_LIMIT, DiagnosticMap, budget_of, from_lsp, from_vim, settled
 from ..errors import LsapError
 from ..gateway import Client, Editor, LspAnswer, LspCall
+from ..models import Wait
 from ..position import Document
 from ..servers import tsserver
 from ..workspace import Workspace, uri_of
@@ -65,12 +67,13 @@ class Diagnostics:
     def is_deferred(self) -> bool:
         return _DEFERRED.get()
 
-    async def _pulled(self, calls: list[LspCall]) -> list[LspAnswer]:
+    async def _pulled(self, calls: list[LspCall], until: float | None = None) -> list[LspAnswer]:
         """The answers to diagnostics pulls, asked again beside the first ask when it has no
         answer within `PULL_REASK` (up to `PULL_ASKS` asks; the first answer counts, the
         others are cancelled): a pull a server lost (ruff, once in 83 calls on a file being
         typed in) costs half a second, not the whole timeout, while a slow one keeps its
-        first ask running."""
+        first ask running. `until` (an edit's `diagnostics_wait`, a `time.monotonic()`
+        deadline): no answer by then is an error answer for each call, and the asks go."""
         if not calls:
             return []
         asks: list[asyncio.Task[list[LspAnswer]]] = []
@@ -82,6 +85,12 @@ class Diagnostics:
                 if not pending:  # every ask failed: the first one's error
                     return asks[0].result()
                 bound = PULL_REASK if len(asks) < PULL_ASKS else None
+                if until is not None:
+                    left = until - time.monotonic()
+                    if left <= 0:
+                        return [LspAnswer(error={"message": "no answer within the edit's diagnostics_wait"})
+                                for _ in calls]
+                    bound = left if bound is None else min(bound, left)
                 done, _ = await asyncio.wait(pending, timeout=bound, return_when=asyncio.FIRST_COMPLETED)
                 for ask in done:
                     if ask.exception() is None:
@@ -92,7 +101,27 @@ class Diagnostics:
                     ask.exception()  # seen: an ask that failed beside one that answered
                 ask.cancel()
 
-    async def of(self, paths: Sequence[Path], after_sync: bool = False) -> DiagnosticMap:
+    async def after_edit(self, paths: Sequence[Path], structural: bool = False,
+                         wait: Wait | None = None) -> DiagnosticMap:
+        """The diagnostics after the bridge's own edit, once it is written and journalled: the
+        one wait of every edit's "Diagnostics after" (rename, move, code actions, format, the
+        text format's commands). Each server's analysis of the text written (`of(after_sync=True)`),
+        after files came or went (`structural`) until they hold (`settled`), for at most
+        `wait` seconds (the request's `diagnostics_wait`, else the session's; "settled": every
+        bound of the look). A file not confirmed by then is `pending`, with the reason: the
+        edit's answer names it and the `check` that compares it (its disk changed since the
+        last check)."""
+        budget = budget_of(self.gateway.diagnostics_wait if wait is None else wait)
+        start = time.monotonic()
+        until = None if budget is None else start + budget
+        found, held = await settled(lambda: self.of(paths, after_sync=True, until=until), structural, until)
+        if not held and until is not None and until < start + SETTLE_LIMIT:  # the wait, not the look, ended it
+            for path in found:
+                found.pending.setdefault(path, "its diagnostics had not held yet after files were created or "
+                                         f"deleted (the edit waits {budget:g} s for them)")
+        return found
+
+    async def of(self, paths: Sequence[Path], after_sync: bool = False, until: float | None = None) -> DiagnosticMap:
         """Diagnostics of files as they are now (unsaved changes included).
 
         Pulled (`textDocument/diagnostic`) from servers that offer it; otherwise the pushed
@@ -101,7 +130,7 @@ class Diagnostics:
         the files is over (no work in progress, nothing published for 2 s) and, after files
         changed on disk (`sync_disk`), it published for the file after it had read the
         change (see `when_diagnosed`). Files no server has analysed in time are in
-        `.pending` with the reason, not hidden.
+        `.pending` with the reason, not hidden. `until`: an edit's deadline (`after_edit`).
         """
         out = DiagnosticMap()
         opened = await self._opened(paths, out)
@@ -124,10 +153,10 @@ class Diagnostics:
             for p, c in pulls
         ]
         flat, pushed = await asyncio.gather(
-            self._pulled([call for each in calls for call in each]),
+            self._pulled([call for each in calls for call in each], until),
             self.gateway.pushed_diagnostics(
                 [attached[p][0] for p in waits], list({c.id for _, c in pulls}),
-                after_sync or self.servers.reconfigured),
+                after_sync or self.servers.reconfigured, until),
         )
         answers = []
         for (_path, client), each in zip(pulls, calls, strict=True):

@@ -127,7 +127,7 @@ def test_the_note_goes_under_the_title_and_into_json() -> None:
             "column": 1, "symbol": None, "text": "class X:", "name": "X", "server": "s",
             "partial": False, "notes": [note]}
     lines = render_data("hover", data).splitlines()
-    assert lines[0] == "# Hover: `X`" and lines[2] == f"> Note: {note}."
+    assert lines[0] == "# Hover: `X` (shop/models.py:1)" and lines[2] == f"> Note: {note}."
     assert json.loads(render_json("hover", HoverReport.model_validate(data)))["notes"] == [note]
 
 

@@ -587,7 +587,7 @@ def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
             return [LspAnswer({"kind": "full", "items": [item]})]
 
         async def pushed_diagnostics(self, bufnrs: list[int], exclude: list[int],
-                                     after_sync: bool = False) -> dict[int, Any]:
+                                     after_sync: bool = False, until: float | None = None) -> dict[int, Any]:
             self.waited.append((bufnrs, exclude))
             item = {
                 "lnum": 0,
