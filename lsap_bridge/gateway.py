@@ -25,7 +25,7 @@ from cachetools import LRUCache
 
 from .errors import ClientGone, ErrorCode, LsapError, StaleText
 from .filestate import DiskStamp, content_hash
-from .jsonvalue import Json, Jsonable, JsonObject, Params, items, obj, to_float, to_int
+from .jsonvalue import Json, Jsonable, JsonObject, Packable, Params, items, obj, to_float, to_int
 from .lsp import FileEventData
 from .lspcall import LspAnswer as LspAnswer
 from .lspcall import LspCall as LspCall
@@ -228,12 +228,12 @@ class EditorGateway:
         elif method == "lsap_client_exit" and params:
             self.gone.add(to_int(params[0]))
 
-    async def call(self, name: str, *args: Jsonable) -> Json:
+    async def call(self, name: str, *args: Packable) -> Json:
         """Run the Lua function `name` of the dispatch table (lua/lsap/rpc.lua) with `args`:
         the one way the service calls into Neovim's Lua, by name, never by sending source."""
         return await self._lua(RPC, name, *args)
 
-    async def _lua(self, code: str, *args: Jsonable) -> Json:
+    async def _lua(self, code: str, *args: Packable) -> Json:
         self.stats["nvim_calls"] += 1
         try:
             return await self.conn.request("nvim_exec_lua", code, list(args))
@@ -243,7 +243,7 @@ class EditorGateway:
         except NvimRpcError as exc:
             raise LsapError(ErrorCode.SERVER_ERROR, f"Neovim refused a call: {exc}") from exc
 
-    async def _ask(self, function: str, *args: Jsonable, timeout: float, on_timeout: Json = None,
+    async def _ask(self, function: str, *args: Packable, timeout: float, on_timeout: Json = None,
                    servers: tuple[int, ...] = (), taking: ServerRequests | None = None) -> Json:
         """Call a transport function that answers later with `lsap_reply`. `servers`: the
         language servers whose answers it waits for, whom a timeout is about; `taking`: what
@@ -513,7 +513,7 @@ class EditorGateway:
 
     # -- edits and diagnostics --------------------------------------------------------
 
-    async def apply_edits(self, plan: Params) -> Applied:
+    async def apply_edits(self, plan: Mapping[str, Packable]) -> Applied:
         """Switch files and buffers to a planned edit in one call (see lua/lsap/edits.lua)."""
         return cast(Applied, obj(await self.call("apply_edits", plan)))
 
@@ -552,7 +552,7 @@ class EditorGateway:
         commands = await self.call("server_commands", client_id)
         return [str(c) for c in items(commands)]
 
-    async def exec_lua(self, code: str, *args: Jsonable) -> Json:
+    async def exec_lua(self, code: str, *args: Packable) -> Json:
         """Lua source run in Neovim: for tests and benchmarks that set a scene up; the service
         itself calls by name (`call`)."""
         return await self._lua(code, *args)
@@ -591,8 +591,8 @@ class Editor(Protocol):
     async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int],
                                  after_sync: bool = False, until: float | None = None) -> dict[int, Pushed]: ...
     async def server_commands(self, client_id: int) -> list[str]: ...
-    async def apply_edits(self, plan: Params) -> Applied: ...
-    async def call(self, name: str, *args: Jsonable) -> Json: ...
+    async def apply_edits(self, plan: Mapping[str, Packable]) -> Applied: ...
+    async def call(self, name: str, *args: Packable) -> Json: ...
 
 
 DECISIONS = ("apply", "refuse", "deny", "timeout", "withheld")

@@ -45,3 +45,6 @@ def items(value: Json) -> list[Json]:
 # `dict[str, int]` or `list[str]` it builds is one (Mapping and Sequence are covariant).
 Jsonable: TypeAlias = Mapping[str, "Jsonable"] | Sequence["Jsonable"] | str | int | float | bool | None
 Params: TypeAlias = dict[str, Jsonable]
+# What the bridge sends Neovim over msgpack-RPC (`nvim_rpc`, the gateway): JSON, and bytes
+# (a file's content, compared byte for byte).
+Packable: TypeAlias = Mapping[str, "Packable"] | Sequence["Packable"] | str | int | float | bool | bytes | None

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import msgpack
 
 from .errors import LsapBaseError
-from .jsonvalue import Json, Jsonable
+from .jsonvalue import Json, Packable
 
 REQUEST, RESPONSE, NOTIFICATION = 0, 1, 2
 
@@ -90,7 +90,7 @@ class NvimConnection:
         """Have `callback` called once the connection is gone (soon, if it is already)."""
         self._read_task.add_done_callback(lambda _task: callback())
 
-    async def request(self, method: str, *args: Jsonable) -> Json:
+    async def request(self, method: str, *args: Packable) -> Json:
         if self._closed:
             raise NvimDisconnected("Neovim connection is closed")
         msgid = next(self._ids)

@@ -44,7 +44,7 @@ _DEEP_HEADING = re.compile(r"#{4,}\s+(.*)")
 
 def render_markdown(template: str, data: Mapping[str, object]) -> str:
     text = _environment().get_template(f"{template}.md.j2").render(**data)
-    if data.get("notes"):  # under the title, whatever the mode (see `session.disk_notes`)
+    if data.get("notes"):  # under the title, whatever the mode (see `session.texts.disk_notes`)
         title, _, rest = text.partition("\n")
         text = title + "\n\n" + _environment().get_template("_notes.md.j2").render(**data) + rest
     lines = [line.rstrip() for line in text.strip().split("\n")]

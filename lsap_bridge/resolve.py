@@ -12,22 +12,15 @@ from .cpu import off_loop
 from .errors import Candidate, ErrorCode, LsapError, shown_score
 from .gateway import Client
 from .locate.anchor import format_anchor
-from .locate.matcher import (
-    INLINE_FIND,
-    Match,
-    MatchResult,
-    Needle,
-    Tier,
-    decide,
-    find_in,
-    has_exact,
-    parse_find,
-)
+from .locate.matcher import INLINE_FIND, decide, find_in, has_exact, parse_find
+from .locate.matches import Match, MatchResult, Needle, Tier
 from .models import LineScope, Locate, SymbolScope
 from .position import Document, line_at
 from .servers.adapter import CROSS_FILE
 from .servers.registry import adapter_for
-from .session import SYMBOLS, Resolved, Session, Target
+from .session.targets import Resolved, Target
+from .session.trees import SYMBOLS
+from .session.warm import Session
 from .surface import looked_at, phrase
 from .symbols import Symbol, SymbolTree
 

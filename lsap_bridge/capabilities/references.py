@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from dataclasses import dataclass, field
 from itertools import chain, groupby, repeat
 from operator import itemgetter
 from pathlib import Path
@@ -28,8 +29,9 @@ from ..modes import Answer, Offer, mode
 from ..position import Document, EditorLocation, line_at
 from ..report.paging import PagingInfo, paged
 from ..report.pieces import anchor_fields, editor_location, fence_language, use_lines, word_at
-from ..resolve import resolve
-from ..session import Location, Session, Target
+from ..resolve import Resolved, resolve
+from ..session.targets import Location, Target
+from ..session.warm import Session
 from ..surface import SURFACE
 from ..symbols import SymbolTree, Units
 
@@ -129,58 +131,84 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
     runs = [(path, list(run)) for path, run in groupby(items, key=itemgetter(0))]
     inside_runs = [run for path, run in runs if session.workspace.contains(path)]
     inside = list(chain.from_iterable(inside_runs))
-    external = len(items) - len(inside)
+    pages = _Pages(session, resolved, compact, growing, len(inside_runs), len(items) - len(inside))
+    return await paged(session, request, inside, pages.build)
 
-    async def build(request: ReferencesRequest, page_items: list[tuple[Path, Units]], paging: PagingInfo) -> Answer:
 
+@dataclass(frozen=True)
+class _Pages:
+    """What every page of one references answer shares; `build` makes one page's report."""
+
+    session: Session
+    resolved: Resolved
+    compact: bool
+    growing: bool  # the server's answer was still growing (an index being built)
+    files: int
+    external: int  # uses outside the workspace, counted only
+
+    async def build(self, request: ReferencesRequest, page_items: list[tuple[Path, Units]],
+                    paging: PagingInfo) -> Answer:
         # Per-item work only for the page shown: one read and one symbol call per file.
+        session, resolved, target = self.session, self.resolved, self.resolved.target
         paths = [path for path, _ in page_items]
         docs = await session.texts.documents(paths)
         shown = session.texts.located(page_items, target.client, docs)
         trees = await session.symbols.of(paths, target.client, docs) if target.client.supports(
             "textDocument/documentSymbol") else {}
-        groups: list[Group] = []
-        locations: list[EditorLocation] = []
-        collapsed: dict[str, dict[str, list[int]]] = {"import": {}, "annotation": {}}
+        page = _Page(self.compact, request.context_lines)
         for path, file_uses in groupby(shown, key=lambda loc: loc.path):
-            doc = docs[path]
-            tree = trees.get(path)
-            display = session.workspace.display(path)
-            in_file = list(file_uses)
             anchor = (resolved.line, resolved.column) if path == resolved.path else None
-            kinds, printed = _kinds(doc.lines, in_file, anchor) if compact else ({}, set())
-            def enclosing(loc: Location, tree: SymbolTree | None = tree) -> str | None:
-                return tree.enclosing_path(loc.line, loc.col) if tree else None
-
-            for symbol, uses in groupby(in_file, key=enclosing):
-                positions: list[Use] = []
-                printing: list[Location] = []
-                for loc in uses:
-                    kind = kinds.get((loc.line, loc.col))
-                    positions.append(Use(line=loc.line + 1, column=loc.col + 1, kind=kind))
-                    locations.append(editor_location(display, doc, loc.line, loc.col))
-                    if kind is None or loc.line in printed:
-                        printing.append(loc)
-                    elif kind != "anchor" and loc.line + 1 not in (listed := collapsed[kind].setdefault(display, [])):
-                        listed.append(loc.line + 1)
-                lines = _shown(doc, printing, request.context_lines, compact)
-                groups.append(Group(path=display, symbol=symbol, language=fence_language(doc),
-                                    lines=lines, uses=positions))
-
+            page.add(session.workspace.display(path), docs[path], trees.get(path), list(file_uses), anchor)
+        compact = self.compact
         report = ReferencesReport(
-            **anchor_fields(resolved, session, partial=resolved.target.partial or growing),
+            **anchor_fields(resolved, session, partial=resolved.target.partial or self.growing),
             name=word_at(resolved.line_text, resolved.column),
-            files=len(inside_runs),
-            external=external,
-            groups=groups,
+            files=self.files,
+            external=self.external,
+            groups=page.groups,
             compact=compact or None,
-            imports=_listed(collapsed["import"]) if compact else None,
-            annotations=_listed(collapsed["annotation"]) if compact else None,
+            imports=_listed(page.collapsed["import"]) if compact else None,
+            annotations=_listed(page.collapsed["annotation"]) if compact else None,
             **paging,
         )
-        return Answer(report, locations)
+        return Answer(report, page.locations)
 
-    return await paged(session, request, inside, build)
+
+@dataclass
+class _Page:
+    """One page's uses, grouped by file and enclosing symbol; in compact form, an import's
+    or an annotation's line is collapsed into a list of line numbers (`collapsed`)."""
+
+    compact: bool
+    context_lines: int
+    groups: list[Group] = field(default_factory=list)
+    locations: list[EditorLocation] = field(default_factory=list)
+    collapsed: dict[str, dict[str, list[int]]] = field(
+        default_factory=lambda: {"import": {}, "annotation": {}})
+
+    def add(self, display: str, doc: Document, tree: SymbolTree | None, in_file: list[Location],
+            anchor: tuple[int, int] | None) -> None:
+        """A file's uses on the page (`anchor`: the position asked about, in this file)."""
+        kinds, printed = _kinds(doc.lines, in_file, anchor) if self.compact else ({}, set())
+
+        def enclosing(loc: Location) -> str | None:
+            return tree.enclosing_path(loc.line, loc.col) if tree else None
+
+        for symbol, uses in groupby(in_file, key=enclosing):
+            positions: list[Use] = []
+            printing: list[Location] = []
+            for loc in uses:
+                kind = kinds.get((loc.line, loc.col))
+                positions.append(Use(line=loc.line + 1, column=loc.col + 1, kind=kind))
+                self.locations.append(editor_location(display, doc, loc.line, loc.col))
+                if kind is None or loc.line in printed:
+                    printing.append(loc)
+                elif kind != "anchor" and loc.line + 1 not in (
+                        listed := self.collapsed[kind].setdefault(display, [])):
+                    listed.append(loc.line + 1)
+            lines = _shown(doc, printing, self.context_lines, self.compact)
+            self.groups.append(Group(path=display, symbol=symbol, language=fence_language(doc),
+                                     lines=lines, uses=positions))
 
 
 _IMPORT = re.compile(r"\s*(?:from\s+\S+\s+import\b|import\b|export\s+(?:type\s+)?\{[^}]*\}\s*from\b|#include\b)")

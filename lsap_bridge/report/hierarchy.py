@@ -21,7 +21,8 @@ from ..jsonvalue import Json, JsonObject, Params, items, obj
 from ..lsp import Response, result_of
 from ..models import MAX_ITEMS_LIMIT, Anchored, LocateRequest, Row, absent
 from ..position import Document, EditorLocation
-from ..session import Session, Target
+from ..session.targets import Target
+from ..session.warm import Session
 from ..symbols import KIND_NAMES
 from ..workspace import path_of, uri_of
 from .paging import as_sent, suggest

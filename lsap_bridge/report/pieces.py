@@ -9,7 +9,8 @@ from typing import Any, Literal, TypeAlias, TypedDict
 from ..diagnostics import Diagnostic
 from ..models import INCOMPLETE, Line, Row
 from ..position import Document, EditorLocation, line_at
-from ..session import Location, Resolved, Session
+from ..session.targets import Location, Resolved
+from ..session.warm import Session
 from ..surface import phrase
 from ..symbols import Symbol, SymbolTree
 from ..workspace import language_of
@@ -204,6 +205,16 @@ class Incomplete(TypedDict, total=False):
 
     status: Literal["incomplete"]
     again: str
+
+
+class ChangedFile(Row):
+    """A file an edit changed, as the reports after it list it (rename, code actions)."""
+
+    path: str
+    edits: int
+    saved: bool  # written to disk; False: the edit stays in the buffer with the human's unsaved changes
+    disk_differs: bool
+    beside_unsaved: bool = False  # saved, and its buffer keeps the human's unsaved changes too
 
 
 def diagnostic_row(d: Diagnostic) -> dict[str, Any]:

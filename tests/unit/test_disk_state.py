@@ -16,7 +16,7 @@ from lsap_bridge.capabilities.hover import HoverReport
 from lsap_bridge.diskwatch import CHANGED, CREATED, DELETED, DiskWatch
 from lsap_bridge.gateway import read_disk
 from lsap_bridge.render import render_json
-from lsap_bridge.session import disk_note
+from lsap_bridge.session.texts import disk_note
 from lsap_bridge.workspace import Workspace, uri_of
 from tests.golden import render_data
 

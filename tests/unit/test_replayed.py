@@ -20,7 +20,7 @@ from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.render import render_error, render_json, render_report
 from lsap_bridge.requests import parse_request
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.surface import SURFACE
 from tests.conftest import EXAMPLE
 from tests.fakes import ROOT_MARK, Recording, client, fake_session
