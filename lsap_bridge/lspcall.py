@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from .jsonvalue import Json, Jsonable, JsonObject, to_int
 
@@ -45,7 +45,7 @@ def response_error(error: JsonObject) -> ResponseError:
 
 @dataclass
 class LspAnswer:
-    result: Any = None  # as the server sent it (`Servers.call` structures it into lsprotocol's types)
+    result: Json = None  # as the server sent it (`Servers.call` structures it into lsprotocol's types)
     error: ResponseError | None = None
     # What the server told the human while answering (`window/showMessage`, or a message
     # request), kept from the human's screen by lua/lsap/transport/heard.lua.
