@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -36,7 +36,7 @@ from .models import Locate, Request, Wait
 from .modes import Answer, Capability, fallback
 from .position import Document, Encoding, column_at
 from .servers import registry, tsserver
-from .surface import formatter_help, servers_help
+from .surface import CLIENT, formatter_help, servers_help
 from .symbols import SymbolTree, Units, build_tree
 from .workspace import Workspace, language_of, path_of, remembered, uri_of
 
@@ -714,6 +714,46 @@ class Symbols:
         return (await self.of([target.path], client, {target.path: doc}))[target.path]
 
 
+EDITED_LIMIT = 1000  # files `Edited` keeps per asker (the oldest noted go first)
+
+
+@dataclass
+class Edited:
+    """The files each asker's edits touched since its last answered `check`: written by the
+    bridge's edits (rename, move, code actions, format, undo, the text format's commands:
+    `edits.apply_workspace_edit`) and the harness's edits the hooks recorded, and the files
+    an edit's answer named pending (`Diagnostics.after_edit`). `check` compares them always,
+    also when it is the asker's first, which records the baseline of everything else: else
+    the breaks of an edit made before it would be recorded as the baseline, never reported
+    (issue 44). Per asker (its connection's name, as `check`'s records), in memory: the
+    session's edits."""
+
+    _by: dict[str | None, dict[Path, int]] = field(default_factory=dict)
+    _count: int = 0
+
+    def note(self, paths: Iterable[Path]) -> None:
+        """The asking agent's edit touched these files (written, or its answer left them pending)."""
+        files = self._by.setdefault(CLIENT.get(), {})
+        for path in paths:
+            self._count += 1
+            files.pop(path, None)  # the newest note last, and its number: see `compared`
+            files[path] = self._count
+        while len(files) > EDITED_LIMIT:
+            del files[next(iter(files))]
+
+    def since(self, who: str | None) -> tuple[int, list[Path]]:
+        """`who`'s files noted since its last answered check, and the mark to pass `compared`."""
+        return self._count, list(self._by.get(who, {}))
+
+    def compared(self, who: str | None, mark: int, paths: Iterable[Path]) -> None:
+        """An answered check of `who`'s, begun at `mark`, compared these files: forgotten,
+        unless an edit touched them again since it began."""
+        files = self._by.get(who, {})
+        for path in paths:
+            if files.get(path, mark + 1) <= mark:
+                del files[path]
+
+
 @dataclass
 class Diagnostics:
     """Files' diagnostics as they are now, pulled or waited for."""
@@ -722,6 +762,7 @@ class Diagnostics:
     workspace: Workspace
     texts: Texts
     servers: Servers
+    edited: Edited = field(default_factory=Edited)
 
     @contextmanager
     def deferred(self) -> Iterator[None]:
@@ -780,8 +821,8 @@ class Diagnostics:
         after files came or went (`structural`) until they hold (`settled`), for at most
         `wait` seconds (the request's `diagnostics_wait`, else the session's; "settled": every
         bound of the look). A file not confirmed by then is `pending`, with the reason: the
-        edit's answer names it and the `check` that compares it (its disk changed since the
-        last check)."""
+        edit's answer names it and the `check` that compares it, which it is noted for
+        (`Edited`: also the asker's first check, a baseline, compares it)."""
         budget = budget_of(self.gateway.diagnostics_wait if wait is None else wait)
         start = time.monotonic()
         until = None if budget is None else start + budget
@@ -790,6 +831,7 @@ class Diagnostics:
             for path in found:
                 found.pending.setdefault(path, "its diagnostics had not held yet after files were created or "
                                          f"deleted (the edit waits {budget:g} s for them)")
+        self.edited.note(found.pending)
         return found
 
     async def of(self, paths: Sequence[Path], after_sync: bool = False, until: float | None = None) -> DiagnosticMap:
@@ -889,6 +931,8 @@ class Session:
     symbols: Symbols = field(init=False)
     diagnostics: Diagnostics = field(init=False)
     kept: Kept = field(init=False)
+    # The files each asker's edits touched since its last answered check (`check` compares them).
+    edited: Edited = field(init=False)
 
     def __post_init__(self) -> None:
         # The gateway confines every path it opens or reads to this session's roots.
@@ -896,7 +940,8 @@ class Session:
         self.texts = Texts(self.gateway, self.workspace)
         self.servers = Servers(self.gateway, self.workspace, self.texts)
         self.symbols = Symbols(self.gateway, self.texts, self.servers)
-        self.diagnostics = Diagnostics(self.gateway, self.workspace, self.texts, self.servers)
+        self.edited = Edited()
+        self.diagnostics = Diagnostics(self.gateway, self.workspace, self.texts, self.servers, self.edited)
         self.kept = Kept(self.workspace)
 
     async def run(self, capability: Capability, request: Request) -> Answer:
