@@ -2,7 +2,7 @@
 whole (`changes` and `undo` modes, doc/architecture.md, Change sets).
 
 The edit engine calls `recording` once, around the switch of an edit's files
-(`edits.apply_workspace_edit`): the set (who, when, the request, each file's text before
+(`edits.apply.apply_workspace_edit`): the set (who, when, the request, each file's text before
 and after) is written first, fsynced and renamed into place, so that a crash in the
 middle leaves it beside the journal that settles the edit; a switch that fails removes it
 again. Sets live in `changes/` under the journal's directory, one JSON file each, the

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .connection import MIB, Limits
+from .fair_share import MIB, Limits
 from .filestate import RACY_NS
 from .gateway import MAX_FILE_SIZE
 from .lua_modes import _lua

@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from .changes import undo_hint
-from .edits import applied_before
+from .edits.switch import applied_before
 from .errors import LsapError
 from .failures import as_error
 from .jsonvalue import Json
@@ -34,7 +34,8 @@ from .position import EditorLocation
 from .render import render_error, renderer
 from .report.budget import fit
 from .requests import parse_request
-from .session import Session, disk_notes
+from .session.texts import disk_notes
+from .session.warm import Session
 from .surface import APPLIED, REQUEST, SURFACE, Surface
 
 LOG = logging.getLogger("lsap.service")

@@ -25,7 +25,7 @@ from .pipeline import Response, answer, delivering
 from .position import byte_column
 from .render import render_error
 from .requests import names_whole_file
-from .session import Session
+from .session.warm import Session
 from .surface import REQUEST, SURFACE
 from .workspace import Workspace
 

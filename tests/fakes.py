@@ -22,7 +22,7 @@ from lsap_bridge.gateway import MAX_FILE_SIZE, Client, LspAnswer, LspCall, Serve
 from lsap_bridge.lsp import FileEventData
 from lsap_bridge.models import DEFAULT_MAX_TOKENS, DIAGNOSTICS_WAIT, Wait
 from lsap_bridge.position import Document
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import Workspace
 
 RECORDED = Path(__file__).resolve().parent / "fixtures" / "recorded"

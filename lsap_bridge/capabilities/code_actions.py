@@ -10,29 +10,19 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..actions import (
-    CODE_ACTION,
-    Action,
-    Actions,
-    Applied,
-    Ran,
-    WhereRequest,
-    applied,
-    diff_preview,
-    gather,
-    kept,
-    narrow,
-    one,
-    place_of,
-    run_action,
-)
+from ..actions.applied import Applied, applied
+from ..actions.choose import kept, narrow, one
+from ..actions.gather import Action, Actions, gather
+from ..actions.lsp_calls import CODE_ACTION
+from ..actions.place import WhereRequest, place_of
+from ..actions.run import Ran, diff_preview, run_action
 from ..diagnostics import DiagnosticMap
-from ..edits import apply_workspace_edit
+from ..edits.apply import apply_workspace_edit
 from ..errors import LsapError
 from ..models import Overwriting, Paged, Request, Row, Waiting, absent
 from ..modes import Answer, Offer, mode
 from ..report.paging import PagingInfo, as_sent, paged, suggest
-from ..session import Session
+from ..session.warm import Session
 
 PREVIEWS = 10  # diffs computed for one page at most (each may be a round trip to resolve)
 

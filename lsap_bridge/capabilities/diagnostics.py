@@ -17,7 +17,7 @@ from ..position import EditorLocation
 from ..report.files import expand
 from ..report.paging import PagingInfo, keep, paged
 from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
-from ..session import Session
+from ..session.warm import Session
 
 Severity = Literal["error", "warning", "information", "hint"]
 WORKSPACE_LIMIT = 200  # files checked for a workspace request: each is opened for its server

@@ -8,22 +8,15 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from ..actions import (
-    CODE_ACTION,
-    FORMATTING,
-    ORGANIZE_IMPORTS,
-    Applied,
-    Ran,
-    WhereRequest,
-    applied,
-    format_steps,
-    organize,
-    place_of,
-)
-from ..edits import apply_workspace_edit
+from ..actions.applied import Applied, applied
+from ..actions.formatting import format_steps, organize
+from ..actions.lsp_calls import CODE_ACTION, FORMATTING, ORGANIZE_IMPORTS
+from ..actions.place import WhereRequest, place_of
+from ..actions.run import Ran
+from ..edits.apply import apply_workspace_edit
 from ..models import Waiting
 from ..modes import Answer, Offer, mode
-from ..session import Session
+from ..session.warm import Session
 
 
 class FormatRequest(WhereRequest, Waiting):

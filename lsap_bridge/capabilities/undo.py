@@ -1,6 +1,6 @@
 """`changes` and `undo`: the change sets the bridge recorded (`changes.py`), listed newest
 first, and one taken back whole, across every file, buffers and disk alike, through the
-same safe, journalled edit engine as every edit (`edits.apply_workspace_edit`).
+same safe, journalled edit engine as every edit (`edits.apply.apply_workspace_edit`).
 
 An undo is an edit from each file's "after" text back to its "before": every file must
 still hold "after" exactly (checked here, and again by the engine right before it plans),
@@ -26,7 +26,8 @@ from pydantic import Field
 
 from .. import changes
 from ..changes import ChangeSet, FileText, signs
-from ..edits import apply_workspace_edit, journal_dir
+from ..edits.apply import apply_workspace_edit
+from ..edits.switch import journal_dir
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
 from ..lsp import TextEditData
@@ -34,7 +35,7 @@ from ..models import Paged, Report, Request, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import Document
 from ..report.paging import PagingInfo, paged
-from ..session import Session
+from ..session.warm import Session
 from ..surface import SURFACE, phrase
 from ..workspace import uri_of
 

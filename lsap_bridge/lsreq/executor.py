@@ -22,12 +22,14 @@ from ..cpu import off_loop
 from ..diagnostics import DiagnosticMap
 from ..errors import Candidate, ErrorCode, LsapError, shown_score
 from ..failures import as_error
-from ..locate.matcher import INLINE_FIND, Needle, Tier, find_matches, moved, settle, unpaste
+from ..locate.matcher import INLINE_FIND, find_matches, moved, settle, unpaste
+from ..locate.matches import Needle, Tier
 from ..pipeline import Response, answer, ask
 from ..position import line_at
 from ..report.budget import budget_of
 from ..resolve import file_symbols
-from ..session import Session, disk_note
+from ..session.texts import disk_note
+from ..session.warm import Session
 from ..symbols import SymbolTree
 from .commands import run_commands
 from .fit import respond

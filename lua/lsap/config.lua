@@ -3,7 +3,7 @@
 -- is required by it; `require('lsap').config` is the same table (lsap/init.lua).
 local M = {}
 
--- The defaults whose meaning is the service's (lsap_bridge/connection.py, gateway.py,
+-- The defaults whose meaning is the service's (lsap_bridge/fair_share.py, gateway.py,
 -- models.py), generated into lua/lsap/shared.lua (a leaf: data only).
 local python = require('lsap.shared').defaults
 

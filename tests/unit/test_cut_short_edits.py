@@ -20,7 +20,7 @@ from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.pipeline import Response, answer
 from lsap_bridge.server import SocketServer
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.surface import APPLIED
 from lsap_bridge.workspace import Workspace
 from tests.fakes import FakeEditor, client

@@ -14,7 +14,8 @@ from typing import Any
 from lsap_bridge.diagnostics import DiagnosticMap
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.models import Wait
-from lsap_bridge.session import PULL, Session
+from lsap_bridge.session.diagnosed import PULL
+from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import Workspace
 from tests.fakes import FakeEditor, client
 

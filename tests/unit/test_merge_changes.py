@@ -23,7 +23,7 @@ from lsap_bridge.capabilities.undo import (
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.pipeline import answer
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.surface import SURFACE
 from tests.fakes import fake_session
 

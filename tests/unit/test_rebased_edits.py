@@ -1,6 +1,6 @@
-"""A buffer's edit rebased onto its file's disk text (`edits._rebased`), which lacks the
+"""A buffer's edit rebased onto its file's disk text (`edits.plan._rebased`), which lacks the
 human's unsaved changes: shared lines move, the human's lines refuse the whole edit; and a
-whole-file rename that changes the name alone (`edits._renamed`)."""
+whole-file rename that changes the name alone (`edits.names._renamed`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from lsap_bridge.edits import _changes, _decode, _Disk, _File, _Plan, _rebased, _renamed
+from lsap_bridge.edits.files import Disk, File
+from lsap_bridge.edits.names import _renamed
+from lsap_bridge.edits.plan import Plan, _rebased
+from lsap_bridge.edits.switch import _changes
+from lsap_bridge.edits.text import decoded
 from lsap_bridge.errors import LsapError
 from lsap_bridge.filestate import snapshot
 from lsap_bridge.lsp import TextEditData
@@ -65,9 +69,9 @@ def test_the_disk_side_is_journalled_as_new_content_renamed_in(tmp_path: Path) -
     assert disk is not None
     renamed = [line.replace("Product", "Item") for line in DISK]
     buffer = Document(path, HUMAN, "tick:7", bufnr=3, modified=True)
-    file = _File(path, disk, buffer, ["# typed, not saved", *renamed], None,
-                 under=_Disk(renamed, *_decode(disk, "m.py")[1:]))
-    [change] = _changes(_Plan([file], [], []))
+    file = File(path, disk, buffer, ["# typed, not saved", *renamed], None,
+                 under=Disk(renamed, *decoded(disk, "m.py")[1:]))
+    [change] = _changes(Plan([file], [], []))
     assert change.new == ("\n".join(renamed) + "\n").encode()
     assert change.old == disk.digest and not change.in_place
 
