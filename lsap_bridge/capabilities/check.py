@@ -7,7 +7,9 @@ other requests' syncs do not swallow them), adds the files that depend on them (
 of their top-level symbols, asked of their server), waits for the servers to finish their
 work (bounded), and compares those files' diagnostics with the ones the last check saw:
 what is new, errors first, and what is gone. The first check of a session records the
-baseline (the workspace's first `FILES_LIMIT` code files, or the files given).
+baseline (the workspace's first `FILES_LIMIT` code files, or the files given); the files the
+asker's edits touched before it (`Session.edited`) are compared in any check, and a baseline
+lists their diagnostics rather than record an edit's breaks as if they had always been there.
 """
 
 from __future__ import annotations
@@ -109,6 +111,9 @@ class CheckReport(Paged):
     unsearched: list[str]  # changed files no attached server finds the users of
     users_skipped: int  # changed files past USERS_LIMIT, whose users were not looked for
     pending: list[Unanalysed]
+    # The files the asker's edits touched since its last answered check (`Session.edited`),
+    # compared: in a baseline, their diagnostics are listed (`current`), not only recorded.
+    edited: list[str]
     not_compared: int  # files not compared: `pending`, and those past FILES_LIMIT (not in a baseline)
     groups: list[Group]
 
@@ -126,6 +131,8 @@ class Update:
     flagged: set[Path]
     reported: set[Path]  # the changes it answered for
     at: float
+    mark: int = 0  # `Edited.since` when it began
+    edited: set[Path] = field(default_factory=set)  # the files of the asker's edits it compared
 
 
 @dataclass
@@ -262,8 +269,10 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> tu
     workspace = session.workspace
     record.start()
     baseline = record.number == 0
+    mark, edited = session.edited.since(CLIENT.get())
+    touched = [p for p in edited if p.is_file()]
     changed, given = _changed(session, record, request)
-    files, searched, users = await _to_check(session, record, changed, given, baseline)
+    files, searched, users = await _to_check(session, record, changed, given, baseline, touched)
     skipped = max(0, len(files) - FILES_LIMIT)
     files = files[:FILES_LIMIT]
     busy = await idle(session, files)
@@ -272,7 +281,10 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> tu
     # A file no server analysed in time is not compared: its empty list proves nothing.
     analysed = {p: items for p, items in found.items() if p not in found.pending}
     deleted = {p for p in changed if not p.is_file()}
-    findings: Finds = [] if baseline else _findings(record, analysed, deleted)
+    # A baseline records, but lists what the asker's edits before it did to the files they
+    # touched: their breaks are not swallowed into it.
+    findings: Finds = [("current", p, d) for p in touched if p in analysed for d in analysed[p]] if baseline \
+        else _findings(record, analysed, deleted)
     # What could not be confirmed is not taken as seen: the changes stay unreported and
     # the files unconfirmed are looked at again by the next check, against the old record.
     unconfirmed = set(found.pending)
@@ -280,7 +292,8 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> tu
         seen=analysed, deleted=deleted, users=searched.found,
         flagged={p for status, p, d in findings if status in ("new", "current") and d.at_least("warning")}
         | unconfirmed,
-        reported=set() if unconfirmed else set(record.unreported), at=time.time())
+        reported=set() if unconfirmed else set(record.unreported), at=time.time(),
+        mark=mark, edited={p for p in edited if p in analysed or not p.is_file()})
     baseline_counts = {s: sum(1 for items in found.values() for d in items if d.severity == s)
                        for s in SEVERITIES} if baseline else {}
     return {
@@ -299,6 +312,7 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> tu
         "users_skipped": searched.skipped,
         "baseline_counts": {s: n for s, n in baseline_counts.items() if n},
         "pending": [{"path": workspace.display(p), "reason": r} for p, r in found.pending.items()],
+        "edited": [workspace.display(p) for p in touched],
         "not_compared": len(found.pending) + (0 if baseline else skipped),
         "items": ordered(findings, workspace.display),
     }, learnt
@@ -318,13 +332,15 @@ def _changed(session: Session, record: Record, request: CheckRequest) -> tuple[d
 
 
 async def _to_check(session: Session, record: Record, changed: dict[Path, str], given: list[Path],
-                    baseline: bool) -> tuple[list[Path], Users, set[Path]]:
+                    baseline: bool, touched: list[Path]) -> tuple[list[Path], Users, set[Path]]:
     """The files to check (past the cap too), the users searched for, and the users found:
-    for a baseline every file of the workspace; else what changed and its users."""
+    for a baseline every file of the workspace; else what changed and its users. The files
+    the asker's edits touched (`Session.edited`) always, a baseline's first: whatever the cap."""
     workspace = session.workspace
     if baseline and not given:
         # Walked past the cap, so that the answer says how many files the baseline left out.
-        return workspace.walk(workspace.root, True, max_size=session.gateway.max_file_size).files, Users(), set()
+        walked = workspace.walk(workspace.root, True, max_size=session.gateway.max_file_size).files
+        return list(dict.fromkeys([*touched, *walked])), Users(), set()
     # The users of what changed on disk, and of one file given; a directory or a glob
     # given is only compared (its files' users would cost references of them all).
     existing = [p for p in changed if p.is_file()]
@@ -336,7 +352,7 @@ async def _to_check(session: Session, record: Record, changed: dict[Path, str], 
     # Off the event loop: it reads every file checked before, at each check.
     users |= await asyncio.to_thread(importers, session, [*looked_for, *(p for p in changed if not p.is_file())],
                                      record.seen)
-    users |= record.flagged
+    users |= record.flagged | set(touched)
     files = [p for p in dict.fromkeys([*existing, *sorted(users)]) if p.is_file()]
     return files, searched, users
 
@@ -430,6 +446,7 @@ async def check(session: Session, request: CheckRequest) -> Answer:
         async def commit() -> None:
             """Once answered: the record moves on, in memory and on disk."""
             record.apply(learnt)
+            session.edited.compared(agent, learnt.mark, learnt.edited)
             await asyncio.to_thread(check_store.save, journals, session.workspace.root, record.seen,
                                     record.number, record.at, agent)
     # Counted: warnings and worse (and what a lower `min_severity` asks for); listed: from it.

@@ -138,11 +138,13 @@ class Entry(NamedTuple):
 
 def _entries(report: dict[str, Any], created: set[str]) -> list[Entry]:
     """The errors a check found that the edit made: new ones, and those of a file it created
-    (no check had seen it), each with its code line."""
+    (no check had seen it), or of the files the agent's edits touched when the check was its
+    first (a baseline lists only those), each with its code line."""
     out = []
     index = report.get("start") or 1
     for group in report.get("groups", []):
-        told = group["status"] == "new" or (group["status"] == "current" and group["path"] in created)
+        told = group["status"] == "new" or (group["status"] == "current" and (
+            report.get("baseline") or group["path"] in created))
         lines = {line["number"]: line["text"] for line in group["lines"]}
         for d in group["diagnostics"]:
             code = f" [{d['code']}]" if d.get("code") else ""
@@ -242,6 +244,7 @@ async def _record(session: Session, request: HookRequest, before: dict[Path, lis
         return None
     label = f"{request.tool} " + ", ".join(session.workspace.display(Path(f.path)) for f in files[:3])
     change = await asyncio.to_thread(changes.begin, await journal_dir(session.gateway), label, files)
+    session.edited.note(Path(f.path) for f in files)  # compared by the agent's next check, even a baseline
     with contextlib.suppress(LsapError):
         # Loaded buffers nobody edits take the disk's text first (`gateway.read`): the signs
         # go on the lines the tool wrote, not where they were before the buffer reloads.

@@ -288,7 +288,8 @@ class _Pages:
         ]
         groups = [FileSymbols(path=path, symbols=list(rows)) for path, rows in groupby(shown, key=lambda r: r.path)]
         report = OutlineReport(
-            target=request.file_path,
+            # One file's outline has no `### path` header: its title names it as the workspace does.
+            target=groups[0].path if not many and len(groups) == 1 else request.file_path,
             scope=".".join(self.names) if self.names else None,
             many=many,
             files=sum(1 for _ in groupby(self.items, key=itemgetter(0))),

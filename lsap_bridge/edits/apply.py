@@ -134,6 +134,8 @@ async def apply_workspace_edit(
         raise
     finally:  # applied or rolled back, the bridge touched these texts itself
         session.texts.changed_by_bridge([f.path for f in plan.files])
+    # For the asker's next check, even its first (a baseline): what its edit broke is reported.
+    session.edited.note(f.path for f in plan.files if f.lines != f.original or f.created or f.origin)
     return _outcome(session, label, plan, basis, change)
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from ..jsonvalue import items, obj
 from ..models import Wait
 from ..position import Document
 from ..servers import tsserver
+from ..surface import CLIENT
 from ..workspace import Workspace, uri_of
 from .calls import Servers
 from .targets import EVERY_SERVER, encoding_of
@@ -44,6 +45,46 @@ def pulled(client: Client) -> bool:
 _DEFERRED: ContextVar[bool] = ContextVar("lsap_diagnostics_deferred", default=False)
 
 
+EDITED_LIMIT = 1000  # files `Edited` keeps per asker (the oldest noted go first)
+
+
+@dataclass
+class Edited:
+    """The files each asker's edits touched since its last answered `check`: written by the
+    bridge's edits (rename, move, code actions, format, undo, the text format's commands:
+    `edits.apply.apply_workspace_edit`), written by the harness's edits the hooks recorded,
+    and named pending by an edit's answer (`Diagnostics.after_edit`). `check` compares them
+    always, also when it is the asker's first, which records the baseline of everything
+    else: else the breaks of an edit made before it would go into the baseline, never
+    reported (issue 44). Per asker (its connection's name, as `check`'s records), in
+    memory: the session's edits."""
+
+    _by: dict[str | None, dict[Path, int]] = field(default_factory=dict)
+    _count: int = 0
+
+    def note(self, paths: Iterable[Path]) -> None:
+        """The asking agent's edit touched these files (written, or its answer left them pending)."""
+        files = self._by.setdefault(CLIENT.get(), {})
+        for path in paths:
+            self._count += 1
+            files.pop(path, None)  # the newest note last, with its number: see `compared`
+            files[path] = self._count
+        while len(files) > EDITED_LIMIT:
+            del files[next(iter(files))]
+
+    def since(self, who: str | None) -> tuple[int, list[Path]]:
+        """`who`'s files noted since its last answered check, and the mark to pass `compared`."""
+        return self._count, list(self._by.get(who, {}))
+
+    def compared(self, who: str | None, mark: int, paths: Iterable[Path]) -> None:
+        """An answered check of `who`'s, begun at `mark`, compared these files: forgotten,
+        unless an edit touched them again since it began."""
+        files = self._by.get(who, {})
+        for path in paths:
+            if files.get(path, mark + 1) <= mark:
+                del files[path]
+
+
 @dataclass
 class Diagnostics:
     """Files' diagnostics as they are now, pulled or waited for."""
@@ -52,6 +93,7 @@ class Diagnostics:
     workspace: Workspace
     texts: Texts
     servers: Servers
+    edited: Edited = field(default_factory=Edited)
 
     @contextmanager
     def deferred(self) -> Iterator[None]:
@@ -110,8 +152,8 @@ class Diagnostics:
         after files came or went (`structural`) until they hold (`settled`), for at most
         `wait` seconds (the request's `diagnostics_wait`, else the session's; "settled": every
         bound of the look). A file not confirmed by then is `pending`, with the reason: the
-        edit's answer names it and the `check` that compares it (its disk changed since the
-        last check)."""
+        edit's answer names it and the `check` that compares it, which it is noted for
+        (`Edited`: also the asker's first check, a baseline, compares it)."""
         budget = budget_of(self.gateway.diagnostics_wait if wait is None else wait)
         start = time.monotonic()
         until = None if budget is None else start + budget
@@ -120,6 +162,7 @@ class Diagnostics:
             for path in found:
                 found.pending.setdefault(path, "its diagnostics had not held yet after files were created or "
                                          f"deleted (the edit waits {budget:g} s for them)")
+        self.edited.note(found.pending)
         return found
 
     async def of(self, paths: Sequence[Path], after_sync: bool = False, until: float | None = None) -> DiagnosticMap:

@@ -19,7 +19,7 @@ from ..position import Document
 from ..workspace import Workspace
 from .approval import EditApproval, allow_all
 from .calls import Servers
-from .diagnosed import Diagnostics
+from .diagnosed import Diagnostics, Edited
 from .kept import Kept
 from .texts import Texts
 from .trees import Symbols
@@ -42,6 +42,8 @@ class Session:
     symbols: Symbols = field(init=False)
     diagnostics: Diagnostics = field(init=False)
     kept: Kept = field(init=False)
+    # The files each asker's edits touched since its last answered check (`check` compares them).
+    edited: Edited = field(init=False)
 
     def __post_init__(self) -> None:
         # The gateway confines every path it opens or reads to this session's roots.
@@ -49,7 +51,8 @@ class Session:
         self.texts = Texts(self.gateway, self.workspace)
         self.servers = Servers(self.gateway, self.workspace, self.texts)
         self.symbols = Symbols(self.gateway, self.texts, self.servers)
-        self.diagnostics = Diagnostics(self.gateway, self.workspace, self.texts, self.servers)
+        self.edited = Edited()
+        self.diagnostics = Diagnostics(self.gateway, self.workspace, self.texts, self.servers, self.edited)
         self.kept = Kept(self.workspace)
 
     async def run(self, capability: Capability, request: Request) -> Answer:

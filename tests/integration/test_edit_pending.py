@@ -51,6 +51,14 @@ def delayed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
     bridge.close()
 
 
+@pytest.fixture
+def fresh(tmp_path: Path) -> Iterator[Bridge]:
+    """A session in which no check has run yet."""
+    bridge = with_default_wait(lambda: delayed_bridge(project(tmp_path / "gen"), "/gen/use", DELAY))
+    yield bridge
+    bridge.close()
+
+
 @pytest.fixture(scope="module")
 def fast(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
     root = tmp_path_factory.mktemp("fast")
@@ -100,6 +108,28 @@ def test_a_rename_answers_before_a_slow_server_and_the_next_check_reports_its_br
     assert ("gen/use0a.py", UNKNOWN) in new_errors(after), after
     delayed.ask(mode="undo", id=report["change"])
     delayed.ask(mode="check")
+
+
+def test_the_first_check_of_a_session_reports_what_a_pending_rename_before_it_broke(fresh: Bridge) -> None:
+    """No check before the rename: the check its answer names is the session's first, which
+    records the baseline. The break the rename made (`gen/use0a.py`, excluded, still imports
+    `f0`) must not go into that baseline unreported: the check lists the errors of the files
+    the rename wrote and left pending; the one after it has nothing new."""
+    request = {"mode": "rename", "locate": "gen/lib0.py:f0", "new_name": "h0", "exclude_files": ["gen/use0a.py"]}
+    response = fresh.request({**request, "format": "json"})
+    assert response.ok and exit_code(response.status) == 5, response.text
+    report = json.loads(response.text)
+    assert "gen/use0a.py" in {p["path"] for p in report["pending"]}, report
+    again = json.loads(report["again"])
+    assert again == {"mode": "check"}
+    first = fresh.request(again)  # as the agent sends it: Markdown
+    assert first.ok, first.text
+    head, body = first.text.split("\n", 1)
+    assert head.startswith("# Check 1: baseline recorded; 1 error in the files your edits touched"), first.text
+    assert "### Touched by your edits: gen/use0a.py\n\n- 1:" in body and UNKNOWN in body, first.text
+    assert "from .lib0 import f0" in body, first.text  # its code line
+    later = fresh.ask(mode="check")
+    assert not later["baseline"] and later["groups"] == [] and later.get("status") is None, later
 
 
 def test_the_headline_says_first_the_edit_is_applied_and_what_is_pending(delayed: Bridge) -> None:

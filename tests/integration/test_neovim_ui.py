@@ -4,6 +4,7 @@ the plugin as documented."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -292,7 +293,7 @@ def test_setup_names_a_wrong_key_and_its_expected_type(nvim: pynvim.Nvim) -> Non
     assert "allow, ask, deny" in err
     nvim.exec_lua("require('lsap').setup({ sokcet = false, report = { height = 9 } })")
     [unknown] = nvim.exec_lua("return require('lsap').unknown")
-    assert unknown.startswith("sokcet (valid: agent_limits, approval, edit_policy, ")
+    assert unknown.startswith("sokcet (valid: agent_limits, approval, diagnostics_wait, edit_policy, ")
     assert ", socket" in unknown
     ok, err = nvim.exec_lua("return { pcall(require('lsap').setup, { approval = { window = 'modal' } }) }")
     assert err == '(lsap) option "approval.window" must be one of float, select, got "modal"'
@@ -317,7 +318,10 @@ def test_documented_defaults_are_the_defaults(nvim: pynvim.Nvim) -> None:
         """,
         block,
     )
-    assert documented == nvim.exec_lua("return require('lsap').defaults")
+    # `diagnostics_wait`'s default is documented as $LSAP_DIAGNOSTICS_WAIT when it is set, else 1:
+    # the suite sets it to "settled" (tests/conftest.py), so that is the default here.
+    assert documented["diagnostics_wait"] == 1 and os.environ["LSAP_DIAGNOSTICS_WAIT"] == "settled"
+    assert {**documented, "diagnostics_wait": "settled"} == nvim.exec_lua("return require('lsap').defaults")
 
 
 # -- the report window --------------------------------------------------------------------

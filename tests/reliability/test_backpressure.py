@@ -258,9 +258,10 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def host_pid(editor: HumanNvim) -> int:
-    """The remote-plugin host serving the socket: Neovim's Python child."""
+    """The Python host serving the socket: Neovim's child running pynvim's plugin host
+    (`lsap.compat.start_python_plugin`)."""
     found = [pid for pid in tree(editor.process.pid)  # whole command lines: `names` cuts them
-             if b"neovim.start" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+             if b"pynvim.start_host()" in Path(f"/proc/{pid}/cmdline").read_bytes()]
     assert len(found) == 1, names(tree(editor.process.pid))
     return found[0]
 

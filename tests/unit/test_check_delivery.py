@@ -7,6 +7,7 @@ not compared makes it `incomplete` (its status, its headline first, the CLI's ex
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.pipeline import Response
 from lsap_bridge.server import response_result
 from lsap_bridge.session.warm import Session
+from lsap_bridge.surface import CLIENT
 from lsap_bridge.workspace import uri_of
 from tests.fakes import FakeEditor, client, fake_session
 
@@ -127,3 +129,27 @@ def test_a_check_that_did_not_compare_a_file_says_so_first(tmp_path: Path, monke
     answer = ask(session)
     assert answer.status is None
     assert findings(answer) == [("new", "tree.py", ["missing argument strict"])]
+
+
+def test_a_first_check_lists_what_the_asker_s_edits_before_it_broke(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No check before the edit: the check records the baseline, but the files the asker's
+    edits touched (`Session.edited`: written, or left pending by the edit's answer) are
+    listed, not swallowed into it; another agent's first check lists none of them; a check
+    that fails leaves them noted, an answered one forgets them."""
+    monkeypatch.setattr(diagnostics, "SETTLE_STEP", 0.01)
+    published: dict[str, list[dict[str, Any]]] = {}
+    session = scene(tmp_path, published)
+    (tmp_path / "loop.py").write_text("def first(values, *, strict): ...\n")
+    published[uri_of(tmp_path / "tree.py")] = [pull("missing argument strict")]
+    session.edited.note([tmp_path / "loop.py", tmp_path / "tree.py"])  # the CLI's edit, and its answer's pending file
+    other = contextvars.copy_context()
+    other.run(CLIENT.set, "agent")
+    assert findings(other.run(ask, session)) == []  # its own first check: a baseline, nothing listed
+    with monkeypatch.context() as patched:
+        conflict(patched)
+        assert ask(session).error is not None
+    first = ask(session, "markdown")
+    assert first.ok and first.text.startswith("# Check 1: baseline recorded; 1 error in the files your edits touched")
+    assert "### Touched by your edits: tree.py\n\n- 2:1 error: missing argument strict" in first.text
+    assert findings(ask(session)) == []  # compared and answered: not listed again

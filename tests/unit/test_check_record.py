@@ -18,7 +18,9 @@ from lsap_bridge.diskwatch import DiskWatch
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.pipeline import delivering
 from lsap_bridge.render import render_report
+from lsap_bridge.session.diagnosed import Edited
 from lsap_bridge.session.warm import Session
+from lsap_bridge.surface import CLIENT
 from lsap_bridge.workspace import Workspace, uri_of
 from tests.fakes import client, fake_session
 
@@ -163,3 +165,23 @@ def test_a_rename_s_changed_messages_are_not_new() -> None:
     # Without a code, a changed message is a different diagnostic.
     plain = DiagnosticDelta.between({path: [diagnostic("old", 3)]}, {path: [diagnostic("new", 3)]})
     assert plain.new == {path: [diagnostic("new", 3)]} and plain.gone == {path: [diagnostic("old", 3)]}
+
+
+def test_an_edit_s_files_stay_noted_until_a_check_begun_after_it_compared_them() -> None:
+    """`Edited`: per asker; a check forgets the files it compared, but not one an edit
+    touched again while it ran (that edit is newer than what it compared)."""
+    edited, a, b = Edited(), Path("a.py"), Path("b.py")
+    edited.note([a, b])
+    token = CLIENT.set("agent")
+    try:
+        edited.note([b])
+        assert edited.since("agent")[1] == [b]
+    finally:
+        CLIENT.reset(token)
+    mark, files = edited.since(None)
+    assert files == [a, b]
+    edited.note([a])  # the CLI's edit of a again, while its check runs
+    edited.compared(None, mark, [a, b])
+    assert edited.since(None)[1] == [a] and edited.since("agent")[1] == [b]
+    edited.compared(None, edited.since(None)[0], [a])
+    assert edited.since(None)[1] == []
