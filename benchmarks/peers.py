@@ -172,7 +172,7 @@ class Baseline:
 def bridge_lines(report: str) -> set[tuple[str, int]]:
     """The (file, line) pairs a bridge references report shows: `### file > symbol` headers,
     then `N|` lines; the compact form's title (the anchor's own use) and lists of collapsed uses (`imported in 3 files:
-    rich/a.py:1,7, rich/b.py:2`)."""
+    rich/a.py:1,7, rich/b.py:2`, `imported in 2 files in rich/*.py: a:1,7, b:2`)."""
     shown: set[tuple[str, int]] = set()
     path = None
     for text in report.splitlines():
@@ -180,18 +180,18 @@ def bridge_lines(report: str) -> set[tuple[str, int]]:
             shown.add((title.group(1), int(title.group(2))))
         elif text.startswith("### "):
             path = text[4:].partition(" > ")[0].strip()
-        elif text.startswith(COLLAPSED):  # `… in 2 files in rich/: a.py:1,7, b.py:2`: one directory
+        elif text.startswith(COLLAPSED):  # `… in 2 files in rich/*.py: a:1,7, b:2`: one directory, extension
             head, _, rest = text.partition(": ")
-            where = head.rpartition(" in ")[2] if head.endswith("/") else ""
+            where, _, ext = head.rpartition(" in ")[2].partition("*") if "/" in head else ("", "", "")
             for listed in re.finditer(r"(\S+?):(\d+(?:,\d+)*)", rest):
-                shown |= {(where + listed.group(1), int(n)) for n in listed.group(2).split(",")}
+                shown |= {(where + listed.group(1) + ext, int(n)) for n in listed.group(2).split(",")}
         elif path and (number := text.split("|", 1)[0].strip()).isdigit():
             shown.add((path, int(number)))
     return shown
 
 
 COLLAPSED = ("imported in ", "as a type only in ")  # templates/references.md.j2
-TITLE = re.compile(r"# References: `[^`]*` \((\S+):(\d+)\) · ")
+TITLE = re.compile(r"# References: `[^`]*` \((\S+):(\d+)(?: in `[^`]*`)?\) · ")
 
 
 def serena_lines(text: str) -> set[tuple[str, int]] | None:

@@ -1,7 +1,7 @@
 """`:qa!` right after start, Neovim with lsap against the same Neovim without it.
 
-    python -m benchmarks.quit_at_start              # 20 quits of each, 0.2–1.0 s after start
-    python -m benchmarks.quit_at_start --runs 5
+    python -m benchmarks.run --only quit            # 20 quits of each, 0.2–1.0 s after start
+    python -m benchmarks.quit_at_start --runs 5     # fewer (both write their block of RESULTS.md)
 
 Two homes of their own: the same init.lua (basedpyright set up for Python), one with lsap
 as a user installs it (the package on the runtimepath, this Python as the host, the remote
@@ -24,11 +24,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgpack
 
-from .corpus import REPO, example_copy
+from .corpus import HERE, REPO, example_copy
+from .report import QUIT_MARKERS, write_measured
 from .soak import isolated
 
 INIT = """\
@@ -38,6 +40,7 @@ vim.lsp.config('basedpyright', {
 })
 vim.lsp.enable('basedpyright')
 """
+TARGET = 0.3  # seconds lsap may add to Neovim's own quit (issue 47)
 STALLED = 5.0  # seconds after which a quit is a TUI left hanging, with lsap or without
 LSAP = f"vim.opt.rtp:prepend({str(REPO)!r})\nvim.g.python3_host_prog = {sys.executable!r}\n"
 
@@ -97,11 +100,14 @@ def tree(pid: int) -> set[int]:
 
 
 def started(pid: int) -> str | None:
-    """When the process `pid` started (None: there is none): a pid used again is another."""
+    """When the process `pid` started (None: there is none, or it has exited and waits to be
+    reaped: tmux, busy, left Neovim's TUI a zombie for seconds at times): a pid used again
+    is another."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
         return None
+    return fields[19] if len(fields) > 19 and fields[0] != "Z" else None
 
 
 def comm(pid: int) -> str:
@@ -151,40 +157,87 @@ def quit_after(tmux: Tmux, env: dict[str, str], delay: float, slow: list[str]) -
     return time.monotonic() - begun
 
 
-def measure(runs: int) -> dict[str, object]:
+@dataclass
+class Quits:
+    """The pairs of one run, (delay, seconds without lsap, seconds with it), and what was slow."""
+
+    pairs: list[tuple[float, float, float]] = field(default_factory=list)
+    slow: list[str] = field(default_factory=list)
+    stalled: int = 0  # TUIs left hanging (either Neovim), their pair measured again
+
+    def over(self) -> list[float]:
+        return [lsap - alone for _, alone, lsap in self.pairs]
+
+    def within(self) -> int:
+        return sum(1 for d in self.over() if d <= TARGET)
+
+    def summary(self) -> dict[str, object]:
+        return {"runs": len(self.pairs), "pairs (delay, without lsap, with lsap)": self.pairs,
+                "median without lsap": statistics.median(alone for _, alone, _ in self.pairs),
+                "median with lsap": statistics.median(lsap for _, _, lsap in self.pairs),
+                "median over": round(statistics.median(self.over()), 3), "max over": round(max(self.over()), 3),
+                f"within {TARGET} s": self.within(), "slow": self.slow, "stalled TUIs, measured again": self.stalled}
+
+    def markdown(self) -> list[str]:
+        """RESULTS.md's block: the count within target, the medians of the same run, each pair."""
+        alone = statistics.median(a for _, a, _ in self.pairs)
+        lsap = statistics.median(b for _, _, b in self.pairs)
+        lines = [f"**{self.within()} of {len(self.pairs)}** quits within {TARGET} s of the same Neovim without "
+                 f"lsap at the same moment (target: all). Median quit {lsap:.3f} s with lsap, {alone:.3f} s "
+                 f"without (same run); lsap's extra time: median {statistics.median(self.over()):+.3f} s, "
+                 f"max {max(self.over()):+.3f} s. TUIs left hanging and measured again: {self.stalled}.", "",
+                 "| `:qa!` after | without lsap | with lsap | extra |", "|---:|---:|---:|---:|"]
+        lines += [f"| {delay:.2f} s | {a:.3f} s | {b:.3f} s | {b - a:+.3f} s |" for delay, a, b in self.pairs]
+        return lines
+
+
+def measure(runs: int) -> Quits:
     base = Path(os.environ["XDG_RUNTIME_DIR"]).parent
     with_lsap, plain = home(base / "lsap", True), home(base / "plain", False)
     tmux = Tmux(example_copy(base).root)
-    pairs: list[tuple[float, float, float]] = []
-    slow: list[str] = []
-    stalled = 0
+    quits = Quits()
     try:
         for n in range(runs):
             delay = 0.2 + 0.8 * n / max(1, runs - 1)
             for _ in range(3):  # a TUI left hanging (either Neovim, rarely): that pair again
-                pair = (round(delay, 2), round(quit_after(tmux, plain, delay, slow), 3),
-                        round(quit_after(tmux, with_lsap, delay, slow), 3))
+                pair = (round(delay, 2), round(quit_after(tmux, plain, delay, quits.slow), 3),
+                        round(quit_after(tmux, with_lsap, delay, quits.slow), 3))
                 if max(pair[1:]) < STALLED:
                     break
-                stalled += 1
-            pairs.append(pair)
+                quits.stalled += 1
+            quits.pairs.append(pair)
     finally:
         tmux.close()
-    over = [lsap - alone for _, alone, lsap in pairs]
-    return {"runs": runs, "pairs (delay, without lsap, with lsap)": pairs,
-            "median over": round(statistics.median(over), 3), "max over": round(max(over), 3),
-            "within 0.3 s": sum(1 for d in over if d <= 0.3), "slow": slow, "stalled TUIs, measured again": stalled}
+    return quits
+
+
+def run(out: Path, runs: int) -> dict[str, object]:
+    """Measure `runs` pairs in a temporary home and write their block into `out`."""
+    if shutil.which("tmux") is None:
+        raise SystemExit("needs tmux")
+    begun, environ = time.monotonic(), dict(os.environ)
+    try:
+        with tempfile.TemporaryDirectory(prefix="lsap-quit-") as tmp:
+            isolated(Path(tmp))
+            quits = measure(runs)
+    finally:  # the rest of a `benchmarks.run` keeps its own environment
+        os.environ.clear()
+        os.environ.update(environ)
+    write_measured(
+        out, "## Quitting right after start (issue 47)",
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} in {time.monotonic() - begun:.0f} s: "
+        f"{runs} pairs, Neovim in tmux with basedpyright set up on examples/shop, `:qa!` sent 0.2–1.0 s after "
+        "start, timed until Neovim is gone, first without lsap, then with it (set up, the agent socket on). "
+        "Reproduce: `python -m benchmarks.run --only quit`.", quits.markdown(), QUIT_MARKERS)
+    return quits.summary()
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.quit_at_start", description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md", help="where to write the results")
     args = parser.parse_args(argv)
-    if shutil.which("tmux") is None:
-        raise SystemExit("needs tmux")
-    with tempfile.TemporaryDirectory(prefix="lsap-quit-") as tmp:
-        isolated(Path(tmp))
-        print(json.dumps(measure(args.runs)))
+    print(json.dumps(run(args.out, args.runs)))
 
 
 if __name__ == "__main__":

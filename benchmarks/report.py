@@ -31,6 +31,7 @@ REFERENCES_GREP_MARKERS = ("<!-- references_grep: python -m benchmarks.reference
 EDIT_LOOP_MARKERS = ("<!-- edit_loop: python -m benchmarks.run --corpus rich --only edit_loop -->",
                      "<!-- /edit_loop -->")
 AGENT_TASKS_MARKERS = ("<!-- agent_tasks: python -m benchmarks.agent_tasks -->", "<!-- /agent_tasks -->")
+QUIT_MARKERS = ("<!-- quit: python -m benchmarks.run --only quit -->", "<!-- /quit -->")
 
 
 @dataclass
@@ -235,7 +236,7 @@ def write_report(out: Path, all_results: list[Results], command: str, seconds: f
     previous = out.read_text() if out.exists() else ""
     out.write_text("\n".join(lines))
     for markers in (ANCHORS_MARKERS, VARIANTS_MARKERS, PEERS_MARKERS, SOAK_MARKERS, FIRST_CALL_MARKERS,
-                    STRESS_MARKERS, REFERENCES_GREP_MARKERS, EDIT_LOOP_MARKERS, AGENT_TASKS_MARKERS):
+                    STRESS_MARKERS, REFERENCES_GREP_MARKERS, EDIT_LOOP_MARKERS, AGENT_TASKS_MARKERS, QUIT_MARKERS):
         carry_block(previous, out, *markers)
 
 

@@ -5,6 +5,7 @@
     python -m benchmarks.run --quick         # examples/shop, small sizes, no download
     python -m benchmarks.run --peers         # beside lsap-sdk and Serena (benchmarks/peers.py)
     python -m benchmarks.run --only stress   # the suite's timings and floods (benchmarks/stress.py)
+    python -m benchmarks.run --only quit     # :qa! right after start (benchmarks/quit_at_start.py)
 
 One embedded headless Neovim per corpus serves both sides (`rig.py`): the bridge through its
 agent socket, the raw baseline as the LSP requests an agent needs (`baselines.py`), sent
@@ -23,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import stress
+from . import quit_at_start, stress
 from .corpus import HERE, REPO, Corpus, example_copy, fetch_rich, fetch_rxjs
 from .report import EDIT_LOOP_MARKERS, Results, write_report, write_section
 from .rig import FULL, QUICK, Settings
@@ -67,15 +68,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="tiny corpus (examples/shop), no download")
     parser.add_argument("--corpus", choices=("rich", "ts", "all"), default="all")
     parser.add_argument("--only", default=",".join(SECTIONS), help="sections: " + ",".join(SECTIONS)
-                        + "; `stress` (not in the default) runs alone, after any other")
+                        + "; `stress` and `quit` (not in the default) run alone, after any other")
     parser.add_argument("--out", type=Path, help="where to write the results (Markdown)")
     parser.add_argument("--peers", action="store_true", help="rich beside lsap-sdk and Serena (benchmarks/peers.py)")
     args = parser.parse_args(argv)
     if args.peers:  # its own module, which reuses the rig: run it, not import it
         os.execv(sys.executable, [sys.executable, "-m", "benchmarks.peers"])
     sections = set(args.only.split(","))
-    if sections - {"stress"}:
-        run_corpora(args, sections - {"stress"})
+    if sections - {"stress", "quit"}:
+        run_corpora(args, sections - {"stress", "quit"})
+    if "quit" in sections:  # Neovims of its own in tmux, not a corpus's section
+        quit_at_start.run(args.out or HERE / "RESULTS.md", 20)
     if "stress" in sections:  # not a corpus's section: the suite's tests marked `stress`
         sys.exit(stress.run(args.out or HERE / "RESULTS.md", []))
 

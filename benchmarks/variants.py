@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lsap_bridge.locate import matcher
+from lsap_bridge.locate import fuzzy, matcher
 from lsap_bridge.locate.matcher import decide, find_matches, parse_find
 
 from . import accuracy
@@ -331,17 +331,17 @@ def section(sources: list[Sources], per_kind: int, seed: int) -> tuple[list[str]
 
 
 def margins(sources: list[Sources], per_kind: int, seed: int, ratios: Sequence[float]) -> list[str]:
-    """The near-miss runner-up ratio (`matcher._MARGIN_RATIO`) that the corpus shows safe:
+    """The near-miss runner-up ratio (`fuzzy._MARGIN_RATIO`) that the corpus shows safe:
     every held-out code base's near misses, and every tuned-on one's, at each ratio."""
     held = [(source, generate(source, per_kind, random.Random(seed))) for source in sources]
     tuned = [(source, accuracy.generate(source.root, source.files, source.language, per_kind, random.Random(2026)))
              for source in anchor_sources()]
     lines = ["| runner-up ratio | held-out near misses right | held-out wrong | tuned-on perturbed right "
              "| tuned-on wrong |", "|---:|---:|---:|---:|---:|"]
-    kept = matcher._MARGIN_RATIO
+    kept = fuzzy._MARGIN_RATIO
     try:
         for ratio in ratios:
-            matcher._MARGIN_RATIO = ratio
+            fuzzy._MARGIN_RATIO = ratio
             ours = [o for source, cases in held for o in evaluate(source.root, cases)]
             theirs = [o for source, cases in tuned for o in accuracy.evaluate(source.root, cases)]
             near = [o for o in ours if o.case.kind in SLIPS]
@@ -353,7 +353,7 @@ def margins(sources: list[Sources], per_kind: int, seed: int, ratios: Sequence[f
                 f"| {100 * sum(o.verdict == 'right' for o in perturbed) / len(perturbed):.1f} % "
                 f"| {sum(o.verdict == 'wrong' for o in theirs)} |")
     finally:
-        matcher._MARGIN_RATIO = kept
+        fuzzy._MARGIN_RATIO = kept
     return [*lines, ""]
 
 
@@ -473,7 +473,7 @@ def main(argv: list[str] | None = None) -> None:
         "### The margin",
         "",
         "A near miss is ambiguous with a runner-up on another line that costs at most half a token more "
-        "and less than this ratio times as much (`matcher._MARGIN_RATIO`); each ratio on the same finds:",
+        "and less than this ratio times as much (`fuzzy._MARGIN_RATIO`); each ratio on the same finds:",
         "",
         *margin,
         "### Matcher latency, before and after",

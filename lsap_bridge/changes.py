@@ -2,7 +2,7 @@
 whole (`changes` and `undo` modes, doc/architecture.md, Change sets).
 
 The edit engine calls `recording` once, around the switch of an edit's files
-(`edits.apply_workspace_edit`): the set (who, when, the request, each file's text before
+(`edits.apply.apply_workspace_edit`): the set (who, when, the request, each file's text before
 and after) is written first, fsynced and renamed into place, so that a crash in the
 middle leaves it beside the journal that settles the edit; a switch that fails removes it
 again. Sets live in `changes/` under the journal's directory, one JSON file each, the
@@ -50,6 +50,8 @@ HUMAN = "human"
 # A set's id: a decimal number, the name of its file (`<id>.json`).
 Id = Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,15}$")]
 _NAME = re.compile(r"[1-9][0-9]{0,15}\.json")
+# The editor's key of a merge (`FileText.merged`): its Neovim's pid and a clock.
+MergeKey = Annotated[str, StringConstraints(pattern=r"^[0-9a-z-]{1,64}$")]
 # A set read is checked exactly (`statefile.parsed`): these types, no other field.
 _STRICT = ConfigDict(strict=True, extra="forbid")
 
@@ -75,6 +77,14 @@ class FileText:
     # The review's numbers of the hunks left, in order (None: 1, 2, …): a number stays its
     # hunk's while others are decided.
     numbers: list[int] | None = None
+    # A disk change merged into a buffer with the human's unsaved text (lua/lsap/transport/
+    # merge.lua): the editor's key of that merge (None: no merge). `before` is the text the
+    # buffer was read from, `after` the disk's; the buffer holds `after`'s hunks beside the
+    # human's text, but those in `conflicts`.
+    merged: MergeKey | None = None
+    # Per conflict of the merge (in its order): the numbers of the hunks it holds, shown as a
+    # conflict and decided in the buffer (keep mine / take theirs / both); [] once decided.
+    conflicts: list[list[int]] = field(default_factory=list)
 
 
 @dataclass
@@ -281,9 +291,31 @@ def request_text() -> str | None:
     return text if len(text) <= REQUEST_CHARS else text[:REQUEST_CHARS] + "…"
 
 
-def begin(journals: Path, label: str, files: Sequence[FileText]) -> ChangeSet:
-    """Keep the change set of an edit about to be switched (see the module docstring)."""
-    return _new(journals, ChangeSet("", who(), time.time(), label, request_text(), list(files)))
+def begin(journals: Path, label: str, files: Sequence[FileText], by: str | None = None) -> ChangeSet:
+    """Keep the change set of an edit about to be switched (see the module docstring); `by`:
+    who made it, when not the asker (a disk change the editor merged: its writer)."""
+    request = request_text() if by is None else None
+    return _new(journals, ChangeSet("", by or who(), time.time(), label, request, list(files)))
+
+
+def merges(journals: Path, key: str, scan: int = 50) -> ChangeSet | None:
+    """The set of the editor's merge `key` (`FileText.merged`), among the newest `scan`."""
+    for path in _files(_directory(journals))[:scan]:
+        found = _read(path)
+        if found is not None and any(f.merged == key for f in found.files):
+            return found
+    return None
+
+
+def writer(journals: Path, path: str, after: list[str], scan: int = 20) -> ChangeSet | None:
+    """The newest of the last `scan` sets that wrote `after` to `path` on disk (an agent's
+    edit, a hook-recorded one): who made a disk change the editor then merged."""
+    for candidate in _files(_directory(journals))[:scan]:
+        found = _read(candidate)
+        if found is not None and any(f.path == path and f.after == after and not f.in_buffer
+                                     and f.merged is None for f in found.files):
+            return found
+    return None
 
 
 def discard(journals: Path, change: ChangeSet) -> None:

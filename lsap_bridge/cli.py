@@ -41,7 +41,9 @@ EXIT_HELP = """exit status:
   3  no session to ask (none could be found or started, or it went away)
   4  busy, timed out, or the file kept changing: sending it again may help
   5  a report that is incomplete: files it should have compared were not (not analysed in
-     time, users not looked for); it says which and the request that completes it"""
+     time, users not looked for); it says which and the request that completes it. After an
+     edit: the edit IS applied, the diagnostics of some files were not confirmed in time:
+     run the check it names, never the edit again"""
 
 
 def exit_code(code: str | None) -> int:

@@ -1,24 +1,22 @@
-"""One agent connection and its fair share of the service (doc/lsap.txt, lsap-limits and
-lsap-queue; doc/architecture.md, "Agents: socket, CLI, MCP").
+"""One agent connection (`Connection`): what it reads, within its budget, the calls it runs
+as the scheduler allows, and the replies it writes (doc/lsap.txt, lsap-limits and
+lsap-queue; doc/architecture.md, "Agents: socket, CLI, MCP"). The wire it speaks is
+`wire.py`; the limits, the budget of all connections and the scheduler are `fair_share.py`.
 
 What a connection may hold is bounded by `Limits`, never by what the client does: the calls
 it sent that are not answered yet, and the replies it has not read, stay within
 `Limits.memory`. Past that the connection is no longer read from (the client's own writes
 then block in the kernel), and one that leaves its replies unread for `Limits.stall`
 seconds is closed, with the reason in the log. Calls past `in_flight` wait in a bounded
-queue; only past the queue's bound is a call refused, with `busy` and a retry hint. The
-`Scheduler` starts waiting calls in turn across connections, at most `running` at once,
-and none while one of the human's own commands runs; a call's slot is given back however
-it ends (`Connection._ended`). All connections together stay within `Limits.total`
-(`Budget`): past it the ones with the most unread replies are closed first. Over TCP
-nothing beyond a small `auth` message is read before the client has authenticated, and a
-new connection at the `unauthenticated` limit drops the oldest one still waiting.
+queue; only past the queue's bound is a call refused, with `busy` and a retry hint. A
+call's slot is given back however it ends (`Connection._ended`). Over TCP nothing beyond
+a small `auth` message is read before the client has authenticated, and a new connection
+at the `unauthenticated` limit drops the oldest one still waiting.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -26,19 +24,39 @@ import socket
 import struct
 import time
 import weakref
-from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from collections import deque
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Protocol
 
-import msgpack
-
-from .errors import ErrorCode, LsapBaseError
-from .jsonvalue import Json, Jsonable, JsonObject, Params, to_int
+from .fair_share import MIB, Budget, Limits, Scheduler
+from .jsonvalue import Json, Jsonable, JsonObject, Params
 from .surface import APPLIED, NOT_AGAIN, applied_note
+from .wire import (
+    DROPPED,
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    JSON_START,
+    MSGPACK_NOTIFICATION,
+    MSGPACK_REQUEST,
+    MSGPACK_RESPONSE,
+    PARSE_ERROR,
+    SESSION_GONE,
+    TOO_BUSY,
+    TOO_LARGE,
+    UNAUTHORIZED,
+    JsonLines,
+    Malformed,
+    Message,
+    Msgpack,
+    RpcFailure,
+    encode_json,
+    json_error,
+    json_ids,
+    pack,
+)
 
-MIB = 1024 * 1024
 WRITE_HIGH = MIB // 4  # unread reply bytes at which a connection is paused (no reads, no new calls)
 # Unread reply bytes past which a client is behind: its waiting calls start after those of
 # clients that read, and a full queue of its stops reading.
@@ -47,74 +65,13 @@ REFUSALS = 16  # `busy` refusals of a full queue, after which it is not read unt
 SLICE = 64  # messages of one connection handled before the loop turns to the others
 MAX_BATCH = 50  # requests in one `batch` call, and calls in one JSON-RPC batch array
 
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
-    -32700, -32600, -32601, -32602, -32603,
-)
-TIMEOUT, UNAUTHORIZED, TOO_LARGE, TOO_BUSY, SESSION_GONE = -32001, -32002, -32003, -32004, -32005
-# Every JSON-RPC error also carries one of the stable codes of the reports, in `data.code`.
-STABLE = {
-    PARSE_ERROR: ErrorCode.INVALID_REQUEST, INVALID_REQUEST: ErrorCode.INVALID_REQUEST,
-    METHOD_NOT_FOUND: ErrorCode.INVALID_REQUEST, INVALID_PARAMS: ErrorCode.INVALID_REQUEST,
-    TOO_LARGE: ErrorCode.INVALID_REQUEST, INTERNAL_ERROR: ErrorCode.SERVER_ERROR,
-    TIMEOUT: ErrorCode.TIMEOUT, UNAUTHORIZED: ErrorCode.DENIED, TOO_BUSY: ErrorCode.BUSY,
-    SESSION_GONE: ErrorCode.SESSION_GONE,
-}
-
-MSGPACK_REQUEST, MSGPACK_RESPONSE, MSGPACK_NOTIFICATION = 0, 1, 2
-JSON_START = b"{[ \t\r\n"  # a connection whose first byte is one of these speaks JSON lines
 
 LOG = logging.getLogger("lsap.server")
-T = TypeVar("T")
-DROPPED = object()  # stands for a message over the size limit, which was not kept
+
+
 # The connection whose call is running (its task's context): `info` leaves that call out of
 # the counts it shows.
 ASKING: ContextVar[Connection | None] = ContextVar("lsap_asking", default=None)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one connection, and agents together, may hold and run (`agent_limits` in setup())."""
-
-    in_flight: int = 8  # calls of one connection running at once
-    queue: int = 256  # calls of one connection waiting past `in_flight`; more are `busy`
-    memory: int = 16 * MIB  # bytes of unanswered calls and unread replies per connection
-    total: int = 150 * MIB  # the same, over all connections together
-    running: int = 16  # agents' calls running at once, over all connections
-    stall: float = 30.0  # seconds a connection may leave its replies unread before it is closed
-    message: int = 10 * MIB  # one message
-    auth_bytes: int = 4096  # the first message over TCP (`auth`)
-    auth_timeout: float = 2.0  # seconds it has to arrive
-    unauthenticated: int = 16  # TCP connections waiting to authenticate; a new one drops the oldest
-
-    @classmethod
-    def of(cls, config: Mapping[str, Json] | None) -> Limits:
-        """From setup()'s `agent_limits` table (`in_flight`, `queue`, `memory_mib`,
-        `total_mib`, `running`: whole numbers >= 1); what it leaves out keeps its default."""
-        given = {k: max(1, to_int(v)) for k, v in (config or {}).items()
-                 if k in ("in_flight", "queue", "memory_mib", "total_mib", "running")}
-        for mib, name in (("memory_mib", "memory"), ("total_mib", "total")):
-            if mib in given:
-                given[name] = given.pop(mib) * MIB
-        return cls(**given)
-
-    def public(self) -> JsonObject:
-        """The limits a client can plan with (the socket's `info`)."""
-        return {"in_flight": self.in_flight, "queue": self.queue, "running": self.running,
-                "memory_mib": self.memory // MIB, "total_mib": self.total // MIB,
-                "message_mib": self.message // MIB, "stall_s": self.stall}
-
-
-class RpcFailure(LsapBaseError):
-    """A call that fails at the protocol level: a JSON-RPC error code and a message."""
-
-    def __init__(self, code: int, message: str, data: JsonObject | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.data = data or {}
-
-    def error(self) -> JsonObject:
-        return {"code": self.code, "message": str(self),
-                "data": {"code": STABLE[self.code].value, **self.data}}
 
 
 @dataclass
@@ -154,123 +111,11 @@ def peer_uid(transport: asyncio.BaseTransport) -> int | None:
     return int(uid)
 
 
-# -- framing ------------------------------------------------------------------------------------
-
-
-class Malformed(LsapBaseError):
-    """Bytes after which no next message can be found: the connection is closed."""
-
-
-class JsonLines:
-    """Newline-delimited JSON: complete lines out of a buffer that never holds more than
-    one line over the limit (the rest of such a line is skipped as it arrives)."""
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self._start = 0  # where the next line begins
-        self._scanned = 0  # no newline before this offset
-        self._skipping = False
-
-    def feed(self, data: bytes) -> None:
-        self._buffer += data
-
-    def take(self, limit: int) -> tuple[Any, int] | None:
-        """The next line and its size, (DROPPED, size) for one over `limit`, or None until a
-        whole line has arrived."""
-        while True:
-            end = self._buffer.find(b"\n", max(self._start, self._scanned))
-            if end < 0:
-                self._scanned = len(self._buffer)
-                size = len(self._buffer) - self._start
-                if self._skipping or size > limit:
-                    self._start = self._scanned = len(self._buffer)  # drop what came so far
-                    if not self._skipping:
-                        self._skipping = True
-                        return DROPPED, size
-                return None
-            line, self._start = bytes(self._buffer[self._start:end]), end + 1
-            if self._skipping:  # the end of a line already refused
-                self._skipping = False
-                continue
-            if len(line) > limit:
-                return DROPPED, len(line)
-            if line.strip():
-                return line, len(line)
-
-    def compact(self) -> None:
-        del self._buffer[:self._start]
-        self._scanned -= self._start
-        self._start = 0
-
-    def buffered(self) -> int:
-        return len(self._buffer) - self._start
-
-
-class Msgpack:
-    """msgpack-RPC: messages have no delimiters, so one over the limit is still parsed (the
-    buffer allows a few times the limit) and then refused by size, keeping the stream in step."""
-
-    def __init__(self, limit: int) -> None:
-        self._most = 4 * limit
-        self._unpacker = msgpack.Unpacker(raw=False, max_buffer_size=self._most)
-        self._fed = self._taken = 0
-
-    def feed(self, data: bytes) -> None:
-        try:
-            self._unpacker.feed(data)
-        except msgpack.BufferFull:
-            raise Malformed(f"message larger than {self._most} bytes") from None
-        self._fed += len(data)
-
-    def take(self, limit: int) -> tuple[Any, int] | None:
-        try:
-            message = next(self._unpacker)
-        except StopIteration:
-            return None
-        except (ValueError, msgpack.UnpackException):
-            raise Malformed("malformed msgpack") from None
-        size, self._taken = self._unpacker.tell() - self._taken, self._unpacker.tell()
-        return message, size
-
-    def compact(self) -> None:
-        pass  # the unpacker drops what it has consumed
-
-    def buffered(self) -> int:
-        return self._fed - self._taken
-
-
-def _pack(message: Jsonable) -> bytes:
-    packed: bytes = msgpack.packb(message, use_bin_type=True)
-    return packed
-
-
-def _encode_json(message: Jsonable) -> bytes:
-    return json.dumps(message, ensure_ascii=False).encode() + b"\n"
-
-
-def json_error(msg_id: Json, failure: RpcFailure) -> Params:
-    return {"jsonrpc": "2.0", "id": msg_id, "error": failure.error()}
-
-
-def _json_ids(line: bytes) -> list[Json]:
-    """The ids a JSON line asks answers for (a batch array has several), for refusals."""
-    try:
-        message = json.loads(line)
-    except (ValueError, RecursionError):
-        return [None]
-    items = message if isinstance(message, list) else [message]
-    return [m.get("id") for m in items if isinstance(m, dict) and "id" in m] or (
-        [] if isinstance(message, dict) and "method" in message else [None])
-
-
-# -- one connection -----------------------------------------------------------------------------
-
-
 @dataclass
 class Call:
     """A message read and not answered yet: JSON bytes, or a parsed msgpack message."""
 
-    message: Any  # a JSON line (bytes), or a msgpack value, or DROPPED
+    message: Message
     size: int
     started: float | None = None  # when its task began to run (monotonic)
     answered: bool = False  # its reply (or none, for a notification) was handed over
@@ -416,14 +261,14 @@ class Connection(asyncio.Protocol):
 
     # -- reading ----------------------------------------------------------------------------
 
-    def _received(self, message: Any, size: int) -> None:
+    def _received(self, message: Message, size: int) -> None:
         self.host.budget.note(size)
         if not self.peer.authenticated:
             self._authenticate(message)
         elif message is DROPPED or size > self.limits.message:
             self._refused([None] if message is DROPPED else self._ids(message), RpcFailure(
                 TOO_LARGE, f"message larger than {self.limits.message} bytes"))
-        elif self.host.budget.over(self.host) > 0:
+        elif self.host.budget.over(self.host.connections, self.limits.total) > 0:
             retry = round(min(60.0, max(0.5, self.mean * 4)), 1)
             self._refused(self._ids(message), RpcFailure(
                 TOO_BUSY, "the agents' connections together hold more than the service's "
@@ -442,7 +287,7 @@ class Connection(asyncio.Protocol):
             self.held += size
             self.host.scheduler.wants(self)
 
-    def _authenticate(self, message: Any) -> None:
+    def _authenticate(self, message: Message) -> None:
         """The first message over TCP: `auth` with the token, else the connection closes."""
         request = self._request(message)
         if request is None or request[1] != "auth" or not self.host.authentic(request[2]):
@@ -468,7 +313,7 @@ class Connection(asyncio.Protocol):
         if not self.peer.authenticated:
             self._refuse(self._unauthenticated())
 
-    def _request(self, message: Any) -> tuple[Json, str, Json] | None:
+    def _request(self, message: Message) -> tuple[Json, str, Json] | None:
         """(id, method, params) of a single request, or None."""
         if message is DROPPED:
             return None
@@ -486,10 +331,10 @@ class Connection(asyncio.Protocol):
             return message[1], str(message[2]), params
         return None
 
-    def _ids(self, message: Any) -> list[Json]:
+    def _ids(self, message: Message) -> list[Json]:
         """The ids a message asks answers for (a JSON batch array has several)."""
         if isinstance(self.framing, JsonLines):
-            return _json_ids(message)
+            return json_ids(message)
         request = self._request(message)
         return [request[0]] if request else []
 
@@ -584,17 +429,17 @@ class Connection(asyncio.Protocol):
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
-            return _encode_json(json_error(None, RpcFailure(
+            return encode_json(json_error(None, RpcFailure(
                 PARSE_ERROR, "not valid JSON; send one JSON-RPC object per line")))
         if isinstance(message, list) and message:  # a JSON-RPC batch: one array of replies
             if len(message) > MAX_BATCH:
-                return _encode_json(json_error(None, RpcFailure(
+                return encode_json(json_error(None, RpcFailure(
                     INVALID_REQUEST, f"a JSON-RPC batch holds at most {MAX_BATCH} calls; split it")))
             replies = await asyncio.gather(*(self._reply_json(m) for m in message))
             answered = [r for r in replies if r is not None]
-            return _encode_json(answered) if answered else None
+            return encode_json(answered) if answered else None
         reply = await self._reply_json(message)
-        return _encode_json(reply) if reply is not None else None
+        return encode_json(reply) if reply is not None else None
 
     async def _reply_json(self, message: Json) -> Params | None:
         """The reply to one JSON-RPC message; None for a notification."""
@@ -627,7 +472,7 @@ class Connection(asyncio.Protocol):
             reply: list[Jsonable] = [MSGPACK_RESPONSE, msg_id, failure.error(), None]
         else:
             reply = [MSGPACK_RESPONSE, msg_id, None, result]
-        return _pack(reply) if kind == MSGPACK_REQUEST else None
+        return pack(reply) if kind == MSGPACK_REQUEST else None
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -642,7 +487,7 @@ class Connection(asyncio.Protocol):
         self.written += len(data)
         self.host.budget.note(len(data))
         if self.unread():  # the client is behind: mind the total
-            self.host.budget.over(self.host)
+            self.host.budget.over(self.host.connections, self.limits.total)
 
     def _drained(self) -> int:
         """Bytes the client has read so far."""
@@ -650,20 +495,20 @@ class Connection(asyncio.Protocol):
 
     def _result(self, msg_id: Json, result: Jsonable) -> bytes:
         if isinstance(self.framing, Msgpack):
-            return _pack([MSGPACK_RESPONSE, msg_id, None, result])
-        return _encode_json({"jsonrpc": "2.0", "id": msg_id, "result": result})
+            return pack([MSGPACK_RESPONSE, msg_id, None, result])
+        return encode_json({"jsonrpc": "2.0", "id": msg_id, "result": result})
 
     def _failure(self, msg_id: Json, failure: RpcFailure) -> bytes:
         if isinstance(self.framing, Msgpack):
-            return _pack([MSGPACK_RESPONSE, msg_id, failure.error(), None])
-        return _encode_json(json_error(msg_id, failure))
+            return pack([MSGPACK_RESPONSE, msg_id, failure.error(), None])
+        return encode_json(json_error(msg_id, failure))
 
     def _failures(self, ids: list[Json], failure: RpcFailure) -> bytes | None:
         """The error for each id of a message (a JSON batch array gets one array)."""
         if not ids:
             return None
         if isinstance(self.framing, JsonLines) and len(ids) > 1:
-            return _encode_json([json_error(i, failure) for i in ids])
+            return encode_json([json_error(i, failure) for i in ids])
         return self._failure(ids[0], failure)
 
     def _refused(self, ids: list[Json], failure: RpcFailure) -> None:
@@ -673,12 +518,12 @@ class Connection(asyncio.Protocol):
     def notify(self, method: str, params: JsonObject) -> None:
         """A notification to the client, in the framing it speaks (before its reply)."""
         if isinstance(self.framing, JsonLines):
-            self._write(_encode_json({"jsonrpc": "2.0", "method": method, "params": params}))
+            self._write(encode_json({"jsonrpc": "2.0", "method": method, "params": params}))
         elif self.framing is not None:
-            self._write(_pack([MSGPACK_NOTIFICATION, method, [params]]))
+            self._write(pack([MSGPACK_NOTIFICATION, method, [params]]))
 
     def _notification_bytes(self, text: str) -> bytes:
-        return _pack([MSGPACK_NOTIFICATION, "lsap_error", [text]])
+        return pack([MSGPACK_NOTIFICATION, "lsap_error", [text]])
 
     def _notify_error(self, text: str) -> None:
         self._write(self._notification_bytes(text))
@@ -750,125 +595,3 @@ class Connection(asyncio.Protocol):
 
     def finish(self) -> None:
         self._close(self.stopping or "the session stopped")
-
-
-class Budget:
-    """The bytes all connections hold together, against `Limits.total`. Counting sums over
-    the connections, so it is done again only once enough bytes came or went since the
-    last count, or some time passed: a flood of small messages does not pay it for each."""
-
-    EVERY = 0.02  # seconds
-    MOVED = 256 * 1024  # bytes read or written
-
-    def __init__(self) -> None:
-        self._at = -1.0
-        self._moved = 0
-        self._over = 0
-
-    def note(self, size: int) -> None:
-        self._moved += size
-
-    def over(self, host: Host) -> int:
-        """Bytes over the total (0 or less: within it). Over it, the connections whose
-        replies stay unread are closed first, the largest first, until the rest fit; what
-        is still over makes new calls `busy`."""
-        now = time.monotonic()
-        if self._moved < self.MOVED and now - self._at < self.EVERY:
-            return self._over
-        self._at, self._moved = now, 0
-        held = {c: c.footprint() for c in host.connections if not c.closing}
-        total = host.limits.total
-        over = sum(held.values()) - total
-        if over > 0:
-            unread = {c: c.unread() for c in held}
-            for conn in sorted((c for c in held if unread[c]), key=lambda c: -unread[c]):
-                conn.close_stalled(f"the agents' connections together held more than {total / MIB:g} "
-                                   f"MiB and it left {unread[conn] / MIB:.1f} MiB of replies unread")
-                over -= held[conn]
-                if over <= 0:
-                    break
-        self._over = over
-        return over
-
-
-class Scheduler:
-    """Starts agents' calls in turn across the connections that have some waiting (one call
-    per connection per turn; those whose clients read their replies first), at most
-    `capacity` at once, and none while one of the human's own commands runs: a greedy
-    connection cannot starve the others, and agents never hold the human back."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.running = 0
-        self.human = 0  # the human's commands running
-        self._turns: OrderedDict[Connection, None] = OrderedDict()  # waiting connections, in turn
-
-    def wants(self, conn: Connection) -> None:
-        """A connection has a call waiting."""
-        self._turns.setdefault(conn)
-        self._pump()
-
-    def finished(self, conn: Connection) -> None:
-        """One of its calls ended: the slot goes to the next in turn, then to it again."""
-        self.running -= 1
-        if conn.queue and not conn.closing:
-            self._turns.setdefault(conn)
-        self._pump()
-
-    def forget(self, conn: Connection) -> None:
-        self._turns.pop(conn, None)
-
-    def counts(self, connections: set[Connection], most: int = 20) -> JsonObject:
-        """What runs and waits now, in total and for the busiest connections (`info`): the
-        call asking (an `info` over the socket) is left out, so an idle service shows 0."""
-        asking = ASKING.get()
-        mine = 1 if asking is not None and asking.running > 0 else 0
-        busy = sorted(((c.running - (mine if c is asking else 0), len(c.queue), c)
-                       for c in connections), key=lambda t: (-t[0] - t[1], t[2].peer.name))
-        busy = [t for t in busy if t[0] or t[1]]
-        return {
-            "running": self.running - mine, "queued": sum(q for _, q, _ in busy),
-            "capacity": self.capacity, "human": self.human,
-            "connections": len(connections),
-            "unauthenticated": sum(1 for c in connections if not c.peer.authenticated),
-            "memory_mib": round(sum(c.footprint() for c in connections) / MIB, 1),
-            "busiest": [{"client": c.peer.name, "running": r, "queued": q,
-                         "memory_mib": round(c.footprint() / MIB, 1)} for r, q, c in busy[:most]],
-            "busiest_left_out": max(0, len(busy) - most),
-        }
-
-    def _pump(self) -> None:
-        while self.running < self.capacity and not self.human and self._turns:
-            conn = self._next()
-            del self._turns[conn]
-            if not conn.ready():
-                continue  # it asks again when it can (a call of its own ended, or it read)
-            conn.start()  # counts itself in `running`, and gives it back however it ends
-            if conn.queue:
-                self._turns[conn] = None  # back of the line
-
-    def _next(self) -> Connection:
-        """The first connection in turn whose client reads its replies, among those one with
-        no call running, and among those one answered before: a call whose reply would wait
-        unread, a greedy client's next call, or a burst of new connections (50 clients that
-        never read, connecting at once) does not hold back a client asking one thing."""
-        return min(self._turns, key=lambda c: (c.behind(), c.running > 0, c.answered == 0))
-
-    @contextlib.asynccontextmanager
-    async def _human_first(self) -> AsyncIterator[None]:
-        self.human += 1
-        try:
-            yield
-        finally:
-            self.human -= 1
-            self._pump()
-
-    def ahead(self, handler: Callable[[T], Awaitable[None]]) -> Callable[[T], Coroutine[Any, Any, None]]:
-        """The human's command handler: while it runs, no agent call starts (those running
-        finish)."""
-
-        async def run(params: T) -> None:
-            async with self._human_first():
-                await handler(params)
-
-        return run

@@ -9,7 +9,7 @@ from .errors import ErrorCode, LsapError
 from .locate.matcher import find_matches, parse_find
 from .models import LineScope, Locate, SymbolScope
 from .position import byte_column
-from .session import Session
+from .session.warm import Session
 
 
 def marker_for(text: str) -> str:

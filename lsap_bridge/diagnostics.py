@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .models import Wait
 from .position import Encoding, column_at
 
 SEVERITIES = ("error", "warning", "information", "hint")
@@ -182,7 +183,13 @@ def _same(a: DiagnosticMap, b: DiagnosticMap) -> bool:
     return dict(a) == dict(b) and a.pending.keys() == b.pending.keys()
 
 
-async def settled(look: Callable[[], Awaitable[DiagnosticMap]], structural: bool) -> tuple[DiagnosticMap, bool]:
+def budget_of(wait: Wait) -> float | None:
+    """An edit's wait in seconds; None: no budget but the look's own bounds ("settled")."""
+    return None if wait == "settled" else max(0.0, float(wait))
+
+
+async def settled(look: Callable[[], Awaitable[DiagnosticMap]], structural: bool,
+                  until: float | None = None) -> tuple[DiagnosticMap, bool]:
     """The diagnostics after a change (the files changed on disk, or the bridge's own edit),
     as `look` gets them: `Session.diagnostics(files, after_sync=True)`, whose evidence is
     each server's analysis after it read the change (see `when_diagnosed`); and whether they
@@ -191,11 +198,12 @@ async def settled(look: Callable[[], Awaitable[DiagnosticMap]], structural: bool
     `SETTLE_LIMIT`: basedpyright still resolves the imports of a deleted module for up to a
     second and a half after it first republished (it re-resolves imports later). Files
     without that evidence in time are `pending`, with the reason: `check`, rename and code
-    actions name them. One wait for all three."""
+    actions name them. One wait for all three. `until` (a `time.monotonic()` deadline: an
+    edit's `diagnostics_wait`): no look again that would end after it."""
     found = await look()
     need, held = (2 if structural and found else 0), 0
     deadline = time.monotonic() + SETTLE_LIMIT
-    while held < need and time.monotonic() < deadline:
+    while held < need and time.monotonic() < deadline and (until is None or time.monotonic() + SETTLE_STEP < until):
         await asyncio.sleep(SETTLE_STEP)
         again = await look()
         held = held + 1 if _same(again, found) else 0

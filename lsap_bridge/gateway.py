@@ -29,7 +29,7 @@ from .jsonvalue import Params
 from .lsp import FileEventData
 from .lspcall import LspAnswer as LspAnswer
 from .lspcall import LspCall as LspCall
-from .models import DEFAULT_MAX_TOKENS
+from .models import DEFAULT_MAX_TOKENS, DIAGNOSTICS_WAIT, Wait
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 from .position import Document, EditorLocation
 from .servers.registry import adapter_for
@@ -104,6 +104,8 @@ class EditorGateway:
     nvim_pid: int = 0
     max_file_size: int = MAX_FILE_SIZE  # Neovim's `max_file_size` when the service started
     max_tokens: int = DEFAULT_MAX_TOKENS  # an answer's budget unless the request sets one (`max_tokens`)
+    # An edit's wait for its diagnostics after unless the request sets one (`diagnostics_wait`).
+    diagnostics_wait: Wait = DIAGNOSTICS_WAIT
     embedded: bool = False  # the Neovim is lsap's own (the daemon's), not the human's
     # The roots every path opened or read must be inside (the session's; None: no check).
     workspace: Workspace | None = None
@@ -130,6 +132,8 @@ class EditorGateway:
         started = await self.call("register", self.channel)
         self.nvim_pid, self.max_file_size = int(started["pid"]), int(started["max_file_size"])
         self.max_tokens = int(started.get("max_tokens") or DEFAULT_MAX_TOKENS)
+        wait = started.get("diagnostics_wait", DIAGNOSTICS_WAIT)
+        self.diagnostics_wait = "settled" if wait == "settled" else float(wait)
 
     def on_command(self, handler: CommandHandler) -> None:
         """Commands typed by the human (`:Lsap …`) arrive as `lsap_command` notifications."""
@@ -457,6 +461,7 @@ class EditorGateway:
 
     async def pushed_diagnostics(
         self, bufnrs: list[int], exclude_clients: list[int], after_sync: bool = False,
+        until: float | None = None,
     ) -> dict[int, dict[str, Any]]:
         """`vim.diagnostic` items per buffer, once servers have published for its latest change.
 
@@ -465,17 +470,19 @@ class EditorGateway:
         or was `quiet`: diagnosed before, with nothing new published (see `when_diagnosed`).
         Diagnostics of `exclude_clients` (pulled separately) are left out. `after_sync`:
         files changed on disk (`sync`), and a buffer is analysed only once each of its
-        servers has published for it after it had read the change.
+        servers has published for it after it had read the change. `until` (a
+        `time.monotonic()` deadline: an edit's `diagnostics_wait`): the answer then, whatever
+        the servers are doing.
         """
         if not bufnrs:
             return {}
         settle_ms = int(self.timeouts.settle * 1000)
         quiet_ms = int(self.timeouts.diagnostics_quiet * 1000)
-        timeout_ms = int(self.timeouts.diagnostics * 1000)
-        work_ms = int(self.timeouts.index * 1000)  # a server's reported work does not count
+        bound, work = self.timeouts.diagnostics, self.timeouts.index  # a server's reported work does not count
+        if until is not None:
+            bound, work = min(bound, max(0.0, until - time.monotonic())), 0.0
         raw = await self._ask("when_diagnosed", bufnrs, exclude_clients, settle_ms, quiet_ms,
-                              timeout_ms, after_sync, work_ms,
-                              timeout=self.timeouts.diagnostics + self.timeouts.index + 5)
+                              int(bound * 1000), after_sync, int(work * 1000), timeout=bound + work + 5)
         return {int(entry["bufnr"]): entry for entry in raw or []}
 
     async def server_commands(self, client_id: int) -> list[str]:
@@ -497,6 +504,7 @@ class Editor(Protocol):
     workspace: Workspace | None
     max_file_size: int
     max_tokens: int
+    diagnostics_wait: Wait
     gone: set[int]
     stats: Counter[str]
 
@@ -518,7 +526,7 @@ class Editor(Protocol):
     async def all_clients(self) -> list[Client]: ...
     async def servers_expected(self, bufnrs: list[int]) -> list[bool]: ...
     async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int],
-                                 after_sync: bool = False) -> dict[int, dict[str, Any]]: ...
+                                 after_sync: bool = False, until: float | None = None) -> dict[int, dict[str, Any]]: ...
     async def server_commands(self, client_id: int) -> list[str]: ...
     async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]: ...
     async def call(self, name: str, *args: Any) -> Any: ...

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .connection import Limits, Scheduler
 from .errors import ErrorCode, LsapError
+from .fair_share import Limits, Scheduler
 from .gateway import EditorGateway
 from .jsonvalue import Params
 from .lifecycle import Lifecycle, Plan
@@ -28,7 +28,7 @@ from .logfile import log_to_file
 from .nvim_rpc import NvimConnection
 from .server import call_time, current_client, progress
 from .service import Service
-from .session import HUMAN_APPROVED, Doubt, EditApproval
+from .session.approval import HUMAN_APPROVED, Doubt, EditApproval
 from .workspace import Workspace
 
 _started: threading.Thread | None = None

@@ -12,7 +12,9 @@ gone or on a signal it caught first (`sys.excepthook`). The SIGTERM handler is a
 which Python runs between any two bytecodes of the main thread (even amid the service's
 imports), where pynvim's asyncio handler waits for its loop's turn; pynvim sets its own as
 its loop starts, after the plugins loaded, so the remote plugin sets this one again when its
-first function runs (`install` at load and in `LsapStart`).
+first function runs (`install` at load and in `LsapStart`). Before all of that, while Python
+still loads pynvim, the host's own first line (`lsap.compat.start_python_plugin`) has set a
+handler that leaves with `os._exit(0)` too.
 
 Imported by the remote plugin at load: nothing but the standard library here.
 """

@@ -127,7 +127,7 @@ def _write_new(target: Path, temp: Path, data: bytes) -> None:
         if st is not None:
             os.fchmod(fd, st.st_mode & 0o7777)
             if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
-                os.fchown(fd, st.st_uid, st.st_gid)  # only root gets here (see edits.unwritable)
+                os.fchown(fd, st.st_uid, st.st_gid)  # only root gets here (see edits.files.unwritable)
         os.fsync(fd)
     finally:
         os.close(fd)

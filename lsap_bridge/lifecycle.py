@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from . import cpu
-from .connection import ASKING, Limits, Scheduler
+from .connection import ASKING
 from .discovery import SessionInfo, runtime_dir
-from .edits import journal_dir, recover_edits
+from .edits.switch import journal_dir, recover_edits
 from .errors import LsapError
+from .fair_share import Limits, Scheduler
 from .gateway import EditorGateway
 from .server import EventSink, Method, SocketServer
 from .service import Service

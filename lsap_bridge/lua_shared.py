@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .connection import MIB, Limits
+from .fair_share import MIB, Limits
 from .filestate import RACY_NS
 from .gateway import MAX_FILE_SIZE
 from .lua_modes import _lua
-from .models import DEFAULT_MAX_TOKENS
+from .models import DEFAULT_MAX_TOKENS, DIAGNOSTICS_WAIT
 
 PACKAGE = Path(__file__).resolve().parent
 CHECKOUT = PACKAGE.parent
@@ -94,6 +94,7 @@ def tables() -> dict[str, Any]:
                              "running": limits.running},
             "max_file_size": MAX_FILE_SIZE,
             "max_tokens": DEFAULT_MAX_TOKENS,
+            "diagnostics_wait": DIAGNOSTICS_WAIT,
         },
         "racy_ns": RACY_NS,
     }

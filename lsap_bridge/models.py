@@ -70,6 +70,14 @@ MAX_ITEMS_LIMIT = 1000
 # The token budget of one answer (`report/budget.py`): the least a request may ask for, the
 # most, and the session's default unless configured (`max_tokens` in setup(), $LSAP_MAX_TOKENS).
 MIN_TOKENS, MAX_TOKENS_LIMIT, DEFAULT_MAX_TOKENS = 500, 100_000, 8000
+#: Seconds an edit waits for its diagnostics after, once it is written and journalled,
+#: unless configured (`diagnostics_wait` in setup(), $LSAP_DIAGNOSTICS_WAIT) or the request
+#: sets `diagnostics_wait`: what the servers have not confirmed by then is `pending`, with
+#: the `check` that reports it (`Diagnostics.after_edit`).
+DIAGNOSTICS_WAIT = 1.0
+#: An edit's wait for its diagnostics after: seconds, or "settled": every bound of the look
+#: (each server's pass over, and after files came or went, their diagnostics held).
+Wait = float | Literal["settled"]
 
 
 class Request(StrictModel):
@@ -118,6 +126,16 @@ class Overwriting(StrictModel):
     # `overwrite`): refused without it; the report names each file replaced with the lines
     # it held, and `undo` brings it back.
     overwrite: bool = False
+
+
+class Waiting(StrictModel):
+    """The field of a request whose edit reports the diagnostics after it."""
+
+    # Seconds the answer waits, once the edit is written and journalled, for the servers to
+    # confirm the diagnostics of the files it changed (and their users), or "settled": as long
+    # as they take (bounded). None: the session's (`DIAGNOSTICS_WAIT` unless configured). What
+    # is not confirmed by then is listed `pending`, with the `check` that reports it.
+    diagnostics_wait: Annotated[float, Field(ge=0, le=600)] | Literal["settled"] | None = None
 
 
 def bare_field(model: type[Request]) -> str | None:

@@ -24,17 +24,18 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from .changes import undo_hint
-from .edits import applied_before
+from .edits.switch import applied_before
 from .errors import LsapError
 from .failures import as_error
 from .jsonvalue import Json
-from .models import Report, Request
+from .models import INCOMPLETE, Report, Request
 from .modes import REGISTRY, Answer
 from .position import EditorLocation
 from .render import render_error, renderer
 from .report.budget import fit
 from .requests import parse_request
-from .session import Session, disk_notes
+from .session.texts import disk_notes
+from .session.warm import Session
 from .surface import APPLIED, REQUEST, SURFACE, Surface
 
 LOG = logging.getLogger("lsap.service")
@@ -51,6 +52,9 @@ class Response:
     mode: str | None = None
     answer: Answer | None = None
     error: LsapError | None = None
+    # A response that is no mode's report (the text format's) left out what it should have
+    # compared: the diagnostics of files its edits changed, not confirmed in time.
+    incomplete: bool = False
 
     @property
     def ok(self) -> bool:
@@ -59,6 +63,8 @@ class Response:
     @property
     def status(self) -> str | None:
         """`incomplete` when the report left out what it should have compared (`Report.status`)."""
+        if self.incomplete:
+            return INCOMPLETE
         return self.answer.report.status if self.answer is not None else None
 
     @property

@@ -14,7 +14,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from .diagnostics import labelled
 from .errors import LsapError
 from .models import Report
-from .surface import phrase, phrase_option
+from .surface import SURFACE, phrase, phrase_option
 from .workspace import size_text
 
 
@@ -31,6 +31,10 @@ def _environment() -> Environment:
     )
     # Requests and options a report suggests, written for the surface that asked.
     environment.globals.update(suggest=phrase, suggest_option=phrase_option, labelled=labelled)
+    # Agents' forms (every surface but Neovim's report window, whose lines are jump targets
+    # and whose `Anchor:` line teaches the anchor form): `_title.md.j2`, outlines, hierarchies.
+    environment.globals["agent"] = lambda: SURFACE.get() != "nvim"
+
     environment.filters["size"] = size_text
     return environment
 
@@ -40,7 +44,7 @@ _DEEP_HEADING = re.compile(r"#{4,}\s+(.*)")
 
 def render_markdown(template: str, data: Mapping[str, object]) -> str:
     text = _environment().get_template(f"{template}.md.j2").render(**data)
-    if data.get("notes"):  # under the title, whatever the mode (see `session.disk_notes`)
+    if data.get("notes"):  # under the title, whatever the mode (see `session.texts.disk_notes`)
         title, _, rest = text.partition("\n")
         text = title + "\n\n" + _environment().get_template("_notes.md.j2").render(**data) + rest
     lines = [line.rstrip() for line in text.strip().split("\n")]

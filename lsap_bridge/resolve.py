@@ -12,22 +12,15 @@ from .cpu import off_loop
 from .errors import Candidate, ErrorCode, LsapError, shown_score
 from .gateway import Client
 from .locate.anchor import format_anchor
-from .locate.matcher import (
-    INLINE_FIND,
-    Match,
-    MatchResult,
-    Needle,
-    Tier,
-    decide,
-    find_in,
-    has_exact,
-    parse_find,
-)
+from .locate.matcher import INLINE_FIND, decide, find_in, has_exact, parse_find
+from .locate.matches import Match, MatchResult, Needle, Tier
 from .models import LineScope, Locate, SymbolScope
 from .position import Document, line_at
 from .servers.adapter import CROSS_FILE
 from .servers.registry import adapter_for
-from .session import SYMBOLS, Resolved, Session, Target
+from .session.targets import Resolved, Target
+from .session.trees import SYMBOLS
+from .session.warm import Session
 from .surface import looked_at, phrase
 from .symbols import Symbol, SymbolTree
 
@@ -47,11 +40,13 @@ async def resolve(session: Session, locate: Locate, method: str) -> Resolved:
         method, resolved.path, session.workspace.display(resolved.path))
     if note is not None:
         session.texts.note(*note)
-    if method in CROSS_FILE:  # counts from an index (references, implementations, calls)
-        for gap in await incomplete(session, [resolved.target.client], recent=False):
+    client = resolved.target.client
+    # Counts from an index (references, implementations, calls), of a server whose work in
+    # progress may leave them short (tsserver loading a project; not basedpyright's analysis).
+    if method in CROSS_FILE and adapter_for(client.name).short_while_working:
+        for gap in await incomplete(session, [client], recent=False):
             session.texts.note(Path(f"<index of {resolved.target.client.name}>"),
-                         f"the index may be incomplete ({gap}): what it finds in other files "
-                         "may grow; ask again in a few seconds")
+                         f"the index may be incomplete ({gap}): the count may grow; ask again soon")
     looked_at(str(resolved.path), resolved.line)
     return resolved
 

@@ -28,25 +28,14 @@ from typing import Any, TypeVar
 from . import __version__
 from .capabilities import REGISTRY
 from .capabilities.schema import request_schemas
-from .connection import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    MAX_BATCH,
-    METHOD_NOT_FOUND,
-    TIMEOUT,
-    UNAUTHORIZED,
-    Budget,
-    Connection,
-    Limits,
-    Peer,
-    RpcFailure,
-    Scheduler,
-)
+from .connection import ASKING, MAX_BATCH, Connection, Peer
 from .errors import ErrorCode, LsapError
+from .fair_share import Budget, Limits, Scheduler
 from .jsonvalue import Json, Jsonable, Params
 from .pipeline import Response
 from .service import Service
 from .surface import CLIENT, LOOKED, SURFACE, SURFACES
+from .wire import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, TIMEOUT, UNAUTHORIZED, RpcFailure
 
 
 def _default_timeout() -> float:
@@ -210,6 +199,38 @@ def check_loopback(host: str, force: bool) -> None:
         )
 
 
+@dataclass
+class _Outcome:
+    """How a call went, for the activity log."""
+
+    ok: bool = False
+    text: str = ""
+
+
+def _timeout(params: Json) -> tuple[float, bool]:
+    """A call's timeout in seconds, and whether the client gave it (`timeout` in params)."""
+    asked = params.get("timeout") if isinstance(params, dict) else None
+    if isinstance(asked, (int, float)):
+        return max(0.01, float(asked)), True
+    return REQUEST_TIMEOUT, False
+
+
+def _call_context(peer: Peer, params: Json, limit: CallTime) -> list[tuple[str, int]]:
+    """What the call's work reads from its context: its deadline, its client, how to send
+    it progress, the surface its follow-up requests are written for; and the places it
+    looked at, which it collects for the log."""
+    call_time.set(limit)
+    current_client.set(peer.name)
+    notify = peer.notify
+    progress.set((lambda message: notify("progress", {"message": message})) if notify else None)
+    looked: list[tuple[str, int]] = []
+    LOOKED.set(looked)
+    surface = params.get("surface") if isinstance(params, dict) else None
+    if (named := next((s for s in SURFACES if s == surface), None)) is not None:
+        SURFACE.set(named)  # follow-up requests are written in its form
+    return looked
+
+
 class SocketServer:
     """Serves one `Service` to many agent clients, many requests in flight each."""
 
@@ -323,62 +344,25 @@ class SocketServer:
             if self.authentic(params):
                 return {"ok": True}
             raise RpcFailure(UNAUTHORIZED, "wrong token: read it from the session's discovery file")
-        function = self.methods.get(method)
-        if function is None:
-            raise RpcFailure(METHOD_NOT_FOUND, f"unknown method {method!r}; "
-                             f"methods: {', '.join(sorted(self.methods))}")
-        if id(peer) not in self._callers and method not in ("ping", "auth"):
-            self._callers.add(id(peer))  # its first call: the agent joined
-            self._event({"client": peer.name, "phase": "joined", "what": "connected"})
-        timeout, explicit = REQUEST_TIMEOUT, False
-        asked = params.get("timeout") if isinstance(params, dict) else None
-        if isinstance(asked, (int, float)):
-            timeout, explicit = max(0.01, float(asked)), True
-        asking = [s for s in self.inflight if s.asking]
-        if asking and (key := call_key(peer.name, method, params)) is not None:
-            pending = next((s for s in asking if s.key == key), None)
-            if pending is not None:
-                return await self._join(pending)  # the same edit, resent while the human is asked
+        function = self._method(peer, method)
+        timeout, explicit = _timeout(params)
+        pending = self._pending(peer, method, params)
+        if pending is not None:
+            return await self._join(pending)  # the same edit, resent while the human is asked
         limit = CallTime(time.monotonic() + timeout, explicit)
-        call_time.set(limit)
-        current_client.set(peer.name)
-        notify = peer.notify
-        progress.set((lambda message: notify("progress", {"message": message})) if notify else None)
-        looked: list[tuple[str, int]] = []
-        LOOKED.set(looked)
-        surface = params.get("surface") if isinstance(params, dict) else None
-        if (named := next((s for s in SURFACES if s == surface), None)) is not None:
-            SURFACE.set(named)  # follow-up requests are written in its form
+        looked = _call_context(peer, params, limit)
         started = time.monotonic()
         logged = self.on_event is not None and method not in ("ping", "auth")
         if logged:
             self._event({"client": peer.name, "phase": "start", "what": describe(method, params)})
-        ok, text = False, ""
+        outcome = _Outcome()
         self.running += 1
         shared = Shared(asyncio.ensure_future(limit.bound(function(params))), limit, peer.name, method, params)
         editing = method in ("request", "text", "batch")  # the methods that may ask the human
         if editing:
             self.inflight.append(shared)
         try:
-            result = await self._join(shared, first=True)
-            ok = not (isinstance(result, dict) and result.get("ok") is False)
-            text = str(result.get("text", "")) if isinstance(result, dict) else ""
-            return result
-        except RpcFailure as failure:
-            text = str(failure)
-            raise
-        except asyncio.TimeoutError:
-            text = f"timeout: no answer within {timeout:g} s"
-            raise RpcFailure(TIMEOUT, text + '; raise it with "timeout" in params') from None
-        except asyncio.CancelledError:
-            text = "cancelled: the client went away"
-            raise
-        except LsapError as error:
-            text = error.message
-            raise RpcFailure(INVALID_PARAMS, error.message) from None
-        except Exception as exc:
-            text = f"internal error: {exc!r}"
-            raise RpcFailure(INTERNAL_ERROR, text) from None
+            return await self._answer(shared, timeout, outcome)
         finally:
             if editing:
                 self.inflight.remove(shared)
@@ -387,8 +371,50 @@ class SocketServer:
             if logged:
                 ms = round((time.monotonic() - started) * 1000)
                 self._event({"client": peer.name, "phase": "done", "what": describe(method, params),
-                             "ok": ok, "ms": ms, "text": text,
+                             "ok": outcome.ok, "ms": ms, "text": outcome.text,
                              "places": [{"path": p, "line": line} for p, line in looked]})
+
+    def _method(self, peer: Peer, method: str) -> Method:
+        """The method called (its client's first call but a ping: the agent joined)."""
+        function = self.methods.get(method)
+        if function is None:
+            raise RpcFailure(METHOD_NOT_FOUND, f"unknown method {method!r}; "
+                             f"methods: {', '.join(sorted(self.methods))}")
+        if id(peer) not in self._callers and method not in ("ping", "auth"):
+            self._callers.add(id(peer))  # its first call: the agent joined
+            self._event({"client": peer.name, "phase": "joined", "what": "connected"})
+        return function
+
+    def _pending(self, peer: Peer, method: str, params: Json) -> Shared | None:
+        """The same call of the same client, still waiting for the human's approval."""
+        asking = [s for s in self.inflight if s.asking]
+        if asking and (key := call_key(peer.name, method, params)) is not None:
+            return next((s for s in asking if s.key == key), None)
+        return None
+
+    async def _answer(self, shared: Shared, timeout: float, outcome: _Outcome) -> Jsonable:
+        """The shared work's result, its failures as the protocol's; `outcome` says how it
+        went, for the log."""
+        try:
+            result = await self._join(shared, first=True)
+            outcome.ok = not (isinstance(result, dict) and result.get("ok") is False)
+            outcome.text = str(result.get("text", "")) if isinstance(result, dict) else ""
+            return result
+        except RpcFailure as failure:
+            outcome.text = str(failure)
+            raise
+        except asyncio.TimeoutError:
+            outcome.text = f"timeout: no answer within {timeout:g} s"
+            raise RpcFailure(TIMEOUT, outcome.text + '; raise it with "timeout" in params') from None
+        except asyncio.CancelledError:
+            outcome.text = "cancelled: the client went away"
+            raise
+        except LsapError as error:
+            outcome.text = error.message
+            raise RpcFailure(INVALID_PARAMS, error.message) from None
+        except Exception as exc:
+            outcome.text = f"internal error: {exc!r}"
+            raise RpcFailure(INTERNAL_ERROR, outcome.text) from None
 
     @staticmethod
     async def _join(shared: Shared, first: bool = False) -> Jsonable:
@@ -447,7 +473,7 @@ class SocketServer:
             "modes": sorted(REGISTRY),
             "methods": sorted([*self.methods, "auth"]),
             "limits": self.limits.public(),
-            "scheduler": self.scheduler.counts(self.connections),
+            "scheduler": self.scheduler.counts(self.connections, ASKING.get()),
             "stats": stats,
             "pid": os.getpid(),
             "client": current_client.get(),

@@ -25,7 +25,7 @@ from .pipeline import Response, answer, delivering
 from .position import byte_column
 from .render import render_error
 from .requests import names_whole_file
-from .session import Session
+from .session.warm import Session
 from .surface import REQUEST, SURFACE
 from .workspace import Workspace
 
@@ -76,7 +76,7 @@ class Service:
             REQUEST.set({"text": text})
             async with delivering() as deliver:
                 request = await off_loop(len(text) > PARSE_INLINE, parse, text)
-                response = Response(await execute(self.session, request), "request")
+                response = await execute(self.session, request)
                 await deliver()
                 return response
 

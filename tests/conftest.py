@@ -34,6 +34,12 @@ EXAMPLE = ROOT / "examples" / "shop"
 # worker killed mid-test (an interrupted xdist run), and not a neighbour run's.
 MARKER = "LSAP_TEST_RUN"
 os.environ[MARKER] = ":".join(filter(None, [os.environ.get(MARKER, ""), str(os.getpid())]))
+# An edit's answer waits for its diagnostics after as long as the servers take: tests that
+# assert them never depend on how loaded the machine is. This is the documented default of
+# setup()'s `diagnostics_wait` (doc/lsap.txt), read by every Neovim the tests start; the
+# tests of the short default wait start theirs without it (tests/integration/test_edit_pending.py).
+DIAGNOSTICS_WAIT = "LSAP_DIAGNOSTICS_WAIT"
+os.environ[DIAGNOSTICS_WAIT] = "settled"
 LEFTOVER_GRACE = 5.0  # seconds a process that is exiting gets before it counts as left
 END_GRACE = 2.0  # seconds a left process gets to exit on SIGTERM before SIGKILL
 WORKERS_LEFT: list[str] = []  # under xdist, in the controller: what the workers found left

@@ -20,9 +20,9 @@ from typing import Any
 
 from lsap_bridge.gateway import MAX_FILE_SIZE, Client, LspAnswer, LspCall, ServerRequests, read_disk
 from lsap_bridge.lsp import FileEventData
-from lsap_bridge.models import DEFAULT_MAX_TOKENS
+from lsap_bridge.models import DEFAULT_MAX_TOKENS, DIAGNOSTICS_WAIT, Wait
 from lsap_bridge.position import Document
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import Workspace
 
 RECORDED = Path(__file__).resolve().parent / "fixtures" / "recorded"
@@ -61,6 +61,7 @@ class FakeEditor:
     workspace: Workspace | None = None
     max_file_size: int = MAX_FILE_SIZE
     max_tokens: int = DEFAULT_MAX_TOKENS
+    diagnostics_wait: Wait = DIAGNOSTICS_WAIT
     gone: set[int] = field(default_factory=set)
     stats: Counter[str] = field(default_factory=Counter)
     state: dict[str, Any] = field(default_factory=dict)  # what `editor()` reports
@@ -118,7 +119,7 @@ class FakeEditor:
         return [True for _ in bufnrs]
 
     async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int],
-                                 after_sync: bool = False) -> dict[int, dict[str, Any]]:
+                                 after_sync: bool = False, until: float | None = None) -> dict[int, dict[str, Any]]:
         return {b: {"bufnr": b, "analysed": True, "items": []} for b in bufnrs}
 
     async def server_commands(self, client_id: int) -> list[str]:

@@ -13,3 +13,12 @@ def test_the_title_and_a_shared_directory_count_as_shown() -> None:
               "as a type only in 1 file: rich/a.py:12\n\n### rich/a.py > g\n3| f()\n")
     assert peers.bridge_lines(report) == {("rich/x.py", 6), ("rich/a.py", 1), ("rich/a.py", 7), ("rich/c.py", 2),
                                           ("rich/a.py", 12), ("rich/a.py", 3)}
+
+
+def test_a_shared_extension_and_a_title_in_a_symbol_count_as_shown() -> None:
+    """The extension all listed files share said once (`in rich/*.py: a:1`), and a title
+    whose place is a use inside another symbol (`(rich/x.py:6 in `g`)`)."""
+    report = ("# References: `f` (rich/x.py:6 in `g`) · 4 references in 3 files\n\n"
+              "imported in 2 files in rich/*.py: a:1,7, c:2\n\n### rich/a.py > g\n3| f()\n")
+    assert peers.bridge_lines(report) == {("rich/x.py", 6), ("rich/a.py", 1), ("rich/a.py", 7), ("rich/c.py", 2),
+                                          ("rich/a.py", 3)}

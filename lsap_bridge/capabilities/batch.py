@@ -22,7 +22,7 @@ from ..pipeline import Response, answer
 from ..position import EditorLocation
 from ..render import render_error
 from ..report.budget import budget_of
-from ..session import Session
+from ..session.warm import Session
 
 MAX_REQUESTS = 20
 

@@ -16,7 +16,8 @@ from ..report.hierarchy import (
 )
 from ..report.pieces import anchor_fields, word_at
 from ..resolve import resolve
-from ..session import Session
+from ..session.targets import encoding_of
+from ..session.warm import Session
 
 METHOD = "textDocument/prepareCallHierarchy"
 DIRECTIONS = {
@@ -56,7 +57,7 @@ async def calls(session: Session, request: CallsRequest) -> Answer:
         for direction, (method, key) in DIRECTIONS.items()
     }
     sections, locations = await walk_directions(
-        session, roots, expanders, directions, request, at_site=True, encoding=session.servers.encoding(target.client))
+        session, roots, expanders, directions, request, at_site=True, encoding=encoding_of(target.client))
     report = CallsReport(**anchor_fields(resolved, session), name=name, roots=roots_data(session, roots),
                          depth=request.depth, sections=sections)
     return Answer(report, locations)

@@ -26,7 +26,7 @@ from .. import check_store
 from ..decode import spans
 from ..diagnostics import SEVERITIES, Diagnostic, DiagnosticDelta, settled, severity_rank
 from ..diskwatch import DiskWatch
-from ..edits import journal_dir
+from ..edits.switch import journal_dir
 from ..errors import LsapError
 from ..gateway import LspCall
 from ..jsonvalue import JsonObject
@@ -36,7 +36,7 @@ from ..position import EditorLocation
 from ..report.files import expand
 from ..report.paging import PagingInfo, keep, paged, suggest
 from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language, incomplete
-from ..session import Session
+from ..session.warm import Session
 from ..surface import CLIENT
 from ..workspace import path_of
 
@@ -262,32 +262,8 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> tu
     workspace = session.workspace
     record.start()
     baseline = record.number == 0
-    changed = dict(record.unreported)
-    given: list[Path] = []
-    if request.file_path:
-        given = expand(workspace, request.file_path, True, FILES_LIMIT,
-                       session.gateway.max_file_size).files
-        for path in given:
-            changed.setdefault(path, "given")
-    existing = [p for p in changed if p.is_file()]
-    searched = Users()
-    users: set[Path] = set()
-    if baseline and not given:
-        # Walked past the cap, so that the answer says how many files the baseline left out.
-        files = workspace.walk(workspace.root, True, max_size=session.gateway.max_file_size).files
-    else:
-        # The users of what changed on disk, and of one file given; a directory or a glob
-        # given is only compared (its files' users would cost references of them all).
-        looked_for = [p for p in existing if changed[p] != "given" or len(given) == 1]
-        searched = await dependents(session, looked_for)
-        users = set().union(*searched.found.values())
-        for path in changed:
-            users |= record.users.get(path, set())
-        # Off the event loop: it reads every file checked before, at each check.
-        users |= await asyncio.to_thread(importers, session, [*looked_for, *(p for p in changed if not p.is_file())],
-                                         record.seen)
-        users |= record.flagged
-        files = [p for p in dict.fromkeys([*existing, *sorted(users)]) if p.is_file()]
+    changed, given = _changed(session, record, request)
+    files, searched, users = await _to_check(session, record, changed, given, baseline)
     skipped = max(0, len(files) - FILES_LIMIT)
     files = files[:FILES_LIMIT]
     busy = await idle(session, files)
@@ -295,17 +271,8 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> tu
         how in ("created", "deleted") for how in changed.values()))
     # A file no server analysed in time is not compared: its empty list proves nothing.
     analysed = {p: items for p, items in found.items() if p not in found.pending}
-    delta = DiagnosticDelta.between({p: record.seen[p] for p in analysed if p in record.seen}, analysed)
     deleted = {p for p in changed if not p.is_file()}
-    findings: Finds = []
-    if not baseline:
-        for path, items in analysed.items():
-            known = path in record.seen
-            findings += [("new" if known else "current", path, d)
-                         for d in (delta.new.get(path, []) if known else items)]
-            findings += [("gone", path, d) for d in delta.gone.get(path, [])]
-        for path in deleted:  # what was seen in it is gone
-            findings += [("gone", path, d) for d in record.seen.get(path, [])]
+    findings: Finds = [] if baseline else _findings(record, analysed, deleted)
     # What could not be confirmed is not taken as seen: the changes stay unreported and
     # the files unconfirmed are looked at again by the next check, against the old record.
     unconfirmed = set(found.pending)
@@ -335,6 +302,58 @@ async def compare(session: Session, record: Record, request: CheckRequest) -> tu
         "not_compared": len(found.pending) + (0 if baseline else skipped),
         "items": ordered(findings, workspace.display),
     }, learnt
+
+
+def _changed(session: Session, record: Record, request: CheckRequest) -> tuple[dict[Path, str], list[Path]]:
+    """What changed since the last check (path: how), with the files the request gives
+    ("given"); and those files."""
+    changed = dict(record.unreported)
+    given: list[Path] = []
+    if request.file_path:
+        given = expand(session.workspace, request.file_path, True, FILES_LIMIT,
+                       session.gateway.max_file_size).files
+        for path in given:
+            changed.setdefault(path, "given")
+    return changed, given
+
+
+async def _to_check(session: Session, record: Record, changed: dict[Path, str], given: list[Path],
+                    baseline: bool) -> tuple[list[Path], Users, set[Path]]:
+    """The files to check (past the cap too), the users searched for, and the users found:
+    for a baseline every file of the workspace; else what changed and its users."""
+    workspace = session.workspace
+    if baseline and not given:
+        # Walked past the cap, so that the answer says how many files the baseline left out.
+        return workspace.walk(workspace.root, True, max_size=session.gateway.max_file_size).files, Users(), set()
+    # The users of what changed on disk, and of one file given; a directory or a glob
+    # given is only compared (its files' users would cost references of them all).
+    existing = [p for p in changed if p.is_file()]
+    looked_for = [p for p in existing if changed[p] != "given" or len(given) == 1]
+    searched = await dependents(session, looked_for)
+    users: set[Path] = set().union(*searched.found.values())
+    for path in changed:
+        users |= record.users.get(path, set())
+    # Off the event loop: it reads every file checked before, at each check.
+    users |= await asyncio.to_thread(importers, session, [*looked_for, *(p for p in changed if not p.is_file())],
+                                     record.seen)
+    users |= record.flagged
+    files = [p for p in dict.fromkeys([*existing, *sorted(users)]) if p.is_file()]
+    return files, searched, users
+
+
+def _findings(record: Record, analysed: dict[Path, list[Diagnostic]], deleted: set[Path]) -> Finds:
+    """The diagnostics against the record: new in a file checked before, current in one
+    not, gone from either, and everything seen in a deleted file gone."""
+    delta = DiagnosticDelta.between({p: record.seen[p] for p in analysed if p in record.seen}, analysed)
+    findings: Finds = []
+    for path, items in analysed.items():
+        known = path in record.seen
+        findings += [("new" if known else "current", path, d)
+                     for d in (delta.new.get(path, []) if known else items)]
+        findings += [("gone", path, d) for d in delta.gone.get(path, [])]
+    for path in deleted:  # what was seen in it is gone
+        findings += [("gone", path, d) for d in record.seen.get(path, [])]
+    return findings
 
 
 async def idle(session: Session, files: list[Path]) -> list[str]:

@@ -10,29 +10,19 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..actions import (
-    CODE_ACTION,
-    Action,
-    Actions,
-    Applied,
-    Ran,
-    WhereRequest,
-    applied,
-    diff_preview,
-    gather,
-    kept,
-    narrow,
-    one,
-    place_of,
-    run_action,
-)
+from ..actions.applied import Applied, applied
+from ..actions.choose import kept, narrow, one
+from ..actions.gather import Action, Actions, gather
+from ..actions.lsp_calls import CODE_ACTION
+from ..actions.place import WhereRequest, place_of
+from ..actions.run import Ran, diff_preview, run_action
 from ..diagnostics import DiagnosticMap
-from ..edits import apply_workspace_edit
+from ..edits.apply import apply_workspace_edit
 from ..errors import LsapError
-from ..models import Overwriting, Paged, Request, Row, absent
+from ..models import Overwriting, Paged, Request, Row, Waiting, absent
 from ..modes import Answer, Offer, mode
 from ..report.paging import PagingInfo, as_sent, paged, suggest
-from ..session import Session
+from ..session.warm import Session
 
 PREVIEWS = 10  # diffs computed for one page at most (each may be a round trip to resolve)
 
@@ -48,13 +38,13 @@ class CodeActionsRequest(Filters):
     preview: bool = False  # each action's diff (resolved first where the server needs it)
 
 
-class CodeActionExecuteRequest(Request, Overwriting):
+class CodeActionExecuteRequest(Request, Overwriting, Waiting):
     mode: Literal["code_action_execute"] = "code_action_execute"
     action_id: Annotated[str, Field(min_length=1)]
     positional: ClassVar[str] = "action_id"
 
 
-class CodeActionRequest(Filters, Overwriting):
+class CodeActionRequest(Filters, Overwriting, Waiting):
     mode: Literal["code_action"] = "code_action"
 
     @model_validator(mode="after")
@@ -136,14 +126,14 @@ async def code_actions(session: Session, request: CodeActionsRequest) -> Answer:
     return await paged(session, request, actions, build)
 
 
-async def _apply(session: Session, action: Action, overwrite: bool, action_id: str | None = None,
-                 before: DiagnosticMap | None = None) -> Applied:
+async def _apply(session: Session, action: Action, request: CodeActionExecuteRequest | CodeActionRequest,
+                 action_id: str | None = None, before: DiagnosticMap | None = None) -> Applied:
     async def work() -> Ran:
         return await run_action(session, action, lambda edit, client, label: apply_workspace_edit(
-            session, edit, client, label=label, overwrite=overwrite))
+            session, edit, client, label=label, overwrite=request.overwrite))
 
     return await applied(session, action.title, action.kind or None, work, action_id,
-                         [action.path], before)
+                         [action.path], before, request.diagnostics_wait)
 
 
 @mode("code_action_execute", request=CodeActionExecuteRequest, report=Applied,
@@ -151,7 +141,7 @@ async def _apply(session: Session, action: Action, overwrite: bool, action_id: s
       edits=True)
 async def code_action_execute(session: Session, request: CodeActionExecuteRequest) -> Answer:
     action = kept(session, request.action_id)
-    report = await _apply(session, action, request.overwrite, request.action_id)
+    report = await _apply(session, action, request, request.action_id)
     session.kept.owned(Actions).pop(request.action_id, None)
     return Answer(report)
 
@@ -165,4 +155,4 @@ async def code_action(session: Session, request: CodeActionRequest) -> Answer:
                          diagnostic=request.diagnostic, server=request.server)
     action = one(narrow(found.actions, title=request.title), _filters(request) or "", place.where,
                  found.actions)
-    return Answer(await _apply(session, action, request.overwrite, before=found.before))
+    return Answer(await _apply(session, action, request, before=found.before))

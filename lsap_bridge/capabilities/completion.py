@@ -12,7 +12,7 @@ from ..modes import Answer, mode
 from ..report.paging import PagingInfo, paged
 from ..report.pieces import anchor_fields
 from ..resolve import resolve
-from ..session import Session
+from ..session.warm import Session
 
 METHOD = "textDocument/completion"
 # LSP CompletionItemKind (not SymbolKind: the numbering differs).

@@ -20,7 +20,8 @@ from ..position import Document
 from ..report.paging import PagingInfo, paged
 from ..report.pieces import MAX_CODE_LINES, Code, anchor_fields, code_of, defining_symbol, editor_location, word_at
 from ..resolve import resolve
-from ..session import Location, Session
+from ..session.targets import Location
+from ..session.warm import Session
 
 
 class DefinitionLikeRequest(LocateRequest):

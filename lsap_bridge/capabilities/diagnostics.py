@@ -17,7 +17,7 @@ from ..position import EditorLocation
 from ..report.files import expand
 from ..report.paging import PagingInfo, keep, paged
 from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
-from ..session import Session
+from ..session.warm import Session
 
 Severity = Literal["error", "warning", "information", "hint"]
 WORKSPACE_LIMIT = 200  # files checked for a workspace request: each is opened for its server
@@ -29,7 +29,8 @@ class DiagnosticsRequest(Request):
     min_severity: Severity = "hint"
     # Just after the bridge's own edits (the text format's response after its commands): a
     # file counts as analysed once each server's pass over the files is over and it published
-    # for the text written (`Diagnostics.of(after_sync=True)`). The servers heard of the files
+    # for the text written, within the session's `diagnostics_wait` (`Diagnostics.after_edit`,
+    # the wait of every edit's diagnostics after; else pending). The servers heard of the files
     # as the edits wrote them, so the disk is not synced first: that news would wait for a
     # publish a server does not make for a buffer it already has.
     settled: bool = False
@@ -80,7 +81,8 @@ async def collect(session: Session, request: DiagnosticsRequest) -> dict[str, An
         if request.file_path
         else session.workspace.walk(session.workspace.root, True, WORKSPACE_LIMIT, max_size)
     )
-    found = await session.diagnostics.of(walked.files, after_sync=request.settled)
+    found = await (session.diagnostics.after_edit(walked.files) if request.settled
+                   else session.diagnostics.of(walked.files))
     items = sorted(
         (
             (path, d)

@@ -15,7 +15,7 @@ from ..locate.anchor import format_anchor
 from ..models import Line, Report, Request, Row, absent
 from ..modes import Answer, mode
 from ..position import EditorLocation, byte_column, line_at
-from ..session import Session
+from ..session.warm import Session
 from ..workspace import language_of
 
 

@@ -8,24 +8,18 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from ..actions import (
-    CODE_ACTION,
-    FORMATTING,
-    ORGANIZE_IMPORTS,
-    Applied,
-    Ran,
-    WhereRequest,
-    applied,
-    format_steps,
-    organize,
-    place_of,
-)
-from ..edits import apply_workspace_edit
+from ..actions.applied import Applied, applied
+from ..actions.formatting import format_steps, organize
+from ..actions.lsp_calls import CODE_ACTION, FORMATTING, ORGANIZE_IMPORTS
+from ..actions.place import WhereRequest, place_of
+from ..actions.run import Ran
+from ..edits.apply import apply_workspace_edit
+from ..models import Waiting
 from ..modes import Answer, Offer, mode
-from ..session import Session
+from ..session.warm import Session
 
 
-class FormatRequest(WhereRequest):
+class FormatRequest(WhereRequest, Waiting):
     mode: Literal["format"] = "format"
     # First the imports (a server's `source.organizeImports`), then the formatting; "only":
     # the imports alone (the text format's `ORGANIZE_IMPORTS`), not formatted.
@@ -48,5 +42,6 @@ async def format_code(session: Session, request: FormatRequest) -> Answer:
         return await format_steps(session, place, bool(request.organize_imports), request.server)
 
     title = "organise imports" if only else "format" + (" and organise imports" if request.organize_imports else "")
-    return Answer(await applied(session, title, ORGANIZE_IMPORTS if only else None, work, watched=[place.path]))
+    return Answer(await applied(session, title, ORGANIZE_IMPORTS if only else None, work, watched=[place.path],
+                                wait=request.diagnostics_wait))
 

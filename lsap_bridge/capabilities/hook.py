@@ -26,14 +26,15 @@ from typing import Any, ClassVar, Literal, NamedTuple
 from pydantic import Field
 
 from .. import changes
-from ..edits import journal_dir
+from ..edits.switch import journal_dir
 from ..errors import ErrorCode, LsapError
 from ..gateway import read_disk
 from ..models import Report, Request, StrictModel, absent
 from ..modes import Answer, Offer, mode
 from ..pipeline import ask
 from ..report.budget import estimate
-from ..session import HUMAN_APPROVED, Session
+from ..session.approval import HUMAN_APPROVED
+from ..session.warm import Session
 from ..surface import CLIENT, phrase
 
 CALLS_KEPT = 32  # PreToolUse states kept per agent, waiting for their PostToolUse

@@ -11,7 +11,7 @@ from ..models import Anchored, LocateRequest
 from ..modes import Answer, Offer, mode
 from ..report.pieces import anchor_fields, word_at
 from ..resolve import resolve
-from ..session import Session
+from ..session.warm import Session
 
 METHOD = "textDocument/hover"
 

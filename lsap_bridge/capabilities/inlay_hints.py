@@ -18,7 +18,8 @@ from ..position import Document
 from ..report.paging import suggest
 from ..report.pieces import fence_language
 from ..resolve import resolve
-from ..session import Session, Target
+from ..session.targets import Target, encoding_of
+from ..session.warm import Session
 
 METHOD = "textDocument/inlayHint"
 MAX_LINES = 400
@@ -28,7 +29,7 @@ async def inlay_hints_for(
     session: Session, target: Target, doc: Document, first: int, stop: int
 ) -> list[InlayHint]:
     """The server's hints for lines `first` (0-based) up to `stop` (exclusive)."""
-    encoding = session.servers.encoding(target.client)
+    encoding = encoding_of(target.client)
     params = inlay_hint_params(target.path, doc, first, stop, encoding)
     answer = await session.servers.call(target, METHOD, params, types.InlayHintResponse)
     hints = inlay_hints_from_lsp(answer, doc.lines, encoding)

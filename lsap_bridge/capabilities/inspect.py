@@ -23,7 +23,7 @@ from ..position import Document, EditorLocation
 from ..report.hierarchy import Entry, Section, edges_of, entry_paths, flatten, node_of, render_entries
 from ..report.pieces import MAX_CODE_LINES, Code, anchor_fields, code_of, defining_symbol, word_at
 from ..resolve import Resolved, resolve
-from ..session import Session
+from ..session.warm import Session
 from ..surface import phrase
 
 METHOD = "textDocument/hover"

@@ -8,7 +8,7 @@ from ..models import Anchored, Line, LocateRequest
 from ..modes import Answer, Offer, mode
 from ..report.pieces import anchor_fields, editor_location, excerpt, fence_language
 from ..resolve import resolve
-from ..session import Session
+from ..session.warm import Session
 
 
 class LocateModeRequest(LocateRequest):

@@ -7,34 +7,59 @@ them itself, so the change stays all-or-nothing and goes to disk like every othe
 (had the server applied it with `workspace/applyEdit`, Neovim would have changed buffers
 the bridge never checked). Python servers have no such refactoring: the bridge moves
 whole top-level definitions itself, with the `ast` module for imports and the server's
-references for the modules that use the moved names.
+references for the modules that use the moved names. What the bridge reads
+and rewrites of the Python source is `pysource.py`.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import model_validator
 
-from ..actions import TSSERVER, Applied, Ran, WhereRequest, applied, place_of, tsserver_refactor
-from ..edits import EditResult, apply_workspace_edit
+from ..actions.applied import Applied, applied
+from ..actions.lsp_calls import TSSERVER, tsserver_refactor
+from ..actions.place import WhereRequest, place_of
+from ..actions.run import Ran
+from ..edits.apply import EditResult, apply_workspace_edit
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..jsonvalue import Params
 from ..lsp import PositionData, RangeData, TextEditData
+from ..models import Waiting
 from ..modes import Answer, mode
-from ..position import Encoding, byte_column, to_lsp_character
-from ..session import Session, Target
+from ..pysource import (
+    DunderAll,
+    ImportedName,
+    after_docstring,
+    after_imports,
+    composed,
+    defined,
+    dunder_all,
+    insert,
+    joined,
+    line_range,
+    module_name,
+    name_positions,
+    one_edit,
+    parsed,
+    respelled,
+    spell,
+    spelled_relative,
+    top_imports,
+    used_names,
+)
+from ..session.targets import Target, encoding_of
+from ..session.warm import Session
 from ..workspace import path_of, uri_of
 
 REFERENCES = "textDocument/references"
 
 
-class MoveRequest(WhereRequest):
+class MoveRequest(WhereRequest, Waiting):
     mode: Literal["move"] = "move"
     to_file: str  # the file the lines go to (created when it does not exist)
 
@@ -91,7 +116,7 @@ async def move(session: Session, request: MoveRequest) -> Answer:
         related.extend(python.related)
         return ran
 
-    report = await applied(session, label, None, work, watched=[source, target])
+    report = await applied(session, label, None, work, watched=[source, target], wait=request.diagnostics_wait)
     if related:
         report = report.model_copy(update={"related": [workspace.display(p) for p in related]})
     return Answer(report)
@@ -198,141 +223,33 @@ def _position(location: dict[str, int]) -> PositionData:
     }
 
 
-# -- Python: the bridge moves top-level definitions itself ---------------------------------
-
-
-def module_name(root: Path, path: Path) -> str:
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    if parts and parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
 @dataclass(frozen=True)
-class ImportedName:
-    """One name bound by an import statement, with the statement's lines (0-based, inclusive)."""
+class _Moving:
+    """A move's analysis of the old file (`PythonMove._moving`)."""
 
-    bound: str  # the name the module uses
-    statement: str  # a one-name import statement that binds it
-    module: str | None  # absolute module of `from X import`, None for `import X`
-    spelled: str | None  # the module as written (`.models`)
-    name: str
-    first: int
-    last: int
-
-
-def _imports(tree: ast.Module, module: str) -> list[ImportedName]:
-    """Top-level imports, relative ones made absolute against `module`."""
-    package = module.split(".")[:-1]
-    out = []
-    for node in tree.body:
-        last = (node.end_lineno or node.lineno) - 1
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                bound = alias.asname or alias.name.split(".")[0]
-                text = f"import {alias.name}" + (f" as {alias.asname}" if alias.asname else "")
-                out.append(ImportedName(bound, text, None, None, alias.name, node.lineno - 1, last))
-        elif isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            absolute = ".".join([*base, *([node.module] if node.module else [])])
-            spelled = "." * node.level + (node.module or "")
-            for alias in node.names:
-                bound = alias.asname or alias.name
-                text = f"from {absolute} import {alias.name}" + (
-                    f" as {alias.asname}" if alias.asname else ""
-                )
-                out.append(
-                    ImportedName(bound, text, absolute, spelled, alias.name, node.lineno - 1, last)
-                )
-    return out
+    tree: ast.Module
+    source_module: str
+    target_module: str
+    moved_nodes: list[ast.stmt]
+    names: list[str]  # the names the moved code defines
+    imports: list[ImportedName]  # the old file's
+    used_by_moved: set[str]
+    used_by_kept: set[str]
+    relative: bool  # the old file spells its imports relative
+    needed: list[tuple[str, str]]  # imports the moved code needs: (as in the old file, as written in the new)
+    futures: list[str]  # the old file's `from __future__` imports
+    exported: DunderAll | None
+    entries: list[str]  # the moved names' `__all__` entries
 
 
-def spell(module: str, importer: str, relative: bool) -> str:
-    """How `importer` should write `module`: relative like its other imports when both
-    are in the same package, else absolute."""
-    package, _, last = module.rpartition(".")
-    return "." + last if relative and package == importer.rpartition(".")[0] else module
-
-
-def _respelled(i: ImportedName, module: str, importer: str, relative: bool) -> str:
-    """An import statement of one name, from `module`, written the importer's way."""
-    what = i.statement.split(" import ", 1)[1]
-    return f"from {spell(module, importer, relative)} import {what}"
-
-
-def _relative(imports: list[ImportedName]) -> bool:
-    return any(i.spelled and i.spelled.startswith(".") for i in imports)
-
-
-def _used_names(nodes: list[ast.stmt]) -> set[str]:
-    return {n.id for stmt in nodes for n in ast.walk(stmt) if isinstance(n, ast.Name)}
-
-
-def _defined(node: ast.stmt) -> list[str]:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, ast.Assign):
-        return [t.id for t in node.targets if isinstance(t, ast.Name)]
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return [node.target.id]
-    return []
-
-
-_DEFINES = re.compile(r"(?:async\s+def|def|class)\s+")
-
-
-def _name_positions(nodes: list[ast.stmt], lines: list[str]) -> dict[str, tuple[int, int]]:
-    """Where each name the statements define is spelled (0-based line, code-point column),
-    from the syntax tree: the name after `def`/`class` (not an `f` inside `def`, nor a name
-    in a decorator or a default value), an assignment's target."""
-    out: dict[str, tuple[int, int]] = {}
-    for node in nodes:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            line = node.lineno - 1
-            keyword = _DEFINES.match(lines[line], byte_column(lines[line], node.col_offset))
-            out[node.name] = (line, keyword.end() if keyword else byte_column(lines[line], node.col_offset))
-            continue
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, ast.AnnAssign) else []
-        for target in targets:
-            if isinstance(target, ast.Name):
-                out[target.id] = (target.lineno - 1, byte_column(lines[target.lineno - 1], target.col_offset))
-    return out
-
-
-def _parse(text: str, name: str) -> ast.Module:
-    try:
-        return ast.parse(text)
-    except SyntaxError as exc:
-        raise LsapError(
-            ErrorCode.CONFLICT,
-            f"{name} does not parse (line {exc.lineno}: {exc.msg})",
-            hint="fix the syntax error first; nothing was moved",
-        ) from None
-
-
-def _after_imports(tree: ast.Module) -> int:
-    """The 0-based line where new imports go: after the last top-level import or docstring."""
-    line = 0
-    for node in tree.body:
-        is_doc = (
-            isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Constant)
-            and node is tree.body[0]
-        )
-        if isinstance(node, (ast.Import, ast.ImportFrom)) or is_doc:
-            line = node.end_lineno or node.lineno
-        else:
-            break
-    return line
-
-
-def _line_range(first: int, last: int) -> RangeData:
-    return {"start": {"line": first, "character": 0}, "end": {"line": last + 1, "character": 0}}
-
-
-def _insert(line: int, text: str) -> TextEditData:
-    return {"range": _line_range(line, line - 1), "newText": text}
+def _new_file(moving: _Moving, body: str) -> list[TextEditData]:
+    """A target file that does not exist yet: its future imports, the imports the moved
+    code needs, its `__all__`, then the code."""
+    header = [written for _, written in moving.needed]
+    blocks = ["\n".join(part) for part in (moving.futures, header) if part]
+    blocks += [f"__all__ = [{', '.join(moving.entries)}]"] if moving.entries else []
+    text = "\n\n".join(blocks) + "\n\n\n" + body if blocks else body
+    return [{"range": line_range(0, -1), "newText": _no_final_newline(text)}]
 
 
 class PythonMove:
@@ -358,100 +275,20 @@ class PythonMove:
         self.source_module = ""
 
     async def edit(self) -> dict[str, Any]:
-        tree = _parse("\n".join(self.lines), self.display(self.source))
-        source_module = self.source_module = module_name(self.root, self.source)
-        target_module = module_name(self.root, self.target)
-        moved_nodes, kept_nodes = self._split(tree)
-        names = [name for node in moved_nodes for name in _defined(node)]
-        if not names:
-            raise LsapError(
-                ErrorCode.INVALID_REQUEST,
-                "the selection holds no top-level definition to move",
-                hint="select whole functions, classes or module-level assignments",
-            )
-        imports = _imports(tree, source_module)
-        used_by_moved = _used_names(moved_nodes)
-        used_by_kept = _used_names(kept_nodes)
-        kept_defs = {n for node in kept_nodes for n in _defined(node)}
-        # Imports the moved code needs in its new file.
-        relative = _relative(imports)
-        # (absolute form, as written in the new file)
-        needed = [
-            (
-                i.statement,
-                _respelled(i, i.module, target_module, relative) if i.module else i.statement,
-            )
-            for i in imports
-            if i.bound in used_by_moved
-        ]
-        needed += [
-            (
-                f"from {source_module} import {n}",
-                f"from {spell(source_module, target_module, relative)} import {n}",
-            )
-            for n in sorted(kept_defs & used_by_moved)
-        ]
-        header = [written for _, written in needed]
-        # The new file needs the old one's `from __future__` imports (`str | None` in an
-        # annotation breaks Python 3.9 without them), and the moved names' `__all__` entries.
-        futures = [i.statement for i in imports if i.module == "__future__"]
-        exported = _dunder_all(tree, self.lines)
-        entries = exported.entries(set(names)) if exported else []
-        changes: dict[Path, list[TextEditData]] = {self.source: []}
-        # The old file: the lines go, imports only the moved code used go, the moved names
-        # come back through an import if the rest of the file uses them.
-        edits = changes[self.source]
-        edits.append({"range": self._cut(), "newText": ""})
-        if exported and entries:
-            edits.append({"range": _line_range(exported.first, exported.last),
-                          "newText": exported.without(set(names)) + "\n"})
-        dropped = [i for i in imports if i.bound in used_by_moved and i.bound not in used_by_kept]
-        edits += self._rewrite_imports(imports, dropped, [])
-        back = sorted(set(names) & used_by_kept)
-        if back:
-            edits.append(
-                _insert(
-                    _after_imports(tree),
-                    f"from {spell(target_module, source_module, relative)} "
-                    f"import {', '.join(back)}\n",
-                )
-            )
-        # One edit for the old file, planned as its new text: the cut, the imports and the
-        # names brought back never overlap, wherever the moved code was (first, last, only).
-        changes[self.source] = _one_edit(self.lines, _compose(self.lines, edits),
-                                         self.session.servers.encoding(self.at.client))
-        # Users elsewhere import the names from their new module.
-        positions = _name_positions(moved_nodes, self.lines)
-        for path, found in (await files_using(self.session, self.at, positions)).items():
-            if path in (self.source, self.target):
-                continue
-            other = _parse(
-                "\n".join((await self.session.texts.document(path)).lines), self.display(path)
-            )
-            module = module_name(self.root, path)
-            all_theirs = _imports(other, module)
-            theirs = [i for i in all_theirs if i.module == source_module and i.name in found]
-            readded = [_respelled(i, target_module, module, _relative(all_theirs)) for i in theirs]
-            changes[path] = self._rewrite_imports(all_theirs, theirs, readded)
-            unfixed = sorted(found - {i.name for i in theirs})
-            if unfixed:  # e.g. `import shop.catalog` … `shop.catalog.find()`: said, not guessed
-                self.related.append(path)
-                self.notes.append(
-                    f"{self.display(path)} uses {', '.join(unfixed)} without a "
-                    f"`from {source_module} import …` the bridge could rewrite: fix it by hand"
-                )
+        """The WorkspaceEdit of the move: the old file without the moved code (and imports
+        only it used), its users importing from the new module, the target file made or
+        extended."""
+        moving = self._moving()
+        changes: dict[Path, list[TextEditData]] = {self.source: self._source_edits(moving)}
+        changes.update(await self._users_edits(moving))
         body = "\n".join(self.lines[self.start : self.end + 1]).strip("\n") + "\n"
         create: list[dict[str, Any]] = []
         if self.target.exists():
-            changes[self.target] = await self._into_existing(needed, names, body, futures, entries)
+            changes[self.target] = await self._into_existing(
+                moving.needed, moving.names, body, moving.futures, moving.entries)
         else:
             create.append({"kind": "create", "uri": uri_of(self.target)})
-            blocks = ["\n".join(part) for part in (futures, header) if part]
-            blocks += [f"__all__ = [{', '.join(entries)}]"] if entries else []
-            text = "\n\n".join(blocks) + "\n\n\n" + body if blocks else body
-            changes[self.target] = [
-                {"range": _line_range(0, -1), "newText": _no_final_newline(text)}
-            ]
+            changes[self.target] = _new_file(moving, body)
         return {
             "documentChanges": [
                 *create,
@@ -463,28 +300,120 @@ class PythonMove:
             ]
         }
 
+    def _moving(self) -> _Moving:
+        """What moves (the selection's top-level definitions) and what the old and new file
+        need for it: the imports, the names the two files take from each other, `__all__`."""
+        tree = parsed("\n".join(self.lines), self.display(self.source))
+        source_module = self.source_module = module_name(self.root, self.source)
+        target_module = module_name(self.root, self.target)
+        moved_nodes, kept_nodes = self._split(tree)
+        names = [name for node in moved_nodes for name in defined(node)]
+        if not names:
+            raise LsapError(
+                ErrorCode.INVALID_REQUEST,
+                "the selection holds no top-level definition to move",
+                hint="select whole functions, classes or module-level assignments",
+            )
+        imports = top_imports(tree, source_module)
+        used_by_moved = used_names(moved_nodes)
+        kept_defs = {n for node in kept_nodes for n in defined(node)}
+        relative = spelled_relative(imports)
+        # Imports the moved code needs in its new file (absolute form, as written there).
+        needed = [
+            (
+                i.statement,
+                respelled(i, i.module, target_module, relative) if i.module else i.statement,
+            )
+            for i in imports
+            if i.bound in used_by_moved
+        ]
+        needed += [
+            (
+                f"from {source_module} import {n}",
+                f"from {spell(source_module, target_module, relative)} import {n}",
+            )
+            for n in sorted(kept_defs & used_by_moved)
+        ]
+        # The new file needs the old one's `from __future__` imports (`str | None` in an
+        # annotation breaks Python 3.9 without them), and the moved names' `__all__` entries.
+        exported = dunder_all(tree, self.lines)
+        return _Moving(tree, source_module, target_module, moved_nodes, names, imports, used_by_moved,
+                       used_names(kept_nodes), relative, needed,
+                       [i.statement for i in imports if i.module == "__future__"],
+                       exported, exported.entries(set(names)) if exported else [])
+
+    def _source_edits(self, moving: _Moving) -> list[TextEditData]:
+        """The old file: the lines go, imports only the moved code used go, the moved names
+        come back through an import if the rest of the file uses them."""
+        names, exported = set(moving.names), moving.exported
+        edits: list[TextEditData] = [{"range": self._cut(), "newText": ""}]
+        if exported and moving.entries:
+            edits.append({"range": line_range(exported.first, exported.last),
+                          "newText": exported.without(names) + "\n"})
+        dropped = [i for i in moving.imports
+                   if i.bound in moving.used_by_moved and i.bound not in moving.used_by_kept]
+        edits += self._rewrite_imports(moving.imports, dropped, [])
+        back = sorted(names & moving.used_by_kept)
+        if back:
+            edits.append(
+                insert(
+                    after_imports(moving.tree),
+                    f"from {spell(moving.target_module, moving.source_module, moving.relative)} "
+                    f"import {', '.join(back)}\n",
+                )
+            )
+        # One edit for the old file, planned as its new text: the cut, the imports and the
+        # names brought back never overlap, wherever the moved code was (first, last, only).
+        return one_edit(self.lines, composed(self.lines, edits),
+                         encoding_of(self.at.client))
+
+    async def _users_edits(self, moving: _Moving) -> dict[Path, list[TextEditData]]:
+        """Users elsewhere import the names from their new module; a use the bridge cannot
+        rewrite is noted, its file related."""
+        changes: dict[Path, list[TextEditData]] = {}
+        positions = name_positions(moving.moved_nodes, self.lines)
+        for path, found in (await files_using(self.session, self.at, positions)).items():
+            if path in (self.source, self.target):
+                continue
+            other = parsed(
+                "\n".join((await self.session.texts.document(path)).lines), self.display(path)
+            )
+            module = module_name(self.root, path)
+            all_theirs = top_imports(other, module)
+            theirs = [i for i in all_theirs if i.module == moving.source_module and i.name in found]
+            readded = [respelled(i, moving.target_module, module, spelled_relative(all_theirs)) for i in theirs]
+            changes[path] = self._rewrite_imports(all_theirs, theirs, readded)
+            unfixed = sorted(found - {i.name for i in theirs})
+            if unfixed:  # e.g. `import shop.catalog` … `shop.catalog.find()`: said, not guessed
+                self.related.append(path)
+                self.notes.append(
+                    f"{self.display(path)} uses {', '.join(unfixed)} without a "
+                    f"`from {moving.source_module} import …` the bridge could rewrite: fix it by hand"
+                )
+        return changes
+
     async def _into_existing(self, needed: list[tuple[str, str]], names: list[str], body: str,
                              futures: list[str], entries: list[str]) -> list[TextEditData]:
         """The edits of a target file that exists: the moved code at its end, the imports it
         needs, its `from __future__` imports and `__all__` entries."""
         existing = await self.session.texts.document(self.target)
-        tree = _parse("\n".join(existing.lines), self.display(self.target))
+        tree = parsed("\n".join(existing.lines), self.display(self.target))
         module = module_name(self.root, self.target)
-        present = {i.statement for i in _imports(tree, module)}
-        own = [i for i in _imports(tree, module) if i.module == self.source_module and i.name in names]
-        edits = self._rewrite_imports(_imports(tree, module), own, [])
+        present = {i.statement for i in top_imports(tree, module)}
+        own = [i for i in top_imports(tree, module) if i.module == self.source_module and i.name in names]
+        edits = self._rewrite_imports(top_imports(tree, module), own, [])
         missing = [f for f in futures if f not in present]
         if missing:  # first, after the docstring: a future import must precede the others
-            top = _after_docstring(tree)
+            top = after_docstring(tree)
             apart = top < len(existing.lines) and existing.lines[top].strip() != "" and \
                 not existing.lines[top].startswith("from __future__")
-            edits.insert(0, _insert(top, "\n".join(missing) + "\n" + ("\n" if apart else "")))
+            edits.insert(0, insert(top, "\n".join(missing) + "\n" + ("\n" if apart else "")))
         wanted = [written for absolute, written in needed if absolute not in present]
         if wanted:
-            edits.append(_insert(_after_imports(tree), "\n".join(wanted) + "\n"))
-        exported = _dunder_all(tree, existing.lines)
+            edits.append(insert(after_imports(tree), "\n".join(wanted) + "\n"))
+        exported = dunder_all(tree, existing.lines)
         if exported and entries:
-            edits.append({"range": _line_range(exported.first, exported.last),
+            edits.append({"range": line_range(exported.first, exported.last),
                           "newText": exported.adding(entries) + "\n"})
         end = len(existing.lines)
         at_end: PositionData = {"line": end, "character": 0}
@@ -503,8 +432,8 @@ class PythonMove:
         after = blanks(self.lines[self.end + 1 :])
         last = len(self.lines) - 1
         if self.end + after < last or self.start - before == 0:
-            return _line_range(self.start, self.end + min(before, after))
-        return _line_range(self.start - before, last)
+            return line_range(self.start, self.end + min(before, after))
+        return line_range(self.start - before, last)
 
     def _split(self, tree: ast.Module) -> tuple[list[ast.stmt], list[ast.stmt]]:
         moved: list[ast.stmt] = []
@@ -535,163 +464,11 @@ class PythonMove:
         statements = sorted({(i.first, i.last) for i in drop})
         for index, (first, last) in enumerate(statements):
             remaining = [i for i in imports if (i.first, i.last) == (first, last) and i not in drop]
-            text = _join(remaining)
+            text = joined(remaining)
             if index == 0 and add:
                 text += "".join(a + "\n" for a in add)
-            edits.append({"range": _line_range(first, last), "newText": text})
+            edits.append({"range": line_range(first, last), "newText": text})
         return edits
-
-
-def _after_docstring(tree: ast.Module) -> int:
-    """The 0-based line after the module's docstring (0 without one): where future imports go."""
-    first = tree.body[0] if tree.body else None
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-        return first.end_lineno or first.lineno
-    return 0
-
-
-@dataclass(frozen=True)
-class _DunderAll:
-    """A module's `__all__ = [...]` (or `(...)`) of string literals: its lines (0-based,
-    inclusive) and their text, which entries leave and join with the file's own spelling."""
-
-    first: int
-    last: int
-    text: str
-
-    def _elements(self, text: str) -> tuple[list[tuple[int, int, str]], int]:
-        """Each entry's (start, end, name) as offsets into `text`; the offset after the bracket."""
-        value = ast.parse(text).body[0]
-        assert isinstance(value, (ast.Assign, ast.AnnAssign)) and isinstance(value.value, (ast.List, ast.Tuple))
-        lines = text.split("\n")
-        starts = [0]
-        for line in lines:
-            starts.append(starts[-1] + len(line) + 1)
-
-        def at(line: int, byte: int) -> int:
-            return starts[line - 1] + byte_column(lines[line - 1], byte)
-
-        elements = [(at(e.lineno, e.col_offset), at(e.end_lineno or e.lineno, e.end_col_offset or 0), str(e.value))
-                    for e in value.value.elts if isinstance(e, ast.Constant)]
-        return elements, at(value.value.lineno, value.value.col_offset) + 1
-
-    def entries(self, names: set[str]) -> list[str]:
-        """The entries of `names`, as the file spells them (`"name"`, `'name'`)."""
-        return [self.text[start:end] for start, end, name in self._elements(self.text)[0] if name in names]
-
-    def without(self, names: set[str]) -> str:
-        """The statement without the entries of `names` (a line of its own goes whole)."""
-        text = self.text
-        while True:
-            elements, _ = self._elements(text)
-            index = next((k for k, e in enumerate(elements) if e[2] in names), None)
-            if index is None:
-                return text
-            start, end, _ = elements[index]
-            begins, ends = text.rfind("\n", 0, start) + 1, (text.find("\n", end) + 1 or len(text) + 1) - 1
-            if not text[begins:start].strip() and text[end:ends].strip() in ("", ","):
-                text = text[:begins] + text[ends + 1 :]
-            elif index:
-                text = text[: elements[index - 1][1]] + text[end:]
-            elif len(elements) > 1:
-                text = text[:start] + text[elements[1][0] :]
-            else:
-                text = text[:start] + text[end:].lstrip(" ").removeprefix(",")
-
-    def adding(self, entries: list[str]) -> str:
-        """The statement with `entries` after its last one (on a line of their own where the
-        last one is), those it has already left out."""
-        text = self.text
-        for entry in entries:
-            elements, opening = self._elements(text)
-            if ast.literal_eval(entry) in {name for _, _, name in elements}:
-                continue
-            if not elements:
-                text = text[:opening] + entry + ("," if text[opening - 1] == "(" else "") + text[opening:]
-                continue
-            start, end, _ = elements[-1]
-            begins, ends = text.rfind("\n", 0, start) + 1, (text.find("\n", end) + 1 or len(text) + 1) - 1
-            if not text[begins:start].strip() and text[end:ends].strip() in ("", ","):
-                comma = "" if text[end:ends].strip() else ","
-                text = text[:end] + comma + text[end:ends] + "\n" + text[begins:start] + entry + "," + text[ends:]
-            else:
-                text = text[:end] + ", " + entry + text[end:]
-        return text
-
-
-def _dunder_all(tree: ast.Module, lines: list[str]) -> _DunderAll | None:
-    """The module's `__all__` when it is a bracketed list or tuple of strings, on lines of its own."""
-    for node in tree.body:
-        target = (node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1
-                  else node.target if isinstance(node, ast.AnnAssign) else None)
-        value = getattr(node, "value", None)
-        if not (isinstance(target, ast.Name) and target.id == "__all__" and node.col_offset == 0
-                and isinstance(value, (ast.List, ast.Tuple))):
-            continue
-        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
-        bracket = lines[value.lineno - 1].encode()[value.col_offset : value.col_offset + 1]
-        strings = all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts)
-        if not strings or bracket not in (b"[", b"("):
-            return None
-        return _DunderAll(first, last, "\n".join(lines[first : last + 1]))
-    return None
-
-
-def _compose(lines: list[str], edits: list[TextEditData]) -> list[str]:
-    """The lines after whole-line edits (each replaces lines [start, end) of `lines` with its
-    text), planned by the bridge on one text: they must not overlap."""
-    out: list[str] = []
-    at = 0
-    for edit in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["end"]["line"])):
-        start, end = edit["range"]["start"]["line"], min(edit["range"]["end"]["line"], len(lines))
-        if start < at:
-            raise LsapError(ErrorCode.SERVER_ERROR, "the bridge planned overlapping edits of one file "
-                            f"(line {start + 1}): nothing was moved", hint="report this as a bug of lsap")
-        out += lines[at:start] + edit["newText"].splitlines()
-        at = max(at, end)
-    return out + lines[at:]
-
-
-def _one_edit(old: list[str], new: list[str], encoding: Encoding) -> list[TextEditData]:
-    """The smallest single edit that turns the lines `old` into `new` (none when equal). A
-    change that reaches the end of the file ends at the last line's end, so no empty last
-    line is left behind (a buffer ends its last line itself)."""
-    same = 0
-    while same < min(len(old), len(new)) and old[same] == new[same]:
-        same += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - same and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    removed, added = old[same : len(old) - tail], new[same : len(new) - tail]
-    if not removed and not added:
-        return []
-    if tail:  # whole lines, before a line that stays
-        return [{"range": _line_range(same, len(old) - tail - 1), "newText": "".join(f"{line}\n" for line in added)}]
-    last = len(old) - 1
-    end: PositionData = {"line": last, "character": to_lsp_character(old[last], len(old[last]), encoding)}
-    if same:  # from the end of the last line that stays
-        start: PositionData = {"line": same - 1,
-                               "character": to_lsp_character(old[same - 1], len(old[same - 1]), encoding)}
-        return [{"range": {"start": start, "end": end}, "newText": "".join(f"\n{line}" for line in added)}]
-    return [{"range": {"start": {"line": 0, "character": 0}, "end": end}, "newText": "\n".join(added)}]
-
-
-def _join(remaining: list[ImportedName]) -> str:
-    """Import statements for the names that stay, one statement per module."""
-    if not remaining:
-        return ""
-    groups: dict[str | None, list[str]] = {}
-    for i in remaining:
-        key = i.spelled
-        groups.setdefault(key, []).append(
-            i.statement.split(" import ", 1)[1] if key else i.statement
-        )
-    out = []
-    for module, parts in groups.items():
-        out += (
-            [f"from {module} import {', '.join(parts)}\n"] if module else [p + "\n" for p in parts]
-        )
-    return "".join(out)
 
 
 async def files_using(session: Session, target: Target, names: dict[str, tuple[int, int]]) -> dict[Path, set[str]]:

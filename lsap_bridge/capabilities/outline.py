@@ -8,10 +8,11 @@ language server, cached per file version by the session.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from itertools import groupby
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
@@ -21,9 +22,9 @@ from ..modes import Answer, Offer, mode
 from ..position import EditorLocation
 from ..report.files import expand, is_glob
 from ..report.paging import PagingInfo, paged
-from ..session import Session
+from ..session.warm import Session
 from ..symbols import Symbol, SymbolTree
-from ..workspace import language_of
+from ..workspace import Walk, language_of
 
 METHOD = "textDocument/documentSymbol"
 MAX_FILES = 500
@@ -55,9 +56,63 @@ class Entry(Row):
     children: int  # members, for a top-level symbol of a directory's outline
 
 
+@dataclass(frozen=True)
+class Shown:
+    """A row of the agents' outline (`outline.md.j2`): a symbol, by its own name under its
+    parent shown above it (`depth` levels in), by its dotted path otherwise; its members
+    that have none of their own, on one line per kind (`members`: kind, then name and line);
+    `run`: two or more symbols in a row of one kind with nothing inside, on one line."""
+
+    depth: int
+    entry: Entry
+    name: str
+    members: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
+    run: tuple[tuple[str, int], ...] = ()
+
+
 class FileSymbols(Row):
     path: str
     symbols: list[Entry]
+
+    @property
+    def shown(self) -> list[Shown]:
+        """The rows of the agents' form: a member with no members of its own is a `name line`
+        on its parent's line of its kind, and so are symbols of one kind in a row with none
+        (what `line| kind name` costs per symbol, a kind's line costs once)."""
+        paths = {e.symbol for e in self.symbols}
+        parents = {e.symbol.rpartition(".")[0] for e in self.symbols}
+        leaves: dict[str, dict[str, list[tuple[str, int]]]] = {}
+        depths: dict[str, int] = {}
+        rows: list[tuple[Entry, str]] = []
+        for entry in self.symbols:
+            parent, _, name = entry.symbol.rpartition(".")
+            bare = entry.symbol not in parents and not entry.detail and not entry.children
+            if parent in paths and bare:
+                leaves.setdefault(parent, {}).setdefault(entry.kind, []).append((name, entry.line))
+            else:
+                depths[entry.symbol] = depths[parent] + 1 if parent in depths else 0
+                rows.append((entry, name if parent in depths else entry.symbol))
+        shown = [Shown(depths[entry.symbol], entry, name,
+                       tuple((kind, tuple(m)) for kind, m in leaves.get(entry.symbol, {}).items()))
+                 for entry, name in rows]
+        return _runs(shown, parents)
+
+
+def _runs(rows: list[Shown], parents: set[str]) -> list[Shown]:
+    """Rows of one kind at one depth in a row, with nothing inside, merged into one."""
+    def alone(row: Shown) -> bool:
+        return not row.members and row.entry.symbol not in parents and not row.entry.detail and not row.entry.children
+
+    out: list[Shown] = []
+    for row in rows:
+        last = out[-1] if out else None
+        if last is not None and alone(row) and (last.run or alone(last)) and (
+                (last.depth, last.entry.kind) == (row.depth, row.entry.kind)):
+            first = last.run or ((last.name, last.entry.line),)
+            out[-1] = Shown(last.depth, last.entry, last.name, run=(*first, (row.name, row.entry.line)))
+        else:
+            out.append(row)
+    return out
 
 
 class OutlineReport(Paged):
@@ -157,6 +212,22 @@ async def outline(session: Session, request: OutlineRequest) -> Answer:
     found = expand(session.workspace, request.file_path, request.recursive, MAX_FILES, max_size)
     files = found.files
     many = len(files) > 1 or is_glob(request.file_path) or files[0].is_dir()
+    names = _scope_names(request, many)
+    # Every symbol is walked (the total, the pages), but a row is made for the page shown
+    # only: a 20,000-line file has 10,000 symbols (doc/architecture.md, Costs).
+    items: list[_Item] | None = session.kept.page(request)
+    lacking: list[str] = []
+    if items is None:
+        items, lacking = await _walked(session, files, names, many)
+    pages = _Pages(found, names, many, items, lacking, max_size)
+    return await paged(session, request, items, pages.build)
+
+
+_Item = tuple[str, tuple[str, ...], Symbol]  # a symbol's file (display path), dotted path, symbol
+
+
+def _scope_names(request: OutlineRequest, many: bool) -> list[str]:
+    """The parts of `symbol_path` (one file's outline below that symbol)."""
     given = (
         [request.symbol_path] if isinstance(request.symbol_path, str) else request.symbol_path or []
     )
@@ -167,26 +238,42 @@ async def outline(session: Session, request: OutlineRequest) -> Answer:
             "`symbol_path` needs `file_path` to name one file",
             hint="drop `symbol_path`, or give the file that holds the symbol",
         )
-    # Every symbol is walked (the total, the pages), but a row is made for the page shown
-    # only: a 20,000-line file has 10,000 symbols (doc/architecture.md, Costs).
-    items: list[tuple[str, tuple[str, ...], Symbol]] | None = session.kept.page(request)
-    lacking: list[str] = []
-    if items is None:
-        trees, lacking = await _trees(session, files)
-        items = []
-        for path in files:
-            tree = trees.get(path)
-            if tree is None:
-                continue
-            display = session.workspace.display(path)
-            walked = (
-                _scope(tree, names, display)
-                if names
-                else structure(tree.roots, depth=1 if many else None)
-            )
-            items += ((display, dotted, symbol) for dotted, symbol in walked)
+    return names
 
-    async def build(request: OutlineRequest, page_items: list[Any], paging: PagingInfo) -> Answer:
+
+async def _walked(session: Session, files: list[Path], names: list[str],
+                  many: bool) -> tuple[list[_Item], list[str]]:
+    """Every symbol shown of the files, in order (of many files, the top level), and the
+    files no server gave symbols for."""
+    trees, lacking = await _trees(session, files)
+    items: list[_Item] = []
+    for path in files:
+        tree = trees.get(path)
+        if tree is None:
+            continue
+        display = session.workspace.display(path)
+        walked = (
+            _scope(tree, names, display)
+            if names
+            else structure(tree.roots, depth=1 if many else None)
+        )
+        items += ((display, dotted, symbol) for dotted, symbol in walked)
+    return items, lacking
+
+
+@dataclass(frozen=True)
+class _Pages:
+    """What every page of one outline shares; `build` makes the report of one page."""
+
+    found: Walk
+    names: list[str]
+    many: bool
+    items: list[_Item]
+    lacking: list[str]
+    max_size: int
+
+    async def build(self, request: OutlineRequest, page_items: list[_Item], paging: PagingInfo) -> Answer:
+        many = self.many
         shown = [
             Entry(
                 path=display,
@@ -202,15 +289,15 @@ async def outline(session: Session, request: OutlineRequest) -> Answer:
         groups = [FileSymbols(path=path, symbols=list(rows)) for path, rows in groupby(shown, key=lambda r: r.path)]
         report = OutlineReport(
             target=request.file_path,
-            scope=".".join(names) if names else None,
+            scope=".".join(self.names) if self.names else None,
             many=many,
-            files=sum(1 for _ in groupby(items, key=itemgetter(0))),
-            more_files=found.more,
+            files=sum(1 for _ in groupby(self.items, key=itemgetter(0))),
+            more_files=self.found.more,
             limit=MAX_FILES,
-            outside=found.outside,
-            too_large=found.too_large,
-            max_file_size=max_size,
-            lacking=lacking,
+            outside=self.found.outside,
+            too_large=self.found.too_large,
+            max_file_size=self.max_size,
+            lacking=self.lacking,
             groups=groups,
             **paging,
         )
@@ -220,5 +307,3 @@ async def outline(session: Session, request: OutlineRequest) -> Answer:
             for r in shown
         ]
         return Answer(report, locations)
-
-    return await paged(session, request, items, build)

@@ -4,7 +4,7 @@ Compact by default (issue 32): the uses that are an import of the symbol, and th
 only name it as a type (an annotation), told apart by their line's text, are listed as
 `path:line` per file on one line each instead of printed; the anchor's own use is the
 title's place; each enclosing symbol is a `### path > Symbol.path` header (the seed's
-flattened form, issue 50) over its uses' lines, without their common indent and without
+flattened form, issue 50) over its uses' lines, each without its indent and without
 fences; a long line is cut around the use. Nothing is lost: every
 use keeps its place in `groups[].uses` (with its `kind`) and in the locations, and every
 file and line is in the Markdown. `compact: false` prints every line as before, and so
@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from dataclasses import dataclass, field
 from itertools import chain, groupby, repeat
 from operator import itemgetter
 from pathlib import Path
@@ -28,8 +29,9 @@ from ..modes import Answer, Offer, mode
 from ..position import Document, EditorLocation, line_at
 from ..report.paging import PagingInfo, paged
 from ..report.pieces import anchor_fields, editor_location, fence_language, use_lines, word_at
-from ..resolve import resolve
-from ..session import Location, Session, Target
+from ..resolve import Resolved, resolve
+from ..session.targets import Location, Target
+from ..session.warm import Session
 from ..surface import SURFACE
 from ..symbols import SymbolTree, Units
 
@@ -129,68 +131,98 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
     runs = [(path, list(run)) for path, run in groupby(items, key=itemgetter(0))]
     inside_runs = [run for path, run in runs if session.workspace.contains(path)]
     inside = list(chain.from_iterable(inside_runs))
-    external = len(items) - len(inside)
+    pages = _Pages(session, resolved, compact, growing, len(inside_runs), len(items) - len(inside))
+    return await paged(session, request, inside, pages.build)
 
-    async def build(request: ReferencesRequest, page_items: list[tuple[Path, Units]], paging: PagingInfo) -> Answer:
 
+@dataclass(frozen=True)
+class _Pages:
+    """What every page of one references answer shares; `build` makes one page's report."""
+
+    session: Session
+    resolved: Resolved
+    compact: bool
+    growing: bool  # the server's answer was still growing (an index being built)
+    files: int
+    external: int  # uses outside the workspace, counted only
+
+    async def build(self, request: ReferencesRequest, page_items: list[tuple[Path, Units]],
+                    paging: PagingInfo) -> Answer:
         # Per-item work only for the page shown: one read and one symbol call per file.
+        session, resolved, target = self.session, self.resolved, self.resolved.target
         paths = [path for path, _ in page_items]
         docs = await session.texts.documents(paths)
         shown = session.texts.located(page_items, target.client, docs)
         trees = await session.symbols.of(paths, target.client, docs) if target.client.supports(
             "textDocument/documentSymbol") else {}
-        groups: list[Group] = []
-        locations: list[EditorLocation] = []
-        collapsed: dict[str, dict[str, list[int]]] = {"import": {}, "annotation": {}}
+        page = _Page(self.compact, request.context_lines)
         for path, file_uses in groupby(shown, key=lambda loc: loc.path):
-            doc = docs[path]
-            tree = trees.get(path)
-            display = session.workspace.display(path)
-            in_file = list(file_uses)
             anchor = (resolved.line, resolved.column) if path == resolved.path else None
-            kinds, printed = _kinds(doc.lines, in_file, anchor) if compact else ({}, set())
-            def enclosing(loc: Location, tree: SymbolTree | None = tree) -> str | None:
-                return tree.enclosing_path(loc.line, loc.col) if tree else None
-
-            for symbol, uses in groupby(in_file, key=enclosing):
-                positions: list[Use] = []
-                printing: list[Location] = []
-                for loc in uses:
-                    kind = kinds.get((loc.line, loc.col))
-                    positions.append(Use(line=loc.line + 1, column=loc.col + 1, kind=kind))
-                    locations.append(editor_location(display, doc, loc.line, loc.col))
-                    if kind is None or loc.line in printed:
-                        printing.append(loc)
-                    elif kind != "anchor" and loc.line + 1 not in (listed := collapsed[kind].setdefault(display, [])):
-                        listed.append(loc.line + 1)
-                lines = _shown(doc, printing, request.context_lines, compact)
-                groups.append(Group(path=display, symbol=symbol, language=fence_language(doc),
-                                    lines=lines, uses=positions))
-
+            page.add(session.workspace.display(path), docs[path], trees.get(path), list(file_uses), anchor)
+        compact = self.compact
         report = ReferencesReport(
-            **{**anchor_fields(resolved, session), "partial": resolved.target.partial or growing},
+            **{**anchor_fields(resolved, session), "partial": resolved.target.partial or self.growing},
             name=word_at(resolved.line_text, resolved.column),
-            files=len(inside_runs),
-            external=external,
-            groups=groups,
+            files=self.files,
+            external=self.external,
+            groups=page.groups,
             compact=compact or None,
-            imports=_listed(collapsed["import"]) if compact else None,
-            annotations=_listed(collapsed["annotation"]) if compact else None,
+            imports=_listed(page.collapsed["import"]) if compact else None,
+            annotations=_listed(page.collapsed["annotation"]) if compact else None,
             **paging,
         )
-        return Answer(report, locations)
+        return Answer(report, page.locations)
 
-    return await paged(session, request, inside, build)
+
+@dataclass
+class _Page:
+    """One page's uses, grouped by file and enclosing symbol; in compact form, an import's
+    or an annotation's line is collapsed into a list of line numbers (`collapsed`)."""
+
+    compact: bool
+    context_lines: int
+    groups: list[Group] = field(default_factory=list)
+    locations: list[EditorLocation] = field(default_factory=list)
+    collapsed: dict[str, dict[str, list[int]]] = field(
+        default_factory=lambda: {"import": {}, "annotation": {}})
+
+    def add(self, display: str, doc: Document, tree: SymbolTree | None, in_file: list[Location],
+            anchor: tuple[int, int] | None) -> None:
+        """A file's uses on the page (`anchor`: the position asked about, in this file)."""
+        kinds, printed = _kinds(doc.lines, in_file, anchor) if self.compact else ({}, set())
+
+        def enclosing(loc: Location) -> str | None:
+            return tree.enclosing_path(loc.line, loc.col) if tree else None
+
+        for symbol, uses in groupby(in_file, key=enclosing):
+            positions: list[Use] = []
+            printing: list[Location] = []
+            for loc in uses:
+                kind = kinds.get((loc.line, loc.col))
+                positions.append(Use(line=loc.line + 1, column=loc.col + 1, kind=kind))
+                self.locations.append(editor_location(display, doc, loc.line, loc.col))
+                if kind is None or loc.line in printed:
+                    printing.append(loc)
+                elif kind != "anchor" and loc.line + 1 not in (
+                        listed := self.collapsed[kind].setdefault(display, [])):
+                    listed.append(loc.line + 1)
+            lines = _shown(doc, printing, self.context_lines, self.compact)
+            self.groups.append(Group(path=display, symbol=symbol, language=fence_language(doc),
+                                     lines=lines, uses=positions))
 
 
 _IMPORT = re.compile(r"\s*(?:from\s+\S+\s+import\b|import\b|export\s+(?:type\s+)?\{[^}]*\}\s*from\b|#include\b)")
 # What comes right before a name used as a type only: `x: T` (a parameter or a variable,
 # not a dict display's key nor a lambda's body), `) : T` and `-> T` (a return type),
 # `Optional[T`, `list[T`, `T | U`.
+_GENERICS = (r"\b(?:list|dict|set|frozenset|tuple|type|Optional|Union|List|Sequence|Iterable|Iterator|Type|Dict|"
+             r"Mapping|Tuple|Callable|ClassVar|Final|Annotated|Awaitable|Generator)\[")
 _BEFORE_TYPE = re.compile(
-    r"(?:(?:^|[(,;])\s*\*{0,2}(?:self\.)?[\w$]+\??\s*:|\)\s*:|->|\|"
-    r"|\b(?:list|dict|set|frozenset|tuple|type|Optional|Union|List|Sequence|Iterable|Iterator|Type|Dict|"
-    r"Mapping|Tuple|Callable|ClassVar|Final|Annotated|Awaitable)\[)\s*[\"']?$")
+    r"(?:(?:^|[(,;])\s*\*{0,2}(?:self\.)?[\w$]+\??\s*:|\)\s*:|->|(?<!\|)\|"
+    r"|" + _GENERICS + r")\s*[\"']?$")
+# Further in a generic's brackets, with only names, strings, commas and brackets between:
+# `Union[RenderableType, Segment]`, `Tuple["Segment", "Segment"]`, `Callable[["A", "B"], "C"]`.
+_IN_GENERIC = re.compile(_GENERICS + r"""[\w\s"'.,|\[\]]*$""")
 WIDE = 100  # characters of a line shown around a use in compact form
 
 
@@ -205,7 +237,7 @@ def use_kind(text: str, column: int) -> Kind | None:
     after = text[column:]
     name = re.match(r"[\w$]+", after)
     rest = after[name.end():] if name else after
-    if rest.lstrip()[:1] in ("(", ".") or not _BEFORE_TYPE.search(text[:column]):
+    if rest.lstrip()[:1] in ("(", ".") or not (_BEFORE_TYPE.search(text[:column]) or _IN_GENERIC.search(text[:column])):
         return None
     return "annotation"
 
@@ -226,20 +258,22 @@ def _kinds(lines: list[str], uses: list[Location], anchor: tuple[int, int] | Non
     return kinds, printed
 
 
-_NAMES_ONLY = re.compile(r"\s*[\w$]+(?:\s+as\s+[\w$]+)?\s*,?\s*(?:\)\s*)?(?:#.*)?$")
-_IMPORT_OPEN = re.compile(r"\s*from\s+\S+\s+import\s*\(")
+_NAMES_ONLY = re.compile(r"\s*(?:type\s+)?[\w$]+(?:\s+as\s+[\w$]+)?\s*,?\s*(?:[)}]\s*)?(?:(?:#|//).*)?$")
+_LISTED = re.compile(_NAMES_ONLY.pattern + r"|\s*(?:#|//).*$")  # a name, or a comment alone
+_IMPORT_OPEN = re.compile(r"\s*(?:from\s+\S+\s+import\s*\(|(?:import|export)\s+(?:type\s+)?\{)")
 IMPORT_LIST = 100  # lines looked back for the `from … import (` of a name alone on its line
 
 
 def _in_import_list(lines: list[str], line: int) -> bool:
-    """A name alone on its line inside a parenthesised `from … import (…)` of Python."""
+    """A name alone on its line inside a parenthesised `from … import (…)` of Python, or a
+    braced `import {…}` / `export {…}` list of TypeScript (a re-export is an import too)."""
     if line >= len(lines) or not _NAMES_ONLY.match(lines[line]):
         return False
     for above in range(line - 1, max(-1, line - IMPORT_LIST), -1):
         text = lines[above]
         if _IMPORT_OPEN.match(text):
-            return ")" not in text
-        if not _NAMES_ONLY.match(text) or ")" in text:
+            return ")" not in text and "}" not in text
+        if not _LISTED.match(text) or ")" in text or "}" in text:
             return False
     return False
 
@@ -254,8 +288,8 @@ def cut(text: str, column: int) -> str:
 
 
 def _shown(doc: Document, uses: list[Location], context: int, compact: bool) -> list[Line]:
-    """The lines that show one group's `uses`, each once, in order; compact: without the
-    group's common indent, long lines cut around the use."""
+    """The lines that show one group's `uses`, each once, in order; compact: without their
+    indent (see below), long lines cut around the use."""
     lines: list[Line] = []
     at: dict[int, int] = {}
     for loc in uses:
@@ -263,9 +297,19 @@ def _shown(doc: Document, uses: list[Location], context: int, compact: bool) -> 
         lines += [line for line in use_lines(doc, loc.line, context) if not lines or line.number > lines[-1].number]
     if not compact:
         return lines
-    indent = min((len(line.text) - len(line.text.lstrip()) for line in lines if line.text.strip()), default=0)
-    return [Line(number=line.number, text=cut(line.text[indent:], at.get(line.number, indent) - indent))
-            for line in lines]
+    # A use's line without its indent, a statement's next lines without the indent of its
+    # first (their own deeper indent kept); context above the first use without the least.
+    indent = min((_indent(line.text) for line in lines if line.text.strip()), default=0)
+    out = []
+    for line in lines:
+        if line.number in at or line.text.strip():
+            indent = _indent(line.text) if line.number in at else min(indent, _indent(line.text))
+        out.append(Line(number=line.number, text=cut(line.text[indent:], at.get(line.number, indent) - indent)))
+    return out
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
 
 
 def _listed(by_file: dict[str, list[int]]) -> list[Collapsed] | None:

@@ -2,7 +2,7 @@
 
 The preview shows each file's diff and an id; executing the id applies exactly what was
 previewed (refused if a file changed since), minus `exclude_files`. Application goes
-through `edits.apply_workspace_edit` (checked twice, one undo step per buffer, all or
+through `edits.apply.apply_workspace_edit` (checked twice, one undo step per buffer, all or
 nothing), and the report ends with the diagnostics the rename introduced, so a broken
 rename is visible.
 
@@ -31,21 +31,36 @@ from pydantic import Field
 
 from ..changes import undo_hint
 from ..decode import spans, walk
-from ..diagnostics import DiagnosticDelta, settled
+from ..diagnostics import DiagnosticDelta
 from ..diskwatch import Basis
-from ..edits import EditResult, FileDiff, apply_workspace_edit, preview
+from ..edits.apply import EditResult, apply_workspace_edit
+from ..edits.plan import FileDiff, preview
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..identifiers import check_new_name, declined
 from ..jsonvalue import Params
 from ..lsp import PositionData, RangeData
-from ..models import Anchored, LocateRequest, Overwriting, Overwritten, Paged, Report, Request, Row, StrictModel, absent
+from ..models import (
+    Anchored,
+    LocateRequest,
+    Overwriting,
+    Overwritten,
+    Paged,
+    Report,
+    Request,
+    Row,
+    StrictModel,
+    Waiting,
+    absent,
+)
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation, column_at, line_at
 from ..report.paging import PagingInfo, paged, suggest
-from ..report.pieces import DiagnosticRow, anchor_fields, diagnostic_row, incomplete, word_at
+from ..report.pieces import ChangedFile, DiagnosticRow, anchor_fields, diagnostic_row, incomplete, word_at
 from ..resolve import Resolved, resolve
-from ..session import Doubt, Session, Target
+from ..session.approval import Doubt
+from ..session.targets import Target, encoding_of
+from ..session.warm import Session
 from ..surface import phrase
 from ..workspace import path_of
 
@@ -68,14 +83,14 @@ class RenamePreviewRequest(LocateRequest, Overwriting):
     new_name: Annotated[str, Field(min_length=1)]
 
 
-class RenameExecuteRequest(Request, Overwriting, Uncovering):
+class RenameExecuteRequest(Request, Overwriting, Uncovering, Waiting):
     mode: Literal["rename_execute"] = "rename_execute"
     rename_id: Annotated[str, Field(min_length=1)]
     positional: ClassVar[str] = "rename_id"  # `lsap rename_execute <id>`
     exclude_files: list[str] = Field(default_factory=list)
 
 
-class RenameRequest(LocateRequest, Overwriting, Uncovering):
+class RenameRequest(LocateRequest, Overwriting, Uncovering, Waiting):
     mode: Literal["rename"] = "rename"
     new_name: Annotated[str, Field(min_length=1)]
     exclude_files: list[str] = Field(default_factory=list)
@@ -176,12 +191,8 @@ class RenamePreviewReport(Anchored, Paged, Guarded):
     execute: str  # the request that applies it
 
 
-class Changed(Row):
-    path: str
-    edits: int
-    saved: bool
-    disk_differs: bool
-    beside_unsaved: bool = False  # saved, and its buffer keeps the human's unsaved changes too
+class Changed(ChangedFile):
+    """A file the rename changed."""
 
 
 class Moved(Row):
@@ -414,7 +425,7 @@ async def _uncovered(session: Session, target: Target, edit: dict[str, Any],
         if not any(_renames(item, rng["start"], old_name) for item in edits.get(path, []))
     ]
     docs = await session.texts.documents(list(dict.fromkeys(p for p, _ in missed if p.is_file())))
-    encoding = session.servers.encoding(target.client)
+    encoding = encoding_of(target.client)
     out = []
     for path, rng in missed:
         lines = docs[path].lines if path in docs else []
@@ -496,7 +507,7 @@ def _gap(pending: PendingRename) -> str:
 
 def _doubt(pending: PendingRename, request: RenameRequest | RenameExecuteRequest) -> Doubt | None:
     """A rename that misses uses `references` finds, or files that still name the symbol
-    through its module (`named_elsewhere`), needs a yes (`edits.apply_workspace_edit`):
+    through its module (`named_elsewhere`), needs a yes (`edits.apply.apply_workspace_edit`):
     without `allow_uncovered` it is refused, naming the files and the way on."""
     if not (pending.uncovered or pending.named) or request.allow_uncovered:
         return None
@@ -560,7 +571,7 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
     }
     # The evidence `check` waits for: each server analysed the files after it read the edit.
     now = [moved.get(p, p) for p in watched if moved.get(p, p).is_file()]
-    after, _ = await settled(lambda: session.diagnostics.of(now, after_sync=True), structural=bool(moved))
+    after = await session.diagnostics.after_edit(now, bool(moved), request.diagnostics_wait)
     delta = DiagnosticDelta.between(before, after)
     return {
         "old_name": pending.old_name,

@@ -15,7 +15,7 @@ from ..errors import did_you_mean
 from ..jsonvalue import Json, JsonObject
 from ..models import Report, Request, Row, absent
 from ..modes import REGISTRY, Answer, mode
-from ..session import Session
+from ..session.warm import Session
 from ..surface import fields_help
 
 

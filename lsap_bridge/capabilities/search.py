@@ -7,8 +7,9 @@ Neovim), one file per language is opened so that the servers start.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import Field, field_validator
 
@@ -20,7 +21,8 @@ from ..position import EditorLocation
 from ..report.files import one_per_language
 from ..report.paging import PagingInfo, paged
 from ..resolve import incomplete
-from ..session import Session
+from ..session.targets import encoding_of
+from ..session.warm import Session
 from ..symbols import KIND_NAMES
 from ..workspace import language_of, path_of
 
@@ -131,61 +133,35 @@ def rank(query: str, name: str, kind: str) -> tuple[int, bool]:
     return closeness, kind in _MINOR
 
 
+# A symbol as the report lists it (`_row`).
+_Row: TypeAlias = dict[str, Any]
+
+
 @mode("search", request=SearchRequest, report=SearchReport,
       summary="workspace symbols by name, with kind filters", method=METHOD, fallback="outline",
       workspace=True, offer=Offer(command="LsapSearch", picker=6, plug=True, values={"kinds": (
           "class", "function", "method", "interface", "variable", "constant", "enum", "module")}))
 async def search(session: Session, request: SearchRequest) -> Answer:
-    items: list[dict[str, Any]] | None = session.kept.page(request)
-    servers: list[str] = []
-    lacking: list[str] = []
-    unsure: list[str] = []
-    external = 0
+    items: list[_Row] | None = session.kept.page(request)
+    pages = _Pages()  # a later page of a kept list: no servers asked
     if items is None:
-        clients, lacking = await symbol_clients(session)
-        if not clients:
-            raise LsapError(
-                ErrorCode.UNSUPPORTED,
-                "no attached server supports workspace/symbol"
-                + (": " + "; ".join(lacking) if lacking else ""),
-                hint="try `outline` on a directory, e.g. "
-                '{"mode": "outline", "file_path": ".", "recursive": true}',
-            )
-        servers = [c.name for c in clients]
-        unsure = await incomplete(session, clients)
-        answers = await session.servers.lsp([LspCall(c.id, METHOD, {"query": request.query}) for c in clients])
-        found: dict[tuple[str, int, str], dict[str, Any]] = {}
-        for client, answer in zip(clients, answers, strict=True):
-            for raw in [] if answer.error else answer.result or []:
-                kind = KIND_NAMES.get(int(raw.get("kind", 0)), "symbol")
-                location = raw.get("location") or {}
-                path = path_of(location.get("uri", ""))
-                if request.kinds and kind not in request.kinds:
-                    continue
-                if not session.workspace.contains(path):
-                    external += 1
-                    continue
-                start = (location.get("range") or {}).get("start", {})
-                line = int(start.get("line", -1)) + 1
-                display = session.workspace.display(path)
-                found[(display, line, raw["name"])] = {
-                    "name": raw["name"],
-                    "kind": kind,
-                    "container": raw.get("containerName") or None,
-                    "path": display,
-                    "line": line or None,
-                    # Where on the line, for the editor only (in the server's encoding).
-                    EDITOR: {"character": int(start.get("character", 0)),
-                             "encoding": session.servers.encoding(client)},
-                }
-        items = sorted(
-            found.values(),
-            key=lambda i: (rank(request.query, i["name"], i["kind"]), i["path"], i["line"] or 0),
-        )
+        items, pages = await _searched(session, request)
+    return await paged(session, request, items, pages.build)
 
-    async def build(request: SearchRequest, shown: list[dict[str, Any]], paging: PagingInfo) -> Answer:
-        report = SearchReport(query=request.query, kinds=request.kinds, servers=servers, lacking=lacking,
-                              incomplete=unsure, external=external,
+
+@dataclass
+class _Pages:
+    """What every page of one search shares: the servers asked, those lacking workspace
+    symbols or still indexing, and the symbols outside the workspace (counted only)."""
+
+    servers: list[str] = field(default_factory=list)
+    lacking: list[str] = field(default_factory=list)
+    unsure: list[str] = field(default_factory=list)
+    external: int = 0
+
+    async def build(self, request: SearchRequest, shown: list[_Row], paging: PagingInfo) -> Answer:
+        report = SearchReport(query=request.query, kinds=request.kinds, servers=self.servers,
+                              lacking=self.lacking, incomplete=self.unsure, external=self.external,
                               symbols=[Found(**{k: v for k, v in r.items() if k != EDITOR}) for r in shown],
                               **paging)
         locations: list[EditorLocation] = [
@@ -195,4 +171,52 @@ async def search(session: Session, request: SearchRequest) -> Answer:
         ]
         return Answer(report, locations)
 
-    return await paged(session, request, items, build)
+
+async def _searched(session: Session, request: SearchRequest) -> tuple[list[_Row], _Pages]:
+    """Every server's workspace symbols for the query, of the kinds asked, inside the
+    workspace, one row per (file, line, name), best ranked first."""
+    clients, lacking = await symbol_clients(session)
+    if not clients:
+        raise LsapError(
+            ErrorCode.UNSUPPORTED,
+            "no attached server supports workspace/symbol"
+            + (": " + "; ".join(lacking) if lacking else ""),
+            hint="try `outline` on a directory, e.g. "
+            '{"mode": "outline", "file_path": ".", "recursive": true}',
+        )
+    pages = _Pages([c.name for c in clients], lacking, await incomplete(session, clients))
+    answers = await session.servers.lsp([LspCall(c.id, METHOD, {"query": request.query}) for c in clients])
+    found: dict[tuple[str, int, str], _Row] = {}
+    for client, answer in zip(clients, answers, strict=True):
+        for raw in [] if answer.error else answer.result or []:
+            kind = KIND_NAMES.get(int(raw.get("kind", 0)), "symbol")
+            location = raw.get("location") or {}
+            path = path_of(location.get("uri", ""))
+            if request.kinds and kind not in request.kinds:
+                continue
+            if not session.workspace.contains(path):
+                pages.external += 1
+                continue
+            row = _row(session, client, raw, kind, path)
+            found[(row["path"], row["line"] or 0, raw["name"])] = row
+    items = sorted(
+        found.values(),
+        key=lambda i: (rank(request.query, i["name"], i["kind"]), i["path"], i["line"] or 0),
+    )
+    return items, pages
+
+
+def _row(session: Session, client: Client, raw: dict[str, Any], kind: str, path: Path) -> _Row:
+    """A symbol as the report lists it, with where on its line it is, for the editor only."""
+    start = ((raw.get("location") or {}).get("range") or {}).get("start", {})
+    line = int(start.get("line", -1)) + 1
+    return {
+        "name": raw["name"],
+        "kind": kind,
+        "container": raw.get("containerName") or None,
+        "path": session.workspace.display(path),
+        "line": line or None,
+        # Where on the line, for the editor only (in the server's encoding).
+        EDITOR: {"character": int(start.get("character", 0)),
+                 "encoding": encoding_of(client)},
+    }

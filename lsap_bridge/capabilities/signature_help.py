@@ -11,7 +11,7 @@ from ..models import Anchored, LocateRequest, Row
 from ..modes import Answer, mode
 from ..report.pieces import anchor_fields, fence_language
 from ..resolve import resolve
-from ..session import Session
+from ..session.warm import Session
 
 METHOD = "textDocument/signatureHelp"
 

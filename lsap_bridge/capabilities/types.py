@@ -36,7 +36,8 @@ from ..report.hierarchy import (
 )
 from ..report.pieces import anchor_fields, defining_symbol, word_at
 from ..resolve import resolve
-from ..session import Location, Session
+from ..session.targets import Location, encoding_of
+from ..session.warm import Session
 from ..symbols import Symbol, SymbolTree
 from ..workspace import uri_of
 
@@ -109,7 +110,7 @@ class Derived:
 
     def _params(self, path: Path, lines: list[str], line: int, col: int) -> Params:
         text = line_at(lines, line)
-        character = to_lsp_character(text, col, self.session.servers.encoding(self.client))
+        character = to_lsp_character(text, col, encoding_of(self.client))
         return {
             "textDocument": {"uri": uri_of(path)},
             "position": {"line": line, "character": character},
@@ -233,7 +234,7 @@ async def types(session: Session, request: TypesRequest) -> Answer:
         )
     directions = ["supertypes", "subtypes"] if request.direction == "both" else [request.direction]
     # Native hierarchy items count in the server's units; derived nodes in code points.
-    encoding = session.servers.encoding(native) if native is not None else "utf-32"
+    encoding = encoding_of(native) if native is not None else "utf-32"
     sections, locations = await walk_directions(
         session, roots, expanders, directions, request, at_site=False, encoding=encoding)
     report = TypesReport(**anchor_fields(resolved, session), name=name, roots=roots_data(session, roots),

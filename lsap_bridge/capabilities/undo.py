@@ -1,6 +1,6 @@
 """`changes` and `undo`: the change sets the bridge recorded (`changes.py`), listed newest
 first, and one taken back whole, across every file, buffers and disk alike, through the
-same safe, journalled edit engine as every edit (`edits.apply_workspace_edit`).
+same safe, journalled edit engine as every edit (`edits.apply.apply_workspace_edit`).
 
 An undo is an edit from each file's "after" text back to its "before": every file must
 still hold "after" exactly (checked here, and again by the engine right before it plans),
@@ -26,15 +26,16 @@ from pydantic import Field
 
 from .. import changes
 from ..changes import ChangeSet, FileText, signs
-from ..edits import apply_workspace_edit, journal_dir
+from ..edits.apply import apply_workspace_edit
+from ..edits.switch import journal_dir
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
 from ..lsp import TextEditData
-from ..models import Paged, Report, Request, Row
+from ..models import Paged, Report, Request, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import Document
 from ..report.paging import PagingInfo, paged
-from ..session import Session
+from ..session.warm import Session
 from ..surface import SURFACE, phrase
 from ..workspace import uri_of
 
@@ -42,6 +43,9 @@ from ..workspace import uri_of
 ENGINE = Client(0, "lsap undo", "utf-32", frozenset())
 FILES_SHOWN = 3  # files named per change set in a listing
 TOUCHED = "edited since, in the hunk's own lines"
+# A merged disk change's conflict with the unsaved text is decided in the buffer alone.
+MERGE_KEYS = "decide it in the buffer (keep mine, take theirs, both: :help lsap-merge)"
+NOTHING = "nothing was changed"
 
 
 class ChangesRequest(Request):
@@ -110,7 +114,17 @@ def _left(change: ChangeSet) -> list[FileText]:
             and (f.before != f.after or f.origin is not None)]
 
 
+def _conflicted(file: FileText) -> set[int]:
+    """The numbers of a merged file's hunks in conflict with the human's unsaved text, not
+    decided yet (`FileText.conflicts`)."""
+    return {n for numbers in file.conflicts for n in numbers}
+
+
 def _state(change: ChangeSet) -> str:
+    conflicts = sum(len(_conflicted(f)) for f in _left(change))
+    if conflicts:
+        return (f"merged into the buffer, {conflicts} conflict{'s' if conflicts != 1 else ''} with the "
+                "unsaved text to decide in it")
     if not change.texts:
         return f"too large to keep its texts (over {changes.KEEP_BYTES >> 20} MB): not undoable"
     if change.undone and not _left(change):
@@ -274,6 +288,8 @@ async def undo(session: Session, request: UndoRequest) -> Answer:
         raise LsapError(ErrorCode.INVALID_REQUEST,
                         f"change {change.id} ({change.label}) was undone already by {change.undone[-1]}",
                         hint=f"redo it with `{changes.undo_hint(change.undone[-1])}`")
+    if _merge(change):
+        return await _undo_merge(session, change)
     paths = [Path(f.path) for f in left]
     docs = await session.texts.documents([p for p in paths if p.is_file()])
     display = session.workspace.display
@@ -305,6 +321,27 @@ async def undo(session: Session, request: UndoRequest) -> Answer:
                              redo=redo))
 
 
+async def _undo_merge(session: Session, change: ChangeSet) -> Answer:
+    """`undo` of a disk change merged into a buffer with unsaved text: every hunk of it
+    rejected as the review rejects one (its lines out of the file on disk and out of the
+    buffer, the unsaved text kept there); refused while a conflict of it is left to decide."""
+    display = session.workspace.display
+    left = sum(len(_conflicted(f)) for f in _left(change))
+    if left:
+        raise LsapError(ErrorCode.CONFLICT, f"change {change.id} ({change.label}) has {left} conflict"
+                        f"{'s' if left != 1 else ''} with the unsaved text left: {MERGE_KEYS}",
+                        hint=NOTHING + "; undo it once they are decided")
+    files, written = _decide(change, ReviewRequest(id=change.id, decision="reject"), display)
+    put = await _put_back(session, change, written, True)
+    change.files = files
+    await asyncio.to_thread(changes.update, await journal_dir(session.gateway), change)
+    with contextlib.suppress(LsapError):  # a view of its hunks in the buffers shows what is left
+        await session.gateway.call("review_inline", inline(change, display), False)
+    return Answer(UndoReport(id=change.id, label=change.label, who=change.who, when=_when(change.when),
+                             undone=[display(Path(f.path)) for f in written], unsaved=[], conflicts=[],
+                             change=put, redo=changes.undo_hint(put) if put else None))
+
+
 # -- review ----------------------------------------------------------------------------
 
 
@@ -329,6 +366,9 @@ class Hunk(Row):
     diff: str
     reject: str
     accept: str
+    # A merged disk change's hunk in conflict with the human's unsaved text: decided in the
+    # buffer (`MERGE_KEYS`), not by `decision`.
+    conflict: bool | None = absent()
 
 
 class ReviewFile(Row):
@@ -386,31 +426,59 @@ def _decide(change: ChangeSet, request: ReviewRequest,
         raise LsapError(ErrorCode.NOT_FOUND, f"change {change.id} has nothing left to decide in "
                         f"{request.file_path or 'any file'}",
                         hint=f"`{phrase({'mode': 'review', 'id': change.id}, 'id')}` shows what is left")
-    files, written = [], []
+    files, written, taken = [], [], 0
     for file in change.files:
         if file not in chosen:
             files.append(file)
             continue
-        hunks = numbered(file)
-        picked = [(n, h) for n, h in hunks if request.hunk in (None, n)]
-        if not picked:
-            left = ", ".join(str(n) for n, _ in hunks)
-            raise LsapError(ErrorCode.NOT_FOUND, f"{display(Path(file.path))} has no hunk {request.hunk} left "
-                            f"to decide in change {change.id} (left: {left})",
-                            hint=f"`{phrase({'mode': 'review', 'id': change.id}, 'id')}` numbers them")
-        before, after = list(file.before or []), list(file.after)
-        for _, (i1, i2, j1, j2) in reversed(picked):  # from the end: earlier positions hold
-            if request.decision == "reject":
-                after[j1:j2] = (file.before or [])[i1:i2]
-            else:
-                before[i1:i2] = file.after[j1:j2]
-        gone = {n for n, _ in picked}
-        decided = dataclasses.replace(file, before=before, after=after,
-                                      numbers=[n for n, _ in hunks if n not in gone])
+        picked = _picked(change, file, request.hunk, display)
+        decided = _decided_file(file, picked, request.decision == "reject")
         files.append(decided)
-        if request.decision == "reject":
+        taken += len(picked)
+        if request.decision == "reject" and picked:
             written.append(decided)
+    if not taken and any(_conflicted(f) for f in chosen):
+        raise LsapError(ErrorCode.CONFLICT, f"every hunk left in change {change.id} is a conflict with "
+                        f"the unsaved text: {MERGE_KEYS}", hint=NOTHING)
+    if not taken:
+        raise LsapError(ErrorCode.NOT_FOUND, f"change {change.id} has no hunk left to decide in "
+                        f"{request.file_path or 'any file'}", hint=NOTHING)
     return files, written
+
+
+def _picked(change: ChangeSet, file: FileText, hunk: int | None,
+            display: Callable[[Path], str]) -> list[int]:
+    """The numbers of `file`'s hunks a decision takes: `hunk`, else every one left but the
+    conflicts of a merge (decided in the buffer, `MERGE_KEYS`)."""
+    hunks = [n for n, _ in numbered(file)]
+    conflicts = _conflicted(file)
+    if hunk is None:
+        return [n for n in hunks if n not in conflicts]
+    if hunk not in hunks:
+        left = ", ".join(str(n) for n in hunks)
+        raise LsapError(ErrorCode.NOT_FOUND, f"{display(Path(file.path))} has no hunk {hunk} left "
+                        f"to decide in change {change.id} (left: {left})",
+                        hint=f"`{phrase({'mode': 'review', 'id': change.id}, 'id')}` numbers them")
+    if hunk in conflicts:
+        raise LsapError(ErrorCode.CONFLICT, f"hunk {hunk} of {display(Path(file.path))} in change {change.id} "
+                        f"is a conflict with the unsaved text in its buffer: {MERGE_KEYS}", hint=NOTHING)
+    return [hunk]
+
+
+def _decided_file(file: FileText, numbers: list[int], reject: bool) -> FileText:
+    """`file` with the hunks `numbers` decided: rejected (its "after" takes their "before"
+    lines back) or accepted (its "before" takes their "after" lines); they leave the
+    review, and the merge's conflicts."""
+    hunks = numbered(file)
+    before, after = list(file.before or []), list(file.after)
+    for _, (i1, i2, j1, j2) in reversed([(n, h) for n, h in hunks if n in numbers]):  # from the end
+        if reject:
+            after[j1:j2] = (file.before or [])[i1:i2]
+        else:
+            before[i1:i2] = file.after[j1:j2]
+    return dataclasses.replace(file, before=before, after=after,
+                               numbers=[n for n, _ in hunks if n not in numbers],
+                               conflicts=[[n for n in c if n not in numbers] for c in file.conflicts])
 
 
 def _rebase(after: list[str], now: list[str], spans: list[tuple[int, int]]) -> list[tuple[int, int]] | None:
@@ -435,10 +503,10 @@ def _rebase(after: list[str], now: list[str], spans: list[tuple[int, int]]) -> l
     return out
 
 
-async def _put_back(session: Session, change: ChangeSet, written: list[FileText], whole: bool) -> None:
+async def _put_back(session: Session, change: ChangeSet, written: list[FileText], whole: bool) -> str | None:
     """Write the rejected hunks back (the files `_decide` changed), through the safe edits,
     into the text the files hold now: the human's edits elsewhere in them stay. A file the
-    change created, rejected whole, goes (as `undo` takes it back)."""
+    change created, rejected whole, goes (as `undo` takes it back). The put back's change set."""
     display = session.workspace.display
     old = {f.path: f for f in change.files}
     created = [old[f.path] for f in written if old[f.path].before is None and whole]
@@ -462,16 +530,20 @@ async def _put_back(session: Session, change: ChangeSet, written: list[FileText]
     if problems:
         raise LsapError(ErrorCode.CONFLICT, f"the hunk cannot be put back: {'; '.join(problems)}",
                         hint="nothing was changed")
+    put = None
     if edits:
-        # As `revert`: what the change wrote to disk goes back on disk too.
+        # As `revert`: what the change wrote to disk goes back on disk too (a merged disk
+        # change: out of the file, and out of the buffer beside the unsaved text).
         result = await apply_workspace_edit(session, {"changes": edits}, ENGINE,
                                             label=f"reject in change {change.id}", expect=expect,
                                             disk_too=not any(old[f.path].in_buffer for f in written))
+        put = result.change
         if result.change is not None:  # putting back is no agent's change to sign
             with contextlib.suppress(LsapError):
                 await session.gateway.call("presence_reviewed", result.change)
     if created:
         await revert(session, change, created, f"reject in change {change.id}")
+    return put
 
 
 @mode("review", request=ReviewRequest, report=ReviewReport,
@@ -496,18 +568,21 @@ async def review(session: Session, request: ReviewRequest) -> Answer:
             await _put_back(session, change, written, request.hunk is None)
         change.files = files
         await asyncio.to_thread(changes.update, journals, change)
-        with contextlib.suppress(LsapError):  # the decided lines' signs go
-            await session.gateway.call("presence_changed", signs(change), True)
+        with contextlib.suppress(LsapError):  # the decided lines' signs go (a merge has none)
+            if not _merge(change):
+                await session.gateway.call("presence_changed", signs(change), True)
         where = f"hunk {request.hunk} of " if request.hunk else "every hunk of "
         decided = f"{request.decision}ed {where}{request.file_path or 'every file'}"
     rows = []
     for file in _left(change):
         path = display(Path(file.path))
         base = {"mode": "review", "id": change.id, "file_path": path}
+        conflicts = _conflicted(file)
         rows.append(ReviewFile(path=path, hunks=[
             Hunk(number=n, line=j1 + 1, diff=_hunk_diff(file, (i1, i2, j1, j2)),
                  reject=phrase({**base, "hunk": n, "decision": "reject"}, "id"),
-                 accept=phrase({**base, "hunk": n, "decision": "accept"}, "id"))
+                 accept=phrase({**base, "hunk": n, "decision": "accept"}, "id"),
+                 conflict=True if n in conflicts else None)
             for n, (i1, i2, j1, j2) in numbered(file)]))
     # The human's review is shown in the buffers too (lua/lsap/inline.lua); an agent's
     # decisions only bring the human's view of the same change up to date.
@@ -519,15 +594,119 @@ async def review(session: Session, request: ReviewRequest) -> Answer:
 
 
 def inline(change: ChangeSet, display: Callable[[Path], str]) -> dict[str, Any]:
-    """The hunks left as the editor shows them in the buffers: per file (its absolute path and
-    its name in requests) each
-    hunk's number, where its lines start in the change's text (0-based), the lines it wrote,
-    the lines it removed, and the line above it (to find it again where the text moved)."""
+    """The hunks left as the editor shows them in the buffers: per file (its absolute path, its
+    name in requests, the key of the editor's merge that made it, if so) each hunk's number,
+    where its lines start in the change's text (0-based), the lines it wrote, the lines it
+    removed, the line above it (to find it again where the text moved), and, a merge's hunk
+    in conflict with the unsaved text, the merge's number of that conflict (1-based)."""
     files = []
     for file in _left(change):
         before, after = file.before or [], file.after
-        files.append({"path": file.path, "name": display(Path(file.path)), "hunks": [
+        conflict = {n: index for index, numbers in enumerate(file.conflicts, 1) for n in numbers}
+        files.append({"path": file.path, "name": display(Path(file.path)), "merged": file.merged, "hunks": [
             {"number": n, "line": j1, "added": after[j1:j2], "removed": before[i1:i2],
-             "above": after[j1 - 1] if j1 else None}
+             "above": after[j1 - 1] if j1 else None, "conflict": conflict.get(n)}
             for n, (i1, i2, j1, j2) in numbered(file)]})
     return {"id": change.id, "label": change.label, "who": change.who, "files": files}
+
+
+def _merge(change: ChangeSet) -> bool:
+    """A disk change the editor merged into a buffer with unsaved text (`FileText.merged`)."""
+    return any(f.merged is not None for f in change.files)
+
+
+# -- merge -----------------------------------------------------------------------------
+
+
+class MergeRequest(Request):
+    """What the editor's three-way merge (lua/lsap/transport/merge.lua) tells the service:
+    `merged`, a disk change merged into a buffer with unsaved text (recorded as a change
+    set); `decided`, conflicts of it decided in the buffer (keep mine, take theirs, both, or
+    the buffer written over them: their hunks leave the review); `released`, conflicts
+    nobody decided (the buffer reloaded or closed: their hunks are ordinary ones then)."""
+
+    mode: Literal["merge"] = "merge"
+    event: Literal["merged", "decided", "released"]
+    key: changes.MergeKey  # the editor's key of the merge
+    file_path: str | None = None  # merged: the file
+    base: list[str] = Field(default_factory=list)  # merged: the text the buffer was read from
+    theirs: list[str] = Field(default_factory=list)  # merged: the disk's text merged
+    # merged: each conflict's rows of `base` (0-based, end excluded)
+    regions: list[tuple[Annotated[int, Field(ge=0)], Annotated[int, Field(ge=0)]]] = Field(default_factory=list)
+    conflicts: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list)  # decided, released: by number
+
+    positional: ClassVar[str] = "event"
+    file_from_cursor: ClassVar[bool] = False
+
+    @property
+    def syncs_disk(self) -> bool:
+        return False
+
+
+class MergeReport(Report):
+    event: str
+    change: str | None  # the change set of the merge (None: none recorded or found)
+    hunks: int  # left to decide
+    conflicts: int  # of them, conflicts
+
+
+def _holding(file: FileText, start: int, end: int) -> list[int]:
+    """The numbers of `file`'s hunks that change rows [start, end) of its "before" text."""
+    return [n for n, (i1, i2, _j1, _j2) in numbered(file)
+            if (i1 < end and start < i2) or (i1 == i2 and start <= i1 <= end) or (start == end and i1 <= start <= i2)]
+
+
+async def _merged(session: Session, request: MergeRequest) -> ChangeSet | None:
+    """Record the merge as a change set (`changes.begin`), by the writer of the disk's text
+    when a change set of its own says who (an agent's edit, a hook's), else by `disk`."""
+    try:
+        path = session.workspace.resolve(request.file_path or "")
+    except LsapError:  # a file outside the workspace: no change set lists it
+        return None
+    file = FileText(str(path), request.base, request.theirs, merged=request.key)
+    if file.before == file.after:
+        return None
+    file = dataclasses.replace(file, conflicts=[_holding(file, s, e) for s, e in request.regions])
+    journals = await journal_dir(session.gateway)
+    writer = await asyncio.to_thread(changes.writer, journals, str(path), request.theirs)
+    by = f"{writer.who} (change {writer.id}: {writer.label})" if writer else "another process"
+    label = f"disk change merged into the unsaved buffer of {session.workspace.display(path)}, made by {by}"
+    return await asyncio.to_thread(changes.begin, journals, label, [file], writer.who if writer else "disk")
+
+
+async def _settled(session: Session, request: MergeRequest) -> ChangeSet | None:
+    """Conflicts of a recorded merge decided in the buffer (their hunks leave the review)
+    or released (ordinary hunks from now on)."""
+    journals = await journal_dir(session.gateway)
+    change = await asyncio.to_thread(changes.merges, journals, request.key)
+    if change is None:
+        return None
+    files = []
+    for file in change.files:
+        if file.merged == request.key:
+            numbers = [n for i in request.conflicts if i <= len(file.conflicts) for n in file.conflicts[i - 1]]
+            if request.event == "decided":
+                file = _decided_file(file, numbers, reject=False)
+            else:
+                file = dataclasses.replace(file, conflicts=[[] if i in request.conflicts else c
+                                                            for i, c in enumerate(file.conflicts, 1)])
+        files.append(file)
+    change.files = files
+    await asyncio.to_thread(changes.update, journals, change)
+    with contextlib.suppress(LsapError):  # the review in progress of it shows what is left
+        await session.gateway.call("review_inline", inline(change, session.workspace.display), False)
+    return change
+
+
+@mode("merge", request=MergeRequest, report=MergeReport,
+      summary="the editor's merge of a disk change into a buffer with unsaved text, kept as a change set",
+      offer=Offer(listed=False))
+async def merge(session: Session, request: MergeRequest) -> Answer:
+    if SURFACE.get() != "nvim":
+        raise LsapError(ErrorCode.INVALID_REQUEST, "only the editor's merge sends `merge`",
+                        hint="`review` and `undo` decide a merged change")
+    change = await (_merged(session, request) if request.event == "merged" else _settled(session, request))
+    files = _left(change) if change is not None else []
+    return Answer(MergeReport(event=request.event, change=change.id if change else None,
+                              hunks=sum(len(numbered(f)) for f in files),
+                              conflicts=sum(len(_conflicted(f)) for f in files)))

@@ -150,7 +150,32 @@ def align(
     wa = [t.weight for t in needle]
     wb = [t.weight for t in window]
     k = spot.index
-    rows = [[0.0] * (m + 1)]  # rows[i][j]: a[:i] aligned to a run ending before b[j]
+    table = _table(a, b, wa, wb, k, avoid, bound, keep)
+    if table is None:
+        return None
+    last_row = table[0][n]
+    stop = min(range(m, 0, -1), key=lambda j: last_row[j])  # ties: the longer span
+    placed, j = _trace(table[1], n, stop)
+    if j >= stop or last_row[stop] >= _INF:
+        return None  # nothing of the window is used
+    lost = {
+        index for index, (to, there) in placed.items()
+        if not there or _change(a[index], b[to], index == n - 1) >= _CHANGED
+    }
+    to, there = placed[k]
+    changed = there and (k in lost or (wa[k] == PUNCTUATION and a[k] != b[to]))  # `{` is not `(`
+    gap, before = _gap(needle, spot, placed, window) if there else (None, True)
+    return Alignment(round(last_row[stop], 3), max(sum(wa), sum(wb[j:stop])), window[j].start, window[stop - 1].end,
+                     _land(needle[k], spot.offset, placed[k], window, stop), to if there else None,
+                     changed, sum(wa[index] == WORD for index in lost), gap, before)
+
+
+def _table(a: list[str], b: list[str], wa: list[float], wb: list[float], k: int, avoid: int | None,
+           bound: float, keep: bool) -> tuple[list[list[float]], list[list[int]]] | None:
+    """The alignment's cost table and its steps back (see `align`): rows[i][j] aligns a[:i]
+    to a run ending before b[j]; None once a whole row costs more than `bound`."""
+    n, m = len(a), len(b)
+    rows = [[0.0] * (m + 1)]
     back = [[_EXTRA] * (m + 1)]
     for i in range(1, n + 1):
         up, ai = rows[i - 1], a[i - 1]
@@ -180,9 +205,13 @@ def align(
             return None
         rows.append(row)
         back.append(steps)
-    last_row = rows[n]
-    stop = min(range(m, 0, -1), key=lambda j: last_row[j])  # ties: the longer span
-    placed: dict[int, tuple[int, bool]] = {}  # find token -> (window token, is there)
+    return rows, back
+
+
+def _trace(back: list[list[int]], n: int, stop: int) -> tuple[dict[int, tuple[int, bool]], int]:
+    """The steps back from the table's last row at `stop`: where each find token went
+    (window token, and whether it is there) and where the run begins."""
+    placed: dict[int, tuple[int, bool]] = {}
     i, j = n, stop
     while i > 0:
         step = back[i][j]
@@ -199,18 +228,7 @@ def align(
             for offset in range(width):  # the first of the find's goes last, and back
                 placed[i - width + offset] = (j - 1 - offset, True)
             i, j = i - width, j - width
-    if j >= stop or last_row[stop] >= _INF:
-        return None  # nothing of the window is used
-    lost = {
-        index for index, (to, there) in placed.items()
-        if not there or _change(a[index], b[to], index == n - 1) >= _CHANGED
-    }
-    to, there = placed[k]
-    changed = there and (k in lost or (wa[k] == PUNCTUATION and a[k] != b[to]))  # `{` is not `(`
-    gap, before = _gap(needle, spot, placed, window) if there else (None, True)
-    return Alignment(round(last_row[stop], 3), max(sum(wa), sum(wb[j:stop])), window[j].start, window[stop - 1].end,
-                     _land(needle[k], spot.offset, placed[k], window, stop), to if there else None,
-                     changed, sum(wa[index] == WORD for index in lost), gap, before)
+    return placed, j
 
 
 def _gap(needle: Sequence[Token], spot: Spot, placed: dict[int, tuple[int, bool]],

@@ -5,7 +5,7 @@ Each is a mode's request through the request pipeline: `RENAME_TO` the `rename` 
 `MOVE_TO_FILE` `move`'s, `FIX` `code_action`'s (given a listed id, `code_action_execute`'s),
 `FORMAT` `format`'s and `ORGANIZE_IMPORTS` `format`'s with `organize_imports: "only"`.
 Every step runs inside `Tracker.follow` and every change goes through
-`edits.apply_workspace_edit` (checked, approved, checked again, all or nothing through a
+`edits.apply.apply_workspace_edit` (checked, approved, checked again, all or nothing through a
 journal, on disk unless the human has unsaved changes). Anchored lines are followed through
 each edit, so the response shows where they ended up, with the diagnostics of every file.
 """
@@ -17,13 +17,16 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 
-from ..actions import Actions, Applied, kept
+from ..actions.applied import Applied
+from ..actions.choose import kept
+from ..actions.gather import Actions
 from ..capabilities.rename import RenameReport, warnings
 from ..changes import undo_hint
 from ..errors import ErrorCode, LsapError
 from ..failures import as_error
 from ..jsonvalue import JsonObject
 from ..pipeline import ask
+from ..surface import phrase
 from .lines import identifiers, name_column
 from .parser import COMMANDS, FileOperation, Fix, Format, Move, Operation, OrganizeImports, Rename, line_locate, spot
 from .printer import Echo, Entry, FileSection, Tag, error_tag
@@ -223,8 +226,13 @@ async def sections_after(tracker: Tracker) -> list[FileSection]:
     order += list(tracker.before) + tracker.related
     order = list(dict.fromkeys(p for p in order if p.exists()))
     texts = await tracker.texts(order)
-    # After edits: the servers' diagnostics of the text written (settled, as `actions.applied`).
+    # After edits: the servers' diagnostics of the text written (`Diagnostics.after_edit`, as
+    # `actions.applied.applied`); a file they did not confirm in time is pending: the next check compares it.
     found = await diagnosed(tracker.session, order, settled=bool(tracker.before))
+    if tracker.before:
+        again = phrase({"mode": "check"}, "file_path")
+        for path, reason in found.pending.items():
+            found.pending[path] = f"not compared yet: {reason}; the edits are applied, `{again}` compares it"
     display = tracker.session.workspace.display
     sections: dict[Path, FileSection] = {p: FileSection(display(p)) for p in order}
     for run in executor.runs:

@@ -22,12 +22,14 @@ from ..cpu import off_loop
 from ..diagnostics import DiagnosticMap
 from ..errors import Candidate, ErrorCode, LsapError, shown_score
 from ..failures import as_error
-from ..locate.matcher import INLINE_FIND, Needle, Tier, find_matches, moved, settle, unpaste
-from ..pipeline import answer, ask
+from ..locate.matcher import INLINE_FIND, find_matches, moved, settle, unpaste
+from ..locate.matches import Needle, Tier
+from ..pipeline import Response, answer, ask
 from ..position import line_at
 from ..report.budget import budget_of
 from ..resolve import file_symbols
-from ..session import Session, disk_note
+from ..session.texts import disk_note
+from ..session.warm import Session
 from ..symbols import SymbolTree
 from .commands import run_commands
 from .fit import respond
@@ -36,6 +38,7 @@ from .parser import Check, FileBlock, Hover, Query, Request, inlay_request, spot
 from .printer import Echo, Entry, FileSection, Tag, error_tag
 from .runs import Anchored, FileRun, Place, diagnosed
 
+PENDING = "diagnostics:pending"  # the tag of a file whose diagnostics no server confirmed in time
 #: What a hover or an inlay line asks, with the tags its answer adds to the list given.
 Ask = tuple[list[Tag], Awaitable[list[Tag]]]
 
@@ -188,7 +191,7 @@ class Executor:
         section.lines = lines
         section.diagnostics = list(found.get(path, []))  # `fit.respond` chooses what is shown
         if path in found.pending:
-            section.tags.append(Tag("diagnostics:pending", found.pending[path]))
+            section.tags.append(Tag(PENDING, found.pending[path]))
 
 
 def find_lines(
@@ -318,8 +321,10 @@ def _same_line(line: str, text: str) -> bool:
     return " ".join(line.split()) == " ".join(text.split())
 
 
-async def execute(session: Session, request: Request) -> str:
-    """Run every block and print the response."""
+async def execute(session: Session, request: Request) -> Response:
+    """Run every block and print the response: `incomplete` when the diagnostics of a file
+    its commands changed were not confirmed in time (`Diagnostics.after_edit`; its
+    `diagnostics:pending` tag names the `check` that compares it)."""
     await session.servers.sync_disk()  # a block asks about several files and may edit the workspace
     executor = Executor(session)
     for block in request.files:
@@ -339,7 +344,9 @@ async def execute(session: Session, request: Request) -> str:
             executor.attach_diagnostics(run.section, run.path, found, run.doc.lines)
         sections = [run.section for run in executor.runs]
     checked = await check(session, request.check) if request.check else None
-    return respond(sections, request, budget_of(session, request.max_tokens), checked)
+    text = respond(sections, request, budget_of(session, request.max_tokens), checked)
+    pending = request.has_commands and any(t.name == PENDING for s in sections for t in s.tags)
+    return Response(text, "request", incomplete=pending)
 
 
 async def check(session: Session, line: Check) -> Tag:

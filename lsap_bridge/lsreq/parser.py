@@ -434,76 +434,86 @@ class _Parser:
         if not words:
             raise _fail(number, "`!` needs a command: RENAME_TO, MOVE_TO_FILE, FIX, FORMAT or "
                         "ORGANIZE_IMPORTS", "rename")
-        if words[0] == "ORGANIZE_IMPORTS":
-            if len(words) > 2:
-                raise _fail(number, "ORGANIZE_IMPORTS takes at most a server's name", "organize")
-            block.operations.append(
-                OrganizeImports(number, line, words[1] if len(words) == 2 else None))
-            return
-        if words[0] == "FORMAT":
-            if len(words) != 1:
-                raise _fail(number, "FORMAT takes nothing after it", "format")
-            closed = self.movable is not None and (
-                block.selections[self.movable].end == len(block.anchors) - 1)
-            if closed and self.movable is not None:
-                anchor = block.anchors[-1]
-                anchor.operations.append(Format(number, line, self.movable))
-                self.movable = None
-            else:
-                block.operations.append(Format(number, line, None))
-            return
-        if words[0] == "FIX":
-            anchor = self._anchored(number, block, "fix", "`! FIX`")
-            if len(words) < 2:
-                raise _fail(number, "FIX needs a diagnostic code or an action's title", "fix")
-            anchor.operations.append(Fix(number, line, line.strip()[1:].strip()[3:].strip()))
-            return
-        if words[0] == "MOVE_TO_FILE":
-            anchor = self._anchored(number, block, "move", "`! MOVE_TO_FILE`")
-            if len(words) != 2:
-                raise _fail(
-                    number,
-                    "MOVE_TO_FILE takes exactly one path"
-                    if len(words) > 2
-                    else "MOVE_TO_FILE needs the target path",
-                    "move",
-                )
-            if self.movable is None or block.selections[self.movable].end != len(block.anchors) - 1:
-                raise _fail(
-                    number,
-                    "MOVE_TO_FILE must follow the line that closes a selection "
-                    "(`@] <line>` or `@) <line>`)",
-                    "move",
-                )
-            anchor.operations.append(Move(number, line, words[1], self.movable))
+        commands = {"ORGANIZE_IMPORTS": self._organize_imports, "FORMAT": self._format,
+                    "FIX": self._fix, "MOVE_TO_FILE": self._move_to_file}
+        if words[0] in commands:
+            commands[words[0]](number, block, line, words)
+        elif "RENAME_TO" in words:
+            self._rename_to(number, block, line, words)
+        else:
+            raise _fail(
+                number,
+                f"unknown command {words[0]!r}; commands are RENAME_TO, MOVE_TO_FILE, FIX, "
+                "FORMAT and ORGANIZE_IMPORTS",
+                "rename",
+            )
+
+    def _organize_imports(self, number: int, block: FileBlock, line: str, words: list[str]) -> None:
+        if len(words) > 2:
+            raise _fail(number, "ORGANIZE_IMPORTS takes at most a server's name", "organize")
+        block.operations.append(
+            OrganizeImports(number, line, words[1] if len(words) == 2 else None))
+
+    def _format(self, number: int, block: FileBlock, line: str, words: list[str]) -> None:
+        """`! FORMAT`: of the selection it follows, else of the whole file."""
+        if len(words) != 1:
+            raise _fail(number, "FORMAT takes nothing after it", "format")
+        closed = self.movable is not None and (
+            block.selections[self.movable].end == len(block.anchors) - 1)
+        if closed and self.movable is not None:
+            anchor = block.anchors[-1]
+            anchor.operations.append(Format(number, line, self.movable))
             self.movable = None
-            return
-        if "RENAME_TO" in words:
-            anchor = self._anchored(number, block, "rename", "`! RENAME_TO`")
-            at = words.index("RENAME_TO")
-            if at != 1:
-                raise _fail(number, "RENAME_TO needs exactly one symbol before it", "rename")
-            if len(words) != 3:
-                raise _fail(
-                    number,
-                    "RENAME_TO needs a new name after it"
-                    if len(words) < 3
-                    else "RENAME_TO takes one new name (no spaces)",
-                    "rename",
-                )
-            try:
-                check_new_name(words[2], block.path)
-            except LsapError as error:
-                raise invalid(f"line {number}: {error.message}",
-                              hint=f"rule (rename): {RULES['rename']}; {error.hint}") from None
-            anchor.operations.append(Rename(number, line, words[0], words[2]))
-            return
-        raise _fail(
-            number,
-            f"unknown command {words[0]!r}; commands are RENAME_TO, MOVE_TO_FILE, FIX, "
-            "FORMAT and ORGANIZE_IMPORTS",
-            "rename",
-        )
+        else:
+            block.operations.append(Format(number, line, None))
+
+    def _fix(self, number: int, block: FileBlock, line: str, words: list[str]) -> None:
+        anchor = self._anchored(number, block, "fix", "`! FIX`")
+        if len(words) < 2:
+            raise _fail(number, "FIX needs a diagnostic code or an action's title", "fix")
+        anchor.operations.append(Fix(number, line, line.strip()[1:].strip()[3:].strip()))
+
+    def _move_to_file(self, number: int, block: FileBlock, line: str, words: list[str]) -> None:
+        """`! MOVE_TO_FILE <path>`, right after the line that closes a selection."""
+        anchor = self._anchored(number, block, "move", "`! MOVE_TO_FILE`")
+        if len(words) != 2:
+            raise _fail(
+                number,
+                "MOVE_TO_FILE takes exactly one path"
+                if len(words) > 2
+                else "MOVE_TO_FILE needs the target path",
+                "move",
+            )
+        if self.movable is None or block.selections[self.movable].end != len(block.anchors) - 1:
+            raise _fail(
+                number,
+                "MOVE_TO_FILE must follow the line that closes a selection "
+                "(`@] <line>` or `@) <line>`)",
+                "move",
+            )
+        anchor.operations.append(Move(number, line, words[1], self.movable))
+        self.movable = None
+
+    def _rename_to(self, number: int, block: FileBlock, line: str, words: list[str]) -> None:
+        """`! <symbol> RENAME_TO <new name>`."""
+        anchor = self._anchored(number, block, "rename", "`! RENAME_TO`")
+        at = words.index("RENAME_TO")
+        if at != 1:
+            raise _fail(number, "RENAME_TO needs exactly one symbol before it", "rename")
+        if len(words) != 3:
+            raise _fail(
+                number,
+                "RENAME_TO needs a new name after it"
+                if len(words) < 3
+                else "RENAME_TO takes one new name (no spaces)",
+                "rename",
+            )
+        try:
+            check_new_name(words[2], block.path)
+        except LsapError as error:
+            raise invalid(f"line {number}: {error.message}",
+                          hint=f"rule (rename): {RULES['rename']}; {error.hint}") from None
+        anchor.operations.append(Rename(number, line, words[0], words[2]))
 
     def _anchored(self, number: int, block: FileBlock, rule: str, what: str) -> Anchor:
         if not block.anchors:

@@ -14,11 +14,12 @@ from typing import Protocol, TypeVar
 
 from ..capabilities.diagnostics import DiagnosticsReport
 from ..diagnostics import Diagnostic, DiagnosticMap
-from ..edits import Written, watching
+from ..edits.apply import Written, watching
 from ..failures import as_error
 from ..pipeline import ask
 from ..position import Document
-from ..session import Session, Target
+from ..session.targets import Target
+from ..session.warm import Session
 from ..symbols import SymbolTree
 from .parser import Anchor, FileBlock, diagnostics_request
 from .printer import Entry, FileSection
@@ -123,7 +124,7 @@ class Tracker:
     async def follow(self, step: Callable[[], Awaitable[T]]) -> T:
         """Run a step on the warm path (`Session.run_warm`; a mode's request through the
         pipeline inside it runs warm on its own) and move every anchored line along with the
-        edits it applied, whichever code applied them (`edits.watching`). The diagnostics
+        edits it applied, whichever code applied them (`edits.apply.watching`). The diagnostics
         after its edits are the response's, read once after every step (`diagnosed`): the
         step's mode waits for none (`Diagnostics.deferred`)."""
         with watching() as written, self.session.diagnostics.deferred():

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..models import MAX_TOKENS_LIMIT, Cut, Paged, Report, Request
 from ..modes import Answer, Capability
-from ..session import Session
+from ..session.warm import Session
 from .paging import as_sent, suggest
 
 # cl100k's pre-tokenizer, nearly: words with a leading mark, up to three digits, runs of

@@ -19,7 +19,8 @@ from ..gateway import Client, LspCall
 from ..jsonvalue import Params
 from ..models import MAX_ITEMS_LIMIT, Anchored, LocateRequest, Row, absent
 from ..position import Document, EditorLocation
-from ..session import Session, Target
+from ..session.targets import Target
+from ..session.warm import Session
 from ..symbols import KIND_NAMES
 from ..workspace import path_of
 from .paging import as_sent, suggest
@@ -215,6 +216,9 @@ class HierarchyRow(Row):
     site_text: str | None
 
 
+EXTERNAL_NAMES = 10  # external entries a section names (the rest are counted)
+
+
 class Section(Row):
     """One direction of a hierarchy: its rows, and how many were left out."""
 
@@ -223,6 +227,9 @@ class Section(Row):
     external: int
     dropped: int
     more: str | None = absent()  # with `dropped`: the request that shows them (None: narrow it)
+    # The names of the first `EXTERNAL_NAMES` external entries left out (a library base:
+    # `Array`), each once: what they are, without asking again.
+    external_names: list[str] | None = absent()
 
 
 class Root(Row):
@@ -294,10 +301,13 @@ async def walk_directions(
     locations: list[EditorLocation] = []
     for direction in directions:
         top, dropped = await walk(session, roots, expanders[direction], request.depth, request.max_items)
-        entries, hidden = flatten([child for root in top for child in root.children], request.include_external)
+        reached = [child for root in top for child in root.children]
+        entries, hidden = flatten(reached, request.include_external)
         rows = await render_entries(session, entries)
+        outside = [e.edge.node.name for e in flatten(reached, True)[0] if e.external and not request.include_external]
         sections.append(Section(direction=direction, rows=rows, external=hidden, dropped=dropped,
-                                more=showing_more(request, dropped)))
+                                more=showing_more(request, dropped),
+                                external_names=list(dict.fromkeys(outside))[:EXTERNAL_NAMES] or None))
         locations += [
             {
                 "path": (r.site_path if at_site else None) or r.path,

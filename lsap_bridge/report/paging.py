@@ -14,7 +14,7 @@ from ..errors import ErrorCode, LsapError
 from ..jsonvalue import JsonObject
 from ..models import Request, bare_field
 from ..modes import Answer
-from ..session import Session
+from ..session.warm import Session
 from ..surface import phrase
 
 T = TypeVar("T")

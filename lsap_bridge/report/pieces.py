@@ -8,8 +8,9 @@ from typing import Any
 
 from ..diagnostics import Diagnostic
 from ..models import INCOMPLETE, Line, Row
-from ..position import Document, EditorLocation
-from ..session import Location, Resolved, Session
+from ..position import Document, EditorLocation, line_at
+from ..session.targets import Location, Resolved
+from ..session.warm import Session
 from ..surface import phrase
 from ..symbols import Symbol, SymbolTree
 from ..workspace import language_of
@@ -139,6 +140,16 @@ def defining_symbol(tree: SymbolTree, loc: Location) -> tuple[str, Symbol] | Non
     return best
 
 
+def _head(doc: Document, symbol: Symbol, most: int) -> int:
+    """How many lines of a long definition its head is: up to `most`, and not into its
+    first member (listed below it anyway), without trailing blank lines; at least one."""
+    first = symbol.span.start_line
+    stop = min([first + most] + [c.span.start_line for c in symbol.children if c.span.start_line > first])
+    while stop - 1 > first and not line_at(doc.lines, stop - 1).strip():
+        stop -= 1
+    return max(1, stop - first)
+
+
 def code_of(session: Session, doc: Document, named: tuple[str, Symbol] | None, loc: Location,
             limit: int) -> Code:
     """The defining symbol's code if it fits in `limit` lines, else its head and members.
@@ -152,7 +163,7 @@ def code_of(session: Session, doc: Document, named: tuple[str, Symbol] | None, l
         if size <= limit:
             lines = excerpt(doc, first, last)
         else:
-            head = min(HEAD_LINES, limit)
+            head = _head(doc, symbol, min(HEAD_LINES, limit))
             members = [
                 Member(name=child.bare_name, kind=child.kind_name, line=child.selection.start_line + 1)
                 for child in symbol.children[:MEMBERS]
@@ -172,6 +183,16 @@ class DiagnosticRow(Row):
     message: str
     code: str | None
     source: str | None
+
+
+class ChangedFile(Row):
+    """A file an edit changed, as the reports after it list it (rename, code actions)."""
+
+    path: str
+    edits: int
+    saved: bool  # written to disk; False: the edit stays in the buffer with the human's unsaved changes
+    disk_differs: bool
+    beside_unsaved: bool = False  # saved, and its buffer keeps the human's unsaved changes too
 
 
 def diagnostic_row(d: Diagnostic) -> dict[str, Any]:

@@ -45,6 +45,12 @@ class Adapter:
     young: float = YOUNG
     # What a cross-file answer says of its index for a file (clangd: no compilation database).
     index_note: IndexNote = no_note
+    # Whether a cross-file answer (references, calls) taken while it reports work in progress
+    # may be short, and says so: tsserver loading a project answers from part of it. Not
+    # pyright's: it searches every file of its program on demand, and its progress is the
+    # analysis of the files a request just opened (every warm references answer, back to
+    # back, said "may grow"); while young, references ask again until the count holds.
+    short_while_working: bool = True
 
     def supports(self, method: str) -> bool:
         """Whether it really serves `method` when it announces it."""

@@ -9,4 +9,5 @@ ADAPTER = Adapter(
     config_files=("pyrightconfig.json", "pyproject.toml"),
     exclude_files=("pyrightconfig.json",),
     exclude_tools=("pyright", "basedpyright"),
+    short_while_working=False,
 )

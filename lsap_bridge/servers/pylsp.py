@@ -1,5 +1,5 @@
 """pylsp: its plugins (pycodestyle, flake8) read setup.cfg and pyproject.toml. Its (jedi's)
-renames replace whole files: the edit engine narrows any such edit (`edits.py`), so the quirk
+renames replace whole files: the edit engine narrows any such edit (`edits/text.py`), so the quirk
 needs no declaration here."""
 
 from __future__ import annotations

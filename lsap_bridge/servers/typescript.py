@@ -1,6 +1,6 @@
 """typescript-language-server (`ts_ls`): tsserver over LSP, configured by tsconfig.json or
 jsconfig.json; its refactorings and `configure` go through `typescript.tsserverRequest`
-(`actions.TSSERVER`, found among the commands it announces, not by its name)."""
+(`actions.lsp_calls.TSSERVER`, found among the commands it announces, not by its name)."""
 
 from __future__ import annotations
 

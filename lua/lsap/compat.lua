@@ -1,7 +1,8 @@
--- The few things lsap needs of Neovim's LSP client that it offers no public API for, in one
--- place: each function prefers the public API, falls back to the internal it replaces where
--- the public one is missing, and to a safe answer where neither exists (a later Neovim may
--- rename its internals). `tests/integration/test_compat.py` runs every fallback.
+-- The few things lsap needs of Neovim's LSP client (and of its remote-plugin host) that it
+-- offers no public API for, in one place: each function prefers the public API, falls back
+-- to the internal it replaces where the public one is missing, and to a safe answer where
+-- neither exists (a later Neovim may rename its internals). `tests/integration/test_compat.py`
+-- runs every fallback.
 local M = {}
 
 -- The LSP methods the bridge may ask a client about when no list of `vim.lsp.protocol`
@@ -182,6 +183,48 @@ end
 function M.exiting()
   local code = vim.v.exiting
   return code ~= nil and code ~= vim.NIL
+end
+
+-- The program of Neovim's Python host (`vim.provider.python.require`): pynvim's plugin host
+-- for the plugin files named after it. First a SIGTERM handler, the one lsap's host sets
+-- (lsap_bridge/hostexit.py) before anything loads: Neovim's exit may come while Python
+-- still imports pynvim, and the host then leaves at once with status 0.
+local PYTHON_HOST = table.concat({
+  'import os, signal',
+  'signal.signal(signal.SIGTERM, lambda *_: os._exit(0))',
+  'import sys',
+  'sys.path = [p for p in sys.path if p != ""]',
+  'import pynvim',
+  'pynvim.start_host()',
+}, '; ')
+
+--- Run `prog` as a Python remote-plugin host for the one plugin file `plugin` and call its
+--- function `name` (declared `sync=False`) with the list `args`, waiting for nothing. The
+--- host and the call are Neovim's (a remote function `F` of `path` is the RPC method
+--- `path:function:F`, `remote#define#FunctionOnChannel`), but Neovim's start of its host
+--- (`remote#host#Require`, `provider#Poll`) sends it a request, 'poll', and waits for the
+--- answer: as long as Python takes to load pynvim (0.1 s idle, a second loaded), during
+--- which Neovim runs nothing else, a `:qa!` included. Here the call is a notification the
+--- channel holds until the host reads it. `on_exit(code, stderr)` when the host ends
+--- (`stderr`: its last lines). Returns the channel, or nil and why not.
+function M.start_python_plugin(prog, plugin, name, args, on_exit)
+  plugin = plugin:gsub('\\', '/') -- as pynvim normalises it in the method's name
+  local stderr = {}
+  local ok, chan = pcall(vim.fn.jobstart, { prog, '-c', PYTHON_HOST, plugin }, {
+    rpc = true,
+    overlapped = true, -- Windows: as Neovim starts its host
+    on_stderr = function(_, lines)
+      vim.list_extend(stderr, lines)
+      while #stderr > 20 do
+        table.remove(stderr, 1)
+      end
+    end,
+    on_exit = function(_, code) on_exit(code, stderr) end,
+  })
+  if not ok then return nil, tostring(chan) end
+  if chan <= 0 then return nil, ('%s is not executable'):format(prog) end
+  vim.rpcnotify(chan, plugin .. ':function:' .. name, args)
+  return chan
 end
 
 --- Call `on(client_id, result)` for every `textDocument/publishDiagnostics` a server sends,

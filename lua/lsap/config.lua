@@ -3,7 +3,7 @@
 -- is required by it; `require('lsap').config` is the same table (lsap/init.lua).
 local M = {}
 
--- The defaults whose meaning is the service's (lsap_bridge/connection.py, gateway.py,
+-- The defaults whose meaning is the service's (lsap_bridge/fair_share.py, gateway.py,
 -- models.py), generated into lua/lsap/shared.lua (a leaf: data only).
 local python = require('lsap.shared').defaults
 
@@ -47,6 +47,14 @@ M.defaults = {
   -- The budget of one answer, in tokens (cl100k), unless a request sets `max_tokens`: longer
   -- answers are paged or cut, saying what was left out. Default: $LSAP_MAX_TOKENS, else 8000.
   max_tokens = tonumber(vim.env.LSAP_MAX_TOKENS) or python.max_tokens,
+  -- Seconds an agent's edit (rename, move, code action, format, the text format's commands)
+  -- waits, once written, for the servers to confirm the diagnostics after it; files they have
+  -- not confirmed by then are answered `pending`, with the `check` that reports them (a
+  -- request's `diagnostics_wait` sets its own). 'settled': wait as long as they take
+  -- (bounded). Default: $LSAP_DIAGNOSTICS_WAIT, else 1.
+  diagnostics_wait = tonumber(vim.env.LSAP_DIAGNOSTICS_WAIT)
+    or (vim.env.LSAP_DIAGNOSTICS_WAIT == 'settled' and 'settled')
+    or python.diagnostics_wait,
   -- Agents in your buffers (:help lsap-presence): a fading mark where an agent looks
   -- (`marks`, gone after `fade_ms`), a sign on the lines it changed (`signs`); false: none.
   presence = { marks = true, signs = true, fade_ms = 4000 },
@@ -85,6 +93,7 @@ M.schema = {
   log_level = { 'error', 'warn', 'info', 'debug' },
   max_file_size = 'number',
   max_tokens = 'count',
+  diagnostics_wait = 'wait',
   presence = { marks = 'boolean', signs = 'boolean', fade_ms = 'count' },
   review = {
     keys = vim.tbl_map(function() return 'string' end, M.defaults.review.keys),
@@ -115,6 +124,10 @@ local function check(opts, schema, prefix, unknown)
     elseif rule == 'count' then
       if type(value) ~= 'number' or value < 1 or value % 1 ~= 0 then
         fail(('option %q must be a whole number >= 1, got %s'):format(name, vim.inspect(value)))
+      end
+    elseif rule == 'wait' then
+      if value ~= 'settled' and not (type(value) == 'number' and value >= 0 and value <= 600) then
+        fail(('option %q must be seconds (0 to 600) or "settled", got %s'):format(name, vim.inspect(value)))
       end
     elseif type(rule) == 'string' then
       if type(value) ~= rule then fail(('option %q must be a %s, got %s'):format(name, rule, type(value))) end

@@ -56,9 +56,9 @@ end
 
 --- Merge three versions (lists of lines). Returns { lines = the merged text, taken = {
 --- { row, at, old, new } } (disk changes applied: at `row` (0-based) of mine, `old` lines of mine
---- were replaced by `new`), conflicts = { { row, mine, theirs, base } } (at `row` of the merged
---- text, `mine` kept, `theirs` left out) }; `row` of `taken` counts in mine before any of them
---- applies, `at` in the merged text.
+--- were replaced by `new`), conflicts = { { row, mine, theirs, base, s, e } } (at `row` of the
+--- merged text, `mine` kept, `theirs` left out; rows [s, e) of base) }; `row` of `taken` counts
+--- in mine before any of them applies, `at` in the merged text.
 function M.merge(base, mine, theirs)
   local out = { lines = {}, taken = {}, conflicts = {} }
   local pos, shift = 0, 0 -- base row reached; mine's row minus base's row there
@@ -73,7 +73,7 @@ function M.merge(base, mine, theirs)
       vim.list_extend(out.lines, other)
     else
       local old = vim.list_slice(base, r.s + 1, r.e)
-      out.conflicts[#out.conflicts + 1] = { row = row, mine = ours, theirs = other, base = old }
+      out.conflicts[#out.conflicts + 1] = { row = row, mine = ours, theirs = other, base = old, s = r.s, e = r.e }
       vim.list_extend(out.lines, ours)
     end
     shift = shift + #ours - (r.e - r.s)

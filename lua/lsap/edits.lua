@@ -237,11 +237,13 @@ local function switch(plan, buffers, held, state, out)
       state.written[#state.written + 1] = bufnr
       state.wrote[bufnr] = filetext.stamp(op.path) -- a write after it is someone else's
     else
+      -- The human's buffer beside the edit: its file's text right before (lsap.transport.merge).
+      local was = op.unsaved == true and bufnr and filetext.file_text(bufnr, op.path) or nil
       done, why = vim.uv.fs_rename(op.temp, op.path)
       -- Loaded after the plan was made, or holding the file overwritten; or the human's,
       -- which keeps its unsaved text and took the edit: Neovim takes the file as it is.
       if op.unsaved == true then
-        out.took[#out.took + 1] = bufnr
+        if bufnr then out.took[#out.took + 1] = { bufnr = bufnr, was = was } end
       elseif bufnr or held[i] then
         out.reread[#out.reread + 1] = op.path
       end
@@ -321,8 +323,8 @@ function M.apply(plan)
   end
   -- The files are switched: nothing below may fail the edit.
   M.reload(out.reread)
-  for _, bufnr in ipairs(out.took) do
-    disk.took(bufnr)
+  for _, took in ipairs(out.took) do
+    disk.took(took.bufnr, took.was)
   end
   seen.synced() -- an edit written without a buffer is a change the servers must read (`when_diagnosed`)
   -- The buffers written are announced as Neovim announces a write (a moved one under its new

@@ -29,7 +29,11 @@ setmetatable(M, {
 --- Configure lsap.nvim. Optional: without it the defaults apply.
 function M.setup(opts)
   local unknown = config.set(opts)
-  require('lsap.transport.merge').watch() -- a file changed under unsaved text is merged
+  -- A file changed under unsaved text is merged; the service records each merge as a change
+  -- set (the `merge` mode, :help lsap-merge), started for it when need be.
+  require('lsap.transport.merge').watch(function(options)
+    if service.registered() then service.send({ mode = 'merge', options = options, quiet = true }) end
+  end)
   if #unknown > 0 then
     local message = 'unknown option ' .. table.concat(unknown, '; ') .. ': remove it from setup()'
     ui.notify(message, 'warn')

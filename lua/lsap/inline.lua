@@ -103,6 +103,45 @@ local function mark(bufnr, row, hunk)
   return vim.api.nvim_buf_set_extmark(bufnr, M.NS, row, 0, opts)
 end
 
+--- A merged disk change's hunk in conflict with the unsaved text (`found`: the merge's
+--- conflict in the buffer, lsap.transport.merge): its rows, its number, the merge's keys.
+local function mark_conflict(bufnr, found, hunk)
+  local keys = config.options.merge.keys
+  local text = (' hunk %d · %d left · a conflict with your unsaved text: %s keep mine · %s take theirs · %s both '):format(
+    hunk.number,
+    pending(),
+    keys.mine,
+    keys.theirs,
+    keys.both
+  )
+  local last = vim.api.nvim_buf_get_lines(bufnr, found.end_row, found.end_row + 1, false)[1] or ''
+  return vim.api.nvim_buf_set_extmark(bufnr, M.NS, found.row, 0, {
+    virt_text = { { text, 'LsapMergeConflict' } },
+    virt_text_pos = 'eol',
+    end_row = found.end_row,
+    end_col = #last,
+    priority = 150,
+  })
+end
+
+--- Where the merge shows the conflict a hunk of `file` is in, or nil (decided, or gone).
+local function conflict_of(bufnr, file, hunk)
+  for _, found in ipairs(require('lsap.transport.merge').conflicts(bufnr)) do
+    if found.key == file.merged and found.index == hunk.conflict and found.row then return found end
+  end
+end
+
+--- One hunk's marks in `bufnr`, or nil where it is not found: { number, id, lines, conflict }.
+local function place(bufnr, lines, file, hunk)
+  if given(hunk.conflict) then
+    local found = conflict_of(bufnr, file, hunk)
+    if not found then return nil end
+    return { number = hunk.number, id = mark_conflict(bufnr, found, hunk), lines = 1, conflict = true }
+  end
+  local row = locate(lines, hunk)
+  if row then return { number = hunk.number, id = mark(bufnr, row, hunk), lines = #hunk.added } end
+end
+
 local unmap
 
 --- Show `file`'s hunks in its buffer (none left: the marks and keys go).
@@ -112,8 +151,7 @@ local function render(bufnr, file)
   local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
   local marks = {}
   for _, hunk in ipairs(file.hunks) do
-    local row = locate(lines, hunk)
-    if row then marks[#marks + 1] = { number = hunk.number, id = mark(bufnr, row, hunk), lines = #hunk.added } end
+    marks[#marks + 1] = place(bufnr, lines, file, hunk)
   end
   local state = buffers[bufnr] or { keys = {} }
   state.file, state.marks = file, marks
@@ -123,14 +161,15 @@ end
 
 -- -- the hunks in a buffer -------------------------------------------------------------
 
---- The hunks shown in `bufnr`, in the order of their rows: { number, row, end_row } (0-based).
+--- The hunks shown in `bufnr`, in the order of their rows: { number, row, end_row, conflict }
+--- (0-based rows; conflict: a merge's conflict, decided with the merge's keys).
 function M.hunks(bufnr)
   local out = {}
   for _, m in ipairs((buffers[bufnr] or {}).marks or {}) do
     local found = vim.api.nvim_buf_get_extmark_by_id(bufnr, M.NS, m.id, { details = true })
     if found[1] then
       local last = m.lines > 0 and found[3].end_row or found[1]
-      out[#out + 1] = { number = m.number, row = found[1], end_row = last }
+      out[#out + 1] = { number = m.number, row = found[1], end_row = last, conflict = m.conflict or nil }
     end
   end
   table.sort(out, function(a, b) return a.row < b.row end)
@@ -190,6 +229,18 @@ function M.decide(scope, decision)
     if scope == 'hunk' then
       local hunk = under_cursor()
       if not hunk then return ui.notify(('no hunk under the cursor (%s: the next)'):format(M.key('next')), 'warn') end
+      if hunk.conflict then
+        local keys = config.options.merge.keys
+        return ui.notify(
+          ('hunk %d is a conflict with your unsaved text: %s keep mine · %s take theirs · %s both'):format(
+            hunk.number,
+            keys.mine,
+            keys.theirs,
+            keys.both
+          ),
+          'warn'
+        )
+      end
       options.hunk = hunk.number
     end
   end

@@ -4,6 +4,7 @@
 local M = {}
 
 local channel = require('lsap.transport.channel')
+local compat = require('lsap.compat')
 local config = require('lsap.config')
 local logfile = require('lsap.logfile')
 local pyhost = require('lsap.host')
@@ -68,8 +69,9 @@ local function first_line(err)
   return vim.trim(text:match('^(.-%.)%s') or text:gsub('\n.*', ''))
 end
 
---- LsapStart failed because Neovim could not run its Python host: ask the host why (off
---- the main loop), then say so in one line with the fix, never with a stack trace.
+--- The Python host could not start (`err`: why, as the host or jobstart said it): ask the
+--- host why (off the main loop), then say so in one line with the fix, never with a stack
+--- trace.
 local function host_failed(err)
   local prog = pyhost.host()
   local fallback = ('the Python host cannot start (%s): :checkhealth lsap names the missing piece; %s'):format(
@@ -87,7 +89,15 @@ local function host_failed(err)
   end)
 end
 
---- Start the service in the Python host (the remote plugin `LsapStart`).
+--- The host ended (`code`, the last lines of its `stderr`): while the service was still
+--- starting, and not because Neovim quits, it could not start.
+local function host_ended(code, stderr)
+  if channel.state ~= 'starting' or compat.exiting() then return end
+  local said = vim.tbl_filter(function(line) return vim.trim(line) ~= '' end, stderr)
+  host_failed(#said > 0 and vim.trim(said[#said]) or ('it exited with status %d'):format(code))
+end
+
+--- Start the service in a Python host (the remote plugin's `LsapStart`).
 function M.start()
   if not M.registered() then
     return M.start_failed(
@@ -97,13 +107,20 @@ function M.start()
   if channel.state ~= 'stopped' then return end
   if host_error then return M.start_failed(host_error) end
   channel.state = 'starting'
-  local ok, err = pcall(vim.fn.LsapStart, {
-    address = vim.v.servername,
-    config = config.options,
-    cwd = vim.fn.getcwd(),
-    log_file = logfile.path(),
-  })
-  if not ok then return host_failed(err) end
+  local prog = pyhost.host()
+  if not prog then return host_failed('no Python 3 host with pynvim was found') end
+  -- The remote plugin's `LsapStart`, in a host of its own started without waiting for it:
+  -- Neovim's own start of its host holds everything, a `:qa!` too, until Python has loaded
+  -- pynvim (lsap.compat.start_python_plugin, doc/lsap.txt lsap-exit).
+  local chan, err = compat.start_python_plugin(prog, pyhost.adapter(), 'LsapStart', {
+    {
+      address = vim.v.servername,
+      config = config.options,
+      cwd = vim.fn.getcwd(),
+      log_file = logfile.path(),
+    },
+  }, host_ended)
+  if not chan then return host_failed(err) end
   vim.defer_fn(function()
     if channel.state == 'starting' then
       M.start_failed(

@@ -52,6 +52,7 @@ return {
     },
     max_file_size = 4194304,
     max_tokens = 8000,
+    diagnostics_wait = 1.0,
   },
   racy_ns = 2000000000,
 }

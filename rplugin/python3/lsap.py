@@ -26,8 +26,10 @@ class LsapPlugin:
     def start(self, args: list[Any]) -> None:
         _quit_at_once()  # pynvim's loop set its own SIGTERM handler as it started: ours again
         # lsap_bridge (pydantic, jinja2, …) is imported on a thread of its own: not at the
-        # top (Neovim waits for the host to load its plugins), nor on pynvim's loop (a quit
-        # meanwhile, its SIGTERM or the end of its channel, would wait for the imports).
+        # top (:UpdateRemotePlugins, and a host Neovim starts, wait for the host to load its
+        # plugins), nor on pynvim's loop (a quit meanwhile, its SIGTERM or the end of its
+        # channel, would wait for the imports). lsap starts this host without waiting for it
+        # (lua/lsap/service.lua).
         options = args[0] if args else {}
         threading.Thread(target=self._start, args=(options,), name="lsap-start", daemon=True).start()
 

@@ -20,7 +20,7 @@ import pytest
 
 from lsap_bridge import changes, check_store
 from lsap_bridge.diskwatch import CREATED
-from lsap_bridge.edits import journal_dir
+from lsap_bridge.edits.switch import journal_dir
 from lsap_bridge.embedded import Embedded, start_embedded
 from lsap_bridge.gateway import Timeouts
 from lsap_bridge.lsp import FileEventData

@@ -44,7 +44,8 @@ class HumanNvim:
     """One human's editor on `root`, with language servers attached and lsap set up."""
 
     def __init__(self, root: Path, env: dict[str, str], servers: list[str],
-                 setup: dict[str, Any] | None = None) -> None:
+                 setup: dict[str, Any] | None = None, session: bool = True) -> None:
+        """`session`: wait for the service to publish its session (with the socket on)."""
         self.root = root
         self.dir = Path(tempfile.mkdtemp(prefix="lsaph"))  # short: AF_UNIX paths are limited
         self.address = str(self.dir / "nvim.sock")
@@ -58,7 +59,7 @@ class HumanNvim:
         self.pid = int(self.nvim.call("getpid"))
         self.nvim.exec_lua("require('lsap.servers').enable(...)", servers, str(root))
         self.nvim.exec_lua("require('lsap').setup(...)", setup or {})
-        if (setup or {}).get("socket", True):
+        if session and (setup or {}).get("socket", True):
             self.session = self.wait_for_session()
 
     def wait_for_session(self, timeout: float = 60) -> SessionInfo:

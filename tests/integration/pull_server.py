@@ -2,10 +2,13 @@
 after DELAY seconds (argv[1]) unless it is cancelled first, which it acknowledges at once
 with `RequestCancelled`, as ruff and basedpyright do. It reports one diagnostic per file,
 "pulled", on the first line. For the test of a bridge request cancelled by Neovim's own
-pull refresh (test_edit_reports_human.py)."""
+pull refresh (test_edit_reports_human.py). With `--rename`, it also renames: every whole
+word of the document that is the one at the position (a server that answers its diagnostics
+after an edit at once: test_edit_pending.py)."""
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from pathlib import Path
@@ -14,7 +17,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lsp_wire import read, reply, send
 
-DELAY = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
+DELAY = float(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "--rename" else 1.0
+RENAMES = "--rename" in sys.argv
+texts: dict[str, str] = {}  # per URI, as the last didOpen or didChange (full sync) sent it
 REPORT = {"kind": "full", "items": [{"range": {"start": {"line": 0, "character": 0},
                                                "end": {"line": 0, "character": 1}},
                                      "severity": 2, "message": "pulled", "source": "pull"}]}
@@ -27,12 +32,33 @@ def later(msg_id: Any, cancelled: threading.Event) -> None:
         reply(msg_id, REPORT)
 
 
+def rename(params: dict[str, Any]) -> dict[str, Any] | None:
+    """The edit renaming the word at the position, everywhere in its document."""
+    uri, at = params["textDocument"]["uri"], params["position"]
+    lines = texts.get(uri, "").split("\n")
+    line = lines[at["line"]] if at["line"] < len(lines) else ""
+    word = next((m.group(0) for m in re.finditer(r"\w+", line) if m.start() <= at["character"] <= m.end()), None)
+    if word is None:
+        return None
+    edits = [{"range": {"start": {"line": n, "character": m.start()}, "end": {"line": n, "character": m.end()}},
+              "newText": params["newName"]}
+             for n, text in enumerate(lines) for m in re.finditer(rf"\b{word}\b", text)]
+    return {"changes": {uri: edits}}
+
+
 def main() -> None:
     while (message := read()) is not None:
         method, msg_id = message.get("method"), message.get("id")
+        params = message.get("params") or {}
         if method == "initialize":
-            reply(msg_id, {"capabilities": {"textDocumentSync": 1, "diagnosticProvider": {
+            reply(msg_id, {"capabilities": {"textDocumentSync": 1, "renameProvider": RENAMES, "diagnosticProvider": {
                 "interFileDependencies": False, "workspaceDiagnostics": False}}})
+        elif method == "textDocument/didOpen":
+            texts[params["textDocument"]["uri"]] = params["textDocument"]["text"]
+        elif method == "textDocument/didChange":
+            texts[params["textDocument"]["uri"]] = params["contentChanges"][-1]["text"]
+        elif method == "textDocument/rename":
+            reply(msg_id, rename(params))
         elif method == "exit":
             return
         elif method == "textDocument/diagnostic":

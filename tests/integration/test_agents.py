@@ -24,8 +24,8 @@ import msgpack
 import pytest
 
 from lsap_bridge.client import AsyncConnection, Connection
-from lsap_bridge.connection import Limits
 from lsap_bridge.discovery import runtime_dir, sessions
+from lsap_bridge.fair_share import Limits
 from tests import stress
 
 from .human import HumanNvim, register_remote_plugin

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from lsap_bridge import changes
-from lsap_bridge.edits import journal_dir
+from lsap_bridge.edits.switch import journal_dir
 from lsap_bridge.workspace import Workspace
 
 from .edit_faults import as_agent

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.actions import Action, Actions
+from lsap_bridge.actions.gather import Action, Actions
 from tests.integration.harness import Bridge
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.actions import Action, Actions
+from lsap_bridge.actions.gather import Action, Actions
 from tests.integration.harness import TS_SERVERS, Bridge
 from tests.integration.nvim_home import wait_for
 

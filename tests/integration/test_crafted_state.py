@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lsap_bridge import changes
-from lsap_bridge.edits import journal_dir
+from lsap_bridge.edits.switch import journal_dir
 
 from .edit_faults import as_agent
 from .harness import Pool

@@ -26,16 +26,22 @@ pytestmark = [
 LINES = [f"line {n}" for n in range(1, 13)]
 
 
-@pytest.fixture
-def editor(tmp_path: Path) -> Iterator[tuple[Terminal, pynvim.Nvim, Path]]:
-    """Neovim on notes.txt (twelve lines) in a terminal, lsap set up (no agent socket)."""
+def notes_in_a_project(tmp_path: Path) -> Path:
+    """project/notes.txt, of twelve lines."""
     project = tmp_path / "project"
     project.mkdir()
     notes = project / "notes.txt"
     notes.write_text("\n".join(LINES) + "\n")
+    return notes
+
+
+@pytest.fixture
+def editor(tmp_path: Path) -> Iterator[tuple[Terminal, pynvim.Nvim, Path]]:
+    """Neovim on notes.txt (twelve lines) in a terminal, lsap set up (no agent socket)."""
+    notes = notes_in_a_project(tmp_path)
     home = make_home(tmp_path / "home", setup="{ socket = false }")
     address = str(home.base.parent / "nvim.sock")
-    term = Terminal(home, project, home.nvim, "--listen", address, "notes.txt")
+    term = Terminal(home, notes.parent, home.nvim, "--listen", address, "notes.txt")
     nvim = attach(address)
     try:
         term.wait("line 12", 30)

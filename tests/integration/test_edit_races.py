@@ -30,14 +30,14 @@ from pathlib import Path
 import pytest
 
 from lsap_bridge.capabilities.rename import METHOD, RenameRequest
-from lsap_bridge.edits import apply_workspace_edit
+from lsap_bridge.edits.apply import apply_workspace_edit
 from lsap_bridge.errors import LsapError
 from lsap_bridge.models import Report, Request
 from lsap_bridge.modes import REGISTRY, Answer
 from lsap_bridge.report.pieces import word_at
 from lsap_bridge.requests import parse_request
 from lsap_bridge.resolve import resolve
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 
 from .harness import Bridge
 

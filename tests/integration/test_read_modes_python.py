@@ -106,7 +106,7 @@ def test_implementations_of_an_overridden_method(py: Bridge) -> None:
     symbols = {d["symbol"] for d in data["definitions"]}
     assert "Bread.expires" in symbols
     text = markdown(py, mode="implementations", locate="shop/kinds.py:Perishable.expires")
-    assert text.startswith("# Implementation: `expires`")
+    assert text.startswith("# Implementation: `Perishable.expires` (shop/kinds.py:"), text
 
 
 # -- inspect --------------------------------------------------------------------------
@@ -134,7 +134,8 @@ def test_outline_of_a_file_flattens_paths_and_leaves_locals_out(py: Bridge) -> N
     assert symbols[:4] == ["Product", "Product.name", "Product.price", "Product.discounted"]
     assert "Order.total" in symbols and "Order.total.result" not in symbols
     text = markdown(py, mode="outline", file_path="shop/models.py")
-    assert "### shop/models.py" in text and "- 27| method `Order.total`" in text
+    # Agents' form (issue 50): members under their class, one line per kind.
+    assert "19| class Order\n" in text and "  method: add 24, total 27, validate 33\n" in text, text
 
 
 def test_outline_of_a_directory_a_glob_and_a_symbol(py: Bridge) -> None:
@@ -161,7 +162,7 @@ def test_outline_of_a_directory_a_glob_and_a_symbol(py: Bridge) -> None:
 def test_outline_bare_argument_from_the_cli_form(py: Bridge) -> None:
     response = py.request({"mode": "outline", "locate": "shop/catalog.py"})
     assert response.ok, response.text
-    assert "function `find`" in response.text
+    assert "function: find 9," in response.text, response.text
 
 
 def test_outline_missing_symbol_suggests(py: Bridge) -> None:
@@ -283,7 +284,7 @@ def test_types_are_derived_for_basedpyright_and_say_so(py: Bridge) -> None:
         ("Perishable", 1),
         ("Bread", 2),
     ]
-    assert "Derived from definitions and references" in markdown(
+    assert "· derived from class headers" in markdown(
         py, mode="types", locate="shop/kinds.py:Bread"
     )
 

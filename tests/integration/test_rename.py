@@ -301,7 +301,7 @@ def test_typescript_diagnostics_of_unsaved_text(ts_bridge: Bridge) -> None:
 def test_file_operations_apply_in_order_and_roll_back(shop_bridge: Bridge) -> None:
     """documentChanges with CreateFile, a TextDocumentEdit of the new file and a RenameFile,
     applied by the real Lua side; then the same with a later write failing."""
-    from lsap_bridge.edits import apply_workspace_edit
+    from lsap_bridge.edits.apply import apply_workspace_edit
 
     bridge, root = shop_bridge, shop_bridge.root
     session = bridge.service.session

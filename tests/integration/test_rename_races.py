@@ -2,8 +2,8 @@
 real pylsp: whatever the moment, the writer's text is kept or the rename is a `conflict`.
 
 pylsp's renames are jedi's: whole-file replacements, which the bridge turns into the few
-edits that make the same text (`edits._minimal`) and checks against the old name
-(`edits._check_replaced`). The windows, each held open on purpose:
+edits that make the same text (`edits.text.minimal`) and checks against the old name
+(`edits.names.check_replaced`). The windows, each held open on purpose:
 
 - the server's read: the writer rewrites a file no buffer holds after jedi read it, before
   the request, keeping its mtime (as a write within the clock tick of jedi's read does):
@@ -28,7 +28,7 @@ from typing import IO, Any
 
 import pytest
 
-from lsap_bridge import edits
+from lsap_bridge.edits import switch
 
 from .harness import Bridge, Pool
 
@@ -86,10 +86,10 @@ def test_a_write_jedi_did_not_read_is_never_reverted(bridge: Bridge) -> None:
 
 @pytest.fixture
 def held_after_proof() -> Iterator[list[IO[str]]]:
-    """The engine held right after it proved the files (`edits._proved`): the writer opens
+    """The engine held right after it proved the files (`switch._proved`): the writer opens
     (truncates) the victim there; the test writes once the switch is over."""
     opened: list[IO[str]] = []
-    proved = edits._proved
+    proved = switch._proved
 
     def proving(plan: Any, display: Any) -> Any:
         now = proved(plan, display)
@@ -97,11 +97,11 @@ def held_after_proof() -> Iterator[list[IO[str]]]:
         opened.append(open(victim, "w"))  # noqa: SIM115 (written after the switch)
         return now
 
-    edits._proved = proving  # type: ignore[assignment]
+    switch._proved = proving  # type: ignore[assignment]
     try:
         yield opened
     finally:
-        edits._proved = proved  # type: ignore[assignment]
+        switch._proved = proved  # type: ignore[assignment]
         for handle in opened:
             handle.close()
 

@@ -1,4 +1,4 @@
-"""A rename under the human's unsaved edits leaves the disk whole (`edits.apply_workspace_edit`,
+"""A rename under the human's unsaved edits leaves the disk whole (`edits.apply.apply_workspace_edit`,
 `disk_too`), with basedpyright on examples/shop in a real Neovim.
 
 The human has catalog.py open with a line typed and not saved; an agent renames `Product`,

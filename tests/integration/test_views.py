@@ -185,9 +185,9 @@ def test_batch_runs_requests_in_order_with_one_section_each(bridge: Bridge) -> N
     assert response.ok and check_report_shape(response.text) == []
     assert not [line for line in response.text.splitlines() if line.startswith("## ")]
     headers = [line for line in response.text.splitlines() if line.startswith("### [")]
-    assert headers[0] == "### [1] hover: Hover: `Order`"
+    assert headers[0].startswith("### [1] hover: Hover: `Order` (shop/models.py:")
     assert headers[1].startswith("### [2] nonsense: Error: invalid_request")
-    assert headers[2].startswith("### [3] references: References: `discounted` (shop/models.py:")
+    assert headers[2].startswith("### [3] references: References: `Product.discounted` (shop/models.py:")
     assert response.text.startswith("# Batch: 3 requests (1 failed)")
 
     data = bridge.ask(mode="batch", requests=requests)

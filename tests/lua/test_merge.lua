@@ -25,7 +25,10 @@ T['diff3: the same lines changed on both sides are a conflict, mine kept'] = fun
   local theirs = { 'a = 1', 'B = theirs', 'c = 3', 'd = 4', 'e = 5', 'f = 6', 'g = 7' }
   local out = diff3.merge(BASE, mine, theirs)
   expect.equality(out.lines, { 'a = 1', 'B = mine', 'c = 3', 'd = 4', 'e = 5', 'f = 6', 'g = 7' })
-  expect.equality(out.conflicts, { { row = 1, mine = { 'B = mine' }, theirs = { 'B = theirs' }, base = { 'b = 2' } } })
+  expect.equality(
+    out.conflicts,
+    { { row = 1, mine = { 'B = mine' }, theirs = { 'B = theirs' }, base = { 'b = 2' }, s = 1, e = 2 } }
+  )
 end
 
 T['diff3: the same change on both sides is no conflict'] = function()
@@ -83,7 +86,9 @@ T['an overlapping disk change is a conflict: mine kept until decided, then their
   local bufnr, path = scene({ 'a = 1', 'b = 2', '# theirs', 'c = 3', 'd = 4', 'e = 5', 'f = 6' })
   expect.equality(merge.merge(bufnr), { taken = 0, conflicts = 1 })
   expect.equality(vim.api.nvim_buf_get_lines(bufnr, 2, 3, false), { '# mine' })
-  expect.equality(merge.conflicts(bufnr), { { row = 2, end_row = 2, theirs = { '# theirs' } } })
+  local shown = merge.conflicts(bufnr)
+  expect.equality(#shown, 1)
+  expect.equality({ shown[1].row, shown[1].end_row, shown[1].theirs, shown[1].index }, { 2, 2, { '# theirs' }, 1 })
   write() -- Neovim still asks (answered no): nothing written over the disk's line
   expect.equality(vim.fn.readfile(path)[3], '# theirs')
   vim.api.nvim_win_set_cursor(0, { 3, 0 })
@@ -120,6 +125,79 @@ T["no Neovim record taken while the human has a BufWriteCmd for the file (theirs
   expect.truthy(not written, 'their BufWriteCmd not run')
   expect.equality(vim.fn.readfile(path)[7], 'g = 7')
   vim.api.nvim_clear_autocmds({ event = 'BufWriteCmd', pattern = '*.py' })
+end
+
+--- What the merges tell the service (lsap.setup() sends it the `merge` mode), as a list.
+local function told()
+  local out = {}
+  merge.watch(function(options) out[#out + 1] = options end)
+  return out
+end
+
+T['a merge that brought disk changes is told to the service, to be kept as a change set'] = function()
+  local bufnr, path = scene({ 'a = 1', 'b = 2', 'c = 3', 'd = 4', 'E = 50', 'f = 6' })
+  local sent = told()
+  merge.merge(bufnr)
+  expect.equality(#sent, 1)
+  local key = sent[1].key
+  expect.truthy(key:match('^[0-9a-z-]+$'), 'a key the service accepts')
+  expect.equality(sent[1], {
+    event = 'merged',
+    key = key,
+    file_path = path,
+    base = BASE,
+    theirs = { 'a = 1', 'b = 2', 'c = 3', 'd = 4', 'E = 50', 'f = 6' },
+    regions = {},
+  })
+  vim.cmd('silent! write')
+  expect.equality(#sent, 1) -- no conflict: nothing more to tell
+end
+
+T['conflicts are told with their rows of the base, and each decision, and those left at a write'] = function()
+  local theirs = { 'A = 10', 'b = 2', '# theirs', 'c = 3', 'd = 4', 'e = 5', 'F = 60' }
+  local bufnr = scene(theirs)
+  vim.cmd('normal! 6GA # mine too')
+  local sent = told()
+  expect.equality(merge.merge(bufnr), { taken = 1, conflicts = 2 })
+  local key = sent[1].key
+  expect.equality({ sent[1].event, sent[1].regions }, { 'merged', { { 2, 2 }, { 4, 6 } } })
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  merge.decide('mine')
+  expect.equality(sent[2], { event = 'decided', key = key, conflicts = { 1 } })
+  expect.equality(#merge.conflicts(bufnr), 1)
+  write() -- answered no: not written, the conflict stays
+  expect.equality(#sent, 2)
+  vim.cmd('silent write!') -- written over the disk's side: decided, mine
+  expect.equality(sent[3], { event = 'decided', key = key, conflicts = { 2 } })
+  expect.equality(merge.conflicts(bufnr), {})
+end
+
+T['conflicts nobody decided are released when the buffer goes'] = function()
+  local bufnr = scene({ 'a = 1', 'b = 2', '# theirs', 'c = 3', 'd = 4', 'e = 5', 'f = 6' })
+  local sent = told()
+  merge.merge(bufnr)
+  vim.cmd('bwipeout!')
+  expect.equality(sent[2], { event = 'released', key = sent[1].key, conflicts = { 1 } })
+end
+
+T["the bridge's edit written beside the unsaved text is the buffer's base: no merge, no conflict"] = function()
+  local disk = require('lsap.transport.disk')
+  disk.watch(vim.api.nvim_create_augroup('test.disk', { clear = true }))
+  local bufnr, path = scene({ 'a = 1', 'b = 2', 'c = 3', 'd = 4', 'e = 5', 'f = 6', 'g = 7' })
+  local sent = told()
+  merge.merge(bufnr) -- settled: the base is the file as it is now
+  local was = require('lsap.transport.filetext').file_text(bufnr, path)
+  -- An edit (an undo of a hunk) the buffer and the file took both, beside the human's line.
+  vim.api.nvim_buf_set_lines(bufnr, 3, 4, false, { 'C = 30' })
+  vim.fn.writefile({ 'a = 1', 'b = 2', 'C = 30', 'd = 4', 'e = 5', 'f = 6', 'g = 7' }, path)
+  local stat = assert(vim.uv.fs_stat(path))
+  vim.uv.fs_utime(path, stat.atime.sec + 30, stat.mtime.sec + 30)
+  disk.took(bufnr, was)
+  expect.equality(#vim.api.nvim_buf_get_extmarks(bufnr, merge.NS, 0, -1, {}), 0) -- the merged line's mark goes
+  expect.equality(merge.merge(bufnr), nil) -- nothing new on disk
+  expect.equality(#sent, 1)
+  write()
+  expect.equality(vim.fn.readfile(path), { 'a = 1', 'b = 2', '# mine', 'C = 30', 'd = 4', 'e = 5', 'f = 6', 'g = 7' })
 end
 
 return T

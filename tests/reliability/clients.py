@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lsap_bridge.connection import Limits
+from lsap_bridge.fair_share import Limits
 from lsap_bridge.server import SocketServer
 from tests.integration.harness import Bridge
 

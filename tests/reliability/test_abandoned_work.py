@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from lsap_bridge.client import Connection
-from lsap_bridge.connection import Limits
+from lsap_bridge.fair_share import Limits
 from lsap_bridge.server import SocketServer
 from tests.integration.harness import Bridge
 

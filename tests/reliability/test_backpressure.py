@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 
 from lsap_bridge.client import AsyncSession, ClientError, Connection, call_session
-from lsap_bridge.connection import MIB, TOO_BUSY, Limits
 from lsap_bridge.discovery import SessionInfo
+from lsap_bridge.fair_share import MIB, Limits
 from lsap_bridge.mcp_server import Forwarder
 from lsap_bridge.server import SocketServer
+from lsap_bridge.wire import TOO_BUSY
 from tests import stress
 from tests.integration.harness import Bridge
 from tests.integration.human import HumanNvim, register_remote_plugin

@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 
 from lsap_bridge.client import Connection
-from lsap_bridge.connection import MIB, TOO_BUSY, Limits
+from lsap_bridge.fair_share import MIB, Limits
 from lsap_bridge.server import SocketServer
+from lsap_bridge.wire import TOO_BUSY
 from tests import stress
 from tests.conftest import EXAMPLE
 from tests.integration.harness import Bridge

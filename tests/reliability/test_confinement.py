@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.edits import apply_workspace_edit
+from lsap_bridge.edits.apply import apply_workspace_edit
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.workspace import path_of, uri_of
 from tests.integration.harness import Bridge

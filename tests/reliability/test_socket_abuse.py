@@ -18,8 +18,9 @@ import msgpack
 import pytest
 
 from lsap_bridge import server as server_module
-from lsap_bridge.connection import TOO_LARGE, Limits
+from lsap_bridge.fair_share import Limits
 from lsap_bridge.server import SocketServer
+from lsap_bridge.wire import TOO_LARGE
 from tests.integration.harness import Bridge
 
 from .clients import Raw, sleepy_server

@@ -1,4 +1,4 @@
-"""The code-action engine's own logic (lsap_bridge/actions.py) without servers: kinds,
+"""The code-action engine's own logic (lsap_bridge/actions/) without servers: kinds,
 choosing one action, titles by the anchor tiers, and what a server asks back while the
 bridge runs its command."""
 
@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from lsap_bridge.actions import Action, Taken, answers_kind, by_title, change_note, of_kind, one
+from lsap_bridge.actions.choose import by_title, one
+from lsap_bridge.actions.formatting import change_note
+from lsap_bridge.actions.gather import Action, answers_kind, of_kind
+from lsap_bridge.actions.run import Taken
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import Client
 from lsap_bridge.workspace import Workspace

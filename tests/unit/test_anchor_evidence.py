@@ -8,7 +8,8 @@ share a word of it.
 
 from __future__ import annotations
 
-from lsap_bridge.locate.matcher import Decision, Tier, decide, find_matches, parse_find
+from lsap_bridge.locate.matcher import Decision, decide, find_matches, parse_find
+from lsap_bridge.locate.matches import Tier
 
 RULE = """\
 class Rule:

@@ -20,7 +20,7 @@ from lsap_bridge.errors import ErrorCode, LsapError, StaleText
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.pipeline import Response
 from lsap_bridge.server import response_result
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import uri_of
 from tests.fakes import FakeEditor, client, fake_session
 

@@ -18,7 +18,7 @@ from lsap_bridge.diskwatch import DiskWatch
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.pipeline import delivering
 from lsap_bridge.render import render_report
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import Workspace, uri_of
 from tests.fakes import client, fake_session
 

@@ -26,11 +26,11 @@ def test_exactly_one_class_derives_from_a_built_in_exception() -> None:
 
 
 def test_every_exception_class_of_the_bridge_is_an_lsap_error() -> None:
-    from lsap_bridge import client, connection, errors, journal, nvim_rpc
+    from lsap_bridge import client, errors, journal, nvim_rpc, wire
 
     for error in (errors.LsapError, errors.StaleText, errors.ClientGone, nvim_rpc.NvimRpcError,
-                  nvim_rpc.NvimDisconnected, client.ClientError, connection.RpcFailure,
-                  connection.Malformed, journal.Unsettled):
+                  nvim_rpc.NvimDisconnected, client.ClientError, wire.RpcFailure,
+                  wire.Malformed, journal.Unsettled):
         assert issubclass(error, errors.LsapBaseError), error
 
 

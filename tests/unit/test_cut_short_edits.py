@@ -20,7 +20,7 @@ from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.pipeline import Response, answer
 from lsap_bridge.server import SocketServer
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.surface import APPLIED
 from lsap_bridge.workspace import Workspace
 from tests.fakes import FakeEditor, client
@@ -163,4 +163,8 @@ def test_diagnostics_after_an_edit_say_first_what_was_not_compared(tmp_path: Pat
     assert response.ok and response.status == "incomplete", response.text
     after = response.text.split("### Diagnostics after the rename\n\n")[1]
     assert after.startswith("1 file not compared yet: m.py (basedpyright did not report diagnostics")
-    assert "`lsap check` compares it." in after and "No new diagnostics in the changed" not in after
+    assert "`lsap check` compares it (the rename is applied: do not send it again)." in after
+    assert "No new diagnostics in the changed" not in after
+    # The headline says first that the rename is applied, and what was not compared.
+    head = response.text.splitlines()[0]
+    assert head == "# Rename: `Product` → `Item`: applied; 1 file not compared yet (`lsap check` compares it)"

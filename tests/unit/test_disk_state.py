@@ -16,7 +16,7 @@ from lsap_bridge.capabilities.hover import HoverReport
 from lsap_bridge.diskwatch import CHANGED, CREATED, DELETED, DiskWatch
 from lsap_bridge.gateway import read_disk
 from lsap_bridge.render import render_json
-from lsap_bridge.session import disk_note
+from lsap_bridge.session.texts import disk_note
 from lsap_bridge.workspace import Workspace, uri_of
 from tests.golden import render_data
 
@@ -127,7 +127,7 @@ def test_the_note_goes_under_the_title_and_into_json() -> None:
             "column": 1, "symbol": None, "text": "class X:", "name": "X", "server": "s",
             "partial": False, "notes": [note]}
     lines = render_data("hover", data).splitlines()
-    assert lines[0] == "# Hover: `X`" and lines[2] == f"> Note: {note}."
+    assert lines[0] == "# Hover: `X` (shop/models.py:1)" and lines[2] == f"> Note: {note}."
     assert json.loads(render_json("hover", HoverReport.model_validate(data)))["notes"] == [note]
 
 

@@ -25,10 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lsap_bridge.diskwatch import Basis, fs_now_ns
-from lsap_bridge.edits import apply_workspace_edit
+from lsap_bridge.edits.apply import apply_workspace_edit
 from lsap_bridge.errors import LsapError
 from lsap_bridge.gateway import Client
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import Workspace
 from tests.unit.test_edits_and_reports import _FakeGateway, rng
 
@@ -165,20 +165,20 @@ def test_the_report_names_exactly_the_files_written(scenario: dict[str, Any]) ->
        final=st.booleans(), crlf=st.booleans())
 def test_a_whole_file_replacement_becomes_the_few_edits_that_make_the_same_text(
         old: list[str], new: list[str], final: bool, crlf: bool) -> None:
-    """pylsp's whole-file edits, cut down (`edits._minimal`): the same text, line ends kept,
+    """pylsp's whole-file edits, cut down (`edits.text.minimal`): the same text, line ends kept,
     and only the lines that change are touched."""
-    from lsap_bridge.edits import _minimal, _splice
+    from lsap_bridge.edits.text import minimal, splice
 
     eol = "\r\n" if crlf else "\n"
     breaks = [eol] * (len(old) - 1) + [eol if final else ""]
     text = "".join(line + eol for line in new)
     whole = [{"range": rng(0, 0, len(old), 0), "newText": text}]
-    full = _splice(old, whole, "utf-16", "t", breaks)
-    fewer = _minimal(old, breaks, whole, "utf-16", "t")
+    full = splice(old, whole, "utf-16", "t", breaks)
+    fewer = minimal(old, breaks, whole, "utf-16", "t")
     if fewer is None:  # only when the replacement changes the final newline
         assert full.breaks is not None and (full.breaks[-1] == "") != (breaks[-1] == "")
         return
-    cut = _splice(old, fewer, "utf-32", "t", breaks)
+    cut = splice(old, fewer, "utf-32", "t", breaks)
     assert cut.lines == full.lines and cut.breaks == full.breaks
     assert all(item["newText"] != "" or item["range"]["start"] != item["range"]["end"] for item in fewer)
     if new == old and final:  # (without a final newline, the replacement adds one)

@@ -17,10 +17,11 @@ from lsap_bridge.capabilities.rename import without
 from lsap_bridge.capabilities.schema import request_schemas
 from lsap_bridge.decode import walk
 from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta, from_lsp, from_vim
-from lsap_bridge.edits import _splice, _steps
+from lsap_bridge.edits.text import splice
+from lsap_bridge.edits.workspace_edit import steps_of
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import Client
-from lsap_bridge.session import fallback
+from lsap_bridge.modes import fallback
 from lsap_bridge.workspace import Workspace
 from tests.golden import assert_report_golden
 
@@ -40,7 +41,7 @@ def test_splice_converts_utf16_positions_and_reports_byte_edits() -> None:
         {"range": rng(0, start, 0, start + 7), "newText": "Item"},
         {"range": rng(1, 4, 1, 11), "newText": "Item"},
     ]
-    spliced = _splice(lines, edits, "utf-16", "a.py")
+    spliced = splice(lines, edits, "utf-16", "a.py")
     new, byte_edits = spliced.lines, spliced.byte_edits
     assert new == ['note = "🧾 total: "; x: Item = 1', "y = Item"]
     # Last first, byte columns: the emoji is four bytes.
@@ -51,36 +52,36 @@ def test_splice_converts_utf16_positions_and_reports_byte_edits() -> None:
 
 def test_splice_appends_after_the_final_newline_like_a_file() -> None:
     # "a\nb\n" + "c\n" at the position after the final newline (line 2) = "a\nb\nc\n".
-    spliced = _splice(["a", "b"], [{"range": rng(2, 0, 2, 0), "newText": "c\n"}], "utf-8", "f")
+    spliced = splice(["a", "b"], [{"range": rng(2, 0, 2, 0), "newText": "c\n"}], "utf-8", "f")
     assert spliced.lines == ["a", "b", "c"] and spliced.append and spliced.fix_eol
     # Replacing through the end of the text keeps one final newline.
-    spliced = _splice(["a", "b"], [{"range": rng(1, 0, 5, 0), "newText": "x\ny\n"}], "utf-8", "f")
+    spliced = splice(["a", "b"], [{"range": rng(1, 0, 5, 0), "newText": "x\ny\n"}], "utf-8", "f")
     assert spliced.lines == ["a", "x", "y"]
 
 
 def test_splice_fills_an_empty_file() -> None:
-    spliced = _splice([""], [{"range": rng(0, 0, 0, 0), "newText": "FEE = 2\n"}], "utf-8", "f")
+    spliced = splice([""], [{"range": rng(0, 0, 0, 0), "newText": "FEE = 2\n"}], "utf-8", "f")
     assert spliced.lines == ["FEE = 2"] and not spliced.append and spliced.fix_eol
     # Inside a file, a line ending in an empty line is left alone.
-    spliced = _splice(["a", "b"], [{"range": rng(0, 1, 0, 1), "newText": "\n"}], "utf-8", "f")
+    spliced = splice(["a", "b"], [{"range": rng(0, 1, 0, 1), "newText": "\n"}], "utf-8", "f")
     assert spliced.lines == ["a", "", "b"] and not spliced.fix_eol
 
 
 def test_splice_keeps_the_order_of_inserts_at_one_position() -> None:
     edits = [{"range": rng(0, 0, 0, 0), "newText": "x"}, {"range": rng(0, 0, 0, 0), "newText": "y"}]
-    assert _splice(["z"], edits, "utf-8", "f").lines == ["xyz"]
+    assert splice(["z"], edits, "utf-8", "f").lines == ["xyz"]
 
 
 def test_overlapping_edits_are_refused() -> None:
     edits = [{"range": rng(0, 0, 0, 3), "newText": "a"}, {"range": rng(0, 2, 0, 4), "newText": "b"}]
     with pytest.raises(LsapError) as caught:
-        _splice(["abcdef"], edits, "utf-8", "f")
+        splice(["abcdef"], edits, "utf-8", "f")
     assert "overlapping" in caught.value.message
 
 
 def test_steps_cover_changes_and_document_changes() -> None:
     edit = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "newText": "x"}
-    assert [(s.kind, s.uri, s.edits) for s in _steps({"changes": {"file:///a": [edit]}})] == [
+    assert [(s.kind, s.uri, s.edits) for s in steps_of({"changes": {"file:///a": [edit]}})] == [
         ("edit", "file:///a", [edit])]
     changes = [
         {"kind": "create", "uri": "file:///b"},
@@ -88,7 +89,7 @@ def test_steps_cover_changes_and_document_changes() -> None:
         {"kind": "rename", "oldUri": "file:///b", "newUri": "file:///c"},
         {"kind": "delete", "uri": "file:///d"},
     ]
-    steps = _steps({"documentChanges": changes})
+    steps = steps_of({"documentChanges": changes})
     assert [(s.kind, s.uris, s.version) for s in steps] == [
         ("create", ["file:///b"], None), ("edit", ["file:///b"], 3),
         ("rename", ["file:///b", "file:///c"], None), ("delete", ["file:///d"], None)]
@@ -406,7 +407,7 @@ def _edit(path: Path, version: int | None, text: str = "Item") -> dict[str, Any]
 
 @pytest.fixture
 def fake(tmp_path: Path) -> tuple[Any, Path]:
-    from lsap_bridge.session import Session
+    from lsap_bridge.session.warm import Session
 
     root = tmp_path.resolve() / "ws"
     root.mkdir()
@@ -428,7 +429,7 @@ CLIENT = Client(1, "srv", "utf-16", frozenset())
 
 
 def test_an_edit_against_an_older_version_is_a_conflict(fake: tuple[Any, Path]) -> None:
-    from lsap_bridge.edits import apply_workspace_edit
+    from lsap_bridge.edits.apply import apply_workspace_edit
 
     session, models = fake
     with pytest.raises(LsapError) as caught:
@@ -445,7 +446,7 @@ def test_an_edit_against_an_older_version_is_a_conflict(fake: tuple[Any, Path]) 
 def test_an_edit_outside_the_workspace_changes_nothing(
     fake: tuple[Any, Path], tmp_path: Path
 ) -> None:
-    from lsap_bridge.edits import apply_workspace_edit
+    from lsap_bridge.edits.apply import apply_workspace_edit
 
     session, models = fake
     elsewhere = tmp_path.parent / "elsewhere.py"
@@ -461,7 +462,7 @@ def test_an_edit_outside_the_workspace_changes_nothing(
 
 
 def test_a_refused_edit_is_denied_and_the_policy_sees_the_diff(fake: tuple[Any, Path]) -> None:
-    from lsap_bridge.edits import apply_workspace_edit
+    from lsap_bridge.edits.apply import apply_workspace_edit
 
     session, models = fake
     seen: list[tuple[str, str]] = []
@@ -485,7 +486,7 @@ def test_a_refused_edit_is_denied_and_the_policy_sees_the_diff(fake: tuple[Any, 
 def test_a_buffer_behind_its_file_is_a_conflict(fake: tuple[Any, Path]) -> None:
     """The buffer (unmodified) still holds the text the server computed the edit on, but
     the file changed on disk: writing the edit would lose the disk's change."""
-    from lsap_bridge.edits import apply_workspace_edit
+    from lsap_bridge.edits.apply import apply_workspace_edit
 
     session, models = fake
     models.write_text("class Product:\n    pass\n\nEXTRA = 1\n")
@@ -499,7 +500,7 @@ def test_a_buffer_behind_its_file_is_a_conflict(fake: tuple[Any, Path]) -> None:
 def test_a_rename_computed_on_other_text_is_a_conflict(fake: tuple[Any, Path]) -> None:
     """No buffer holds the file, and its lines moved since the server read it: the edit's
     range no longer holds the old name."""
-    from lsap_bridge.edits import apply_workspace_edit
+    from lsap_bridge.edits.apply import apply_workspace_edit
 
     session, models = fake
     session.gateway.buffers.clear()
@@ -524,7 +525,7 @@ def test_a_short_name_inside_a_longer_word_is_not_what_a_rename_replaces(
         fake: tuple[Any, Path], text: str, name: str) -> None:
     """The old name must be there as a token: an edit of `f` now over the `f` of `def` (or
     of `fetch`) was computed on other text (issue 36: never by substring)."""
-    from lsap_bridge.edits import apply_workspace_edit
+    from lsap_bridge.edits.apply import apply_workspace_edit
 
     session, models = fake
     session.gateway.buffers.clear()
@@ -540,20 +541,20 @@ def test_a_short_name_inside_a_longer_word_is_not_what_a_rename_replaces(
 
 
 def test_whole_file_replacements_are_recognised() -> None:
-    from lsap_bridge.edits import _replaces_all
+    from lsap_bridge.edits.text import replaces_all
 
     lines = ["ab", "cd", "ef"]
-    assert not _replaces_all([{"range": rng(0, 0, 1, 0)}], lines)  # the first line only
-    assert _replaces_all([{"range": rng(0, 0, 3, 0)}], lines)  # through the final newline
+    assert not replaces_all([{"range": rng(0, 0, 1, 0)}], lines)  # the first line only
+    assert replaces_all([{"range": rng(0, 0, 3, 0)}], lines)  # through the final newline
     # A server that did not know the last line (typed by the human) ends there.
-    assert _replaces_all([{"range": rng(0, 0, 2, 0)}], lines)
+    assert replaces_all([{"range": rng(0, 0, 2, 0)}], lines)
 
 
 def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
     """No server installed here offers pull diagnostics: the pull path against a fake editor."""
     from lsap_bridge.gateway import LspAnswer
     from lsap_bridge.position import Document
-    from lsap_bridge.session import Session
+    from lsap_bridge.session.warm import Session
 
     path = tmp_path.resolve() / "a.py"
     path.write_text("s = '🧾' + missing\n")
@@ -586,7 +587,7 @@ def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:
             return [LspAnswer({"kind": "full", "items": [item]})]
 
         async def pushed_diagnostics(self, bufnrs: list[int], exclude: list[int],
-                                     after_sync: bool = False) -> dict[int, Any]:
+                                     after_sync: bool = False, until: float | None = None) -> dict[int, Any]:
             self.waited.append((bufnrs, exclude))
             item = {
                 "lnum": 0,
@@ -621,7 +622,7 @@ def test_a_malformed_range_from_a_server_is_its_error(fake: tuple[Any, Path], ba
     """Negative, string or null positions used to raise IndexError/ValueError/
     AttributeError inside the engine; they are refused, naming the server, before anything
     is read."""
-    from lsap_bridge.edits import apply_workspace_edit
+    from lsap_bridge.edits.apply import apply_workspace_edit
 
     session, models = fake
     before = models.read_text()
@@ -638,7 +639,7 @@ def test_an_edit_over_the_size_limit_is_refused_before_anything_is_written(
         fake: tuple[Any, Path]) -> None:
     """A 60 MB insert used to be written, then answered `invalid_request` (the file was over
     the size limit for every request after)."""
-    from lsap_bridge.edits import apply_workspace_edit
+    from lsap_bridge.edits.apply import apply_workspace_edit
 
     session, models = fake
     session.gateway.buffers.clear()
@@ -658,7 +659,7 @@ def test_a_resource_operation_overwrites_a_file_only_with_consent(fake: tuple[An
     """A rename a.py → b.py with `overwrite` destroyed b.py and reported "Nothing to
     change"; now, without the request's `overwrite: true`, it is refused whole, saying how
     to get past it (with it: tests/integration/test_command_edits.py)."""
-    from lsap_bridge.edits import apply_workspace_edit
+    from lsap_bridge.edits.apply import apply_workspace_edit
 
     session, models = fake
     a, b = models.parent / "a.py", models.parent / "b.py"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lsap_bridge.locate.matcher import Tier, find_matches, has_exact, parse_find
+from lsap_bridge.locate.matcher import find_matches, has_exact, parse_find
+from lsap_bridge.locate.matches import Tier
 
 LINES = [
     "def map(project):",

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.edits import _decode, _splice, unwritable
+from lsap_bridge.edits.files import unwritable
+from lsap_bridge.edits.text import decoded, splice
 from lsap_bridge.filestate import snapshot
 from lsap_bridge.journal import RECORD, Change, Journal, recover
 
@@ -256,8 +257,8 @@ def rewrite(data: bytes, edits: list[dict[str, Any]], tmp_path: Path) -> bytes:
     path.write_bytes(data)
     disk = snapshot(path)
     assert disk is not None
-    lines, breaks, bom = _decode(disk, "f.py")
-    spliced = _splice(lines, edits, "utf-16", "f.py", breaks)
+    lines, breaks, bom = decoded(disk, "f.py")
+    spliced = splice(lines, edits, "utf-16", "f.py", breaks)
     assert spliced.breaks is not None
     return bom + "".join(a + b for a, b in zip(spliced.lines, spliced.breaks, strict=True)).encode()
 

@@ -19,7 +19,7 @@ from lsap_bridge.capabilities import REGISTRY
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.render import render_json
 from lsap_bridge.requests import parse_request
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import path_of, uri_of
 from tests.fakes import fake_session
 from tests.golden import assert_golden

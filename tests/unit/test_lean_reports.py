@@ -20,7 +20,7 @@ from lsap_bridge import diagnostics, pipeline
 from lsap_bridge.capabilities import REGISTRY
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.pipeline import Response
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import uri_of
 from tests.fakes import client, fake_session
 

@@ -13,7 +13,7 @@ from packaging.requirements import Requirement
 
 from lsap_bridge import lua_shared
 from lsap_bridge.capabilities import REGISTRY
-from lsap_bridge.connection import Limits
+from lsap_bridge.fair_share import Limits
 from lsap_bridge.gateway import MAX_FILE_SIZE
 from lsap_bridge.models import DEFAULT_MAX_TOKENS
 from tests.conftest import ROOT

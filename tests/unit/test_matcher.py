@@ -9,15 +9,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from lsap_bridge.errors import ErrorCode, LsapError
-from lsap_bridge.locate.matcher import (
-    FUZZY_THRESHOLD,
-    Match,
-    MatchResult,
-    Needle,
-    Tier,
-    find_matches,
-    parse_find,
-)
+from lsap_bridge.locate.fuzzy import FUZZY_THRESHOLD
+from lsap_bridge.locate.matcher import find_matches, parse_find
+from lsap_bridge.locate.matches import Match, MatchResult, Needle, Tier
 from tests import stress
 
 SOURCE = """\

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from lsap_bridge.capabilities.move import REFERENCES, PythonMove, _DunderAll
-from lsap_bridge.edits import _splice
+from lsap_bridge.capabilities.move import REFERENCES, PythonMove
+from lsap_bridge.edits.text import splice
 from lsap_bridge.gateway import LspAnswer, LspCall
+from lsap_bridge.pysource import DunderAll
 from tests.fakes import fake_session
 
 SOURCE = '''"""Helpers."""
@@ -66,7 +67,7 @@ def moved(root: Path, target_text: str | None) -> tuple[str, str]:
             continue
         path = Path(change["textDocument"]["uri"].removeprefix("file://"))
         old = path.read_text().splitlines() if path.exists() else [""]
-        texts[path.name] = "\n".join(_splice(old, change["edits"], "utf-16", path.name).lines)
+        texts[path.name] = "\n".join(splice(old, change["edits"], "utf-16", path.name).lines)
     return texts["_utils.py"], texts["_env.py"]
 
 
@@ -100,7 +101,7 @@ def test_an_existing_module_gets_the_future_import_after_its_docstring_and_the_e
     ('__all__ = ["b", "a"]', '__all__ = ["a"]', '__all__ = ["b", "a", "c"]'),
 ])
 def test_entries_leave_and_join_in_the_files_own_layout(text: str, without: str, adding: str) -> None:
-    exported = _DunderAll(0, text.count("\n"), text)
+    exported = DunderAll(0, text.count("\n"), text)
     assert exported.without({"b"}) == without
     quote = "'" if "'" in text else '"'
     assert exported.adding([f"{quote}c{quote}", f"{quote}a{quote}"]) == adding

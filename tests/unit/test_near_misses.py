@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from lsap_bridge.errors import ErrorCode, LsapError
-from lsap_bridge.locate.matcher import Decision, Tier, decide, find_matches, parse_find, unpaste
+from lsap_bridge.locate.matcher import Decision, decide, find_matches, parse_find, unpaste
+from lsap_bridge.locate.matches import Tier
 from lsap_bridge.lsreq.executor import find_line
 from lsap_bridge.symbols import SymbolTree
 

@@ -14,7 +14,7 @@ SOURCES = {p.relative_to(PACKAGE).as_posix(): p.read_text() for p in PACKAGE.rgl
 LINE_COPY = re.compile(r"\[[^\]]+\]\s+if\s+[^:\n]*<\s*len\([^)]*\)\s+else\s+\"\"")
 # A byte column turned into code points by decoding the prefix (`byte_column` does it).
 BYTE_COPY = re.compile(r"\.encode\([^)]*\)\s*\[[^\]]*\]\s*\.decode\(")
-# A loop over a WorkspaceEdit's parts (`decode.walk` is the one; edits._malformed checks them).
+# A loop over a WorkspaceEdit's parts (`decode.walk` is the one; edits.workspace_edit._malformed checks them).
 WALK_COPY = re.compile(r"for\s+[^\n]+\s+in\s+[^\n]*(documentChanges|\"changes\")")
 
 
@@ -32,7 +32,7 @@ def test_byte_columns_are_converted_by_the_codec() -> None:
 
 
 def test_workspace_edits_are_walked_by_one_walker() -> None:
-    assert found(WALK_COPY, {"decode.py", "edits.py"}) == []
+    assert found(WALK_COPY, {"decode.py", "edits/workspace_edit.py"}) == []
 
 
 def test_the_patterns_find_the_copies_they_name() -> None:

@@ -18,7 +18,7 @@ from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.models import Request
 from lsap_bridge.modes import Answer, Capability
 from lsap_bridge.pipeline import Response, answer
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import uri_of
 from tests.fakes import fake_session
 

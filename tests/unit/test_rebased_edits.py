@@ -1,6 +1,6 @@
-"""A buffer's edit rebased onto its file's disk text (`edits._rebased`), which lacks the
+"""A buffer's edit rebased onto its file's disk text (`edits.plan._rebased`), which lacks the
 human's unsaved changes: shared lines move, the human's lines refuse the whole edit; and a
-whole-file rename that changes the name alone (`edits._renamed`)."""
+whole-file rename that changes the name alone (`edits.names._renamed`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from lsap_bridge.edits import _changes, _decode, _Disk, _File, _Plan, _rebased, _renamed
+from lsap_bridge.edits.files import Disk, File
+from lsap_bridge.edits.names import _renamed
+from lsap_bridge.edits.plan import Plan, _rebased
+from lsap_bridge.edits.switch import _changes
+from lsap_bridge.edits.text import decoded
 from lsap_bridge.errors import LsapError
 from lsap_bridge.filestate import snapshot
 from lsap_bridge.lsp import TextEditData
@@ -65,9 +69,9 @@ def test_the_disk_side_is_journalled_as_new_content_renamed_in(tmp_path: Path) -
     assert disk is not None
     renamed = [line.replace("Product", "Item") for line in DISK]
     buffer = Document(path, HUMAN, "tick:7", bufnr=3, modified=True)
-    file = _File(path, disk, buffer, ["# typed, not saved", *renamed], None,
-                 under=_Disk(renamed, *_decode(disk, "m.py")[1:]))
-    [change] = _changes(_Plan([file], [], []))
+    file = File(path, disk, buffer, ["# typed, not saved", *renamed], None,
+                 under=Disk(renamed, *decoded(disk, "m.py")[1:]))
+    [change] = _changes(Plan([file], [], []))
     assert change.new == ("\n".join(renamed) + "\n").encode()
     assert change.old == disk.digest and not change.in_place
 
@@ -81,3 +85,14 @@ def test_the_disk_side_is_journalled_as_new_content_renamed_in(tmp_path: Path) -
 ])
 def test_a_whole_file_rename_changes_the_name_alone(old: str, new: str, renamed: bool) -> None:
     assert _renamed(old, new, "Gizmo0", "Gizmo1") is renamed
+
+
+def test_whole_lines_right_above_the_humans_line_are_edited_on_disk_too() -> None:
+    """An undo of a merged disk change's hunk (issue 46): the line below it is the human's."""
+    buffer = [*DISK[:3], "# typed, not saved", DISK[3]]
+    [moved] = _rebased(buffer, DISK, [edit(2, 0, 0, "A = Product(10)\n", end_line=3)], "m.py", None)
+    assert (moved["range"]["start"]["line"], moved["range"]["end"]["line"]) == (2, 3)
+    [put] = _rebased(buffer, DISK, [edit(3, 0, 0, "Z = 0\n")], "m.py", None)  # in after line 3
+    assert (put["range"]["start"]["line"], put["range"]["end"]["line"]) == (3, 3)
+    with pytest.raises(LsapError, match="touches lines with unsaved changes"):  # into the human's line
+        _rebased(buffer, DISK, [edit(2, 0, 3, "", end_line=3)], "m.py", None)

@@ -24,6 +24,14 @@ from lsap_bridge.capabilities.references import WIDE, _in_import_list, cut, use_
     ("    x: int = Console.size", "Console", None),
     ("    key = {'a': Console}", "Console", None),
     ("    f = lambda x: Console", "Console", None),
+    ("RenderResult = Iterable[Union[RenderableType, Segment]]", "Segment", "annotation"),
+    ('def split_cells(self, cut: int) -> Tuple["Segment", "Segment"]:', 'Segment"]', "annotation"),
+    ('    Callable[["Console", "ConsoleOptions"], "Measurement"]', 'Console"', "annotation"),
+    ('    Callable[["Console", "ConsoleOptions"], "Measurement"]', 'ConsoleOptions', "annotation"),
+    ("    segments = Tuple[int, int](Segment)", "Segment", None),
+    ("    x = List[int] + [Segment.line()]", "Segment", None),
+    ("    error: ((options && options.serializeError) || miniSerializeError)(", "miniSerializeError", None),
+    ("    const f = a || miniSerializeError", "miniSerializeError", None),
 ])
 def test_the_kind_of_a_use(text: str, name: str, kind: str | None) -> None:
     assert use_kind(text, text.index(name)) == kind
@@ -32,6 +40,13 @@ def test_the_kind_of_a_use(text: str, name: str, kind: str | None) -> None:
 def test_a_name_alone_in_a_parenthesised_import_is_an_import() -> None:
     lines = ["from .console import (", "    Console,", "    Group as G,", ")", "x = (", "    Console,", ")"]
     assert [_in_import_list(lines, n) for n in range(len(lines))] == [False, True, True, False, False, False, False]
+
+
+def test_a_name_alone_in_a_braced_import_or_export_list_is_an_import() -> None:
+    lines = ["export {", "  // js", "  createReducer,", "  type Builder,", "} from './createReducer'",
+             "const x = {", "  createReducer,", "}", "import {", "  a as b, // the first", "} from './a'"]
+    assert [_in_import_list(lines, n) for n in range(len(lines))] == [
+        False, False, True, True, False, False, False, False, False, True, False]
 
 
 def test_a_long_line_is_cut_around_the_use() -> None:

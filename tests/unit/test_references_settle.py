@@ -12,7 +12,7 @@ import pytest
 
 from lsap_bridge.capabilities import references
 from lsap_bridge.gateway import Client
-from lsap_bridge.session import Target
+from lsap_bridge.session.targets import Target
 
 
 class Answers:

@@ -12,7 +12,7 @@ from lsap_bridge.capabilities.rename import PendingRename, RenameRequest, Uncove
 from lsap_bridge.errors import ErrorCode
 from lsap_bridge.gateway import Client
 from lsap_bridge.models import Locate
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import Workspace
 
 

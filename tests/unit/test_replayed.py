@@ -20,7 +20,7 @@ from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.render import render_error, render_json, render_report
 from lsap_bridge.requests import parse_request
-from lsap_bridge.session import Session
+from lsap_bridge.session.warm import Session
 from lsap_bridge.surface import SURFACE
 from tests.conftest import EXAMPLE
 from tests.fakes import ROOT_MARK, Recording, client, fake_session
@@ -215,3 +215,21 @@ def follow(case: Case, surface: str, call: str) -> str:
         assert "no recorded answer" in str(unrecorded), unrecorded
         return "unrecorded"
     return "ran"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_neovim_keeps_its_full_forms(name: str) -> None:
+    """The agents' forms (issue 50: one title line, members and runs on a line per kind) are
+    not Neovim's: its report window keeps the `Anchor:` line, which teaches the anchor form,
+    and one row per symbol, each a jump target."""
+    token = SURFACE.set("nvim")
+    try:
+        text, _ = replay(name)
+    finally:
+        SURFACE.reset(token)
+    assert check_report_shape(text) == []
+    mode = CASES[name].request["mode"]
+    if mode in ("hover", "definition", "type_definition", "types", "calls", "inspect") and "# Error" not in text:
+        assert "\n\nAnchor: `" in text, text
+    if mode == "outline":
+        assert re.search(r"^- \d+\| \w+ `", text, re.M), text

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lsap_bridge import changes
-from lsap_bridge.edits import recover_edits
+from lsap_bridge.edits.switch import recover_edits
 from lsap_bridge.journal import Change, Journal
 from lsap_bridge.workspace import Workspace
 

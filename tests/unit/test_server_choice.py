@@ -12,7 +12,8 @@ import pytest
 
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import Attached, Client, LspAnswer, LspCall
-from lsap_bridge.session import ATTACH_GRACE, Session, all_came, ranked
+from lsap_bridge.session.targets import ATTACH_GRACE, all_came, ranked
+from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import Workspace
 from tests.fakes import FakeEditor, client
 

@@ -41,9 +41,23 @@ def test_long() -> None:
 '''
 
 
-def references(root: Path, compact: bool) -> str:
+NESTED = '''import ssl_config
+
+
+def test_nested() -> None:
+    ssl_config.create_ssl_context()
+    if True:
+        context = ssl_config.create_ssl_context(
+            cert="c.pem",
+        )
+'''
+
+
+def references(root: Path, compact: bool, user_text: str = USER,
+               functions: tuple[tuple[str, int, int], ...] = (("test_load", 3, 8), ("test_long", 11, 19)),
+               uses: tuple[tuple[int, int], ...] = ((4, 25), (12, 15))) -> str:
     (root / "ssl_config.py").write_text("def create_ssl_context(cert=None, verify=True):\n    return cert\n")
-    (root / "test_config.py").write_text(USER)
+    (root / "test_config.py").write_text(user_text)
     user = uri_of(root / "test_config.py")
 
     def function(name: str, first: int, last: int) -> dict[str, object]:
@@ -53,12 +67,12 @@ def references(root: Path, compact: bool) -> str:
 
     def answer(call: LspCall) -> LspAnswer:
         if call.method == "textDocument/documentSymbol" and call.params["textDocument"]["uri"] == user:
-            return LspAnswer(result=[function("test_load", 3, 8), function("test_long", 11, 19)])
+            return LspAnswer(result=[function(*f) for f in functions])
         if call.method != "textDocument/references":
             return LspAnswer(result=[])
-        return LspAnswer(result=[{"uri": user, "range": {"start": {"line": line, "character": 25},
-                                                         "end": {"line": line, "character": 43}}}
-                                 for line in (4, 12)])
+        return LspAnswer(result=[{"uri": user, "range": {"start": {"line": line, "character": column},
+                                                         "end": {"line": line, "character": column + 18}}}
+                                 for line, column in uses])
 
     session = fake_session(root, answer)
     capability = REGISTRY["references"]
@@ -79,6 +93,14 @@ def test_a_multi_line_call_shows_its_arguments(tmp_path: Path, compact: bool) ->
     assert shown[last] == f"{STATEMENT_LINES - 1}, …" and last + 1 not in shown, text
     if compact:  # the new form (issue 50): `### path > Symbol.path`, numbered lines, no fences
         assert_golden("references_statement.md", text)
+
+
+def test_each_use_without_its_indent_a_statement_keeps_its_own(tmp_path: Path) -> None:
+    """Compact: a use's line starts at its code, whatever its depth in the group (an `if`'s
+    body); a statement's next lines keep only their indent beyond its first line's."""
+    text = references(tmp_path, True, NESTED, (("test_nested", 3, 8),), ((4, 15), (6, 29)))
+    assert "5| ssl_config.create_ssl_context()\n7| context = ssl_config.create_ssl_context(\n" in text, text
+    assert '8|     cert="c.pem",\n9| )\n' in text, text
 
 
 @pytest.mark.parametrize(("lines", "end"), [

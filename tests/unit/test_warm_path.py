@@ -6,7 +6,7 @@ The warm path is what runs inside `Session.run` (a mode's runner) or `Session.ru
 a `:Lsap` command): there the held texts are guarded and
 a stale one runs the work again. Its code lives in the modules of `WARM_PATH`: the
 session itself, the capabilities, what only they and those two runners call (`resolve.py`,
-`actions.py`, `cursor.py`, `report/`). Anywhere else a call of a session's servers' `target`,
+`actions/`, `cursor.py`, `report/`). Anywhere else a call of a session's servers' `target`,
 `lsp` or `call` (or the gateway's `lsp`, under the session), or of its diagnostics' `of`, is a
 way around it, as the text format's executor was (its hovers, renames and diagnostics are
 now modes' requests through the pipeline): the test fails naming it.
@@ -22,7 +22,7 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 PACKAGE = ROOT / "lsap_bridge"
-WARM_PATH = ("session.py", "capabilities/", "report/", "resolve.py", "actions.py", "cursor.py")
+WARM_PATH = ("session/", "capabilities/", "report/", "resolve.py", "actions/", "cursor.py")
 SERVER_CALLS = {"target", "lsp", "call"}
 
 
@@ -90,11 +90,11 @@ def test_the_scan_finds_what_it_looks_for() -> None:
 
 def coroutines_taken(source: str) -> list[str]:
     """The coroutine functions a module of lsap_bridge/lsreq imports from the capabilities or
-    `actions.py` (their shared code): a mode's work done around the pipeline."""
+    `actions/` (their shared code): a mode's work done around the pipeline."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module and (
-                node.module.startswith("capabilities") or node.module == "actions"):
+                node.module.startswith(("capabilities", "actions"))):
             module = importlib.import_module(f"lsap_bridge.{node.module}")
             found += [f"{node.module}.{alias.name}" for alias in node.names
                       if inspect.iscoroutinefunction(getattr(module, alias.name))]
@@ -107,6 +107,7 @@ def test_the_text_format_runs_modes_not_their_code() -> None:
     taken = {path.name: coroutines_taken(path.read_text()) for path in sorted((PACKAGE / "lsreq").glob("*.py"))}
     assert {name: calls for name, calls in taken.items() if calls} == {}
     # The scan sees such an import.
-    assert coroutines_taken("from ..actions import Applied, gather, kept\n"
+    assert coroutines_taken("from ..actions.gather import Gathered, gather\n"
+                            "from ..actions.choose import kept\n"
                             "from ..capabilities.references import references\n") == [
-        "actions.gather", "capabilities.references.references"]
+        "actions.gather.gather", "capabilities.references.references"]

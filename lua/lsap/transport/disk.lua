@@ -119,8 +119,10 @@ end
 
 --- Neovim takes a buffer's file as it is now, without a reload or a warning later: the
 --- bridge wrote there the edit this buffer, with the human's unsaved changes, took too
---- (`lsap.edits`). With handlers of the human's for FileChangedShell, Neovim asks later.
-function M.took(bufnr)
+--- (`lsap.edits`; `was`: the file's bytes right before). With handlers of the human's for
+--- FileChangedShell, Neovim asks later; the merge's takes it as the buffer's base.
+function M.took(bufnr, was)
+  if M.unsaved_written then M.unsaved_written(bufnr, was) end
   if vim.fn.exists('#FileChangedShell') == 0 then checktime(bufnr, false, true) end
 end
 
@@ -206,6 +208,7 @@ end
 -- For lsap.transport.merge, which merges a file changed under unsaved text: set there.
 M.remember = remember
 M.unsaved_changed = nil ---@type fun(bufnr: integer)?
+M.unsaved_written = nil ---@type fun(bufnr: integer, was: string?)?
 
 --- Start watching (the service registered): what Neovim reads and writes, and unloads.
 function M.watch(group)

@@ -22,8 +22,8 @@ local disk = require('lsap.transport.disk')
 local requests = require('lsap.transport.requests')
 local seen = require('lsap.transport.seen')
 
---- Called once by the service after it connects; returns Neovim's pid, `max_file_size` and
---- `max_tokens`.
+--- Called once by the service after it connects; returns Neovim's pid, `max_file_size`,
+--- `max_tokens` and `diagnostics_wait`.
 function M.register(chan)
   channel.chan = chan
   local group = vim.api.nvim_create_augroup('lsap.transport', { clear = true })
@@ -38,7 +38,12 @@ function M.register(chan)
     end,
   })
   channel.max_file_size = config.options.max_file_size
-  return { pid = vim.fn.getpid(), max_file_size = channel.max_file_size, max_tokens = config.options.max_tokens }
+  return {
+    pid = vim.fn.getpid(),
+    max_file_size = channel.max_file_size,
+    max_tokens = config.options.max_tokens,
+    diagnostics_wait = config.options.diagnostics_wait,
+  }
 end
 
 return M

@@ -10,6 +10,9 @@
 -- When: Neovim's own check (FileChangedShell, 'conflict': focus, :checktime, entering the
 -- buffer), the bridge's look at the buffer (lsap.transport.disk `fresh`, every read and
 -- sync), and before the buffer is written (BufWritePre). Never while the human types in it.
+-- Each merge that brought something is told to the service (`M.report`, set by setup()):
+-- a change set, reviewed inline like an agent's (the `merge` mode), whose conflicts are
+-- decided here; it hears of each decision, and of conflicts nobody decided (reloaded, closed).
 local M = {}
 
 local compat = require('lsap.compat')
@@ -17,12 +20,17 @@ local config = require('lsap.config')
 local diff3 = require('lsap.diff3')
 local disk = require('lsap.transport.disk')
 local filetext = require('lsap.transport.filetext')
+local logfile = require('lsap.logfile')
 local ui = require('lsap.ui')
 
 M.NS = vim.api.nvim_create_namespace('lsap.merge')
 local bases = {} ---@type table<integer, string[]> the text each buffer was read from
--- Buffers with conflicts left: { theirs = the disk's lines, marks = { { id, theirs } }, keys }
+-- Buffers with conflicts left: { key = the merge's, theirs = the disk's lines,
+-- marks = { { id, conflict, index } }, keys }
 local open = {} ---@type table<integer, table>
+M.report = nil ---@type fun(options: table)? the service hears of a merge (lsap.setup())
+local merges = 0
+local marked = {} ---@type table<integer, integer[]> the marks of the disk's lines merged in
 local queued = {} ---@type table<integer, true> merges scheduled
 local waiting = {} ---@type table<integer, true> merges waiting for the human to leave Insert mode
 
@@ -34,18 +42,6 @@ end
 local function disk_lines(bufnr)
   local data = filetext.file_text(bufnr, vim.api.nvim_buf_get_name(bufnr))
   return data and filetext.lines_of(bufnr, data) or nil
-end
-
---- The buffer was just read from or written to its file: that is its base now (not after a
---- write elsewhere, `:w other`, which leaves it modified).
-local function based(bufnr)
-  if not file_buffer(bufnr) or vim.bo[bufnr].modified then return end
-  bases[bufnr] = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
-  vim.api.nvim_buf_clear_namespace(bufnr, M.NS, 0, -1)
-end
-
-local function forget(bufnr)
-  bases[bufnr], open[bufnr], queued[bufnr], waiting[bufnr] = nil, nil, nil, nil
 end
 
 -- -- marks -------------------------------------------------------------------------------
@@ -68,7 +64,8 @@ local function mark_taken(bufnr, take)
     opts.end_row, opts.end_col = last, #(vim.api.nvim_buf_get_lines(bufnr, last, last + 1, false)[1] or '')
     opts.hl_group, opts.hl_eol = 'LsapInlineAdded', true
   end
-  vim.api.nvim_buf_set_extmark(bufnr, M.NS, row, 0, opts)
+  marked[bufnr] = marked[bufnr] or {}
+  table.insert(marked[bufnr], vim.api.nvim_buf_set_extmark(bufnr, M.NS, row, 0, opts))
 end
 
 --- A conflict at `row`: the human's lines highlighted, the disk's below them, the keys.
@@ -122,6 +119,36 @@ local function unmap(bufnr)
   open[bufnr] = nil
 end
 
+local function tell_service(options)
+  if not M.report then return end
+  local ok, why = pcall(M.report, options)
+  if not ok then logfile.write('warn', 'telling the service of a merge failed: ' .. tostring(why)) end
+end
+
+--- The conflicts left of a buffer's merge are decided (the buffer written over them) or
+--- released (reloaded, closed: nobody decided them): the service hears, they go.
+local function settle_conflicts(bufnr, event)
+  local state = open[bufnr]
+  if not state then return end
+  unmap(bufnr)
+  local left = vim.tbl_map(function(m) return m.index end, state.marks)
+  if #left > 0 then tell_service({ event = event, key = state.key, conflicts = left }) end
+end
+
+--- The buffer was just read from or written to its file (`event`: 'read', 'write'): that is
+--- its base now (not after a write elsewhere, `:w other`, which leaves it modified).
+local function based(bufnr, event)
+  if not file_buffer(bufnr) or vim.bo[bufnr].modified then return end
+  bases[bufnr], marked[bufnr] = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), nil
+  vim.api.nvim_buf_clear_namespace(bufnr, M.NS, 0, -1)
+  settle_conflicts(bufnr, event == 'write' and 'decided' or 'released')
+end
+
+local function forget(bufnr)
+  settle_conflicts(bufnr, 'released')
+  bases[bufnr], open[bufnr], queued[bufnr], waiting[bufnr], marked[bufnr] = nil, nil, nil, nil, nil
+end
+
 -- -- the merge ---------------------------------------------------------------------------
 
 --- Settled with the disk's `theirs`: the new base, and Neovim and lsap take the file as read.
@@ -149,18 +176,34 @@ local function take(bufnr, taken)
   end
 end
 
-local function show_conflicts(bufnr, theirs, conflicts)
+--- The conflicts of the merge `key` shown, with their keys; those of an earlier merge of the
+--- buffer, which this one shows again, go (released).
+local function show_conflicts(bufnr, theirs, conflicts, key)
   for _, m in ipairs(open[bufnr] and open[bufnr].marks or {}) do
     pcall(vim.api.nvim_buf_del_extmark, bufnr, M.NS, m.id)
   end
-  unmap(bufnr)
+  settle_conflicts(bufnr, 'released')
   if #conflicts == 0 then return end
-  local state = { theirs = theirs, marks = {}, keys = {} }
-  for _, c in ipairs(conflicts) do
-    state.marks[#state.marks + 1] = { id = mark_conflict(bufnr, c), conflict = c }
+  local state = { key = key, theirs = theirs, marks = {}, keys = {} }
+  for index, c in ipairs(conflicts) do
+    state.marks[#state.marks + 1] = { id = mark_conflict(bufnr, c), conflict = c, index = index }
   end
   open[bufnr] = state
   map(bufnr, state)
+end
+
+--- The service records a merge that brought the disk's changes, or conflicts, as a change
+--- set: the base, the disk's text, the conflicts' rows of the base.
+local function record(bufnr, key, base, theirs, result)
+  if #result.taken + #result.conflicts == 0 then return end
+  tell_service({
+    event = 'merged',
+    key = key,
+    file_path = vim.api.nvim_buf_get_name(bufnr),
+    base = base,
+    theirs = theirs,
+    regions = vim.tbl_map(function(c) return { c.s, c.e } end, result.conflicts),
+  })
 end
 
 --- Say what a merge did (nothing: the disk made the human's own changes).
@@ -211,12 +254,15 @@ function M.merge(bufnr)
   then
     return
   end
-  local mine = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
-  local result = diff3.merge(bases[bufnr], mine, theirs)
+  local mine, base = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), bases[bufnr]
+  local result = diff3.merge(base, mine, theirs)
+  merges = merges + 1
+  local key = ('%d-%d-%d'):format(vim.fn.getpid(), os.time(), merges)
   if #result.taken > 0 then take(bufnr, result.taken) end
-  show_conflicts(bufnr, theirs, result.conflicts)
+  show_conflicts(bufnr, theirs, result.conflicts, key)
   if #result.conflicts == 0 then settle(bufnr, theirs) end
   tell(bufnr, result)
+  record(bufnr, key, base, theirs, result)
   return { taken = #result.taken, conflicts = #result.conflicts }
 end
 
@@ -254,6 +300,7 @@ decide = function(choice)
       disk.break_undo(bufnr)
       vim.api.nvim_buf_del_extmark(bufnr, M.NS, m.id)
       table.remove(state.marks, i)
+      tell_service({ event = 'decided', key = state.key, conflicts = { m.index } }) -- it leaves the review
       if #state.marks == 0 then
         unmap(bufnr)
         if vim.deep_equal(disk_lines(bufnr), state.theirs) then settle(bufnr, state.theirs) end
@@ -265,23 +312,45 @@ decide = function(choice)
 end
 M.decide = decide
 
---- The conflicts left in a buffer: { { row, end_row, theirs } } (0-based rows).
+--- The conflicts left in a buffer: { { row, end_row, theirs, key, index } } (0-based rows;
+--- the merge's key, the conflict's number in it).
 function M.conflicts(bufnr)
   local out = {}
   for _, m in ipairs(open[bufnr] and open[bufnr].marks or {}) do
     local first, last = M.rows(bufnr, m.id)
-    out[#out + 1] = { row = first, end_row = last, theirs = m.conflict.theirs }
+    out[#out + 1] = { row = first, end_row = last, theirs = m.conflict.theirs, key = open[bufnr].key, index = m.index }
   end
   return out
 end
 
+--- The bridge wrote an edit to the file of a buffer with unsaved text, which took the same
+--- edit (lsap.edits: `disk.took`; `was`: the file's bytes right before). When the file then
+--- held the buffer's base (or the disk's side of its conflicts), it holds that base with the
+--- edit now: a merge would find the edit on both sides, and one beside the human's lines a
+--- conflict. Else (the disk had changed meanwhile) the next merge brings it in.
+function M.written(bufnr, was)
+  local before, theirs = was and filetext.lines_of(bufnr, was), disk_lines(bufnr)
+  if not before or not theirs then return end
+  for _, id in ipairs(marked[bufnr] or {}) do -- the merged lines' marks: undone, or moved
+    pcall(vim.api.nvim_buf_del_extmark, bufnr, M.NS, id)
+  end
+  marked[bufnr] = nil
+  if open[bufnr] and vim.deep_equal(open[bufnr].theirs, before) then
+    open[bufnr].theirs = theirs
+  elseif not open[bufnr] and vim.deep_equal(bases[bufnr], before) then
+    settle(bufnr, theirs)
+  end
+end
+
 --- Start (lsap.setup()): keep the bases, and merge when Neovim or the bridge finds a file
---- changed under unsaved text, and before such a buffer is written.
-function M.watch()
+--- changed under unsaved text, and before such a buffer is written. `report`: how the
+--- service hears of a merge (`M.report`).
+function M.watch(report)
+  M.report = report
   local group = vim.api.nvim_create_augroup('lsap.merge', { clear = true })
   vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufWritePost', 'FileChangedShellPost' }, {
     group = group,
-    callback = function(ev) based(ev.buf) end,
+    callback = function(ev) based(ev.buf, ev.event == 'BufWritePost' and 'write' or 'read') end,
   })
   vim.api.nvim_create_autocmd('BufUnload', { group = group, callback = function(ev) forget(ev.buf) end })
   vim.api.nvim_create_autocmd('BufWritePre', {
@@ -307,7 +376,7 @@ function M.watch()
       end
     end,
   })
-  disk.unsaved_changed = M.later
+  disk.unsaved_changed, disk.unsaved_written = M.later, M.written
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if file_buffer(bufnr) and not bases[bufnr] then
       -- Unsaved text already: what is on disk now is taken as what it was made on.

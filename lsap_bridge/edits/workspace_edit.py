@@ -1,0 +1,125 @@
+"""A server's WorkspaceEdit read, before any file is: checked well formed, every file it names
+confined to the workspace, walked as ordered steps; several edits merged as one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..decode import Step, is_range, walk
+from ..errors import ErrorCode, LsapError
+from ..lsp import TextEditData
+from ..workspace import Workspace, path_of
+from .text import NOTHING
+
+
+def lsp_edits(edits: list[dict[str, Any]]) -> list[TextEditData]:
+    """TextEdit, AnnotatedTextEdit and SnippetTextEdit all carry a range and new text."""
+    out: list[TextEditData] = []
+    for item in edits:
+        text = item.get("newText")
+        if text is None and isinstance(item.get("snippet"), dict):
+            text = item["snippet"].get("value", "")
+        out.append({"range": item["range"], "newText": str(text or "")})
+    return out
+
+
+def steps_of(edit: object, server: str = "the server") -> list[Step]:
+    """A WorkspaceEdit as ordered steps (`decode.walk`), every part of it checked first
+    (`_malformed`): a server's garbage is its error, named, before anything is read or
+    planned."""
+    problem = _malformed(edit)
+    if problem or not isinstance(edit, dict):  # _malformed: only a dict is well formed
+        raise LsapError(ErrorCode.SERVER_ERROR, f"{server} sent a malformed edit: {problem}",
+                        hint=NOTHING + "; report this to the language server")
+    return list(walk(edit))
+
+
+def _malformed(edit: object) -> str | None:
+    """What is wrong with a server's WorkspaceEdit, if anything: ranges with negative,
+    missing or non-integer positions, edits without text, URIs that are not strings."""
+    if not isinstance(edit, dict):
+        return "it is not a WorkspaceEdit"
+
+    def text_edits(uri: object, items: object, version: object = None) -> str | None:
+        if not isinstance(uri, str) or not uri.startswith("file:"):
+            return f"a document URI is not a file URI ({uri!r})"
+        if version is not None and (type(version) is not int or version < 0):
+            return f"the version of {uri} is not a number ({version!r})"
+        if not isinstance(items, list):
+            return f"the edits of {uri} are not a list"
+        for item in items:
+            if not isinstance(item, dict) or not is_range(item.get("range")):
+                where = item.get("range") if isinstance(item, dict) else item
+                return f"an edit of {uri} has no valid range ({json.dumps(where, default=str)[:120]})"
+            text = item.get("newText")
+            snippet = item.get("snippet")
+            if not isinstance(text, str) and not (isinstance(snippet, dict)
+                                                  and isinstance(snippet.get("value"), str)):
+                return f"an edit of {uri} has no text ({text!r})"
+        return None
+
+    changes, documents = edit.get("changes"), edit.get("documentChanges")
+    if documents:
+        if not isinstance(documents, list):
+            return "documentChanges is not a list"
+        for change in documents:
+            if not isinstance(change, dict):
+                return f"a document change is not an object ({change!r})"
+            kind = change.get("kind")
+            if kind is None:
+                document = change.get("textDocument")
+                if not isinstance(document, dict):
+                    return "a text document edit names no document"
+                problem = text_edits(document.get("uri"), change.get("edits"), document.get("version"))
+                if problem:
+                    return problem
+            elif kind == "rename":
+                if not all(isinstance(change.get(k), str) and change[k].startswith("file:")
+                           for k in ("oldUri", "newUri")):
+                    return "a rename of a file does not name both files"
+            elif not isinstance(change.get("uri"), str) or not change["uri"].startswith("file:"):
+                return f"a {kind} of a file names no file"
+        return None
+    if changes is not None and not isinstance(changes, dict):
+        return "changes is not an object"
+    for uri, items in (changes or {}).items():
+        problem = text_edits(uri, items)
+        if problem:
+            return problem
+    return None
+
+
+def check_edit(workspace: Workspace, edit: object, server: str) -> None:
+    """What can be known of a server's edit without reading a file: well formed, every
+    file inside the workspace; else the `LsapError` planning it would raise."""
+    for step in steps_of(edit, server):
+        for uri in step.uris:
+            inside(workspace, uri)
+
+
+def merged(edits: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several WorkspaceEdits, each on the text the ones before it leave, as one: applied
+    whole or not at all, one undo step per buffer (a server command's applyEdits)."""
+    if len(edits) == 1:
+        return edits[0]
+    changes: list[dict[str, Any]] = []
+    for edit in edits:
+        changes += [step.change() for step in walk(edit)]
+    return {"documentChanges": changes}
+
+
+def inside(workspace: Workspace, uri: str) -> Path:
+    """A path of the edit, resolved and confined (the same check as every request's)."""
+    path = path_of(uri)
+    resolved = path.resolve() if path.exists() else path.parent.resolve() / path.name
+    if not workspace.contains(resolved):
+        raise LsapError(
+            ErrorCode.OUTSIDE_WORKSPACE,
+            f"the edit would change {path}, outside the workspace",
+            hint="nothing was changed; edits may only touch files under "
+            + ", ".join(str(r) for r in workspace.roots),
+        )
+    return resolved

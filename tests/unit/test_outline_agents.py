@@ -1,0 +1,59 @@
+"""The agents' outline (issue 50): a member under its parent by its own name, indented;
+members with none of their own, and symbols of one kind in a row with nothing inside, on
+one `kind: name line, …` line; a member whose parent is not on the page by its dotted path.
+Neovim's report window keeps one `- N| kind `dotted`` row per symbol."""
+
+from __future__ import annotations
+
+from lsap_bridge.capabilities.outline import Entry, FileSymbols, OutlineReport
+from lsap_bridge.render import render_report
+from lsap_bridge.surface import SURFACE
+
+
+def entry(symbol: str, line: int, kind: str, children: int = 0) -> Entry:
+    return Entry(path="m.py", line=line, column=1, kind=kind, symbol=symbol, detail="", children=children)
+
+
+SYMBOLS = [
+    entry("Shop.items", 3, "variable"),  # its class is on the page before: dotted
+    entry("Shop.sell", 5, "method"),
+    entry("Order", 10, "class"),
+    entry("Order.lines", 11, "variable"),
+    entry("Order.add", 13, "method"),
+    entry("Order.total", 15, "method"),
+    entry("Order.Line", 17, "class"),
+    entry("Order.Line.qty", 18, "variable"),
+    entry("TAX", 30, "constant"),
+    entry("FEE", 31, "constant"),
+    entry("main", 33, "function"),
+]
+
+
+def rendered(surface: str) -> str:
+    report = OutlineReport(target="m.py", scope=None, many=False, files=1, more_files=False, limit=500,
+                           outside=0, too_large=0, max_file_size=1, lacking=[],
+                           groups=[FileSymbols(path="m.py", symbols=SYMBOLS)], total=11, start=1, end=11)
+    token = SURFACE.set(surface)  # type: ignore[arg-type]
+    try:
+        return render_report("outline", report)
+    finally:
+        SURFACE.reset(token)
+
+
+def test_members_and_runs_share_a_line_per_kind() -> None:
+    assert rendered("agent") == (
+        "# Outline: m.py · 11 symbols\n\n"
+        "3| variable Shop.items\n"  # its parent is not on the page; a run needs two of a kind
+        "5| method Shop.sell\n"
+        "10| class Order\n"
+        "  variable: lines 11\n"
+        "  method: add 13, total 15\n"
+        "  17| class Line\n"
+        "    variable: qty 18\n"
+        "constant: TAX 30, FEE 31\n"
+        "33| function main\n")
+
+
+def test_neovim_keeps_a_row_per_symbol() -> None:
+    text = rendered("nvim")
+    assert "- 13| method `Order.add`" in text and "- 18| variable `Order.Line.qty`" in text
