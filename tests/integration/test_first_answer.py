@@ -7,10 +7,10 @@ rule codes) and formatting but no document symbols. Each daemon here is fresh (i
 Neovim and servers, the workspace warmed concurrently as `lsap daemon` does), and its
 first request is either a hover on a method or a format of one function.
 
-The race is made to happen every time: one server's answer to `initialize` is held back by
+The race is made to happen every time: basedpyright's answer to `initialize` is held back by
 the proxy (`delay_server.py --attach`) until the first request waits for the servers and
-the other server has attached: a hover first while basedpyright is still attaching, a format
-first while ruff is. The suite runs one daemon each way; under stress (`benchmarks/stress.py`)
+ruff has attached, the cold start's order: a hover first, and a format first (its function
+found by basedpyright's symbols). The suite runs one daemon each way; under stress (`benchmarks/stress.py`)
 the daemons after those start as they come, unheld. In a user's Neovim the first of three
 holds basedpyright (a hover first); the other two come as they come, as before.
 """
@@ -38,9 +38,10 @@ from .nvim_home import wait_for
 pytestmark = pytest.mark.integration
 
 DAEMONS = 10  # fresh daemons under stress, ~4 s each on two shared cores; 2 in the suite (each order)
-# Per order (hover first, format first): the server still attaching when the first request
-# comes, and the one attached.
-HELD = (("basedpyright", "ruff"), ("ruff", "basedpyright"))
+# The server still attaching when the first request comes, and the one attached: the cold
+# start's order (ruff first), for a hover first and for a format first (whose function is
+# found by basedpyright's symbols: ruff has none).
+HELD = ("basedpyright", "ruff")
 ATTACHED = """
 for _, client in ipairs(vim.lsp.get_clients({name = ...})) do
   if client.initialized then return true end
@@ -132,11 +133,11 @@ def test_the_first_request_of_each_fresh_daemon_is_answered_by_the_right_server(
         messy.write_text(MESSY)
         first, then = (hover, format_f) if n % 2 == 0 else (format_f, hover)
         path = rich / "rich" / ("console.py" if first is hover else "messy.py")
-        held, attached = HELD[n % 2]
+        held, attached = HELD
         release = rich.parent / f"release{n}"
-        for bridge in fresh(rich, release if n < len(HELD) else None, held):
+        for bridge in fresh(rich, release if n < 2 else None, held):
             started = time.monotonic()
-            if n < len(HELD):
+            if n < 2:  # one each way, held
                 while_attaching(bridge.lua, attached, path, release, functools.partial(first, bridge, messy))
             else:  # under stress: as it comes
                 first(bridge, messy)
@@ -175,7 +176,7 @@ def test_in_a_user_s_neovim_too(rich: Path, tmp_path_factory: pytest.TempPathFac
     for n in range(USERS):
         messy.write_text(MESSY)
         editor = HumanNvim(rich, env, ["basedpyright", "ruff"])
-        held, attached = HELD[0]
+        held, attached = HELD
         release = rich.parent / f"user-release{n}"
         if n == 0:
             behind_delay_proxy(editor.lua, held, "--attach", str(release))
