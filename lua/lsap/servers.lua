@@ -3,7 +3,8 @@
 local M = {}
 
 -- Each server's module in lua/lsap/servers/ (the Lua half of lsap_bridge/servers/): its
--- `config`, the `package` that brings it and its place in `preference` ({ group, rank }).
+-- `config`, the `package` that brings it and its place in `preference` ({ group, rank }),
+-- and `republishes` where it publishes unchanged diagnostics again after a change.
 -- Found, not listed: a new server is one module there.
 local function declared()
   local here = vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2))
@@ -42,9 +43,12 @@ local function preference(servers)
 end
 
 local found = declared()
-M.configs, M.packages = {}, {}
+-- `republishing`: the servers declared to publish a file's unchanged diagnostics again
+-- after a change (`republishes`), by name.
+M.configs, M.packages, M.republishing = {}, {}, {}
 for name, server in pairs(found) do
   M.configs[name], M.packages[name] = server.config, server.package
+  M.republishing[name] = server.republishes == true
 end
 -- One server per group unless asked otherwise: the first found on PATH wins. `ruff` is a
 -- group of its own: it runs beside Python's type checker (the common set-up), not instead.

@@ -6,6 +6,11 @@ URI holds that part, which arrive `seconds` later, and what the server sent afte
 behind them (a connection keeps the order of messages). That is a server that has
 re-analysed the changed file but is still at its users: the shape in which two equal looks
 at their diagnostics, a second apart, showed the state from before the change (issue 26).
+
+`delay_server.py --attach <file> <server command…>` holds back the server's answer to
+`initialize` instead (and what it sent after it) until `file` exists: a server still
+attaching while another, quicker one is attached, as on a cold start, for as long as the
+test needs (test_first_answer.py).
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from lsp_wire import relay, send
 
 
 def main() -> None:
+    if sys.argv[1] == "--attach":
+        attach(Path(sys.argv[2]), sys.argv[3:])
+        return
     delay, part = float(sys.argv[1]), sys.argv[2]
     late: queue.Queue[tuple[float, Any]] = queue.Queue()
 
@@ -40,6 +48,23 @@ def main() -> None:
 
     threading.Thread(target=deliver, daemon=True).start()
     relay(sys.argv[3:], held_back)
+
+
+def attach(release: Path, command: list[str]) -> None:
+    """The answer to `initialize`, and what follows it, held until `release` exists."""
+    asked: set[Any] = set()  # the ids of the client's `initialize` requests
+
+    def initialize(message: dict[str, Any]) -> None:
+        if message.get("method") == "initialize":
+            asked.add(message.get("id"))
+
+    def held_back(message: dict[str, Any]) -> None:
+        # This reading thread waits: what the server sends after it waits behind it.
+        while "method" not in message and message.get("id") in asked and not release.exists():
+            time.sleep(0.02)
+        send(message)
+
+    relay(command, held_back, initialize)
 
 
 if __name__ == "__main__":

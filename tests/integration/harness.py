@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -291,6 +292,22 @@ class Pool:
         for bridge in self.bridges.values():
             self._close(bridge)
         self.bridges.clear()
+
+
+DELAY_PROXY = Path(__file__).with_name("delay_server.py")
+# Lua: the command of config `name` run behind a proxy (the arguments given first). Before
+# any buffer starts the server; the config keeps its name, so the bridge treats the server
+# as it treats that server.
+BEHIND = """
+local name, prefix = ...
+vim.lsp.config(name, {cmd = vim.list_extend(prefix, vim.lsp.config[name].cmd)})
+"""
+
+
+def behind_delay_proxy(lua: Callable[..., Any], name: str, *args: str) -> None:
+    """Config `name`'s server behind `delay_server.py` with `args` (see that file), in the
+    Neovim `lua` runs code in (`Bridge.lua`, `HumanNvim.lua`)."""
+    lua(BEHIND, name, [sys.executable, str(DELAY_PROXY), *args])
 
 
 def rich_copy(base: Path) -> Path:

@@ -10,6 +10,13 @@ found: a trial counts the checks until nothing was pending (at most three).
 
 Also the figures of the closing note: how long the check takes after the change, against
 basedpyright's own time to publish the callers' new diagnostics (seen from Neovim).
+
+And the 4-caller break as `lsap` prints it (issue 44, item 5; was test_check_lean_rich.py):
+the check that reports it (basedpyright and ruff) names the four broken calls, each with its
+line, within 300 tokens (cl100k): its 9 new warnings counted, its users a count (553 tokens
+before: every warning and user listed). On the same warm bridge, `reset` to the fixture first
+(a fresh service: its check starts from a baseline as on a bridge of its own), so that rich
+is analysed from cold once for both.
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ from typing import Any
 
 import pytest
 
+from benchmarks.cl100k import tokens
+from lsap_bridge.surface import SURFACE
 from tests import stress
 
 from .harness import Bridge, rich_copy
@@ -145,3 +154,36 @@ def test_loop_first_broken_is_caught_in_every_trial(bridge: Bridge) -> None:
     print(f"rich loop_first, {len(checks)} trials: check " + ", ".join(f"{s:.1f}" for s in checks)
           + f" s (checks until confirmed: {rounds}); basedpyright's callers' diagnostics after "
           + ", ".join(f"{s:.1f}" for s in raw) + " s")
+
+
+CALLS = ["for first, line in loop_first(lines):", "for first, wrapped_line in loop_first(wrapped_lines):",
+         "for first, line in loop_first(renderable_lines):"]
+
+
+def as_cli(bridge: Bridge) -> str:
+    async def check() -> str:
+        SURFACE.set("cli")
+        return (await bridge.service.handle({"mode": "check"})).text
+    return bridge.loop.run(check())
+
+
+def test_the_four_caller_break_costs_at_most_300_tokens(bridge: Bridge) -> None:
+    bridge.reset()  # a fresh service on the fixture: no check record, rich's files as they were
+    for _ in range(4):  # the baseline, and what it could not confirm on a cold start
+        if "not compared yet" not in as_cli(bridge):
+            break
+    loop = bridge.root / "rich" / "_loop.py"
+    text = loop.read_text()
+    loop.write_text(text.replace(SIGNATURE, BROKEN))
+    try:
+        for _ in range(3):  # what one check could not confirm in its bound, the next reports
+            report = as_cli(bridge)
+            if report.count('Argument missing for parameter "strict"') == 4:
+                break
+    finally:
+        loop.write_text(text)
+    assert report.count('Argument missing for parameter "strict"') == 4, report
+    assert all(call in report for call in CALLS), report
+    assert "is unknown" not in report  # the warnings are counted, not listed
+    print(f"the 4-caller check on rich: {tokens(report)} tokens")
+    assert tokens(report) <= 300, report

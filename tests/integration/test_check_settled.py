@@ -23,7 +23,7 @@ import pytest
 from lsap_bridge.surface import CLIENT
 from tests import stress
 
-from .harness import Bridge
+from .harness import Bridge, behind_delay_proxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -249,3 +249,31 @@ def test_a_rename_reports_what_it_broke_behind_a_slow_server(bridge: Bridge) -> 
         for path, text in zip(files, texts, strict=True):
             path.write_text(text)
         bridge.ask(mode="check")
+
+
+QUIET_HELD = 3.0  # seconds: past the wait's `diagnostics_quiet` (2 s), the silence taken as "unchanged"
+
+
+def test_a_server_not_yet_seen_to_republish_is_not_taken_as_quiet(tmp_path: Path) -> None:
+    """The stress run's failure of test_check_rich's trial 0 under load: right after the
+    baseline, basedpyright had not yet been seen to publish a file's unchanged empty
+    diagnostics again, so a caller whose diagnostics were empty counted as `quiet` once the
+    server had been silent for `diagnostics_quiet` (2 s), as it is for seconds while it
+    re-analyses rich on a loaded machine, and the check reported the caller's new error as
+    none. Here the callers' publishes come 3 s late, on a fresh bridge whose library file
+    has an error of its own (so no publish of an unchanged empty file arrives first)."""
+    root = project(tmp_path / "quiet" / "gen")
+    for n in range(FILLERS):
+        (root / "gen" / f"filler{n}.py").unlink()
+    lib = root / "gen" / "lib0.py"
+    lib.write_text(lib.read_text() + '\n\nWRONG: int = "not an int"\n')
+    bridge = Bridge(root, ["basedpyright"])  # by its name: the bridge knows what it does
+    behind_delay_proxy(bridge.lua, "basedpyright", str(QUIET_HELD), "/gen/use")
+    try:
+        first = bridge.ask(mode="check")
+        assert first["baseline"] and not first["pending"], first
+        edit(lib, signature(0), broken(0))
+        report = bridge.ask(mode="check")
+        assert errors(report, "new") == missing(0), report
+    finally:
+        bridge.close()

@@ -3,10 +3,13 @@ real Neovim (the service in its Python host, basedpyright attached), several tim
 a restart every file is wholly old or wholly new, the whole set agrees, nothing of the
 edit is left beside the files, and the recovery is in the log and `:checkhealth lsap`.
 
-Each round kills at a random moment once the edit's journal is on disk (the window in which
-files change): either Neovim alone (its Python host then finds Neovim gone and settles the
-edit itself, or dies at the end of its input wherever it is) or Neovim with every process
-under it (a crash of the whole editor: the next start settles the edit).
+Each round kills once the edit's journal is on disk (the window in which files change):
+either Neovim alone (its Python host then finds Neovim gone and settles the edit itself, or
+dies at the end of its input wherever it is) or Neovim with every process under it (a crash
+of the whole editor: the next start settles the edit). Round 0, the suite's one round, kills
+the whole editor while its host holds the edit with the journal written and no file switched
+(`held_switch`): the next start settles a journal every time. The other rounds (under
+stress) kill at a random moment of the edit as it runs.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import pytest
 
 from lsap_bridge.client import ClientError, Connection
 from tests import stress
+from tests.integration import held_switch
 from tests.integration.human import HumanNvim, register_remote_plugin
 from tests.integration.nvim_home import checkhealth, section
 from tests.reliability.test_exit import running, tree
@@ -30,7 +34,7 @@ from tests.reliability.test_exit import running, tree
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 FILES = 300
-ROUNDS = 4  # under stress (each a random moment of the rename); 1 in the suite: round 0 kills at once
+ROUNDS = 4  # under stress (round 0 held, then random moments of the rename); 1 in the suite: round 0
 OLD_NAME, NEW_NAME = "Widget", "Gadget"
 RENAME = {"mode": "rename", "locate": f"pkg/core.py@class <|>{OLD_NAME}", "new_name": NEW_NAME}
 
@@ -99,12 +103,18 @@ def test_sigkill_during_a_rename_of_hundreds_of_files(env: dict[str, str], tmp_p
         files = project(root)
         state = tmp_path / f"state{number}"
         home = {**env, "XDG_STATE_HOME": str(state)}
+        marker = tmp_path / f"held{number}"
+        # Round 0: the edit waits, journal written, until the kill.
+        hold = held_switch.environment(marker) if number == 0 else {}
         journals, log = state / "nvim" / "lsap" / "journal", state / "nvim" / "lsap.log"
-        editor = HumanNvim(root, home, ["basedpyright"])
+        editor = HumanNvim(root, home | hold, ["basedpyright"])
         with Connection(editor.session.socket) as conn:  # basedpyright indexes the files
             assert conn.call("request", {"request": {**RENAME, "mode": "rename_preview"}})["ok"]
         agent = threading.Thread(target=ask_rename, args=(editor.session.socket,), daemon=True)
         agent.start()
+        if hold:
+            held_switch.held(marker)
+            assert any(journals.glob("*.json")), "the edit was held before its journal was written"
         deadline = time.monotonic() + 120
         while not any(journals.glob("*.json")) and agent.is_alive():
             assert time.monotonic() < deadline, "no edit journal appeared"
@@ -117,6 +127,8 @@ def test_sigkill_during_a_rename_of_hundreds_of_files(env: dict[str, str], tmp_p
         left = sorted(journals.glob("*.json"))
         before = states(root, files)
         context = f"seed {seed}, round {number}, delay {delay:.3f} s, kill all: {everything}"
+        if hold:  # killed where it was held: the journal left, every file as it was
+            assert left and set(before.values()) == {"old"}, f"{context}: {left} {before}"
 
         restarted = HumanNvim(root, home, ["basedpyright"])  # settles what was left
         try:

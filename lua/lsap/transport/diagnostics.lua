@@ -4,6 +4,7 @@ local M = {}
 
 local channel = require('lsap.transport.channel')
 local seen = require('lsap.transport.seen')
+local servers = require('lsap.servers')
 
 local diagnosed, published_order, published_any = seen.diagnosed, seen.published_order, seen.published_any
 local published_tick, republishes, proven = seen.published_tick, seen.republishes, seen.proven
@@ -143,7 +144,8 @@ end
 -- none of its servers reports work in progress, nor owes a publish for the buffer's text
 -- (`owes`: its silence is no evidence; a dependent's unchanged text it published for is
 -- judged as before).
--- After a change, also only for servers seen to skip unchanged diagnostics, once each had
+-- After a change, also only for servers that may skip unchanged diagnostics (neither seen
+-- to publish them again nor declared to: `lsap.servers`' `republishing`), once each had
 -- read the change and has been silent for `quiet_ms` since (and since its last publish):
 -- typescript-language-server publishes nothing after a rename that leaves every file clean.
 local function quiet(w, bufnr)
@@ -157,7 +159,11 @@ local function quiet(w, bufnr)
     if
       w.proving
       and not w.pulled[client.id]
-      and (republishes[client.id] or not (since and now_ms() - silent >= w.quiet_ms))
+      and (
+        republishes[client.id]
+        or servers.republishing[client.name]
+        or not (since and now_ms() - silent >= w.quiet_ms)
+      )
     then
       return false
     end
