@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from lsap_bridge.client import Connection, start_daemon
+from lsap_bridge.jsonvalue import obj
 
 from .corpus import example_copy
 from .soak import READS, ended, isolated
@@ -73,8 +74,7 @@ def ask(path: str, _n: int) -> float | None:
 
 def info(path: str) -> dict[str, Any]:
     with Connection(path) as conn:
-        found: dict[str, Any] = conn.call("info")
-    return found
+        return obj(conn.call("info"))
 
 
 def run(root: Path, calls: int, askers: int, load: bool) -> dict[str, Any]:

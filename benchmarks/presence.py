@@ -26,6 +26,7 @@ from lsap_bridge.client import AsyncConnection
 from lsap_bridge.embedded import start_embedded
 from lsap_bridge.gateway import Timeouts
 from lsap_bridge.host import ActivityLog
+from lsap_bridge.jsonvalue import obj
 from lsap_bridge.server import SocketServer
 from lsap_bridge.service import Service
 from lsap_bridge.workspace import Workspace
@@ -50,7 +51,7 @@ async def hovers(agent: AsyncConnection, count: int) -> list[float]:
         start = time.perf_counter()
         answer = await agent.call("request", HOVER)
         out.append(time.perf_counter() - start)
-        assert answer["ok"], answer
+        assert obj(answer)["ok"], answer
     return out
 
 
@@ -88,7 +89,7 @@ async def measure(quick: bool) -> dict[str, float]:
                 {"mode": "hover", "locate": "shop/models.py:Order"},
                 {"mode": "definition", "locate": "shop/catalog.py:find@-> <|>Product"},
             ]))
-            address = await gateway.exec_lua("return vim.fn.serverstart()")
+            address = str(await gateway.exec_lua("return vim.fn.serverstart()"))
             samples = "100" if quick else "400"
             agents = [await role("agent", str(socket), str(payloads)) for _ in range(AGENTS)]
             await asyncio.sleep(1.0)

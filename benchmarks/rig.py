@@ -15,11 +15,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lsap_bridge.client import AsyncConnection
 from lsap_bridge.embedded import Embedded, start_embedded
 from lsap_bridge.gateway import EditorGateway, Timeouts
+from lsap_bridge.jsonvalue import obj
 from lsap_bridge.server import SocketServer
 from lsap_bridge.service import Service
 from lsap_bridge.workspace import Workspace
@@ -89,14 +90,14 @@ class Rig:
         """The service's own counts, less what reading them cost: each `info` asks Neovim
         for the server list, which the next reading counts."""
         info = await self.agent.call("info")
-        seen = Counters(**info["stats"]) - self.read_cost.times(self.reads)
+        seen = Counters(**cast(dict[str, int], obj(obj(info)["stats"]))) - self.read_cost.times(self.reads)
         self.reads += 1
         return seen
 
     async def bridge(self, payload: dict[str, Any]) -> tuple[float, dict[str, Any]]:
         """Seconds of one request through the socket, and its result."""
         start = time.perf_counter()
-        result: dict[str, Any] = await self.agent.call("request", payload)
+        result = obj(await self.agent.call("request", payload))
         return time.perf_counter() - start, result
 
     async def close(self) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsap_bridge.client import Connection, start_daemon
+from lsap_bridge.client import Connection, answered, start_daemon
 from lsap_bridge.discovery import alive
 
 from .corpus import HERE, REPO, example_copy
@@ -81,8 +81,8 @@ def run_agent(path: str, n: int, more: Callable[[int], bool], failures: list[str
                 failures.append(f"agent {n} #{i} {payload['mode']}: {exc!r}")
             else:
                 latencies.append(time.monotonic() - started)
-                if not result.get("ok"):
-                    failures.append(f"agent {n} #{i} {payload['mode']}: {result.get('text', '')[:300]}")
+                if not (answer := answered(result)).get("ok"):
+                    failures.append(f"agent {n} #{i} {payload['mode']}: {answer.get('text', '')[:300]}")
             i += 1
 
 

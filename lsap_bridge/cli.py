@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-from .client import ClientError, Connection, call_session, env_servers, find_session, with_env_budget
+from .client import ClientError, Connection, answered, call_session, env_servers, find_session, with_env_budget
 from .discovery import SessionInfo, sessions
 from .errors import error_report
 from .jsonvalue import Jsonable, JsonObject
@@ -177,13 +177,14 @@ def run(args: argparse.Namespace) -> int:
             return 2
     else:
         method, params = "request", with_env_budget(mode_request(args))
-    result = call_session(lambda: session(args), method, params, name="lsap cli", surface="cli")
+    found = call_session(lambda: session(args), method, params, name="lsap cli", surface="cli")
     if command == "info":
-        print(json.dumps(result, indent=1))
+        print(json.dumps(found, indent=1))
         return 0
+    result = answered(found)
     sys.stdout.write(result["text"])
     if not result["ok"]:
-        return exit_code((result.get("error") or {}).get("code", "server_error"))
+        return exit_code(str((result.get("error") or {}).get("code", "server_error")))
     return exit_code(result.get("status"))
 
 

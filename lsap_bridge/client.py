@@ -24,11 +24,11 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from .discovery import SessionInfo, daemon_log, daemon_name, runtime_dir, session_for, sessions
 from .errors import LsapBaseError, error_report
-from .jsonvalue import Json, Jsonable, JsonObject
+from .jsonvalue import Json, Jsonable, JsonObject, obj
 
 if TYPE_CHECKING:
     import asyncio
@@ -106,6 +106,22 @@ class Rpc:
         return reply["result"]
 
 
+class Answered(TypedDict, total=False):
+    """A session's result for `request` and `text` (server.response_result): the report,
+    whether it is an answer, and the error's fields when not."""
+
+    ok: bool
+    text: str
+    mode: str
+    status: str  # "incomplete": the report left out what it should have compared
+    error: JsonObject  # LsapError.to_dict()
+
+
+def answered(result: Json) -> Answered:
+    """A `request` or `text` call's result as what it is (the session's own shape)."""
+    return cast(Answered, obj(result))
+
+
 def unreachable(path: str, exc: OSError) -> ClientError:
     """A failed connect: a socket nobody listens on is a session that went away (the call
     never ran: finding a session again is safe), anything else is the caller's to see."""
@@ -161,7 +177,7 @@ class Connection:
         self.file = self.sock.makefile("rb")
         self.rpc = Rpc(name, surface)
 
-    def call(self, method: str, params: Jsonable = None, on_progress: Callable[[str], None] | None = None) -> Any:
+    def call(self, method: str, params: Jsonable = None, on_progress: Callable[[str], None] | None = None) -> Json:
         """The call's result; `on_progress` hears the session's `progress` notifications
         meanwhile (the CLI writes them to stderr)."""
         msg_id, line = self.rpc.request(method, params)
@@ -218,7 +234,7 @@ class AsyncConnection:
     def closed(self) -> bool:
         return self.reading.done()
 
-    async def call(self, method: str, params: Jsonable = None) -> Any:
+    async def call(self, method: str, params: Jsonable = None) -> Json:
         import asyncio
 
         if self.closed:
@@ -263,7 +279,7 @@ def say_progress(message: str) -> None:
 
 def call_session(find: Callable[[], SessionInfo | None], method: str, params: Jsonable,
                  name: str | None = None, surface: str | None = None,
-                 on_progress: Callable[[str], None] | None = say_progress) -> Any:
+                 on_progress: Callable[[str], None] | None = say_progress) -> Json:
     """One call to the session `find` picks, on a connection of its own; sent once more, to
     the session `find` picks then (it starts a daemon when none is left), when the first
     went away before running it (it stopped, or died, between being found and answering)."""
@@ -307,7 +323,7 @@ class AsyncSession:
                 self.conn.on_progress = self.on_progress
             return self.conn
 
-    async def send(self, method: str, params: Jsonable = None) -> Any:
+    async def send(self, method: str, params: Jsonable = None) -> Json:
         for attempt in range(ATTEMPTS):
             try:
                 return await (await self.connection()).call(method, params)

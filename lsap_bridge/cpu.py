@@ -32,11 +32,12 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import resource_tracker
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 from .watchdog import POLL, die_with_parent
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 WORKERS = 2  # at most this many pieces compute at once; more wait for a worker
 _pool: ProcessPoolExecutor | None = None
@@ -47,17 +48,17 @@ _ending: set[threading.Thread] = set()  # pools being ended away from the loop
 _uncollected = False
 
 
-async def off_loop(heavy: bool, work: Callable[..., T], *args: Any) -> T:
+async def off_loop(heavy: bool, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """`work(*args)` in a worker process when the caller deems it `heavy`, else right here.
 
     A call cancelled while its work runs ends the pool (a process is the only thing that
     can be stopped mid-work; another call running then starts again on a new pool), and a
     pool whose worker died (killed, or its parent thread gone) is replaced once."""
     if not heavy:
-        return work(*args)
+        return work(*args, **kwargs)
     for attempt in (1, 2):
         pool = _current()
-        future = pool.submit(work, *args)
+        future = pool.submit(work, *args, **kwargs)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from .errors import ErrorCode, LsapError
+from .gateway import Cursor
 from .locate.matcher import find_matches, parse_find
 from .models import LineScope, Locate, SymbolScope
 from .position import byte_column
@@ -20,13 +20,13 @@ def marker_for(text: str) -> str:
     return "<" * depth + "|" + ">" * depth
 
 
-async def anchor_at_cursor(session: Session, cursor: dict[str, Any]) -> Locate:
+async def anchor_at_cursor(session: Session, cursor: Cursor) -> Locate:
     name = cursor.get("path") or ""
     if not name:
         raise LsapError(ErrorCode.INVALID_REQUEST, "the current buffer has no file",
                         hint="open a file, or give an anchor: `:Lsap references path@text`")
     path = session.workspace.resolve(name)
-    text: str = cursor.get("text") or ""
+    text = cursor.get("text") or ""
     col = byte_column(text, int(cursor.get("col") or 0))
     # Start of the identifier under (or just after) the cursor.
     for word in re.finditer(r"[\w$]+", text):

@@ -9,11 +9,11 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, TypeGuard
+from typing import NamedTuple, TypeGuard, cast
 
 from lsprotocol import types
 
-from .jsonvalue import Params
+from .jsonvalue import Json, JsonObject, Params, items, obj
 from .lsp import Locations, RangeData, structure
 from .position import Document, Encoding, column_at, to_lsp_character
 from .symbols import Units, units
@@ -43,8 +43,8 @@ class Step(NamedTuple):
     resource operation (create, rename, delete a file)."""
 
     uri: str  # the file edited, created or deleted; the old file of a rename
-    edits: list[dict[str, Any]]  # its TextEdits (Annotated, Snippet); none for an operation
-    op: dict[str, Any] | None = None  # the CreateFile, RenameFile or DeleteFile
+    edits: list[JsonObject]  # its TextEdits (Annotated, Snippet); none for an operation
+    op: JsonObject | None = None  # the CreateFile, RenameFile or DeleteFile
     version: int | None = None  # the document version the edits were computed on
 
     @property
@@ -55,27 +55,36 @@ class Step(NamedTuple):
     @property
     def uris(self) -> list[str]:
         """Every file the step touches: a rename's old and new file."""
-        return [self.uri, self.op["newUri"]] if self.kind == "rename" and self.op else [self.uri]
+        return [self.uri, str(self.op["newUri"])] if self.kind == "rename" and self.op else [self.uri]
 
-    def change(self) -> dict[str, Any]:
+    def change(self) -> JsonObject:
         """The step as a `documentChanges` entry."""
-        return self.op or {"textDocument": {"uri": self.uri, "version": self.version}, "edits": self.edits}
+        return self.op or {"textDocument": {"uri": self.uri, "version": self.version}, "edits": list[Json](self.edits)}
 
 
-def walk(edit: Mapping[str, Any]) -> Iterator[Step]:
-    """The one walk over a (well-formed) WorkspaceEdit: its `documentChanges` when it has
-    them, which LSP says a client uses instead of `changes`, else its `changes`."""
-    documents = edit.get("documentChanges")
+def walk(edit: Mapping[str, Json]) -> Iterator[Step]:
+    """The one walk over a (well-formed: `edits._malformed`) WorkspaceEdit: its
+    `documentChanges` when it has them, which LSP says a client uses instead of `changes`,
+    else its `changes`."""
+    documents = items(edit.get("documentChanges"))
     if documents:
-        for change in documents:
+        for change in map(obj, documents):
             if change.get("kind"):
-                yield Step(change["oldUri"] if change["kind"] == "rename" else change["uri"], [], change)
+                yield Step(str(change["oldUri"] if change["kind"] == "rename" else change["uri"]), [], change)
             else:
-                document = change["textDocument"]
-                yield Step(document["uri"], change.get("edits") or [], None, document.get("version"))
+                document = obj(change["textDocument"])
+                version = document.get("version")
+                yield Step(str(document["uri"]), _text_edits(change.get("edits")), None,
+                           version if isinstance(version, int) else None)
         return
-    for uri, edits in (edit.get("changes") or {}).items():
-        yield Step(uri, edits or [])
+    for uri, edits in obj(edit.get("changes")).items():
+        yield Step(uri, _text_edits(edits))
+
+
+def _text_edits(edits: Json) -> list[JsonObject]:
+    """A file's TextEdits, as given: each an object in a well-formed edit (`edits._malformed`
+    checks it before an edit is planned)."""
+    return cast(list[JsonObject], items(edits))
 
 
 def hover_text(hover: types.Hover | None) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .jsonvalue import JsonObject, obj, to_int
 from .models import Wait
 from .position import Encoding, column_at
 
@@ -97,40 +98,43 @@ def message_of(item: Mapping[str, object], roots: Sequence[Path] = ()) -> str:
     return message
 
 
-def from_lsp(item: dict[str, Any], lines: list[str], encoding: Encoding, server: str,
+def from_lsp(item: JsonObject, lines: list[str], encoding: Encoding, server: str,
              client: int | None = None, roots: Sequence[Path] = ()) -> Diagnostic:
     """An LSP Diagnostic (pull answer) with columns in the server's encoding; `roots`: see
     `message_of`."""
-    start, end = item["range"]["start"], item["range"]["end"]
+    rng = obj(item["range"])
+    start, end = obj(rng["start"]), obj(rng["end"])
+    line, end_line = to_int(start["line"]), to_int(end["line"])
     return Diagnostic(
-        line=int(start["line"]),
-        col=column_at(lines, int(start["line"]), int(start["character"] or 0), encoding),
-        end_line=int(end["line"]),
-        end_col=column_at(lines, int(end["line"]), int(end["character"] or 0), encoding),
+        line=line,
+        col=column_at(lines, line, to_int(start["character"] or 0), encoding),
+        end_line=end_line,
+        end_col=column_at(lines, end_line, to_int(end["character"] or 0), encoding),
         severity=severity_name(item.get("severity", 1)),
         message=message_of(item, roots),
         code=_code(item.get("code")),
-        source=item.get("source") or server,
+        source=str(item.get("source") or server),
         lsp=item,
         client=client,
     )
 
 
-def from_vim(item: dict[str, Any], lines: list[str], roots: Sequence[Path] = ()) -> Diagnostic:
+def from_vim(item: JsonObject, lines: list[str], roots: Sequence[Path] = ()) -> Diagnostic:
     """A `vim.diagnostic` item: 0-based lines, byte columns (with the LSP Diagnostic it came
     from and its client, where `lua/lsap/transport/diagnostics.lua` found them)."""
-    line, end_line = int(item.get("lnum") or 0), int(item.get("end_lnum") or item.get("lnum") or 0)
+    line, end_line = to_int(item.get("lnum") or 0), to_int(item.get("end_lnum") or item.get("lnum") or 0)
+    client = item.get("client")
     return Diagnostic(
         line=line,
-        col=column_at(lines, line, int(item.get("col") or 0), "utf-8"),
+        col=column_at(lines, line, to_int(item.get("col") or 0), "utf-8"),
         end_line=end_line,
-        end_col=column_at(lines, end_line, int(item.get("end_col") or item.get("col") or 0), "utf-8"),
+        end_col=column_at(lines, end_line, to_int(item.get("end_col") or item.get("col") or 0), "utf-8"),
         severity=severity_name(item.get("severity", 1)),
         message=message_of(item, roots),
         code=_code(item.get("code")),
-        source=item.get("source") or None,
-        lsp=item["lsp"] if isinstance(item.get("lsp"), dict) else None,
-        client=int(item["client"]) if isinstance(item.get("client"), int) else None,
+        source=str(item.get("source") or "") or None,
+        lsp=lsp if isinstance(lsp := item.get("lsp"), dict) else None,
+        client=client if isinstance(client, int) else None,
     )
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from .discovery import alive
 from .errors import ErrorCode, LsapError
 from .gateway import EditorGateway, Timeouts
+from .jsonvalue import items, to_int
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 from .watchdog import command as watchdog_command
 from .watchdog import die_with_parent
@@ -180,9 +181,9 @@ class Embedded:
         except (asyncio.TimeoutError, NvimDisconnected, NvimRpcError, ConnectionError):
             pids = []
         own = os.getpgrp()
-        for pid in pids or []:
+        for pid in items(pids):
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                if (group := os.getpgid(int(pid))) != own:
+                if (group := os.getpgid(to_int(pid))) != own:
                     self.groups.add(group)
         self.groups = {g for g in self.groups if _group_alive(g)}
 
@@ -220,4 +221,4 @@ async def start_embedded(root: Path, servers: list[str] | None = None,
     gateway = EditorGateway(conn, timeouts or Timeouts(), embedded=True)
     await gateway.start()
     enabled = await gateway.call("enable_servers", str(root), servers or [], watchdog_command())
-    return Embedded(gateway, conn, list(enabled or []))
+    return Embedded(gateway, conn, [str(name) for name in items(enabled)])

@@ -16,19 +16,20 @@ import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol, TypedDict, cast
 
 from cachetools import LRUCache
 
 from .errors import ClientGone, ErrorCode, LsapError, StaleText
 from .filestate import DiskStamp, content_hash
-from .jsonvalue import Params
+from .jsonvalue import Json, Jsonable, JsonObject, Packable, Params, items, obj, to_float, to_int
 from .lsp import FileEventData
 from .lspcall import LspAnswer as LspAnswer
 from .lspcall import LspCall as LspCall
+from .lspcall import response_error
 from .models import DEFAULT_MAX_TOKENS, DIAGNOSTICS_WAIT, Wait
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 from .position import Document, EditorLocation
@@ -36,9 +37,10 @@ from .servers.registry import adapter_for
 from .surface import restart_help
 from .workspace import Workspace, path_of, too_large
 
-CommandHandler = Callable[[list[Any]], Coroutine[Any, Any, None]]
+# A command typed by the human (`:Lsap …`): the notification's parameters, as the Lua sent them.
+CommandHandler = Callable[[list[Json]], Awaitable[None]]
 # Answers a request a server sends while the bridge runs its command: (method, params) -> result.
-ServerRequests = Callable[[str, Any], Any]
+ServerRequests = Callable[[str, Json], Jsonable]
 LOG = logging.getLogger("lsap.gateway")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 TEXT_CACHE = 512  # documents whose text the gateway keeps, by changedtick or disk stamp
@@ -70,6 +72,74 @@ class Client:
     def age(self) -> float | None:
         """Seconds since the server attached, when known."""
         return None if self.started is None else time.monotonic() - self.started
+
+
+class Loaded(TypedDict, total=False):
+    """A file's entry in the transport's answer to `read` (lua/lsap/transport/disk.lua): its
+    buffer, or why it was not read."""
+
+    bufnr: int
+    changedtick: int
+    lines: list[str] | None  # None: unchanged since the tick the gateway holds
+    modified: bool
+    disk: str | None  # "changed" or "deleted" under unsaved changes
+    sent: int | None
+    too_large: int  # the file's size, over `max_file_size`
+
+
+class Cursor(TypedDict, total=False):
+    """Where the human is (`cursor` in lua/lsap/transport/editor.lua): a buffer's name,
+    the cursor's 0-based line and byte column, and that line's text."""
+
+    path: str
+    bufnr: int
+    line: int
+    col: int
+    text: str
+
+
+class SelectionState(TypedDict, total=False):
+    """The visual selection: 0-based lines, byte columns, end inclusive, and its text."""
+
+    active: bool
+    type: str  # "charwise", "linewise" or "blockwise"
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+    text: list[str]
+
+
+class EditorState(Cursor, total=False):
+    """What the human is looking at (`editor` in lua/lsap/transport/editor.lua)."""
+
+    modified: bool
+    filetype: str
+    buftype: str
+    top: int  # the first and last visible lines, 0-based
+    bottom: int
+    selection: SelectionState
+
+
+class Pushed(TypedDict, total=False):
+    """A buffer's entry in the transport's answer to `when_diagnosed`
+    (lua/lsap/transport/seen.lua): its `vim.diagnostic` items, and whether they are current."""
+
+    bufnr: int
+    items: list[JsonObject]  # `vim.diagnostic.get()` items (0-based lines, byte columns)
+    analysed: bool  # every server published for the buffer's latest change
+    quiet: bool  # diagnosed before, nothing new published since the change
+
+
+class Applied(TypedDict, total=False):
+    """The transport's answer to `apply_edits` (lua/lsap/edits.lua)."""
+
+    ok: bool
+    stamps: dict[str, Json]  # path -> its stamp right after the switch (false: none)
+    switched: list[str]  # the files switched before a failure, to roll back
+    error: str
+    busy: bool  # the human is in Insert mode
+    conflict: bool
 
 
 class Attached(list[Client]):
@@ -110,13 +180,13 @@ class EditorGateway:
     # The roots every path opened or read must be inside (the session's; None: no check).
     workspace: Workspace | None = None
     _tokens: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-    _waiting: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
+    _waiting: dict[int, asyncio.Future[Json]] = field(default_factory=dict)
     # Per token of a request that runs the bridge's commands: what answers the requests
     # their servers send back meanwhile (`lua/lsap/transport/takeover.lua`).
     _taking: dict[int, ServerRequests] = field(default_factory=dict)
     _command_handler: CommandHandler | None = None
     _texts: LRUCache[Path, Document] = field(default_factory=lambda: LRUCache(TEXT_CACHE))
-    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    _tasks: set[asyncio.Task[object]] = field(default_factory=set)
     # Clients that exited (crashed, killed, stopped): never picked again from a cache.
     gone: set[int] = field(default_factory=set)
     # What the service asked of Neovim since it started, read by `info` and the benchmarks:
@@ -128,42 +198,42 @@ class EditorGateway:
     async def start(self) -> None:
         """Register this channel with the Lua transport so replies find their way back."""
         self.conn.on_notification(self._on_notification)
-        self.channel = (await self.conn.request("nvim_get_api_info"))[0]
-        started = await self.call("register", self.channel)
-        self.nvim_pid, self.max_file_size = int(started["pid"]), int(started["max_file_size"])
-        self.max_tokens = int(started.get("max_tokens") or DEFAULT_MAX_TOKENS)
+        self.channel = to_int(items(await self.conn.request("nvim_get_api_info"))[0])
+        started = obj(await self.call("register", self.channel))
+        self.nvim_pid, self.max_file_size = to_int(started["pid"]), to_int(started["max_file_size"])
+        self.max_tokens = to_int(started.get("max_tokens") or DEFAULT_MAX_TOKENS)
         wait = started.get("diagnostics_wait", DIAGNOSTICS_WAIT)
-        self.diagnostics_wait = "settled" if wait == "settled" else float(wait)
+        self.diagnostics_wait = "settled" if wait == "settled" else to_float(wait)
 
     def on_command(self, handler: CommandHandler) -> None:
         """Commands typed by the human (`:Lsap …`) arrive as `lsap_command` notifications."""
         self._command_handler = handler
 
-    def _on_notification(self, method: str, params: list[Any]) -> None:
+    def _on_notification(self, method: str, params: list[Json]) -> None:
         if method == "lsap_reply" and len(params) == 2:
-            future = self._waiting.pop(int(params[0]), None)
+            future = self._waiting.pop(to_int(params[0]), None)
             if future is not None and not future.done():
                 future.set_result(params[1])
         elif method == "lsap_server_request" and len(params) == 4:
             token, ident, name, body = params
-            handler = self._taking.get(int(token))
+            handler = self._taking.get(to_int(token))
             # Answered at once whatever happens: the server waits for it, and so does its command.
             # One for a command no longer taken (its grace window is over) is refused.
-            result = handler(str(name), body) if handler is not None else (
+            result: Jsonable = handler(str(name), body) if handler is not None else (
                 {"applied": False, "failureReason": "the command that sent this edit has ended"}
                 if name == "workspace/applyEdit" else None)
             self._background(self.call("server_answered", ident, result))
         elif method == "lsap_command" and self._command_handler is not None:
             self._background(self._command_handler(params))
         elif method == "lsap_client_exit" and params:
-            self.gone.add(int(params[0]))
+            self.gone.add(to_int(params[0]))
 
-    async def call(self, name: str, *args: Any) -> Any:
+    async def call(self, name: str, *args: Packable) -> Json:
         """Run the Lua function `name` of the dispatch table (lua/lsap/rpc.lua) with `args`:
         the one way the service calls into Neovim's Lua, by name, never by sending source."""
         return await self._lua(RPC, name, *args)
 
-    async def _lua(self, code: str, *args: Any) -> Any:
+    async def _lua(self, code: str, *args: Packable) -> Json:
         self.stats["nvim_calls"] += 1
         try:
             return await self.conn.request("nvim_exec_lua", code, list(args))
@@ -173,13 +243,13 @@ class EditorGateway:
         except NvimRpcError as exc:
             raise LsapError(ErrorCode.SERVER_ERROR, f"Neovim refused a call: {exc}") from exc
 
-    async def _ask(self, function: str, *args: Any, timeout: float, on_timeout: Any = None,
-                   servers: tuple[int, ...] = (), taking: ServerRequests | None = None) -> Any:
+    async def _ask(self, function: str, *args: Packable, timeout: float, on_timeout: Json = None,
+                   servers: tuple[int, ...] = (), taking: ServerRequests | None = None) -> Json:
         """Call a transport function that answers later with `lsap_reply`. `servers`: the
         language servers whose answers it waits for, whom a timeout is about; `taking`: what
         answers the requests those servers send back while it runs."""
         token = next(self._tokens)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
         self._waiting[token] = future
         if taking is not None:
             self._taking[token] = taking
@@ -208,19 +278,19 @@ class EditorGateway:
                     hint="its main loop is held (a long command or a prompt): send the request again "
                     "once it is free") from None
             health = await self.call("health", list(servers))
-            raise server_timeout(health or [], timeout, self.embedded) from None
+            raise server_timeout([obj(server) for server in items(health)], timeout, self.embedded) from None
         finally:
             self._waiting.pop(token, None)
             self._taking.pop(token, None)
 
-    def _background(self, coro: Coroutine[Any, Any, Any]) -> None:
+    def _background(self, coro: Awaitable[object]) -> None:
         """Fire and forget a call into Neovim, keeping the task referenced until it ends; its
         failure is logged here (Neovim gone as it quits: no "exception never retrieved")."""
-        task = asyncio.get_running_loop().create_task(coro)
+        task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._ended)
 
-    def _ended(self, task: asyncio.Task[Any]) -> None:
+    def _ended(self, task: asyncio.Future[object]) -> None:
         self._tasks.discard(task)
         if task.cancelled() or (error := task.exception()) is None:
             return
@@ -253,8 +323,7 @@ class EditorGateway:
             self.confine(path)
         known = {str(p): [doc.bufnr, int(doc.version[5:])] for p in paths
                  if (doc := self._texts.get(p)) is not None and doc.version.startswith("tick:")}
-        loaded = await self.call("read", [str(p) for p in paths], known or None)
-        loaded = loaded or {}
+        loaded = cast(dict[str, Loaded], obj(await self.call("read", [str(p) for p in paths], known or None)))
         out: dict[Path, Document] = {}
         for path in paths:
             entry = loaded.get(str(path))
@@ -269,7 +338,7 @@ class EditorGateway:
                 out[path] = Document(path, list(lines or [""]), version, bufnr=entry["bufnr"],
                                      modified=bool(entry["modified"]),
                                      disk_differs=_disk_differs(entry.get("disk")),
-                                     sent=int(entry["sent"]) if entry.get("sent") else None)
+                                     sent=entry.get("sent") or None)
             else:
                 out[path] = read_disk(path, cached)
             self._remember(out[path])
@@ -298,8 +367,7 @@ class EditorGateway:
         size = self.oversized(path)
         if size is not None:
             raise too_large(self._display(path), size, self.max_file_size)
-        bufnr: int = await self.call("open", str(path))
-        return bufnr
+        return to_int(await self.call("open", str(path)))
 
     def oversized(self, path: Path) -> int | None:
         """The size of a file over `max_file_size`, None for any other path."""
@@ -312,7 +380,7 @@ class EditorGateway:
         returns the loaded file buffers' names. The texts held of those files are
         forgotten: their buffers were just brought up to date, so a warm request from one
         would only be turned away by its guard and run again."""
-        names = await self.call("sync", changes)
+        names = await self.call("sync", cast(list[Params], changes))
         for change in changes:
             self._texts.pop(path_of(change["uri"]), None)
         return [str(n) for n in names] if isinstance(names, list) else None
@@ -320,12 +388,11 @@ class EditorGateway:
     async def reconfigure(self, changes: list[FileEventData]) -> list[str]:
         """Tell every server that its configuration files changed (`changes`: FileEvents)
         and to read its configuration again; the names of the servers told."""
-        names = await self.call("reconfigure", changes)
-        return [str(n) for n in names or []]
+        names = await self.call("reconfigure", cast(list[Params], changes))
+        return [str(n) for n in items(names)]
 
     async def clients(self, bufnr: int) -> list[Client]:
-        raw = await self.call("clients", bufnr)
-        return [_client(c) for c in raw or []]
+        return [_client(c) for c in items(await self.call("clients", bufnr))]
 
     async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]:
         """Clients on the buffer, waiting (bounded) for one that supports `method` (`"*"`: for
@@ -337,17 +404,17 @@ class EditorGateway:
             timeout=self.timeouts.attach + 5,
         )
         if isinstance(raw, dict) and raw.get("uncovered"):
-            raise uncovered(raw["uncovered"])
+            raise uncovered(obj(raw["uncovered"]))
         if isinstance(raw, dict):  # `"*"`: some expected servers had not come, or unknown
-            return Attached((_client(c) for c in raw.get("clients") or []),
+            return Attached((_client(c) for c in items(raw.get("clients"))),
                             complete=False, known=not raw.get("unknown"))
-        return Attached(_client(c) for c in raw or [])
+        return Attached(_client(c) for c in items(raw))
 
     async def working(self, client_ids: list[int]) -> list[int]:
         """The servers of these that report work in progress now (`$/progress`), at once."""
         busy = await self.call("working", client_ids,
                                int(self.timeouts.settle * 1000))
-        return [int(i) for i in busy or []]
+        return [to_int(i) for i in items(busy)]
 
     async def wait_until_idle(self, client_ids: list[int]) -> bool:
         """Wait (bounded) until the servers report no indexing work; False if they still do."""
@@ -389,27 +456,26 @@ class EditorGateway:
             self._texts.pop(guard.path, None)
             raise StaleText(f"{guard.path} changed while the request was prepared")
         answers = []
-        for call, item in zip(calls, raw or [{} for _ in calls], strict=False):
-            item = item or {}
+        for call, each in zip(calls, items(raw) or [{} for _ in calls], strict=False):
+            item = obj(each)
             if item.get("gone"):
                 self.gone.add(call.client_id)
                 raise ClientGone(f"language server {call.client_id} is not running")
             error = item.get("error")
-            answers.append(LspAnswer(item.get("result"), error if isinstance(error, dict) else None,
-                                     tuple(str(s) for s in item.get("said") or ())))
+            answers.append(LspAnswer(item.get("result"), response_error(error) if isinstance(error, dict) else None,
+                                     tuple(str(s) for s in items(item.get("said")))))
         while len(answers) < len(calls):
             answers.append(LspAnswer())
         return answers
 
     # -- the human's editor -----------------------------------------------------------
 
-    async def editor(self) -> dict[str, Any]:
+    async def editor(self) -> EditorState:
         """The human's view: file, cursor, visible lines, unsaved state, visual selection."""
-        result: dict[str, Any] = await self.call("editor")
-        return result
+        return cast(EditorState, obj(await self.call("editor")))
 
-    async def show_report(self, text: str, locations: list[EditorLocation], options: dict[str, Any]) -> None:
-        await self.call("show_report", text, locations, options)
+    async def show_report(self, text: str, locations: list[EditorLocation], options: Mapping[str, Jsonable]) -> None:
+        await self.call("show_report", text, cast(list[Params], locations), options)
 
     async def symbols_for_completion(self, path: str, paths: list[str], cmdline: str) -> None:
         """A file's symbol paths, for the anchor completion that asked (`path:<Tab>`)."""
@@ -420,12 +486,10 @@ class EditorGateway:
 
     async def all_clients(self) -> list[Client]:
         """Every language server running in this Neovim, whatever buffer it serves."""
-        raw = await self.call("all_clients")
-        return [_client(c) for c in raw or []]
+        return [_client(c) for c in items(await self.call("all_clients"))]
 
     async def nvim_version(self) -> str:
-        version: str = await self.call("version")
-        return version
+        return str(await self.call("version"))
 
     async def log_activity(self, entries: list[Params]) -> None:
         """Append agents' requests and answers to `:Lsap log`."""
@@ -440,7 +504,7 @@ class EditorGateway:
         answer = await self._ask("confirm", client, summary, preview, int(timeout * 1000), must_ask,
                                  timeout=timeout + 5, on_timeout=None)
         if isinstance(answer, dict) and answer.get("decision") in DECISIONS:
-            return Decision(str(answer["decision"]), float(answer.get("waited") or 0))
+            return Decision(str(answer["decision"]), to_float(answer.get("waited") or 0))
         return Decision("timeout", timeout) if answer is None else Decision("apply" if answer is True else "refuse")
 
     async def remove_on_exit(self, paths: list[str]) -> None:
@@ -449,20 +513,18 @@ class EditorGateway:
 
     # -- edits and diagnostics --------------------------------------------------------
 
-    async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]:
+    async def apply_edits(self, plan: Mapping[str, Packable]) -> Applied:
         """Switch files and buffers to a planned edit in one call (see lua/lsap/edits.lua)."""
-        result: dict[str, Any] = await self.call("apply_edits", plan)
-        return result or {}
+        return cast(Applied, obj(await self.call("apply_edits", plan)))
 
     async def servers_expected(self, bufnrs: list[int]) -> list[bool]:
         """Per buffer: whether a server is attached or about to be (worth waiting for)."""
-        result = await self.call("servers_expected", bufnrs)
-        return [bool(x) for x in result or []]
+        return [bool(x) for x in items(await self.call("servers_expected", bufnrs))]
 
     async def pushed_diagnostics(
         self, bufnrs: list[int], exclude_clients: list[int], after_sync: bool = False,
         until: float | None = None,
-    ) -> dict[int, dict[str, Any]]:
+    ) -> dict[int, Pushed]:
         """`vim.diagnostic` items per buffer, once servers have published for its latest change.
 
         Bounded by `timeouts.diagnostics`, not counting the time a server reports work in
@@ -483,14 +545,14 @@ class EditorGateway:
             bound, work = min(bound, max(0.0, until - time.monotonic())), 0.0
         raw = await self._ask("when_diagnosed", bufnrs, exclude_clients, settle_ms, quiet_ms,
                               int(bound * 1000), after_sync, int(work * 1000), timeout=bound + work + 5)
-        return {int(entry["bufnr"]): entry for entry in raw or []}
+        return {to_int(entry["bufnr"]): entry for entry in cast(list[Pushed], items(raw))}
 
     async def server_commands(self, client_id: int) -> list[str]:
         """The commands a server offers through `workspace/executeCommand`."""
         commands = await self.call("server_commands", client_id)
-        return [str(c) for c in commands or []]
+        return [str(c) for c in items(commands)]
 
-    async def exec_lua(self, code: str, *args: Any) -> Any:
+    async def exec_lua(self, code: str, *args: Packable) -> Json:
         """Lua source run in Neovim: for tests and benchmarks that set a scene up; the service
         itself calls by name (`call`)."""
         return await self._lua(code, *args)
@@ -520,16 +582,17 @@ class Editor(Protocol):
     async def lsp(self, calls: list[LspCall], timeout: float | None = None,
                   guard: Document | None = None,
                   taking: ServerRequests | None = None) -> list[LspAnswer]: ...
-    async def editor(self) -> dict[str, Any]: ...
-    async def show_report(self, text: str, locations: list[EditorLocation], options: dict[str, Any]) -> None: ...
+    async def editor(self) -> EditorState: ...
+    async def show_report(self, text: str, locations: list[EditorLocation],
+                          options: Mapping[str, Jsonable]) -> None: ...
     async def symbols_for_completion(self, path: str, paths: list[str], cmdline: str) -> None: ...
     async def all_clients(self) -> list[Client]: ...
     async def servers_expected(self, bufnrs: list[int]) -> list[bool]: ...
     async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int],
-                                 after_sync: bool = False, until: float | None = None) -> dict[int, dict[str, Any]]: ...
+                                 after_sync: bool = False, until: float | None = None) -> dict[int, Pushed]: ...
     async def server_commands(self, client_id: int) -> list[str]: ...
-    async def apply_edits(self, plan: dict[str, Any]) -> dict[str, Any]: ...
-    async def call(self, name: str, *args: Any) -> Any: ...
+    async def apply_edits(self, plan: Mapping[str, Packable]) -> Applied: ...
+    async def call(self, name: str, *args: Packable) -> Json: ...
 
 
 DECISIONS = ("apply", "refuse", "deny", "timeout", "withheld")
@@ -554,16 +617,16 @@ class Decision:
         return self.waited > 0
 
 
-def uncovered(coverage: dict[str, Any]) -> LsapError:
+def uncovered(coverage: JsonObject) -> LsapError:
     """The error for a buffer no language server will attach to: which configs exist, and
     which would cover it."""
     filetype = str(coverage.get("filetype") or "")
     name = str(coverage.get("name") or "this buffer")
     what = f"{filetype} files" if filetype else "files without a filetype"
     enabled = "; ".join(
-        f"{c['name']} ({', '.join(c.get('filetypes') or []) or 'any filetype'})"
-        for c in coverage.get("enabled") or [])
-    candidates = list(coverage.get("candidates") or [])
+        f"{c.get('name')} ({', '.join(str(f) for f in items(c.get('filetypes'))) or 'any filetype'})"
+        for c in map(obj, items(coverage.get("enabled"))))
+    candidates = items(coverage.get("candidates"))
     if candidates:
         hint = " or ".join(f"`vim.lsp.enable('{c}')`" for c in candidates) + \
             f" would cover {filetype} (configured, not enabled)"
@@ -579,7 +642,7 @@ def uncovered(coverage: dict[str, Any]) -> LsapError:
 STALLED_MS = 120_000
 
 
-def server_timeout(health: list[dict[str, Any]], timeout: float, embedded: bool) -> LsapError:
+def server_timeout(health: list[JsonObject], timeout: float, embedded: bool) -> LsapError:
     """The error for language servers that did not answer in time, with one hint per cause,
     told apart by what Neovim saw of each during the wait (`health` in lua/lsap/transport/seen.lua):
     indexing (work in progress reported, not stalled), busy with this request (it answered
@@ -589,7 +652,7 @@ def server_timeout(health: list[dict[str, Any]], timeout: float, embedded: bool)
     causes: list[str] = []
     for server in health:
         name, work = str(server.get("name")), server.get("work")
-        progress, answer = server.get("progress_ms"), server.get("answer_ms")
+        progress, answer = _ms(server.get("progress_ms")), _ms(server.get("answer_ms"))
         if work is not None and progress is not None and progress < max(waited, STALLED_MS):
             cause = (f"{name} is still indexing ({work or 'work in progress'}, reported {_ago(progress)}): "
                      "send the request again once it has finished")
@@ -597,18 +660,23 @@ def server_timeout(health: list[dict[str, Any]], timeout: float, embedded: bool)
             cause = (f"{name} answered other requests meanwhile (the last {_ago(answer)}) but not this "
                      "one: it is slow here; send it again, or narrow it (a smaller scope or file)")
         else:
-            age = server.get("age_ms")
+            age = _ms(server.get("age_ms"))
             last = (f"its last answer was {_ago(answer)}" if answer is not None
                     else f"no answer since it attached {_ago(age)}" if age is not None
                     else "no answer from it since lsap started")
             stalled = f", and its last progress report ({work}) {_ago(progress)}" if (
                 work is not None and progress is not None) else ""
             cause = (f"{name} is busy or hung: no progress and no answer for the {timeout:g} s wait "
-                     f"({last}{stalled}); " + restart_help(name, int(server.get("id") or 0), embedded))
+                     f"({last}{stalled}); " + restart_help(name, to_int(server.get("id") or 0), embedded))
         causes.append(cause)
     names = ", ".join(dict.fromkeys(str(s.get("name")) for s in health)) or "the language server"
     return LsapError(ErrorCode.TIMEOUT, f"{names} did not answer within {timeout:g} s",
                      hint="; ".join(dict.fromkeys(causes)) or None)
+
+
+def _ms(value: Json) -> float | None:
+    """A number of milliseconds the transport sent, None when it sent none."""
+    return to_float(value) if value is not None else None
 
 
 def _ago(ms: float) -> str:
@@ -616,15 +684,17 @@ def _ago(ms: float) -> str:
     return "just now" if seconds < 1 else f"{seconds:.0f} s ago"
 
 
-def _client(raw: dict[str, Any]) -> Client:
+def _client(value: Json) -> Client:
+    raw = obj(value)
+    age = _ms(raw.get("age_ms"))
     return Client(
-        id=int(raw["id"]),
+        id=to_int(raw["id"]),
         name=str(raw["name"]),
         offset_encoding=str(raw.get("offset_encoding") or "utf-16"),
-        methods=frozenset(raw.get("methods") or []),
-        root_dir=raw.get("root_dir") or None,
-        filetypes=frozenset(raw.get("filetypes") or []),
-        started=time.monotonic() - float(raw["age_ms"]) / 1000 if raw.get("age_ms") is not None else None,
+        methods=frozenset(str(m) for m in items(raw.get("methods"))),
+        root_dir=str(raw.get("root_dir") or "") or None,
+        filetypes=frozenset(str(f) for f in items(raw.get("filetypes"))),
+        started=time.monotonic() - age / 1000 if age is not None else None,
     )
 
 

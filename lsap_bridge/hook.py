@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from .client import ClientError, call_session, find_session
+from .client import ClientError, answered, call_session, find_session
 from .discovery import SessionInfo
 from .jsonvalue import Json, JsonObject
 from .logfile import log_to_file
@@ -158,7 +158,7 @@ def handle(raw: str, budget: float, asking: Callable[[str], None] | None = None)
                               "there (or set LSAP_HOOK_START=1)")
         return info
 
-    result = call_session(found, "request", payload, name=agent(event), surface="cli", on_progress=asking)
+    result = answered(call_session(found, "request", payload, name=agent(event), surface="cli", on_progress=asking))
     if not result.get("ok"):
         log.warning("lsap hook: %s %s answered an error: %s", payload["event"], payload["tool"],
                     str(result.get("text", ""))[:300])

@@ -16,7 +16,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from .client import project_root
 
@@ -31,7 +31,20 @@ def settings_path(harness: str, project: bool) -> Path:
     return base / ".claude" / "settings.json" if harness == "claude-code" else base / ".codex" / "config.toml"
 
 
-def _group(harness: str) -> dict[str, Any]:
+class Handler(TypedDict):
+    type: str
+    command: str
+    timeout: int
+
+
+class Group(TypedDict):
+    """A harness's matcher group: the tools it matches and the hook commands they run."""
+
+    matcher: str
+    hooks: list[Handler]
+
+
+def _group(harness: str) -> Group:
     return {"matcher": MATCHERS[harness],
             "hooks": [{"type": "command", "command": COMMAND, "timeout": HARNESS_TIMEOUT}]}
 
@@ -84,14 +97,16 @@ def merged_toml(text: str, harness: str) -> str | None:
     return after
 
 
-def _toml_hooks(text: str) -> dict[str, Any] | None:
+def _toml_hooks(text: str) -> dict[str, list[object]] | None:
     """The `[hooks]` table of a TOML text (None: no parser in this Python)."""
     if sys.version_info < (3, 11):
         return None
     import tomllib
 
     hooks = tomllib.loads(text).get("hooks", {})
-    return hooks if isinstance(hooks, dict) else {}
+    if not isinstance(hooks, dict):
+        return {}
+    return {str(event): groups for event, groups in hooks.items() if isinstance(groups, list)}
 
 
 def write(path: Path, text: str) -> None:

@@ -17,12 +17,12 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TypedDict
 
 from .errors import ErrorCode, LsapError
 from .fair_share import Limits, Scheduler
 from .gateway import EditorGateway
-from .jsonvalue import Params
+from .jsonvalue import JsonObject, Params, obj
 from .lifecycle import Lifecycle, Plan
 from .logfile import log_to_file
 from .nvim_rpc import NvimConnection
@@ -120,12 +120,22 @@ REFUSALS: dict[str, Callable[[str, float], tuple[str, str]]] = {
 }
 
 
-async def serve_editor(address: str, options: dict[str, Any]) -> None:
+class HostOptions(TypedDict, total=False):
+    """What `LsapStart` hands the host (lua/lsap/service.lua): Neovim's address, its working
+    directory, setup()'s configuration and the log file."""
+
+    address: str
+    cwd: str
+    config: JsonObject
+    log_file: str | None
+
+
+async def serve_editor(address: str, options: HostOptions) -> None:
     conn = await NvimConnection.connect(address)
     gateway = EditorGateway(conn)
     service = Service(gateway, Workspace.of(options.get("cwd") or os.getcwd()))
     config = options.get("config") or {}
-    limits = Limits.of(config.get("agent_limits"))
+    limits = Limits.of(obj(config.get("agent_limits")))
     scheduler = Scheduler(limits.running)
     gateway.on_command(scheduler.ahead(service.handle_command))  # the human goes first
     await gateway.start()
@@ -136,7 +146,7 @@ async def serve_editor(address: str, options: dict[str, Any]) -> None:
                     tell=lambda message: gateway.notify(message, "warn")).run()
 
 
-def start_in_editor(options: dict[str, Any]) -> None:
+def start_in_editor(options: HostOptions) -> None:
     """Start the service thread once per host; later calls are no-ops (the remote plugin
     calls this from a thread of its own, `LsapStart`'s)."""
     global _started
@@ -146,7 +156,7 @@ def start_in_editor(options: dict[str, Any]) -> None:
         _started = _start_thread(options)
 
 
-def _start_thread(options: dict[str, Any]) -> threading.Thread:
+def _start_thread(options: HostOptions) -> threading.Thread:
     address = str(options["address"])
 
     def run() -> None:

@@ -11,7 +11,8 @@ is not a 1-space indent), and neither does a comment line.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, TypedDict
+from collections.abc import Mapping
+from typing import TypedDict
 
 LINES_READ = 2000  # the first lines of a file are enough to tell its indent
 LINE_COMMENTS = ("//", "#", "--")
@@ -106,15 +107,20 @@ def detect(lines: list[str]) -> Options | None:
     return {"tabSize": step, "insertSpaces": True}
 
 
-def options(settings: dict[str, Any], lines: list[str]) -> Options:
+def _number(value: object) -> int:
+    """A setting's number (Neovim's options are numbers; 0 for one not set)."""
+    return int(value) if isinstance(value, (int, float, str)) and value else 0
+
+
+def options(settings: Mapping[str, object], lines: list[str]) -> Options:
     """The options for a buffer whose settings (`lsap.transport.indent_settings`) and lines
     are given: its settings when someone set them, else what its code lines use, else its
     settings."""
-    width = int(settings.get("shiftwidth") or 0) or int(settings.get("tabstop") or 8)
+    width = _number(settings.get("shiftwidth")) or _number(settings.get("tabstop")) or 8
     own: Options = {"tabSize": width, "insertSpaces": bool(settings.get("expandtab"))}
     if settings.get("editorconfig") or own["insertSpaces"]:
         return own
     found = detect(lines)
     if found is not None and not found["insertSpaces"]:
-        found["tabSize"] = int(settings.get("tabstop") or width)
+        found["tabSize"] = _number(settings.get("tabstop")) or width
     return found or own

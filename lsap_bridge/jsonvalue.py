@@ -22,7 +22,29 @@ def to_int(value: Json) -> int:
     raise TypeError(f"not a number: {value!r}")
 
 
+def to_float(value: Json) -> float:
+    """`float(value)` for a JSON value: a TypeError for null, a list or an object."""
+    if isinstance(value, (bool, int, float, str)):
+        return float(value)
+    raise TypeError(f"not a number: {value!r}")
+
+
+def obj(value: Json) -> JsonObject:
+    """A JSON value read as an object: `{}` for anything else (null, a Lua empty table sent
+    as a list, a server's garbage)."""
+    return value if isinstance(value, dict) else {}
+
+
+def items(value: Json) -> list[Json]:
+    """A JSON value read as a list: `[]` for anything else (null, an empty Lua table sent as
+    an object)."""
+    return value if isinstance(value, list) else []
+
+
 # What the bridge sends (LSP parameters, replies): a JSON value read only, so that any
 # `dict[str, int]` or `list[str]` it builds is one (Mapping and Sequence are covariant).
 Jsonable: TypeAlias = Mapping[str, "Jsonable"] | Sequence["Jsonable"] | str | int | float | bool | None
 Params: TypeAlias = dict[str, Jsonable]
+# What the bridge sends Neovim over msgpack-RPC (`nvim_rpc`, the gateway): JSON, and bytes
+# (a file's content, compared byte for byte).
+Packable: TypeAlias = Mapping[str, "Packable"] | Sequence["Packable"] | str | int | float | bool | bytes | None

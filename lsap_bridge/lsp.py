@@ -14,7 +14,7 @@ checks of `decode.py`: structuring 1,000 locations costs ~10 ms, 300 completion 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, TypeAlias, TypedDict, TypeVar
+from typing import Literal, Protocol, TypeAlias, TypedDict, TypeVar
 
 from cattrs import transform_error
 from cattrs.errors import BaseValidationError
@@ -126,3 +126,54 @@ class TextEditData(TypedDict):
 
     range: RangeData
     newText: str
+
+
+class VersionedDocumentData(TypedDict):
+    uri: str
+    version: int | None  # None: whatever the file holds
+
+
+class TextDocumentEditData(TypedDict):
+    """A `documentChanges` entry that edits a file's text."""
+
+    textDocument: VersionedDocumentData
+    edits: list[TextEditData]
+
+
+class FileOptionsData(TypedDict, total=False):
+    overwrite: bool
+    ignoreIfExists: bool
+    ignoreIfNotExists: bool
+    recursive: bool
+
+
+class _CreateFile(TypedDict):
+    kind: Literal["create"]
+    uri: str
+
+
+class CreateFileData(_CreateFile, total=False):
+    options: FileOptionsData
+
+
+class _RenameFile(TypedDict):
+    kind: Literal["rename"]
+    oldUri: str
+    newUri: str
+
+
+class RenameFileData(_RenameFile, total=False):
+    options: FileOptionsData
+
+
+class _DeleteFile(TypedDict):
+    kind: Literal["delete"]
+    uri: str
+
+
+class DeleteFileData(_DeleteFile, total=False):
+    options: FileOptionsData
+
+
+#: A WorkspaceEdit's `documentChanges` entry as the bridge builds one.
+DocumentChangeData: TypeAlias = TextDocumentEditData | CreateFileData | RenameFileData | DeleteFileData

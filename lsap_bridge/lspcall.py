@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
-from .jsonvalue import Jsonable
+from .jsonvalue import Json, Jsonable, JsonObject, to_int
 
 
 @dataclass(frozen=True)
@@ -23,10 +23,30 @@ class LspCall:
     packed: bool = False
 
 
+class ResponseError(TypedDict, total=False):
+    """An LSP `ResponseError`: a server's refusal or failure."""
+
+    code: int
+    message: str
+    data: Json
+
+
+def response_error(error: JsonObject) -> ResponseError:
+    """A server's error as an LSP ResponseError (what it lacks left out)."""
+    out = ResponseError()
+    if isinstance(code := error.get("code"), (int, float)):
+        out["code"] = to_int(code)
+    if "message" in error:
+        out["message"] = str(error["message"])
+    if "data" in error:
+        out["data"] = error["data"]
+    return out
+
+
 @dataclass
 class LspAnswer:
-    result: Any = None
-    error: dict[str, Any] | None = None
+    result: Json = None  # as the server sent it (`Servers.call` structures it into lsprotocol's types)
+    error: ResponseError | None = None
     # What the server told the human while answering (`window/showMessage`, or a message
     # request), kept from the human's screen by lua/lsap/transport/heard.lua.
     said: tuple[str, ...] = ()

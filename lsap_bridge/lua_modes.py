@@ -13,9 +13,10 @@ import sys
 import types
 import typing
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, cast
 
 from .capabilities import REGISTRY
+from .jsonvalue import Params
 from .models import Request
 
 TARGET = Path(__file__).resolve().parent.parent / "lua" / "lsap" / "modes.lua"
@@ -41,7 +42,7 @@ def is_string(annotation: object) -> bool:
     return annotation is str or (union and str in typing.get_args(annotation))
 
 
-def tables() -> dict[str, Any]:
+def tables() -> Params:
     """The tables of modes.lua, from the declarations."""
     shared = [name for name in Request.model_fields if name not in _NOT_OPTIONS]
     modes: dict[str, list[str]] = {}
@@ -107,8 +108,8 @@ def _key(key: str) -> str:
 
 def render() -> str:
     data = tables()
-    data["strings"] = {key: True for key in data["strings"]}
-    data["cursorless"] = {key: True for key in data["cursorless"]}
+    for key in ("strings", "cursorless"):  # lists of names as sets: `name = true`
+        data[key] = {str(name): True for name in cast(list[str], data[key])}
     return ("-- Generated from the mode declarations (lsap_bridge/modes.py) by\n"
             "-- `python -m lsap_bridge.lua_modes` (`make lua`): do not edit; a test checks it is current.\n"
             "return " + _lua(data) + "\n")

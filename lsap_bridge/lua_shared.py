@@ -15,11 +15,12 @@ import ast
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from .fair_share import MIB, Limits
 from .filestate import RACY_NS
 from .gateway import MAX_FILE_SIZE
+from .jsonvalue import Params
 from .lua_modes import _lua
 from .models import DEFAULT_MAX_TOKENS, DIAGNOSTICS_WAIT
 
@@ -81,7 +82,17 @@ def methods(package: Path = PACKAGE) -> list[str]:
     return sorted(m for m in found if m not in _SERVER_TO_CLIENT and not m.split("/", 1)[1].startswith("did"))
 
 
-def tables() -> dict[str, Any]:
+class Tables(TypedDict):
+    """The tables of shared.lua."""
+
+    dependencies: list[dict[str, str]]
+    imports: list[str]
+    methods: list[str]
+    defaults: Params
+    racy_ns: int
+
+
+def tables() -> Tables:
     """The tables of shared.lua."""
     limits = Limits()
     return {
@@ -100,21 +111,22 @@ def tables() -> dict[str, Any]:
     }
 
 
-def _rows(values: list[Any]) -> str:
+def _rows(values: list[str]) -> str:
     """A list as a Lua table, one entry a line."""
     return "{\n" + "".join(f"    {_lua(v)},\n" for v in values) + "  }"
 
 
 def render() -> str:
     data = tables()
-    inline = ["{ " + ", ".join(f"{k} = {_lua(v)}" for k, v in d.items()) + " }" for d in data.pop("dependencies")]
+    inline = ["{ " + ", ".join(f"{k} = {_lua(v)}" for k, v in d.items()) + " }" for d in data["dependencies"]]
     rows = {
         "dependencies": "{\n" + "".join(f"    {row},\n" for row in inline) + "  }",
-        "imports": _rows(data.pop("imports")),
-        "methods": _rows(data.pop("methods")),
+        "imports": _rows(data["imports"]),
+        "methods": _rows(data["methods"]),
+        "defaults": _lua(data["defaults"], "  "),
+        "racy_ns": _lua(data["racy_ns"], "  "),
     }
     body = "".join(f"  {key} = {value},\n" for key, value in rows.items())
-    body += "".join(f"  {key} = {_lua(value, '  ')},\n" for key, value in data.items())
     return ("-- Generated from the Python half (pyproject.toml, rplugin/, lsap_bridge/) by\n"
             "-- `python -m lsap_bridge.lua_shared` (`make lua`): do not edit; a test checks it is current.\n"
             "return {\n" + body + "}\n")

@@ -22,15 +22,15 @@ import contextlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from . import __version__
-from .client import ROOT_MARKERS, AsyncSession, ClientError, find_session, marked_root, with_env_budget
+from .client import ROOT_MARKERS, AsyncSession, ClientError, answered, find_session, marked_root, with_env_budget
 from .discovery import session_for
+from .jsonvalue import Json, JsonObject, Params, items, obj
 
 LOG = logging.getLogger("lsap.mcp")
 
-TEXT_SCHEMA = {
+TEXT_SCHEMA: Params = {
     "type": "object",
     "properties": {"text": {"type": "string", "description": (
         "*** Begin Language Server Request\n*** File: <path>\n@@ <line text>\n^ <symbol>\n"
@@ -38,13 +38,13 @@ TEXT_SCHEMA = {
     "required": ["text"],
     "additionalProperties": False,
 }
-ANCHOR = {"type": "string", "description": "anchor path:Symbol.path@text with <|> at the spot"}
-READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
+ANCHOR: JsonObject = {"type": "string", "description": "anchor path:Symbol.path@text with <|> at the spot"}
+READ_ONLY: Params = {"readOnlyHint": True, "openWorldHint": False}
 # May rename symbols or move them between files: changes what is there, not only adds.
-EDITS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": False}
+EDITS: Params = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": False}
 
 
-def _shared_refs(schema: Any) -> Any:
+def _shared_refs(schema: Json) -> Json:
     """A schema whose `$ref`s into `$defs` point at lsap_query's copy instead (MCP tools
     cannot share definitions, so the object is described there, once)."""
     if isinstance(schema, list):
@@ -57,7 +57,7 @@ def _shared_refs(schema: Any) -> Any:
     return {key: _shared_refs(value) for key, value in schema.items() if key != "$defs"}
 
 
-def mode_schema(mode: str) -> dict[str, Any]:
+def mode_schema(mode: str) -> JsonObject:
     """The request model of a mode as a tool schema: `mode` implied, `locate` may be a string,
     shared definitions left to lsap_query's schema."""
     from .capabilities import REGISTRY
@@ -65,8 +65,8 @@ def mode_schema(mode: str) -> dict[str, Any]:
     from .models import Paged
 
     capability = REGISTRY[mode]
-    schema: dict[str, Any] = _shared_refs(compact_schema(capability.model.model_json_schema()))
-    properties = schema["properties"]
+    schema = obj(_shared_refs(compact_schema(capability.model.model_json_schema())))
+    properties = obj(schema["properties"])
     properties.pop("mode", None)
     if not issubclass(capability.report, Paged):  # an answer with no pages (undo)
         for key in ("max_items", "start_index", "pagination_id"):
@@ -76,18 +76,18 @@ def mode_schema(mode: str) -> dict[str, Any]:
     return schema
 
 
-def query_schema() -> dict[str, Any]:
+def query_schema() -> Params:
     """lsap_query's input: any request, its modes listed, and the definitions the tools share."""
     from .capabilities import REGISTRY
     from .capabilities.schema import compact_schema
 
-    shared: dict[str, Any] = {}
+    shared: JsonObject = {}
     for capability in REGISTRY.values():
         if capability.offer.mcp:
             compact = compact_schema(capability.model.model_json_schema())
             defs = compact.get("$defs") if isinstance(compact, dict) else None
             shared.update(defs if isinstance(defs, dict) else {})
-    request = {"type": "object", "properties": {
+    request: Params = {"type": "object", "properties": {
         "mode": {"enum": sorted(name for name, c in REGISTRY.items() if c.offer.listed)},
         "locate": {"anyOf": [ANCHOR, {"$ref": "#/$defs/Locate"}]} if "Locate" in shared else ANCHOR,
     }, "required": ["mode"]}
@@ -95,21 +95,23 @@ def query_schema() -> dict[str, Any]:
             "additionalProperties": False, "$defs": shared}
 
 
-def tools() -> list[dict[str, Any]]:
+def tools() -> list[Params]:
     """The tool list as MCP sends it: name, description, input schema, annotations."""
     from .capabilities import REGISTRY
 
     query_edits = any(c.edits for c in REGISTRY.values())
+    # The modes declared with a tool of their own (`Offer(mcp=True)`).
+    own: list[Params] = [
+        {"name": f"lsap_{c.mode}", "description": c.summary[:1].upper() + c.summary[1:] + ".",
+         "inputSchema": mode_schema(c.mode), "annotations": EDITS if c.edits else READ_ONLY}
+        for c in sorted(REGISTRY.values(), key=lambda c: c.offer.picker) if c.offer.mcp]
     return [
         {"name": "lsap_query",
          "description": ("Ask the language servers with a text anchor instead of line/column; "
                          "returns a Markdown report. request = {\"mode\": …, \"locate\": …, …}; "
                          "`schema` mode: the fields of each."),
          "inputSchema": query_schema(), "annotations": EDITS if query_edits else READ_ONLY},
-        # The modes declared with a tool of their own (`Offer(mcp=True)`).
-        *({"name": f"lsap_{c.mode}", "description": c.summary[:1].upper() + c.summary[1:] + ".",
-           "inputSchema": mode_schema(c.mode), "annotations": EDITS if c.edits else READ_ONLY}
-          for c in sorted(REGISTRY.values(), key=lambda c: c.offer.picker) if c.offer.mcp),
+        *own,
         {"name": "lsap_text",
          "description": ("Run a Language Server Request block (hover ^, docs, inlay ?, "
                          "RENAME_TO, MOVE_TO_FILE); answers woven into the echo."),
@@ -176,16 +178,17 @@ def choose_root(directory: Path, root: Path | None, session: str | None) -> Root
                 "directory `lsap mcp` started in; to choose one, start it as `lsap mcp --root DIR`", True)
 
 
-def info_text(info: dict[str, Any], root: Root) -> str:
+def info_text(info: JsonObject, root: Root) -> str:
     """The socket's `info`, as much of it as an agent needs."""
-    servers = ", ".join(f"{s['name']} (root {s['root_dir']})" for s in info.get("servers", [])) or (
+    attached = map(obj, items(info.get("servers")))
+    servers = ", ".join(f"{s.get('name')} (root {s.get('root_dir')})" for s in attached) or (
         "none attached yet: each starts when a file of its language is first asked about")
     return "\n".join([
         "# lsap info", "",
         f"Root: {root.text}",
         f"Session: {info.get('session')}, lsap {info.get('version')}, Neovim {info.get('nvim_version')}",
         f"Servers: {servers}",
-        f"Modes: {', '.join(info.get('modes', []))}", ""])
+        f"Modes: {', '.join(str(m) for m in items(info.get('modes')))}", ""])
 
 
 class Forwarder(AsyncSession):
@@ -198,19 +201,20 @@ class Forwarder(AsyncSession):
                          name="mcp", surface="mcp")
         self.root = choose_root(directory, root, session)
         self.told = False  # whether a guessed root was said in an answer yet
-        self.names = {t["name"] for t in tools()}
+        self.names = {str(t["name"]) for t in tools()}
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+    async def call(self, tool: str, arguments: JsonObject) -> tuple[str, bool]:
         """The report text and whether it is an error (`tool` is one of `names`)."""
         if tool == "lsap_info":
-            return info_text(await self.send("info"), self.root), False
+            return info_text(obj(await self.send("info")), self.root), False
+        params: Params
         if tool == "lsap_text":
             method, params = "text", {"text": arguments.get("text", "")}
         elif tool == "lsap_query":
             method, params = "request", {"request": with_env_budget(arguments.get("request"))}
         else:
             method, params = "request", {"request": with_env_budget({**arguments, "mode": tool[5:]})}
-        result = await self.send(method, params)
+        result = answered(await self.send(method, params))
         text, failed = str(result["text"]), not result["ok"]
         if self.root.guessed and (failed or not self.told):
             self.told = True
@@ -221,6 +225,7 @@ class Forwarder(AsyncSession):
 async def serve(directory: Path, root: Path | None = None, session: str | None = None,
                 servers: list[str] | None = None, idle_timeout: float = 900.0) -> None:
     import mcp_types as types
+    from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
     from mcp.shared.exceptions import MCPError
@@ -228,12 +233,12 @@ async def serve(directory: Path, root: Path | None = None, session: str | None =
     forwarder = Forwarder(directory, root, session, servers, idle_timeout)
     listed = [types.Tool.model_validate(t) for t in tools()]
 
-    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+    async def list_tools(_ctx: ServerRequestContext[object], _params: object) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
     notes: set[asyncio.Task[None]] = set()
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: ServerRequestContext[object], params: types.CallToolRequestParams) -> types.CallToolResult:
         def told(message: str) -> None:
             """The session's progress ("waiting for the human's approval …") as a log message."""
             note = asyncio.ensure_future(ctx.session.send_log_message("info", message, logger="lsap"))
@@ -257,7 +262,7 @@ async def serve(directory: Path, root: Path | None = None, session: str | None =
             text, failed = exc.report(), True
         return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
 
-    server: Server[Any] = Server("lsap", version=__version__, instructions=instructions(forwarder.root.text),
+    server: Server[object] = Server("lsap", version=__version__, instructions=instructions(forwarder.root.text),
                                  on_list_tools=list_tools, on_call_tool=call_tool)
     # An agent starts `lsap mcp` to initialize it: find the session now (a daemon it starts
     # opens the workspace for its servers), not at the first tool call.

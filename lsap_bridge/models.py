@@ -3,7 +3,8 @@ pydantic, unknown fields rejected; every mode's request and report derive from t
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -163,7 +164,7 @@ class Cut(BaseModel):
     next: str | None  # the same request with a `max_tokens` that holds it all; None: narrow it
 
 
-INCOMPLETE = "incomplete"
+INCOMPLETE: Final = "incomplete"
 
 
 class Report(BaseModel):
@@ -218,7 +219,7 @@ class Anchored(Report):
     text: str
     server: str
     partial: bool
-    approximate: dict[str, Any] | None = absent()  # tier, matched text, score
+    approximate: Mapping[str, object] | None = absent()  # tier, matched text, score (`report.pieces.Approximate`)
     note: str | None = absent()  # how a pasted line number was used
     overloads: str | None = absent()  # overloads of one symbol taken as one place
 

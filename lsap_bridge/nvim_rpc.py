@@ -12,15 +12,15 @@ import asyncio
 import contextlib
 import itertools
 from collections.abc import Callable
-from typing import Any
 
 import msgpack
 
 from .errors import LsapBaseError
+from .jsonvalue import Json, Packable
 
 REQUEST, RESPONSE, NOTIFICATION = 0, 1, 2
 
-NotificationHandler = Callable[[str, list[Any]], None]
+NotificationHandler = Callable[[str, list[Json]], None]
 
 
 class NvimRpcError(LsapBaseError):
@@ -31,9 +31,9 @@ class NvimDisconnected(LsapBaseError):
     """The connection to Neovim is gone (Neovim exited or the socket closed)."""
 
 
-def _ext_hook(code: int, data: bytes) -> Any:
+def _ext_hook(code: int, data: bytes) -> int:
     # Buffer, Window and Tabpage handles arrive as ext types; the bridge only needs the id.
-    return msgpack.unpackb(data)
+    return int(msgpack.unpackb(data))
 
 
 class NvimConnection:
@@ -43,7 +43,7 @@ class NvimConnection:
         self._reader = reader
         self._writer = writer
         self._ids = itertools.count(1)
-        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._pending: dict[int, asyncio.Future[Json]] = {}
         self._notification_handlers: list[NotificationHandler] = []
         self._closed = False
         self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
@@ -90,11 +90,11 @@ class NvimConnection:
         """Have `callback` called once the connection is gone (soon, if it is already)."""
         self._read_task.add_done_callback(lambda _task: callback())
 
-    async def request(self, method: str, *args: Any) -> Any:
+    async def request(self, method: str, *args: Packable) -> Json:
         if self._closed:
             raise NvimDisconnected("Neovim connection is closed")
         msgid = next(self._ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
         self._pending[msgid] = future
         self._writer.write(msgpack.packb([REQUEST, msgid, method, list(args)]))
         try:
@@ -135,11 +135,11 @@ class NvimConnection:
                 if not future.done():
                     future.set_exception(NvimDisconnected("Neovim exited"))
 
-    def _dispatch(self, message: list[Any]) -> None:
+    def _dispatch(self, message: list[Json]) -> None:
         kind = message[0]
         if kind == RESPONSE:
             _, msgid, error, result = message
-            future = self._pending.get(msgid)
+            future = self._pending.get(msgid) if isinstance(msgid, int) else None
             if future is None or future.done():
                 return
             if error is not None:
@@ -150,7 +150,7 @@ class NvimConnection:
         elif kind == NOTIFICATION:
             _, method, params = message
             for handler in self._notification_handlers:
-                handler(method, params)
+                handler(str(method), params if isinstance(params, list) else [])
         elif kind == REQUEST:
             # Neovim never needs to ask the bridge anything synchronously: refuse politely.
             _, msgid, method, _params = message

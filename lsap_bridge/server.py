@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from . import __version__
 from .capabilities import REGISTRY
@@ -31,7 +31,7 @@ from .capabilities.schema import request_schemas
 from .connection import ASKING, MAX_BATCH, Connection, Peer
 from .errors import ErrorCode, LsapError
 from .fair_share import Budget, Limits, Scheduler
-from .jsonvalue import Json, Jsonable, Params
+from .jsonvalue import Json, Jsonable, JsonObject, Params
 from .pipeline import Response
 from .service import Service
 from .surface import CLIENT, LOOKED, SURFACE, SURFACES
@@ -147,7 +147,7 @@ class Shared:
         return bool(self.limit.held) and not self.task.done()
 
 
-def schema() -> dict[str, Any]:
+def schema() -> JsonObject:
     """JSON Schema of every request model, by mode (the same as the `schema` mode's)."""
     return request_schemas()
 
@@ -250,7 +250,7 @@ class SocketServer:
         self.tcp_address: tuple[str, int] | None = None
         self.info_extra: Params = {}
         self._servers: list[asyncio.AbstractServer] = []
-        self._schemas: asyncio.Future[dict[str, Any]] | None = None  # made on a thread at start
+        self._schemas: asyncio.Future[JsonObject] | None = None  # made on a thread at start
         self._numbers = iter(range(1, 1 << 62))
         self._callers: set[int] = set()  # the peers (by id) that made calls and are connected
         self.running = 0  # methods in progress over all clients
@@ -459,7 +459,7 @@ class SocketServer:
         return {"ok": all(r.ok for r in responses),
                 "results": [response_result(r) for r in responses]}
 
-    async def _schema(self, params: Json) -> dict[str, Any]:
+    async def _schema(self, params: Json) -> JsonObject:
         return await asyncio.shield(self._schemas) if self._schemas is not None else schema()
 
     async def _info(self, params: Json) -> Params:

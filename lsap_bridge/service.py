@@ -7,7 +7,7 @@ import contextlib
 import json
 import re
 from collections.abc import Awaitable
-from typing import Any
+from typing import TypedDict, cast
 
 from .capabilities import REGISTRY
 from .capabilities.outline import symbol_paths
@@ -15,8 +15,8 @@ from .cpu import off_loop
 from .cursor import anchor_at_cursor
 from .errors import LsapError, invalid
 from .failures import as_error
-from .gateway import Editor
-from .jsonvalue import Json
+from .gateway import Cursor, Editor
+from .jsonvalue import Json, JsonObject, obj
 from .locate.anchor import parse_anchor
 from .lsreq.executor import execute
 from .lsreq.parser import parse
@@ -30,6 +30,24 @@ from .surface import REQUEST, SURFACE
 from .workspace import Workspace
 
 PARSE_INLINE = 16 * 1024  # characters of a text block parsed on the loop (a few ms); longer ones off it
+
+
+class Command(TypedDict, total=False):
+    """A command typed by the human, as lua/lsap/service.lua sends it (`lsap_command`):
+    `:Lsap mode [anchor] [key=value…]`, a Language Server Request block (`text`), or a
+    file's symbol paths asked for completion (`complete`)."""
+
+    mode: str
+    anchor: str | None
+    options: JsonObject
+    bang: bool
+    range: list[int] | None  # `:'<,'>Lsap`: the selected lines, 0-based
+    cursor: Cursor
+    ticket: Json
+    quiet: bool
+    text: str
+    complete: str
+    line: str
 
 
 def failed(error: LsapError, fmt: str = "markdown") -> Response:
@@ -46,7 +64,7 @@ async def guarded(answer: Awaitable[Response], what: str, fmt: str = "markdown")
         return failed(as_error(exc, what), fmt)
 
 
-def word_at_cursor(field: str, cursor: dict[str, Any]) -> str:
+def word_at_cursor(field: str, cursor: Cursor) -> str:
     """The word under the human's cursor, for a mode whose bare argument is a name."""
     text = str(cursor.get("text") or "")
     col = byte_column(text, int(cursor.get("col") or 0))
@@ -82,12 +100,12 @@ class Service:
 
         return await guarded(answer(), "the Language Server Request")
 
-    async def handle_command(self, params: list[Any]) -> None:
+    async def handle_command(self, params: list[Json]) -> None:
         """A command typed by the human (`:Lsap …`): run it and show the report in Neovim,
         with the ticket it came with (so the report knows whether the human moved on) and
         suggestions written as Ex commands. `{"complete": path}` asks for the file's symbol
         paths instead, for completing anchors."""
-        command = params[0] if params else {}
+        command = cast(Command, obj(params[0]) if params else {})
         SURFACE.set("nvim")
         if "complete" in command:
             name = str(command["complete"])
@@ -97,7 +115,7 @@ class Service:
                 paths = []  # no server reads it: nothing to offer, the anchor's error comes later
             await self.gateway.symbols_for_completion(name, paths, str(command.get("line") or ""))
             return
-        options = {"root": str(self.workspace.root), "ticket": command.get("ticket")}
+        options: JsonObject = {"root": str(self.workspace.root), "ticket": command.get("ticket")}
         try:
             if "text" in command:  # `:LsapRequest`: a Language Server Request block
                 response = await self.handle_text(str(command["text"]))
@@ -115,7 +133,7 @@ class Service:
             {**options, "bang": bool(command.get("bang")), "title": f"lsap {mode}"},
         )
 
-    async def command_request(self, command: dict[str, Any]) -> dict[str, Any]:
+    async def command_request(self, command: Command) -> JsonObject:
         """Turn `:Lsap mode [anchor] [key=value…]` into a JSON request."""
         mode = command.get("mode")
         options = dict(command.get("options") or {})
@@ -146,11 +164,11 @@ class Service:
             locate = await self.session.run_warm(lambda: anchor_at_cursor(self.session, cursor))
         return {"mode": mode, "locate": locate.model_dump(exclude_none=True), **options}
 
-    def locateless_request(self, mode: str, command: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    def locateless_request(self, mode: str, command: Command, options: JsonObject) -> JsonObject:
         """Modes without an anchor (diagnostics, editor, schema, …): the argument, else the
         current buffer (unless the mode says otherwise), is their `file_path` when they take
         one (`.` = the whole workspace)."""
-        payload: dict[str, Any] = {"mode": mode, **options}
+        payload: JsonObject = {"mode": mode, **options}
         model = REGISTRY[mode].model
         bare = bare_field(model)
         # The argument fills the mode's own bare field (`:Lsap review 1`: the id), else the file.

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from rapidfuzz import fuzz, process
 
@@ -221,7 +221,8 @@ def build_tree(result: object, lines: Sequence[str], encoding: Encoding) -> Symb
         return Span(first, column_at(lines, first, start, encoding), last, column_at(lines, last, end, encoding))
 
     if isinstance(result, dict) and "symbols" in result:
-        return _tree_from_packed(result["symbols"], span)
+        names, details, nums = result["symbols"]  # lua/lsap/transport/packing.lua's three lists
+        return _tree_from_packed(names, details, nums, span)
     if not isinstance(result, list):
         return SymbolTree([])
     if "location" in result[0]:
@@ -236,10 +237,9 @@ def build_tree(result: object, lines: Sequence[str], encoding: Encoding) -> Symb
     return SymbolTree([convert(r) for r in result])
 
 
-def _tree_from_packed(packed: list[Any], span: Converter) -> SymbolTree:
+def _tree_from_packed(names: list[str], details: list[str], nums: list[int], span: Converter) -> SymbolTree:
     """Nested symbols from their names, details and ten numbers each, depth first (each
     symbol's parent comes before it); the numbers are read at C speed."""
-    names, details, nums = packed
     ranges = zip(nums[2::10], nums[3::10], nums[4::10], nums[5::10], strict=True)
     selections = zip(nums[6::10], nums[7::10], nums[8::10], nums[9::10], strict=True)
     made: list[Symbol] = []

@@ -27,12 +27,15 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import tomllib
 
 from .servers import registry
 from .workspace import IGNORED_DIRS, Workspace
+
+if TYPE_CHECKING:
+    from inotify_simple import Event
 
 try:
     from inotify_simple import INotify, flags
@@ -159,7 +162,7 @@ class Watcher:
     def _overflow(self) -> None:
         self._lost = self.seq = self.seq + 1
 
-    def _event(self, event: Any) -> None:
+    def _event(self, event: Event) -> None:
         """One event of a directory this watcher watches (`_Kernel.drain` hands them out)."""
         directory = self._dirs.get(event.wd)
         if directory is None:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from lsap_bridge.gateway import Client, LspCall
-from lsap_bridge.jsonvalue import Params
+from lsap_bridge.jsonvalue import Params, items, obj
 from lsap_bridge.workspace import uri_of
 
 from ..report import Results
@@ -69,14 +69,14 @@ async def _raw(rig: Rig, path: Path, bufnr: int, clients: list[Client]) -> bool:
               "range": {"start": {"line": 0, "character": 0}, "end": {"line": last, "character": 0}},
               "context": {"diagnostics": [], "only": ["source"], "triggerKind": 1}}
     answers = await rig.gateway.lsp([LspCall(c.id, "textDocument/codeAction", params, bufnr) for c in clients])
-    found = [(c, a) for c, answer in zip(clients, answers, strict=True) for a in answer.result or []
-             if str(a.get("kind", "")).startswith(KIND)]
+    found = [(c, obj(a)) for c, answer in zip(clients, answers, strict=True) for a in items(answer.result)
+             if str(obj(a).get("kind", "")).startswith(KIND)]
     if not found:
         return False
     client, action = found[0]
     if not action.get("edit"):
-        action = (await rig.gateway.lsp([LspCall(client.id, "codeAction/resolve", action, bufnr)]))[0].result
-    changed: bool = await rig.gateway.exec_lua(
+        action = obj((await rig.gateway.lsp([LspCall(client.id, "codeAction/resolve", action, bufnr)]))[0].result)
+    changed = await rig.gateway.exec_lua(
         "local edit, encoding, bufnr = ...; vim.lsp.util.apply_workspace_edit(edit, encoding); "
         "local changed = vim.bo[bufnr].modified; "
         "vim.api.nvim_buf_call(bufnr, function() vim.cmd('silent noautocmd write!') end); return changed",
@@ -84,7 +84,7 @@ async def _raw(rig: Rig, path: Path, bufnr: int, clients: list[Client]) -> bool:
     pull = {"textDocument": {"uri": uri_of(path)}}
     await rig.gateway.lsp([LspCall(c.id, "textDocument/diagnostic", pull, bufnr) for c in clients
                            if c.supports("textDocument/diagnostic")])
-    return changed
+    return changed is True
 
 
 async def measure(rig: Rig, results: Results, settings: Settings) -> None:

@@ -28,7 +28,7 @@ AGENTS = 4
 
 
 async def measure(rig: Rig, results: Results, settings: Settings) -> None:
-    address = await rig.gateway.exec_lua("return vim.fn.serverstart()")
+    address = str(await rig.gateway.exec_lua("return vim.fn.serverstart()"))
     payload_file = rig.socket.with_suffix(".payloads.json")
     payload_file.write_text(json.dumps([bridge_payload(m, rig.corpus) for m in ("references", "definition", "hover")]))
     idle = await _probe(address, settings.probe_samples)

@@ -19,7 +19,7 @@ from lsprotocol import types
 from ..diagnostics import Diagnostic, DiagnosticMap
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspAnswer, LspCall
-from ..jsonvalue import Jsonable, Params
+from ..jsonvalue import Jsonable, Params, items
 from ..lsp import structure
 from ..position import Document
 from ..session.targets import EVERY_SERVER, Target, ranked
@@ -253,7 +253,7 @@ def _offered(gathered: Gathered, asking: _Asking, answers: list[LspAnswer], diag
             gathered.errors.append(f"{client.name} failed {CODE_ACTION}: "
                                    f"{answer.error.get('message', answer.error)}")
             continue
-        for raw in answer.result or []:
+        for raw in items(answer.result):
             if not isinstance(raw, dict):
                 continue
             if isinstance(raw.get("command"), str):  # a bare Command

@@ -6,10 +6,11 @@ typescript-language-server (`configure` with the file's indent, a refactoring's 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict, cast
 
 from .. import indentation
 from ..gateway import Client, LspAnswer, LspCall
-from ..jsonvalue import Params
+from ..jsonvalue import Params, obj
 from ..position import Document, to_lsp_character
 from ..session.targets import encoding_of
 from ..session.warm import Session
@@ -73,3 +74,37 @@ async def tsserver_refactor(session: Session, client: Client, path: Path, bufnr:
     if style.get("semicolons") == "remove":
         calls.append(command("configure", {"file": str(path), "formatOptions": {"semicolons": "ignore"}}))
     return (await session.servers.lsp(calls))[1]
+
+
+class TsLocation(TypedDict):
+    """tsserver's position: 1-based line and UTF-16 offset (0/0 in a new file)."""
+
+    line: int
+    offset: int
+
+
+class TsTextChange(TypedDict):
+    start: TsLocation
+    end: TsLocation
+    newText: str
+
+
+class _FileEdits(TypedDict):
+    fileName: str
+
+
+class TsFileEdits(_FileEdits, total=False):
+    """A file's edits in a refactoring's answer (`FileCodeEdits`)."""
+
+    textChanges: list[TsTextChange]
+    isNewFile: bool
+
+
+def refactor_edits(answer: LspAnswer) -> tuple[list[TsFileEdits], str]:
+    """A `getEditsForRefactor` answer's edits by file (tsserver's `RefactorEditInfo`, as
+    tsserver sends it: not checked further), or none and why."""
+    result = obj(answer.result)
+    edits = obj(result.get("body")).get("edits")
+    if answer.error or not isinstance(edits, list) or not edits:
+        return [], str((answer.error or {}).get("message") or result.get("message") or "no edits")
+    return cast(list[TsFileEdits], edits), ""

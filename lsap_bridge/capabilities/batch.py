@@ -10,12 +10,13 @@ so the whole report keeps to `###` (doc/architecture.md, Reports and errors).
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Literal, TypedDict, cast
 
 from pydantic import Field
 
 from ..errors import invalid
-from ..jsonvalue import Json
+from ..jsonvalue import Json, JsonObject
 from ..models import MIN_TOKENS, Report, Request, Row, absent
 from ..modes import Answer, mode
 from ..pipeline import Response, answer
@@ -29,7 +30,7 @@ MAX_REQUESTS = 20
 
 class BatchRequest(Request):
     mode: Literal["batch"] = "batch"
-    requests: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=MAX_REQUESTS)]
+    requests: Annotated[list[dict[str, object]], Field(min_length=1, max_length=MAX_REQUESTS)]
 
 
 class Result(Row):
@@ -37,8 +38,8 @@ class Result(Row):
 
     mode: str
     ok: bool
-    data: dict[str, Any] | None = absent()
-    error: dict[str, Any] | None = absent()
+    data: Mapping[str, object] | None = absent()
+    error: Mapping[str, object] | None = absent()
 
 
 class Part(Row):
@@ -56,7 +57,16 @@ class BatchReport(Report):
     results: list[Result] | None = absent()  # `format: "json"`: the answers themselves
 
 
-def section(index: int, mode: str, text: str) -> dict[str, Any]:
+class SectionFields(TypedDict):
+    """A `Part`'s fields but `ok`."""
+
+    index: int
+    mode: str
+    title: str
+    body: str
+
+
+def section(index: int, mode: str, text: str) -> SectionFields:
     """A sub-report as a section: its `#` title folded into the `###` header, headings flattened."""
     lines = text.strip().split("\n")
     title = ""
@@ -93,7 +103,8 @@ async def run_one(session: Session, payload: Json, share: int, fmt: str) -> tupl
 async def batch(session: Session, request: BatchRequest) -> Answer:
     share = max(MIN_TOKENS, budget_of(session, request.max_tokens) // len(request.requests))
     as_json = request.format == "json"
-    results = [await run_one(session, payload, share, request.format) for payload in request.requests]
+    # The requests as pydantic read them from JSON (typed `object` there: the batch's schema).
+    results = [await run_one(session, cast(JsonObject, payload), share, request.format) for payload in request.requests]
     if as_json:
         items = [
             Result(mode=name, ok=done.ok,

@@ -20,10 +20,7 @@ from ..session.targets import encoding_of
 from ..session.warm import Session
 
 METHOD = "textDocument/prepareCallHierarchy"
-DIRECTIONS = {
-    "incoming": ("callHierarchy/incomingCalls", "from"),
-    "outgoing": ("callHierarchy/outgoingCalls", "to"),
-}
+DIRECTIONS = {"incoming": "callHierarchy/incomingCalls", "outgoing": "callHierarchy/outgoingCalls"}
 
 
 class CallsRequest(HierarchyRequest):
@@ -53,8 +50,8 @@ async def calls(session: Session, request: CallsRequest) -> Answer:
         )
     directions = ["incoming", "outgoing"] if request.direction == "both" else [request.direction]
     expanders = {
-        direction: lsp_expand(session, target.client, target.bufnr, method, key)
-        for direction, (method, key) in DIRECTIONS.items()
+        direction: lsp_expand(session, target.client, target.bufnr, method)
+        for direction, method in DIRECTIONS.items()
     }
     sections, locations = await walk_directions(
         session, roots, expanders, directions, request, at_site=True, encoding=encoding_of(target.client))

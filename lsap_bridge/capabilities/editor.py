@@ -7,10 +7,11 @@ as text with its range. Nothing in the editor is moved or changed to find out.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from ..cursor import anchor_at_cursor
 from ..errors import LsapError
+from ..gateway import SelectionState
 from ..locate.anchor import format_anchor
 from ..models import Line, Report, Request, Row, absent
 from ..modes import Answer, mode
@@ -52,13 +53,13 @@ class EditorReport(Report):
     selection: Selection | None = absent()
 
 
-def selection_data(raw: dict[str, Any], lines: list[str], limit: int) -> Selection:
+def selection_data(raw: SelectionState, lines: list[str], limit: int) -> Selection:
     """The selection's range (1-based lines and columns, end inclusive) and its numbered text."""
-    first, last = int(raw["start_line"]), min(int(raw["end_line"]), max(len(lines) - 1, 0))
+    first, last = raw["start_line"], min(raw["end_line"], max(len(lines) - 1, 0))
     linewise = raw["type"] == "linewise"
     start_text, end_text = line_at(lines, first), line_at(lines, last)
-    start_col = 0 if linewise else byte_column(start_text, int(raw["start_col"]))
-    end_col = len(end_text) if linewise else byte_column(end_text, int(raw["end_col"])) + 1
+    start_col = 0 if linewise else byte_column(start_text, raw["start_col"])
+    end_col = len(end_text) if linewise else byte_column(end_text, raw["end_col"]) + 1
     text = list(raw.get("text") or [])
     return Selection(
         active=bool(raw.get("active")),
@@ -76,19 +77,20 @@ def selection_data(raw: dict[str, Any], lines: list[str], limit: int) -> Selecti
       summary="what the human is looking at: file, cursor anchor, selection")
 async def editor(session: Session, request: EditorRequest) -> Answer:
     state = await session.gateway.editor()
-    name: str = state.get("path") or ""
-    data: dict[str, Any] = {"path": None, "modified": bool(state.get("modified")), "anchor": None}
+    name = state.get("path") or ""
     if not name or state.get("buftype"):
-        data["note"] = f"the current buffer is not a file ({name or 'no name'})"
-        return Answer(EditorReport(**data))
+        return Answer(EditorReport(path=None, modified=bool(state.get("modified")), anchor=None,
+                                   note=f"the current buffer is not a file ({name or 'no name'})"))
     path = Path(name)
     inside = session.workspace.contains(path.resolve())
     doc = await session.texts.document(path) if path.is_file() else None
     lines = doc.lines if doc else [str(state.get("text") or "")]
     line = int(state.get("line") or 0)
     text = line_at(lines, line)
-    data.update(
+    report = EditorReport(
         path=session.workspace.display(path.resolve()),
+        modified=bool(state.get("modified")),
+        anchor=None,
         inside=inside,
         language=language_of(path),
         line=line + 1,
@@ -98,15 +100,15 @@ async def editor(session: Session, request: EditorRequest) -> Answer:
         bottom=int(state.get("bottom") or 0) + 1,
     )
     try:
-        data["anchor"] = format_anchor(await anchor_at_cursor(session, state))
+        report.anchor = format_anchor(await anchor_at_cursor(session, state))
     except LsapError as error:
-        data["anchor_problem"] = error.message
-    if state.get("selection"):
-        data["selection"] = selection_data(state["selection"], lines, request.max_items)
+        report.anchor_problem = error.message
+    if selection := state.get("selection"):
+        report.selection = selection_data(selection, lines, request.max_items)
     location: EditorLocation = {
-        "path": data["path"],
+        "path": report.path or "",
         "line": line + 1,
         "col": int(state.get("col") or 0),
         "text": text.strip(),
     }
-    return Answer(EditorReport(**data), [location])
+    return Answer(report, [location])

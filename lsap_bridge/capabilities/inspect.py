@@ -16,11 +16,12 @@ from pydantic import Field
 
 from ..decode import hover_of, hover_text, location_files
 from ..gateway import LspCall
+from ..jsonvalue import Json
 from ..lsp import result_of
 from ..models import Anchored, LocateRequest, Row
 from ..modes import Answer, Offer, mode
 from ..position import Document, EditorLocation
-from ..report.hierarchy import Entry, Section, edges_of, entry_paths, flatten, node_of, render_entries
+from ..report.hierarchy import Entry, Section, edges_of, entry_paths, flatten, nodes_of, render_entries
 from ..report.pieces import MAX_CODE_LINES, Code, anchor_fields, code_of, defining_symbol, word_at
 from ..resolve import Resolved, resolve
 from ..session.warm import Session
@@ -144,29 +145,29 @@ async def _definition(
 
 
 async def _calls(
-    session: Session, resolved: Resolved, prepared: object, include_external: bool,
+    session: Session, resolved: Resolved, prepared: Json, include_external: bool,
     texts: dict[Path, Document],
 ) -> tuple[Section | None, Section | None]:
     """Direct callers and callees, both directions in one round trip, their files in one read."""
     if not prepared or not isinstance(prepared, list):
         return None, None
     target = resolved.target
-    roots = [node_of(item) for item in prepared]
-    directions = (("callHierarchy/incomingCalls", "from"), ("callHierarchy/outgoingCalls", "to"))
+    roots = nodes_of(prepared, target.client.name, "textDocument/prepareCallHierarchy")
+    directions = ("callHierarchy/incomingCalls", "callHierarchy/outgoingCalls")
     calls = [
         LspCall(target.client.id, method, {"item": root.item}, target.bufnr)
-        for method, _ in directions
+        for method in directions
         for root in roots
     ]
     answers = iter(await session.servers.lsp(calls))
     flattened = []
-    for _, key in directions:
+    for method in directions:
         entries = []
         for root in roots:
             answer = next(answers)
             entries += [
                 Entry(edge, 1, external=not session.workspace.contains(edge.node.path))
-                for edge in edges_of(root, None if answer.error else answer.result, key)
+                for edge in edges_of(root, None if answer.error else answer.result, target.client.name, method)
             ]
         flattened.append(flatten(entries, include_external))
     paths = [p for shown, _ in flattened for p in entry_paths(session, shown)]

@@ -18,19 +18,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from lsprotocol import types
 from pydantic import model_validator
 
 from ..actions.applied import Applied, applied
-from ..actions.lsp_calls import TSSERVER, tsserver_refactor
+from ..actions.lsp_calls import TSSERVER, TsLocation, refactor_edits, tsserver_refactor
 from ..actions.place import WhereRequest, place_of
 from ..actions.run import Ran
 from ..edits.apply import EditResult, apply_workspace_edit
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..jsonvalue import Params
-from ..lsp import PositionData, RangeData, TextEditData
+from ..lsp import DocumentChangeData, PositionData, RangeData, TextEditData, result_of
 from ..models import Waiting
 from ..modes import Answer, mode
+from ..position import to_lsp_character
 from ..pysource import (
     DunderAll,
     ImportedName,
@@ -68,10 +70,6 @@ class MoveRequest(WhereRequest, Waiting):
         if self.locate is None:
             raise ValueError("give the lines to move: `locate` (a line, or with `end` a range of lines)")
         return self
-
-
-def _utf16(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
 
 
 @mode("move", request=MoveRequest, report=Applied, template="code_action",
@@ -122,6 +120,11 @@ async def move(session: Session, request: MoveRequest) -> Answer:
     return Answer(report)
 
 
+def _utf16_end(line: str) -> int:
+    """Where a line ends in UTF-16 units (tsserver's offsets, whatever the LSP encoding)."""
+    return to_lsp_character(line, len(line), "utf-16")
+
+
 async def _applied_edit(session: Session, edit: dict[str, Any], client: Client, label: str) -> EditResult:
     # The disk never holds half a move: a buffer with unsaved changes gets it on disk too.
     result = await apply_workspace_edit(session, edit, client, label=label, disk_too=True)
@@ -139,14 +142,14 @@ async def _tsserver_move(
     start: int,
     end: int,
     lines: list[str],
-) -> dict[str, Any]:
+) -> dict[str, list[DocumentChangeData]]:
     """tsserver's "Move to file" edits, as an LSP WorkspaceEdit (new files created first)."""
     args: Params = {
         "file": str(source),
         "startLine": start + 1,
         "startOffset": 1,
         "endLine": end + 1,
-        "endOffset": _utf16(lines[end]) + 1,
+        "endOffset": _utf16_end(lines[end]) + 1,
         "refactor": "Move to file",
         "action": "Move to file",
         "interactiveRefactorArguments": {"targetFile": str(target)},
@@ -155,24 +158,19 @@ async def _tsserver_move(
     bare = not any(line.rstrip().endswith(";") for line in lines if line.strip())
     answer = await tsserver_refactor(session, client, source, at.bufnr, lines, args,
                                      {"semicolons": "remove" if bare else "ignore"})
-    body = (answer.result or {}).get("body") if isinstance(answer.result, dict) else None
-    if answer.error or not body or not body.get("edits"):
-        reason = (
-            (answer.error or {}).get("message")
-            or (answer.result or {}).get("message")
-            or "no edits"
-        )
+    by_file, reason = refactor_edits(answer)
+    if not by_file:
         raise LsapError(
             ErrorCode.SERVER_ERROR,
             f"{client.name} could not move the lines: {reason}",
             hint="select whole statements or declarations",
         )
-    changes: list[dict[str, Any]] = []
-    existing = [Path(i["fileName"]) for i in body["edits"] if Path(i["fileName"]).exists()]
+    changes: list[DocumentChangeData] = []
+    existing = [Path(i["fileName"]) for i in by_file if Path(i["fileName"]).exists()]
     docs = await session.texts.documents(existing)
-    for item in body["edits"]:
+    for item in by_file:
         path = Path(item["fileName"])
-        edits = [
+        edits: list[TextEditData] = [
             {
                 "range": {"start": _position(c["start"]), "end": _position(c["end"])},
                 "newText": c["newText"],
@@ -191,18 +189,18 @@ async def _tsserver_move(
     return {"documentChanges": changes}
 
 
-def _past_the_end(edit: dict[str, Any], lines: list[str]) -> dict[str, Any]:
+def _past_the_end(edit: TextEditData, lines: list[str]) -> TextEditData:
     """An insertion after the file's final newline (the line past the last one, where LSP
     counts an empty line and a buffer has none, or tsserver's offset just past the last
     line's end) as one at the end of the last line."""
     start = edit["range"]["start"]
     last = len(lines) - 1
     past = start["line"] > last or (
-        start["line"] == last and start["character"] > _utf16(lines[last])
+        start["line"] == last and start["character"] > _utf16_end(lines[last])
     )
     if not past:
         return edit
-    end_of_file = {"line": len(lines) - 1, "character": _utf16(lines[-1])}
+    end_of_file: PositionData = {"line": len(lines) - 1, "character": _utf16_end(lines[-1])}
     return {
         "range": {"start": end_of_file, "end": end_of_file},
         "newText": "\n" + _no_final_newline(edit["newText"]),
@@ -215,7 +213,7 @@ def _no_final_newline(text: str) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
-def _position(location: dict[str, int]) -> PositionData:
+def _position(location: TsLocation) -> PositionData:
     """tsserver's 1-based line/offset (0/0 in a new file) as an LSP position."""
     return {
         "line": max(0, int(location["line"]) - 1),
@@ -485,6 +483,7 @@ async def files_using(session: Session, target: Target, names: dict[str, tuple[i
              for line, col in names.values()]
     out: dict[Path, set[str]] = {}
     for name, answer in zip(names, await session.servers.lsp(calls), strict=False):
-        for location in answer.result or []:
-            out.setdefault(path_of(location["uri"]).resolve(), set()).add(name)
+        for location in result_of(None if answer.error else answer.result, types.ReferencesResponse,
+                                  client.name, REFERENCES) or []:
+            out.setdefault(path_of(location.uri).resolve(), set()).add(name)
     return out

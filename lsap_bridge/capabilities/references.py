@@ -161,7 +161,7 @@ class _Pages:
             page.add(session.workspace.display(path), docs[path], trees.get(path), list(file_uses), anchor)
         compact = self.compact
         report = ReferencesReport(
-            **{**anchor_fields(resolved, session), "partial": resolved.target.partial or self.growing},
+            **anchor_fields(resolved, session, partial=resolved.target.partial or self.growing),
             name=word_at(resolved.line_text, resolved.column),
             files=self.files,
             external=self.external,

@@ -22,15 +22,16 @@ import fnmatch
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, TypedDict
 
 from cachetools import LRUCache
 from pydantic import Field
 
 from ..changes import undo_hint
-from ..decode import spans, walk
+from ..decode import is_range, spans, walk
 from ..diagnostics import DiagnosticDelta
 from ..diskwatch import Basis
 from ..edits.apply import EditResult, apply_workspace_edit
@@ -54,9 +55,9 @@ from ..models import (
     absent,
 )
 from ..modes import Answer, Offer, mode
-from ..position import EditorLocation, column_at, line_at
+from ..position import EditorLocation, Encoding, column_at, from_lsp_character, line_at
 from ..report.paging import PagingInfo, paged, suggest
-from ..report.pieces import ChangedFile, DiagnosticRow, anchor_fields, diagnostic_row, incomplete, word_at
+from ..report.pieces import AnchorFields, ChangedFile, DiagnosticRow, anchor_fields, diagnostic_row, incomplete, word_at
 from ..resolve import Resolved, resolve
 from ..session.approval import Doubt
 from ..session.targets import Target, encoding_of
@@ -109,7 +110,7 @@ class PendingRename:
     # The symbol's uses as `references` found them (None: the server could not say), and
     # those the edit leaves alone.
     uses: list[tuple[Path, RangeData]] | None = None
-    uncovered: list[dict[str, Any]] = field(default_factory=list)
+    uncovered: list[Uncovered] = field(default_factory=list)
     # Lines of files the edit leaves alone that still name the symbol through a module the
     # edit changes (`named_elsewhere`), which `references` did not report.
     named: list[Uncovered] = field(default_factory=list)
@@ -218,7 +219,7 @@ class RenameReport(Guarded):
     column: int | None = absent()
     symbol: str | None = absent()
     text: str | None = absent()
-    approximate: dict[str, Any] | None = absent()
+    approximate: Mapping[str, object] | None = absent()
     note: str | None = absent()
     overloads: str | None = absent()  # a function's overloads, renamed as one symbol
     rename_id: str | None = absent()
@@ -387,66 +388,77 @@ async def _uses(session: Session, target: Target, params: Params) -> list[tuple[
     return [(p, r) for p, r in spans(found) if session.workspace.contains(p)]
 
 
-def _edit_ranges(edit: dict[str, Any]) -> dict[Path, list[dict[str, Any]]]:
+def _edit_ranges(edit: dict[str, Any]) -> dict[Path, list[Mapping[str, object]]]:
     """Every text edit of a WorkspaceEdit, by file."""
-    out: dict[Path, list[dict[str, Any]]] = {}
+    out: dict[Path, list[Mapping[str, object]]] = {}
     for step in walk(edit):
         if step.op is None:
             out.setdefault(path_of(step.uri), []).extend(step.edits)
     return out
 
 
-def _renames(item: dict[str, Any], start: PositionData, old_name: str) -> bool:
+def _renames(item: Mapping[str, object], start: PositionData, old_name: str, encoding: Encoding) -> bool:
     """Whether a text edit renames the use starting at `start`: it spans the use, and,
     where it rewrites whole lines (jedi sends the whole file), the use's line no longer
-    has the old name there."""
-    rng = item.get("range") or {}
-    first, last = rng.get("start") or {}, rng.get("end") or {}
-    key = (start["line"], start["character"])
-    if not ((first.get("line", -1), first.get("character", 0)) <= key
-            < (last.get("line", -1), last.get("character", 0))):
+    has the old name there (its column in the new text read through the codec: `start`
+    counts the server's units)."""
+    rng = item.get("range")
+    if not is_range(rng):
         return False
-    if first.get("line") == last.get("line"):
+    first, last = rng["start"], rng["end"]
+    key = (start["line"], start["character"])
+    if not ((first["line"], first["character"]) <= key < (last["line"], last["character"])):
+        return False
+    if first["line"] == last["line"]:
         return True
-    row = int(start["line"]) - int(first["line"])
+    row = start["line"] - first["line"]
     lines = str(item.get("newText") or "").split("\n")
     if row >= len(lines):
         return True
-    column = int(start["character"]) - (int(first.get("character", 0)) if row == 0 else 0)
+    # The new text's line `row` starts at the edit's start on its first line, at column 0 after.
+    column = from_lsp_character(lines[row], start["character"] - (first["character"] if row == 0 else 0), encoding)
     return lines[row][column:column + len(old_name)] != old_name
 
 
 async def _uncovered(session: Session, target: Target, edit: dict[str, Any],
-                     uses: list[tuple[Path, RangeData]], old_name: str) -> list[dict[str, Any]]:
+                     uses: list[tuple[Path, RangeData]], old_name: str) -> list[Uncovered]:
     """The uses `references` found that no edit of the rename renames."""
     edits = _edit_ranges(edit)
+    encoding = encoding_of(target.client)
     missed = [
         (path, rng) for path, rng in uses
-        if not any(_renames(item, rng["start"], old_name) for item in edits.get(path, []))
+        if not any(_renames(item, rng["start"], old_name, encoding) for item in edits.get(path, []))
     ]
     docs = await session.texts.documents(list(dict.fromkeys(p for p, _ in missed if p.is_file())))
-    encoding = encoding_of(target.client)
     out = []
     for path, rng in missed:
         lines = docs[path].lines if path in docs else []
         line = rng["start"]["line"]
         text = line_at(lines, line)
-        out.append({
-            "path": session.workspace.display(path),
-            "line": line + 1,
-            "column": column_at(lines, line, rng["start"]["character"], encoding) + 1,
-            "text": text.strip(),
-        })
+        out.append(Uncovered(
+            path=session.workspace.display(path),
+            line=line + 1,
+            column=column_at(lines, line, rng["start"]["character"], encoding) + 1,
+            text=text.strip(),
+        ))
     return out
 
 
-def _guard(pending: PendingRename) -> dict[str, Any]:
+class GuardFields(TypedDict):
+    """The fields of `Guarded`."""
+
+    uses: Uses | None
+    uncovered: list[Uncovered]
+    uncovered_total: int
+
+
+def _guard(pending: PendingRename) -> GuardFields:
     """The report's part on uses the edit leaves alone."""
     if pending.uses is None:
         return {"uses": None, "uncovered": [], "uncovered_total": 0}
     return {
-        "uses": {"found": len(pending.uses), "files": len({p for p, _ in pending.uses}),
-                 "covered": len(pending.uses) - len(pending.uncovered)},
+        "uses": Uses(found=len(pending.uses), files=len({p for p, _ in pending.uses}),
+                     covered=len(pending.uses) - len(pending.uncovered)),
         "uncovered": pending.uncovered[:UNCOVERED_SHOWN],
         "uncovered_total": len(pending.uncovered),
     }
@@ -500,7 +512,7 @@ def _gap(pending: PendingRename) -> str:
         f"# {pending.client.name}'s edits rename {len(pending.uses) - len(pending.uncovered)} of the "
         f"{len(pending.uses)} uses of `{pending.old_name}` that `references` finds; "
         f"{len(pending.uncovered)} would keep the old name:",
-        *(f"#   {u['path']}:{u['line']}:{u['column']} `{u['text']}`" for u in shown),
+        *(f"#   {u.path}:{u.line}:{u.column} `{u.text}`" for u in shown),
         *([f"#   … and {more} more"] if more > 0 else []),
     ])
 
@@ -516,14 +528,14 @@ def _doubt(pending: PendingRename, request: RenameRequest | RenameExecuteRequest
     server = pending.client.name
     if not pending.uncovered:
         return _unindexed(pending, anyway)
-    files = list(dict.fromkeys(str(u["path"]) for u in pending.uncovered))
+    files = list(dict.fromkeys(u.path for u in pending.uncovered))
     first = pending.uncovered[0]
     count = len(pending.uncovered)
     return Doubt(_gap(pending), LsapError(
         ErrorCode.DENIED,
         f"the rename `{pending.old_name}` → `{pending.new_name}` was not applied: {server}'s edits "
         f"miss {count} of the {len(pending.uses or [])} uses its `references` finds, in "
-        f"{', '.join(files)} (first: {first['path']}:{first['line']}:{first['column']} `{first['text']}`), "
+        f"{', '.join(files)} (first: {first.path}:{first.line}:{first.column} `{first.text}`), "
         "which would keep the old name and break",
         hint=f"nothing was changed; {server}'s index of those files may be stale (a restarted "
              f"server may rename them all; ask again then); `{anyway}` writes these edits anyway, "
@@ -550,8 +562,10 @@ def _unindexed(pending: PendingRename, anyway: str) -> Doubt:
 
 
 async def _apply(session: Session, pending: PendingRename, patterns: list[str],
-                 request: RenameRequest | RenameExecuteRequest) -> dict[str, Any]:
-    """Apply a rename, with the diagnostics before and after to show what it broke.
+                 request: RenameRequest | RenameExecuteRequest, head: AnchorFields,
+                 rename_id: str | None = None) -> RenameReport:
+    """Apply a rename, with the diagnostics before and after to show what it broke, as its
+    report (`head`: the anchor's fields, or the server's and `partial` alone).
 
     Excluded files are checked too: they still use the old name, which is what breaks.
     """
@@ -573,31 +587,30 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
     now = [moved.get(p, p) for p in watched if moved.get(p, p).is_file()]
     after = await session.diagnostics.after_edit(now, bool(moved), request.diagnostics_wait)
     delta = DiagnosticDelta.between(before, after)
-    return {
-        "old_name": pending.old_name,
-        "new_name": pending.new_name,
-        "server": pending.client.name,
-        "edits": sum(f.edits for f in result.files),
-        "changed": [{"path": f.path, "edits": f.edits, "saved": f.saved,
-                     "disk_differs": f.disk_differs, "beside_unsaved": f.beside_unsaved}
-                    for f in result.files],
-        "unsaved": result.unsaved,
-        "created": result.created,
-        "renamed": [{"old": a, "new": b} for a, b in result.renamed],
-        "overwritten": [{"path": p, "lines": n} for p, n in result.overwritten],
-        "excluded": excluded,
+    return RenameReport(
+        **head,
+        rename_id=rename_id,
+        old_name=pending.old_name,
+        new_name=pending.new_name,
+        edits=sum(f.edits for f in result.files),
+        changed=[Changed(path=f.path, edits=f.edits, saved=f.saved, disk_differs=f.disk_differs,
+                         beside_unsaved=f.beside_unsaved) for f in result.files],
+        unsaved=result.unsaved,
+        created=result.created,
+        renamed=[Moved(old=a, new=b) for a, b in result.renamed],
+        overwritten=[Overwritten(path=p, lines=n) for p, n in result.overwritten],
+        excluded=excluded,
         **_guard(pending),
-        "new_diagnostics": [
-            {"path": session.workspace.display(p), **diagnostic_row(d)}
+        new_diagnostics=[
+            NewDiagnostic(path=session.workspace.display(p), **diagnostic_row(d))
             for p, items in delta.new.items()
             for d in items
         ],
-        "pending": [
-            {"path": session.workspace.display(p), "reason": r} for p, r in after.pending.items()
-        ],
+        pending=[Unanalysed(path=session.workspace.display(p), reason=r) for p, r in after.pending.items()],
         **incomplete(bool(after.pending)),
-        **({"change": result.change, "undo": undo_hint(result.change)} if result.change else {}),
-    }
+        change=result.change,
+        undo=undo_hint(result.change) if result.change else None,
+    )
 
 
 def warnings(report: RenameReport) -> list[str]:
@@ -636,9 +649,9 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Ans
             "files changed since the preview: " + ", ".join(stale),
             hint="nothing was changed; run `rename_preview` again for a fresh id",
         )
-    data = await _apply(session, pending, patterns, request)
+    report = await _apply(session, pending, patterns, request,
+                          {"server": pending.client.name, "partial": pending.partial}, request.rename_id)
     session.kept.owned(Renames).pop(request.rename_id, None)
-    report = RenameReport(rename_id=request.rename_id, partial=pending.partial, **data)
     return Answer(report, _locations(report))
 
 
@@ -648,6 +661,5 @@ async def rename_execute(session: Session, request: RenameExecuteRequest) -> Ans
 async def rename(session: Session, request: RenameRequest) -> Answer:
     patterns = session.workspace.exclude_patterns(request.exclude_files)
     resolved, pending = await _compute(session, request)
-    applied = await _apply(session, pending, patterns, request)
-    report = RenameReport(**{**anchor_fields(resolved, session), **applied})
+    report = await _apply(session, pending, patterns, request, anchor_fields(resolved, session))
     return Answer(report, _locations(report))

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, ClassVar, Literal
+from collections.abc import Mapping
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, field_validator
 from pydantic.json_schema import JsonSchemaMode
@@ -100,8 +101,8 @@ class SchemaReport(Report):
     index: list[ModeIndex] | None = absent()  # no `modes` asked: one line a mode
     more: str | None = absent()  # with the index: how to get one mode's fields
     modes: list[ModeSchema] | None = absent()
-    schemas: dict[str, Any] | None = absent()  # `format: "json"`: the request schemas by mode
-    responses: dict[str, Any] | None = absent()  # and the reports'
+    schemas: Mapping[str, object] | None = absent()  # `format: "json"`: the request schemas by mode
+    responses: Mapping[str, object] | None = absent()  # and the reports'
 
 
 def mode_index() -> list[ModeIndex]:

@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
+from lsprotocol import types
 from pydantic import Field, field_validator
 
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
+from ..lsp import result_of
 from ..models import Paged, Request, Row
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation
@@ -188,17 +190,17 @@ async def _searched(session: Session, request: SearchRequest) -> tuple[list[_Row
     answers = await session.servers.lsp([LspCall(c.id, METHOD, {"query": request.query}) for c in clients])
     found: dict[tuple[str, int, str], _Row] = {}
     for client, answer in zip(clients, answers, strict=True):
-        for raw in [] if answer.error else answer.result or []:
-            kind = KIND_NAMES.get(int(raw.get("kind", 0)), "symbol")
-            location = raw.get("location") or {}
-            path = path_of(location.get("uri", ""))
+        symbols = result_of(None if answer.error else answer.result, types.WorkspaceSymbolResponse, client.name, METHOD)
+        for symbol in symbols or []:
+            kind = KIND_NAMES.get(int(symbol.kind), "symbol")
+            path = path_of(symbol.location.uri)
             if request.kinds and kind not in request.kinds:
                 continue
             if not session.workspace.contains(path):
                 pages.external += 1
                 continue
-            row = _row(session, client, raw, kind, path)
-            found[(row["path"], row["line"] or 0, raw["name"])] = row
+            row = _row(session, client, symbol, kind, path)
+            found[(row["path"], row["line"] or 0, symbol.name)] = row
     items = sorted(
         found.values(),
         key=lambda i: (rank(request.query, i["name"], i["kind"]), i["path"], i["line"] or 0),
@@ -206,17 +208,18 @@ async def _searched(session: Session, request: SearchRequest) -> tuple[list[_Row
     return items, pages
 
 
-def _row(session: Session, client: Client, raw: dict[str, Any], kind: str, path: Path) -> _Row:
-    """A symbol as the report lists it, with where on its line it is, for the editor only."""
-    start = ((raw.get("location") or {}).get("range") or {}).get("start", {})
-    line = int(start.get("line", -1)) + 1
+def _row(session: Session, client: Client, symbol: types.SymbolInformation | types.WorkspaceSymbol, kind: str,
+         path: Path) -> _Row:
+    """A symbol as the report lists it, with where on its line it is, for the editor only (a
+    `WorkspaceSymbol` may name its file alone: no line then)."""
+    start = symbol.location.range.start if isinstance(symbol.location, types.Location) else None
     return {
-        "name": raw["name"],
+        "name": symbol.name,
         "kind": kind,
-        "container": raw.get("containerName") or None,
+        "container": symbol.container_name or None,
         "path": session.workspace.display(path),
-        "line": line or None,
+        "line": start.line + 1 if start is not None else None,
         # Where on the line, for the editor only (in the server's encoding).
-        EDITOR: {"character": int(start.get("character", 0)),
+        EDITOR: {"character": start.character if start is not None else 0,
                  "encoding": encoding_of(client)},
     }

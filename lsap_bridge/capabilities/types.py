@@ -30,7 +30,7 @@ from ..report.hierarchy import (
     HierarchyRequest,
     Node,
     lsp_expand,
-    node_of,
+    nodes_of,
     roots_data,
     walk_directions,
 )
@@ -207,10 +207,10 @@ async def types(session: Session, request: TypesRequest) -> Answer:
     expanders: dict[str, Expand]
     if native is not None:
         answer = (await session.servers.lsp([LspCall(native.id, NATIVE, params, target.bufnr)], target))[0]
-        roots = [node_of(item) for item in ([] if answer.error else answer.result or [])]
+        roots = nodes_of(None if answer.error else answer.result, native.name, NATIVE)
         expanders = {
-            "supertypes": lsp_expand(session, native, target.bufnr, "typeHierarchy/supertypes", None),
-            "subtypes": lsp_expand(session, native, target.bufnr, "typeHierarchy/subtypes", None),
+            "supertypes": lsp_expand(session, native, target.bufnr, "typeHierarchy/supertypes"),
+            "subtypes": lsp_expand(session, native, target.bufnr, "typeHierarchy/subtypes"),
         }
     else:
         derived = Derived(session, target.client)

@@ -20,7 +20,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
@@ -30,7 +30,8 @@ from ..edits.apply import apply_workspace_edit
 from ..edits.switch import journal_dir
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
-from ..lsp import TextEditData
+from ..jsonvalue import Params
+from ..lsp import DocumentChangeData, TextDocumentEditData, TextEditData
 from ..models import Paged, Report, Request, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import Document
@@ -220,11 +221,11 @@ def back_edits(now: list[str], then: list[str]) -> list[TextEditData]:
     return edits
 
 
-def _back(file: FileText) -> list[dict[str, Any]]:
+def _back(file: FileText) -> list[DocumentChangeData]:
     """The steps that put one file of a change back: its lines; a renamed file also its
     name, and the file a rename overwrote its text (the renamed one is made again at its
     old name then, so that no file is deleted)."""
-    def edit(path: str, now: list[str], then: list[str]) -> dict[str, Any]:
+    def edit(path: str, now: list[str], then: list[str]) -> TextDocumentEditData:
         return {"textDocument": {"uri": uri_of(Path(path)), "version": None}, "edits": back_edits(now, then)}
 
     if file.before is None and file.origin is None:  # created by the change: it goes
@@ -593,13 +594,13 @@ async def review(session: Session, request: ReviewRequest) -> Answer:
                                undo=changes.undo_hint(change.id) if rows else None))
 
 
-def inline(change: ChangeSet, display: Callable[[Path], str]) -> dict[str, Any]:
+def inline(change: ChangeSet, display: Callable[[Path], str]) -> Params:
     """The hunks left as the editor shows them in the buffers: per file (its absolute path, its
     name in requests, the key of the editor's merge that made it, if so) each hunk's number,
     where its lines start in the change's text (0-based), the lines it wrote, the lines it
     removed, the line above it (to find it again where the text moved), and, a merge's hunk
     in conflict with the unsaved text, the merge's number of that conflict (1-based)."""
-    files = []
+    files: list[Params] = []
     for file in _left(change):
         before, after = file.before or [], file.after
         conflict = {n: index for index, numbers in enumerate(file.conflicts, 1) for n in numbers}

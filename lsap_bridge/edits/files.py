@@ -14,6 +14,7 @@ from pathlib import Path
 from ..diskwatch import Basis
 from ..errors import ErrorCode, LsapError
 from ..filestate import Snapshot, snapshot
+from ..jsonvalue import Params
 from ..position import Document
 from ..session.warm import Session
 from .text import NOTHING, decoded
@@ -77,7 +78,7 @@ class File:
     breaks: list[str] | None  # the disk text's line ends (None: the edit stays in the buffer)
     bom: bytes = b""
     original: list[str] = field(default_factory=list)
-    steps: list[dict[str, object]] = field(default_factory=list)  # the buffer's edits, in order
+    steps: list[Params] = field(default_factory=list)  # the buffer's edits, in order
     edits: int = 0
     origin: Path | None = None  # renamed from
     created: bool = False

@@ -13,6 +13,7 @@ from ..decode import Step
 from ..diskwatch import Basis
 from ..errors import ErrorCode, LsapError
 from ..gateway import Client
+from ..jsonvalue import obj
 from ..lsp import TextEditData
 from ..position import Encoding
 from ..session.targets import encoding_of
@@ -148,7 +149,7 @@ class _Planner:
         return self.session.workspace.display(path)
 
     def take(self, step: Step) -> None:
-        kind, options = step.kind, (step.op or {}).get("options") or {}
+        kind, options = step.kind, obj((step.op or {}).get("options"))
         if kind == "edit":
             self.edited(step)
         elif kind == "create":

@@ -17,6 +17,7 @@ from ..errors import ErrorCode, LsapError
 from ..filestate import DiskStamp, Snapshot, snapshot
 from ..gateway import Editor
 from ..journal import Change, Journal, Recovery, recover
+from ..jsonvalue import Packable
 from ..session.warm import Session
 from ..surface import APPLIED
 from ..workspace import Workspace
@@ -76,7 +77,7 @@ def _changes(plan: Plan) -> list[Change]:
 
 
 def _ops(plan: Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
-         display: Callable[[Path], str]) -> list[dict[str, object]]:
+         display: Callable[[Path], str]) -> list[dict[str, Packable]]:
     """What `lua/lsap/edits.lua` applies: per file, the disk switch and the buffer's edits."""
     temps = {Path(e.path): e.temp for e in journal.entries} if journal else {}
 
@@ -90,7 +91,7 @@ def _ops(plan: Plan, journal: Journal | None, now: dict[Path, Snapshot | None],
         found = now.get(path)
         return found.data if found is not None and found.stamp.racy() else None
 
-    ops: list[dict[str, object]] = []
+    ops: list[dict[str, Packable]] = []
     for file in plan.removed:
         ops.append({"kind": "remove", "path": str(file.path), "name": display(file.path),
                     "dir": str(file.path.parent), "stamp": stamp(file.path),
@@ -152,7 +153,7 @@ class Completed(LsapError):
     edit, which is applied and recorded as its change set (`recorded` keeps it)."""
 
 
-async def _switch(session: Session, journal: Journal | None, ops: list[dict[str, object]],
+async def _switch(session: Session, journal: Journal | None, ops: list[dict[str, Packable]],
                   label: str) -> None:
     """Have Neovim switch files and buffers, then settle the journal whatever happened."""
     marker = str(journal.marker) if journal else None
@@ -294,7 +295,7 @@ async def applied_before(session: Session) -> changes.ChangeSet | None:
 
 async def journal_dir(gateway: Editor) -> Path:
     """Where this Neovim keeps edit journals (under its state directory)."""
-    return Path(await gateway.call("journal_dir"))
+    return Path(str(await gateway.call("journal_dir")))
 
 
 async def recover_edits(gateway: Editor, roots: Sequence[Path]) -> list[Recovery]:

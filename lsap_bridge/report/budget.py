@@ -16,8 +16,8 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
 
+from ..jsonvalue import Json
 from ..models import MAX_TOKENS_LIMIT, Cut, Paged, Report, Request
 from ..modes import Answer, Capability
 from ..session.warm import Session
@@ -132,7 +132,7 @@ def cut(text: str, budget: int, request: Request) -> str:
 JsonPath = tuple[str | int, ...]  # keys and indexes from the top of a JSON value
 
 
-def _containers(value: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, list[Any] | dict[str, Any]]]:
+def _containers(value: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, list[Json] | dict[str, Json]]]:
     """Every list, and every map of objects (a dict whose values are all dicts, as schemas by
     mode), below the answer's top level, with its path: what a cut may shorten. Objects
     themselves keep all their fields."""
@@ -152,7 +152,7 @@ def _dotted(path: JsonPath) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(path))
 
 
-def _size(value: Any) -> int:
+def _size(value: Json) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 

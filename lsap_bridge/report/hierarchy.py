@@ -11,18 +11,20 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, TypeAlias
 
+from lsprotocol import types
 from pydantic import Field
 
 from ..gateway import Client, LspCall
-from ..jsonvalue import Params
+from ..jsonvalue import Json, JsonObject, Params, items, obj
+from ..lsp import Response, result_of
 from ..models import MAX_ITEMS_LIMIT, Anchored, LocateRequest, Row, absent
 from ..position import Document, EditorLocation
 from ..session.targets import Target
 from ..session.warm import Session
 from ..symbols import KIND_NAMES
-from ..workspace import path_of
+from ..workspace import path_of, uri_of
 from .paging import as_sent, suggest
 
 
@@ -36,7 +38,8 @@ class Node:
     line: int  # 0-based, the name's line
     col: int
     detail: str = ""
-    item: Any = field(default=None, compare=False, hash=False)  # the server's hierarchy item
+    # The server's hierarchy item as it sent it: what goes back to it to expand the node.
+    item: JsonObject | None = field(default=None, compare=False, hash=False)
 
     @property
     def key(self) -> tuple[Path, int, int]:
@@ -71,18 +74,40 @@ PREPARE = {"callHierarchy": "textDocument/prepareCallHierarchy", "typeHierarchy"
 Expand = Callable[[Sequence[Node]], Awaitable[list[list[Edge]]]]
 
 
-def node_of(item: dict[str, Any]) -> Node:
-    """A `CallHierarchyItem` or `TypeHierarchyItem` as a node."""
-    start = (item.get("selectionRange") or item["range"])["start"]
+Item: TypeAlias = types.CallHierarchyItem | types.TypeHierarchyItem
+Call: TypeAlias = types.CallHierarchyIncomingCall | types.CallHierarchyOutgoingCall
+# A hierarchy method's answer, as lsprotocol types it: its items, or calls of them.
+HIERARCHY: dict[str, type[Response[Sequence[Item] | Sequence[Call] | None]]] = {
+    "textDocument/prepareCallHierarchy": types.CallHierarchyPrepareResponse,
+    "textDocument/prepareTypeHierarchy": types.TypeHierarchyPrepareResponse,
+    "typeHierarchy/supertypes": types.TypeHierarchySupertypesResponse,
+    "typeHierarchy/subtypes": types.TypeHierarchySubtypesResponse,
+    "callHierarchy/incomingCalls": types.CallHierarchyIncomingCallsResponse,
+    "callHierarchy/outgoingCalls": types.CallHierarchyOutgoingCallsResponse,
+}
+
+
+def node_of(item: Item, sent: JsonObject | None = None) -> Node:
+    """A `CallHierarchyItem` or `TypeHierarchyItem` as a node (`sent`: the item as the
+    server sent it, what goes back to it)."""
+    start = item.selection_range.start
     return Node(
-        name=str(item.get("name", "?")),
-        kind=KIND_NAMES.get(int(item.get("kind", 0)), "symbol"),
-        path=path_of(item["uri"]),
-        line=int(start["line"]),
-        col=int(start["character"]),
-        detail=str(item.get("detail") or ""),
-        item=item,
+        name=item.name,
+        kind=KIND_NAMES.get(int(item.kind), "symbol"),
+        path=path_of(item.uri),
+        line=start.line,
+        col=start.character,
+        detail=item.detail or "",
+        item=sent,
     )
+
+
+def nodes_of(raw: Json, server: str, method: str) -> list[Node]:
+    """A hierarchy answer of items (`prepareCallHierarchy`, `prepareTypeHierarchy`,
+    `supertypes`, `subtypes`) as nodes, read as lsprotocol types it."""
+    found = result_of(raw, HIERARCHY[method], server, method) or []
+    return [node_of(item, obj(sent)) for item, sent in zip(found, items(raw), strict=True)
+            if not isinstance(item, Call)]
 
 
 async def walk(
@@ -138,56 +163,58 @@ def flatten(entries: Sequence[Entry], include_external: bool) -> tuple[list[Entr
     return out, hidden
 
 
-def edges_of(node: Node, result: object, key: str | None) -> list[Edge]:
-    """A hierarchy answer for `node` as edges.
-
-    `key` names the field holding the next item (`from`, `to`) in call results; type
-    hierarchy results are the items themselves.
-    """
+def edges_of(node: Node, result: Json, server: str, method: str) -> list[Edge]:
+    """A hierarchy answer for `node` (`method`'s) as edges: calls (incoming, outgoing) lead
+    to their caller or callee, with the call sites; type hierarchy results are the items
+    themselves."""
+    found = result_of(result, HIERARCHY[method], server, method) or []
     edges = []
-    for raw in result if isinstance(result, list) else []:
-        nxt = node_of(raw[key] if key else raw)
+    for each, sent in zip(found, items(result), strict=True):
+        if not isinstance(each, Call):
+            edges.append(Edge(node_of(each, obj(sent))))
+            continue
+        incoming = isinstance(each, types.CallHierarchyIncomingCall)
+        nxt = node_of(each.from_ if isinstance(each, types.CallHierarchyIncomingCall) else each.to,
+                      obj(obj(sent).get("from" if incoming else "to")))
         # Call sites: in the caller for incoming calls, in this node for outgoing ones.
-        site = nxt.path if key == "from" else node.path
-        starts = sorted((int(r["start"]["line"]), int(r["start"]["character"])) for r in raw.get("fromRanges") or [])
+        site = nxt.path if incoming else node.path
+        starts = sorted((r.start.line, r.start.character) for r in each.from_ranges)
         sites = tuple(sorted({line for line, _ in starts}))
         edges.append(Edge(nxt, site if sites else None, sites, starts[0][1] if starts else 0))
     return edges
 
 
-def lsp_expand(
-    session: Session, client: Client, bufnr: int, method: str, key: str | None
-) -> Expand:
+def lsp_expand(session: Session, client: Client, bufnr: int, method: str) -> Expand:
     """Expansion by a server's hierarchy method (`callHierarchy/incomingCalls`, …)."""
 
     prepare = PREPARE[method.split("/")[0]]
 
-    async def again(node: Node) -> object:
+    async def again(node: Node) -> Json:
         """An item the server refused as it gave it (vtsls's items in answers lack the
         `data` its expansion needs): prepared afresh at its name, then expanded."""
         at = await session.gateway.open(node.path)
         position = {"line": node.line, "character": node.col}
         [prepared] = await session.servers.lsp([LspCall(client.id, prepare, {
-            "textDocument": {"uri": node.item["uri"]}, "position": position}, at)])
-        items = prepared.result if not prepared.error and isinstance(prepared.result, list) else []
-        if not items:
+            "textDocument": {"uri": (node.item or {}).get("uri") or uri_of(node.path)}, "position": position}, at)])
+        again = items(prepared.result) if not prepared.error else []
+        if not again:
             return None
-        [answer] = await session.servers.lsp([LspCall(client.id, method, {"item": items[0]}, at)])
+        [answer] = await session.servers.lsp([LspCall(client.id, method, {"item": again[0]}, at)])
         return None if answer.error else answer.result
 
     async def expand(nodes: Sequence[Node]) -> list[list[Edge]]:
         calls = [LspCall(client.id, method, {"item": node.item}, bufnr) for node in nodes]
         answers = await session.servers.lsp(calls)
         results = [a.result if not a.error else await again(node) for node, a in zip(nodes, answers, strict=True)]
-        return [edges_of(node, result, key) for node, result in zip(nodes, results, strict=True)]
+        return [edges_of(node, result, client.name, method) for node, result in zip(nodes, results, strict=True)]
 
     return expand
 
 
 async def call_roots(session: Session, target: Target, params: Params) -> list[Node]:
     """`textDocument/prepareCallHierarchy` at a position, as root nodes."""
-    items = await session.servers.call_json(target, "textDocument/prepareCallHierarchy", params)
-    return [node_of(item) for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+    method = "textDocument/prepareCallHierarchy"
+    return nodes_of(await session.servers.call_json(target, method, params), target.client.name, method)
 
 
 def entry_paths(session: Session, entries: Sequence[Entry]) -> list[Path]:

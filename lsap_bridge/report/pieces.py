@@ -4,7 +4,7 @@ locations, a definition's bounded code, a diagnostic's row."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal, TypeAlias, TypedDict
 
 from ..diagnostics import Diagnostic
 from ..models import INCOMPLETE, Line, Row
@@ -21,10 +21,24 @@ MEMBERS = 100  # members a long definition lists; the rest are counted (`outline
 STATEMENT_LINES = 6  # a use's statement is shown up to this many lines, then `…`
 
 
-def anchor_fields(resolved: Resolved, session: Session) -> dict[str, Any]:
+class Approximate(TypedDict, total=False):
+    """How an approximate anchor matched (`models.Anchored.approximate`)."""
+
+    tier: str
+    matched: str
+    score: float
+    gap: str  # the marker sat where the find lacks text: which reading was taken
+
+
+# The fields of `models.Anchored` (its model checks them).
+AnchorFields: TypeAlias = dict[str, Any]
+
+
+def anchor_fields(resolved: Resolved, session: Session, partial: bool | None = None) -> AnchorFields:
     """How the anchor resolved, including the approximate-match note (doc/architecture.md,
-    Anchors): the fields of `models.Anchored`."""
-    data: dict[str, Any] = {
+    Anchors): the fields of `models.Anchored`. `partial`: the answer's own (its server's
+    index by default)."""
+    data: AnchorFields = {
         "anchor": resolved.anchor,
         "path": session.workspace.display(resolved.path),
         "line": resolved.line + 1,
@@ -32,16 +46,17 @@ def anchor_fields(resolved: Resolved, session: Session) -> dict[str, Any]:
         "symbol": resolved.symbol_path,
         "text": resolved.line_text.strip(),
         "server": resolved.target.client.name,
-        "partial": resolved.target.partial,
+        "partial": resolved.target.partial if partial is None else partial,
     }
     if resolved.approximate and resolved.match is not None:
-        data["approximate"] = {
+        approximate: Approximate = {
             "tier": resolved.match.tier.name.lower(),
             "matched": resolved.match.matched_text,
             "score": round(resolved.match.score, 1),
         }
         if resolved.match.gap:  # the marker sat where the find lacks text: which reading was taken
-            data["approximate"]["gap"] = resolved.match.gap
+            approximate["gap"] = resolved.match.gap
+        data["approximate"] = approximate
     if resolved.note:
         data["note"] = resolved.note
     if resolved.overloads:
@@ -185,6 +200,13 @@ class DiagnosticRow(Row):
     source: str | None
 
 
+class Incomplete(TypedDict, total=False):
+    """A report's `status` and `again` (`models.Report`)."""
+
+    status: Literal["incomplete"]
+    again: str
+
+
 class ChangedFile(Row):
     """A file an edit changed, as the reports after it list it (rename, code actions)."""
 
@@ -201,7 +223,7 @@ def diagnostic_row(d: Diagnostic) -> dict[str, Any]:
             "code": d.code, "source": d.source}
 
 
-def incomplete(short: bool) -> dict[str, Any]:
+def incomplete(short: bool) -> Incomplete:
     """A report's `status` and `again` (`models.Report`) when it left files it should have
     compared (`short`): the `check` that compares them, written for the asking surface. What
     a check or an edit's diagnostics after could not compare yet, the next check does (they

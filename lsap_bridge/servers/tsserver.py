@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from ..jsonvalue import Json, JsonObject, to_int
+from ..jsonvalue import Json, JsonObject, items, to_int
 from ..lspcall import LspAnswer, LspCall
 from .registry import adapter_for
 
@@ -55,13 +55,13 @@ def calls(client: Client, path: Path, bufnr: int | None) -> list[LspCall]:
 def report(answers: list[LspAnswer]) -> LspAnswer:
     """The answers of `calls` as one LSP full diagnostic report (`textDocument/diagnostic`'s
     shape), or the first failure."""
-    items: list[JsonObject] = []
+    found: list[JsonObject] = []
     for answer in answers:
         result = answer.result if isinstance(answer.result, dict) else {}
         if answer.error or not result.get("success"):
             return LspAnswer(error=answer.error or {"message": str(result.get("message") or "tsserver failed")})
-        items += [lsp_diagnostic(d) for d in result.get("body") or [] if isinstance(d, dict)]
-    return LspAnswer(result={"kind": "full", "items": items})
+        found += [lsp_diagnostic(d) for d in items(result.get("body")) if isinstance(d, dict)]
+    return LspAnswer(result={"kind": "full", "items": list[Json](found)})
 
 
 def lsp_diagnostic(item: JsonObject) -> JsonObject:
@@ -84,3 +84,4 @@ def lsp_diagnostic(item: JsonObject) -> JsonObject:
     if tags:
         out["tags"] = list[Json](tags)
     return out
+

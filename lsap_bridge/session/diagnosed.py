@@ -16,6 +16,7 @@ from typing import Any
 from ..diagnostics import SETTLE_LIMIT, DiagnosticMap, budget_of, from_lsp, from_vim, settled
 from ..errors import LsapError
 from ..gateway import Client, Editor, LspAnswer, LspCall
+from ..jsonvalue import items, obj
 from ..models import Wait
 from ..position import Document
 from ..servers import tsserver
@@ -207,8 +208,8 @@ class Diagnostics:
             answers.append(tsserver.report(mine) if tsserver.pulls(client) else mine[0])
         self._add_pulled(out, docs, pulls, answers)
         self._add_pushed(out, docs, {p: attached[p] for p in waits}, pushed, after_sync)
-        for items in out.values():
-            items.sort(key=lambda d: (d.line, d.col))
+        for found in out.values():
+            found.sort(key=lambda d: (d.line, d.col))
         return out
 
     async def _opened(self, paths: Sequence[Path], out: DiagnosticMap) -> dict[Path, int]:
@@ -247,9 +248,8 @@ class Diagnostics:
                 out.pending[path] = f"{client.name} did not report diagnostics ({reason})"
                 continue
             lines, encoding = docs[path].lines, encoding_of(client)
-            items = result.get("items") or []
-            out[path] += [from_lsp(item, lines, encoding, client.name, client.id, self.workspace.roots)
-                          for item in items]
+            out[path] += [from_lsp(obj(item), lines, encoding, client.name, client.id, self.workspace.roots)
+                          for item in items(result.get("items"))]
 
     def _add_pushed(self, out: DiagnosticMap, docs: dict[Path, Document],
                     waits: dict[Path, tuple[int, list[Client]]], pushed: dict[int, Any],
