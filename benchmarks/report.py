@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -235,9 +236,17 @@ def write_report(out: Path, all_results: list[Results], command: str, seconds: f
     lines += [r.markdown() for r in all_results]
     previous = out.read_text() if out.exists() else ""
     out.write_text("\n".join(lines))
-    for markers in (ANCHORS_MARKERS, VARIANTS_MARKERS, PEERS_MARKERS, SOAK_MARKERS, FIRST_CALL_MARKERS,
-                    STRESS_MARKERS, REFERENCES_GREP_MARKERS, EDIT_LOOP_MARKERS, AGENT_TASKS_MARKERS, QUIT_MARKERS):
-        carry_block(previous, out, *markers)
+    for begin, end in marked_blocks(previous):
+        carry_block(previous, out, begin, end)
+
+
+def marked_blocks(text: str) -> list[tuple[str, str]]:
+    """The markers of every block of RESULTS.md that a runner of its own writes (or a
+    section written by hand, marked the same way): `<!-- name: command -->` to
+    `<!-- /name -->`, in their order. The main run rewrites only what comes before them."""
+    return [(m.group(0), f"<!-- /{m.group(1)} -->")
+            for m in re.finditer(r"^<!-- ([a-z_]+): [^\n]*-->$", text, flags=re.M)
+            if f"<!-- /{m.group(1)} -->" in text]
 
 
 def write_section(out: Path, all_results: list[Results], section: str, title: str, seconds: float,

@@ -100,3 +100,16 @@ def test_a_peer_that_failed_is_reported_and_the_others_are_compared() -> None:
     complete = next(line for line in text.splitlines() if "complete?" in line)
     assert "1/2: does not say so" in complete and "complete (2/2)" in complete
     assert "**failed to install or start**: RuntimeError: pip install failed" in text
+
+
+def test_the_main_run_keeps_every_marked_block_in_order(tmp_path: Path) -> None:
+    """A block written by its own runner (or by hand, marked the same way) outlives the main
+    run's rewrite, whichever runner wrote it: none is listed by name."""
+    out = tmp_path / "RESULTS.md"
+    blocks = [f"<!-- {name}: python -m benchmarks.{name} -->\n## {name}\n\nfigures\n<!-- /{name} -->"
+              for name in ("hook", "pylsp_race", "anything_new")]
+    out.write_text("# lsap.nvim benchmarks\n\nold tables\n\n" + "\n\n".join(blocks) + "\n")
+    report.write_report(out, [report.Results("corpus")], "python -m benchmarks.run", 1.0)
+    text = out.read_text()
+    assert "old tables" not in text
+    assert [text.index(b) for b in blocks] == sorted(text.index(b) for b in blocks)
