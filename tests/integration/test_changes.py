@@ -40,10 +40,10 @@ def with_reports(root: Path) -> None:
 
 @pytest.fixture
 def bridge(bridges: Pool) -> Bridge:
-    """basedpyright restarted for each test: after a rename and its undo, it renames in the
-    declaring file only (its references still find every use; the bridge reports them
-    uncovered). The SIGKILL test closes it itself: the pool starts a new one after it."""
-    return bridges.take(("basedpyright",), "shop+reports", prepare=with_reports, restart=True)
+    """basedpyright reset for each test (warm: `Bridge.reset` has it list the workspace's
+    files again, without which after a rename and its undo it renames in the declaring file
+    only). The SIGKILL test closes it itself: the pool starts a new one after it."""
+    return bridges.take(("basedpyright",), "shop+reports", prepare=with_reports)
 
 
 def disk(root: Path) -> dict[str, bytes]:

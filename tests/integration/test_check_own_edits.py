@@ -58,7 +58,7 @@ def callers(root: Path) -> None:
 
 @pytest.fixture(scope="module")
 def bridge(bridges: Pool) -> Bridge:
-    return bridges.take(("basedpyright", "ruff"), "shop+own-edits", prepare=callers, restart=True)
+    return bridges.take(("basedpyright", "ruff"), "shop+own-edits", prepare=callers)
 
 
 def settled_check(bridge: Bridge) -> dict[str, Any]:

@@ -63,7 +63,7 @@ CASES = {
 def fresh(bridges: Pool, case: Case) -> Bridge:
     """The fixture's warm bridge, reset, with the human's unsaved line typed in if any."""
     if case.servers == ("basedpyright",):
-        bridge = bridges.take(case.servers, restart=True)  # basedpyright's renames outlive a reset
+        bridge = bridges.take(case.servers)
     else:
         bridge = bridges.take(case.servers, "ts_shop", TS_SHOP)
     if case.unsaved:

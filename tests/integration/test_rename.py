@@ -40,7 +40,7 @@ def snapshot(root: Path) -> dict[Path, str]:
 @pytest.fixture
 def shop_bridge(bridges: Pool) -> Bridge:
     """examples/shop with basedpyright, warm from the run's pool and reset to the fixture."""
-    return bridges.take(("basedpyright",), restart=True)  # its renames outlive a reset
+    return bridges.take(("basedpyright",))
 
 
 @pytest.fixture(params=["basedpyright", "pylsp"])

@@ -42,7 +42,7 @@ def python_bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
 
 @pytest.fixture
 def shop_bridge(bridges: Pool) -> Bridge:
-    return bridges.take(("basedpyright",), restart=True)  # its renames outlive a reset
+    return bridges.take(("basedpyright",))
 
 
 def agent_edits(path: Path) -> str:

@@ -41,7 +41,7 @@ def with_tally(root: Path) -> None:
 
 @pytest.fixture
 def bridge(bridges: Pool) -> Bridge:
-    return bridges.take(("basedpyright",), "shop+tally", prepare=with_tally, restart=True)
+    return bridges.take(("basedpyright",), "shop+tally", prepare=with_tally)
 
 
 def move_tally(bridge: Bridge) -> tuple[str, Path]:

@@ -48,7 +48,7 @@ def imports(root: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def bridge(bridges: Pool) -> Bridge:
-    return bridges.take(("basedpyright",), restart=True)  # basedpyright's renames outlive a reset
+    return bridges.take(("basedpyright",))
 
 
 def test_the_disk_gets_the_rename_and_the_buffer_keeps_the_humans_line(bridge: Bridge) -> None:
