@@ -146,8 +146,13 @@ def _files(directory: Path) -> list[Path]:
 
 
 def _write(path: Path, change: ChangeSet) -> None:
-    """Atomically (`statefile.write`): a set is never seen half written. A set whose texts
-    alone pass `KEEP_BYTES` (or whose files pass `MAX_FILES`) keeps its files' names only."""
+    """Atomically (`statefile.write`): a set is never seen half written."""
+    statefile.write(path, _record(change))
+
+
+def _record(change: ChangeSet) -> bytes:
+    """The set as its file holds it. A set whose texts alone pass `KEEP_BYTES` (or whose
+    files pass `MAX_FILES`) keeps its files' names only."""
     record = asdict(change)
     data = json.dumps(record, ensure_ascii=False).encode()
     if change.size() > KEEP_BYTES or len(change.files) > MAX_FILES or len(data) > MAX_BYTES:
@@ -155,22 +160,20 @@ def _write(path: Path, change: ChangeSet) -> None:
         record["files"] = [{**f, "before": [], "after": [], "overwritten": None}
                            for f in record["files"][:MAX_FILES]]
         data = json.dumps(record, ensure_ascii=False).encode()
-    statefile.write(path, data)
+    return data
 
 
 def _new(journals: Path, change: ChangeSet) -> ChangeSet:
-    """Write a new set under the next free number (O_EXCL: two Neovims never share one)."""
+    """Write a new set under the next free number, whole from the moment its name exists
+    (`statefile.create`: two Neovims never share a number, and a reader listing the sets
+    meanwhile never finds it empty)."""
     directory = _directory(journals)
     number = max((_number(p) for p in _files(directory)[:1]), default=0) + 1
     while True:
-        try:
-            os.close(os.open(directory / f"{number}.json",
-                             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        change.id = str(number)
+        if statefile.create(directory / f"{number}.json", _record(change)):
             break
-        except FileExistsError:
-            number += 1
-    change.id = str(number)
-    _write(directory / f"{number}.json", change)
+        number += 1
     _prune(directory)
     return change
 

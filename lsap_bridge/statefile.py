@@ -114,6 +114,31 @@ def write(path: Path, data: bytes) -> None:
     """`data` into `path` atomically (a fresh file beside it, fsynced, renamed over it): a
     reader never sees it half written, and a name planted beside it is never written
     through."""
+    temp = _written_beside(path, data)
+    try:
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def create(path: Path, data: bytes) -> bool:
+    """`data` as the new file `path`, whole from the moment the name exists (a fresh file
+    beside it, linked to the name, which fails when the name is taken): False, nothing
+    written, when it is. A name claimed empty and written later would be read meanwhile as
+    an empty, broken record (and moved aside by a reader)."""
+    temp = _written_beside(path, data)
+    try:
+        os.link(temp, path)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def _written_beside(path: Path, data: bytes) -> Path:
+    """A fresh hidden file beside `path` (O_EXCL|O_NOFOLLOW, 0600) holding `data`, fsynced."""
     private(path.parent)
     while True:
         temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
@@ -130,7 +155,7 @@ def write(path: Path, data: bytes) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+    return temp

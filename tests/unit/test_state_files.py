@@ -217,3 +217,27 @@ def test_the_record_of_settled_edits_is_never_written_through_a_link(tmp_path: P
     [recovery] = recover(journals, [ws])
     assert recovery.outcome == "completed" and victim.read_text() == "precious\n"
     assert "an edit left unfinished (edit" in (journals / RECORD).read_text()
+
+
+def test_a_set_being_written_is_never_listed_empty_nor_moved_aside(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader listing the sets while another writes a new one (`:Lsap changes` typed as a
+    merge is recorded) finds it whole or not at all: a name claimed empty and written later
+    was read as a broken set and moved to rejected/, and the merge's set was lost."""
+    journals, root = tmp_path / "journals", tmp_path / "ws"
+    root.mkdir()
+    workspace = Workspace.of(root)
+    seen: list[list[str]] = []
+    naming = changes.statefile.secrets.token_hex
+
+    def list_then_name(n: int) -> str:  # the writer names its temporary file: a reader lists
+        seen.append([c.id for c in changes.load(journals, workspace)])
+        return naming(n)
+
+    monkeypatch.setattr(changes.statefile.secrets, "token_hex", list_then_name)
+    first = changes.begin(journals, "first", [changes.FileText(str(root / "a.py"), ["a"], ["b"])])
+    second = changes.begin(journals, "second", [changes.FileText(str(root / "a.py"), ["b"], ["c"])])
+    monkeypatch.undo()
+    assert seen and all(ids in ([], ["1"]) for ids in seen), seen
+    assert [c.id for c in changes.load(journals, workspace)] == [second.id, first.id] == ["2", "1"]
+    assert not (journals / "rejected").exists() or not any((journals / "rejected").iterdir())
