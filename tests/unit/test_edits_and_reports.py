@@ -13,7 +13,7 @@ import pytest
 
 from lsap_bridge.capabilities.batch import section
 from lsap_bridge.capabilities.editor import selection_data
-from lsap_bridge.capabilities.rename import without
+from lsap_bridge.capabilities.rename.pending import without
 from lsap_bridge.capabilities.schema import request_schemas
 from lsap_bridge.decode import walk
 from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta, from_lsp, from_vim
@@ -190,7 +190,7 @@ def test_selection_range_is_one_based_and_in_code_points() -> None:
 def test_schema_covers_every_mode_and_forbids_unknown_fields() -> None:
     schemas = request_schemas()
     # The modes the capability modules' sources declare, not the registry the schemas are made from.
-    declared = {m for path in (Path(__file__).parents[2] / "lsap_bridge" / "capabilities").glob("*.py")
+    declared = {m for path in (Path(__file__).parents[2] / "lsap_bridge" / "capabilities").rglob("*.py")
                 for m in re.findall(r'^@mode\("(\w+)"', path.read_text(), re.M)}
     assert set(schemas) == declared and len(declared) >= 30
     for mode, schema in schemas.items():  # each schema is its own mode's request
