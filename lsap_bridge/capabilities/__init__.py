@@ -1,7 +1,7 @@
 """The modes: every module of this package is a capability, discovered here (nothing lists
 them). A module declares its modes with `modes.mode(...)` (doc/architecture.md, How to add
 a capability); importing this package fills `REGISTRY`. A capability too large for one
-module is a package of its own (`rename/`), whose modules are discovered too."""
+module is a package of its own (`rename/`, `undo/`), whose modules are discovered too."""
 
 from __future__ import annotations
 
