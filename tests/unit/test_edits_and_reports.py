@@ -17,10 +17,10 @@ from lsap_bridge.capabilities.rename.pending import without
 from lsap_bridge.capabilities.schema import request_schemas
 from lsap_bridge.decode import walk
 from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta, from_lsp, from_vim
+from lsap_bridge.editor import Client
 from lsap_bridge.edits.text import splice
 from lsap_bridge.edits.workspace_edit import steps_of
 from lsap_bridge.errors import ErrorCode, LsapError
-from lsap_bridge.gateway import Client
 from lsap_bridge.modes import fallback
 from lsap_bridge.workspace import Workspace
 from tests.golden import assert_report_golden
@@ -366,7 +366,7 @@ class _FakeGateway:
         self.applied: list[Any] = []
 
     async def read(self, paths: list[Path]) -> dict[Path, Any]:
-        from lsap_bridge.gateway import read_disk
+        from lsap_bridge.filestate import read_disk
         from lsap_bridge.position import Document
 
         out: dict[Path, Any] = {}

@@ -11,7 +11,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 
 from ...diskwatch import Basis
-from ...gateway import Client
+from ...editor import Client
 from ...jsonvalue import JsonObject
 from ...lsp import RangeData
 from ...models import (

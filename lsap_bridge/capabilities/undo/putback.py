@@ -13,10 +13,10 @@ from pathlib import Path
 
 from ... import changes
 from ...changes import ChangeSet, FileText
+from ...editor import Client
 from ...edits.apply import apply_workspace_edit
 from ...edits.switch import journal_dir
 from ...errors import ErrorCode, LsapError
-from ...gateway import Client
 from ...lsp import DocumentChangeData, TextDocumentEditData, TextEditData
 from ...position import Document
 from ...session.warm import Session
