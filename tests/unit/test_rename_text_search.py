@@ -8,9 +8,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
 
-from lsap_bridge.capabilities.rename import PendingRename, RenameRequest, Uncovered, _doubt, named_elsewhere
+from lsap_bridge.capabilities.rename.coverage import _doubt, named_elsewhere
+from lsap_bridge.capabilities.rename.models import PendingRename, RenameRequest, Uncovered
+from lsap_bridge.editor import Client
 from lsap_bridge.errors import ErrorCode
-from lsap_bridge.gateway import Client
 from lsap_bridge.models import Locate
 from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import Workspace
