@@ -6,7 +6,7 @@ what the report (`_guard`) and the human (`_doubt`) are told of a gap."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TypedDict
 
@@ -31,6 +31,36 @@ def _defines(path: Path, pattern: re.Pattern[str]) -> bool:
     except OSError:
         return False
 SEARCHED = 5000  # code files a rename's text search reads at most
+
+_PYTHON_IMPORT = re.compile(r"^\s*(?:from\s+(\.*)([\w.]*)\s+import\b|import\s+([\w.]+))")
+_SCRIPT_IMPORT = re.compile(r"""(?:\bfrom\s+|\brequire\(\s*|\bimport\(\s*)['"](\.{1,2}/[^'"]+)['"]""")
+_SCRIPT_SUFFIXES = ("", ".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mts", ".mjs", ".cts", ".cjs",
+                    "/index.ts", "/index.tsx", "/index.js")
+
+
+def _imports_another_file(line: str, path: Path, roots: Sequence[Path], edited: set[Path]) -> bool:
+    """Whether an import line names a module that is a file of the workspace other than the
+    edited ones: `from one_letter.a import f` does not import `renames/a.py`'s `f` though
+    both modules are called `a`. A module it cannot find (a package on sys.path, a path
+    alias) may be an edited one: the line stays a doubt."""
+    found = [p for p in _imported_files(line, path, roots) if p.is_file()]
+    return bool(found) and not any(p.resolve() in edited or p in edited for p in found)
+
+
+def _imported_files(line: str, path: Path, roots: Sequence[Path]) -> list[Path]:
+    """The files an import line's module could be (Python's dotted or relative module,
+    a script's relative specifier), existing or not."""
+    python = _PYTHON_IMPORT.match(line)
+    if python and path.suffix in (".py", ".pyi"):
+        dots, dotted = (python.group(1), python.group(2)) if python.group(3) is None else ("", python.group(3))
+        bases = [path.parents[len(dots) - 1]] if dots and len(dots) <= len(path.parents) else list(roots)
+        parts = [part for part in dotted.split(".") if part]
+        return [base.joinpath(*parts).with_suffix(suffix) if parts and suffix else base.joinpath(*parts, "__init__.py")
+                for base in bases for suffix in (".py", ".pyi", "")]
+    script = _SCRIPT_IMPORT.search(line)
+    if script:
+        return [Path(str((path.parent / script.group(1)).resolve()) + suffix) for suffix in _SCRIPT_SUFFIXES]
+    return []
 
 
 def named_elsewhere(session: Session, edited: list[Path], old_name: str,
@@ -66,7 +96,8 @@ def named_elsewhere(session: Session, edited: list[Path], old_name: str,
             for number, line in enumerate(lines):
                 found = word.search(line)
                 if found and (dotted.search(line) or (
-                        module.search(line) and any(w in line for w in IMPORTING))):
+                        module.search(line) and any(w in line for w in IMPORTING)
+                        and not _imports_another_file(line, path, workspace.roots, set(edited)))):
                     out.append(Uncovered(path=workspace.display(path), line=number + 1,
                                          column=found.start() + 1, text=line.strip()))
                     break
