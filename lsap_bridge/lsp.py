@@ -13,7 +13,7 @@ checks of `decode.py`: structuring 1,000 locations costs ~10 ms, 300 completion 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, TypeAlias, TypedDict, TypeVar
 
 from cattrs import transform_error
@@ -21,6 +21,7 @@ from cattrs.errors import BaseValidationError
 from lsprotocol import converters, types
 
 from .errors import ErrorCode, LsapError
+from .jsonvalue import Json
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -39,18 +40,39 @@ class Response(Protocol[T_co]):
     def result(self) -> T_co: ...
 
 
+def malformed(server: str, method: str, what: str, exc: Exception) -> LsapError:
+    """The server's error for an answer of another shape than `what`, naming both."""
+    why = ("; ".join(transform_error(exc)) if isinstance(exc, BaseValidationError)
+           else f"no {exc}" if isinstance(exc, KeyError) else str(exc))
+    return LsapError(
+        ErrorCode.SERVER_ERROR,
+        f"{server} answered {method} with a malformed {what}: {why[:200]}",
+        hint="report this to the language server",
+    )
+
+
+#: What a hand-written decoder (`decoded`) raises on an answer of another shape.
+SHAPE_ERRORS = (BaseValidationError, ValueError, TypeError, KeyError, AttributeError, IndexError)
+
+
 def structure(raw: object, into: type[T], server: str, method: str) -> T:
     """A server's answer as lsprotocol's `into`; an answer of another shape is the
     server's error, named."""
     try:
         return _CONVERTER.structure(raw, into)
-    except (BaseValidationError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        why = "; ".join(transform_error(exc))[:200] if isinstance(exc, BaseValidationError) else str(exc)[:200]
-        raise LsapError(
-            ErrorCode.SERVER_ERROR,
-            f"{server} answered {method} with a malformed {into.__name__}: {why}",
-            hint="report this to the language server",
-        ) from exc
+    except SHAPE_ERRORS as exc:
+        raise malformed(server, method, into.__name__, exc) from exc
+
+
+def decoded(read: Callable[[Json], T], raw: Json, server: str, method: str) -> T:
+    """A server's answer through a hand-written decoder (`decode.py`: the attrs classes made
+    directly, where cattrs would cost several times reading the JSON); an answer of
+    another shape (a KeyError, a TypeError, a validator's ValueError) is the server's
+    error, named."""
+    try:
+        return read(raw)
+    except SHAPE_ERRORS as exc:
+        raise malformed(server, method, "answer", exc) from exc
 
 
 def result_of(raw: object, response: type[Response[T]], server: str, method: str) -> T:
@@ -93,24 +115,6 @@ class SymbolInformationData(_Symbol, total=False):
 
     location: LocationData
     containerName: str
-
-
-class LabelDetailsData(TypedDict, total=False):
-    detail: str
-    description: str
-
-
-class _Completion(TypedDict):
-    label: str
-
-
-class CompletionItemData(_Completion, total=False):
-    """A `CompletionItem` as the completion report reads it (a hot path: hundreds a list)."""
-
-    kind: int
-    sortText: str
-    detail: str
-    labelDetails: LabelDetailsData
 
 
 class FileEventData(TypedDict):
