@@ -14,7 +14,7 @@ from typing import NamedTuple, TypeGuard, cast
 from lsprotocol import types
 
 from .jsonvalue import Json, JsonObject, Params, items, obj
-from .lsp import Locations, RangeData, structure
+from .lsp import Locations, RangeData, json_list, json_object, optional_text, structure
 from .position import Document, Encoding, column_at, to_lsp_character
 from .symbols import Units, units
 from .workspace import path_of, uri_of
@@ -110,26 +110,6 @@ def hover_of(raw: object, server: str) -> types.Hover | None:
     return structure(raw, types.Hover, server, "textDocument/hover") if raw else None
 
 
-def _object(value: Json) -> JsonObject:
-    """A JSON object of a server's answer; anything else is a TypeError (a malformed answer:
-    `lsp.decoded`)."""
-    if isinstance(value, dict):
-        return value
-    raise TypeError(f"not an object: {str(value)[:40]!r}")
-
-
-def _list(value: Json) -> list[Json]:
-    """A JSON list of a server's answer (null: none); anything else is a TypeError."""
-    if isinstance(value, list) or value is None:
-        return value or []
-    raise TypeError(f"not a list: {str(value)[:40]!r}")
-
-
-def _text(value: Json) -> str | None:
-    """An optional string field (lsprotocol's validators refuse any other kind)."""
-    return value if value is None else cast(str, value)
-
-
 _COMPLETION_KINDS = {int(kind): kind for kind in types.CompletionItemKind}
 
 
@@ -137,18 +117,18 @@ def completions(raw: Json) -> types.CompletionList:
     """A `textDocument/completion` answer (`CompletionList | CompletionItem[] | null`) as one
     list, each item with what the bridge reads of it (label, kind, sort text, details), the
     classes made directly (cattrs costs several times more: benchmarks/typed_decode.py)."""
-    entries = _list(_object(raw).get("items") if isinstance(raw, dict) else raw)
+    entries = json_list(json_object(raw).get("items") if isinstance(raw, dict) else raw)
     out = []
     for entry in entries:
-        item = _object(entry)
+        item = json_object(entry)
         kind = item.get("kind")
-        labels = item.get("labelDetails")
+        labels = None if (given := item.get("labelDetails")) is None else json_object(given)
         out.append(types.CompletionItem(
             cast(str, item["label"]),
             label_details=None if labels is None else types.CompletionItemLabelDetails(
-                _text(_object(labels).get("detail")), _text(_object(labels).get("description"))),
+                optional_text(labels.get("detail")), optional_text(labels.get("description"))),
             kind=_COMPLETION_KINDS.get(kind) if isinstance(kind, int) else None,
-            detail=_text(item.get("detail")), sort_text=_text(item.get("sortText"))))
+            detail=optional_text(item.get("detail")), sort_text=optional_text(item.get("sortText"))))
     return types.CompletionList(isinstance(raw, dict) and bool(raw.get("isIncomplete")), out)
 
 

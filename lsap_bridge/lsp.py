@@ -14,14 +14,14 @@ checks of `decode.py`: structuring 1,000 locations costs ~10 ms, 300 completion 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol, TypeAlias, TypedDict, TypeVar
+from typing import Literal, Protocol, TypeAlias, TypedDict, TypeVar, cast
 
 from cattrs import transform_error
 from cattrs.errors import BaseValidationError
 from lsprotocol import converters, types
 
 from .errors import ErrorCode, LsapError
-from .jsonvalue import Json
+from .jsonvalue import Json, JsonObject
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -79,6 +79,42 @@ def result_of(raw: object, response: type[Response[T]], server: str, method: str
     """A server's answer to `method` as lsprotocol types it: the `result` of its `response`
     message (a union such as `Locations` is structured only as a message's field)."""
     return structure({"jsonrpc": "2.0", "id": 0, "result": raw}, response, server, method).result
+
+
+# -- hand-written decoders' parts (decode.py, diagnostics.py): a value of another kind is a
+# TypeError, which `decoded` makes the server's error; lsprotocol's validators check the rest
+# (a string field, a negative line).
+
+
+def json_object(value: Json) -> JsonObject:
+    """A JSON object of a server's answer."""
+    if isinstance(value, dict):
+        return value
+    raise TypeError(f"not an object: {str(value)[:40]!r}")
+
+
+def json_list(value: Json) -> list[Json]:
+    """A JSON list of a server's answer (null: none)."""
+    if isinstance(value, list) or value is None:
+        return value or []
+    raise TypeError(f"not a list: {str(value)[:40]!r}")
+
+
+def optional_text(value: Json) -> str | None:
+    """An optional string field (lsprotocol's validators refuse any other kind)."""
+    return value if value is None else cast(str, value)
+
+
+def position_of(value: Json) -> types.Position:
+    """An LSP Position, its `character` still in the server's units."""
+    position = json_object(value)
+    return types.Position(cast(int, position["line"]), cast(int, position["character"]))
+
+
+def range_of(value: Json) -> types.Range:
+    """An LSP Range, its characters still in the server's units."""
+    rng = json_object(value)
+    return types.Range(position_of(rng["start"]), position_of(rng["end"]))
 
 
 class PositionData(TypedDict):
