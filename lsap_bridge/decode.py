@@ -16,7 +16,7 @@ from lsprotocol import types
 from .jsonvalue import Json, JsonObject, Params, items, obj
 from .lsp import Locations, RangeData, json_list, json_object, optional_text, structure
 from .position import Document, Encoding, column_at, to_lsp_character
-from .symbols import Units, units
+from .symbols import Units
 from .workspace import path_of, uri_of
 
 # Outside code: HTML entities (`&nbsp;` indents pyright's docstrings), line-break tags, and
@@ -185,7 +185,8 @@ def location_files(raw: object) -> list[tuple[Path, list[Units]]]:
         runs = [(path_of(uri), list(flat)) for uri, flat in raw["packed"] or []
                 if isinstance(uri, str) and uri.startswith("file:") and isinstance(flat, list)]
     else:
-        runs = [(path, list(units(rng))) for path, rng in spans(raw)]
+        runs = [(path, [rng["start"]["line"], rng["start"]["character"], rng["end"]["line"], rng["end"]["character"]])
+                for path, rng in spans(raw)]
     by_path: dict[Path, list[int]] = {}
     for path, flat in runs:
         by_path.setdefault(path, []).extend(flat)

@@ -127,32 +127,6 @@ class RangeData(TypedDict):
     end: PositionData
 
 
-class LocationData(TypedDict):
-    uri: str
-    range: RangeData
-
-
-class _Symbol(TypedDict):
-    name: str
-    kind: int
-
-
-class DocumentSymbolData(_Symbol, total=False):
-    """A `DocumentSymbol` (hierarchical: `range` and `selectionRange` always there)."""
-
-    range: RangeData
-    selectionRange: RangeData
-    detail: str
-    children: list[DocumentSymbolData]
-
-
-class SymbolInformationData(_Symbol, total=False):
-    """A `SymbolInformation` (flat: a location, no children)."""
-
-    location: LocationData
-    containerName: str
-
-
 class FileEventData(TypedDict):
     """A `workspace/didChangeWatchedFiles` event: 1 created, 2 changed, 3 deleted."""
 

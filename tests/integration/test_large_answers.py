@@ -15,7 +15,7 @@ from lsprotocol import types
 from lsap_bridge.decode import location_files
 from lsap_bridge.gateway import LspCall
 from lsap_bridge.lsp import result_of
-from lsap_bridge.symbols import build_tree
+from lsap_bridge.symbols import build_tree, document_symbols
 from lsap_bridge.workspace import uri_of
 
 from .harness import Bridge
@@ -112,7 +112,7 @@ def test_packed_document_symbols_build_the_servers_tree(bridge: Bridge) -> None:
         assert isinstance(packed, dict) and len(packed["symbols"][0]) == count
 
         def tree(result: Any, lines: list[str] = doc.lines) -> list[tuple[Any, ...]]:
-            built = build_tree(result, lines, "utf-16")
+            built = build_tree(document_symbols(result), lines, "utf-16")
             return [(path, s.kind, s.detail, s.span, s.selection) for path, s in built.walk()]
 
         assert tree(packed) == tree(plain)
