@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypedDict
 
 from cachetools import LRUCache
+from lsprotocol import types
 from pydantic import Field
 
 from ..changes import undo_hint
-from ..decode import is_range, spans, walk
+from ..decode import is_range, locations, walk
 from ..diagnostics import DiagnosticDelta
 from ..diskwatch import Basis
 from ..edits.apply import EditResult, apply_workspace_edit
@@ -40,7 +41,6 @@ from ..errors import ErrorCode, LsapError
 from ..gateway import Client, LspCall
 from ..identifiers import check_new_name, declined
 from ..jsonvalue import Params
-from ..lsp import PositionData, RangeData
 from ..models import (
     Anchored,
     LocateRequest,
@@ -109,7 +109,7 @@ class PendingRename:
     partial: bool = False  # the server was still indexing: uses may be missing
     # The symbol's uses as `references` found them (None: the server could not say), and
     # those the edit leaves alone.
-    uses: list[tuple[Path, RangeData]] | None = None
+    uses: list[tuple[Path, types.Range]] | None = None
     uncovered: list[Uncovered] = field(default_factory=list)
     # Lines of files the edit leaves alone that still name the symbol through a module the
     # edit changes (`named_elsewhere`), which `references` did not report.
@@ -374,18 +374,18 @@ async def _refusal(session: Session, target: Target, params: Params) -> str | No
     return "" if answer.result is None else None
 
 
-async def _uses(session: Session, target: Target, params: Params) -> list[tuple[Path, RangeData]] | None:
+async def _uses(session: Session, target: Target, params: Params) -> list[tuple[Path, types.Range]] | None:
     """The symbol's uses in the workspace, declaration included; None when the server
     cannot say (the rename goes ahead unchecked)."""
     if not target.client.supports(REFERENCES):
         return None
     try:
-        found = await session.servers.call_json(
-            target, REFERENCES, {**params, "context": {"includeDeclaration": True}}
+        found = await session.servers.read(
+            target, REFERENCES, {**params, "context": {"includeDeclaration": True}}, locations
         )
     except LsapError:
         return None
-    return [(p, r) for p, r in spans(found) if session.workspace.contains(p)]
+    return [(p, use.range) for use in found if session.workspace.contains(p := path_of(use.uri))]
 
 
 def _edit_ranges(edit: dict[str, Any]) -> dict[Path, list[Mapping[str, object]]]:
@@ -397,7 +397,7 @@ def _edit_ranges(edit: dict[str, Any]) -> dict[Path, list[Mapping[str, object]]]
     return out
 
 
-def _renames(item: Mapping[str, object], start: PositionData, old_name: str, encoding: Encoding) -> bool:
+def _renames(item: Mapping[str, object], start: types.Position, old_name: str, encoding: Encoding) -> bool:
     """Whether a text edit renames the use starting at `start`: it spans the use, and,
     where it rewrites whole lines (jedi sends the whole file), the use's line no longer
     has the old name there (its column in the new text read through the codec: `start`
@@ -406,39 +406,39 @@ def _renames(item: Mapping[str, object], start: PositionData, old_name: str, enc
     if not is_range(rng):
         return False
     first, last = rng["start"], rng["end"]
-    key = (start["line"], start["character"])
+    key = (start.line, start.character)
     if not ((first["line"], first["character"]) <= key < (last["line"], last["character"])):
         return False
     if first["line"] == last["line"]:
         return True
-    row = start["line"] - first["line"]
+    row = start.line - first["line"]
     lines = str(item.get("newText") or "").split("\n")
     if row >= len(lines):
         return True
     # The new text's line `row` starts at the edit's start on its first line, at column 0 after.
-    column = from_lsp_character(lines[row], start["character"] - (first["character"] if row == 0 else 0), encoding)
+    column = from_lsp_character(lines[row], start.character - (first["character"] if row == 0 else 0), encoding)
     return lines[row][column:column + len(old_name)] != old_name
 
 
 async def _uncovered(session: Session, target: Target, edit: dict[str, Any],
-                     uses: list[tuple[Path, RangeData]], old_name: str) -> list[Uncovered]:
+                     uses: list[tuple[Path, types.Range]], old_name: str) -> list[Uncovered]:
     """The uses `references` found that no edit of the rename renames."""
     edits = _edit_ranges(edit)
     encoding = encoding_of(target.client)
     missed = [
         (path, rng) for path, rng in uses
-        if not any(_renames(item, rng["start"], old_name, encoding) for item in edits.get(path, []))
+        if not any(_renames(item, rng.start, old_name, encoding) for item in edits.get(path, []))
     ]
     docs = await session.texts.documents(list(dict.fromkeys(p for p, _ in missed if p.is_file())))
     out = []
     for path, rng in missed:
         lines = docs[path].lines if path in docs else []
-        line = rng["start"]["line"]
+        line = rng.start.line
         text = line_at(lines, line)
         out.append(Uncovered(
             path=session.workspace.display(path),
             line=line + 1,
-            column=column_at(lines, line, rng["start"]["character"], encoding) + 1,
+            column=column_at(lines, line, rng.start.character, encoding) + 1,
             text=text.strip(),
         ))
     return out

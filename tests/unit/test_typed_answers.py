@@ -4,14 +4,19 @@ of another shape as the server's error, never a KeyError."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
+from lsap_bridge.decode import location_count, location_files, locations, packed_locations
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.jsonvalue import Json
 from lsap_bridge.lsp import decoded
 from lsap_bridge.symbols import PackedSymbols, build_tree, document_symbols
 
 SYMBOLS = "textDocument/documentSymbol"
+REFERENCES = "textDocument/references"
 
 
 def rng(sl: int, sc: int, el: int, ec: int) -> Json:
@@ -52,3 +57,32 @@ def test_a_malformed_symbol_answer_is_the_servers_error(answer: Json) -> None:
     with pytest.raises(LsapError, match=f"srv answered {SYMBOLS} with a malformed answer") as raised:
         decoded(document_symbols, answer, "srv", SYMBOLS)
     assert raised.value.code is ErrorCode.SERVER_ERROR
+
+
+def test_locations_of_either_shape_are_the_same_files_and_ranges(tmp_path: Path) -> None:
+    a, b = (tmp_path / "a.py").as_uri(), (tmp_path / "b.py").as_uri()
+    plain: Json = [{"uri": b, "range": rng(3, 1, 3, 4)}, {"uri": a, "range": rng(0, 2, 0, 5)},
+                   {"targetUri": a, "targetRange": rng(0, 0, 9, 0), "targetSelectionRange": rng(5, 0, 5, 3)},
+                   {"uri": "untitled:1", "range": rng(0, 0, 0, 1)},  # not a file: left out
+                   {"uri": a, "range": rng(-1, 0, 0, 1)}, 7]  # as packing.lua leaves them out
+    packed: Json = {"packed": [[b, [3, 1, 3, 4]], [a, [0, 2, 0, 5, 5, 0, 5, 3]]]}
+    typed = decoded(locations, plain, "srv", REFERENCES)
+    assert [(use.uri, use.range.start.line) for use in typed] == [(b, 3), (a, 0), (a, 5)]
+    assert location_files(typed) == location_files(decoded(packed_locations, packed, "srv", REFERENCES)) == [
+        (tmp_path / "a.py", [(0, 2, 0, 5), (5, 0, 5, 3)]), (tmp_path / "b.py", [(3, 1, 3, 4)])]
+    assert location_count(packed_locations(packed)) == location_count(packed_locations(plain)) == 3
+    assert location_count(packed_locations(None)) == 0
+    assert locations(None) == [] and len(locations({"uri": a, "range": rng(0, 0, 0, 1)})) == 1
+
+
+@pytest.mark.parametrize(("read", "answer"), [
+    (locations, "file:///a.py"),
+    (locations, 3),
+    (packed_locations, "file:///a.py"),
+    (packed_locations, {"packed": [["file:///a.py", [0, 0, 0]]]}),
+    (packed_locations, {"packed": [["file:///a.py"]]}),
+    (packed_locations, {"packed": 1}),
+])
+def test_a_malformed_location_answer_is_the_servers_error(read: Callable[[Json], object], answer: Json) -> None:
+    with pytest.raises(LsapError, match=f"srv answered {REFERENCES} with a malformed answer"):
+        decoded(read, answer, "srv", REFERENCES)
