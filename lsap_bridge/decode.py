@@ -116,7 +116,7 @@ _COMPLETION_KINDS = {int(kind): kind for kind in types.CompletionItemKind}
 def completions(raw: Json) -> types.CompletionList:
     """A `textDocument/completion` answer (`CompletionList | CompletionItem[] | null`) as one
     list, each item with what the bridge reads of it (label, kind, sort text, details), the
-    classes made directly (cattrs costs several times more: benchmarks/typed_decode.py)."""
+    classes made directly (cattrs costs 1.3 times as much: benchmarks/typed_decode.py)."""
     entries = json_list(json_object(raw).get("items") if isinstance(raw, dict) else raw)
     out = []
     for entry in entries:
@@ -170,7 +170,7 @@ def packed_locations(raw: Json) -> PackedLocations:
 
 def locations(raw: Json) -> list[types.Location]:
     """`Location | Location[] | LocationLink[] | null` as lsprotocol's Locations, made directly
-    (cattrs costs twice as much: benchmarks/typed_decode.py); a link's place is its target's
+    (cattrs costs 1.4 times as much: benchmarks/typed_decode.py); a link's place is its target's
     selection (the name). What is not a file's location with a valid range is left out, as
     packing.lua leaves it out of a packed answer; an answer that is no list is the server's
     error (`lsp.decoded`)."""

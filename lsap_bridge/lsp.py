@@ -1,14 +1,15 @@
 """Typed LSP data (doc/architecture.md, Typed LSP data): what language servers answer, as
-lsprotocol's types (the library pygls is built on) or, on hot paths, as TypedDicts.
+lsprotocol's types (the library pygls is built on).
 
-An answer is structured once, where it comes back from the gateway (`Servers.call`, typed
-by the method's lsprotocol response message: `result_of`), with the cattrs converter
-lsprotocol ships, so that the code after it reads attributes mypy checks instead of
-`dict.get` chains: hovers, signature help, definition-like locations, code actions. Answers of thousands
-of items (references, document symbols, edits, completions; `Servers.call_json`) stay plain
-dicts, read through the TypedDicts below and the
-checks of `decode.py`: structuring 1,000 locations costs ~10 ms, 300 completion items ~5 ms
-(11 times reading them as dicts), a hover ~5 µs.
+An answer is decoded once, where it comes back from the gateway, so that the code after it
+reads attributes mypy checks instead of `dict.get` chains: structured with the cattrs
+converter lsprotocol ships (`Servers.call`, typed by the method's lsprotocol response
+message: `result_of`), or, for answers of many items (completions, locations, document
+symbols, pulled diagnostics: `Servers.read`, `decoded`), by a hand-written decoder of
+decode.py, symbols.py or diagnostics.py that makes the attrs classes directly from the parts
+below (cattrs costs 1.3 to 1.5 times more: benchmarks/typed_decode.py). An answer of another
+shape is the server's error, named. WorkspaceEdits stay JSON, read through the TypedDicts
+below and checked whole by the edit engine.
 """
 
 from __future__ import annotations

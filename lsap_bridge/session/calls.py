@@ -278,10 +278,9 @@ class Servers:
 
     async def call_json(self, target: Target, method: str, params: Mapping[str, Jsonable],
                         packed: bool = False) -> Json:
-        """`call`, its answer left as JSON: for answers of thousands of items read through the
-        TypedDicts and checks of `decode.py` (lsp.py says what structuring them costs), and
-        WorkspaceEdits the edit engine checks itself. `packed`: a location list, answered
-        packed (see `decode.location_files`)."""
+        """`call`, its answer left as JSON: for `read`'s decoders, and WorkspaceEdits the edit
+        engine checks itself. `packed`: a location list or document symbols, answered packed
+        (see `LspCall`)."""
         found: Json = (await self.answer(target, method, params, packed)).result
         return found
 
