@@ -10,10 +10,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TypedDict
 
-from ...decode import is_range, spans, walk
+from lsprotocol import types
+
+from ...decode import is_range, locations, walk
 from ...errors import ErrorCode, LsapError
 from ...jsonvalue import JsonObject, Params
-from ...lsp import PositionData, RangeData
 from ...position import Encoding, column_at, from_lsp_character, line_at
 from ...report.paging import suggest
 from ...session.approval import Doubt
@@ -104,18 +105,18 @@ def named_elsewhere(session: Session, edited: list[Path], old_name: str,
     return out
 
 
-async def _uses(session: Session, target: Target, params: Params) -> list[tuple[Path, RangeData]] | None:
+async def _uses(session: Session, target: Target, params: Params) -> list[tuple[Path, types.Range]] | None:
     """The symbol's uses in the workspace, declaration included; None when the server
     cannot say (the rename goes ahead unchecked)."""
     if not target.client.supports(REFERENCES):
         return None
     try:
-        found = await session.servers.call_json(
-            target, REFERENCES, {**params, "context": {"includeDeclaration": True}}
+        found = await session.servers.read(
+            target, REFERENCES, {**params, "context": {"includeDeclaration": True}}, locations
         )
     except LsapError:
         return None
-    return [(p, r) for p, r in spans(found) if session.workspace.contains(p)]
+    return [(p, use.range) for use in found if session.workspace.contains(p := path_of(use.uri))]
 
 
 def _edit_ranges(edit: JsonObject) -> dict[Path, list[Mapping[str, object]]]:
@@ -127,7 +128,7 @@ def _edit_ranges(edit: JsonObject) -> dict[Path, list[Mapping[str, object]]]:
     return out
 
 
-def _renames(item: Mapping[str, object], start: PositionData, old_name: str, encoding: Encoding) -> bool:
+def _renames(item: Mapping[str, object], start: types.Position, old_name: str, encoding: Encoding) -> bool:
     """Whether a text edit renames the use starting at `start`: it spans the use, and,
     where it rewrites whole lines (jedi sends the whole file), the use's line no longer
     has the old name there (its column in the new text read through the codec: `start`
@@ -136,39 +137,39 @@ def _renames(item: Mapping[str, object], start: PositionData, old_name: str, enc
     if not is_range(rng):
         return False
     first, last = rng["start"], rng["end"]
-    key = (start["line"], start["character"])
+    key = (start.line, start.character)
     if not ((first["line"], first["character"]) <= key < (last["line"], last["character"])):
         return False
     if first["line"] == last["line"]:
         return True
-    row = start["line"] - first["line"]
+    row = start.line - first["line"]
     lines = str(item.get("newText") or "").split("\n")
     if row >= len(lines):
         return True
     # The new text's line `row` starts at the edit's start on its first line, at column 0 after.
-    column = from_lsp_character(lines[row], start["character"] - (first["character"] if row == 0 else 0), encoding)
+    column = from_lsp_character(lines[row], start.character - (first["character"] if row == 0 else 0), encoding)
     return lines[row][column:column + len(old_name)] != old_name
 
 
 async def _uncovered(session: Session, target: Target, edit: JsonObject,
-                     uses: list[tuple[Path, RangeData]], old_name: str) -> list[Uncovered]:
+                     uses: list[tuple[Path, types.Range]], old_name: str) -> list[Uncovered]:
     """The uses `references` found that no edit of the rename renames."""
     edits = _edit_ranges(edit)
     encoding = encoding_of(target.client)
     missed = [
         (path, rng) for path, rng in uses
-        if not any(_renames(item, rng["start"], old_name, encoding) for item in edits.get(path, []))
+        if not any(_renames(item, rng.start, old_name, encoding) for item in edits.get(path, []))
     ]
     docs = await session.texts.documents(list(dict.fromkeys(p for p, _ in missed if p.is_file())))
     out = []
     for path, rng in missed:
         lines = docs[path].lines if path in docs else []
-        line = rng["start"]["line"]
+        line = rng.start.line
         text = line_at(lines, line)
         out.append(Uncovered(
             path=session.workspace.display(path),
             line=line + 1,
-            column=column_at(lines, line, rng["start"]["character"], encoding) + 1,
+            column=column_at(lines, line, rng.start.character, encoding) + 1,
             text=text.strip(),
         ))
     return out

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
+from lsprotocol import types
 from pydantic import Field
 
 from ...diskwatch import Basis
 from ...editor import Client
 from ...jsonvalue import JsonObject
-from ...lsp import RangeData
 from ...models import (
     Anchored,
     LocateRequest,
@@ -73,7 +73,7 @@ class PendingRename:
     partial: bool = False  # the server was still indexing: uses may be missing
     # The symbol's uses as `references` found them (None: the server could not say), and
     # those the edit leaves alone.
-    uses: list[tuple[Path, RangeData]] | None = None
+    uses: list[tuple[Path, types.Range]] | None = None
     uncovered: list[Uncovered] = field(default_factory=list)
     # Lines of files the edit leaves alone that still name the symbol through a module the
     # edit changes (`named_elsewhere`), which `references` did not report.
