@@ -189,8 +189,8 @@ def section(big: dict[str, Any], little: dict[str, Any], files: int, small_files
             lambda r: f"{r['watches']:,} / {r['python_mb']:.2f} MB"),
         "",
         f"Kernel memory: at most 1 KB per watch on 64-bit (inotify(7)), {big['watches'] / 1024:.1f} MB for the "
-        f"{files:,} files. A warm hover (~1 ms) is noise-bound on a shared machine; its path never touches the "
-        "disk watch.",
+        f"{files:,} files. A warm hover, a request of a few milliseconds, is noise-bound on a shared machine; its "
+        "path never touches the disk watch.",
     ]
 
 

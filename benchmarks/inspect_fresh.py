@@ -21,8 +21,9 @@ from lsap_bridge.diskwatch import Basis, fs_now_ns
 
 from .baselines import METHODS, bridge_payload, point_of
 from .corpus import HERE, fetch_rxjs
-from .report import write_measured
-from .rig import Rig, alternate, median_ms
+from .report import Results, write_measured
+from .rig import alternate, median_ms
+from .sections.start import cold
 
 TARGET = 1.1
 INSPECT_FRESH_MARKERS = ("<!-- inspect_fresh: python -m benchmarks.inspect_fresh -->", "<!-- /inspect_fresh -->")
@@ -59,7 +60,8 @@ async def measure(reps: int) -> tuple[str, list[list[float]]]:
     raw work, the bridge without it."""
     corpus = fetch_rxjs()
     with tempfile.TemporaryDirectory(prefix="lsap-inspect-") as tmp:
-        rig = await Rig.start(corpus, Path(tmp) / "rig.sock")
+        # Started as the main run starts it: warm figures once the server has the whole project.
+        rig = await cold(corpus, Path(tmp) / "rig.sock", Results(corpus.name))
         try:
             method, raw_runner = METHODS["inspect"]
             payload = bridge_payload("inspect", corpus)
