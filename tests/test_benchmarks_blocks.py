@@ -47,7 +47,7 @@ def test_pylsp_race_writes_a_row_per_way_of_holding_the_modules() -> None:
     assert "| in buffers (as after a first rename) | 47 | 41 | 9 | **0/50** |" in block
     assert "| on disk only (no buffer holds them) | 48 | 49 | 0 | **1/50** |" in block
     other = pylsp_race.section({"loaded": Counter({"conflict, kept": 1, "timeout, kept": 1})})
-    assert "Other answers, the text kept: 1 timeout, kept (in buffers (as after a first rename))." in other
+    assert "Other answers, each with the writer's text kept: 1 `timeout` (in buffers)." in other
 
 
 def test_the_blocks_of_issue_32_write_their_figures() -> None:
