@@ -90,7 +90,11 @@ async def trial(service: Service, gateway: EditorGateway, root: Path, rng: rando
 
 async def race(runs: int, seed: int, loaded: bool) -> Counter[str]:
     """`runs` trials on a fresh project and pylsp: how many ended each way."""
-    root = Path(tempfile.mkdtemp(prefix="lsap-race-"))
+    with tempfile.TemporaryDirectory(prefix="lsap-race-") as tmp:
+        return await _race(Path(tmp), runs, seed, loaded)
+
+
+async def _race(root: Path, runs: int, seed: int, loaded: bool) -> Counter[str]:
     project(root)
     embedded = await start_embedded(root, ["pylsp"], Timeouts(request=120, attach=60))
     outcomes: Counter[str] = Counter()
