@@ -203,7 +203,7 @@ async def raw_inspect(rig: Rig, point: Point) -> RawWork:
     work.answers["second"] = await raw_lsp(rig, work, second)
     # The report shows each call's line: callers' in their files, callees' in the anchor's.
     incoming, outgoing = work.answers["second"][:2] if items else ([], [])
-    sites = [call["from"]["uri"] for call in incoming or []] + [items[0]["uri"]] * bool(outgoing)
+    sites = [call["from"]["uri"] for call in incoming or []] + ([items[0]["uri"]] if outgoing else [])
     for uri in dict.fromkeys([*defining, *sites]):
         if rig.service.workspace.contains(path_of(uri)):
             work.files[uri] = path_of(uri).read_text(encoding="utf-8", errors="replace")

@@ -3,7 +3,9 @@ disk watch, the workspace sync) and off, in the same run (issue 32: <= 1.1x raw 
 on). The same measurement as section 1's `inspect` row (`benchmarks/sections/latency.py`),
 alone, so that it can be run without the whole benchmark.
 
-    .venv/bin/python -m benchmarks.inspect_fresh [--reps 21]
+    .venv/bin/python -m benchmarks.inspect_fresh [--reps 41] [--print]
+
+Written into RESULTS.md between its markers (`--print`: printed only).
 """
 
 from __future__ import annotations
@@ -11,25 +13,55 @@ from __future__ import annotations
 import argparse
 import asyncio
 import tempfile
+import time
 from functools import partial
 from pathlib import Path
 
 from lsap_bridge.diskwatch import Basis, fs_now_ns
 
 from .baselines import METHODS, bridge_payload, point_of
-from .corpus import fetch_rxjs
-from .rig import Rig, alternate, median_ms
+from .corpus import HERE, fetch_rxjs
+from .report import Results, write_measured
+from .rig import alternate, median_ms
+from .sections.start import cold
 
 TARGET = 1.1
+INSPECT_FRESH_MARKERS = ("<!-- inspect_fresh: python -m benchmarks.inspect_fresh -->", "<!-- /inspect_fresh -->")
+TITLE = "## Warm `inspect` with the freshness work on and off (issue 32)"
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--reps", type=int, default=21)
-    args = parser.parse_args()
+def section(anchor: str, reps: int, on: float, off: float, raw: float) -> list[str]:
+    """The RESULTS.md block's figures (milliseconds)."""
+    ratio = on / raw
+    return [f"`inspect` of `{anchor}` on rxjs against the raw work, median of {reps}, alternating: with the "
+            f"freshness work (the disk watch, the workspace sync) {on:.1f} ms, without it {off:.1f} ms, raw "
+            f"{raw:.1f} ms: **{ratio:.2f}x raw** (wanted <= {TARGET}; 1.35x before issue 32) "
+            f"{'PASS' if ratio <= TARGET else 'FAIL'}."]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.inspect_fresh", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=41)
+    parser.add_argument("--print", action="store_true", help="print the block, do not write RESULTS.md")
+    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    anchor, (on, raw, off) = asyncio.run(measure(args.reps))
+    block = section(anchor, args.reps, median_ms(on), median_ms(off), median_ms(raw))
+    print("\n".join(block))
+    if not args.print:
+        write_measured(args.out, TITLE, f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} in "
+                       f"{time.monotonic() - started:.0f} s. Reproduce: `python -m benchmarks.inspect_fresh`.",
+                       block, INSPECT_FRESH_MARKERS)
+
+
+async def measure(reps: int) -> tuple[str, list[list[float]]]:
+    """The anchor, and the seconds of each side: the bridge with the freshness work, the
+    raw work, the bridge without it."""
     corpus = fetch_rxjs()
     with tempfile.TemporaryDirectory(prefix="lsap-inspect-") as tmp:
-        rig = await Rig.start(corpus, Path(tmp) / "rig.sock")
+        # Started as the main run starts it: warm figures once the server has the whole project.
+        rig = await cold(corpus, Path(tmp) / "rig.sock", Results(corpus.name))
         try:
             method, raw_runner = METHODS["inspect"]
             payload = bridge_payload("inspect", corpus)
@@ -52,14 +84,11 @@ async def main() -> None:
                 _, answer = await rig.bridge(payload)
                 assert answer["ok"], answer["text"][:300]
                 await raw_runner(rig, point)
-            on, raw, off = await alternate(rig, payload, [partial(raw_runner, rig, point), fresh_off], args.reps)
+            return str(payload["locate"]), await alternate(
+                rig, payload, [partial(raw_runner, rig, point), fresh_off], reps)
         finally:
             await rig.close()
-    b, r, o = median_ms(on), median_ms(raw), median_ms(off)
-    print(f"inspect `{payload['locate']}` warm, median of {args.reps}: bridge {b:.1f} ms with the freshness work, "
-          f"{o:.1f} ms without it; raw {r:.1f} ms; ratio {b / r:.3f} (target <= {TARGET}), "
-          f"without it {o / r:.3f} {'PASS' if b / r <= TARGET else 'FAIL'}")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

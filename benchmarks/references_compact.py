@@ -4,13 +4,18 @@ counts them) in the compact form against the full one (`compact: false`) in the 
 and whether anything was lost: every location of the JSON answer is a file and line of the
 Markdown one.
 
-    .venv/bin/python -m benchmarks.references_compact
+    .venv/bin/python -m benchmarks.references_compact [--print]
+
+Written into RESULTS.md between its markers (`--print`: printed only).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
+import time
+from pathlib import Path
 from typing import Any
 
 from lsap_bridge.embedded import start_embedded
@@ -19,9 +24,14 @@ from lsap_bridge.service import Service
 from lsap_bridge.workspace import Workspace
 
 from .cl100k import tokens
-from .corpus import fetch_rich
+from .corpus import HERE, fetch_rich
 from .peers import bridge_lines
+from .report import write_measured
 from .rig import TIMEOUTS
+
+REFERENCES_COMPACT_MARKERS = ("<!-- references_compact: python -m benchmarks.references_compact -->",
+                              "<!-- /references_compact -->")
+TITLE = "## Compact references on rich 13.9.4 (issue 32)"
 
 SYMBOLS = {
     "class": "rich/console.py:Console",
@@ -38,12 +48,13 @@ def lost(markdown: str, report: dict[str, Any]) -> list[str]:
             if (g["path"], u["line"]) not in pairs]
 
 
-async def main() -> None:
+async def measure() -> list[dict[str, Any]]:
+    """One row per symbol: its uses and files, the tokens of both forms, what was lost."""
     corpus = fetch_rich()
     embedded = await start_embedded(corpus.root, corpus.servers, TIMEOUTS)
+    rows = []
     try:
         service = Service(embedded.gateway, Workspace.of(corpus.root))
-        ok = True
         for kind, anchor in SYMBOLS.items():
             payload: JsonObject = {"mode": "references", "locate": anchor, "max_items": 1000, "max_tokens": 100_000}
             answer = await service.handle({**payload, "format": "json"})
@@ -51,19 +62,47 @@ async def main() -> None:
             report = json.loads(answer.text)
             compact = (await service.handle(payload)).text
             full = (await service.handle({**payload, "compact": False})).text
-            uses = sum(len(g["uses"]) for g in report["groups"])
-            missing = lost(compact, report) + lost(full, report)
-            counted = tokens(compact)
-            target = f", target <= {CONSOLE_TOKENS:,}" if kind == "class" else ""
-            passed = not missing and uses == report["total"] and (kind != "class" or counted <= CONSOLE_TOKENS)
-            ok = ok and passed
-            print(f"{kind:9} {anchor}: {report['total']} uses in {report['files']} files, all in JSON: "
-                  f"{uses == report['total']}, lost from Markdown: {len(missing)}; tokens compact {counted:,} vs "
-                  f"full {tokens(full):,} ({counted / tokens(full):.2f}x){target} {'PASS' if passed else 'FAIL'}")
-        print("PASS" if ok else "FAIL")
+            row = {"kind": kind, "anchor": anchor, "total": report["total"], "files": report["files"],
+                   "in_json": sum(len(g["uses"]) for g in report["groups"]) == report["total"],
+                   "lost": len(lost(compact, report) + lost(full, report)),
+                   "compact": tokens(compact), "full": tokens(full)}
+            rows.append(row)
+            print(row, flush=True)
     finally:
         await embedded.close()
+    return rows
+
+
+def section(rows: list[dict[str, Any]]) -> list[str]:
+    """The RESULTS.md block's figures: the table, then whether every use is in both forms."""
+    table = ["References, every use in one report (`max_items` 1000), cl100k tokens:", "",
+             "| symbol | kind | uses / files | compact | full (`compact: false`) | lost from Markdown | |",
+             "|---|---|---:|---:|---:|---:|---|"]
+    for r in rows:
+        bounded = r["kind"] != "class" or r["compact"] <= CONSOLE_TOKENS
+        passed = r["in_json"] and not r["lost"] and bounded
+        target = f" (<= {CONSOLE_TOKENS:,})" if r["kind"] == "class" else ""
+        table.append(f"| `{r['anchor']}` | {r['kind']} | {r['total']} / {r['files']} | {r['compact']:,} "
+                     f"| {r['full']:,} | {r['lost']} | {'PASS' if passed else 'FAIL'}{target} |")
+    whole = all(r["in_json"] and not r["lost"] for r in rows)
+    return [*table, "", "Every use is in the JSON (`groups[].uses`, with `kind`), and every file and line of it is "
+            "in the Markdown of both forms." if whole else "**Uses are missing** (the rows that FAIL)."]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.references_compact",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--print", action="store_true", help="print the block, do not write RESULTS.md")
+    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    block = section(asyncio.run(measure()))
+    print("\n".join(block))
+    if not args.print:
+        write_measured(args.out, TITLE, f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} in "
+                       f"{time.monotonic() - started:.0f} s. Reproduce: `python -m benchmarks.references_compact`.",
+                       block, REFERENCES_COMPACT_MARKERS)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

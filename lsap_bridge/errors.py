@@ -1,11 +1,15 @@
 """Error classes with stable codes: every failure is a report, never a traceback
-(doc/architecture.md, Reports and errors)."""
+(doc/architecture.md, Reports and errors).
+
+The `lsap` CLI imports this module on every call (its `ClientError` derives from
+`LsapBaseError`), so it imports nothing the CLI's path would not: no `dataclasses` (which
+imports `inspect`, a third of a warm call's imports) and `difflib` only where a name is
+suggested (doc/architecture.md, Costs).
+"""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from enum import Enum
 
 from .jsonvalue import Params
@@ -31,14 +35,51 @@ class ErrorCode(str, Enum):
     SESSION_GONE = "session_gone"
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """One place an anchor could mean: shown in `ambiguous` and `not_found` errors."""
+class _ByFields:
+    """Compared by its fields, as a dataclass is (this module does without `dataclasses`:
+    its docstring)."""
+
+    def _fields(self) -> tuple[object, ...]:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _ByFields) or type(other) is not type(self):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        values = zip(self.__match_args__, self._fields(), strict=True)
+        return f"{type(self).__name__}({', '.join(f'{name}={value!r}' for name, value in values)})"
+
+    __match_args__: tuple[str, ...] = ()
+
+
+class Candidate(_ByFields):
+    """One place an anchor could mean: shown in `ambiguous` and `not_found` errors. A value:
+    hashed by its fields, never changed."""
+
+    __match_args__ = ("line", "text", "symbol", "score")
 
     line: int  # 1-based
     text: str
-    symbol: str | None = None
-    score: float | None = None
+    symbol: str | None
+    score: float | None
+
+    def __init__(self, line: int, text: str, symbol: str | None = None, score: float | None = None) -> None:
+        for name, value in zip(self.__match_args__, (line, text, symbol, score), strict=True):
+            object.__setattr__(self, name, value)
+
+    def _fields(self) -> tuple[object, ...]:
+        return self.line, self.text, self.symbol, self.score
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a Candidate is not changed")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: a Candidate is not changed")
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
 
 
 def shown_score(score: float | None) -> float | None:
@@ -60,22 +101,25 @@ def error_report(code: str, message: str) -> str:
     return f"# Error: {code}\n\n{message}\n"
 
 
-@dataclass
-class LsapError(LsapBaseError):
+class LsapError(_ByFields, LsapBaseError):
     """A failure the caller can act on: what failed, why, and what to try next."""
 
-    code: ErrorCode
-    message: str
-    hint: str | None = None
-    candidates: list[Candidate] = field(default_factory=list)
-    suggestions: list[str] = field(default_factory=list)
+    __match_args__ = ("code", "message", "hint", "candidates", "suggestions")
+    __hash__ = None  # type: ignore[assignment]  # compared by its fields, which may change
 
-    def __post_init__(self) -> None:
-        super().__init__(self.message)
+    def __init__(self, code: ErrorCode, message: str, hint: str | None = None,
+                 candidates: list[Candidate] | None = None, suggestions: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.hint = code, message, hint
+        self.candidates = [] if candidates is None else candidates
+        self.suggestions = [] if suggestions is None else suggestions
+
+    def _fields(self) -> tuple[object, ...]:
+        return self.code, self.message, self.hint, self.candidates, self.suggestions
 
     def __reduce__(self) -> tuple[type[LsapError], tuple[object, ...]]:
         """Pickled by its fields (an answer from a worker process, `cpu.py`), not by `args`."""
-        return (type(self), (self.code, self.message, self.hint, self.candidates, self.suggestions))
+        return (type(self), self._fields())
 
     def to_dict(self) -> Params:
         return {
@@ -92,6 +136,8 @@ def did_you_mean(word: object, names: Iterable[str]) -> str:
     for a word that is no string: a request's JSON may hold anything)."""
     if not isinstance(word, str):
         return ""
+    import difflib  # only when a name is suggested (the module's docstring)
+
     close = difflib.get_close_matches(word, list(names), n=2, cutoff=0.6)
     return f" (did you mean {' or '.join(f'`{name}`' for name in close)}?)" if close else ""
 

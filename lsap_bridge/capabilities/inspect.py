@@ -88,10 +88,12 @@ async def inspect(session: Session, request: InspectRequest) -> Answer:
     name = word_at(resolved.line_text, resolved.column)
 
     texts: dict[Path, Document] = {}  # files read once for the whole report
-    # The definition's file and the calls are independent: both go to Neovim at once.
-    definition, (callers, callees) = await asyncio.gather(
-        _definition(session, request, resolved, results.get("textDocument/definition"), texts),
+    # The definition's file and the calls are independent: both go to Neovim at once, the
+    # calls first (the gather starts them in this order, each up to its first wait): the
+    # server computes them while Neovim reads the file, instead of after.
+    (callers, callees), definition = await asyncio.gather(
         _calls(session, resolved, results.get("textDocument/prepareCallHierarchy"), request.include_external, texts),
+        _definition(session, request, resolved, results.get("textDocument/definition"), texts),
     )
     references = None
     if "textDocument/references" in results:

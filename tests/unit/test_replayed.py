@@ -11,6 +11,7 @@ import contextvars
 import json
 import re
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -233,3 +234,28 @@ def test_neovim_keeps_its_full_forms(name: str) -> None:
         assert "\n\nAnchor: `" in text, text
     if mode == "outline":
         assert re.search(r"^- \d+\| \w+ `", text, re.M), text
+
+
+def test_inspect_asks_for_the_calls_before_it_reads_the_definitions_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the first batch, the calls go to Neovim before the definition's file is read:
+    Neovim answers its calls in turn, and the server computes the calls meanwhile, not
+    after the read (benchmarks: section 1's `inspect` row)."""
+    session = case_session(CASES["inspect"])
+    gateway = session.gateway
+    events: list[str] = []
+    read, lsp = gateway.read, gateway.lsp
+
+    async def reading(paths: list[Path]) -> dict[Path, Any]:
+        events.append("read")
+        return await read(paths)
+
+    async def asking(calls: list[LspCall], *args: Any, **kwargs: Any) -> list[LspAnswer]:
+        events.extend(call.method for call in calls)
+        return await lsp(calls, *args, **kwargs)
+
+    monkeypatch.setattr(gateway, "read", reading)
+    monkeypatch.setattr(gateway, "lsp", asking)
+    request = parse_request(CASES["inspect"].request, session.workspace, session.kept.anchors)
+    asyncio.run(session.run(REGISTRY["inspect"], request))
+    after_first = events[events.index("textDocument/prepareCallHierarchy") + 1:]
+    assert after_first[:2] == ["callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"], events

@@ -97,3 +97,24 @@ def test_an_idle_session_sleeps_until_its_idle_timeout_is_due() -> None:
     assert editor._next_look() is None  # no idle timeout, nothing owned: woken only
     editor.stop("test")
     assert editor.wake.is_set() and editor.stopping.is_set()
+
+
+# What a warm `lsap <mode>` must not import: the daemon's and the service's libraries (the
+# answer is rendered by the session), asyncio and subprocess (used only by `lsap mcp` and
+# a daemon's start), and the standard modules that cost the most to import (`dataclasses`
+# brings `inspect`, `ast`, `dis`, `tokenize`: a third of the client's imports before).
+CLIENT_SPARES = ("jinja2", "lsprotocol", "cattrs", "pydantic", "msgpack", "rapidfuzz", "asyncio", "subprocess",
+                 "dataclasses", "inspect", "difflib", "lsap_bridge.models", "lsap_bridge.service")
+
+
+def test_the_cli_imports_only_what_a_plain_request_needs() -> None:
+    """A warm `lsap hover` is timed against a bare `python -c pass` (benchmarks/sections/
+    start.py, target 2x): its process imports the CLI and nothing heavy, in a fresh
+    interpreter as the `lsap` script starts one."""
+    code = ("import sys; from lsap_bridge.cli import main, parse, mode_request; "
+            "mode_request(parse(['hover', 'shop/models.py:Order.total'])); print(' '.join(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    imported = set(done.stdout.split())
+    assert "lsap_bridge.client" in imported
+    assert [name for name in CLIENT_SPARES if name in imported] == []
