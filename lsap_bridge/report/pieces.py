@@ -100,6 +100,17 @@ def statement_end(lines: list[str], line: int, comment: str) -> int:
     return min(len(lines) - 1, line + STATEMENT_LINES)
 
 
+def without_comment(text: str, comment: str) -> str:
+    """A line without its trailing comment (`comment`'s marker inside a string is none)."""
+    at = 0
+    while (start := text.find(comment, at)) >= 0:
+        inside = next((m for m in _STRING.finditer(text) if m.start() < start < m.end()), None)
+        if inside is None:
+            return text[:start].rstrip()
+        at = inside.end()
+    return text
+
+
 def editor_location(display: str, doc: Document, line: int, column: int) -> EditorLocation:
     """A location for the editor (report jumps, quickfix): 1-based line, byte column."""
     return {"path": display, "line": line + 1, "col": doc.character(line, column, "utf-8"),
