@@ -31,7 +31,15 @@ from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import Document, EditorLocation, line_at
 from ..report.paging import PagingInfo, paged
-from ..report.pieces import anchor_fields, editor_location, fence_language, use_lines, without_comment, word_at
+from ..report.pieces import (
+    anchor_fields,
+    editor_location,
+    fence_language,
+    statement_end,
+    use_lines,
+    without_comment,
+    word_at,
+)
 from ..resolve import Resolved, resolve
 from ..session.targets import Location, Target
 from ..session.warm import Session
@@ -219,15 +227,17 @@ class _Page:
                     listed.append(loc.line + 1)
             lines = _shown(doc, printing, self.context_lines, self.compact)
             if self.compact:
-                lines = [self._same(display, line) for line in lines]
+                lines = [self._same(display, doc, line) for line in lines]
             self.groups.append(Group(path=display, symbol=symbol, language=fence_language(doc), lines=lines,
                                      uses=positions, test=(self.compact and _is_test(display, symbol)) or None))
 
-    def _same(self, display: str, line: Line) -> Line:
-        """A line whose long text was shown already in this file, as `same as N`."""
+    def _same(self, display: str, doc: Document, line: Line) -> Line:
+        """A line whose long text was shown already in this file, as `same as N`; one cut
+        short (`…`) only if the whole statements read the same."""
         if len(line.text) < SAME_MIN:
             return line
-        first = self.seen.setdefault((display, line.text), line.number)
+        text = _statement(doc, line.number - 1) if line.text.endswith("…") else line.text
+        first = self.seen.setdefault((display, text), line.number)
         return line if first == line.number else Line(number=line.number, text=f"same as {first}")
 
 
@@ -246,6 +256,7 @@ _IN_GENERIC = re.compile(_GENERICS + r"""[\w\s"'.,|\[\]]*$""")
 WIDE = 100  # characters of a line shown around a use in compact form
 STATEMENT_WIDE = 160  # characters of a multi-line statement joined on one line (compact)
 SAME_MIN = 30  # characters from which a text shown again in a file is `same as N`
+SAME_LINES = 50  # lines of a statement compared, when the one shown was cut
 # A test file (`tests/…`, `test_x.py`, `x_test.go`, `x.test.ts`, `x.spec.js`) and a test
 # in it: a `test…`/`Test…` function or class, a `describe(…)`/`it(…)`/`test(…)` callback.
 _TEST_FILE = re.compile(r"(?:^|/)(?:tests?|__tests__|specs?)/|(?:^|/)test_[^/]*$|_test\.\w+$|\.(?:test|spec)\.\w+$")
@@ -352,7 +363,7 @@ def _shown(doc: Document, uses: list[Location], context: int, compact: bool) -> 
     if not compact:
         return lines
     if not context:
-        return _joined(lines, at, "#" if fence_language(doc) == "python" else "//")
+        return _joined(lines, at, _comment(doc))
     # A use's line without its indent, a statement's next lines without the indent of its
     # first (their own deeper indent kept); context above the first use without the least.
     indent = min((_indent(line.text) for line in lines if line.text.strip()), default=0)
@@ -386,6 +397,18 @@ def _joined(lines: list[Line], at: dict[int, int], comment: str) -> list[Line]:
             text += part if text.endswith(("(", "[")) or part.startswith((")", "]")) else " " + part
         out.append(Line(number=number, text=cut(text + (" …" if going_on else ""), column, STATEMENT_WIDE)))
     return out
+
+
+def _statement(doc: Document, line: int) -> str:
+    """The whole statement that starts at `line` (0-based), its lines stripped, as one text
+    (up to `SAME_LINES` lines): what `same as` compares when the shown one was cut."""
+    comment = _comment(doc)
+    last = statement_end(doc.lines, line, comment, SAME_LINES)
+    return " ".join(without_comment(text, comment).strip() for text in doc.lines[line:last + 1])
+
+
+def _comment(doc: Document) -> str:
+    return "#" if fence_language(doc) == "python" else "//"
 
 
 def _indent(text: str) -> int:

@@ -67,6 +67,37 @@ def test_b() -> None:
 '''
 
 
+LONG = '''import ssl_config
+
+
+def test_a() -> None:
+    ssl_config.create_ssl_context(
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+    )
+    ssl_config.create_ssl_context(
+        1,
+        2,
+        3,
+        4,
+        5,
+        7,
+    )
+    ssl_config.create_ssl_context(
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+    )
+'''
+
+
 def references(root: Path, compact: bool, user_text: str = USER,
                functions: tuple[tuple[str, int, int], ...] = (("test_load", 3, 8), ("test_long", 11, 19)),
                uses: tuple[tuple[int, int], ...] = ((4, 25), (12, 15))) -> str:
@@ -126,6 +157,14 @@ def test_a_statement_read_again_in_its_file_is_same_as(tmp_path: Path) -> None:
     text = references(tmp_path, True, REPEATED, (("test_a", 3, 7), ("test_b", 9, 11)), ((4, 15), (6, 15), (10, 15)))
     assert "5| ssl_config.create_ssl_context(cert=\"c.pem\", verify=True)\n7| ssl_config.create_ssl_context()\n" \
         "11| same as 5\n" in text, text
+
+
+def test_statements_cut_short_are_same_as_only_if_whole_they_read_the_same(tmp_path: Path) -> None:
+    """Two calls whose first lines read the same but not their last are both printed; a
+    third the same as the first to its end is `same as` it."""
+    text = references(tmp_path, True, LONG, (("test_a", 3, 27),), ((4, 15), (12, 15), (20, 15)))
+    assert "5| ssl_config.create_ssl_context(1, 2, 3, 4, 5, …\n13| ssl_config.create_ssl_context(1, 2, 3, 4, 5, …\n" \
+        "21| same as 5\n" in text, text
 
 
 def test_each_use_without_its_indent_a_statement_keeps_its_own(tmp_path: Path) -> None:
