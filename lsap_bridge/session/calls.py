@@ -16,9 +16,10 @@ from typing import TypeVar
 from cachetools import LRUCache
 
 from ..diskwatch import CREATED, Basis, DiskWatch, fs_now_ns
+from ..editor import Client, Editor, ServerRequests
 from ..errors import ErrorCode, LsapError
 from ..filestate import DiskStamp
-from ..gateway import Client, Editor, LspAnswer, LspCall, ServerRequests
+from ..gateway import LspAnswer, LspCall
 from ..jsonvalue import Json, Jsonable, Params
 from ..lsp import FileEventData, Response, result_of
 from ..modes import fallback

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ..diagnostics import SETTLE_LIMIT, DiagnosticMap, budget_of, from_lsp, from_vim, settled
+from ..editor import Client, Editor
 from ..errors import LsapError
-from ..gateway import Client, Editor, LspAnswer, LspCall
+from ..gateway import LspAnswer, LspCall
 from ..jsonvalue import items, obj
 from ..models import Wait
 from ..position import Document

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from cachetools import LRUCache
 
-from ..gateway import Client, Editor, LspCall
+from ..editor import Client, Editor
+from ..gateway import LspCall
 from ..position import Document
 from ..symbols import SymbolTree, build_tree
 from ..workspace import uri_of

@@ -13,14 +13,14 @@ import pytest
 
 from lsap_bridge.capabilities.batch import section
 from lsap_bridge.capabilities.editor import selection_data
-from lsap_bridge.capabilities.rename import without
+from lsap_bridge.capabilities.rename.pending import without
 from lsap_bridge.capabilities.schema import request_schemas
 from lsap_bridge.decode import walk
 from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta, from_lsp, from_vim
+from lsap_bridge.editor import Client
 from lsap_bridge.edits.text import splice
 from lsap_bridge.edits.workspace_edit import steps_of
 from lsap_bridge.errors import ErrorCode, LsapError
-from lsap_bridge.gateway import Client
 from lsap_bridge.modes import fallback
 from lsap_bridge.workspace import Workspace
 from tests.golden import assert_report_golden
@@ -190,7 +190,7 @@ def test_selection_range_is_one_based_and_in_code_points() -> None:
 def test_schema_covers_every_mode_and_forbids_unknown_fields() -> None:
     schemas = request_schemas()
     # The modes the capability modules' sources declare, not the registry the schemas are made from.
-    declared = {m for path in (Path(__file__).parents[2] / "lsap_bridge" / "capabilities").glob("*.py")
+    declared = {m for path in (Path(__file__).parents[2] / "lsap_bridge" / "capabilities").rglob("*.py")
                 for m in re.findall(r'^@mode\("(\w+)"', path.read_text(), re.M)}
     assert set(schemas) == declared and len(declared) >= 30
     for mode, schema in schemas.items():  # each schema is its own mode's request
@@ -366,7 +366,7 @@ class _FakeGateway:
         self.applied: list[Any] = []
 
     async def read(self, paths: list[Path]) -> dict[Path, Any]:
-        from lsap_bridge.gateway import read_disk
+        from lsap_bridge.filestate import read_disk
         from lsap_bridge.position import Document
 
         out: dict[Path, Any] = {}

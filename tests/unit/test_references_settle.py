@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lsap_bridge.capabilities import references
-from lsap_bridge.gateway import Client
+from lsap_bridge.editor import Client
 from lsap_bridge.session.targets import Target
 
 

@@ -3,7 +3,7 @@ the use's column counts the server's units (UTF-16 here), the new text is code p
 
 from __future__ import annotations
 
-from lsap_bridge.capabilities.rename import _renames
+from lsap_bridge.capabilities.rename.coverage import _renames
 
 LINE = 's = "\U0001f600"; foo()'  # the emoji is 2 UTF-16 units and 1 code point
 USE = {"line": 0, "character": 10}  # `foo`, in UTF-16 units
