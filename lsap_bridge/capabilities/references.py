@@ -393,7 +393,7 @@ def _joined(lines: list[Line], at: dict[int, int], comment: str) -> list[Line]:
         going_on = texts[-1].endswith(" …")
         parts = [without_comment(text.removesuffix(" …") if going_on else text, comment) for text in texts]
         text = parts[0]
-        for part in parts[1:]:
+        for part in filter(None, parts[1:]):  # a comment's own line leaves nothing
             text += part if text.endswith(("(", "[")) or part.startswith((")", "]")) else " " + part
         out.append(Line(number=number, text=cut(text + (" …" if going_on else ""), column, STATEMENT_WIDE)))
     return out

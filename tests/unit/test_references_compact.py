@@ -86,9 +86,9 @@ def test_a_test_is_a_test_symbol_in_a_test_file(path: str, symbol: str | None, t
 def test_a_statement_is_joined_on_its_use_line() -> None:
     """Brackets close up, a brace block keeps a space, comments are left out (a `#` in a
     string is kept), a line that is a use itself starts its own line, the bound's `…` stays."""
-    lines = [Line(number=1, text="    f(a,  # first"), Line(number=2, text='      "#b",'), Line(number=3, text="    )"),
-             Line(number=4, text="    g(x => {"), Line(number=5, text="      h()"), Line(number=6, text="    }, f(1,"),
-             Line(number=7, text="      2, …")]
-    assert _joined(lines, {1: 4, 4: 4, 6: 7}, "#") == [
-        Line(number=1, text='f(a, "#b",)'), Line(number=4, text="g(x => { h()"),
-        Line(number=6, text="}, f(1, 2, …")]
+    texts = ["    f(a,  # first", "      # alone", '      "#b",', "    )", "    g(x => {", "      h()", "    }, f(1,",
+             "      2, …"]
+    lines = [Line(number=n, text=text) for n, text in enumerate(texts, 1)]
+    assert _joined(lines, {1: 4, 5: 4, 7: 7}, "#") == [
+        Line(number=1, text='f(a, "#b",)'), Line(number=5, text="g(x => { h()"),
+        Line(number=7, text="}, f(1, 2, …")]
