@@ -171,8 +171,8 @@ class Baseline:
 
 def bridge_lines(report: str) -> set[tuple[str, int]]:
     """The (file, line) pairs a bridge references report shows: `### file > symbol` headers,
-    then `N|` lines; the compact form's title (the anchor's own use) and lists of collapsed uses (`imported in 3 files:
-    rich/a.py:1,7, rich/b.py:2`, `imported in 2 files in rich/*.py: a:1,7, b:2`)."""
+    then `N|` lines; the compact form's title (the anchor's own use) and lists of collapsed uses (`imported:
+    rich/a.py:1,7, rich/b.py:2`, `imported in rich/*.py: a:1,7, b:2`)."""
     shown: set[tuple[str, int]] = set()
     path = None
     for text in report.splitlines():
@@ -180,7 +180,7 @@ def bridge_lines(report: str) -> set[tuple[str, int]]:
             shown.add((title.group(1), int(title.group(2))))
         elif text.startswith("### "):
             path = text[4:].partition(" > ")[0].strip()
-        elif text.startswith(COLLAPSED):  # `… in 2 files in rich/*.py: a:1,7, b:2`: one directory, extension
+        elif text.startswith(COLLAPSED):  # `… in rich/*.py: a:1,7, b:2`: one directory, extension
             head, _, rest = text.partition(": ")
             where, _, ext = head.rpartition(" in ")[2].partition("*") if "/" in head else ("", "", "")
             for listed in re.finditer(r"(\S+?):(\d+(?:,\d+)*)", rest):
@@ -190,7 +190,7 @@ def bridge_lines(report: str) -> set[tuple[str, int]]:
     return shown
 
 
-COLLAPSED = ("imported in ", "as a type only in ")  # templates/references.md.j2
+COLLAPSED = ("imported", "exported", "as a type only")  # templates/references.md.j2
 TITLE = re.compile(r"# References: `[^`]*` \((\S+):(\d+)(?: in `[^`]*`)?\) · ")
 
 

@@ -80,7 +80,7 @@ async def measure(dump: Path | None) -> list[str]:
     finally:
         await embedded.close()
     together = total_bridge / total_grep
-    rows.append(f"| the six together | | {total_bridge:,} | {total_grep:,} | {together:.2f}x | | "
+    rows.append(f"| the six together | | {total_bridge:,} | {total_grep:,} | {together:.3f}x | | "
                 f"{'PASS' if ok and together <= TOGETHER else 'FAIL'} (each <= {EACH}x, together <= {TOGETHER}x) |")
     return rows
 

@@ -1,11 +1,14 @@
 """`references`: every use of a symbol, grouped by file and enclosing symbol.
 
-Compact by default (issue 32): the uses that are an import of the symbol, and those that
-only name it as a type (an annotation), told apart by their line's text, are listed as
-`path:line` per file on one line each instead of printed; the anchor's own use is the
-title's place; each enclosing symbol is a `### path > Symbol.path` header (the seed's
-flattened form, issue 50) over its uses' lines, each without its indent and without
-fences; a long line is cut around the use. Nothing is lost: every
+Compact by default (issue 32): the uses that are an import of the symbol, an entry of a
+Python `__all__` (an export), and those that only name it as a type (an annotation), told
+apart by their line's text, are listed as `path:line` per file on one line each instead of
+printed; the anchor's own use is the title's place; each enclosing symbol is a
+`### path > Symbol.path` header (the seed's flattened form, issue 50; the tests of a test
+file share one, `path > (tests)`) over its uses, each one line without its indent and
+without fences: a multi-line statement joined (its arguments, up to `STATEMENT_LINES`
+lines), a long one cut around the use, and one that reads as a line shown above in its
+file as `same as N`. Nothing is lost: every
 use keeps its place in `groups[].uses` (with its `kind`) and in the locations, and every
 file and line is in the Markdown. `compact: false` prints every line as before, and so
 does Neovim's report window unless asked (each line there is a jump target).
@@ -28,7 +31,15 @@ from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import Document, EditorLocation, line_at
 from ..report.paging import PagingInfo, paged
-from ..report.pieces import anchor_fields, editor_location, fence_language, use_lines, word_at
+from ..report.pieces import (
+    anchor_fields,
+    editor_location,
+    fence_language,
+    statement_end,
+    use_lines,
+    without_comment,
+    word_at,
+)
 from ..resolve import Resolved, resolve
 from ..session.targets import Location, Target
 from ..session.warm import Session
@@ -52,7 +63,7 @@ class Use(Row):
     column: int
     # How the line uses it (compact): an import, a type annotation, or the anchor's own use
     # (the title names its place; its line is not printed again).
-    kind: Literal["import", "annotation", "anchor"] | None = absent()
+    kind: Literal["import", "export", "annotation", "anchor"] | None = absent()
 
 
 class Collapsed(Row):
@@ -70,6 +81,9 @@ class Group(Row):
     language: str
     lines: list[Line]
     uses: list[Use]
+    # Compact: the symbol is a test (a `test…` function or class, a `describe`/`it` callback)
+    # in a test file; a file's tests share one `### path > (tests)` header.
+    test: bool | None = absent()
 
 
 class ReferencesReport(Anchored, Paged):
@@ -77,8 +91,9 @@ class ReferencesReport(Anchored, Paged):
     files: int
     external: int  # results outside the workspace: counted, not shown
     groups: list[Group]  # in compact form, a group's `lines` leave out its collapsed uses
-    compact: bool | None = absent()  # True: imports and annotations collapsed (the template's form)
+    compact: bool | None = absent()  # True: imports, exports, annotations collapsed (the template's form)
     imports: list[Collapsed] | None = absent()
+    exports: list[Collapsed] | None = absent()  # a Python `__all__`'s entries
     annotations: list[Collapsed] | None = absent()
 
 
@@ -168,6 +183,7 @@ class _Pages:
             groups=page.groups,
             compact=compact or None,
             imports=_listed(page.collapsed["import"]) if compact else None,
+            exports=_listed(page.collapsed["export"]) if compact else None,
             annotations=_listed(page.collapsed["annotation"]) if compact else None,
             **paging,
         )
@@ -184,7 +200,10 @@ class _Page:
     groups: list[Group] = field(default_factory=list)
     locations: list[EditorLocation] = field(default_factory=list)
     collapsed: dict[str, dict[str, list[int]]] = field(
-        default_factory=lambda: {"import": {}, "annotation": {}})
+        default_factory=lambda: {"import": {}, "export": {}, "annotation": {}})
+    # Compact: the first line of each long text shown, by file; a later use whose
+    # statement reads the same is printed as `same as N`.
+    seen: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def add(self, display: str, doc: Document, tree: SymbolTree | None, in_file: list[Location],
             anchor: tuple[int, int] | None) -> None:
@@ -207,8 +226,19 @@ class _Page:
                         listed := self.collapsed[kind].setdefault(display, [])):
                     listed.append(loc.line + 1)
             lines = _shown(doc, printing, self.context_lines, self.compact)
-            self.groups.append(Group(path=display, symbol=symbol, language=fence_language(doc),
-                                     lines=lines, uses=positions))
+            if self.compact:
+                lines = [self._same(display, doc, line) for line in lines]
+            self.groups.append(Group(path=display, symbol=symbol, language=fence_language(doc), lines=lines,
+                                     uses=positions, test=(self.compact and _is_test(display, symbol)) or None))
+
+    def _same(self, display: str, doc: Document, line: Line) -> Line:
+        """A line whose long text was shown already in this file, as `same as N`; one cut
+        short (`…`) only if the whole statements read the same."""
+        if len(line.text) < SAME_MIN:
+            return line
+        text = _statement(doc, line.number - 1) if line.text.endswith("…") else line.text
+        first = self.seen.setdefault((display, text), line.number)
+        return line if first == line.number else Line(number=line.number, text=f"same as {first}")
 
 
 _IMPORT = re.compile(r"\s*(?:from\s+\S+\s+import\b|import\b|export\s+(?:type\s+)?\{[^}]*\}\s*from\b|#include\b)")
@@ -224,9 +254,16 @@ _BEFORE_TYPE = re.compile(
 # `Union[RenderableType, Segment]`, `Tuple["Segment", "Segment"]`, `Callable[["A", "B"], "C"]`.
 _IN_GENERIC = re.compile(_GENERICS + r"""[\w\s"'.,|\[\]]*$""")
 WIDE = 100  # characters of a line shown around a use in compact form
+STATEMENT_WIDE = 160  # characters of a multi-line statement joined on one line (compact)
+SAME_MIN = 30  # characters from which a text shown again in a file is `same as N`
+SAME_LINES = 50  # lines of a statement compared, when the one shown was cut
+# A test file (`tests/…`, `test_x.py`, `x_test.go`, `x.test.ts`, `x.spec.js`) and a test
+# in it: a `test…`/`Test…` function or class, a `describe(…)`/`it(…)`/`test(…)` callback.
+_TEST_FILE = re.compile(r"(?:^|/)(?:tests?|__tests__|specs?)/|(?:^|/)test_[^/]*$|_test\.\w+$|\.(?:test|spec)\.\w+$")
+_TEST_SYMBOL = re.compile(r"(?:[Tt]est|(?:describe|it|test)\b)")
 
 
-Kind = Literal["import", "annotation"]
+Kind = Literal["import", "export", "annotation"]
 
 
 def use_kind(text: str, column: int) -> Kind | None:
@@ -251,7 +288,7 @@ def _kinds(lines: list[str], uses: list[Location], anchor: tuple[int, int] | Non
     for loc in uses:
         text = line_at(lines, loc.line)
         kind = "anchor" if (loc.line, loc.col) == anchor else (
-            use_kind(text, loc.col) or ("import" if _in_import_list(lines, loc.line) else None))
+            use_kind(text, loc.col) or _listed_kind(lines, loc.line, loc.col))
         kinds[(loc.line, loc.col)] = kind
         if kind is None:
             printed.add(loc.line)
@@ -278,12 +315,40 @@ def _in_import_list(lines: list[str], line: int) -> bool:
     return False
 
 
-def cut(text: str, column: int) -> str:
-    """A line of at most `WIDE` characters around `column`, cut with `…` where it was."""
-    if len(text) <= WIDE:
+def _is_test(path: str, symbol: str | None) -> bool:
+    return symbol is not None and bool(_TEST_SYMBOL.match(symbol)) and bool(_TEST_FILE.search(path))
+
+
+_ALL_OPEN = re.compile(r"\s*__all__\s*(?::[^=]*)?\+?=")
+_ALL_NAMES = re.compile(r"""\s*(?:(?:"[\w.]*"|'[\w.]*')\s*,?\s*)+[\])]?\s*(?:#.*)?$""")
+
+
+def _listed_kind(lines: list[str], line: int, column: int) -> Kind | None:
+    """A use collapsed for where it stands: in an import list, or in `__all__`."""
+    if _in_import_list(lines, line):
+        return "import"
+    return "export" if _in_all(lines, line, column) else None
+
+
+def _in_all(lines: list[str], line: int, column: int) -> bool:
+    """A name's string in a Python `__all__` (an export): on the `__all__ = [` line, or on
+    a line of only names in its list below it."""
+    if line_at(lines, line)[column - 1:column] not in ("'", '"'):
+        return False
+    for above in range(line, max(-1, line - IMPORT_LIST), -1):
+        if _ALL_OPEN.match(lines[above]):
+            return True
+        if not _ALL_NAMES.match(lines[above]):
+            return False
+    return False
+
+
+def cut(text: str, column: int, wide: int = WIDE) -> str:
+    """A line of at most `wide` characters around `column`, cut with `…` where it was."""
+    if len(text) <= wide:
         return text
-    start = max(0, min(column - WIDE // 3, len(text) - WIDE))
-    stop = start + WIDE
+    start = max(0, min(column - wide // 3, len(text) - wide))
+    stop = start + wide
     return ("…" if start else "") + text[start:stop] + ("…" if stop < len(text) else "")
 
 
@@ -297,6 +362,8 @@ def _shown(doc: Document, uses: list[Location], context: int, compact: bool) -> 
         lines += [line for line in use_lines(doc, loc.line, context) if not lines or line.number > lines[-1].number]
     if not compact:
         return lines
+    if not context:
+        return _joined(lines, at, _comment(doc))
     # A use's line without its indent, a statement's next lines without the indent of its
     # first (their own deeper indent kept); context above the first use without the least.
     indent = min((_indent(line.text) for line in lines if line.text.strip()), default=0)
@@ -306,6 +373,42 @@ def _shown(doc: Document, uses: list[Location], context: int, compact: bool) -> 
             indent = _indent(line.text) if line.number in at else min(indent, _indent(line.text))
         out.append(Line(number=line.number, text=cut(line.text[indent:], at.get(line.number, indent) - indent)))
     return out
+
+
+def _joined(lines: list[Line], at: dict[int, int], comment: str) -> list[Line]:
+    """Compact, without context: each use's line and the rest of its statement joined on
+    one line (`f(a, b)` for `f(` `a,` `b)`), their indents and comments left out, cut to
+    `STATEMENT_WIDE` characters around the use (a single line to `WIDE`)."""
+    runs: list[tuple[int, int, list[str]]] = []  # (number, column in the first line, texts)
+    for line in lines:
+        if line.number in at or not runs:
+            runs.append((line.number, at.get(line.number, 0) - _indent(line.text), [line.text.strip()]))
+        else:
+            runs[-1][2].append(line.text.strip())
+    out = []
+    for number, column, texts in runs:
+        if len(texts) == 1:
+            out.append(Line(number=number, text=cut(texts[0], column)))
+            continue
+        going_on = texts[-1].endswith(" …")
+        parts = [without_comment(text.removesuffix(" …") if going_on else text, comment) for text in texts]
+        text = parts[0]
+        for part in filter(None, parts[1:]):  # a comment's own line leaves nothing
+            text += part if text.endswith(("(", "[")) or part.startswith((")", "]")) else " " + part
+        out.append(Line(number=number, text=cut(text + (" …" if going_on else ""), column, STATEMENT_WIDE)))
+    return out
+
+
+def _statement(doc: Document, line: int) -> str:
+    """The whole statement that starts at `line` (0-based), its lines stripped, as one text
+    (up to `SAME_LINES` lines): what `same as` compares when the shown one was cut."""
+    comment = _comment(doc)
+    last = statement_end(doc.lines, line, comment, SAME_LINES)
+    return " ".join(without_comment(text, comment).strip() for text in doc.lines[line:last + 1])
+
+
+def _comment(doc: Document) -> str:
+    return "#" if fence_language(doc) == "python" else "//"
 
 
 def _indent(text: str) -> int:

@@ -86,18 +86,29 @@ def use_lines(doc: Document, line: int, context: int = 0) -> list[Line]:
 _STRING = re.compile(r"""'(?:\\.|[^'\\])*'?|"(?:\\.|[^"\\])*"?|`(?:\\.|[^`\\])*`?""")
 
 
-def statement_end(lines: list[str], line: int, comment: str) -> int:
+def statement_end(lines: list[str], line: int, comment: str, bound: int = STATEMENT_LINES) -> int:
     """The last line (0-based) of the statement that starts at `line`: while a `(` or `[`
     opened on it is still open, or a line ends with `\\`. Strings and comments are skipped
     (a string or comment spanning lines is not followed; brace blocks are no statement's
-    arguments). Looks at most `STATEMENT_LINES` lines past the first."""
+    arguments). Looks at most `bound` lines past the first."""
     depth = 0
-    for index in range(line, min(len(lines), line + STATEMENT_LINES + 1)):
+    for index in range(line, min(len(lines), line + bound + 1)):
         code = _STRING.sub('""', lines[index]).split(comment, 1)[0]
         depth += sum(code.count(c) for c in "([") - sum(code.count(c) for c in ")]")
         if depth <= 0 and not code.rstrip().endswith("\\"):
             return index
-    return min(len(lines) - 1, line + STATEMENT_LINES)
+    return min(len(lines) - 1, line + bound)
+
+
+def without_comment(text: str, comment: str) -> str:
+    """A line without its trailing comment (`comment`'s marker inside a string is none)."""
+    at = 0
+    while (start := text.find(comment, at)) >= 0:
+        inside = next((m for m in _STRING.finditer(text) if m.start() < start < m.end()), None)
+        if inside is None:
+            return text[:start].rstrip()
+        at = inside.end()
+    return text
 
 
 def editor_location(display: str, doc: Document, line: int, column: int) -> EditorLocation:

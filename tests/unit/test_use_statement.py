@@ -53,6 +53,51 @@ def test_nested() -> None:
 '''
 
 
+REPEATED = '''import ssl_config
+
+
+def test_a() -> None:
+    ssl_config.create_ssl_context(cert="c.pem",
+                                  verify=True)
+    ssl_config.create_ssl_context()
+
+
+def test_b() -> None:
+    ssl_config.create_ssl_context(cert="c.pem", verify=True)
+'''
+
+
+LONG = '''import ssl_config
+
+
+def test_a() -> None:
+    ssl_config.create_ssl_context(
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+    )
+    ssl_config.create_ssl_context(
+        1,
+        2,
+        3,
+        4,
+        5,
+        7,
+    )
+    ssl_config.create_ssl_context(
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+    )
+'''
+
+
 def references(root: Path, compact: bool, user_text: str = USER,
                functions: tuple[tuple[str, int, int], ...] = (("test_load", 3, 8), ("test_long", 11, 19)),
                uses: tuple[tuple[int, int], ...] = ((4, 25), (12, 15))) -> str:
@@ -81,9 +126,9 @@ def references(root: Path, compact: bool, user_text: str = USER,
     return render_report("references", asyncio.run(session.run(capability, request)).report)
 
 
-@pytest.mark.parametrize("compact", [True, False])
-def test_a_multi_line_call_shows_its_arguments(tmp_path: Path, compact: bool) -> None:
-    text = references(tmp_path, compact)
+def test_a_multi_line_call_shows_its_arguments(tmp_path: Path) -> None:
+    """Neovim's form: the statement's lines, numbered (each a jump target)."""
+    text = references(tmp_path, False)
     shown = {int(n): code.strip() for n, code in re.findall(r"^(\d+)\| ?(.*)$", text, re.M)}
     assert shown[6] == 'cert=("cert.pem", "key.pem", "password1"),  # a comment\'s ( is no bracket', text
     assert shown[7] == 'verify=")",' and shown[8] == ")", text
@@ -91,16 +136,43 @@ def test_a_multi_line_call_shows_its_arguments(tmp_path: Path, compact: bool) ->
     # A call longer than the bound: its first lines, the last marked as going on.
     last = 13 + STATEMENT_LINES - 1
     assert shown[last] == f"{STATEMENT_LINES - 1}, …" and last + 1 not in shown, text
-    if compact:  # the new form (issue 50): `### path > Symbol.path`, numbered lines, no fences
-        assert_golden("references_statement.md", text)
+
+
+def test_compact_joins_a_statement_on_its_use_line(tmp_path: Path) -> None:
+    """For agents: the statement's arguments on the use's line, joined without indents and
+    comments (a `#` in a string stays), up to the bound, then `…`; the file's tests under
+    one `(tests)` header (issue 50)."""
+    text = references(tmp_path, True)
+    shown = dict(re.findall(r"^(\d+)\| (.*)$", text, re.M))
+    assert shown == {
+        "5": 'context = ssl_config.create_ssl_context(cert=("cert.pem", "key.pem", "password1"), verify=")",)',
+        "13": "ssl_config.create_ssl_context(1, 2, 3, 4, 5, …"}, text
+    assert text.count("### test_config.py > (tests)\n") == 1, text
+    assert_golden("references_statement.md", text)
+
+
+def test_a_statement_read_again_in_its_file_is_same_as(tmp_path: Path) -> None:
+    """Compact: a use whose statement reads as one shown above in its file is `same as N`;
+    a short one is printed again (reading it costs less than looking it up)."""
+    text = references(tmp_path, True, REPEATED, (("test_a", 3, 7), ("test_b", 9, 11)), ((4, 15), (6, 15), (10, 15)))
+    assert "5| ssl_config.create_ssl_context(cert=\"c.pem\", verify=True)\n7| ssl_config.create_ssl_context()\n" \
+        "11| same as 5\n" in text, text
+
+
+def test_statements_cut_short_are_same_as_only_if_whole_they_read_the_same(tmp_path: Path) -> None:
+    """Two calls whose first lines read the same but not their last are both printed; a
+    third the same as the first to its end is `same as` it."""
+    text = references(tmp_path, True, LONG, (("test_a", 3, 27),), ((4, 15), (12, 15), (20, 15)))
+    assert "5| ssl_config.create_ssl_context(1, 2, 3, 4, 5, …\n13| ssl_config.create_ssl_context(1, 2, 3, 4, 5, …\n" \
+        "21| same as 5\n" in text, text
 
 
 def test_each_use_without_its_indent_a_statement_keeps_its_own(tmp_path: Path) -> None:
     """Compact: a use's line starts at its code, whatever its depth in the group (an `if`'s
-    body); a statement's next lines keep only their indent beyond its first line's."""
+    body)."""
     text = references(tmp_path, True, NESTED, (("test_nested", 3, 8),), ((4, 15), (6, 29)))
-    assert "5| ssl_config.create_ssl_context()\n7| context = ssl_config.create_ssl_context(\n" in text, text
-    assert '8|     cert="c.pem",\n9| )\n' in text, text
+    assert '5| ssl_config.create_ssl_context()\n' \
+        '7| context = ssl_config.create_ssl_context(cert="c.pem",)\n' in text, text
 
 
 @pytest.mark.parametrize(("lines", "end"), [
