@@ -187,8 +187,8 @@ def exported(path: Path, lines: list[str], roots: Sequence[Symbol]) -> list[Symb
             r for r in roots if not r.bare_name.startswith("_")]
     if language not in ("typescript", "tsx", "javascript", "jsx") or not re.search(r"^\s*export\b", text, re.M):
         return list(roots)
-    named = {m.split(" as ")[-1].strip() for found in _EXPORT_LIST.finditer(text)
-             for m in (found[1] or found[2] or "").split(",")}
+    named = {re.sub(r"^type\s+", "", m.strip()).split(" as ")[0].strip()  # the local name
+             for found in _EXPORT_LIST.finditer(text) for m in (found[1] or found[2] or "").split(",")}
     return [r for r in roots if r.bare_name in named
             or _EXPORTED.match(line_at(lines, r.span.start_line))]
 
