@@ -32,38 +32,42 @@ class HoverReport(Anchored):
 
 
 def brief(hover: str) -> tuple[str, int]:
-    """A hover's head for agents: its leading code blocks (the signature) and the first
-    paragraph of its docs; and how many lines of docs that leaves out (code in them too)."""
+    """A hover's head for agents: all of it up to the end of its first code block (the
+    signature, and what a server puts before it: clangd its kind and header), that block on
+    one line (`_one_line`), then the first paragraph of its docs; and how many lines of docs
+    that leaves out (code in them too). Without code: the first paragraph."""
     lines = hover.splitlines()
-    index, fenced = 0, False
-    while index < len(lines) and (fenced or lines[index].startswith("```") or not lines[index].strip()
-                                  or lines[index].strip() == "---"):
-        fenced ^= lines[index].startswith("```")
+    opened = next((i for i, line in enumerate(lines) if line.startswith("```")), None)
+    closed = next((i for i in range(opened + 1, len(lines)) if lines[i].startswith("```")), None) if (
+        opened is not None) else None
+    head: list[str] = []
+    index = 0
+    if opened is not None and closed is not None:
+        head = [line for line in lines[:opened] if line.strip()]
+        head.append(_one_line("\n".join(lines[opened:closed + 1])))
+        index = closed + 1
+    while index < len(lines) and lines[index].strip() in ("", "---"):
         index += 1
     end = index
     while end < len(lines) and lines[end].strip() and not lines[end].startswith("```"):
         end += 1
-    head = _one_line("\n".join(line for line in lines[:index] if line.strip() not in ("", "---")))
-    prose = [line for line in lines[index:end] if line.strip()]
-    return "\n".join([*head, *prose]).strip(), sum(1 for line in lines[end:] if line.strip())
+    return "\n".join([*head, *lines[index:end]]).strip(), sum(1 for line in lines[end:] if line.strip())
 
 
-_FENCE = re.compile(r"^```\w*\n(.*?)\n```$", re.S | re.M)
+_FENCE = re.compile(r"```\w*\n(.*)\n```", re.S)
 
 
-def _one_line(code: str) -> list[str]:
-    """Code blocks as agents get them: a declaration the server wrapped (its lines after
-    the first indented, or closing a bracket) joined into one line without a fence; any
-    other block as it is."""
-    out: list[str] = []
-    for block in _FENCE.finditer(code):
-        first, *rest = block[1].splitlines() or [""]
-        if all(line[:1].isspace() or line[:1] in ")]}>" for line in rest):
-            joined = " ".join([first.rstrip(), *(line.strip() for line in rest)])
-            out.append(re.sub(r"([(\[]) | ([)\]])", r"\1\2", joined))
-        else:
-            out.append(block[0])
-    return out if out else [code] if code else []
+def _one_line(block: str) -> str:
+    """A code block as agents get it: a declaration the server wrapped (its lines after the
+    first indented, or closing a bracket) joined into one line without a fence; any other
+    block as it is."""
+    found = _FENCE.fullmatch(block)
+    if found is None:
+        return block
+    first, *rest = found[1].splitlines()
+    if not all(line[:1].isspace() or line[:1] in ")]}>" for line in rest):
+        return block
+    return re.sub(r"([(\[]) | ([)\]])", r"\1\2", " ".join([first.rstrip(), *(line.strip() for line in rest)]))
 
 
 @mode("hover", request=HoverRequest, report=HoverReport,

@@ -36,3 +36,11 @@ def test_a_type_literal_is_joined_and_code_that_is_no_declaration_kept() -> None
     assert brief(block) == (block, 0)
     assert brief("Only words.\n\nMore words.") == ("Only words.", 1)
     assert brief("") == ("", 0)
+
+
+def test_what_a_server_puts_before_its_code_is_kept() -> None:
+    """clangd opens with the kind and where it comes from, the declaration last."""
+    clangd = ("### function `f`\n\n---\n→ `int`\n\nProvided by `\"x.h\"`\n\n```cpp\n// In x.h\n"
+              "int f(int a,\n      int b)\n```")
+    assert brief(clangd) == ("### function `f`\n---\n→ `int`\nProvided by `\"x.h\"`\n```cpp\n// In x.h\n"
+                             "int f(int a,\n      int b)\n```", 0)
