@@ -103,21 +103,21 @@ async def run_definition_like(
 
 
 @mode("definition", request=DefinitionRequest, report=DefinitionReport,
-      summary="where a symbol is defined, with its code", method="textDocument/definition",
+      summary="where a symbol is defined, with its signature or code", method="textDocument/definition",
       fallback="search", offer=Offer(command="LsapDefinition", picker=2, view="def", mcp=True, plug=True))
 async def definition(session: Session, request: DefinitionRequest) -> Answer:
     return await run_definition_like(session, request, "textDocument/definition")
 
 
 @mode("declaration", request=DeclarationRequest, report=DefinitionReport, template="definition",
-      summary="where a symbol is declared, with its code", method="textDocument/declaration",
+      summary="where a symbol is declared, with its signature or code", method="textDocument/declaration",
       fallback="definition", offer=Offer(picker=10))
 async def declaration(session: Session, request: DeclarationRequest) -> Answer:
     return await run_definition_like(session, request, "textDocument/declaration")
 
 
 @mode("type_definition", request=TypeDefinitionRequest, report=DefinitionReport,
-      template="definition", summary="where the type of a value is defined, with its code",
+      template="definition", summary="where the type of a value is defined, with its signature or code",
       method="textDocument/typeDefinition", fallback="hover", offer=Offer(picker=11, view="type"))
 async def type_definition(session: Session, request: TypeDefinitionRequest) -> Answer:
     return await run_definition_like(session, request, "textDocument/typeDefinition", "type definition")
