@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from .editor import Cursor
 from .errors import ErrorCode, LsapError
-from .gateway import Cursor
 from .locate.matcher import find_matches, parse_find
 from .models import LineScope, Locate, SymbolScope
 from .position import byte_column

@@ -14,7 +14,7 @@ from typing import NamedTuple, TypeGuard, cast
 from lsprotocol import types
 
 from .jsonvalue import Json, JsonObject, Params, items, obj
-from .lsp import Locations, RangeData, structure
+from .lsp import SHAPE_ERRORS, Locations, RangeData, json_list, json_object, optional_text, range_of, structure
 from .position import Document, Encoding, column_at, to_lsp_character
 from .symbols import Units, units
 from .workspace import path_of, uri_of
@@ -110,6 +110,28 @@ def hover_of(raw: object, server: str) -> types.Hover | None:
     return structure(raw, types.Hover, server, "textDocument/hover") if raw else None
 
 
+_COMPLETION_KINDS = {int(kind): kind for kind in types.CompletionItemKind}
+
+
+def completions(raw: Json) -> types.CompletionList:
+    """A `textDocument/completion` answer (`CompletionList | CompletionItem[] | null`) as one
+    list, each item with what the bridge reads of it (label, kind, sort text, details), the
+    classes made directly (cattrs costs 1.3 times as much: benchmarks/typed_decode.py)."""
+    entries = json_list(json_object(raw).get("items") if isinstance(raw, dict) else raw)
+    out = []
+    for entry in entries:
+        item = json_object(entry)
+        kind = item.get("kind")
+        labels = None if (given := item.get("labelDetails")) is None else json_object(given)
+        out.append(types.CompletionItem(
+            cast(str, item["label"]),
+            label_details=None if labels is None else types.CompletionItemLabelDetails(
+                optional_text(labels.get("detail")), optional_text(labels.get("description"))),
+            kind=_COMPLETION_KINDS.get(kind) if isinstance(kind, int) else None,
+            detail=optional_text(item.get("detail")), sort_text=optional_text(item.get("sortText"))))
+    return types.CompletionList(isinstance(raw, dict) and bool(raw.get("isIncomplete")), out)
+
+
 def is_range(value: object) -> TypeGuard[RangeData]:
     """Whether a server's value is an LSP Range (servers do send garbage)."""
     return isinstance(value, dict) and all(
@@ -120,18 +142,47 @@ def is_range(value: object) -> TypeGuard[RangeData]:
     )
 
 
-def spans(raw: object) -> list[tuple[Path, RangeData]]:
-    """Location | Location[] | LocationLink[] as (path, LSP range) pairs, nothing read."""
-    items = raw if isinstance(raw, list) else [raw] if raw else []
-    out: list[tuple[Path, RangeData]] = []
-    paths: dict[str, Path] = {}  # thousands of results name a few hundred files
-    for item in items:
-        if not isinstance(item, dict):
-            continue  # a server's malformed entry: skipped, not crashed on
+class PackedLocations(NamedTuple):
+    """A location answer as lua/lsap/transport/packing.lua sends it for an `LspCall` with
+    `packed` (`pack_locations`, which left out what is not a file's location with a valid
+    range): per file its URI and its ranges' numbers in one flat list, server units."""
+
+    files: list[tuple[str, list[int]]]
+
+
+def packed_locations(raw: Json) -> PackedLocations:
+    """A location answer asked `packed`, its lists checked, no object made per result: an
+    answer of 20,000 costs what its files do (doc/architecture.md, Costs). One the editor
+    sent as the server gave it (null, a test's fake server) is read by `locations`."""
+    if not (isinstance(raw, dict) and "packed" in raw):
+        by_uri: dict[str, list[int]] = {}
+        for use in locations(raw):
+            by_uri.setdefault(use.uri, []).extend(units(use.range))
+        return PackedLocations(list(by_uri.items()))
+    files = []
+    for entry in json_list(raw["packed"]):
+        uri, flat = json_list(entry)
+        if not isinstance(uri, str) or len(json_list(flat)) % 4:
+            raise TypeError(f"not a packed file: {str(entry)[:40]!r}")
+        files.append((uri, cast(list[int], flat)))
+    return PackedLocations(files)
+
+
+def locations(raw: Json) -> list[types.Location]:
+    """`Location | Location[] | LocationLink[] | null` as lsprotocol's Locations, made directly
+    (cattrs costs 1.4 times as much: benchmarks/typed_decode.py); a link's place is its target's
+    selection (the name). What is not a file's location with a valid range is left out, as
+    packing.lua leaves it out of a packed answer; an answer that is no list is the server's
+    error (`lsp.decoded`)."""
+    out = []
+    for entry in [raw] if isinstance(raw, dict) else json_list(raw):
+        item = obj(entry)
         uri = item.get("targetUri") or item.get("uri")
-        rng = item.get("targetSelectionRange") or item.get("range")
-        if isinstance(uri, str) and uri.startswith("file:") and is_range(rng):
-            out.append((paths.get(uri) or paths.setdefault(uri, path_of(uri)), rng))
+        if isinstance(uri, str) and uri.startswith("file:"):
+            try:
+                out.append(types.Location(uri, range_of(item.get("targetSelectionRange") or item.get("range"))))
+            except SHAPE_ERRORS:
+                continue  # no valid range: left out
     return out
 
 
@@ -149,21 +200,18 @@ def location_units(answer: Locations) -> list[tuple[Path, Units]]:
     return out
 
 
-def location_files(raw: object) -> list[tuple[Path, list[Units]]]:
-    """A location answer by file: the files in path order, each with its ranges sorted and
-    one per start position, columns still in the server's units.
-
-    `raw` is the server's answer, or the packed shape lua/lsap/transport/packing.lua sends for an `LspCall`
-    with `packed` (per file its URI and the ranges' numbers in one flat list): then no object
-    is made per result, so that an answer of 20,000 costs what its files do (doc/architecture.md,
-    Costs). Columns are converted for what is shown only (`Texts.located`): the unit order
+def location_files(answer: PackedLocations | Sequence[types.Location]) -> list[tuple[Path, list[Units]]]:
+    """A location answer (`packed_locations`, `locations`) by file: the files in path order,
+    each with its ranges sorted and one per start position, columns still in the server's
+    units. Columns are converted for what is shown only (`Texts.located`): the unit order
     is the code-point order, so sorting and de-duplicating need no text.
     """
-    if isinstance(raw, dict) and "packed" in raw:
-        runs = [(path_of(uri), list(flat)) for uri, flat in raw["packed"] or []
-                if isinstance(uri, str) and uri.startswith("file:") and isinstance(flat, list)]
+    paths: dict[str, Path] = {}  # thousands of results name a few hundred files
+    if isinstance(answer, PackedLocations):
+        runs = [(path_of(uri), flat) for uri, flat in answer.files if uri.startswith("file:")]
     else:
-        runs = [(path, list(units(rng))) for path, rng in spans(raw)]
+        runs = [(paths.get(loc.uri) or paths.setdefault(loc.uri, path_of(loc.uri)), list(units(loc.range)))
+                for loc in answer]
     by_path: dict[Path, list[int]] = {}
     for path, flat in runs:
         by_path.setdefault(path, []).extend(flat)
@@ -178,11 +226,9 @@ def location_files(raw: object) -> list[tuple[Path, list[Units]]]:
     return out
 
 
-def location_count(raw: object) -> int:
-    """How many results a location answer holds, in either shape (see `location_files`)."""
-    if isinstance(raw, dict) and "packed" in raw:
-        return sum(len(flat) // 4 for _, flat in raw["packed"] or [])
-    return len(raw) if isinstance(raw, list) else 1 if raw else 0
+def location_count(answer: PackedLocations) -> int:
+    """How many results a packed location answer holds."""
+    return sum(len(flat) // 4 for _, flat in answer.files)
 
 
 # -- inlay hints ---------------------------------------------------------------------

@@ -9,12 +9,15 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import cast
 
-from .jsonvalue import JsonObject, obj, to_int
+from lsprotocol import types
+
+from .jsonvalue import Json, JsonObject, to_int
+from .lsp import json_list, json_object, optional_text, range_of
 from .models import Wait
 from .position import Encoding, column_at
 
@@ -66,7 +69,7 @@ class Diagnostic:
     source: str | None = None
     # The server's own Diagnostic and the client that reported it: a code action request
     # hands them back to that server (its fixes are keyed by them).
-    lsp: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    lsp: JsonObject | None = field(default=None, compare=False, repr=False)
     client: int | None = field(default=None, compare=False, repr=False)
 
     def at_least(self, minimum: str) -> bool:
@@ -88,33 +91,56 @@ def _code(value: object) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def message_of(item: Mapping[str, object], roots: Sequence[Path] = ()) -> str:
+def message_of(message: str, roots: Sequence[Path] = ()) -> str:
     """A diagnostic's message, with the workspace's roots taken off the paths it names
     (basedpyright's import cycles list absolute paths): reports name files by their path
     in the workspace."""
-    message = str(item.get("message", "")).strip()
+    message = message.strip()
     for root in roots:
         message = message.replace(f"{root}{os.sep}", "")
     return message
 
 
-def from_lsp(item: JsonObject, lines: list[str], encoding: Encoding, server: str,
-             client: int | None = None, roots: Sequence[Path] = ()) -> Diagnostic:
-    """An LSP Diagnostic (pull answer) with columns in the server's encoding; `roots`: see
-    `message_of`."""
-    rng = obj(item["range"])
-    start, end = obj(rng["start"]), obj(rng["end"])
-    line, end_line = to_int(start["line"]), to_int(end["line"])
+_SEVERITIES = {int(severity): severity for severity in types.DiagnosticSeverity}
+
+
+def diagnostic_of(raw: Json) -> types.Diagnostic:
+    """An LSP Diagnostic as lsprotocol types it (what the bridge reads of it: range,
+    severity, code, source, message), made directly; a severity out of LSP's four is none
+    (read as an error, as `vim.diagnostic` does)."""
+    item = json_object(raw)
+    code, severity = item.get("code"), item.get("severity")
+    if code is not None and not isinstance(code, (int, str)):
+        raise TypeError(f"a code that is no number or string: {str(code)[:40]!r}")
+    return types.Diagnostic(range_of(item["range"]), cast(str, item["message"]),
+                            _SEVERITIES.get(severity) if isinstance(severity, int) else None,
+                            code, source=optional_text(item.get("source")))
+
+
+def pulled_report(raw: Json) -> list[tuple[types.Diagnostic, JsonObject]] | None:
+    """A `textDocument/diagnostic` answer's diagnostics (a full report; None for any other),
+    each with the server's own dict, which a code action request hands back to it."""
+    report = json_object(raw)
+    if report.get("kind") not in ("full", None):
+        return None
+    return [(diagnostic_of(item), json_object(item)) for item in json_list(report.get("items"))]
+
+
+def from_lsp(item: types.Diagnostic, lines: list[str], encoding: Encoding, server: str,
+             client: int | None = None, roots: Sequence[Path] = (), raw: JsonObject | None = None) -> Diagnostic:
+    """An LSP Diagnostic (pull answer: `pulled_report`) with columns in the server's encoding;
+    `roots`: see `message_of`; `raw`: the server's own dict."""
+    start, end = item.range.start, item.range.end
     return Diagnostic(
-        line=line,
-        col=column_at(lines, line, to_int(start["character"] or 0), encoding),
-        end_line=end_line,
-        end_col=column_at(lines, end_line, to_int(end["character"] or 0), encoding),
-        severity=severity_name(item.get("severity", 1)),
-        message=message_of(item, roots),
-        code=_code(item.get("code")),
-        source=str(item.get("source") or server),
-        lsp=item,
+        line=start.line,
+        col=column_at(lines, start.line, start.character, encoding),
+        end_line=end.line,
+        end_col=column_at(lines, end.line, end.character, encoding),
+        severity=severity_name(item.severity or 1),
+        message=message_of(item.message, roots),
+        code=_code(item.code),
+        source=item.source or server,
+        lsp=raw,
         client=client,
     )
 
@@ -130,7 +156,7 @@ def from_vim(item: JsonObject, lines: list[str], roots: Sequence[Path] = ()) -> 
         end_line=end_line,
         end_col=column_at(lines, end_line, to_int(item.get("end_col") or item.get("col") or 0), "utf-8"),
         severity=severity_name(item.get("severity", 1)),
-        message=message_of(item, roots),
+        message=message_of(str(item.get("message", "")), roots),
         code=_code(item.get("code")),
         source=str(item.get("source") or "") or None,
         lsp=lsp if isinstance(lsp := item.get("lsp"), dict) else None,

@@ -4,16 +4,23 @@ The world changes under the bridge (agents, git and formatters write files at an
 Reads compare what the bridge holds with a file's `DiskStamp` before answering from it, and
 edits record the stamp (and content hash) they were planned against and check both again
 right before writing. One definition, so that "the file changed" means the same everywhere.
+A file's text read from disk (`read_disk`: what the editor gateway answers for a file no
+buffer holds) is kept while its stamp says it is unchanged.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat as stat_module
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
+
+from .errors import ErrorCode, LsapError
+from .position import Document
 
 # Two writes closer together than a file system's timestamp granularity (FAT: 2 s; others a
 # clock tick) can leave size and mtime alike: a stamp taken this soon after the file's last
@@ -111,3 +118,38 @@ def snapshot(path: Path | str) -> Snapshot | None:
         if before == after:
             return Snapshot(before, data)
     raise OSError(f"{path} kept changing while it was read")
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def read_disk(path: Path, cached: Document | None = None) -> Document:
+    """A file's text from disk; `cached` is reused while the file's stamp is the same (and,
+    when that stamp was racy, its content hash too)."""
+    stamp = DiskStamp.of(path)
+    if stamp is None:
+        if path.is_dir():
+            raise LsapError(ErrorCode.INVALID_REQUEST, f"{path} is a directory, not a file")
+        raise LsapError(
+            ErrorCode.NOT_FOUND,
+            f"no such file: {path}",
+            hint="check the path: it is relative to the workspace root",
+        )
+    version, racy = stamp.token, stamp.racy()
+    unchanged = cached is not None and cached.version == version
+    if unchanged and cached is not None and cached.digest is None:
+        return cached
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return read_disk(path)  # deleted between the stat and the read: say so
+    digest = content_hash(data) if racy or unchanged else None
+    if unchanged and cached is not None and digest == cached.digest:
+        return replace(cached, digest=digest if racy else None)
+    text = data.decode("utf-8", errors="replace")
+    # Lines end where LSP and Neovim end them (\n, \r\n, \r), not at str.splitlines()'s
+    # form feeds and U+2028, which would shift every line number after them.
+    lines = _LINE_BREAK.split(text)
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return Document(path, lines, version, digest=digest if racy else None)

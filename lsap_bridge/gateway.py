@@ -13,18 +13,18 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import re
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol, TypedDict, cast
+from typing import Literal, TypedDict, cast
 
 from cachetools import LRUCache
 
+from .editor import DECISIONS, Applied, Attached, Client, Decision, EditorState, Pushed, ServerRequests
 from .errors import ClientGone, ErrorCode, LsapError, StaleText
-from .filestate import DiskStamp, content_hash
+from .filestate import DiskStamp, read_disk
 from .jsonvalue import Json, Jsonable, JsonObject, Packable, Params, items, obj, to_float, to_int
 from .lsp import FileEventData
 from .lspcall import LspAnswer as LspAnswer
@@ -33,16 +33,12 @@ from .lspcall import response_error
 from .models import DEFAULT_MAX_TOKENS, DIAGNOSTICS_WAIT, Wait
 from .nvim_rpc import NvimConnection, NvimDisconnected, NvimRpcError
 from .position import Document, EditorLocation
-from .servers.registry import adapter_for
 from .surface import restart_help
 from .workspace import Workspace, path_of, too_large
 
 # A command typed by the human (`:Lsap …`): the notification's parameters, as the Lua sent them.
 CommandHandler = Callable[[list[Json]], Awaitable[None]]
-# Answers a request a server sends while the bridge runs its command: (method, params) -> result.
-ServerRequests = Callable[[str, Json], Jsonable]
 LOG = logging.getLogger("lsap.gateway")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 TEXT_CACHE = 512  # documents whose text the gateway keeps, by changedtick or disk stamp
 MAX_FILE_SIZE = 4 * 1024 * 1024  # until Neovim says otherwise (`max_file_size`)
 # Seconds a command's server stays taken after its reply: an applyEdit sent just after it is
@@ -50,28 +46,6 @@ MAX_FILE_SIZE = 4 * 1024 * 1024  # until Neovim says otherwise (`max_file_size`)
 TAKE_GRACE = 0.3
 # The one Lua snippet the service sends: a call of the dispatch table by name (lua/lsap/rpc.lua).
 RPC = "return require('lsap.rpc').call(...)"
-
-
-@dataclass(frozen=True)
-class Client:
-    """A language server attached to a buffer, as Neovim sees it."""
-
-    id: int
-    name: str
-    offset_encoding: str
-    methods: frozenset[str]
-    root_dir: str | None = None
-    filetypes: frozenset[str] = frozenset()  # what the server was configured for
-    # When it attached (time.monotonic()), if it attached after the service started.
-    started: float | None = field(default=None, compare=False)
-
-    def supports(self, method: str) -> bool:
-        """Whether it serves `method`: announced, and not one its adapter says it lacks."""
-        return method in self.methods and adapter_for(self.name).supports(method)
-
-    def age(self) -> float | None:
-        """Seconds since the server attached, when known."""
-        return None if self.started is None else time.monotonic() - self.started
 
 
 class Loaded(TypedDict, total=False):
@@ -85,73 +59,6 @@ class Loaded(TypedDict, total=False):
     disk: str | None  # "changed" or "deleted" under unsaved changes
     sent: int | None
     too_large: int  # the file's size, over `max_file_size`
-
-
-class Cursor(TypedDict, total=False):
-    """Where the human is (`cursor` in lua/lsap/transport/editor.lua): a buffer's name,
-    the cursor's 0-based line and byte column, and that line's text."""
-
-    path: str
-    bufnr: int
-    line: int
-    col: int
-    text: str
-
-
-class SelectionState(TypedDict, total=False):
-    """The visual selection: 0-based lines, byte columns, end inclusive, and its text."""
-
-    active: bool
-    type: str  # "charwise", "linewise" or "blockwise"
-    start_line: int
-    start_col: int
-    end_line: int
-    end_col: int
-    text: list[str]
-
-
-class EditorState(Cursor, total=False):
-    """What the human is looking at (`editor` in lua/lsap/transport/editor.lua)."""
-
-    modified: bool
-    filetype: str
-    buftype: str
-    top: int  # the first and last visible lines, 0-based
-    bottom: int
-    selection: SelectionState
-
-
-class Pushed(TypedDict, total=False):
-    """A buffer's entry in the transport's answer to `when_diagnosed`
-    (lua/lsap/transport/seen.lua): its `vim.diagnostic` items, and whether they are current."""
-
-    bufnr: int
-    items: list[JsonObject]  # `vim.diagnostic.get()` items (0-based lines, byte columns)
-    analysed: bool  # every server published for the buffer's latest change
-    quiet: bool  # diagnosed before, nothing new published since the change
-
-
-class Applied(TypedDict, total=False):
-    """The transport's answer to `apply_edits` (lua/lsap/edits.lua)."""
-
-    ok: bool
-    stamps: dict[str, Json]  # path -> its stamp right after the switch (false: none)
-    switched: list[str]  # the files switched before a failure, to roll back
-    error: str
-    busy: bool  # the human is in Insert mode
-    conflict: bool
-
-
-class Attached(list[Client]):
-    """The servers on a buffer (`wait_for_clients`), and whether they are all the ones
-    expected: a choice between them made while others were still attaching is not kept.
-    `known`: False when nothing says which servers to expect (none started by
-    `vim.lsp.enable`)."""
-
-    def __init__(self, clients: Iterable[Client] = (), complete: bool = True, known: bool = True) -> None:
-        super().__init__(clients)
-        self.complete = complete
-        self.known = known
 
 
 @dataclass
@@ -558,65 +465,6 @@ class EditorGateway:
         return await self._lua(code, *args)
 
 
-class Editor(Protocol):
-    """What the service needs of the editor: `EditorGateway` over Neovim, or a test's fake
-    (tests/fakes.py). Capabilities reach it through the session: its methods, or
-    `session.gateway`."""
-
-    workspace: Workspace | None
-    max_file_size: int
-    max_tokens: int
-    diagnostics_wait: Wait
-    gone: set[int]
-    stats: Counter[str]
-
-    async def read(self, paths: list[Path]) -> dict[Path, Document]: ...
-    def held(self, path: Path) -> Document | None: ...
-    async def open(self, path: Path) -> int: ...
-    def oversized(self, path: Path) -> int | None: ...
-    async def sync(self, changes: list[FileEventData]) -> list[str] | None: ...
-    async def reconfigure(self, changes: list[FileEventData]) -> list[str]: ...
-    async def wait_for_clients(self, bufnr: int, method: str | None) -> list[Client]: ...
-    async def working(self, client_ids: list[int]) -> list[int]: ...
-    async def wait_until_idle(self, client_ids: list[int]) -> bool: ...
-    async def lsp(self, calls: list[LspCall], timeout: float | None = None,
-                  guard: Document | None = None,
-                  taking: ServerRequests | None = None) -> list[LspAnswer]: ...
-    async def editor(self) -> EditorState: ...
-    async def show_report(self, text: str, locations: list[EditorLocation],
-                          options: Mapping[str, Jsonable]) -> None: ...
-    async def symbols_for_completion(self, path: str, paths: list[str], cmdline: str) -> None: ...
-    async def all_clients(self) -> list[Client]: ...
-    async def servers_expected(self, bufnrs: list[int]) -> list[bool]: ...
-    async def pushed_diagnostics(self, bufnrs: list[int], exclude_clients: list[int],
-                                 after_sync: bool = False, until: float | None = None) -> dict[int, Pushed]: ...
-    async def server_commands(self, client_id: int) -> list[str]: ...
-    async def apply_edits(self, plan: Mapping[str, Packable]) -> Applied: ...
-    async def call(self, name: str, *args: Packable) -> Json: ...
-
-
-DECISIONS = ("apply", "refuse", "deny", "timeout", "withheld")
-
-
-@dataclass(frozen=True)
-class Decision:
-    """How the human answered an agent's edit: `apply`, `refuse` (they said no), `deny`
-    (`edit_policy = 'deny'`), `timeout` (no answer within `waited` seconds) or `withheld`
-    (an edit in doubt under `edit_policy = 'allow'`: nobody was asked)."""
-
-    decision: str
-    waited: float = 0.0
-
-    @property
-    def applied(self) -> bool:
-        return self.decision == "apply"
-
-    @property
-    def asked(self) -> bool:
-        """Whether a human was asked: Neovim says how long the question could wait only then."""
-        return self.waited > 0
-
-
 def uncovered(coverage: JsonObject) -> LsapError:
     """The error for a buffer no language server will attach to: which configs exist, and
     which would cover it."""
@@ -700,35 +548,3 @@ def _client(value: Json) -> Client:
 
 def _disk_differs(state: object) -> Literal["changed", "deleted"] | None:
     return "changed" if state == "changed" else "deleted" if state == "deleted" else None
-
-
-def read_disk(path: Path, cached: Document | None = None) -> Document:
-    """A file's text from disk; `cached` is reused while the file's stamp is the same (and,
-    when that stamp was racy, its content hash too)."""
-    stamp = DiskStamp.of(path)
-    if stamp is None:
-        if path.is_dir():
-            raise LsapError(ErrorCode.INVALID_REQUEST, f"{path} is a directory, not a file")
-        raise LsapError(
-            ErrorCode.NOT_FOUND,
-            f"no such file: {path}",
-            hint="check the path: it is relative to the workspace root",
-        )
-    version, racy = stamp.token, stamp.racy()
-    unchanged = cached is not None and cached.version == version
-    if unchanged and cached is not None and cached.digest is None:
-        return cached
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return read_disk(path)  # deleted between the stat and the read: say so
-    digest = content_hash(data) if racy or unchanged else None
-    if unchanged and cached is not None and digest == cached.digest:
-        return replace(cached, digest=digest if racy else None)
-    text = data.decode("utf-8", errors="replace")
-    # Lines end where LSP and Neovim end them (\n, \r\n, \r), not at str.splitlines()'s
-    # form feeds and U+2028, which would shift every line number after them.
-    lines = _LINE_BREAK.split(text)
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    return Document(path, lines, version, digest=digest if racy else None)

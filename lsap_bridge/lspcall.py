@@ -18,8 +18,8 @@ class LspCall:
     params: Mapping[str, Jsonable]
     bufnr: int | None = None
     # The answer (a location list, or document symbols) is sent packed by lua/lsap/transport/packing.lua
-    # (`decode.location_files` and `symbols.build_tree` read both shapes): a large one then
-    # crosses to Python as a few lists instead of tens of thousands of tables.
+    # (`decode.packed_locations` and `symbols.document_symbols` read both shapes): a large one
+    # then crosses to Python as a few lists instead of tens of thousands of tables.
     packed: bool = False
 
 

@@ -9,8 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from .cpu import off_loop
+from .editor import Client
 from .errors import Candidate, ErrorCode, LsapError, shown_score
-from .gateway import Client
 from .locate.anchor import format_anchor
 from .locate.matcher import INLINE_FIND, decide, find_in, has_exact, parse_find
 from .locate.matches import Match, MatchResult, Needle, Tier

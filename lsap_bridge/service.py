@@ -13,9 +13,9 @@ from .capabilities import REGISTRY
 from .capabilities.outline import symbol_paths
 from .cpu import off_loop
 from .cursor import anchor_at_cursor
+from .editor import Cursor, Editor
 from .errors import LsapError, invalid
 from .failures import as_error
-from .gateway import Cursor, Editor
 from .jsonvalue import Json, JsonObject, obj
 from .locate.anchor import parse_anchor
 from .lsreq.executor import execute

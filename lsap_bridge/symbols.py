@@ -11,11 +11,13 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias, cast
 
+from lsprotocol import types
 from rapidfuzz import fuzz, process
 
-from .lsp import DocumentSymbolData, RangeData, SymbolInformationData
+from .jsonvalue import Json
+from .lsp import json_list, json_object, optional_text, range_of
 from .position import Encoding, column_at, line_at
 
 # LSP SymbolKind values that hold code worth naming as "where a use is".
@@ -197,44 +199,86 @@ class SymbolTree:
         return ".".join(s.bare_name for s in chain) or None
 
 
-def _span(raw: RangeData, lines: Sequence[str], encoding: Encoding) -> Span:
-    start, end = raw["start"], raw["end"]
-    first, last = start["line"], end["line"]
-    return Span(first, column_at(lines, first, start["character"], encoding),
-                last, column_at(lines, last, end["character"], encoding))
+class PackedSymbols(NamedTuple):
+    """A `DocumentSymbol[]` answer as lua/lsap/transport/packing.lua sends it for an
+    `LspCall` with `packed` (`pack_symbols`, which checked every range): names, details and
+    ten numbers per symbol, depth first (the parent's place, 1-based, or 0; the kind; the
+    range's four; the selection range's four), server units."""
+
+    names: list[str]
+    details: list[str]
+    nums: list[int]
 
 
-def units(rng: RangeData) -> Units:
-    """An LSP range's numbers (kept instead of its dicts: a fifth of their memory)."""
-    start, end = rng["start"], rng["end"]
-    return start["line"], start["character"], end["line"], end["character"]
+#: A `textDocument/documentSymbol` answer decoded (`document_symbols`).
+DocumentSymbols: TypeAlias = PackedSymbols | list[types.DocumentSymbol] | list[types.SymbolInformation]
+
+_SYMBOL_KINDS = {int(kind): kind for kind in types.SymbolKind}
 
 
-def build_tree(result: object, lines: Sequence[str], encoding: Encoding) -> SymbolTree:
-    """A `SymbolTree` from either answer shape of `textDocument/documentSymbol`, or from
-    the packed shape lua/lsap/transport/packing.lua sends for an `LspCall` with `packed` (`pack_symbols`)."""
-    if not result:
-        return SymbolTree([])
+def _kind(value: Json) -> types.SymbolKind:
+    """A symbol's kind; one LSP does not list is kept as its number (LSP asks clients to bear
+    unknown kinds), none is 0 (as packing.lua reads it)."""
+    number = value if isinstance(value, int) else 0
+    return _SYMBOL_KINDS.get(number) or cast(types.SymbolKind, number)
+
+
+def _document_symbol(raw: Json) -> types.DocumentSymbol:
+    item = json_object(raw)
+    rng = range_of(item["range"])
+    selection = item.get("selectionRange")
+    return types.DocumentSymbol(
+        cast(str, item["name"]), _kind(item.get("kind")), rng, rng if selection is None else range_of(selection),
+        detail=optional_text(item.get("detail")),
+        children=[_document_symbol(child) for child in json_list(item.get("children"))])
+
+
+def _symbol_information(raw: Json) -> types.SymbolInformation:
+    item = json_object(raw)
+    location = json_object(item["location"])
+    return types.SymbolInformation(types.Location(cast(str, location["uri"]), range_of(location["range"])),
+                                   cast(str, item["name"]), _kind(item.get("kind")))
+
+
+def document_symbols(raw: Json) -> DocumentSymbols:
+    """A `textDocument/documentSymbol` answer, in any of its shapes: packed (`PackedSymbols`,
+    its lists checked at C speed by `_tree_from_packed`), or lsprotocol's `DocumentSymbol`s
+    or flat `SymbolInformation`s made directly (what packing.lua sends as it is: an entry
+    it could not pack, or a flat answer), ranges in the server's units."""
+    if isinstance(raw, dict) and "symbols" in raw:
+        names, details, nums = json_list(raw["symbols"])
+        return PackedSymbols(cast(list[str], json_list(names)), cast(list[str], json_list(details)),
+                             cast(list[int], json_list(nums)))
+    entries = json_list(raw)
+    if entries and "location" in json_object(entries[0]):
+        return [_symbol_information(entry) for entry in entries]
+    return [_document_symbol(entry) for entry in entries]
+
+
+def units(rng: types.Range) -> Units:
+    """An LSP range's numbers (kept instead of its objects: a fifth of their memory)."""
+    return rng.start.line, rng.start.character, rng.end.line, rng.end.character
+
+
+def build_tree(answer: DocumentSymbols, lines: Sequence[str], encoding: Encoding) -> SymbolTree:
+    """A `SymbolTree` from a `textDocument/documentSymbol` answer (`document_symbols`), its
+    columns code points (converted when first read: `Symbol.lazy`)."""
 
     def span(units: Units) -> Span:
         first, start, last, end = units
         return Span(first, column_at(lines, first, start, encoding), last, column_at(lines, last, end, encoding))
 
-    if isinstance(result, dict) and "symbols" in result:
-        names, details, nums = result["symbols"]  # lua/lsap/transport/packing.lua's three lists
-        return _tree_from_packed(names, details, nums, span)
-    if not isinstance(result, list):
-        return SymbolTree([])
-    if "location" in result[0]:
-        return _tree_from_flat(result, lines, encoding)
+    if isinstance(answer, PackedSymbols):
+        return _tree_from_packed(answer.names, answer.details, answer.nums, span)
+    if answer and isinstance(answer[0], types.SymbolInformation):
+        return _tree_from_flat(answer, lines, span)
 
-    def convert(raw: DocumentSymbolData) -> Symbol:
-        rng = raw["range"]
-        selection = raw.get("selectionRange") or rng
-        return Symbol.lazy(raw["name"], int(raw.get("kind", 0)), raw.get("detail") or "",
-                           [convert(c) for c in raw.get("children") or []], (units(rng), units(selection)), span)
+    def convert(symbol: types.DocumentSymbol) -> Symbol:
+        return Symbol.lazy(symbol.name, int(symbol.kind), symbol.detail or "",
+                           [convert(c) for c in symbol.children or []],
+                           (units(symbol.range), units(symbol.selection_range)), span)
 
-    return SymbolTree([convert(r) for r in result])
+    return SymbolTree([convert(symbol) for symbol in cast(list[types.DocumentSymbol], answer)])
 
 
 def _tree_from_packed(names: list[str], details: list[str], nums: list[int], span: Converter) -> SymbolTree:
@@ -252,13 +296,13 @@ def _tree_from_packed(names: list[str], details: list[str], nums: list[int], spa
     return SymbolTree(roots)
 
 
-def _tree_from_flat(result: list[SymbolInformationData], lines: Sequence[str], encoding: Encoding) -> SymbolTree:
+def _tree_from_flat(answer: list[types.SymbolInformation], lines: Sequence[str], span: Converter) -> SymbolTree:
     """Nest flat `SymbolInformation`s by range containment."""
     flat = []
-    for raw in result:
-        span = _span(raw["location"]["range"], lines, encoding)
-        selection = _name_span(raw["name"], span, lines)
-        flat.append(Symbol(raw["name"], int(raw.get("kind", 0)), span, selection))
+    for information in answer:
+        whole = span(units(information.location.range))
+        selection = _name_span(information.name, whole, lines)
+        flat.append(Symbol(information.name, int(information.kind), whole, selection))
     flat.sort(key=lambda s: (s.span.start_line, s.span.start_col, -s.span.end_line, -s.span.end_col))
     roots: list[Symbol] = []
     stack: list[Symbol] = []

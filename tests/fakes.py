@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsap_bridge.gateway import MAX_FILE_SIZE, Client, LspAnswer, LspCall, ServerRequests, read_disk
+from lsap_bridge.editor import Client, ServerRequests
+from lsap_bridge.filestate import read_disk
+from lsap_bridge.gateway import MAX_FILE_SIZE, LspAnswer, LspCall
 from lsap_bridge.lsp import FileEventData
 from lsap_bridge.models import DEFAULT_MAX_TOKENS, DIAGNOSTICS_WAIT, Wait
 from lsap_bridge.position import Document
@@ -53,7 +55,7 @@ def _local(value: Any, root: str) -> Any:
 
 @dataclass
 class FakeEditor:
-    """`lsap_bridge.gateway.Editor` without Neovim: no buffer is loaded, files are read from
+    """`lsap_bridge.editor.Editor` without Neovim: no buffer is loaded, files are read from
     disk, and `answer` gives each LSP call's answer."""
 
     answer: Callable[[LspCall], LspAnswer]

@@ -17,7 +17,8 @@ import json
 import time
 from pathlib import Path
 
-from lsap_bridge.gateway import Client, LspCall
+from lsap_bridge.editor import Client
+from lsap_bridge.gateway import LspCall
 from lsap_bridge.jsonvalue import Params, items, obj
 from lsap_bridge.workspace import uri_of
 

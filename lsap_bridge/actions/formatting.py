@@ -9,9 +9,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..editor import Client
 from ..edits.apply import EditResult, apply_workspace_edit
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client, LspCall
+from ..gateway import LspCall
 from ..session.targets import Target
 from ..session.warm import Session
 from ..workspace import uri_of

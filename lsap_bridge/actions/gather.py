@@ -17,8 +17,9 @@ from cachetools import LRUCache
 from lsprotocol import types
 
 from ..diagnostics import Diagnostic, DiagnosticMap
+from ..editor import Client
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client, LspAnswer, LspCall
+from ..gateway import LspAnswer, LspCall
 from ..jsonvalue import Jsonable, Params, items
 from ..lsp import structure
 from ..position import Document

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TypedDict, cast
 
 from .. import indentation
-from ..gateway import Client, LspAnswer, LspCall
+from ..editor import Client
+from ..gateway import LspAnswer, LspCall
 from ..jsonvalue import Params, obj
 from ..position import Document, to_lsp_character
 from ..session.targets import encoding_of

@@ -9,12 +9,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..editor import Client
 from ..edits.apply import EditResult
 from ..edits.plan import preview, preview_text
 from ..edits.text import NOTHING
 from ..edits.workspace_edit import check_edit, merged
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client, LspCall
+from ..gateway import LspCall
 from ..jsonvalue import Jsonable
 from ..session.warm import Session
 from ..workspace import Workspace

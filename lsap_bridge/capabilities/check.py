@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from .. import check_store
-from ..decode import spans
+from ..decode import locations
 from ..diagnostics import SEVERITIES, Diagnostic, DiagnosticDelta, settled, severity_rank
 from ..diskwatch import DiskWatch
 from ..edits.switch import journal_dir
 from ..errors import LsapError
 from ..gateway import LspCall
 from ..jsonvalue import JsonObject
+from ..lsp import decoded
 from ..models import Line, Paged, Request, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation
@@ -218,7 +219,8 @@ async def dependents(session: Session, paths: list[Path]) -> Users:
             calls.append(LspCall(client.id, REFERENCES, params, target.bufnr))
         found = users.found[path] = set()
         for answer in await session.servers.lsp(calls):
-            for use, _ in spans(None if answer.error else answer.result):
+            uses = [] if answer.error else decoded(locations, answer.result, client.name, REFERENCES)
+            for use in map(path_of, {use.uri for use in uses}):
                 if use != path and session.workspace.contains(use) and use.is_file():
                     found.add(use)
     return users

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from lsprotocol import types
 from pydantic import Field
 
-from ..lsp import CompletionItemData
+from ..decode import completions
 from ..models import Anchored, LocateRequest, Paged, Row
 from ..modes import Answer, mode
 from ..report.paging import PagingInfo, paged
@@ -61,24 +62,16 @@ class CompletionReport(Anchored, Paged):
     incomplete: bool  # the server's list is incomplete: typing more narrows it
 
 
-def completion_items(result: object) -> tuple[list[Item], bool]:
-    """`CompletionList | CompletionItem[]` as rows in the server's order; is the list incomplete."""
-    raw: list[CompletionItemData] = (result.get("items") or [] if isinstance(result, dict)
-                                     else result if isinstance(result, list) else [])
-    incomplete = bool(result.get("isIncomplete")) if isinstance(result, dict) else False
-    ordered = sorted(raw, key=lambda item: str(item.get("sortText") or item.get("label", "")))
+def completion_items(answer: types.CompletionList) -> tuple[list[Item], bool]:
+    """A completion answer (`decode.completions`) as rows in the server's order; is the list
+    incomplete."""
     rows = []
-    for item in ordered:
-        details = item.get("labelDetails") or {}
-        detail = " ".join(
-            str(part)
-            for part in (details.get("detail"), details.get("description"), item.get("detail"))
-            if part
-        )
-        rows.append(Item(label=str(item.get("label", "")),
-                         kind=COMPLETION_KINDS.get(int(item.get("kind") or 0), ""),
+    for item in sorted(answer.items, key=lambda item: item.sort_text or item.label):
+        details = item.label_details or types.CompletionItemLabelDetails()
+        detail = " ".join(part for part in (details.detail, details.description, item.detail) if part)
+        rows.append(Item(label=item.label, kind=COMPLETION_KINDS.get(int(item.kind or 0), ""),
                          detail=" ".join(detail.split())))
-    return rows, incomplete
+    return rows, answer.is_incomplete
 
 
 @mode("completion", request=CompletionRequest, report=CompletionReport,
@@ -92,7 +85,8 @@ async def completion(session: Session, request: CompletionRequest) -> Answer:
             resolved.target, resolved.doc, resolved.line, resolved.column
         )
         params["context"] = {"triggerKind": 1}
-        rows, incomplete = completion_items(await session.servers.call_json(resolved.target, METHOD, params))
+        rows, incomplete = completion_items(
+            await session.servers.read(resolved.target, METHOD, params, completions))
 
     async def build(request: CompletionRequest, shown: list[Item], paging: PagingInfo) -> Answer:
         return Answer(CompletionReport(**anchor_fields(resolved, session), items=shown, incomplete=incomplete,

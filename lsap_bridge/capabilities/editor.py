@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Literal
 
 from ..cursor import anchor_at_cursor
+from ..editor import SelectionState
 from ..errors import LsapError
-from ..gateway import SelectionState
 from ..locate.anchor import format_anchor
 from ..models import Line, Report, Request, Row, absent
 from ..modes import Answer, mode

@@ -28,7 +28,7 @@ from pydantic import Field
 from .. import changes
 from ..edits.switch import journal_dir
 from ..errors import ErrorCode, LsapError
-from ..gateway import read_disk
+from ..filestate import read_disk
 from ..models import Report, Request, StrictModel, absent
 from ..modes import Answer, Offer, mode
 from ..pipeline import ask

@@ -14,10 +14,10 @@ from typing import Annotated, Literal
 from lsprotocol import types
 from pydantic import Field
 
-from ..decode import hover_of, hover_text, location_files
+from ..decode import hover_of, hover_text, location_files, packed_locations
 from ..gateway import LspCall
 from ..jsonvalue import Json
-from ..lsp import result_of
+from ..lsp import decoded, result_of
 from ..models import Anchored, LocateRequest, Row
 from ..modes import Answer, Offer, mode
 from ..position import Document, EditorLocation
@@ -96,7 +96,9 @@ async def inspect(session: Session, request: InspectRequest) -> Answer:
     references = None
     if "textDocument/references" in results:
         # Counted from the paths alone, as `references` counts them: no file is read.
-        files = location_files(results["textDocument/references"])
+        server = (clients["textDocument/references"] or target.client).name
+        files = location_files(decoded(packed_locations, results["textDocument/references"], server,
+                                       "textDocument/references"))
         inside = [len(ranges) for path, ranges in files if session.workspace.contains(path)]
         references = Count(total=sum(inside), files=len(inside),
                            external=sum(len(ranges) for _, ranges in files) - sum(inside))

@@ -25,9 +25,10 @@ from ..actions.applied import Applied, applied
 from ..actions.lsp_calls import TSSERVER, TsLocation, refactor_edits, tsserver_refactor
 from ..actions.place import WhereRequest, place_of
 from ..actions.run import Ran
+from ..editor import Client
 from ..edits.apply import EditResult, apply_workspace_edit
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client, LspCall
+from ..gateway import LspCall
 from ..jsonvalue import Params
 from ..lsp import DocumentChangeData, PositionData, RangeData, TextEditData, result_of
 from ..models import Waiting

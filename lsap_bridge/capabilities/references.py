@@ -22,7 +22,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Literal
 
-from ..decode import location_count, location_files
+from ..decode import PackedLocations, location_count, location_files, packed_locations
 from ..jsonvalue import Params
 from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
@@ -90,18 +90,18 @@ RECHECK = 0.7
 SETTLE_LIMIT = 10.0
 
 
-async def settled(session: Session, target: Target, params: Params) -> tuple[object, bool]:
-    """References (packed: see `decode.location_files`), asked again while a young server's
+async def settled(session: Session, target: Target, params: Params) -> tuple[PackedLocations, bool]:
+    """References (packed: see `decode.packed_locations`), asked again while a young server's
     count still changes; True if it never held. Once a server's count has held, it is
     trusted for the rest of the session."""
-    raw = await session.servers.call_json(target, METHOD, params, packed=True)
+    raw = await session.servers.read(target, METHOD, params, packed_locations, packed=True)
     age = target.client.age()
     if age is None or age > YOUNG or target.client.id in session.servers.settled:
         return raw, False
     deadline = time.monotonic() + SETTLE_LIMIT
     while time.monotonic() < deadline:
         await asyncio.sleep(RECHECK)
-        again = await session.servers.call_json(target, METHOD, params, packed=True)
+        again = await session.servers.read(target, METHOD, params, packed_locations, packed=True)
         if location_count(again) == location_count(raw):
             session.servers.settled.add(target.client.id)
             return again, False

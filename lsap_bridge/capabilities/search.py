@@ -14,8 +14,9 @@ from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 from lsprotocol import types
 from pydantic import Field, field_validator
 
+from ..editor import Client
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client, LspCall
+from ..gateway import LspCall
 from ..lsp import result_of
 from ..models import Paged, Request, Row
 from ..modes import Answer, Offer, mode

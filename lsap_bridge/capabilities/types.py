@@ -17,8 +17,9 @@ from typing import Literal
 
 from lsprotocol import types as lsp_types
 
+from ..editor import Client
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client, LspCall
+from ..gateway import LspCall
 from ..jsonvalue import Params
 from ..lsp import result_of
 from ..modes import Answer, Offer, mode

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diskwatch import Basis
+from ..editor import Client
 from ..errors import ErrorCode, LsapError
 from ..filestate import content_hash
-from ..gateway import Client
 from ..session.approval import Doubt
 from ..session.warm import Session
 from .files import File

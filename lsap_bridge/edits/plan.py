@@ -11,8 +11,8 @@ from pathlib import Path
 
 from ..decode import Step
 from ..diskwatch import Basis
+from ..editor import Client
 from ..errors import ErrorCode, LsapError
-from ..gateway import Client
 from ..jsonvalue import obj
 from ..lsp import TextEditData
 from ..position import Encoding

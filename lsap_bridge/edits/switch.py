@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .. import changes
+from ..editor import Editor
 from ..errors import ErrorCode, LsapError
 from ..filestate import DiskStamp, Snapshot, snapshot
-from ..gateway import Editor
 from ..journal import Change, Journal, Recovery, recover
 from ..jsonvalue import Packable
 from ..session.warm import Session

@@ -20,7 +20,8 @@ from pathlib import Path
 from ..actions.applied import Applied
 from ..actions.choose import kept
 from ..actions.gather import Actions
-from ..capabilities.rename import RenameReport, warnings
+from ..capabilities.rename.models import RenameReport
+from ..capabilities.rename.modes import warnings
 from ..changes import undo_hint
 from ..errors import ErrorCode, LsapError
 from ..failures import as_error

@@ -16,7 +16,8 @@ from typing import Annotated, TypeAlias
 from lsprotocol import types
 from pydantic import Field
 
-from ..gateway import Client, LspCall
+from ..editor import Client
+from ..gateway import LspCall
 from ..jsonvalue import Json, JsonObject, Params, items, obj
 from ..lsp import Response, result_of
 from ..models import MAX_ITEMS_LIMIT, Anchored, LocateRequest, Row, absent

@@ -22,7 +22,7 @@ COMMAND = "typescript.tsserverRequest"
 
 
 class Client(Protocol):
-    """What the pull needs of a client (`gateway.Client`)."""
+    """What the pull needs of a client (`editor.Client`)."""
 
     @property
     def id(self) -> int: ...

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,11 +16,12 @@ from typing import TypeVar
 from cachetools import LRUCache
 
 from ..diskwatch import CREATED, Basis, DiskWatch, fs_now_ns
+from ..editor import Client, Editor, ServerRequests
 from ..errors import ErrorCode, LsapError
 from ..filestate import DiskStamp
-from ..gateway import Client, Editor, LspAnswer, LspCall, ServerRequests
+from ..gateway import LspAnswer, LspCall
 from ..jsonvalue import Json, Jsonable, Params
-from ..lsp import FileEventData, Response, result_of
+from ..lsp import FileEventData, Response, decoded, result_of
 from ..modes import fallback
 from ..position import Document
 from ..servers import registry
@@ -269,12 +270,18 @@ class Servers:
         an answer of another shape the server's error. Its error is a `server_error`."""
         return result_of(await self.call_json(target, method, params), answer, target.client.name, method)
 
+    async def read(self, target: Target, method: str, params: Mapping[str, Jsonable],
+                   read: Callable[[Json], T], packed: bool = False) -> T:
+        """`call` for answers of many items: decoded by `read`, a hand-written decoder of
+        decode.py that makes lsprotocol's classes directly (lsp.py says what cattrs would
+        cost), an answer of another shape the server's error. `packed`: see `LspCall`."""
+        return decoded(read, await self.call_json(target, method, params, packed), target.client.name, method)
+
     async def call_json(self, target: Target, method: str, params: Mapping[str, Jsonable],
                         packed: bool = False) -> Json:
-        """`call`, its answer left as JSON: for answers of thousands of items read through the
-        TypedDicts and checks of `decode.py` (lsp.py says what structuring them costs), and
-        WorkspaceEdits the edit engine checks itself. `packed`: a location list, answered
-        packed (see `decode.location_files`)."""
+        """`call`, its answer left as JSON: for `read`'s decoders, and WorkspaceEdits the edit
+        engine checks itself. `packed`: a location list or document symbols, answered packed
+        (see `LspCall`)."""
         found: Json = (await self.answer(target, method, params, packed)).result
         return found
 

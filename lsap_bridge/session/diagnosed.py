@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..diagnostics import SETTLE_LIMIT, DiagnosticMap, budget_of, from_lsp, from_vim, settled
+from ..diagnostics import SETTLE_LIMIT, DiagnosticMap, budget_of, from_lsp, from_vim, pulled_report, settled
+from ..editor import Client, Editor
 from ..errors import LsapError
-from ..gateway import Client, Editor, LspAnswer, LspCall
-from ..jsonvalue import items, obj
+from ..gateway import LspAnswer, LspCall
+from ..lsp import decoded
 from ..models import Wait
 from ..position import Document
 from ..servers import tsserver
@@ -242,14 +243,17 @@ class Diagnostics:
         """The pulled diagnostics, in code points; a pull not answered with a full report
         leaves its file pending."""
         for (path, client), answer in zip(pulls, answers, strict=True):
-            result = answer.result if isinstance(answer.result, dict) else {}
-            if answer.error or result.get("kind") not in ("full", None):
+            try:
+                found = None if answer.error else decoded(pulled_report, answer.result, client.name, PULL)
                 reason = (answer.error or {}).get("message") or "no full report"
+            except LsapError as malformed:  # said as the file's reason, the others answered
+                found, reason = None, malformed.message
+            if found is None:
                 out.pending[path] = f"{client.name} did not report diagnostics ({reason})"
                 continue
             lines, encoding = docs[path].lines, encoding_of(client)
-            out[path] += [from_lsp(obj(item), lines, encoding, client.name, client.id, self.workspace.roots)
-                          for item in items(result.get("items"))]
+            out[path] += [from_lsp(item, lines, encoding, client.name, client.id, self.workspace.roots, raw)
+                          for item, raw in found]
 
     def _add_pushed(self, out: DiagnosticMap, docs: dict[Path, Document],
                     waits: dict[Path, tuple[int, list[Client]]], pushed: dict[int, Any],

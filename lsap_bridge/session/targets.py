@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from ..gateway import Attached, Client
+from ..editor import Attached, Client
 from ..locate.matches import Match, Tier
 from ..position import Document, Encoding
 

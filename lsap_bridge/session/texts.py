@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from ..decode import location_units
 from ..diskwatch import Basis
-from ..gateway import Client, Editor
+from ..editor import Client, Editor
 from ..lsp import Locations
 from ..position import Document, column_at
 from ..symbols import Units

@@ -9,9 +9,12 @@ from pathlib import Path
 
 from cachetools import LRUCache
 
-from ..gateway import Client, Editor, LspCall
+from ..editor import Client, Editor
+from ..gateway import LspCall
+from ..jsonvalue import Json
+from ..lsp import decoded
 from ..position import Document
-from ..symbols import SymbolTree, build_tree
+from ..symbols import SymbolTree, build_tree, document_symbols
 from ..workspace import uri_of
 from .calls import Servers
 from .targets import Target, encoding_of
@@ -75,8 +78,10 @@ class Symbols:
                 out[path] = self._cache(path, fresh[path], result, client)
         return out
 
-    def _cache(self, path: Path, doc: Document, result: object, client: Client) -> SymbolTree:
-        tree = build_tree(result, doc.lines, encoding_of(client))
+    def _cache(self, path: Path, doc: Document, result: Json, client: Client) -> SymbolTree:
+        """The file's tree from the server's answer, decoded here (`document_symbols`; a
+        malformed one is the server's error), kept for this version of its text."""
+        tree = build_tree(decoded(document_symbols, result, client.name, SYMBOLS), doc.lines, encoding_of(client))
         self._trees[path] = (doc.version, tree)
         return tree
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..diskwatch import Basis, fs_now_ns
+from ..editor import Editor
 from ..errors import StaleText
-from ..gateway import Editor
 from ..models import Request
 from ..modes import Answer, Capability
 from ..position import Document

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.gateway import Decision
+from lsap_bridge.editor import Decision
 from lsap_bridge.host import edit_policy
 from lsap_bridge.server import current_client
 from lsap_bridge.service import Response

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from lsap_bridge.capabilities.rename import METHOD, RenameRequest
+from lsap_bridge.capabilities.rename.models import METHOD, RenameRequest
 from lsap_bridge.edits.apply import apply_workspace_edit
 from lsap_bridge.errors import LsapError
 from lsap_bridge.models import Report, Request

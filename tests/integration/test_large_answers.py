@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from lsap_bridge.decode import location_files
+from lsap_bridge.decode import location_files, locations, packed_locations
 from lsap_bridge.gateway import LspCall
 from lsap_bridge.lsp import result_of
-from lsap_bridge.symbols import build_tree
+from lsap_bridge.symbols import build_tree, document_symbols
 from lsap_bridge.workspace import uri_of
 
 from .harness import Bridge
@@ -91,8 +91,8 @@ def test_a_packed_answer_decodes_as_the_servers_own(bridge: Bridge) -> None:
 
     plain, packed = bridge.loop.run(both())
     assert isinstance(packed, dict) and len(packed["packed"]) == FILES + 1
-    assert location_files(packed) == location_files(plain)
-    assert sum(len(ranges) for _, ranges in location_files(packed)) == FILES * USES + 1
+    assert location_files(packed_locations(packed)) == location_files(locations(plain))
+    assert sum(len(ranges) for _, ranges in location_files(packed_locations(packed))) == FILES * USES + 1
 
 
 def test_packed_document_symbols_build_the_servers_tree(bridge: Bridge) -> None:
@@ -112,7 +112,7 @@ def test_packed_document_symbols_build_the_servers_tree(bridge: Bridge) -> None:
         assert isinstance(packed, dict) and len(packed["symbols"][0]) == count
 
         def tree(result: Any, lines: list[str] = doc.lines) -> list[tuple[Any, ...]]:
-            built = build_tree(result, lines, "utf-16")
+            built = build_tree(document_symbols(result), lines, "utf-16")
             return [(path, s.kind, s.detail, s.span, s.selection) for path, s in built.walk()]
 
         assert tree(packed) == tree(plain)

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from lsap_bridge.capabilities.rename import RenameReport, warnings
+from lsap_bridge.capabilities.rename.models import RenameReport
+from lsap_bridge.capabilities.rename.modes import warnings
 from lsap_bridge.locate.anchor import format_anchor
 from lsap_bridge.lsreq.lines import symbol_column
 from lsap_bridge.lsreq.parser import spot

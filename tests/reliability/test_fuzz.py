@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from lsap_bridge.capabilities import REGISTRY, Request
 from lsap_bridge.errors import ErrorCode, LsapError
-from lsap_bridge.gateway import read_disk
+from lsap_bridge.filestate import read_disk
 from lsap_bridge.locate.anchor import parse_anchor
 from lsap_bridge.locate.matcher import find_matches, parse_find
 from lsap_bridge.lsreq.parser import BEGIN, END, FILE, parse

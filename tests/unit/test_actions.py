@@ -12,8 +12,8 @@ from lsap_bridge.actions.choose import by_title, one
 from lsap_bridge.actions.formatting import change_note
 from lsap_bridge.actions.gather import Action, answers_kind, of_kind
 from lsap_bridge.actions.run import Taken
+from lsap_bridge.editor import Client
 from lsap_bridge.errors import ErrorCode, LsapError
-from lsap_bridge.gateway import Client
 from lsap_bridge.workspace import Workspace
 
 RUFF = Client(2, "ruff", "utf-16", frozenset())

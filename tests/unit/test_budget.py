@@ -199,14 +199,15 @@ def test_a_diagnostic_keeps_a_separator_before_its_source() -> None:
 
 def test_a_diagnostics_paths_are_relative_to_the_workspace(tmp_path: Path) -> None:
     """basedpyright's import cycles name absolute paths: reports show them in the workspace."""
-    from lsap_bridge.diagnostics import from_lsp, from_vim
+    from lsap_bridge.diagnostics import diagnostic_of, from_lsp, from_vim
 
     cycle = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 6}},
              "severity": 1, "code": "reportImportCycles",
              "message": f"Cycle detected in import chain\n  {tmp_path}/pkg/a.py\n  {tmp_path}/pkg/b.py"}
-    seen = from_lsp(cycle, ["import b"], "utf-16", "basedpyright", roots=[tmp_path])
+    seen = from_lsp(diagnostic_of(cycle), ["import b"], "utf-16", "basedpyright", roots=[tmp_path])
     assert seen.message == "Cycle detected in import chain\n  pkg/a.py\n  pkg/b.py"
     elsewhere = {**cycle, "message": "see /usr/lib/python3/os.py"}  # outside the workspace: kept
-    assert from_lsp(elsewhere, ["import b"], "utf-16", "basedpyright", roots=[tmp_path]).message == elsewhere["message"]
+    seen_elsewhere = from_lsp(diagnostic_of(elsewhere), ["import b"], "utf-16", "basedpyright", roots=[tmp_path])
+    assert seen_elsewhere.message == elsewhere["message"]
     pushed = {"lnum": 0, "col": 0, "severity": 1, "message": cycle["message"]}
     assert from_vim(pushed, ["import b"], [tmp_path]).message == seen.message

@@ -63,3 +63,11 @@ def test_the_ratchet_holds_one_number_per_line_and_the_code_is_within_it() -> No
     assert set(ceiling) == set(module.TARGETS)
     for name, (number, found) in module.measure().items():
         assert number <= ceiling[name], (name, found)
+
+
+def test_a_module_over_600_lines_is_counted_as_wc_counts_it(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "long.py").write_text("x = 1\n" * 601)
+    (tmp_path / "pkg" / "at_the_limit.py").write_text("x = 1\n" * 600)
+    (tmp_path / "short.py").write_text("x = 1\n" * 599 + "y = 2")  # 600 lines, the last without a newline
+    assert metrics().long_modules(tmp_path) == [f"{tmp_path.name}/pkg/long.py: 601 lines"]

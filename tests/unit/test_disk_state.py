@@ -14,7 +14,7 @@ import pytest
 from lsap_bridge import diskwatch, filestate
 from lsap_bridge.capabilities.hover import HoverReport
 from lsap_bridge.diskwatch import CHANGED, CREATED, DELETED, DiskWatch
-from lsap_bridge.gateway import read_disk
+from lsap_bridge.filestate import read_disk
 from lsap_bridge.render import render_json
 from lsap_bridge.session.texts import disk_note
 from lsap_bridge.workspace import Workspace, uri_of

@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lsap_bridge.diskwatch import Basis, fs_now_ns
+from lsap_bridge.editor import Client
 from lsap_bridge.edits.apply import apply_workspace_edit
 from lsap_bridge.errors import LsapError
-from lsap_bridge.gateway import Client
 from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import Workspace
 from tests.unit.test_edits_and_reports import _FakeGateway, rng

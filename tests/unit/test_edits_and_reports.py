@@ -13,14 +13,15 @@ import pytest
 
 from lsap_bridge.capabilities.batch import section
 from lsap_bridge.capabilities.editor import selection_data
-from lsap_bridge.capabilities.rename import without
+from lsap_bridge.capabilities.rename.pending import without
 from lsap_bridge.capabilities.schema import request_schemas
 from lsap_bridge.decode import walk
-from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta, from_lsp, from_vim
+from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta, diagnostic_of, from_lsp, from_vim, pulled_report
+from lsap_bridge.editor import Client
 from lsap_bridge.edits.text import splice
 from lsap_bridge.edits.workspace_edit import steps_of
 from lsap_bridge.errors import ErrorCode, LsapError
-from lsap_bridge.gateway import Client
+from lsap_bridge.lsp import decoded
 from lsap_bridge.modes import fallback
 from lsap_bridge.workspace import Workspace
 from tests.golden import assert_report_golden
@@ -132,7 +133,7 @@ def test_without_drops_excluded_files_in_both_edit_forms(tmp_path: Path) -> None
 def test_diagnostic_columns_become_code_points() -> None:
     lines = ["é = undefined_name"]
     pulled = from_lsp(
-        {"range": rng(0, 4, 0, 18), "severity": 1, "message": "x", "code": 5},
+        diagnostic_of({"range": rng(0, 4, 0, 18), "severity": 1, "message": "x", "code": 5}),
         lines,
         "utf-16",
         "srv",
@@ -142,6 +143,19 @@ def test_diagnostic_columns_become_code_points() -> None:
         {"lnum": 0, "col": 5, "end_lnum": 0, "end_col": 19, "severity": 2, "message": "y"}, lines
     )
     assert (pushed.col, pushed.end_col, pushed.severity) == (4, 18, "warning")
+
+
+def test_a_pulled_report_is_typed_once_and_a_malformed_one_is_the_servers_error() -> None:
+    item = {"range": rng(0, 0, 0, 1), "severity": 7, "message": "x", "data": {"fix": 1}}
+    [(diagnostic, raw)] = decoded(pulled_report, {"kind": "full", "items": [item]}, "srv", "textDocument/diagnostic")
+    assert raw is item  # what a code action request hands back to the server
+    assert from_lsp(diagnostic, ["x"], "utf-16", "srv", raw=raw).severity == "error"  # out of LSP's four
+    assert decoded(pulled_report, {"kind": "unchanged", "resultId": "1"}, "srv", "m") is None
+    for malformed in ({"items": [{"range": rng(0, 0, 0, 1)}]},  # no message
+                      {"items": [{**item, "range": {"start": {"line": -1, "character": 0}}}]},
+                      {"items": [{**item, "code": [1]}]}, {"items": {}}, []):
+        with pytest.raises(LsapError, match="srv answered m with a malformed answer"):
+            decoded(pulled_report, malformed, "srv", "m")
 
 
 def test_delta_counts_only_new_diagnostics_even_when_lines_move() -> None:
@@ -190,7 +204,7 @@ def test_selection_range_is_one_based_and_in_code_points() -> None:
 def test_schema_covers_every_mode_and_forbids_unknown_fields() -> None:
     schemas = request_schemas()
     # The modes the capability modules' sources declare, not the registry the schemas are made from.
-    declared = {m for path in (Path(__file__).parents[2] / "lsap_bridge" / "capabilities").glob("*.py")
+    declared = {m for path in (Path(__file__).parents[2] / "lsap_bridge" / "capabilities").rglob("*.py")
                 for m in re.findall(r'^@mode\("(\w+)"', path.read_text(), re.M)}
     assert set(schemas) == declared and len(declared) >= 30
     for mode, schema in schemas.items():  # each schema is its own mode's request
@@ -366,7 +380,7 @@ class _FakeGateway:
         self.applied: list[Any] = []
 
     async def read(self, paths: list[Path]) -> dict[Path, Any]:
-        from lsap_bridge.gateway import read_disk
+        from lsap_bridge.filestate import read_disk
         from lsap_bridge.position import Document
 
         out: dict[Path, Any] = {}

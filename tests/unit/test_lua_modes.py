@@ -35,7 +35,7 @@ def test_the_committed_modes_lua_is_what_the_declarations_give() -> None:
 
 def test_lua_reads_the_modes_the_capability_modules_declare(tmp_path: Path) -> None:
     # Expectations from the sources and by hand, not from the registry the generator reads.
-    declared = {m for path in (ROOT / "lsap_bridge" / "capabilities").glob("*.py")
+    declared = {m for path in (ROOT / "lsap_bridge" / "capabilities").rglob("*.py")
                 for m in re.findall(r'^@mode\("(\w+)"', path.read_text(), re.M)}
     tables = lua_value(lua_modes.TARGET, tmp_path)
     assert set(tables["modes"]) == declared and len(declared) >= 30

@@ -12,14 +12,10 @@ from pathlib import Path
 import pytest
 
 from lsap_bridge import changes
-from lsap_bridge.capabilities.undo import (
-    MergeRequest,
-    ReviewRequest,
-    _decide,
-    _state,
-    inline,
-    merge,
-)
+from lsap_bridge.capabilities.undo.listing import _state
+from lsap_bridge.capabilities.undo.merge import merge
+from lsap_bridge.capabilities.undo.models import MergeRequest, ReviewRequest
+from lsap_bridge.capabilities.undo.sets import _decide, inline
 from lsap_bridge.errors import ErrorCode, LsapError
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.pipeline import answer

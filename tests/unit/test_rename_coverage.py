@@ -3,10 +3,12 @@ the use's column counts the server's units (UTF-16 here), the new text is code p
 
 from __future__ import annotations
 
-from lsap_bridge.capabilities.rename import _renames
+from lsprotocol import types
+
+from lsap_bridge.capabilities.rename.coverage import _renames
 
 LINE = 's = "\U0001f600"; foo()'  # the emoji is 2 UTF-16 units and 1 code point
-USE = {"line": 0, "character": 10}  # `foo`, in UTF-16 units
+USE = types.Position(0, 10)  # `foo`, in UTF-16 units
 WHOLE = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}  # jedi rewrites whole lines
 
 
@@ -19,5 +21,5 @@ def test_a_whole_line_edit_that_renames_the_use_does() -> None:
 
 
 def test_an_edit_on_the_use_renames_it() -> None:
-    rng = {"start": USE, "end": {"line": 0, "character": 13}}
+    rng = {"start": {"line": 0, "character": 10}, "end": {"line": 0, "character": 13}}
     assert _renames({"range": rng, "newText": "bar"}, USE, "foo", "utf-16")

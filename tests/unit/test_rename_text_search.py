@@ -8,9 +8,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
 
-from lsap_bridge.capabilities.rename import PendingRename, RenameRequest, Uncovered, _doubt, named_elsewhere
+from lsap_bridge.capabilities.rename.coverage import _doubt, named_elsewhere
+from lsap_bridge.capabilities.rename.models import PendingRename, RenameRequest, Uncovered
+from lsap_bridge.editor import Client
 from lsap_bridge.errors import ErrorCode
-from lsap_bridge.gateway import Client
 from lsap_bridge.models import Locate
 from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import Workspace
@@ -39,6 +40,32 @@ def test_files_naming_the_symbol_through_its_module_are_found(tmp_path: Path) ->
     assert named_elsewhere(session, edited, "Product", {shop / "extra.py"})[0].path == "shop/deals/extra.py"
     # A name no edited module defines at its top level (a method, a local) is not searched.
     assert named_elsewhere(session, edited, "price", set()) == []
+
+
+def test_a_module_of_the_same_last_name_elsewhere_is_not_the_edited_one(tmp_path: Path) -> None:
+    """`from one_letter.a import f` names another `a` than the edited `renames/a.py`: not a
+    use (the false refusal of `test_renames_of_short_names_land_on_the_name`). A module the
+    workspace does not hold (a package on sys.path) may be the edited one: still a doubt."""
+    for name, text in {
+        "renames/a.py": "def f() -> int:\n    return 1\n",
+        "renames/new.py": "from renames.a import f\n",  # the edited module, by its full name
+        "renames/rel.py": "from .a import f\n",  # and relatively
+        "one_letter/a.py": "def f() -> int:\n    return 2\n",
+        "one_letter/b.py": "from one_letter.a import G, f\n",
+        "one_letter/rel.py": "from .a import f\n",
+        "elsewhere.py": "from site_pkg.a import f\n",
+        "web/a.ts": "export function f() {}\n",
+        "web/b.ts": "import { f } from '../renames/a'\n",  # no such script: a doubt
+        "web/c.ts": "import { f } from './a'\n",  # web/a.ts, not edited
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    session = cast(Session, SimpleNamespace(workspace=Workspace.of(tmp_path),
+                                            gateway=SimpleNamespace(max_file_size=None)))
+    found = named_elsewhere(session, [tmp_path / "renames/a.py"], "f", set())
+    assert sorted(f.path for f in found) == ["elsewhere.py", "renames/new.py", "renames/rel.py"]
+    typed = named_elsewhere(session, [tmp_path / "renames/a.py", tmp_path / "renames/a.ts"], "f", set())
+    assert sorted(f.path for f in typed if f.path.startswith("web/")) == ["web/b.ts"]
 
 
 def test_a_rename_leaving_such_a_file_is_refused_naming_it() -> None:

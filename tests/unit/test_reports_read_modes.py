@@ -11,7 +11,10 @@ from lsap_bridge.capabilities.completion import completion_items
 from lsap_bridge.capabilities.search import SearchRequest, rank
 from lsap_bridge.capabilities.signature_help import signatures
 from lsap_bridge.capabilities.types import header_names
-from lsap_bridge.lsp import structure
+from lsap_bridge.decode import completions
+from lsap_bridge.errors import LsapError
+from lsap_bridge.jsonvalue import Json
+from lsap_bridge.lsp import decoded, structure
 from tests.golden import assert_report_golden
 
 ANCHOR: dict[str, Any] = {
@@ -175,7 +178,7 @@ def test_signature_parameters_given_as_offsets() -> None:
 
 
 def test_completion_items_follow_sort_text_and_join_details() -> None:
-    rows, incomplete = completion_items(
+    rows, incomplete = completion_items(completions(
         {
             "isIncomplete": True,
             "items": [
@@ -189,9 +192,22 @@ def test_completion_items_follow_sort_text_and_join_details() -> None:
                 },
             ],
         }
-    )
+    ))
     assert incomplete
     assert [row.model_dump() for row in rows] == [
         {"label": "zeta", "kind": "method", "detail": ""},
         {"label": "alpha", "kind": "variable", "detail": "int x"},
     ]
+    assert completion_items(completions([{"label": "b", "kind": 99}, {"label": "a"}]))[0][0].kind == ""
+
+
+@pytest.mark.parametrize("answer", [
+    {"items": [{"kind": 2}]},  # no label
+    {"items": [{"label": 3}]},
+    {"items": [{"label": "a", "labelDetails": "int"}]},
+    {"items": 5},
+    "items",
+])
+def test_a_malformed_completion_answer_is_the_servers_error(answer: Json) -> None:
+    with pytest.raises(LsapError, match="s answered textDocument/completion with a malformed answer"):
+        decoded(completions, answer, "s", "textDocument/completion")

@@ -15,7 +15,8 @@ import pytest
 
 from lsap_bridge import servers
 from lsap_bridge.capabilities import REGISTRY
-from lsap_bridge.gateway import Client, LspAnswer, LspCall
+from lsap_bridge.editor import Client
+from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.render import render_report
 from lsap_bridge.servers import registry
 from lsap_bridge.service import Service

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from lsap_bridge.editor import Attached, Client
 from lsap_bridge.errors import ErrorCode, LsapError
-from lsap_bridge.gateway import Attached, Client, LspAnswer, LspCall
+from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.session.targets import ATTACH_GRACE, all_came, ranked
 from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import Workspace

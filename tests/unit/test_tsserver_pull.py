@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsap_bridge.gateway import Client, LspAnswer
+from lsap_bridge.editor import Client
+from lsap_bridge.gateway import LspAnswer
 from lsap_bridge.servers import tsserver
 
 VTSLS = Client(3, "vtsls", "utf-16", frozenset({"workspace/executeCommand"}))

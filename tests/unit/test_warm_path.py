@@ -85,7 +85,7 @@ def test_the_scan_finds_what_it_looks_for() -> None:
            "self.session.gateway.lsp", "tracker.session.diagnostics.of"]
     assert not on_warm_path(PACKAGE / "lsreq" / "executor.py")
     assert not on_warm_path(PACKAGE / "service.py")
-    assert on_warm_path(PACKAGE / "capabilities" / "rename.py")
+    assert on_warm_path(PACKAGE / "capabilities" / "rename" / "modes.py")
 
 
 def coroutines_taken(source: str) -> list[str]:
