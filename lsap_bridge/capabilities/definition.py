@@ -22,12 +22,17 @@ from ..report.pieces import MAX_CODE_LINES, Code, anchor_fields, code_of, defini
 from ..resolve import resolve
 from ..session.targets import Location
 from ..session.warm import Session
+from ..surface import SURFACE
+
+FULL_CODE_LINES = 40  # Neovim's report window: a definition's code up to this many lines
 
 
 class DefinitionLikeRequest(LocateRequest):
     """Fields of definition, declaration, type_definition and implementations."""
 
-    max_code_lines: Annotated[int, Field(ge=1, le=MAX_CODE_LINES)] = 40
+    # Up to this many lines of the code, else its head and members; None: for agents the
+    # place and the signature only (doc/agents.md), in Neovim `FULL_CODE_LINES`.
+    max_code_lines: Annotated[int, Field(ge=1, le=MAX_CODE_LINES)] | None = None
 
 
 class DefinitionRequest(DefinitionLikeRequest):
@@ -71,6 +76,7 @@ async def run_definition_like(
         answer = await session.servers.call(target, method, params, types.DefinitionResponse)
         found = await session.texts.locations(answer, target.client, texts)
     external = [loc for loc in found if not session.workspace.contains(loc.path)]
+    limit = request.max_code_lines or (FULL_CODE_LINES if SURFACE.get() == "nvim" else None)
 
     async def build(request: DefinitionLikeRequest, inside: list[Location], paging: PagingInfo) -> Answer:
         docs = await session.texts.documents([loc.path for loc in inside], have=texts)
@@ -81,7 +87,7 @@ async def run_definition_like(
         for loc in inside:
             doc = docs[loc.path]
             named = defining_symbol(trees[loc.path], loc) if loc.path in trees else None
-            definitions.append(code_of(session, doc, named, loc, request.max_code_lines))
+            definitions.append(code_of(session, doc, named, loc, limit))
             locations.append(editor_location(session.workspace.display(loc.path), doc, loc.line, loc.col))
         report = DefinitionReport(
             **anchor_fields(resolved, session),
@@ -97,21 +103,21 @@ async def run_definition_like(
 
 
 @mode("definition", request=DefinitionRequest, report=DefinitionReport,
-      summary="where a symbol is defined, with its code", method="textDocument/definition",
+      summary="where a symbol is defined, with its signature or code", method="textDocument/definition",
       fallback="search", offer=Offer(command="LsapDefinition", picker=2, view="def", mcp=True, plug=True))
 async def definition(session: Session, request: DefinitionRequest) -> Answer:
     return await run_definition_like(session, request, "textDocument/definition")
 
 
 @mode("declaration", request=DeclarationRequest, report=DefinitionReport, template="definition",
-      summary="where a symbol is declared, with its code", method="textDocument/declaration",
+      summary="where a symbol is declared, with its signature or code", method="textDocument/declaration",
       fallback="definition", offer=Offer(picker=10))
 async def declaration(session: Session, request: DeclarationRequest) -> Answer:
     return await run_definition_like(session, request, "textDocument/declaration")
 
 
 @mode("type_definition", request=TypeDefinitionRequest, report=DefinitionReport,
-      template="definition", summary="where the type of a value is defined, with its code",
+      template="definition", summary="where the type of a value is defined, with its signature or code",
       method="textDocument/typeDefinition", fallback="hover", offer=Offer(picker=11, view="type"))
 async def type_definition(session: Session, request: TypeDefinitionRequest) -> Answer:
     return await run_definition_like(session, request, "textDocument/typeDefinition", "type definition")

@@ -7,6 +7,8 @@ language server, cached per file version by the session.
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import groupby
@@ -17,12 +19,13 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 
 from ..errors import ErrorCode, LsapError
-from ..models import MAX_ITEMS_LIMIT, Paged, Request, Row
+from ..models import MAX_ITEMS_LIMIT, Paged, Request, Row, absent
 from ..modes import Answer, Offer, mode
-from ..position import EditorLocation
+from ..position import EditorLocation, line_at
 from ..report.files import expand, is_glob
 from ..report.paging import PagingInfo, paged
 from ..session.warm import Session
+from ..surface import SURFACE
 from ..symbols import Symbol, SymbolTree
 from ..workspace import Walk, language_of
 
@@ -44,6 +47,10 @@ class OutlineRequest(Request):
     symbol_path: list[str] | str | None = None
     recursive: bool = False
     max_items: Annotated[int, Field(ge=1, le=MAX_ITEMS_LIMIT)] = 200
+    # One file's public surface (`public`): its exported top-level symbols, a class's
+    # members listed, other symbols' counted; None: compact for agents, every symbol in
+    # Neovim's report window; false: every symbol.
+    compact: bool | None = None
 
 
 class Entry(Row):
@@ -117,6 +124,7 @@ def _runs(rows: list[Shown], parents: set[str]) -> list[Shown]:
 
 class OutlineReport(Paged):
     target: str
+    hidden: int | None = absent()  # one file's symbols the compact form left out (not exported, members counted)
     scope: str | None
     many: bool  # a directory or a glob: each file's top level
     files: int
@@ -155,6 +163,62 @@ def _structural(node: Symbol) -> Sequence[Symbol]:
     if node.kind in _VARIABLES:
         return [c for c in node.children if c.kind in _MEMBERS]
     return node.children
+
+
+# Kinds whose members a compact outline lists (a class's methods are its surface); the
+# members of any other symbol (an interface's properties, an object's) are counted.
+_LISTED = {5, 23}
+# `export { a, b as c }` (not `… from`) and `export default name`: names declared without `export`.
+_EXPORT_LIST = re.compile(r"^\s*export\s*(?:type\s*)?\{([^}]*)\}\s*;?\s*$"
+                          r"|^\s*export\s+default\s+([\w$]+)\s*;?\s*$", re.M)
+_EXPORTED = re.compile(r"\s*export\b")
+
+
+def exported(path: Path, lines: list[str], roots: Sequence[Symbol]) -> list[Symbol]:
+    """A file's top-level symbols another module is meant to use. TypeScript and JavaScript:
+    those declared `export …` or named in an `export { … }` (not `… from`) or `export
+    default name`; a file with no `export` is a script, all of it. Python: those named in a
+    literal `__all__`, else those without a leading `_`. Other languages: all."""
+    language = language_of(path)
+    text = "\n".join(lines)
+    if language == "python":
+        listed = _dunder_all(text)
+        return [r for r in roots if r.bare_name in listed] if listed is not None else [
+            r for r in roots if not r.bare_name.startswith("_")]
+    if language not in ("typescript", "tsx", "javascript", "jsx") or not re.search(r"^\s*export\b", text, re.M):
+        return list(roots)
+    named = {re.sub(r"^type\s+", "", m.strip()).split(" as ")[0].strip()  # the local name
+             for found in _EXPORT_LIST.finditer(text) for m in (found[1] or found[2] or "").split(",")}
+    return [r for r in roots if r.bare_name in named
+            or _EXPORTED.match(line_at(lines, r.span.start_line))]
+
+
+def _dunder_all(text: str) -> set[str] | None:
+    """The names of a module's `__all__` when it is a literal list or tuple of strings."""
+    if "__all__" not in text:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return None
+            return {v for v in value if isinstance(v, str)} if isinstance(value, (list, tuple)) else None
+    return None
+
+
+def public(path: Path, lines: list[str], tree: SymbolTree) -> Iterator[tuple[tuple[str, ...], Symbol]]:
+    """A compact outline's symbols of one file: the exported top level (`exported`), and
+    the members of its classes."""
+    for node in exported(path, lines, sorted(tree.roots, key=_BY_START)):
+        yield (node.bare_name,), node
+        if node.kind in _LISTED:
+            for child in sorted(_structural(node), key=_BY_START):
+                yield (node.bare_name, child.bare_name), child
 
 
 def _scope(
@@ -217,9 +281,12 @@ async def outline(session: Session, request: OutlineRequest) -> Answer:
     # only: a 20,000-line file has 10,000 symbols (doc/architecture.md, Costs).
     items: list[_Item] | None = session.kept.page(request)
     lacking: list[str] = []
+    hidden = 0  # a later page's count: its first page said it
+    compact = not many and not names and (request.compact if request.compact is not None
+                                          else SURFACE.get() != "nvim")
     if items is None:
-        items, lacking = await _walked(session, files, names, many)
-    pages = _Pages(found, names, many, items, lacking, max_size)
+        items, lacking, hidden = await _walked(session, files, names, many, compact)
+    pages = _Pages(found, names, many, items, lacking, max_size, hidden, compact)
     return await paged(session, request, items, pages.build)
 
 
@@ -242,23 +309,26 @@ def _scope_names(request: OutlineRequest, many: bool) -> list[str]:
 
 
 async def _walked(session: Session, files: list[Path], names: list[str],
-                  many: bool) -> tuple[list[_Item], list[str]]:
-    """Every symbol shown of the files, in order (of many files, the top level), and the
-    files no server gave symbols for."""
+                  many: bool, compact: bool) -> tuple[list[_Item], list[str], int]:
+    """Every symbol shown of the files, in order (of many files, the top level; of one
+    file `compact`, its `public` symbols), the files no server gave symbols for, and how
+    many symbols the compact form left out."""
     trees, lacking = await _trees(session, files)
     items: list[_Item] = []
+    hidden = 0
     for path in files:
         tree = trees.get(path)
         if tree is None:
             continue
         display = session.workspace.display(path)
-        walked = (
-            _scope(tree, names, display)
-            if names
-            else structure(tree.roots, depth=1 if many else None)
-        )
+        if compact:
+            lines = (await session.texts.documents([path]))[path].lines
+            walked = list(public(path, lines, tree))
+            hidden += sum(1 for _ in structure(tree.roots)) - len(walked)
+        else:
+            walked = list(_scope(tree, names, display) if names else structure(tree.roots, depth=1 if many else None))
         items += ((display, dotted, symbol) for dotted, symbol in walked)
-    return items, lacking
+    return items, lacking, hidden
 
 
 @dataclass(frozen=True)
@@ -271,6 +341,8 @@ class _Pages:
     items: list[_Item]
     lacking: list[str]
     max_size: int
+    hidden: int
+    compact: bool  # one file's `public` symbols
 
     async def build(self, request: OutlineRequest, page_items: list[_Item], paging: PagingInfo) -> Answer:
         many = self.many
@@ -282,7 +354,8 @@ class _Pages:
                 kind=symbol.kind_name,
                 symbol=".".join(dotted),
                 detail=symbol.detail,
-                children=len(_structural(symbol)) if many else 0,
+                children=len(_structural(symbol)) if many or (
+                    self.compact and len(dotted) == 1 and symbol.kind not in _LISTED) else 0,
             )
             for display, dotted, symbol in page_items
         ]
@@ -300,6 +373,7 @@ class _Pages:
             max_file_size=self.max_size,
             lacking=self.lacking,
             groups=groups,
+            hidden=self.hidden or None,
             **paging,
         )
         locations: list[EditorLocation] = [

@@ -129,8 +129,8 @@ class Query:
         """The mode's request at `locate` (`spot`): `hover` for a hover or its docs, else the
         mode that declares the view (`modes.Offer.view`), a page of `VIEW_ITEMS`."""
         mode = views().get(self.view)
-        if mode is None:
-            return {"mode": "hover", "locate": locate}
+        if mode is None:  # all of it: the text format splits it into signature and docs itself
+            return {"mode": "hover", "locate": locate, "compact": False}
         return {"mode": mode, "max_items": VIEW_ITEMS, "locate": locate}
 
 

@@ -7,7 +7,7 @@ import re
 from typing import Any, Literal, TypeAlias, TypedDict
 
 from ..diagnostics import Diagnostic
-from ..models import INCOMPLETE, Line, Row
+from ..models import INCOMPLETE, Line, Row, absent
 from ..position import Document, EditorLocation, line_at
 from ..session.targets import Location, Resolved
 from ..session.warm import Session
@@ -75,12 +75,16 @@ def use_lines(doc: Document, line: int, context: int = 0) -> list[Line]:
     """The numbered lines that show a use on `line` (0-based): its statement, so that a
     multi-line call's arguments are there (at most `STATEMENT_LINES`, the last marked `…`
     when it goes on), widened by `context` lines."""
-    last = statement_end(doc.lines, line, "#" if language_of(doc.path) == "python" else "//")
+    last = statement_end(doc.lines, line, _comment(doc))
     shown = excerpt(doc, line, min(last, line + STATEMENT_LINES - 1), context)
     if last >= line + STATEMENT_LINES:
         end = line + STATEMENT_LINES
         shown = [Line(number=n.number, text=n.text + " …") if n.number == end else n for n in shown]
     return shown
+
+
+def _comment(doc: Document) -> str:
+    return "#" if language_of(doc.path) == "python" else "//"
 
 
 _STRING = re.compile(r"""'(?:\\.|[^'\\])*'?|"(?:\\.|[^"\\])*"?|`(?:\\.|[^`\\])*`?""")
@@ -146,6 +150,9 @@ class Code(Row):
     truncated: int
     members: list[Member]
     more_members: int = 0  # members past the first `MEMBERS`, not listed
+    # Only its head was asked for (agents' default, `max_code_lines` not given): its
+    # decorators and the statement that names it, the rest counted in `truncated`.
+    head: bool | None = absent()
 
     @property
     def asked(self) -> int:
@@ -176,14 +183,31 @@ def _head(doc: Document, symbol: Symbol, most: int) -> int:
     return max(1, stop - first)
 
 
+def signature_of(doc: Document, symbol: Symbol | None, line: int) -> tuple[list[Line], int]:
+    """A definition's head as agents get it by default (the place and the signature, not a
+    body): the symbol's decorators and the statement that names it (a signature over
+    several lines whole, up to `HEAD_LINES`), and how many lines of the symbol follow.
+    Without a symbol, the statement at `line`."""
+    if symbol is None:
+        return use_lines(doc, line), 0
+    named = symbol.selection.start_line
+    first = max(symbol.span.start_line, named - HEAD_LINES)
+    last = statement_end(doc.lines, named, _comment(doc), HEAD_LINES)
+    return excerpt(doc, first, last), max(0, symbol.span.end_line - last)
+
+
 def code_of(session: Session, doc: Document, named: tuple[str, Symbol] | None, loc: Location,
-            limit: int) -> Code:
-    """The defining symbol's code if it fits in `limit` lines, else its head and members.
+            limit: int | None) -> Code:
+    """The defining symbol's code if it fits in `limit` lines, else its head and members;
+    `limit` None: its signature only (`signature_of`).
 
     A 2,000-line class must not come back as 22k tokens (doc/architecture.md, Costs)."""
     symbol = named[1] if named else None
     lines, truncated, members, more = excerpt(doc, loc.line, loc.line, 2), 0, [], 0
-    if symbol is not None:
+    if limit is None:  # the symbol named there, not one the place is inside of
+        own = symbol if symbol is not None and symbol.selection.contains(loc.line, loc.col) else None
+        lines, truncated = signature_of(doc, own, loc.line)
+    elif symbol is not None:
         first, last = symbol.span.start_line, symbol.span.end_line
         size = last - first + 1
         if size <= limit:
@@ -199,7 +223,7 @@ def code_of(session: Session, doc: Document, named: tuple[str, Symbol] | None, l
     return Code(path=session.workspace.display(loc.path), line=loc.line + 1,
                 symbol=named[0] if named else None, kind=symbol.kind_name if symbol else None,
                 language=fence_language(doc), lines=lines, truncated=truncated, members=members,
-                more_members=more)
+                more_members=more, head=True if limit is None else None)
 
 
 class DiagnosticRow(Row):

@@ -224,7 +224,13 @@ def test_every_answer_keeps_its_budget_and_its_hints_run_on_every_surface(
 
 
 def test_a_class_longer_than_any_request_may_ask_for_gets_a_hint_that_is_valid(big: Bridge) -> None:
+    # An agent's default (the signature): the outline that lists its members.
     payload = {"mode": "definition", "locate": "big/symbols.py:giant@<|>Giant()"}
+    answer = big.request(payload).text
+    assert follow_ups(payload, answer) == [{"mode": "outline", "file_path": "big/symbols.py", "symbol_path": "Giant"}]
+    assert "method_0" in within_budget(big, follow_ups(payload, answer)[0], DEFAULT_MAX_TOKENS)
+    # Its code asked for: the head, its members, and a member's definition.
+    payload = {**payload, "max_code_lines": 40}
     answer = big.request(payload).text
     assert "max_code_lines" not in follow_ups(payload, answer)[-1], answer[-800:]
     member = follow_ups(payload, answer)[-1]

@@ -91,7 +91,27 @@ def test_declaration_of_an_import_shows_the_function(py: Bridge) -> None:
         "find",
         "function",
     )
-    assert any("for product in products:" in line["text"] for line in found["lines"])
+    # An agent's default is the place and the signature; `max_code_lines` shows the code.
+    assert [line["text"] for line in found["lines"]] == [
+        "def find(name: str, products: list[Product]) -> Product | None:"]
+    asked = py.ask(mode="declaration", locate="shop/checkout.py@from .catalog import everything, <|>find",
+                   max_code_lines=40)
+    assert any("for product in products:" in line["text"] for line in asked["definitions"][0]["lines"])
+
+
+def test_an_agents_definition_is_its_place_and_signature(py: Bridge) -> None:
+    """Issue 50: where a name is defined, for an agent, is the place and the signature (a
+    decorator and a signature over several lines whole), the rest counted with the request
+    that shows it; a name defined inside a function is its own statement, not the function's."""
+    (py.root / "shop" / "heads.py").write_text(
+        "import functools\n\n\n@functools.cache\ndef priced(\n    name: str,\n    price: float,\n) -> str:\n"
+        "    label = f'{name}: {price}'\n    return label\n\n\nVALUE = priced(\n    'a', 1.0)\n")
+    text = py.request({"mode": "definition", "locate": "shop/heads.py@VALUE = <|>priced("}).text
+    assert text.endswith("### shop/heads.py > priced\n4| @functools.cache\n5| def priced(\n6|     name: str,\n"
+                         "7|     price: float,\n8| ) -> str:\n"
+                         "… 2 more lines: ask again with `\"max_code_lines\": 7`.\n"), text
+    local = py.request({"mode": "definition", "locate": "shop/heads.py@return <|>label"}).text
+    assert local.endswith("### shop/heads.py > priced.label\n9|     label = f'{name}: {price}'\n"), local
 
 
 def test_type_definition_of_a_variable_is_its_class(py: Bridge) -> None:

@@ -209,7 +209,7 @@ def test_a_generic_class_is_not_its_own_supertype(ts: Bridge) -> None:
 def test_outline_leaves_out_the_locals_of_arrow_functions(ts: Bridge) -> None:
     (ts.root / "lib").mkdir(exist_ok=True)
     (ts.root / "lib" / "subjects.ts").write_text(SUBJECTS)
-    data = ts.ask(mode="outline", file_path="lib/subjects.ts")
+    data = ts.ask(mode="outline", file_path="lib/subjects.ts", compact=False)
     rows = [s["symbol"] for g in data["groups"] for s in g["symbols"]]
     assert "handler" in rows and "handler.doubled" not in rows and "handler.helper" not in rows
     # An object's members are its structure (a method's locals are not).
@@ -217,6 +217,25 @@ def test_outline_leaves_out_the_locals_of_arrow_functions(ts: Bridge) -> None:
     # Asked for, the arrow function shows its locals.
     inside = ts.ask(mode="outline", file_path="lib/subjects.ts", symbol_path="handler")
     assert "handler.doubled" in [s["symbol"] for g in inside["groups"] for s in g["symbols"]]
+
+
+def test_an_agents_outline_is_the_files_exports(ts: Bridge) -> None:
+    """Issue 50: an agent's outline of one file is what it exports (declared `export`, or
+    named in `export { … }`), a class's members listed, other members counted; the rest is
+    counted, and `compact: false` lists it."""
+    (ts.root / "lib").mkdir(exist_ok=True)
+    (ts.root / "lib" / "exports.ts").write_text(
+        "export interface Shape {\n  area: number;\n  name: string;\n}\n\n"
+        "const hidden = 1;\n\nfunction helper(): number {\n  return hidden;\n}\n\n"
+        "export class Square {\n  side = 1;\n  area(): number {\n    return this.side * helper();\n  }\n}\n\n"
+        "type Named = { name: string };\n\nexport { helper as help, Named };\n")
+    text = ts.request({"mode": "outline", "file_path": "lib/exports.ts"}).text
+    assert text.startswith("# Outline: lib/exports.ts · exported: 6 of 9 symbols\n"), text
+    assert "1| interface Shape (2 members)\n" in text and "12| class Square\n" in text, text
+    assert "  method: area 14\n" in text and "8| function helper\n" in text and "19| variable Named\n" in text, text
+    assert "hidden" not in text and "Every symbol: ask again with `\"compact\": false`." in text, text
+    every = ts.ask(mode="outline", file_path="lib/exports.ts", compact=False)
+    assert {"hidden", "Shape.area", "Shape.name"} <= {s["symbol"] for g in every["groups"] for s in g["symbols"]}
 
 
 def test_an_export_default_anchor_is_the_declaration(ts: Bridge) -> None:

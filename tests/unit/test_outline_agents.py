@@ -5,9 +5,12 @@ Neovim's report window keeps one `- N| kind `dotted`` row per symbol."""
 
 from __future__ import annotations
 
-from lsap_bridge.capabilities.outline import Entry, FileSymbols, OutlineReport
+from pathlib import Path
+
+from lsap_bridge.capabilities.outline import Entry, FileSymbols, OutlineReport, exported
 from lsap_bridge.render import render_report
 from lsap_bridge.surface import SURFACE
+from lsap_bridge.symbols import Span, Symbol
 
 
 def entry(symbol: str, line: int, kind: str, children: int = 0) -> Entry:
@@ -57,3 +60,27 @@ def test_members_and_runs_share_a_line_per_kind() -> None:
 def test_neovim_keeps_a_row_per_symbol() -> None:
     text = rendered("nvim")
     assert "- 13| method `Order.add`" in text and "- 18| variable `Order.Line.qty`" in text
+
+
+def symbol(name: str, line: int, kind: int = 12) -> Symbol:
+    return Symbol(name, kind, Span(line, 0, line, 1), Span(line, 0, line, len(name)))
+
+
+def exported_names(path: str, text: str, *names: tuple[str, int]) -> list[str]:
+    return [s.name for s in exported(Path(path), text.splitlines(), [symbol(n, line) for n, line in names])]
+
+
+def test_what_a_file_exports() -> None:
+    """Issue 50: the compact outline's top level. TypeScript: declared `export`, named in
+    `export { … }` (by its local name) or `export default`; a file without `export` is a
+    script (all of it). Python: a literal `__all__`, else the names without `_`."""
+    ts = "export function a() {}\nfunction b() {}\nconst c = 1\nconst d = 2\nexport { c as see, type d }\n"
+    assert exported_names("m.ts", ts, ("a", 0), ("b", 1), ("c", 2), ("d", 3)) == ["a", "c", "d"]
+    assert exported_names("m.ts", "function b() {}\nexport default b\n", ("b", 0)) == ["b"]
+    assert exported_names("m.js", "function b() {}\nconst x = 1\n", ("b", 0), ("x", 1)) == ["b", "x"]
+    assert exported_names("m.ts", "export * from './x'\nfunction b() {}\n", ("b", 1)) == []
+    py = "__all__ = ['A', 'helper']\nclass A: pass\nclass B: pass\ndef helper(): pass\n"
+    assert exported_names("m.py", py, ("__all__", 0), ("A", 1), ("B", 2), ("helper", 3)) == ["A", "helper"]
+    assert exported_names("m.py", "X = 1\n_y = 2\n__v__ = 3\n", ("X", 0), ("_y", 1), ("__v__", 2)) == ["X"]
+    assert exported_names("m.py", "__all__ = names()\nX = 1\n_y = 2\n", ("X", 1), ("_y", 2)) == ["X"]
+    assert exported_names("m.go", "func a() {}\n", ("a", 0)) == ["a"]
