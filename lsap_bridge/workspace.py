@@ -73,6 +73,25 @@ def local_path(text: str) -> str:
     return unquote(rest)
 
 
+def linked_root_note(server: str, root_dir: str | None) -> str | None:
+    """What to say of a server whose root is named through a symbolic link (the human's
+    editor opened the project through one), else None: the bridge opens files by their
+    real paths (`Workspace.resolve`), which such a server may take for files outside its
+    project, answering a references, types or rename from the open files only."""
+    if not root_dir:
+        return None
+    try:
+        real = os.path.realpath(root_dir, strict=True)
+    except OSError:  # gone, or a loop: nothing to say of it
+        return None
+    if real == os.path.normpath(root_dir):
+        return None
+    return (f"{server}'s root {root_dir} is reached through a symbolic link (really {real}): it may "
+            "take the files the bridge opens, by their real paths, for files outside its project, and "
+            "leave uses in files not open out of workspace-wide answers (references, types, rename); "
+            f"start {server} from the real path for whole answers")
+
+
 def shorten(text: str, limit: int = 80) -> str:
     """Text quoted in an error, cut to `limit` characters: an error must stay bounded even
     when the input is a 5,000-character path."""

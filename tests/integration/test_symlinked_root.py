@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lsap_bridge.watchdog import command as watchdog_command
 from tests.integration.harness import Bridge
 
 pytestmark = pytest.mark.integration
@@ -61,3 +62,26 @@ def test_rename_through_a_symlinked_root_edits_every_file(linked: Bridge) -> Non
     real = linked.root.resolve()
     for n in range(USERS):
         assert "Widget" not in (real / "pkg" / f"use{n}.py").read_text()
+
+
+@pytest.fixture(scope="module")
+def editor_linked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    """As a human's editor does when opened on the link: its server rooted at the symlinked
+    path (the bridge's own servers take the real root)."""
+    base = tmp_path_factory.mktemp("editor_linked")
+    build(base / "real" / "proj")
+    (base / "link").symlink_to(base / "real", target_is_directory=True)
+    bridge = Bridge(base / "link" / "proj", ["basedpyright"])
+    bridge.loop.run(bridge.embedded.gateway.call(
+        "enable_servers", str(bridge.root), ["basedpyright"], watchdog_command()))
+    yield bridge
+    bridge.close()
+
+
+def test_a_server_rooted_through_a_symlink_is_said_to_be_possibly_incomplete(editor_linked: Bridge) -> None:
+    data = editor_linked.ask(mode="references", locate="pkg/base.py:Widget", include_declaration=False)
+    assert data["total"] == 4 * USERS or any(
+        "reached through a symbolic link" in note for note in data.get("notes", [])), json.dumps(data)[:2000]
+    assert all(group["path"].startswith("pkg/") for group in data["groups"])  # relative to the root given
+    text = editor_linked.request({"mode": "references", "locate": "pkg/base.py:Widget"}).text
+    assert data["total"] == 4 * USERS or "reached through a symbolic link" in text, text

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lsap_bridge.capabilities.references import _confined
-from lsap_bridge.workspace import Workspace
+from lsap_bridge.workspace import Workspace, linked_root_note
 
 
 @pytest.fixture
@@ -53,3 +53,12 @@ def test_references_named_through_the_link_are_kept_once_and_outside_ones_counte
     inside, files, external = _confined(workspace, sorted(items))
     assert inside == [(real, (0, 0, 0, 1)), (real, (2, 0, 2, 1))]
     assert (files, external) == (1, 1)
+
+
+def test_a_server_rooted_through_a_link_is_noted_one_rooted_at_the_real_path_is_not(linked: Path) -> None:
+    note = linked_root_note("basedpyright", str(linked))
+    assert note is not None and f"really {linked.resolve()}" in note and "start basedpyright from the real path" in note
+    assert linked_root_note("basedpyright", str(linked.resolve())) is None
+    assert linked_root_note("basedpyright", str(linked.resolve()) + "/") is None
+    assert linked_root_note("basedpyright", None) is None
+    assert linked_root_note("basedpyright", str(linked / "gone")) is None
