@@ -17,7 +17,10 @@ pytestmark = pytest.mark.integration
 
 USERS = 6  # modules that use `Widget`, each in its own file
 
-def build(real: Path) -> None:
+
+def build(base: Path) -> Path:
+    """base/real/proj, reached as base/link/proj (link -> real): that path."""
+    real = base / "real" / "proj"
     (real / "pkg").mkdir(parents=True)
     (real / "pyproject.toml").write_text("[project]\nname = 'proj'\nversion = '0'\n")
     (real / "pkg" / "__init__.py").write_text("")
@@ -28,14 +31,13 @@ def build(real: Path) -> None:
             "from pkg.base import Widget\n\n\n"
             f"class Part{n}(Widget):\n    pass\n\n\n"
             f"def make{n}() -> Widget:\n    return Widget()\n")
+    (base / "link").symlink_to(base / "real", target_is_directory=True)
+    return base / "link" / "proj"
 
 
 @pytest.fixture(scope="module")
 def linked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
-    base = tmp_path_factory.mktemp("symlinked")
-    build(base / "real" / "proj")
-    (base / "link").symlink_to(base / "real", target_is_directory=True)
-    bridge = Bridge(base / "link" / "proj", ["basedpyright"])
+    bridge = Bridge(build(tmp_path_factory.mktemp("symlinked")), ["basedpyright"])
     yield bridge
     bridge.close()
 
@@ -68,10 +70,7 @@ def test_rename_through_a_symlinked_root_edits_every_file(linked: Bridge) -> Non
 def editor_linked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
     """As a human's editor does when opened on the link: its server rooted at the symlinked
     path (the bridge's own servers take the real root)."""
-    base = tmp_path_factory.mktemp("editor_linked")
-    build(base / "real" / "proj")
-    (base / "link").symlink_to(base / "real", target_is_directory=True)
-    bridge = Bridge(base / "link" / "proj", ["basedpyright"])
+    bridge = Bridge(build(tmp_path_factory.mktemp("editor_linked")), ["basedpyright"])
     bridge.loop.run(bridge.embedded.gateway.call(
         "enable_servers", str(bridge.root), ["basedpyright"], watchdog_command()))
     yield bridge
