@@ -115,7 +115,7 @@ DEFAULTS: list[dict[str, Any]] = [
                                    {"mode": "diagnostics", "max_items": 1000}]},
 ]
 SUGGESTED = re.compile(r"`(\{\"mode\":.*?\})`")
-OPTION = re.compile(r"ask again with `(\"\w+\": [^`]+)`")
+OPTION = re.compile(r"`(\"\w+\": [^`]+)`")  # `+6 lines of docs: `"compact": false``
 
 
 def follow_ups(payload: dict[str, Any], text: str) -> list[dict[str, Any]]:
