@@ -59,7 +59,9 @@ _FENCE = re.compile(r"```\w*\n(.*)\n```", re.S)
 
 def _one_line(block: str) -> str:
     """A code block as agents get it: a declaration the server wrapped (its lines after the
-    first indented, or closing a bracket) joined into one line without a fence; any other
+    first indented, or closing a bracket) joined into one line without a fence, without
+    a kind the declaration says itself (basedpyright's `(method) def send(…)`) and the
+    type of `self`; any other
     block as it is."""
     found = _FENCE.fullmatch(block)
     if found is None:
@@ -67,7 +69,15 @@ def _one_line(block: str) -> str:
     first, *rest = found[1].splitlines()
     if not all(line[:1].isspace() or line[:1] in ")]}>" for line in rest):
         return block
-    return re.sub(r"([(\[]) | ([)\]])", r"\1\2", " ".join([first.rstrip(), *(line.strip() for line in rest)]))
+    joined = re.sub(r"([(\[]) | ([)\]])", r"\1\2", " ".join([first.rstrip(), *(line.strip() for line in rest)]))
+    return _SELF.sub(r"(\1", _SAID_KIND.sub("", joined))
+
+
+# A kind before a declaration that names it: `def` is a function's or a method's (the
+# `self` parameter tells which); `(variable) x: int`, `(property) …` keep theirs.
+_SAID_KIND = re.compile(r"^\((?:function|method)\) (?=(?:async )?def )")
+# The type basedpyright gives `self` and `cls` (`self: Self@Client`): what they always are.
+_SELF = re.compile(r"\((self|cls): (?:type\[Self@\w+\]|Self@\w+)(?=[,)])")
 
 
 @mode("hover", request=HoverRequest, report=HoverReport,

@@ -75,10 +75,10 @@ def use_lines(doc: Document, line: int, context: int = 0) -> list[Line]:
     """The numbered lines that show a use on `line` (0-based): its statement, so that a
     multi-line call's arguments are there (at most `STATEMENT_LINES`, the last marked `…`
     when it goes on), widened by `context` lines."""
-    last = statement_end(doc.lines, line, _comment(doc))
+    last, at_block = statement_span(doc.lines, line, _comment(doc))
     shown = excerpt(doc, line, min(last, line + STATEMENT_LINES - 1), context)
-    if last >= line + STATEMENT_LINES:
-        end = line + STATEMENT_LINES
+    if at_block or last >= line + STATEMENT_LINES:
+        end = min(last + 1, line + STATEMENT_LINES)
         shown = [Line(number=n.number, text=n.text + " …") if n.number == end else n for n in shown]
     return shown
 
@@ -91,17 +91,32 @@ _STRING = re.compile(r"""'(?:\\.|[^'\\])*'?|"(?:\\.|[^"\\])*"?|`(?:\\.|[^`\\])*`
 
 
 def statement_end(lines: list[str], line: int, comment: str, bound: int = STATEMENT_LINES) -> int:
-    """The last line (0-based) of the statement that starts at `line`: while a `(` or `[`
-    opened on it is still open, or a line ends with `\\`. Strings and comments are skipped
-    (a string or comment spanning lines is not followed; brace blocks are no statement's
-    arguments). Looks at most `bound` lines past the first."""
+    """The last line (0-based) of the statement that starts at `line` (`statement_span`)."""
+    return statement_span(lines, line, comment, bound)[0]
+
+
+# A brace that opens a block inside a call's arguments: a callback's body, `(b) => {`,
+# `function (b) {` (an object literal's brace follows `(`, `,`, `:` or `=` instead).
+_BLOCK = re.compile(r"(=>|\))\s*\{$")
+
+
+def statement_span(lines: list[str], line: int, comment: str, bound: int = STATEMENT_LINES) -> tuple[int, bool]:
+    """The last line (0-based) of the statement that starts at `line`, and whether it was
+    cut there at a block. A statement goes on while a `(` or `[` opened on it is
+    still open, or a line ends with `\\`; it is cut after `bound` lines past the first,
+    and at a block that one of its arguments opens (a callback's body: what an agent reads
+    of a use is the call, not the callback's code). Strings and comments are skipped (a
+    string or comment spanning lines is not followed; brace blocks are no statement's
+    arguments)."""
     depth = 0
     for index in range(line, min(len(lines), line + bound + 1)):
-        code = _STRING.sub('""', lines[index]).split(comment, 1)[0]
+        code = _STRING.sub('""', lines[index]).split(comment, 1)[0].rstrip()
         depth += sum(code.count(c) for c in "([") - sum(code.count(c) for c in ")]")
-        if depth <= 0 and not code.rstrip().endswith("\\"):
-            return index
-    return min(len(lines) - 1, line + bound)
+        if depth <= 0 and not code.endswith("\\"):
+            return index, False
+        if _BLOCK.search(code):
+            return index, True
+    return min(len(lines) - 1, line + bound), False
 
 
 def without_comment(text: str, comment: str) -> str:

@@ -115,7 +115,9 @@ DEFAULTS: list[dict[str, Any]] = [
                                    {"mode": "diagnostics", "max_items": 1000}]},
 ]
 SUGGESTED = re.compile(r"`(\{\"mode\":.*?\})`")
-OPTION = re.compile(r"ask again with `(\"\w+\": [^`]+)`")
+# A field to add to the request answered: "ask again with `…`", or what was left out,
+# `+6 lines of docs: `"compact": false``.
+OPTION = re.compile(r"(?:ask again with|^\+\d+ [^:`\n]*:) `(\"\w+\": [^`]+)`", re.M)
 
 
 def follow_ups(payload: dict[str, Any], text: str) -> list[dict[str, Any]]:

@@ -109,7 +109,7 @@ def test_an_agents_definition_is_its_place_and_signature(py: Bridge) -> None:
     text = py.request({"mode": "definition", "locate": "shop/heads.py@VALUE = <|>priced("}).text
     assert text.endswith("### shop/heads.py > priced\n4| @functools.cache\n5| def priced(\n6|     name: str,\n"
                          "7|     price: float,\n8| ) -> str:\n"
-                         "… 2 more lines: ask again with `\"max_code_lines\": 7`.\n"), text
+                         "+2 lines: `\"max_code_lines\": 7`\n"), text
     local = py.request({"mode": "definition", "locate": "shop/heads.py@return <|>label"}).text
     assert local.endswith("### shop/heads.py > priced.label\n9|     label = f'{name}: {price}'\n"), local
 
@@ -126,7 +126,9 @@ def test_implementations_of_an_overridden_method(py: Bridge) -> None:
     symbols = {d["symbol"] for d in data["definitions"]}
     assert "Bread.expires" in symbols
     text = markdown(py, mode="implementations", locate="shop/kinds.py:Perishable.expires")
-    assert text.startswith("# Implementation: `Perishable.expires` (shop/kinds.py:"), text
+    # The title names the symbol; each block's header says where it is.
+    assert text.startswith("# Implementation: `Perishable.expires` · 2 implementations\n"
+                           "### shop/kinds.py > Perishable.expires\n"), text
 
 
 # -- inspect --------------------------------------------------------------------------
@@ -304,9 +306,14 @@ def test_types_are_derived_for_basedpyright_and_say_so(py: Bridge) -> None:
         ("Perishable", 1),
         ("Bread", 2),
     ]
-    assert "· derived from class headers" in markdown(
-        py, mode="types", locate="shop/kinds.py:Bread"
-    )
+    # For agents the rows are the answer whether derived or not: the title says where and
+    # how deep, each section its class headers under their file.
+    text = markdown(py, mode="types", locate="shop/kinds.py:Bread", depth=2)
+    assert text == (
+        "# Types: `Bread` (shop/kinds.py:15) · depth 2\n\nSupertypes:\n### shop/kinds.py\n"
+        "8| class Perishable · at shop/kinds.py:15 `class Bread(Perishable):`\n### shop/models.py\n"
+        "  7| class Product · at shop/kinds.py:8 `class Perishable(Product, ABC):`\n"
+        "+1 external (ABC): `\"include_external\": true`\n\nSubtypes:\nnone\n"), text
 
 
 def test_types_on_a_function_is_a_clear_error(py: Bridge) -> None:

@@ -24,8 +24,10 @@ client.send(request)
 
 
 def test_a_wrapped_signature_is_one_line_and_the_docs_their_first_paragraph() -> None:
+    """basedpyright's `(method)` before `def` says what `def` and `self` say, and `self`'s
+    type `Self@Client` what `self` is: left out."""
     assert brief(PYRIGHT) == (
-        "(method) def send(self: Self@Client, request: Request, *, stream: bool = False) -> Response\n"
+        "def send(self, request: Request, *, stream: bool = False) -> Response\n"
         "Send a request.", 4)
 
 
@@ -44,3 +46,10 @@ def test_what_a_server_puts_before_its_code_is_kept() -> None:
               "int f(int a,\n      int b)\n```")
     assert brief(clangd) == ("### function `f`\n---\n→ `int`\nProvided by `\"x.h\"`\n```cpp\n// In x.h\n"
                              "int f(int a,\n      int b)\n```", 0)
+
+
+def test_a_kind_the_declaration_does_not_say_is_kept() -> None:
+    assert brief("```python\n(variable) limit: int\n```") == ("(variable) limit: int", 0)
+    assert brief("```python\n(function) async def f() -> None\n```") == ("async def f() -> None", 0)
+    assert brief("```python\n(method) def make(cls: type[Self@A]) -> A\n```") == ("def make(cls) -> A", 0)
+    assert brief("```python\n(function) def f(self: int) -> None\n```") == ("def f(self: int) -> None", 0)

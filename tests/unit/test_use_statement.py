@@ -13,7 +13,7 @@ import pytest
 from lsap_bridge.capabilities import REGISTRY
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.render import render_report
-from lsap_bridge.report.pieces import STATEMENT_LINES, statement_end
+from lsap_bridge.report.pieces import STATEMENT_LINES, statement_end, statement_span
 from lsap_bridge.workspace import uri_of
 from tests.fakes import fake_session
 from tests.golden import assert_golden
@@ -186,3 +186,34 @@ def test_each_use_without_its_indent_a_statement_keeps_its_own(tmp_path: Path) -
 ])
 def test_where_a_statement_ends(lines: list[str], end: int) -> None:
     assert statement_end(lines, 0, "//") == end
+
+
+@pytest.mark.parametrize(("lines", "span"), [
+    (["return f(s, (b) => {", "  b.x()", "})"], (0, True)),  # a callback's body is not the call
+    (["f(a, function (b) {", "  x", "})"], (0, True)),
+    (["f(", "  a,", "  (b) => {", "    b()", "  })"], (2, True)),
+    (["f(a, {", "  k: 1,", "})"], (2, False)),  # an object literal is an argument
+    (["f(a, (b) => ({", "  k: b,", "}))"], (2, False)),
+])
+def test_a_statement_stops_at_a_block_its_arguments_open(lines: list[str], span: tuple[int, bool]) -> None:
+    assert statement_span(lines, 0, "//") == span
+
+
+CALLBACK = '''import ssl_config
+
+
+def test_callback() -> None:
+    return ssl_config.create_ssl_context(state, (builder) => {
+        for (let key in reducers) {
+            builder.addCase(key, reducers[key])
+        }
+    })
+'''
+
+
+def test_compact_joins_a_call_up_to_its_callbacks_body(tmp_path: Path) -> None:
+    """For agents: a call whose argument is a callback is shown to the brace that opens the
+    callback's body, marked as going on (`createReducer(s, (builder) => { …`), not joined
+    into its code (@reduxjs/toolkit's createSlice.ts:696)."""
+    text = references(tmp_path, True, CALLBACK, (("test_callback", 3, 8),), ((4, 22),))
+    assert "5| return ssl_config.create_ssl_context(state, (builder) => { …\n" in text, text
