@@ -23,7 +23,7 @@ from .gather import Action, Actions
 from .lsp_calls import APPLY_EDIT, EDITOR_RENAME, EXECUTE, RESOLVE, tsserver_configure
 
 # Applies one WorkspaceEdit of a server (the engine, or the text format's tracker of lines).
-Apply = Callable[[dict[str, Any], Client, str], Awaitable[EditResult]]
+Apply = Callable[[object, Client, str], Awaitable[EditResult]]
 
 
 @dataclass

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from lsap_bridge.capabilities.move import REFERENCES, PythonMove
+from lsap_bridge.decode import text_edits
 from lsap_bridge.edits.text import splice
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.pysource import DunderAll
@@ -67,7 +68,7 @@ def moved(root: Path, target_text: str | None) -> tuple[str, str]:
             continue
         path = Path(change["textDocument"]["uri"].removeprefix("file://"))
         old = path.read_text().splitlines() if path.exists() else [""]
-        texts[path.name] = "\n".join(splice(old, change["edits"], "utf-16", path.name).lines)
+        texts[path.name] = "\n".join(splice(old, text_edits(change["edits"]), "utf-16", path.name).lines)
     return texts["_utils.py"], texts["_env.py"]
 
 
