@@ -9,13 +9,13 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, TypeAlias, TypeGuard, cast
+from typing import NamedTuple, TypeAlias, cast
 
 from lsprotocol import types
 
 from .errors import ErrorCode, LsapError
 from .jsonvalue import Json, JsonObject, Params, items, obj
-from .lsp import SHAPE_ERRORS, Locations, RangeData, json_list, json_object, optional_text, range_of, structure
+from .lsp import SHAPE_ERRORS, Locations, json_list, json_object, optional_text, range_of, structure
 from .position import Document, Encoding, column_at, to_lsp_character
 from .symbols import Units, units
 from .workspace import path_of, uri_of
@@ -192,7 +192,7 @@ def completions(raw: Json) -> types.CompletionList:
     return types.CompletionList(isinstance(raw, dict) and bool(raw.get("isIncomplete")), out)
 
 
-def is_range(value: object) -> TypeGuard[RangeData]:
+def is_range(value: object) -> bool:
     """Whether a server's value is an LSP Range (servers do send garbage)."""
     return isinstance(value, dict) and all(
         isinstance(end := value.get(key), dict)

@@ -16,7 +16,7 @@ from ..edits.text import NOTHING
 from ..edits.workspace_edit import check_edit, merged
 from ..errors import ErrorCode, LsapError
 from ..gateway import LspCall
-from ..jsonvalue import Jsonable
+from ..jsonvalue import Jsonable, JsonObject
 from ..session.warm import Session
 from ..workspace import Workspace
 from .gather import Action, Actions
@@ -35,7 +35,7 @@ class Taken:
 
     workspace: Workspace
     server: str
-    edits: list[dict[str, Any]] = field(default_factory=list)
+    edits: list[JsonObject] = field(default_factory=list)
     refused: list[LsapError] = field(default_factory=list)
     remarks: list[str] = field(default_factory=list)
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types
 
 from ..decode import Step, is_range, typed_steps, walk
 from ..errors import ErrorCode, LsapError
+from ..jsonvalue import JsonObject
 from ..workspace import Workspace, path_of
 from .text import NOTHING
 
@@ -93,7 +93,7 @@ def check_edit(workspace: Workspace, edit: object, server: str) -> None:
             inside(workspace, uri)
 
 
-def merged(edits: list[dict[str, Any]]) -> object:
+def merged(edits: list[JsonObject]) -> object:
     """Several WorkspaceEdits, each on the text the ones before it leave, as one: applied
     whole or not at all, one undo step per buffer (a server command's applyEdits)."""
     if len(edits) == 1:
