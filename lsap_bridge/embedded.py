@@ -220,5 +220,8 @@ async def start_embedded(root: Path, servers: list[str] | None = None,
     conn = await NvimConnection.spawn(argv, env=env, preexec=die_with_parent)
     gateway = EditorGateway(conn, timeouts or Timeouts(), embedded=True)
     await gateway.start()
-    enabled = await gateway.call("enable_servers", str(root), servers or [], watchdog_command())
+    # The servers' root is the workspace's (`Workspace.of`: symlinks followed): the bridge
+    # opens files by their real paths, and a server rooted at a symlinked path takes them
+    # for files outside its project and searches only the open ones (doc/lsap.txt, symlinks).
+    enabled = await gateway.call("enable_servers", str(root.resolve()), servers or [], watchdog_command())
     return Embedded(gateway, conn, [str(name) for name in items(enabled)])

@@ -73,6 +73,25 @@ def local_path(text: str) -> str:
     return unquote(rest)
 
 
+def linked_root_note(server: str, root_dir: str | None) -> str | None:
+    """What to say of a server whose root is named through a symbolic link (the human's
+    editor opened the project through one), else None: the bridge opens files by their
+    real paths (`Workspace.resolve`), which such a server may take for files outside its
+    project, answering a references, types or rename from the open files only."""
+    if not root_dir:
+        return None
+    try:
+        real = os.path.realpath(root_dir, strict=True)
+    except OSError:  # gone, or a loop: nothing to say of it
+        return None
+    if real == os.path.normpath(root_dir):
+        return None
+    return (f"{server}'s root {root_dir} is reached through a symbolic link (really {real}): it may "
+            "take the files the bridge opens, by their real paths, for files outside its project, and "
+            "leave uses in files not open out of workspace-wide answers (references, types, rename); "
+            f"start {server} from the real path for whole answers")
+
+
 def shorten(text: str, limit: int = 80) -> str:
     """Text quoted in an error, cut to `limit` characters: an error must stay bounded even
     when the input is a 5,000-character path."""
@@ -169,7 +188,8 @@ class Workspace:
     """The roots a session may read and write; everything else is refused."""
 
     roots: tuple[Path, ...]
-    _inside: TTLCache[object, bool] = field(default_factory=_remembered, compare=False, repr=False)
+    _inside: TTLCache[object, Path | None] = field(default_factory=lambda: remembered(REMEMBERED),
+                                                   compare=False, repr=False)
     _files: TTLCache[object, bool] = field(default_factory=_remembered, compare=False, repr=False)
 
     @classmethod
@@ -183,18 +203,27 @@ class Workspace:
     def contains(self, path: Path) -> bool:
         """Whether a path is inside a root once `..` and symlinks are followed: a link in the
         workspace to /etc, or a server's `file:///root/../etc` URI, is outside."""
+        return self.local(path) is not None
+
+    def local(self, path: Path) -> Path | None:
+        """The real path (symlinks and `..` followed) of a path inside a root, None for one
+        outside: the one confinement check. A server rooted at a symlinked path (the human's
+        editor opened the project through a link) names files by that path; they are the
+        workspace's, shown and keyed by where they really are (doc/lsap.txt, symlinks)."""
         # Remembered: a references answer names the same few hundred files thousands of
         # times, and each resolve costs an lstat per path component (20,000 results: 8 s).
-        hit = self._inside.get(path)
-        if hit is not None:
-            return hit
+        try:
+            return self._inside[path]
+        except KeyError:
+            pass
         try:
             real = path.resolve()
             inside = any(real == root or real.is_relative_to(root) for root in self.roots)
         except (OSError, RuntimeError):  # a symlink loop: nothing to trust
             inside = False
-        self._inside[path] = inside
-        return inside
+        found = real if inside else None
+        self._inside[path] = found
+        return found
 
     @cached_property
     def limits(self) -> tuple[int, int]:
@@ -373,15 +402,21 @@ class Workspace:
         return tuple(str(root).rstrip("/") + "/" for root in self.roots)
 
     def display(self, path: Path) -> str:
-        """Paths relative to the root they are in; external ones stay absolute."""
+        """Paths relative to the root they are in (reached through a symlink or not, see
+        `local`); external ones stay absolute."""
+        shown = self._relative(str(path))
+        if shown is None and (real := self.local(path)) is not None:
+            shown = self._relative(str(real))
+        return str(path) if shown is None else shown
+
+    def _relative(self, text: str) -> str | None:
         # On strings: every report shows paths, and pathlib's `relative_to` costs ten times more.
-        text = str(path)
         for prefix in self._prefixes:
             if text.startswith(prefix):
                 return text[len(prefix):] or "."
             if text + "/" == prefix:
                 return "."
-        return text
+        return None
 
 
 def _link_free(path: Path) -> Path:

@@ -173,6 +173,12 @@ def isolated_xdg(tmp_path_factory: pytest.TempPathFactory) -> None:
         os.environ[name] = str(path)
     bins = [str(ROOT / "node_modules" / ".bin"), str(Path(sys.executable).parent)]
     os.environ["PATH"] = os.pathsep.join([*bins, os.environ.get("PATH", "")])
+    # pip's cache is the run's, shared by its tests and xdist workers as a user's is by
+    # their installs: each install test builds a fresh venv and resolves, but downloads a
+    # package once, not once per test (each test's own XDG_CACHE_HOME would hold it).
+    run = tmp_path_factory.getbasetemp()
+    os.environ.setdefault("PIP_CACHE_DIR", str((run.parent if "PYTEST_XDIST_WORKER" in os.environ else run)
+                                              / "pip-cache"))
 
 
 @pytest.fixture

@@ -45,6 +45,7 @@ from ..session.targets import Location, Target
 from ..session.warm import Session
 from ..surface import SURFACE
 from ..symbols import SymbolTree, Units
+from ..workspace import Workspace
 
 METHOD = "textDocument/references"
 
@@ -142,12 +143,28 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
         params["context"] = {"includeDeclaration": request.include_declaration}
         raw, growing = await settled(session, target, params)
         items = list(chain.from_iterable(zip(repeat(path), ranges) for path, ranges in location_files(raw)))
-    # Confinement per file, on every page (the list is in path order): outside ones counted.
-    runs = [(path, list(run)) for path, run in groupby(items, key=itemgetter(0))]
-    inside_runs = [run for path, run in runs if session.workspace.contains(path)]
-    inside = list(chain.from_iterable(inside_runs))
-    pages = _Pages(session, resolved, compact, growing, len(inside_runs), len(items) - len(inside))
+    inside, files, external = _confined(session.workspace, items)
+    pages = _Pages(session, resolved, compact, growing, files, external)
     return await paged(session, request, inside, pages.build)
+
+
+def _confined(workspace: Workspace, items: list[tuple[Path, Units]]) -> tuple[list[tuple[Path, Units]], int, int]:
+    """The uses inside the workspace, each file by its real path (`Workspace.local`: a server
+    rooted at a symlinked path names files by it), in path order, with the count of files and
+    of the uses outside (counted, never dropped silently). On every page: the list is in path order."""
+    kept: dict[Path, list[tuple[Path, Units]]] = {}
+    external, renamed = 0, False
+    for path, run in groupby(items, key=itemgetter(0)):
+        real = workspace.local(path)
+        if real is None:
+            external += sum(1 for _ in run)
+        elif real == path and real not in kept:  # nearly always: the server's list as it is
+            kept[real] = list(run)
+        else:  # named through a link (and maybe directly too): once, by its real path
+            renamed = True
+            kept[real] = sorted({*kept.get(real, []), *((real, units) for _, units in run)})
+    ordered = sorted(kept) if renamed else kept  # real paths sort elsewhere than the names given
+    return list(chain.from_iterable(kept[path] for path in ordered)), len(kept), external
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from ..modes import fallback
 from ..position import Document
 from ..servers import registry
 from ..surface import formatter_help, servers_help
-from ..workspace import Workspace, language_of, path_of, uri_of
+from ..workspace import Workspace, language_of, linked_root_note, path_of, uri_of
 from .targets import EVERY_SERVER, Target, all_came, encoding_of, ranked
 from .texts import Texts
 
@@ -146,6 +146,7 @@ class Servers:
         alive = cached is not None and cached.client.id not in self.gateway.gone
         if cached and held and held.bufnr == cached.bufnr and alive and warm:
             self.texts.noted(held)
+            self.texts.note(Path(cached.client.name), linked_root_note(cached.client.name, cached.client.root_dir))
             self.texts.hold(path, held)
             if (basis := self.texts.basis()) is not None:
                 basis.opened.add(str(path))
@@ -168,6 +169,7 @@ class Servers:
         if not able:
             raise self.unsupported(method, clients, path)
         client = able[0]
+        self.texts.note(Path(client.name), linked_root_note(client.name, client.root_dir))
         partial = not await self.ready([client])
         target = Target(path, bufnr, client, tuple(clients), partial)
         if keep and not partial:

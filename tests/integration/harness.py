@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +64,7 @@ class Bridge:
         self.fixture = Tree.of(root)  # what `reset` puts back
         gateway = self.embedded.gateway
         self._started = (gateway.timeouts, gateway.max_tokens)
+        self.lua(LISTINGS_LUA)
 
     @property
     def servers(self) -> list[str]:
@@ -116,11 +116,13 @@ class Bridge:
         (`workspace/didChangeWatchedFiles`, through the same disk sync): basedpyright leaves a
         file whose buffer was closed out of its renames (it renames in the declaring file
         only) until it lists the workspace's files again, which a file created makes it do,
-        on a timer after its next 250 ms without requests (`LISTED_AFTER`); a request after
-        that wait is answered after the listing. That is enough for basedpyright's renames,
-        moves and checks (every module that once restarted it passes warm). `restart` stops
-        the servers instead (the next file opened starts them again), for a server whose
-        caches a reset cannot reach (pylsp's jedi keeps a parse by mtime)."""
+        on a timer after its next 250 ms without requests; the reset waits until each
+        basedpyright has said it listed them ("Found N source files", `LISTINGS_LUA`), at
+        most `LISTED_WITHIN` s (else the pool replaces the bridge), not a fixed time. That
+        is enough for basedpyright's renames, moves and checks (every module that once
+        restarted it passes warm). `restart` stops the servers instead (the next file opened
+        starts them again), for a server whose caches a reset cannot reach (pylsp's jedi
+        keeps a parse by mtime)."""
         self.lua(RESET_LUA)
         if restart:
             self.lua(RESTART_LUA)
@@ -129,10 +131,11 @@ class Bridge:
         if not restart:
             created: list[FileEventData] = [{"uri": uri_of(self.root / rel), "type": CREATED}
                                             for rel in self.fixture.files if Path(rel).suffix in CODE_SUFFIXES]
+            listed = self.lua("return _G.lsap_test_listings")
             self.loop.run(self.embedded.gateway.sync(created))
             self.lua(HEARD_LUA)  # the servers have read the events: they answered a later request
-            time.sleep(LISTED_AFTER)
-            self.lua(HEARD_LUA)  # a listing the timer began is finished before the test's first request
+            if not self.lua(LISTED_LUA, listed, LISTED_WITHIN * 1000):
+                raise RuntimeError(f"basedpyright did not list the files again within {LISTED_WITHIN} s")
         journals = self.loop.run(journal_dir(self.embedded.gateway))
         workspace = Workspace.of(self.root)
         for change in changes.load(journals, workspace):
@@ -190,7 +193,35 @@ for _, client in ipairs(vim.lsp.get_clients()) do
   client:request_sync('workspace/symbol', {query = 'lsap-reset'}, 10000)
 end
 """
-LISTED_AFTER = 0.4  # seconds: basedpyright's re-listing timer (250 ms) has fired
+
+# Each client's count of workspace listings, from its log ("Found 12 source files", which
+# basedpyright logs each time it lists the workspace's files).
+LISTINGS_LUA = """
+_G.lsap_test_listings = {}
+local default = vim.lsp.handlers['window/logMessage']
+vim.lsp.handlers['window/logMessage'] = function(err, result, ctx, config)
+  local message = result and result.message
+  local listing = type(message) == 'string'
+    and (message:match('^Found %d+ source files?$') or message == 'No source files found.')
+  if listing then
+    _G.lsap_test_listings[ctx.client_id] = (_G.lsap_test_listings[ctx.client_id] or 0) + 1
+  end
+  return default(err, result, ctx, config)
+end
+"""
+# Whether every basedpyright listed the workspace's files after the counts `before`.
+LISTED_LUA = """
+local before, within = ...
+return vim.wait(within, function()
+  for _, client in ipairs(vim.lsp.get_clients({ name = 'basedpyright' })) do
+    if (_G.lsap_test_listings[client.id] or 0) <= (before[client.id] or 0) then return false end
+  end
+  return true
+end, 10)
+"""
+# Seconds: a hang bound. The listing follows the events after basedpyright's 250 ms timer
+# (0.3 to 0.7 s measured, on a loaded machine): over 10x.
+LISTED_WITHIN = 10
 
 
 @dataclass(frozen=True)

@@ -66,13 +66,18 @@ def project(root: Path) -> Path:
 def delayed_bridge(root: Path, held: str = "/gen/use", delay: float = DELAY) -> Bridge:
     """basedpyright behind the proxy, which holds back the diagnostics of files whose URI
     holds `held` for `delay` seconds."""
+    return proxied_bridge(root, str(delay), held)
+
+
+def proxied_bridge(root: Path, *proxy: str) -> Bridge:
+    """basedpyright behind delay_server.py with the arguments `proxy` (see that file)."""
     bridge = Bridge(root, ["none"])
     bridge.lua(
-        "local python, proxy, delay, held, root = ...;"
-        "vim.lsp.config('delayed', {cmd = {python, proxy, delay, held, 'basedpyright-langserver', '--stdio'},"
+        "local root, command = ...;"
+        "vim.lsp.config('delayed', {cmd = vim.list_extend(command, {'basedpyright-langserver', '--stdio'}),"
         "  filetypes = {'python'}, root_dir = root});"
         "vim.lsp.enable('delayed')",
-        sys.executable, str(PROXY), str(delay), held, str(root),
+        str(root), [sys.executable, str(PROXY), *proxy],
     )
     return bridge
 

@@ -5,15 +5,19 @@ next check does.
 
 Both bridges start with the default wait (every other test's Neovim waits until the
 diagnostics settle: `LSAP_DIAGNOSTICS_WAIT=settled`, tests/conftest.py). "Pending" is made
-certain by a proxy that holds the callers' diagnostics back for `DELAY` seconds
-(delay_server.py), far past the wait; "confirmed" by a server that answers its
-diagnostics pulls at once (pull_server.py).
+certain by a proxy that holds the callers' diagnostics back while its gate is closed
+(delay_server.py --gate): a test closes it before its edit and opens it once it has the
+answer given without them (no fixed delay: however slow the machine, they cannot have
+arrived); "confirmed" by a server that answers its diagnostics pulls at once
+(pull_server.py).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,11 +29,13 @@ from lsap_bridge.models import DIAGNOSTICS_WAIT
 
 from ..conftest import DIAGNOSTICS_WAIT as WAIT_VARIABLE
 from .harness import Bridge
-from .test_check_settled import delayed_bridge, project
+from .test_check_settled import project, proxied_bridge
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-DELAY = 8.0  # seconds the proxy holds the callers' diagnostics back: 8x the default wait
+# Seconds the settled test's diagnostics stay held once held: 3x the default wait, which a
+# settled wait must outlast (the rename has answered its requests by then).
+HELD = 3 * DIAGNOSTICS_WAIT
 PULLER = Path(__file__).with_name("pull_server.py")
 UNKNOWN = '"f0" is unknown import symbol'
 
@@ -43,19 +49,58 @@ def with_default_wait(start: Any) -> Bridge:
     return bridge
 
 
+class Gate:
+    """The proxy's gate (delay_server.py --gate): closed, the callers' diagnostics are held."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def close(self) -> None:
+        self.path.touch()
+
+    def open(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def open_after_holding(self, seconds: float) -> threading.Thread:
+        """Open the gate `seconds` after the proxy began to hold the callers' diagnostics
+        (the edit is applied and their server has answered it), from a thread."""
+        holding = self.path.with_name(self.path.name + ".held")
+
+        def run() -> None:
+            deadline = time.monotonic() + 120  # a hang bound: the rename is applied within seconds
+            while not holding.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(seconds)
+            self.open()
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+
+def gate(bridge: Bridge) -> Gate:
+    """The gate of a bridge `gated_bridge` started: a file beside its project."""
+    return Gate(bridge.root.parent / "gate")
+
+
+def gated_bridge(root: Path) -> Bridge:
+    return with_default_wait(lambda: proxied_bridge(root, "--gate", str(root.parent / "gate"), "/gen/use"))
+
+
 @pytest.fixture(scope="module")
 def delayed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
-    root = project(tmp_path_factory.mktemp("pending") / "gen")
-    bridge = with_default_wait(lambda: delayed_bridge(root, "/gen/use", DELAY))
+    bridge = gated_bridge(project(tmp_path_factory.mktemp("pending") / "gen"))
     yield bridge
+    gate(bridge).open()
     bridge.close()
 
 
 @pytest.fixture
 def fresh(tmp_path: Path) -> Iterator[Bridge]:
     """A session in which no check has run yet."""
-    bridge = with_default_wait(lambda: delayed_bridge(project(tmp_path / "gen"), "/gen/use", DELAY))
+    bridge = gated_bridge(project(tmp_path / "gen"))
     yield bridge
+    gate(bridge).open()
     bridge.close()
 
 
@@ -84,13 +129,15 @@ def new_errors(report: dict[str, Any]) -> set[tuple[str, str]]:
 
 def test_a_rename_answers_before_a_slow_server_and_the_next_check_reports_its_break(delayed: Bridge) -> None:
     """The rename of `f0` leaves `gen/use0a.py` (excluded) importing the old name: its
-    server's diagnostics arrive `DELAY` s later, so the rename answers without them, names
-    the callers pending with the check, and is applied and journalled; that check reports
-    the break."""
+    server's diagnostics are held until the rename has answered, so it answers without
+    them, names the callers pending with the check, and is applied and journalled; that
+    check reports the break."""
     root = delayed.root / "gen"
     assert delayed.ask(mode="check")["baseline"]
     request = {"mode": "rename", "locate": "gen/lib0.py:f0", "new_name": "h0", "exclude_files": ["gen/use0a.py"]}
+    gate(delayed).close()
     response = delayed.request({**request, "format": "json"})
+    gate(delayed).open()
     assert response.ok, response.text
     report = json.loads(response.text)
     pending = {p["path"] for p in report["pending"]}
@@ -116,7 +163,9 @@ def test_the_first_check_of_a_session_reports_what_a_pending_rename_before_it_br
     `f0`) must not go into that baseline unreported: the check lists the errors of the files
     the rename wrote and left pending; the one after it has nothing new."""
     request = {"mode": "rename", "locate": "gen/lib0.py:f0", "new_name": "h0", "exclude_files": ["gen/use0a.py"]}
+    gate(fresh).close()
     response = fresh.request({**request, "format": "json"})
+    gate(fresh).open()
     assert response.ok and exit_code(response.status) == 5, response.text
     report = json.loads(response.text)
     assert "gen/use0a.py" in {p["path"] for p in report["pending"]}, report
@@ -134,7 +183,9 @@ def test_the_first_check_of_a_session_reports_what_a_pending_rename_before_it_br
 
 def test_the_headline_says_first_the_edit_is_applied_and_what_is_pending(delayed: Bridge) -> None:
     delayed.ask(mode="check")
+    gate(delayed).close()
     response = delayed.request({"mode": "rename", "locate": "gen/lib1.py:f1", "new_name": "h1"})
+    gate(delayed).open()
     assert response.ok and response.status == "incomplete", response.text
     head = response.text.splitlines()[0]
     assert head.startswith("# Rename: `f1` → `h1`: applied; "), head
@@ -154,10 +205,14 @@ def test_a_rename_whose_server_answers_at_once_is_complete(fast: Bridge) -> None
 
 def test_a_request_s_diagnostics_wait_settled_waits_for_the_slow_server(delayed: Bridge) -> None:
     """`diagnostics_wait: "settled"`: the answer waits for the held-back diagnostics (as
-    every edit did before the short default), and reports the break itself."""
+    every edit did before the short default), and reports the break itself. They are held
+    until `HELD` s after the proxy began to hold them, well past the default wait."""
     delayed.ask(mode="check")
+    gate(delayed).close()
+    opener = gate(delayed).open_after_holding(HELD)
     report = delayed.ask(mode="rename", locate="gen/lib2.py:f2", new_name="h2", exclude_files=["gen/use2a.py"],
                          diagnostics_wait="settled")
+    opener.join()
     assert report.get("status") is None and report["pending"] == [], report
     assert any(d["path"] == "gen/use2a.py" and d["message"] == UNKNOWN.replace("f0", "f2")
                for d in report["new_diagnostics"]), report
@@ -176,7 +231,9 @@ def test_the_text_format_s_rename_answers_with_its_callers_pending(delayed: Brid
     """`RENAME_TO` waits the session's `diagnostics_wait` too: the callers' diagnostics,
     held back, are pending with the check that compares them, and the response is incomplete."""
     delayed.ask(mode="check")
+    gate(delayed).close()
     response = delayed.text("gen/lib3.py", "@@ def f3(values: list[int]) -> int:", "! f3 RENAME_TO h3")
+    gate(delayed).open()
     assert response.ok and response.status == "incomplete", response.text
     assert "def h3(" in (delayed.root / "gen" / "lib3.py").read_text()
     for caller in ("gen/use3a.py", "gen/use3b.py"):

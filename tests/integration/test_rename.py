@@ -48,7 +48,7 @@ def python_bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
     """basedpyright answers a rename with one edit per occurrence; pylsp (jedi) with one
     whole-file edit per file, computed from the disk, which the bridge refuses to lay over
     unsaved changes."""
-    return bridges.take((request.param,), restart=request.param == "basedpyright")
+    return bridges.take((request.param,))
 
 
 def test_rename_across_files_is_clean_undoable_and_spares_unsaved_work(

@@ -47,7 +47,7 @@ def bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
     server: str = request.param
     if server == "ts_ls":
         return bridges.take((server,), "ts_shop", TS_SHOP)
-    return bridges.take((server,), restart=server == "basedpyright")  # its renames outlive a reset
+    return bridges.take((server,))
 
 
 def hold(bridge: Bridge, rel: str, held: str) -> None:

@@ -37,7 +37,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 @pytest.fixture(params=["basedpyright", "pylsp"])
 def python_bridge(request: pytest.FixtureRequest, bridges: Pool) -> Bridge:
-    return bridges.take((request.param,), restart=request.param == "basedpyright")
+    return bridges.take((request.param,))
 
 
 @pytest.fixture
