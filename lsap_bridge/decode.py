@@ -9,12 +9,13 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, TypeGuard, cast
+from typing import NamedTuple, TypeAlias, cast
 
 from lsprotocol import types
 
+from .errors import ErrorCode, LsapError
 from .jsonvalue import Json, JsonObject, Params, items, obj
-from .lsp import SHAPE_ERRORS, Locations, RangeData, json_list, json_object, optional_text, range_of, structure
+from .lsp import SHAPE_ERRORS, Locations, json_list, json_object, optional_text, range_of, structure
 from .position import Document, Encoding, column_at, to_lsp_character
 from .symbols import Units, units
 from .workspace import path_of, uri_of
@@ -38,53 +39,112 @@ def clean_markdown(text: str) -> str:
     return "".join(piece if i % 2 else plain(piece) for i, piece in enumerate(pieces))
 
 
+#: A WorkspaceEdit's resource operation.
+Operation: TypeAlias = types.CreateFile | types.RenameFile | types.DeleteFile
+
+
 class Step(NamedTuple):
     """One part of a WorkspaceEdit, in the order it is applied: a file's text edits, or a
-    resource operation (create, rename, delete a file)."""
+    resource operation (create, rename, delete a file). Columns in the server's units."""
 
     uri: str  # the file edited, created or deleted; the old file of a rename
-    edits: list[JsonObject]  # its TextEdits (Annotated, Snippet); none for an operation
-    op: JsonObject | None = None  # the CreateFile, RenameFile or DeleteFile
+    edits: list[types.TextEdit]  # its TextEdits (Annotated, Snippet: their text); none for an operation
+    op: Operation | None = None  # the CreateFile, RenameFile or DeleteFile
     version: int | None = None  # the document version the edits were computed on
 
     @property
     def kind(self) -> str:
         """"edit", or the operation's kind ("create", "rename", "delete")."""
-        return "edit" if self.op is None else str(self.op.get("kind"))
+        return "edit" if self.op is None else self.op.kind
 
     @property
     def uris(self) -> list[str]:
         """Every file the step touches: a rename's old and new file."""
-        return [self.uri, str(self.op["newUri"])] if self.kind == "rename" and self.op else [self.uri]
+        return [self.op.old_uri, self.op.new_uri] if isinstance(self.op, types.RenameFile) else [self.uri]
 
-    def change(self) -> JsonObject:
+    def change(self) -> types.TextDocumentEdit | Operation:
         """The step as a `documentChanges` entry."""
-        return self.op or {"textDocument": {"uri": self.uri, "version": self.version}, "edits": list[Json](self.edits)}
+        return self.op or types.TextDocumentEdit(
+            types.OptionalVersionedTextDocumentIdentifier(self.uri, self.version), list(self.edits))
 
 
 def walk(edit: Mapping[str, Json]) -> Iterator[Step]:
-    """The one walk over a (well-formed: `edits._malformed`) WorkspaceEdit: its
+    """The one walk over a (well-formed: `edits._malformed`) WorkspaceEdit, decoded: its
     `documentChanges` when it has them, which LSP says a client uses instead of `changes`,
-    else its `changes`."""
+    else its `changes`. A resource operation of a kind LSP does not define is refused
+    (`_operation`)."""
     documents = items(edit.get("documentChanges"))
     if documents:
         for change in map(obj, documents):
             if change.get("kind"):
-                yield Step(str(change["oldUri"] if change["kind"] == "rename" else change["uri"]), [], change)
+                op = _operation(change)
+                yield Step(op.old_uri if isinstance(op, types.RenameFile) else op.uri, [], op)
             else:
                 document = obj(change["textDocument"])
                 version = document.get("version")
-                yield Step(str(document["uri"]), _text_edits(change.get("edits")), None,
+                yield Step(str(document["uri"]), text_edits(change.get("edits")), None,
                            version if isinstance(version, int) else None)
         return
     for uri, edits in obj(edit.get("changes")).items():
-        yield Step(uri, _text_edits(edits))
+        yield Step(uri, text_edits(edits))
 
 
-def _text_edits(edits: Json) -> list[JsonObject]:
-    """A file's TextEdits, as given: each an object in a well-formed edit (`edits._malformed`
-    checks it before an edit is planned)."""
-    return cast(list[JsonObject], items(edits))
+def typed_steps(edit: types.WorkspaceEdit) -> Iterator[Step]:
+    """A WorkspaceEdit the bridge built (or merged) as steps, as `walk` reads one sent."""
+    if edit.document_changes:
+        for change in edit.document_changes:
+            if isinstance(change, types.TextDocumentEdit):
+                yield Step(change.text_document.uri, [_plain(e) for e in change.edits], None,
+                           change.text_document.version)
+            else:
+                yield Step(change.old_uri if isinstance(change, types.RenameFile) else change.uri, [], change)
+        return
+    for uri, edits in (edit.changes or {}).items():
+        yield Step(uri, [_plain(e) for e in edits])
+
+
+def _plain(edit: types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit) -> types.TextEdit:
+    """Any text edit as a TextEdit with its text."""
+    if isinstance(edit, types.SnippetTextEdit):
+        return types.TextEdit(edit.range, edit.snippet.value)
+    return edit if type(edit) is types.TextEdit else types.TextEdit(edit.range, edit.new_text)
+
+
+def text_edits(edits: Json) -> list[types.TextEdit]:
+    """A file's TextEdits (AnnotatedTextEdit and SnippetTextEdit read as one with their text),
+    made directly; each well formed (`edits._malformed` checks it before an edit is planned)."""
+    out = []
+    for item in map(obj, items(edits)):
+        text = item.get("newText")
+        if text is None and isinstance(snippet := item.get("snippet"), dict):
+            text = snippet.get("value", "")
+        out.append(types.TextEdit(range_of(item["range"]), str(text or "")))
+    return out
+
+
+def _flag(options: JsonObject, key: str) -> bool | None:
+    value = options.get(key)
+    return None if value is None else bool(value)
+
+
+def _operation(change: JsonObject) -> Operation:
+    """A `documentChanges` resource operation with its options; one of another kind is
+    refused: the bridge does not know what it would do."""
+    kind, options = change["kind"], obj(change.get("options"))
+    if kind == "create":
+        return types.CreateFile(str(change["uri"]), options=types.CreateFileOptions(
+            _flag(options, "overwrite"), _flag(options, "ignoreIfExists")) if options else None)
+    if kind == "rename":
+        return types.RenameFile(str(change["oldUri"]), str(change["newUri"]), options=types.RenameFileOptions(
+            _flag(options, "overwrite"), _flag(options, "ignoreIfExists")) if options else None)
+    if kind == "delete":
+        return types.DeleteFile(str(change["uri"]), options=types.DeleteFileOptions(
+            _flag(options, "recursive"), _flag(options, "ignoreIfNotExists")) if options else None)
+    raise LsapError(
+        ErrorCode.UNSUPPORTED,
+        f"the edit would {kind} a file, which the bridge does not do",
+        hint="nothing was changed; make that change by hand",
+    )
 
 
 def hover_text(hover: types.Hover | None) -> str:
@@ -132,7 +192,7 @@ def completions(raw: Json) -> types.CompletionList:
     return types.CompletionList(isinstance(raw, dict) and bool(raw.get("isIncomplete")), out)
 
 
-def is_range(value: object) -> TypeGuard[RangeData]:
+def is_range(value: object) -> bool:
     """Whether a server's value is an LSP Range (servers do send garbage)."""
     return isinstance(value, dict) and all(
         isinstance(end := value.get(key), dict)

@@ -8,14 +8,14 @@ message: `result_of`), or, for answers of many items (completions, locations, do
 symbols, pulled diagnostics: `Servers.read`, `decoded`), by a hand-written decoder of
 decode.py, symbols.py or diagnostics.py that makes the attrs classes directly from the parts
 below (cattrs costs 1.3 to 1.5 times more: benchmarks/typed_decode.py). An answer of another
-shape is the server's error, named. WorkspaceEdits stay JSON, read through the TypedDicts
-below and checked whole by the edit engine.
+shape is the server's error, named. A WorkspaceEdit is checked whole by the edit engine
+before it is decoded (`edits.workspace_edit.steps_of`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol, TypeAlias, TypedDict, TypeVar, cast
+from typing import Protocol, TypeAlias, TypedDict, TypeVar, cast
 
 from cattrs import transform_error
 from cattrs.errors import BaseValidationError
@@ -118,77 +118,8 @@ def range_of(value: Json) -> types.Range:
     return types.Range(position_of(rng["start"]), position_of(rng["end"]))
 
 
-class PositionData(TypedDict):
-    line: int
-    character: int  # in the server's `offset_encoding` units
-
-
-class RangeData(TypedDict):
-    start: PositionData
-    end: PositionData
-
-
 class FileEventData(TypedDict):
     """A `workspace/didChangeWatchedFiles` event: 1 created, 2 changed, 3 deleted."""
 
     uri: str
     type: int
-
-
-class TextEditData(TypedDict):
-    """A TextEdit (AnnotatedTextEdit and SnippetTextEdit carry a range too, their text in
-    `newText` or `snippet.value`)."""
-
-    range: RangeData
-    newText: str
-
-
-class VersionedDocumentData(TypedDict):
-    uri: str
-    version: int | None  # None: whatever the file holds
-
-
-class TextDocumentEditData(TypedDict):
-    """A `documentChanges` entry that edits a file's text."""
-
-    textDocument: VersionedDocumentData
-    edits: list[TextEditData]
-
-
-class FileOptionsData(TypedDict, total=False):
-    overwrite: bool
-    ignoreIfExists: bool
-    ignoreIfNotExists: bool
-    recursive: bool
-
-
-class _CreateFile(TypedDict):
-    kind: Literal["create"]
-    uri: str
-
-
-class CreateFileData(_CreateFile, total=False):
-    options: FileOptionsData
-
-
-class _RenameFile(TypedDict):
-    kind: Literal["rename"]
-    oldUri: str
-    newUri: str
-
-
-class RenameFileData(_RenameFile, total=False):
-    options: FileOptionsData
-
-
-class _DeleteFile(TypedDict):
-    kind: Literal["delete"]
-    uri: str
-
-
-class DeleteFileData(_DeleteFile, total=False):
-    options: FileOptionsData
-
-
-#: A WorkspaceEdit's `documentChanges` entry as the bridge builds one.
-DocumentChangeData: TypeAlias = TextDocumentEditData | CreateFileData | RenameFileData | DeleteFileData

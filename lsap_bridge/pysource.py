@@ -11,8 +11,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from lsprotocol import types
+
 from .errors import ErrorCode, LsapError
-from .lsp import PositionData, RangeData, TextEditData
 from .position import Encoding, byte_column, to_lsp_character
 
 
@@ -142,12 +143,14 @@ def after_imports(tree: ast.Module) -> int:
     return line
 
 
-def line_range(first: int, last: int) -> RangeData:
-    return {"start": {"line": first, "character": 0}, "end": {"line": last + 1, "character": 0}}
+def line_range(first: int, last: int) -> types.Range:
+    """Lines `first` to `last` whole (each with its line end)."""
+    return types.Range(types.Position(first, 0), types.Position(last + 1, 0))
 
 
-def insert(line: int, text: str) -> TextEditData:
-    return {"range": line_range(line, line - 1), "newText": text}
+def insert(line: int, text: str) -> types.TextEdit:
+    """`text` put in before line `line`."""
+    return types.TextEdit(line_range(line, line - 1), text)
 
 
 def after_docstring(tree: ast.Module) -> int:
@@ -245,22 +248,22 @@ def dunder_all(tree: ast.Module, lines: list[str]) -> DunderAll | None:
     return None
 
 
-def composed(lines: list[str], edits: list[TextEditData]) -> list[str]:
+def composed(lines: list[str], edits: list[types.TextEdit]) -> list[str]:
     """The lines after whole-line edits (each replaces lines [start, end) of `lines` with its
     text), planned by the bridge on one text: they must not overlap."""
     out: list[str] = []
     at = 0
-    for edit in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["end"]["line"])):
-        start, end = edit["range"]["start"]["line"], min(edit["range"]["end"]["line"], len(lines))
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.end.line)):
+        start, end = edit.range.start.line, min(edit.range.end.line, len(lines))
         if start < at:
             raise LsapError(ErrorCode.SERVER_ERROR, "the bridge planned overlapping edits of one file "
                             f"(line {start + 1}): nothing was moved", hint="report this as a bug of lsap")
-        out += lines[at:start] + edit["newText"].splitlines()
+        out += lines[at:start] + edit.new_text.splitlines()
         at = max(at, end)
     return out + lines[at:]
 
 
-def one_edit(old: list[str], new: list[str], encoding: Encoding) -> list[TextEditData]:
+def one_edit(old: list[str], new: list[str], encoding: Encoding) -> list[types.TextEdit]:
     """The smallest single edit that turns the lines `old` into `new` (none when equal). A
     change that reaches the end of the file ends at the last line's end, so no empty last
     line is left behind (a buffer ends its last line itself)."""
@@ -274,14 +277,13 @@ def one_edit(old: list[str], new: list[str], encoding: Encoding) -> list[TextEdi
     if not removed and not added:
         return []
     if tail:  # whole lines, before a line that stays
-        return [{"range": line_range(same, len(old) - tail - 1), "newText": "".join(f"{line}\n" for line in added)}]
+        return [types.TextEdit(line_range(same, len(old) - tail - 1), "".join(f"{line}\n" for line in added))]
     last = len(old) - 1
-    end: PositionData = {"line": last, "character": to_lsp_character(old[last], len(old[last]), encoding)}
+    end = types.Position(last, to_lsp_character(old[last], len(old[last]), encoding))
     if same:  # from the end of the last line that stays
-        start: PositionData = {"line": same - 1,
-                               "character": to_lsp_character(old[same - 1], len(old[same - 1]), encoding)}
-        return [{"range": {"start": start, "end": end}, "newText": "".join(f"\n{line}" for line in added)}]
-    return [{"range": {"start": {"line": 0, "character": 0}, "end": end}, "newText": "\n".join(added)}]
+        start = types.Position(same - 1, to_lsp_character(old[same - 1], len(old[same - 1]), encoding))
+        return [types.TextEdit(types.Range(start, end), "".join(f"\n{line}" for line in added))]
+    return [types.TextEdit(types.Range(types.Position(0, 0), end), "\n".join(added))]
 
 
 def joined(remaining: list[ImportedName]) -> str:

@@ -16,14 +16,14 @@ from ..edits.text import NOTHING
 from ..edits.workspace_edit import check_edit, merged
 from ..errors import ErrorCode, LsapError
 from ..gateway import LspCall
-from ..jsonvalue import Jsonable
+from ..jsonvalue import Jsonable, JsonObject
 from ..session.warm import Session
 from ..workspace import Workspace
 from .gather import Action, Actions
 from .lsp_calls import APPLY_EDIT, EDITOR_RENAME, EXECUTE, RESOLVE, tsserver_configure
 
 # Applies one WorkspaceEdit of a server (the engine, or the text format's tracker of lines).
-Apply = Callable[[dict[str, Any], Client, str], Awaitable[EditResult]]
+Apply = Callable[[object, Client, str], Awaitable[EditResult]]
 
 
 @dataclass
@@ -35,7 +35,7 @@ class Taken:
 
     workspace: Workspace
     server: str
-    edits: list[dict[str, Any]] = field(default_factory=list)
+    edits: list[JsonObject] = field(default_factory=list)
     refused: list[LsapError] = field(default_factory=list)
     remarks: list[str] = field(default_factory=list)
 

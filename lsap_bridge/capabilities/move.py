@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from lsprotocol import types
 from pydantic import model_validator
@@ -30,7 +30,7 @@ from ..edits.apply import EditResult, apply_workspace_edit
 from ..errors import ErrorCode, LsapError
 from ..gateway import LspCall
 from ..jsonvalue import Params
-from ..lsp import DocumentChangeData, PositionData, RangeData, TextEditData, result_of
+from ..lsp import SHAPE_ERRORS, malformed, result_of
 from ..models import Waiting
 from ..modes import Answer, mode
 from ..position import to_lsp_character
@@ -126,7 +126,7 @@ def _utf16_end(line: str) -> int:
     return to_lsp_character(line, len(line), "utf-16")
 
 
-async def _applied_edit(session: Session, edit: dict[str, Any], client: Client, label: str) -> EditResult:
+async def _applied_edit(session: Session, edit: types.WorkspaceEdit, client: Client, label: str) -> EditResult:
     # The disk never holds half a move: a buffer with unsaved changes gets it on disk too.
     result = await apply_workspace_edit(session, edit, client, label=label, disk_too=True)
     if not result.files and not result.created:
@@ -143,8 +143,9 @@ async def _tsserver_move(
     start: int,
     end: int,
     lines: list[str],
-) -> dict[str, list[DocumentChangeData]]:
-    """tsserver's "Move to file" edits, as an LSP WorkspaceEdit (new files created first)."""
+) -> types.WorkspaceEdit:
+    """tsserver's "Move to file" edits, as an LSP WorkspaceEdit (new files created first);
+    an answer of another shape is the server's error, named."""
     args: Params = {
         "file": str(source),
         "startLine": start + 1,
@@ -166,46 +167,37 @@ async def _tsserver_move(
             f"{client.name} could not move the lines: {reason}",
             hint="select whole statements or declarations",
         )
-    changes: list[DocumentChangeData] = []
+    changes: list[types.TextDocumentEdit | types.CreateFile] = []
     existing = [Path(i["fileName"]) for i in by_file if Path(i["fileName"]).exists()]
     docs = await session.texts.documents(existing)
     for item in by_file:
         path = Path(item["fileName"])
-        edits: list[TextEditData] = [
-            {
-                "range": {"start": _position(c["start"]), "end": _position(c["end"])},
-                "newText": c["newText"],
-            }
-            for c in item.get("textChanges") or []
-        ]
+        try:
+            edits = [types.TextEdit(types.Range(_position(c["start"]), _position(c["end"])), c["newText"])
+                     for c in item.get("textChanges") or []]
+        except SHAPE_ERRORS as exc:
+            raise malformed(client.name, "getEditsForRefactor", "edit", exc) from exc
         if path in docs:
             edits = [_past_the_end(e, docs[path].lines) for e in edits]
         if item.get("isNewFile") or not path.exists():
-            changes.append(
-                {"kind": "create", "uri": uri_of(path), "options": {"ignoreIfExists": True}}
-            )
+            changes.append(types.CreateFile(uri_of(path), options=types.CreateFileOptions(ignore_if_exists=True)))
             if edits:
-                edits[-1]["newText"] = _no_final_newline(edits[-1]["newText"])
-        changes.append({"textDocument": {"uri": uri_of(path), "version": None}, "edits": edits})
-    return {"documentChanges": changes}
+                edits[-1] = types.TextEdit(edits[-1].range, _no_final_newline(edits[-1].new_text))
+        changes.append(types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(uri_of(path)), edits))
+    return types.WorkspaceEdit(document_changes=changes)
 
 
-def _past_the_end(edit: TextEditData, lines: list[str]) -> TextEditData:
+def _past_the_end(edit: types.TextEdit, lines: list[str]) -> types.TextEdit:
     """An insertion after the file's final newline (the line past the last one, where LSP
     counts an empty line and a buffer has none, or tsserver's offset just past the last
     line's end) as one at the end of the last line."""
-    start = edit["range"]["start"]
+    start = edit.range.start
     last = len(lines) - 1
-    past = start["line"] > last or (
-        start["line"] == last and start["character"] > _utf16_end(lines[last])
-    )
+    past = start.line > last or (start.line == last and start.character > _utf16_end(lines[last]))
     if not past:
         return edit
-    end_of_file: PositionData = {"line": len(lines) - 1, "character": _utf16_end(lines[-1])}
-    return {
-        "range": {"start": end_of_file, "end": end_of_file},
-        "newText": "\n" + _no_final_newline(edit["newText"]),
-    }
+    end_of_file = types.Position(len(lines) - 1, _utf16_end(lines[-1]))
+    return types.TextEdit(types.Range(end_of_file, end_of_file), "\n" + _no_final_newline(edit.new_text))
 
 
 def _no_final_newline(text: str) -> str:
@@ -214,12 +206,9 @@ def _no_final_newline(text: str) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
-def _position(location: TsLocation) -> PositionData:
+def _position(location: TsLocation) -> types.Position:
     """tsserver's 1-based line/offset (0/0 in a new file) as an LSP position."""
-    return {
-        "line": max(0, int(location["line"]) - 1),
-        "character": max(0, int(location["offset"]) - 1),
-    }
+    return types.Position(max(0, int(location["line"]) - 1), max(0, int(location["offset"]) - 1))
 
 
 @dataclass(frozen=True)
@@ -241,14 +230,14 @@ class _Moving:
     entries: list[str]  # the moved names' `__all__` entries
 
 
-def _new_file(moving: _Moving, body: str) -> list[TextEditData]:
+def _new_file(moving: _Moving, body: str) -> list[types.TextEdit]:
     """A target file that does not exist yet: its future imports, the imports the moved
     code needs, its `__all__`, then the code."""
     header = [written for _, written in moving.needed]
     blocks = ["\n".join(part) for part in (moving.futures, header) if part]
     blocks += [f"__all__ = [{', '.join(moving.entries)}]"] if moving.entries else []
     text = "\n\n".join(blocks) + "\n\n\n" + body if blocks else body
-    return [{"range": line_range(0, -1), "newText": _no_final_newline(text)}]
+    return [types.TextEdit(line_range(0, -1), _no_final_newline(text))]
 
 
 class PythonMove:
@@ -273,31 +262,26 @@ class PythonMove:
         self.display = session.workspace.display
         self.source_module = ""
 
-    async def edit(self) -> dict[str, Any]:
+    async def edit(self) -> types.WorkspaceEdit:
         """The WorkspaceEdit of the move: the old file without the moved code (and imports
         only it used), its users importing from the new module, the target file made or
         extended."""
         moving = self._moving()
-        changes: dict[Path, list[TextEditData]] = {self.source: self._source_edits(moving)}
+        changes: dict[Path, list[types.TextEdit]] = {self.source: self._source_edits(moving)}
         changes.update(await self._users_edits(moving))
         body = "\n".join(self.lines[self.start : self.end + 1]).strip("\n") + "\n"
-        create: list[dict[str, Any]] = []
+        create: list[types.CreateFile] = []
         if self.target.exists():
             changes[self.target] = await self._into_existing(
                 moving.needed, moving.names, body, moving.futures, moving.entries)
         else:
-            create.append({"kind": "create", "uri": uri_of(self.target)})
+            create.append(types.CreateFile(uri_of(self.target)))
             changes[self.target] = _new_file(moving, body)
-        return {
-            "documentChanges": [
-                *create,
-                *[
-                    {"textDocument": {"uri": uri_of(path), "version": None}, "edits": items}
-                    for path, items in changes.items()
-                    if items
-                ],
-            ]
-        }
+        return types.WorkspaceEdit(document_changes=[
+            *create,
+            *[types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(uri_of(path)), items)
+              for path, items in changes.items() if items],
+        ])
 
     def _moving(self) -> _Moving:
         """What moves (the selection's top-level definitions) and what the old and new file
@@ -341,14 +325,13 @@ class PythonMove:
                        [i.statement for i in imports if i.module == "__future__"],
                        exported, exported.entries(set(names)) if exported else [])
 
-    def _source_edits(self, moving: _Moving) -> list[TextEditData]:
+    def _source_edits(self, moving: _Moving) -> list[types.TextEdit]:
         """The old file: the lines go, imports only the moved code used go, the moved names
         come back through an import if the rest of the file uses them."""
         names, exported = set(moving.names), moving.exported
-        edits: list[TextEditData] = [{"range": self._cut(), "newText": ""}]
+        edits = [types.TextEdit(self._cut(), "")]
         if exported and moving.entries:
-            edits.append({"range": line_range(exported.first, exported.last),
-                          "newText": exported.without(names) + "\n"})
+            edits.append(types.TextEdit(line_range(exported.first, exported.last), exported.without(names) + "\n"))
         dropped = [i for i in moving.imports
                    if i.bound in moving.used_by_moved and i.bound not in moving.used_by_kept]
         edits += self._rewrite_imports(moving.imports, dropped, [])
@@ -366,10 +349,10 @@ class PythonMove:
         return one_edit(self.lines, composed(self.lines, edits),
                          encoding_of(self.at.client))
 
-    async def _users_edits(self, moving: _Moving) -> dict[Path, list[TextEditData]]:
+    async def _users_edits(self, moving: _Moving) -> dict[Path, list[types.TextEdit]]:
         """Users elsewhere import the names from their new module; a use the bridge cannot
         rewrite is noted, its file related."""
-        changes: dict[Path, list[TextEditData]] = {}
+        changes: dict[Path, list[types.TextEdit]] = {}
         positions = name_positions(moving.moved_nodes, self.lines)
         for path, found in (await files_using(self.session, self.at, positions)).items():
             if path in (self.source, self.target):
@@ -392,7 +375,7 @@ class PythonMove:
         return changes
 
     async def _into_existing(self, needed: list[tuple[str, str]], names: list[str], body: str,
-                             futures: list[str], entries: list[str]) -> list[TextEditData]:
+                             futures: list[str], entries: list[str]) -> list[types.TextEdit]:
         """The edits of a target file that exists: the moved code at its end, the imports it
         needs, its `from __future__` imports and `__all__` entries."""
         existing = await self.session.texts.document(self.target)
@@ -412,14 +395,12 @@ class PythonMove:
             edits.append(insert(after_imports(tree), "\n".join(wanted) + "\n"))
         exported = dunder_all(tree, existing.lines)
         if exported and entries:
-            edits.append({"range": line_range(exported.first, exported.last),
-                          "newText": exported.adding(entries) + "\n"})
-        end = len(existing.lines)
-        at_end: PositionData = {"line": end, "character": 0}
-        edits.append({"range": {"start": at_end, "end": at_end}, "newText": "\n\n\n" + _no_final_newline(body)})
+            edits.append(types.TextEdit(line_range(exported.first, exported.last), exported.adding(entries) + "\n"))
+        at_end = types.Position(len(existing.lines), 0)
+        edits.append(types.TextEdit(types.Range(at_end, at_end), "\n\n\n" + _no_final_newline(body)))
         return edits
 
-    def _cut(self) -> RangeData:
+    def _cut(self) -> types.Range:
         """The lines to delete: the selection, plus enough blank lines after it that the gap
         left behind is as wide as the wider of the two around it; at the end of the file,
         the blank lines before it too."""
@@ -455,18 +436,18 @@ class PythonMove:
 
     def _rewrite_imports(
         self, imports: list[ImportedName], drop: list[ImportedName], add: list[str]
-    ) -> list[TextEditData]:
+    ) -> list[types.TextEdit]:
         """Edits that drop some imported names (rewriting their statements) and add others."""
         if not drop:
             return []
-        edits: list[TextEditData] = []
+        edits: list[types.TextEdit] = []
         statements = sorted({(i.first, i.last) for i in drop})
         for index, (first, last) in enumerate(statements):
             remaining = [i for i in imports if (i.first, i.last) == (first, last) and i not in drop]
             text = joined(remaining)
             if index == 0 and add:
                 text += "".join(a + "\n" for a in add)
-            edits.append({"range": line_range(first, last), "newText": text})
+            edits.append(types.TextEdit(line_range(first, last), text))
         return edits
 
 

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import re
 
+from lsprotocol import types
+
 from ..errors import ErrorCode, LsapError
-from ..lsp import TextEditData
 from ..position import Encoding
 from .text import NOTHING, point_of
 
 
-def check_replaced(lines: list[str], edits: list[TextEditData], replaces: str,
+def check_replaced(lines: list[str], edits: list[types.TextEdit], replaces: str,
                     encoding: Encoding, name: str, new_name: str | None = None) -> None:
     """A rename's edits each replace the old name: one that would replace other text was
     computed on another text than this (the file changed since the server read it).
@@ -23,15 +24,14 @@ def check_replaced(lines: list[str], edits: list[TextEditData], replaces: str,
     not (a write the server did not read: jedi's parse cache keeps a file by its mtime)
     would otherwise be reverted unseen, in a hunk that also holds the name."""
     for item in edits:
-        start, end = item["range"]["start"], item["range"]["end"]
-        (sl, sc), (el, ec) = point_of(lines, start, encoding), point_of(lines, end, encoding)
+        (sl, sc), (el, ec) = point_of(lines, item.range.start, encoding), point_of(lines, item.range.end, encoding)
         found = lines[sl][sc:] + "".join("\n" + lines[i] for i in range(sl + 1, el + 1)) \
             if el > sl else lines[sl][sc:ec]
         if el > sl:
             found = found[:len(found) - (len(lines[el]) - ec)]
         held = holds_name(found, replaces)
         if not held or (new_name is not None
-                        and not _renamed(found, item["newText"].replace("\r\n", "\n"), replaces, new_name)):
+                        and not _renamed(found, item.new_text.replace("\r\n", "\n"), replaces, new_name)):
             shown = found if len(found) <= 60 and "\n" not in found else found[:57].replace("\n", "⏎") + "…"
             raise LsapError(
                 ErrorCode.CONFLICT,

@@ -9,12 +9,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lsprotocol import types
+
 from ..decode import Step
 from ..diskwatch import Basis
 from ..editor import Client
 from ..errors import ErrorCode, LsapError
-from ..jsonvalue import obj
-from ..lsp import TextEditData
 from ..position import Encoding
 from ..session.targets import encoding_of
 from ..session.warm import Session
@@ -22,7 +22,7 @@ from ..workspace import size_text
 from .files import File, load, proven, unwritable
 from .names import check_replaced, holds_name
 from .text import NOTHING, minimal, replaces_all, splice
-from .workspace_edit import inside, lsp_edits, steps_of
+from .workspace_edit import inside, steps_of
 
 
 @dataclass(frozen=True)
@@ -37,18 +37,19 @@ class FileDiff:
     overwritten: int | None = None  # lines of the existing file a consented overwrite replaces
 
 
-def _skip_existing(options: Mapping[str, object], what: str, consent: bool) -> bool:
+def _skip_existing(options: types.CreateFileOptions | types.RenameFileOptions | None, what: str,
+                   consent: bool) -> bool:
     """A create or rename whose target exists: skipped (`ignoreIfExists`, True), replacing
     it (LSP's `overwrite`, False) only with the request's own consent (`overwrite: true`),
     else refused whole: what the file held would be gone, so the agent must mean it (the
     report then says so, and the change set keeps the old text for `undo`)."""
-    if options.get("overwrite"):  # wins over ignoreIfExists, as LSP says
+    if options is not None and options.overwrite:  # wins over ignoreIfExists, as LSP says
         if consent:
             return False
         raise LsapError(ErrorCode.CONFLICT, f"{what}, which exists, and would overwrite it",
                         hint=NOTHING + "; if what it holds is to go, ask again with "
                         "`overwrite: true` (the report names it, and `undo` brings it back)")
-    if options.get("ignoreIfExists"):
+    if options is not None and options.ignore_if_exists:
         return True
     raise LsapError(ErrorCode.CONFLICT, f"{what}, which already exists", hint=NOTHING)
 
@@ -86,8 +87,8 @@ class Plan:
         return [f for f in [*self.files, *self.removed] if not f.buffer_only]
 
 
-def _rebased(buffer: list[str], disk: list[str], edits: list[TextEditData], name: str,
-             replaces: str | None) -> list[TextEditData]:
+def _rebased(buffer: list[str], disk: list[str], edits: list[types.TextEdit], name: str,
+             replaces: str | None) -> list[types.TextEdit]:
     """A buffer's edits on the text of its file on disk, which lacks the human's unsaved
     changes: each edit's lines must be lines the two share, and move to where the disk
     has them (the same text, so the same columns in any encoding). Refused: an edit that
@@ -97,12 +98,12 @@ def _rebased(buffer: list[str], disk: list[str], edits: list[TextEditData], name
     matcher = difflib.SequenceMatcher(None, [*disk, end], [*buffer, end], autojunk=False)
     blocks = [b for b in matcher.get_matching_blocks() if b.size]
     shared = {line for b in blocks for line in range(b.a, b.a + b.size)}
-    out: list[TextEditData] = []
+    out: list[types.TextEdit] = []
     for item in edits:
-        start, stop = (min(int(item["range"][k]["line"]), len(buffer)) for k in ("start", "end"))
+        first, last = item.range.start, item.range.end
+        start, stop = min(first.line, len(buffer)), min(last.line, len(buffer))
         block = next((b for b in blocks if b.b <= start and stop < b.b + b.size), None)
-        if block is None and item["range"]["end"]["character"] == 0 and (
-                stop > start or item["range"]["start"]["character"] == 0):
+        if block is None and last.character == 0 and (stop > start or first.character == 0):
             # Whole lines (or lines put in before line `stop`): line `stop` is not touched,
             # and may be the human's; the lines before it are shared (or, put in, the one above).
             block = next((b for b in blocks if b.b <= start - (stop == start) and stop == b.b + b.size), None)
@@ -113,10 +114,9 @@ def _rebased(buffer: list[str], disk: list[str], edits: list[TextEditData], name
                 "its buffer, which the file on disk does not have: it cannot be made on disk "
                 "as well, and the disk must not be left with half of it",
                 hint=NOTHING + "; save (or undo) that buffer's changes and ask again")
-        shift, (first, last) = block.a - block.b, (item["range"]["start"], item["range"]["end"])
-        out.append({"range": {"start": {"line": start + shift, "character": first["character"]},
-                              "end": {"line": stop + shift, "character": last["character"]}},
-                    "newText": item["newText"]})
+        shift = block.a - block.b
+        out.append(types.TextEdit(types.Range(types.Position(start + shift, first.character),
+                                              types.Position(stop + shift, last.character)), item.new_text))
     for line, text in enumerate(disk):
         if replaces is not None and line not in shared and holds_name(text, replaces):
             raise LsapError(
@@ -149,22 +149,15 @@ class _Planner:
         return self.session.workspace.display(path)
 
     def take(self, step: Step) -> None:
-        kind, options = step.kind, obj((step.op or {}).get("options"))
-        if kind == "edit":
+        op = step.op
+        if op is None:
             self.edited(step)
-        elif kind == "create":
-            self.created(self.inside(step.uri), options)
-        elif kind == "rename":
-            old, new = (self.inside(uri) for uri in step.uris)
-            self.renamed(old, new, options)
-        elif kind == "delete":
-            self.deleted(self.inside(step.uri), options)
+        elif isinstance(op, types.CreateFile):
+            self.created(self.inside(op.uri), op.options)
+        elif isinstance(op, types.RenameFile):
+            self.renamed(self.inside(op.old_uri), self.inside(op.new_uri), op.options)
         else:
-            raise LsapError(
-                ErrorCode.UNSUPPORTED,
-                f"the edit would {kind} a file, which the bridge does not do",
-                hint="nothing was changed; make that change by hand",
-            )
+            self.deleted(self.inside(op.uri), op.options)
 
     def edited(self, step: Step) -> None:
         """A text document edit: its file proven to be what the server computed on, then its
@@ -178,7 +171,7 @@ class _Planner:
                 hint="nothing was changed; ask again once the file exists",
             )
         self.current(file, step.version)
-        lsp, encoding = self.checked_edits(file, lsp_edits(step.edits))
+        lsp, encoding = self.checked_edits(file, step.edits)
         if file.under is not None:  # the same edit on disk, where the human's changes are not
             name = self.display(path)
             rebased = _rebased(file.lines, file.under.lines, lsp, name, self.replaces)
@@ -204,7 +197,7 @@ class _Planner:
                 hint="nothing was changed; ask again",
             )
 
-    def checked_edits(self, file: File, lsp: list[TextEditData]) -> tuple[list[TextEditData], Encoding]:
+    def checked_edits(self, file: File, lsp: list[types.TextEdit]) -> tuple[list[types.TextEdit], Encoding]:
         """A step's edits as they are spliced, with their encoding: no whole-file replacement
         of a buffer with unsaved changes, a whole-file replacement cut down to its few edits
         (`minimal`), and a rename's edits each replacing the old name (`check_replaced`)."""
@@ -227,7 +220,7 @@ class _Planner:
             check_replaced(file.lines, lsp, self.replaces, encoding, name, self.new_name if whole else None)
         return lsp, encoding
 
-    def created(self, path: Path, options: Mapping[str, object]) -> None:
+    def created(self, path: Path, options: types.CreateFileOptions | None) -> None:
         what = f"the edit creates {self.display(path)}"
         if path in self.files and _skip_existing(options, what, self.overwrite):
             return
@@ -236,7 +229,7 @@ class _Planner:
             path, self.files[path].disk if held is not None else None, None, [""], [""],
             original=held or [], created=held is None, overwrote=held)
 
-    def renamed(self, old: Path, new: Path, options: Mapping[str, object]) -> None:
+    def renamed(self, old: Path, new: Path, options: types.RenameFileOptions | None) -> None:
         """A rename of a file: its content (proven what the server saw) moves to `new`, over
         nothing or, consented, over what an overwrite replaces (proven by its hash)."""
         files, display = self.files, self.display
@@ -267,13 +260,13 @@ class _Planner:
         file.path, file.origin = new, file.origin or old
         files[new] = self.order[new] = file
 
-    def deleted(self, path: Path, options: Mapping[str, object]) -> None:
+    def deleted(self, path: Path, options: types.DeleteFileOptions | None) -> None:
         """A delete of the edit (an undo's of a file its change created): the file as planned
         on, proven like every file the edit writes, goes; not one with the human's unsaved text."""
         file = self.files.pop(path, None)
         name = self.display(path)
         if file is None:
-            if options.get("ignoreIfNotExists"):
+            if options is not None and options.ignore_if_not_exists:
                 return
             raise LsapError(ErrorCode.CONFLICT, f"the edit deletes {name}, which does not exist", hint=NOTHING)
         if file.buffer_only or path in self.order or file.origin is not None or file.disk is None:
@@ -349,8 +342,7 @@ async def plan_edit(session: Session, edit: object, client: Client,
     existing files (`_skip_existing`). `disk_too`: see `apply_workspace_edit`. `new_name`:
     a rename's, which a whole-file replacement may put in place of `replaces` alone."""
     steps = steps_of(edit, client.name)
-    paths = [inside(session.workspace, uri) for step in steps
-             if step.kind in ("edit", "create", "delete", "rename") for uri in step.uris]
+    paths = [inside(session.workspace, uri) for step in steps for uri in step.uris]
     files = await load(session, paths, basis or session.texts.basis(), client.name, disk_too)
     display = session.workspace.display
     _as_expected(files, expect, display)

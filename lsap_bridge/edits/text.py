@@ -12,21 +12,22 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from lsprotocol import types
+
 from ..errors import ErrorCode, LsapError
 from ..filestate import Snapshot
-from ..lsp import PositionData, TextEditData
 from ..position import Encoding, from_lsp_character
 
 NOTHING = "nothing was changed"
 _LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
 
 
-def point_of(lines: list[str], pos: PositionData, encoding: Encoding) -> tuple[int, int]:
+def point_of(lines: list[str], pos: types.Position, encoding: Encoding) -> tuple[int, int]:
     """(line, code-point column), clamped to the text."""
-    line = int(pos["line"])
+    line = pos.line
     if line >= len(lines):
         return len(lines) - 1, len(lines[-1])
-    return line, from_lsp_character(lines[line], int(pos["character"]), encoding)
+    return line, from_lsp_character(lines[line], pos.character, encoding)
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Spliced:
 
 def splice(
     lines: list[str],
-    edits: list[TextEditData],
+    edits: list[types.TextEdit],
     encoding: Encoding,
     name: str,
     breaks: list[str] | None = None,
@@ -59,7 +60,7 @@ def splice(
     empty = lines == [""] and (breaks is None or breaks == [""])
     ends_with_newline = breaks is None or breaks[-1] != ""
     append = not empty and ends_with_newline and any(
-        int(item["range"][end]["line"]) >= len(lines) for item in edits for end in ("start", "end")
+        end.line >= len(lines) for item in edits for end in (item.range.start, item.range.end)
     )
     work = [*lines, ""] if append else list(lines)
     work_breaks = None if breaks is None else [*breaks, ""] if append else list(breaks)
@@ -83,20 +84,20 @@ def splice(
     return Spliced(work, byte_edits, append, fix_eol, work_breaks)
 
 
-def _spans(work: list[str], edits: list[TextEditData], encoding: Encoding,
+def _spans(work: list[str], edits: list[types.TextEdit], encoding: Encoding,
            name: str) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
     """The edits as (start, end, new text) in code points, in the text's order (ties in the
     server's): refused when a range ends before it starts or two overlap."""
     spans = []
     for index, item in enumerate(edits):
-        start = point_of(work, item["range"]["start"], encoding)
-        end = point_of(work, item["range"]["end"], encoding)
+        start = point_of(work, item.range.start, encoding)
+        end = point_of(work, item.range.end, encoding)
         if end < start:
             raise LsapError(
                 ErrorCode.SERVER_ERROR,
                 f"the server sent an edit of {name} whose range ends before it starts",
             )
-        spans.append((start, end, index, item["newText"].replace("\r\n", "\n")))
+        spans.append((start, end, index, item.new_text.replace("\r\n", "\n")))
     spans.sort(key=lambda s: (s[0], s[1], s[2]))
     for before, after in itertools.pairwise(spans):
         if after[0] < before[1]:
@@ -108,19 +109,19 @@ def _spans(work: list[str], edits: list[TextEditData], encoding: Encoding,
     return [(start, end, text) for start, end, _index, text in spans]
 
 
-def replaces_all(edits: list[TextEditData], lines: list[str]) -> bool:
+def replaces_all(edits: list[types.TextEdit], lines: list[str]) -> bool:
     """Whether one edit rewrites (about) the whole text, as jedi's renames do from the file on
     disk. It starts at the top and reaches the last line or beyond: a text with lines the
     server did not know (the human's) ends its range early, on the buffer's last line."""
     for item in edits:
-        start, end = item["range"]["start"], item["range"]["end"]
-        if (start["line"], start["character"]) == (0, 0) and end["line"] >= len(lines) - 1 > 0:
+        start, end = item.range.start, item.range.end
+        if (start.line, start.character) == (0, 0) and end.line >= len(lines) - 1 > 0:
             return True
     return False
 
 
-def minimal(file_lines: list[str], breaks: list[str] | None, lsp: list[TextEditData],
-             encoding: Encoding, name: str) -> list[TextEditData] | None:
+def minimal(file_lines: list[str], breaks: list[str] | None, lsp: list[types.TextEdit],
+             encoding: Encoding, name: str) -> list[types.TextEdit] | None:
     """A whole-file replacement as the few edits that make the same text (code-point
     columns): the lines it keeps are not rewritten, so what it would put back unchanged
     cannot overwrite a change made meanwhile, and the old-name check sees each change.
@@ -129,7 +130,7 @@ def minimal(file_lines: list[str], breaks: list[str] | None, lsp: list[TextEditD
     if breaks is not None and whole.breaks is not None and (breaks[-1] == "") != (whole.breaks[-1] == ""):
         return None
     new, last = whole.lines, len(file_lines)
-    out: list[TextEditData] = []
+    out: list[types.TextEdit] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, file_lines, new, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
@@ -143,8 +144,7 @@ def minimal(file_lines: list[str], breaks: list[str] | None, lsp: list[TextEditD
         else:  # lines added after the last one
             start = end = (last - 1, len(file_lines[-1]))
             text = "".join("\n" + line for line in new[j1:j2])
-        out.append({"range": {"start": {"line": start[0], "character": start[1]},
-                              "end": {"line": end[0], "character": end[1]}}, "newText": text})
+        out.append(types.TextEdit(types.Range(types.Position(*start), types.Position(*end)), text))
     if splice(file_lines, out, "utf-32", name, breaks).lines != new:
         return None  # never expected; the whole replacement is then applied as sent
     return out

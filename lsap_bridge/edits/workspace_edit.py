@@ -6,30 +6,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-from ..decode import Step, is_range, walk
+from lsprotocol import types
+
+from ..decode import Step, is_range, typed_steps, walk
 from ..errors import ErrorCode, LsapError
-from ..lsp import TextEditData
+from ..jsonvalue import JsonObject
 from ..workspace import Workspace, path_of
 from .text import NOTHING
 
 
-def lsp_edits(edits: list[dict[str, Any]]) -> list[TextEditData]:
-    """TextEdit, AnnotatedTextEdit and SnippetTextEdit all carry a range and new text."""
-    out: list[TextEditData] = []
-    for item in edits:
-        text = item.get("newText")
-        if text is None and isinstance(item.get("snippet"), dict):
-            text = item["snippet"].get("value", "")
-        out.append({"range": item["range"], "newText": str(text or "")})
-    return out
-
-
 def steps_of(edit: object, server: str = "the server") -> list[Step]:
-    """A WorkspaceEdit as ordered steps (`decode.walk`), every part of it checked first
-    (`_malformed`): a server's garbage is its error, named, before anything is read or
-    planned."""
+    """A WorkspaceEdit as ordered steps, decoded (`decode.walk`: lsprotocol's types, columns
+    still in the server's units), every part of it checked first (`_malformed`): a
+    server's garbage is its error, named, before anything is read or planned. One the
+    bridge built (`types.WorkspaceEdit`) is its steps as they are."""
+    if isinstance(edit, types.WorkspaceEdit):
+        return list(typed_steps(edit))
     problem = _malformed(edit)
     if problem or not isinstance(edit, dict):  # _malformed: only a dict is well formed
         raise LsapError(ErrorCode.SERVER_ERROR, f"{server} sent a malformed edit: {problem}",
@@ -100,15 +93,12 @@ def check_edit(workspace: Workspace, edit: object, server: str) -> None:
             inside(workspace, uri)
 
 
-def merged(edits: list[dict[str, Any]]) -> dict[str, Any]:
+def merged(edits: list[JsonObject]) -> object:
     """Several WorkspaceEdits, each on the text the ones before it leave, as one: applied
     whole or not at all, one undo step per buffer (a server command's applyEdits)."""
     if len(edits) == 1:
         return edits[0]
-    changes: list[dict[str, Any]] = []
-    for edit in edits:
-        changes += [step.change() for step in walk(edit)]
-    return {"documentChanges": changes}
+    return types.WorkspaceEdit(document_changes=[step.change() for edit in edits for step in steps_of(edit)])
 
 
 def inside(workspace: Workspace, uri: str) -> Path:

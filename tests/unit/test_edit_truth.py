@@ -167,12 +167,13 @@ def test_a_whole_file_replacement_becomes_the_few_edits_that_make_the_same_text(
         old: list[str], new: list[str], final: bool, crlf: bool) -> None:
     """pylsp's whole-file edits, cut down (`edits.text.minimal`): the same text, line ends kept,
     and only the lines that change are touched."""
+    from lsap_bridge.decode import text_edits
     from lsap_bridge.edits.text import minimal, splice
 
     eol = "\r\n" if crlf else "\n"
     breaks = [eol] * (len(old) - 1) + [eol if final else ""]
     text = "".join(line + eol for line in new)
-    whole = [{"range": rng(0, 0, len(old), 0), "newText": text}]
+    whole = text_edits([{"range": rng(0, 0, len(old), 0), "newText": text}])
     full = splice(old, whole, "utf-16", "t", breaks)
     fewer = minimal(old, breaks, whole, "utf-16", "t")
     if fewer is None:  # only when the replacement changes the final newline
@@ -180,6 +181,6 @@ def test_a_whole_file_replacement_becomes_the_few_edits_that_make_the_same_text(
         return
     cut = splice(old, fewer, "utf-32", "t", breaks)
     assert cut.lines == full.lines and cut.breaks == full.breaks
-    assert all(item["newText"] != "" or item["range"]["start"] != item["range"]["end"] for item in fewer)
+    assert all(item.new_text != "" or item.range.start != item.range.end for item in fewer)
     if new == old and final:  # (without a final newline, the replacement adds one)
         assert fewer == [], "a replacement that changes nothing rewrites nothing"

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from lsap_bridge.capabilities.batch import section
 from lsap_bridge.capabilities.editor import selection_data
 from lsap_bridge.capabilities.rename.pending import without
 from lsap_bridge.capabilities.schema import request_schemas
-from lsap_bridge.decode import walk
+from lsap_bridge.decode import text_edits, walk
 from lsap_bridge.diagnostics import Diagnostic, DiagnosticDelta, diagnostic_of, from_lsp, from_vim, pulled_report
 from lsap_bridge.editor import Client
 from lsap_bridge.edits.text import splice
@@ -42,7 +43,7 @@ def test_splice_converts_utf16_positions_and_reports_byte_edits() -> None:
         {"range": rng(0, start, 0, start + 7), "newText": "Item"},
         {"range": rng(1, 4, 1, 11), "newText": "Item"},
     ]
-    spliced = splice(lines, edits, "utf-16", "a.py")
+    spliced = splice(lines, text_edits(edits), "utf-16", "a.py")
     new, byte_edits = spliced.lines, spliced.byte_edits
     assert new == ['note = "🧾 total: "; x: Item = 1', "y = Item"]
     # Last first, byte columns: the emoji is four bytes.
@@ -53,51 +54,87 @@ def test_splice_converts_utf16_positions_and_reports_byte_edits() -> None:
 
 def test_splice_appends_after_the_final_newline_like_a_file() -> None:
     # "a\nb\n" + "c\n" at the position after the final newline (line 2) = "a\nb\nc\n".
-    spliced = splice(["a", "b"], [{"range": rng(2, 0, 2, 0), "newText": "c\n"}], "utf-8", "f")
+    spliced = splice(["a", "b"], text_edits([{"range": rng(2, 0, 2, 0), "newText": "c\n"}]), "utf-8", "f")
     assert spliced.lines == ["a", "b", "c"] and spliced.append and spliced.fix_eol
     # Replacing through the end of the text keeps one final newline.
-    spliced = splice(["a", "b"], [{"range": rng(1, 0, 5, 0), "newText": "x\ny\n"}], "utf-8", "f")
+    spliced = splice(["a", "b"], text_edits([{"range": rng(1, 0, 5, 0), "newText": "x\ny\n"}]), "utf-8", "f")
     assert spliced.lines == ["a", "x", "y"]
 
 
 def test_splice_fills_an_empty_file() -> None:
-    spliced = splice([""], [{"range": rng(0, 0, 0, 0), "newText": "FEE = 2\n"}], "utf-8", "f")
+    spliced = splice([""], text_edits([{"range": rng(0, 0, 0, 0), "newText": "FEE = 2\n"}]), "utf-8", "f")
     assert spliced.lines == ["FEE = 2"] and not spliced.append and spliced.fix_eol
     # Inside a file, a line ending in an empty line is left alone.
-    spliced = splice(["a", "b"], [{"range": rng(0, 1, 0, 1), "newText": "\n"}], "utf-8", "f")
+    spliced = splice(["a", "b"], text_edits([{"range": rng(0, 1, 0, 1), "newText": "\n"}]), "utf-8", "f")
     assert spliced.lines == ["a", "", "b"] and not spliced.fix_eol
 
 
 def test_splice_keeps_the_order_of_inserts_at_one_position() -> None:
     edits = [{"range": rng(0, 0, 0, 0), "newText": "x"}, {"range": rng(0, 0, 0, 0), "newText": "y"}]
-    assert splice(["z"], edits, "utf-8", "f").lines == ["xyz"]
+    assert splice(["z"], text_edits(edits), "utf-8", "f").lines == ["xyz"]
 
 
 def test_overlapping_edits_are_refused() -> None:
     edits = [{"range": rng(0, 0, 0, 3), "newText": "a"}, {"range": rng(0, 2, 0, 4), "newText": "b"}]
     with pytest.raises(LsapError) as caught:
-        splice(["abcdef"], edits, "utf-8", "f")
+        splice(["abcdef"], text_edits(edits), "utf-8", "f")
     assert "overlapping" in caught.value.message
 
 
 def test_steps_cover_changes_and_document_changes() -> None:
     edit = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "newText": "x"}
+    typed = types.TextEdit(types.Range(types.Position(0, 0), types.Position(0, 1)), "x")
     assert [(s.kind, s.uri, s.edits) for s in steps_of({"changes": {"file:///a": [edit]}})] == [
-        ("edit", "file:///a", [edit])]
+        ("edit", "file:///a", [typed])]
     changes = [
         {"kind": "create", "uri": "file:///b"},
         {"textDocument": {"uri": "file:///b", "version": 3}, "edits": [edit]},
-        {"kind": "rename", "oldUri": "file:///b", "newUri": "file:///c"},
+        {"kind": "rename", "oldUri": "file:///b", "newUri": "file:///c", "options": {"overwrite": True}},
         {"kind": "delete", "uri": "file:///d"},
     ]
     steps = steps_of({"documentChanges": changes})
     assert [(s.kind, s.uris, s.version) for s in steps] == [
         ("create", ["file:///b"], None), ("edit", ["file:///b"], 3),
         ("rename", ["file:///b", "file:///c"], None), ("delete", ["file:///d"], None)]
-    assert [s.change() for s in steps] == changes  # as a documentChanges entry again
+    assert [s.change() for s in steps] == [  # as a documentChanges entry again
+        types.CreateFile("file:///b"),
+        types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier("file:///b", 3), [typed]),
+        types.RenameFile("file:///b", "file:///c", options=types.RenameFileOptions(overwrite=True)),
+        types.DeleteFile("file:///d")]
+    # The bridge's own (typed) edit reads as the same steps.
+    assert steps_of(types.WorkspaceEdit(document_changes=[s.change() for s in steps])) == steps
     # Both forms sent: a client uses documentChanges (LSP), and so does every walk.
     both = {"changes": {"file:///a": [edit]}, "documentChanges": changes[1:2]}
     assert [s.uri for s in walk(both)] == ["file:///b"]
+
+
+def test_annotated_and_snippet_edits_read_as_text_edits() -> None:
+    where = {"start": {"line": 1, "character": 2}, "end": {"line": 1, "character": 4}}
+    sent = [{"range": where, "newText": "a", "annotationId": "x"},
+            {"range": where, "snippet": {"kind": "snippet", "value": "b"}}]
+    [step] = steps_of({"changes": {"file:///a": sent}})
+    rng_ = types.Range(types.Position(1, 2), types.Position(1, 4))
+    assert step.edits == [types.TextEdit(rng_, "a"), types.TextEdit(rng_, "b")]
+
+
+_WHERE = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
+
+
+@pytest.mark.parametrize(("edit", "code", "message"), [
+    ({"changes": {"file:///a": [{"range": _WHERE}]}}, ErrorCode.SERVER_ERROR,
+     "srv sent a malformed edit: an edit of file:///a has no text (None)"),
+    ({"changes": {"file:///a": [{"range": {**_WHERE, "start": {"line": -1, "character": 0}}, "newText": ""}]}},
+     ErrorCode.SERVER_ERROR, "srv sent a malformed edit: an edit of file:///a has no valid range "
+     '({"start": {"line": -1, "character": 0}, "end": {"line": 0, "character": 1}})'),
+    ({"documentChanges": [{"kind": "copy", "uri": "file:///a"}]}, ErrorCode.UNSUPPORTED,
+     "the edit would copy a file, which the bridge does not do"),
+    ({"documentChanges": [{"kind": "copy"}]}, ErrorCode.SERVER_ERROR,
+     "srv sent a malformed edit: a copy of a file names no file"),
+])
+def test_malformed_workspace_edits_are_refused_clearly(edit: dict[str, Any], code: ErrorCode, message: str) -> None:
+    with pytest.raises(LsapError) as caught:
+        steps_of(edit, "srv")
+    assert (caught.value.code, caught.value.message) == (code, message)
 
 
 # -- rename helpers ------------------------------------------------------------------------
@@ -119,12 +156,17 @@ def test_without_drops_excluded_files_in_both_edit_forms(tmp_path: Path) -> None
     root = tmp_path.resolve()
     a, b = (root / "src/a.py").as_uri(), (root / "tests/b.py").as_uri()
     session: Any = _Session(root)
-    kept, left = without({"changes": {a: [1], b: [2]}}, session, ["tests/*"])
-    assert kept == {"documentChanges": [{"textDocument": {"uri": a, "version": None}, "edits": [1]}]}
+    edit = {"range": rng(0, 0, 0, 1), "newText": "x"}
+    [typed] = text_edits([edit])
+    kept, left = without({"changes": {a: [edit], b: [edit]}}, session, ["tests/*"], "srv")
+    assert kept == types.WorkspaceEdit(document_changes=[
+        types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(a, None), [typed])])
     assert left == ["tests/b.py"]
     doc_changes = [{"textDocument": {"uri": u, "version": 1}, "edits": []} for u in (a, b)]
-    kept, left = without({"documentChanges": doc_changes}, session, ["tests"])
-    assert kept == {"documentChanges": doc_changes[:1]} and left == ["tests/b.py"]
+    kept, left = without({"documentChanges": doc_changes}, session, ["tests"], "srv")
+    assert kept == types.WorkspaceEdit(document_changes=[
+        types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(a, 1), [])])
+    assert left == ["tests/b.py"]
 
 
 # -- diagnostics -------------------------------------------------------------------------
@@ -558,10 +600,10 @@ def test_whole_file_replacements_are_recognised() -> None:
     from lsap_bridge.edits.text import replaces_all
 
     lines = ["ab", "cd", "ef"]
-    assert not replaces_all([{"range": rng(0, 0, 1, 0)}], lines)  # the first line only
-    assert replaces_all([{"range": rng(0, 0, 3, 0)}], lines)  # through the final newline
+    assert not replaces_all(text_edits([{"range": rng(0, 0, 1, 0), "newText": ""}]), lines)  # the first line only
+    assert replaces_all(text_edits([{"range": rng(0, 0, 3, 0), "newText": ""}]), lines)  # through the final newline
     # A server that did not know the last line (typed by the human) ends there.
-    assert replaces_all([{"range": rng(0, 0, 2, 0)}], lines)
+    assert replaces_all(text_edits([{"range": rng(0, 0, 2, 0), "newText": ""}]), lines)
 
 
 def test_session_diagnostics_pulls_where_a_server_can(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from lsap_bridge.decode import text_edits
 from lsap_bridge.edits.files import unwritable
 from lsap_bridge.edits.text import decoded, splice
 from lsap_bridge.filestate import snapshot
@@ -258,7 +259,7 @@ def rewrite(data: bytes, edits: list[dict[str, Any]], tmp_path: Path) -> bytes:
     disk = snapshot(path)
     assert disk is not None
     lines, breaks, bom = decoded(disk, "f.py")
-    spliced = splice(lines, edits, "utf-16", "f.py", breaks)
+    spliced = splice(lines, text_edits(edits), "utf-16", "f.py", breaks)
     assert spliced.breaks is not None
     return bom + "".join(a + b for a, b in zip(spliced.lines, spliced.breaks, strict=True)).encode()
 

@@ -10,9 +10,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
 from lsap_bridge.capabilities.move import REFERENCES, PythonMove
 from lsap_bridge.edits.text import splice
+from lsap_bridge.edits.workspace_edit import steps_of
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.pysource import DunderAll
 from tests.fakes import fake_session
@@ -56,18 +58,18 @@ def moved(root: Path, target_text: str | None) -> tuple[str, str]:
     lines = SOURCE.splitlines()
     start = lines.index("def get_environment_proxies() -> dict[str, str | None]:")
 
-    async def plan() -> dict[str, object]:
+    async def plan() -> types.WorkspaceEdit:
         at = await session.servers.target(source, REFERENCES)
         return await PythonMove(session, at, source, target, start, start + 1, lines).edit()
 
     edit = asyncio.run(plan())
     texts = {}
-    for change in edit["documentChanges"]:  # type: ignore[attr-defined]
-        if "edits" not in change:
+    for step in steps_of(edit):
+        if step.op is not None:
             continue
-        path = Path(change["textDocument"]["uri"].removeprefix("file://"))
+        path = Path(step.uri.removeprefix("file://"))
         old = path.read_text().splitlines() if path.exists() else [""]
-        texts[path.name] = "\n".join(splice(old, change["edits"], "utf-16", path.name).lines)
+        texts[path.name] = "\n".join(splice(old, step.edits, "utf-16", path.name).lines)
     return texts["_utils.py"], texts["_env.py"]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
 from lsap_bridge.edits.files import Disk, File
 from lsap_bridge.edits.names import _renamed
@@ -15,14 +16,12 @@ from lsap_bridge.edits.switch import _changes
 from lsap_bridge.edits.text import decoded
 from lsap_bridge.errors import LsapError
 from lsap_bridge.filestate import snapshot
-from lsap_bridge.lsp import TextEditData
 from lsap_bridge.position import Document
 
 
-def edit(line: int, start: int, end: int, text: str, end_line: int | None = None) -> TextEditData:
-    return {"range": {"start": {"line": line, "character": start},
-                      "end": {"line": line if end_line is None else end_line, "character": end}},
-            "newText": text}
+def edit(line: int, start: int, end: int, text: str, end_line: int | None = None) -> types.TextEdit:
+    return types.TextEdit(types.Range(types.Position(line, start),
+                                      types.Position(line if end_line is None else end_line, end)), text)
 
 
 DISK = ["from .models import Product", "", "A = Product(1)", "B = Product(2)"]
@@ -32,14 +31,14 @@ HUMAN = ["# typed, not saved", *DISK]  # the human's line on top
 def test_shared_lines_move_past_the_humans_line() -> None:
     edits = [edit(1, 20, 27, "Item"), edit(3, 4, 11, "Item"), edit(4, 4, 11, "Item")]
     moved = _rebased(HUMAN, DISK, edits, "m.py", "Product")
-    assert [e["range"]["start"]["line"] for e in moved] == [0, 2, 3]
-    assert [(e["range"]["start"]["character"], e["range"]["end"]["character"]) for e in moved] == \
+    assert [e.range.start.line for e in moved] == [0, 2, 3]
+    assert [(e.range.start.character, e.range.end.character) for e in moved] == \
         [(20, 27), (4, 11), (4, 11)]
 
 
 def test_an_edit_after_the_last_line_stays_after_it() -> None:
     [moved] = _rebased(HUMAN, DISK, [edit(5, 0, 0, "C = 3\n")], "m.py", None)
-    assert moved["range"]["start"]["line"] == len(DISK) == moved["range"]["end"]["line"]
+    assert moved.range.start.line == len(DISK) == moved.range.end.line
 
 
 def test_an_edit_of_a_line_the_human_changed_is_refused() -> None:
@@ -91,8 +90,8 @@ def test_whole_lines_right_above_the_humans_line_are_edited_on_disk_too() -> Non
     """An undo of a merged disk change's hunk (issue 46): the line below it is the human's."""
     buffer = [*DISK[:3], "# typed, not saved", DISK[3]]
     [moved] = _rebased(buffer, DISK, [edit(2, 0, 0, "A = Product(10)\n", end_line=3)], "m.py", None)
-    assert (moved["range"]["start"]["line"], moved["range"]["end"]["line"]) == (2, 3)
+    assert (moved.range.start.line, moved.range.end.line) == (2, 3)
     [put] = _rebased(buffer, DISK, [edit(3, 0, 0, "Z = 0\n")], "m.py", None)  # in after line 3
-    assert (put["range"]["start"]["line"], put["range"]["end"]["line"]) == (3, 3)
+    assert (put.range.start.line, put.range.end.line) == (3, 3)
     with pytest.raises(LsapError, match="touches lines with unsaved changes"):  # into the human's line
         _rebased(buffer, DISK, [edit(2, 0, 3, "", end_line=3)], "m.py", None)

@@ -6,13 +6,14 @@ what the report (`_guard`) and the human (`_doubt`) are told of a gap."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypedDict
 
 from lsprotocol import types
 
-from ...decode import is_range, locations, walk
+from ...decode import locations
+from ...edits.workspace_edit import steps_of
 from ...errors import ErrorCode, LsapError
 from ...jsonvalue import JsonObject, Params
 from ...position import Encoding, column_at, from_lsp_character, line_at
@@ -119,42 +120,40 @@ async def _uses(session: Session, target: Target, params: Params) -> list[tuple[
     return [(p, use.range) for use in found if session.workspace.contains(p := path_of(use.uri))]
 
 
-def _edit_ranges(edit: JsonObject) -> dict[Path, list[Mapping[str, object]]]:
-    """Every text edit of a WorkspaceEdit, by file."""
-    out: dict[Path, list[Mapping[str, object]]] = {}
-    for step in walk(edit):
+def _edit_ranges(edit: JsonObject, server: str) -> dict[Path, list[types.TextEdit]]:
+    """Every text edit of a WorkspaceEdit, by file (a malformed one is the server's error:
+    `steps_of`)."""
+    out: dict[Path, list[types.TextEdit]] = {}
+    for step in steps_of(edit, server):
         if step.op is None:
             out.setdefault(path_of(step.uri), []).extend(step.edits)
     return out
 
 
-def _renames(item: Mapping[str, object], start: types.Position, old_name: str, encoding: Encoding) -> bool:
+def _renames(item: types.TextEdit, start: types.Position, old_name: str, encoding: Encoding) -> bool:
     """Whether a text edit renames the use starting at `start`: it spans the use, and,
     where it rewrites whole lines (jedi sends the whole file), the use's line no longer
     has the old name there (its column in the new text read through the codec: `start`
     counts the server's units)."""
-    rng = item.get("range")
-    if not is_range(rng):
-        return False
-    first, last = rng["start"], rng["end"]
+    first, last = item.range.start, item.range.end
     key = (start.line, start.character)
-    if not ((first["line"], first["character"]) <= key < (last["line"], last["character"])):
+    if not ((first.line, first.character) <= key < (last.line, last.character)):
         return False
-    if first["line"] == last["line"]:
+    if first.line == last.line:
         return True
-    row = start.line - first["line"]
-    lines = str(item.get("newText") or "").split("\n")
+    row = start.line - first.line
+    lines = item.new_text.split("\n")
     if row >= len(lines):
         return True
     # The new text's line `row` starts at the edit's start on its first line, at column 0 after.
-    column = from_lsp_character(lines[row], start.character - (first["character"] if row == 0 else 0), encoding)
+    column = from_lsp_character(lines[row], start.character - (first.character if row == 0 else 0), encoding)
     return lines[row][column:column + len(old_name)] != old_name
 
 
 async def _uncovered(session: Session, target: Target, edit: JsonObject,
                      uses: list[tuple[Path, types.Range]], old_name: str) -> list[Uncovered]:
     """The uses `references` found that no edit of the rename renames."""
-    edits = _edit_ranges(edit)
+    edits = _edit_ranges(edit, target.client.name)
     encoding = encoding_of(target.client)
     missed = [
         (path, rng) for path, rng in uses

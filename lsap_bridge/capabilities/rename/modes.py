@@ -82,9 +82,9 @@ async def _apply(session: Session, pending: PendingRename, patterns: list[str],
 
     Excluded files are checked too: they still use the old name, which is what breaks.
     """
-    edit, excluded = without(pending.edit, session, patterns)
+    edit, excluded = without(pending.edit, session, patterns, pending.client.name)
     # Every file that uses the symbol, changed or not: a use the edit missed breaks there.
-    watched = list(dict.fromkeys([*(path_of(u) for u in _uris(pending.edit)),
+    watched = list(dict.fromkeys([*(path_of(u) for u in _uris(pending.edit, pending.client.name)),
                                   *(p for p, _ in pending.uses or [])]))
     before = await session.diagnostics.of([p for p in watched if p.is_file()])
     result: EditResult = await apply_workspace_edit(

@@ -9,11 +9,11 @@ import asyncio
 import fnmatch
 import hashlib
 import json
-from collections.abc import Mapping
 
 from cachetools import LRUCache
+from lsprotocol import types
 
-from ...decode import walk
+from ...edits.workspace_edit import steps_of
 from ...errors import ErrorCode, LsapError
 from ...gateway import LspCall
 from ...identifiers import check_new_name, declined
@@ -67,13 +67,14 @@ def _excluded(display: str, patterns: list[str]) -> bool:
     )
 
 
-def _uris(edit: JsonObject) -> list[str]:
-    return list(dict.fromkeys(uri for step in walk(edit) for uri in step.uris))
+def _uris(edit: JsonObject, server: str) -> list[str]:
+    """Every file the edit names, in its order (a malformed edit is the server's error)."""
+    return list(dict.fromkeys(uri for step in steps_of(edit, server) for uri in step.uris))
 
 
 def without(
-    edit: JsonObject, session: Session, patterns: list[str]
-) -> tuple[Mapping[str, object], list[str]]:
+    edit: JsonObject, session: Session, patterns: list[str], server: str
+) -> tuple[JsonObject | types.WorkspaceEdit, list[str]]:
     """The edit minus the files matching `patterns`, and the display paths left out."""
     if not patterns:
         return edit, []
@@ -81,9 +82,9 @@ def without(
     def dropped(uri: str) -> bool:
         return _excluded(session.workspace.display(path_of(uri)), patterns)
 
-    left_out = sorted({session.workspace.display(path_of(u)) for u in _uris(edit) if dropped(u)})
-    kept = [step.change() for step in walk(edit) if not any(dropped(u) for u in step.uris)]
-    return {"documentChanges": kept}, left_out
+    left_out = sorted({session.workspace.display(path_of(u)) for u in _uris(edit, server) if dropped(u)})
+    kept = [step.change() for step in steps_of(edit, server) if not any(dropped(u) for u in step.uris)]
+    return types.WorkspaceEdit(document_changes=kept), left_out
 
 
 async def _compute(
@@ -120,7 +121,7 @@ async def _compute(
             hint="check where the anchor lands: "
                  f"`{phrase({'mode': 'locate', 'locate': request.locate.model_dump(exclude_none=True)})}`",
         )
-    paths = [path_of(u) for u in _uris(edit)]
+    paths = [path_of(u) for u in _uris(edit, target.client.name)]
     docs = await session.texts.documents(
         [p for p in paths if session.workspace.contains(p) and p.is_file()]
     )

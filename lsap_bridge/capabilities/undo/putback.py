@@ -11,13 +11,14 @@ import difflib
 import os
 from pathlib import Path
 
+from lsprotocol import types
+
 from ... import changes
 from ...changes import ChangeSet, FileText
 from ...editor import Client
 from ...edits.apply import apply_workspace_edit
 from ...edits.switch import journal_dir
 from ...errors import ErrorCode, LsapError
-from ...lsp import DocumentChangeData, TextDocumentEditData, TextEditData
 from ...position import Document
 from ...session.warm import Session
 from ...workspace import uri_of
@@ -46,34 +47,35 @@ def _conflict(file: FileText, doc: Document | None, whole: bool = False) -> str 
     return None
 
 
-def back_edits(now: list[str], then: list[str]) -> list[TextEditData]:
+def back_edits(now: list[str], then: list[str]) -> list[types.TextEdit]:
     """LSP text edits turning the lines `now` into `then`, replacing only the lines that
     differ (whole lines, column 0)."""
-    edits: list[TextEditData] = []
+    edits: list[types.TextEdit] = []
     matcher = difflib.SequenceMatcher(None, now, then, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        edits.append({"range": {"start": {"line": i1, "character": 0}, "end": {"line": i2, "character": 0}},
-                      "newText": "".join(line + "\n" for line in then[j1:j2])})
+        edits.append(types.TextEdit(types.Range(types.Position(i1, 0), types.Position(i2, 0)),
+                                    "".join(line + "\n" for line in then[j1:j2])))
     return edits
 
 
-def _back(file: FileText) -> list[DocumentChangeData]:
+def _back(file: FileText) -> list[types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile]:
     """The steps that put one file of a change back: its lines; a renamed file also its
     name, and the file a rename overwrote its text (the renamed one is made again at its
     old name then, so that no file is deleted)."""
-    def edit(path: str, now: list[str], then: list[str]) -> TextDocumentEditData:
-        return {"textDocument": {"uri": uri_of(Path(path)), "version": None}, "edits": back_edits(now, then)}
+    def edit(path: str, now: list[str], then: list[str]) -> types.TextDocumentEdit:
+        return types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(uri_of(Path(path))),
+                                      back_edits(now, then))
 
     if file.before is None and file.origin is None:  # created by the change: it goes
-        return [{"kind": "delete", "uri": uri_of(Path(file.path))}]
+        return [types.DeleteFile(uri_of(Path(file.path)))]
     if file.origin is None:
         return [edit(file.path, file.after, file.before or [])]
     if file.overwritten is None:
-        return [{"kind": "rename", "oldUri": uri_of(Path(file.path)), "newUri": uri_of(Path(file.origin))},
+        return [types.RenameFile(uri_of(Path(file.path)), uri_of(Path(file.origin))),
                 edit(file.origin, file.after, file.before or [])]
-    return [{"kind": "create", "uri": uri_of(Path(file.origin))}, edit(file.origin, [], file.before or []),
+    return [types.CreateFile(uri_of(Path(file.origin))), edit(file.origin, [], file.before or []),
             edit(file.path, file.after, file.overwritten)]
 
 
@@ -81,7 +83,7 @@ async def revert(session: Session, change: ChangeSet, files: list[FileText], lab
     """Put `files` of a change set back to their "before" through the engine (recorded as
     a change set of its own), and note it on the set; returns the files left unsaved."""
     journals = await journal_dir(session.gateway)
-    edit = {"documentChanges": [step for f in files for step in _back(f)]}
+    edit = types.WorkspaceEdit(document_changes=[step for f in files for step in _back(f)])
     # What the change wrote to disk goes back on disk too, beside unsaved changes made since.
     result = await apply_workspace_edit(session, edit, ENGINE, label=label,
                                         expect={Path(f.path): f.after for f in files},
@@ -139,7 +141,9 @@ async def _put_back(session: Session, change: ChangeSet, written: list[FileText]
     created = [old[f.path] for f in written if old[f.path].before is None and whole]
     written = [f for f in written if not (old[f.path].before is None and whole)]
     docs = await session.texts.documents([Path(f.path) for f in written if Path(f.path).is_file()])
-    edits, expect, problems = {}, {}, []
+    edits: dict[str, list[types.TextEdit]] = {}
+    expect: dict[Path, list[str]] = {}
+    problems: list[str] = []
     for file in written:
         was, doc = old[file.path], docs.get(Path(file.path))
         # Gone, created or renamed by the change: `_conflict` says why; else the hunk's own lines.
@@ -161,7 +165,7 @@ async def _put_back(session: Session, change: ChangeSet, written: list[FileText]
     if edits:
         # As `revert`: what the change wrote to disk goes back on disk too (a merged disk
         # change: out of the file, and out of the buffer beside the unsaved text).
-        result = await apply_workspace_edit(session, {"changes": edits}, ENGINE,
+        result = await apply_workspace_edit(session, types.WorkspaceEdit(changes=edits), ENGINE,
                                             label=f"reject in change {change.id}", expect=expect,
                                             disk_too=not any(old[f.path].in_buffer for f in written))
         put = result.change
