@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lsap_bridge.symbols import build_tree
+from lsap_bridge.symbols import build_tree, document_symbols
 from lsap_bridge.workspace import path_of
 
 from ..baselines import RawWork, point_of, raw_references
@@ -48,7 +48,7 @@ def missing_from(rig: Rig, work: RawWork, report: dict[str, Any]) -> tuple[int, 
     for group in report.get("groups", []):
         shown.setdefault((group["path"], group["symbol"]), set()).update(u["line"] for u in group["uses"])
     workspace = rig.service.workspace
-    trees = {uri: build_tree(result, work.files[uri].splitlines(), "utf-16")
+    trees = {uri: build_tree(document_symbols(result), work.files[uri].splitlines(), "utf-16")
              for uri, result in work.symbols.items()}
     missing = symbols_missing = expected_symbols = 0
     for ref in work.answers["references"] or []:
