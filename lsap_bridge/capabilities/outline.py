@@ -180,17 +180,30 @@ def exported(path: Path, lines: list[str], roots: Sequence[Symbol]) -> list[Symb
     default name`; a file with no `export` is a script, all of it. Python: those named in a
     literal `__all__`, else those without a leading `_`. Other languages: all."""
     language = language_of(path)
-    text = "\n".join(lines)
     if language == "python":
-        listed = _dunder_all(text)
+        listed = _dunder_all("\n".join(lines))
         return [r for r in roots if r.bare_name in listed] if listed is not None else [
             r for r in roots if not r.bare_name.startswith("_")]
-    if language not in ("typescript", "tsx", "javascript", "jsx") or not re.search(r"^\s*export\b", text, re.M):
+    exports = list(_export_statements(lines))
+    if language not in ("typescript", "tsx", "javascript", "jsx") or not exports:
         return list(roots)
     named = {re.sub(r"^type\s+", "", m.strip()).split(" as ")[0].strip()  # the local name
-             for found in _EXPORT_LIST.finditer(text) for m in (found[1] or found[2] or "").split(",")}
+             for line in exports if (found := _EXPORT_LIST.match(line))
+             for m in (found[1] or found[2] or "").split(",")}
     return [r for r in roots if r.bare_name in named
             or _EXPORTED.match(line_at(lines, r.span.start_line))]
+
+
+def _export_statements(lines: list[str]) -> Iterator[str]:
+    """The statements that start with `export`, an `export { … }` list spanning lines joined
+    into one. Only those lines are read: a warm outline takes a fraction of a millisecond,
+    and a regex search of the whole text was a third of it."""
+    for number, line in enumerate(lines):
+        if "export" in line and _EXPORTED.match(line):
+            end = number
+            if "{" in line and "}" not in line:
+                end = next((n for n in range(number + 1, min(len(lines), number + 200)) if "}" in lines[n]), number)
+            yield " ".join(lines[number:end + 1])
 
 
 def _dunder_all(text: str) -> set[str] | None:

@@ -77,6 +77,9 @@ def test_what_a_file_exports() -> None:
     ts = "export function a() {}\nfunction b() {}\nconst c = 1\nconst d = 2\nexport { c as see, type d }\n"
     assert exported_names("m.ts", ts, ("a", 0), ("b", 1), ("c", 2), ("d", 3)) == ["a", "c", "d"]
     assert exported_names("m.ts", "function b() {}\nexport default b\n", ("b", 0)) == ["b"]
+    # A list spanning lines, as formatters write long ones.
+    spread = "function a() {}\nfunction b() {}\nconst c = 1\nexport {\n  a,\n  c as see,\n}\n"
+    assert exported_names("m.ts", spread, ("a", 0), ("b", 1), ("c", 2)) == ["a", "c"]
     assert exported_names("m.js", "function b() {}\nconst x = 1\n", ("b", 0), ("x", 1)) == ["b", "x"]
     assert exported_names("m.ts", "export * from './x'\nfunction b() {}\n", ("b", 1)) == []
     py = "__all__ = ['A', 'helper']\nclass A: pass\nclass B: pass\ndef helper(): pass\n"
