@@ -21,7 +21,7 @@ from pydantic import Field
 from ..errors import ErrorCode, LsapError
 from ..models import MAX_ITEMS_LIMIT, Paged, Request, Row, absent
 from ..modes import Answer, Offer, mode
-from ..position import EditorLocation, line_at
+from ..position import Document, EditorLocation, line_at
 from ..report.files import expand, is_glob
 from ..report.paging import PagingInfo, paged
 from ..session.warm import Session
@@ -255,9 +255,12 @@ def _scope(
     return out
 
 
-async def _trees(session: Session, files: list[Path]) -> tuple[dict[Path, SymbolTree], list[str]]:
-    """Symbol trees per file, one batch per language; files no server reads are named."""
+async def _trees(session: Session, files: list[Path]
+                 ) -> tuple[dict[Path, SymbolTree], list[str], dict[Path, Document]]:
+    """Symbol trees per file, one batch per language; files no server reads are named; the
+    texts the trees were read with (a compact outline reads its exports from them)."""
     trees: dict[Path, SymbolTree] = {}
+    texts: dict[Path, Document] = {}
     lacking: list[str] = []
     by_language = groupby(sorted(files, key=lambda p: (language_of(p), str(p))), key=language_of)
     for _language, group in by_language:
@@ -271,12 +274,13 @@ async def _trees(session: Session, files: list[Path]) -> tuple[dict[Path, Symbol
             continue
         docs = await session.texts.documents(paths)
         trees.update(await session.symbols.of(paths, client, docs))
-    return trees, lacking
+        texts.update(docs)
+    return trees, lacking, texts
 
 
 async def symbol_paths(session: Session, path: Path) -> list[str]:
     """The dotted paths the outline of one file lists, for completing anchors (`path:<Tab>`)."""
-    trees, _ = await _trees(session, [path])
+    trees, _, _ = await _trees(session, [path])
     tree = trees.get(path)
     return list(dict.fromkeys(".".join(dotted) for dotted, _ in structure(tree.roots))) if tree else []
 
@@ -326,7 +330,7 @@ async def _walked(session: Session, files: list[Path], names: list[str],
     """Every symbol shown of the files, in order (of many files, the top level; of one
     file `compact`, its `public` symbols), the files no server gave symbols for, and how
     many symbols the compact form left out."""
-    trees, lacking = await _trees(session, files)
+    trees, lacking, texts = await _trees(session, files)
     items: list[_Item] = []
     hidden = 0
     for path in files:
@@ -335,8 +339,7 @@ async def _walked(session: Session, files: list[Path], names: list[str],
             continue
         display = session.workspace.display(path)
         if compact:
-            lines = (await session.texts.documents([path]))[path].lines
-            walked = list(public(path, lines, tree))
+            walked = list(public(path, texts[path].lines, tree))
             hidden += sum(1 for _ in structure(tree.roots)) - len(walked)
         else:
             walked = list(_scope(tree, names, display) if names else structure(tree.roots, depth=1 if many else None))
