@@ -198,11 +198,8 @@ function M.reviewed(id, path)
       entry.marks[bufnr] = nil
     end
   end
-  if path then
-    entry.files[path] = nil
-  else
-    M.changes[id] = nil
-  end
+  if path then entry.files[path] = nil end
+  if path == nil or (next(entry.files) == nil and next(entry.marks) == nil) then M.changes[id] = nil end
 end
 
 --- The signs of `bufnr` (line numbers, 0-based, sorted), for tests and the review.
