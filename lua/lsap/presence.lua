@@ -109,6 +109,44 @@ local function sign(change, bufnr, lines)
   end
 end
 
+-- The rows of a buffer its marks `ids` sit on now, and the marks left off `rows`.
+local function rows_of(bufnr, ids, taken)
+  local left, rows = {}, {}
+  for _, mark in ipairs(ids) do
+    local row = vim.api.nvim_buf_get_extmark_by_id(bufnr, M.NS, mark, {})[1]
+    if row and not taken[row] then
+      left[#left + 1], rows[#rows + 1] = mark, row
+    else
+      pcall(vim.api.nvim_buf_del_extmark, bufnr, M.NS, mark)
+    end
+  end
+  return left, rows
+end
+
+--- A line of `path` written by a later change carries that change's sign alone: the earlier
+--- sets let go of `lines` (their marks there go), and a set that signs nothing any more is
+--- dropped. Without this an agent editing the same lines again and again (a rename back and
+--- forth) stacked a mark per edit on them, and a set per edit here, for as long as Neovim ran.
+local function supersede(path, lines)
+  local taken = {}
+  for _, line in ipairs(lines) do
+    taken[line] = true
+  end
+  local bufnr = vim.fn.bufnr(path)
+  for id, entry in pairs(M.changes) do
+    local ids = bufnr > 0 and vim.api.nvim_buf_is_loaded(bufnr) and entry.marks[bufnr] or nil
+    if ids then -- where its marks are, as edits since moved them
+      local left, rows = rows_of(bufnr, ids, taken)
+      entry.marks[bufnr] = #left > 0 and left or nil
+      entry.files[path] = #rows > 0 and rows or nil
+    elseif entry.files[path] then
+      local kept = vim.tbl_filter(function(line) return not taken[line] end, entry.files[path])
+      entry.files[path] = #kept > 0 and kept or nil
+    end
+    if next(entry.files) == nil and next(entry.marks) == nil then M.changes[id] = nil end
+  end
+end
+
 --- An agent's change set was applied ({id=, who=, label=, files={{path=, lines={…}}}}): its
 --- lines get the agent's sign, now in loaded buffers, later in files opened after.
 --- `again`: the set's hunks were decided since; its signs are placed anew on what is left.
@@ -135,10 +173,12 @@ function M.changed(change, again)
     })
   end
   local entry = { who = change.who, label = change.label, files = {}, marks = {} }
-  M.changes[change.id] = entry
+  M.changes[change.id] = nil
   if not (config() and option('signs', true)) then return end
   for _, file in ipairs(change.files or {}) do
     if #file.lines > 0 then
+      supersede(file.path, file.lines)
+      M.changes[change.id] = entry
       entry.files[file.path] = file.lines
       local bufnr = vim.fn.bufnr(file.path)
       if bufnr > 0 and vim.api.nvim_buf_is_loaded(bufnr) then sign(entry, bufnr, file.lines) end
@@ -158,11 +198,8 @@ function M.reviewed(id, path)
       entry.marks[bufnr] = nil
     end
   end
-  if path then
-    entry.files[path] = nil
-  else
-    M.changes[id] = nil
-  end
+  if path then entry.files[path] = nil end
+  if path == nil or (next(entry.files) == nil and next(entry.marks) == nil) then M.changes[id] = nil end
 end
 
 --- The signs of `bufnr` (line numbers, 0-based, sorted), for tests and the review.

@@ -20,6 +20,38 @@ T['a change set signs its lines in a loaded buffer; reviewed, the signs go'] = f
   presence.reviewed('7')
   expect.equality(presence.signed(bufnr), {})
   expect.equality(presence.changes['7'], nil)
+  -- Reviewed file by file: the set goes with its last file.
+  presence.changed({ id = '9', who = 'agent-a', label = 'edit', files = { { path = path, lines = { 0 } } } })
+  presence.reviewed('9', vim.api.nvim_buf_get_name(bufnr))
+  expect.equality(presence.signed(bufnr), {})
+  expect.equality(presence.changes['9'], nil)
+end
+
+T['a line written again carries the later change\'s sign alone: sets that sign nothing go'] = function()
+  local path = vim.fn.tempname() .. '.py'
+  vim.fn.writefile({ 'def helper(x):', '    return x', '', 'VALUE = helper(1)' }, path)
+  vim.cmd.edit(vim.fn.fnameescape(path))
+  local bufnr = vim.api.nvim_get_current_buf()
+  presence.changed({ id = 'kept', who = 'agent-a', label = 'edit', files = { { path = path, lines = { 1 } } } })
+  -- A rename back and forth, 200 times: each writes lines 0 and 3 again.
+  local names = { 'helper', 'helper_b' }
+  for i = 1, 200 do
+    local old, new = names[i % 2 + 1], names[(i + 1) % 2 + 1]
+    for n, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+      local at = line:find(old .. '(', 1, true)
+      if at then vim.api.nvim_buf_set_text(bufnr, n - 1, at - 1, n - 1, at - 1 + #old, { new }) end
+    end
+    presence.changed({ id = tostring(i), who = 'agent-b', label = 'rename', files = { { path = path, lines = { 0, 3 } } } })
+  end
+  expect.equality(presence.signed(bufnr), { 0, 1, 3 })
+  expect.equality(#vim.api.nvim_buf_get_extmarks(bufnr, presence.NS, 0, -1, {}), 3)
+  local sets = vim.tbl_keys(presence.changes)
+  table.sort(sets)
+  expect.equality(sets, { '200', 'kept' })
+  presence.reviewed('200') -- the last rename's signs go; the untouched line keeps its own
+  expect.equality(presence.signed(bufnr), { 1 })
+  presence.reviewed('kept')
+  expect.equality(presence.changes, {})
 end
 
 T['the signs can be turned off in the setup'] = function()
