@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path, PurePosixPath
 from stat import S_ISREG
 from typing import TypeVar
@@ -73,11 +73,13 @@ def local_path(text: str) -> str:
     return unquote(rest)
 
 
+@lru_cache(maxsize=64)
 def linked_root_note(server: str, root_dir: str | None) -> str | None:
     """What to say of a server whose root is named through a symbolic link (the human's
     editor opened the project through one), else None: the bridge opens files by their
     real paths (`Workspace.resolve`), which such a server may take for files outside its
-    project, answering a references, types or rename from the open files only."""
+    project, answering a references, types or rename from the open files only. Asked at
+    every request's target and a server's root is its own for its life: resolved once."""
     if not root_dir:
         return None
     try:
@@ -133,9 +135,6 @@ def remembered(size: int) -> TTLCache[K, V]:
     return TTLCache(size, INSIDE_TTL, timer=lambda: clock())
 
 
-def _remembered() -> TTLCache[object, bool]:
-    return remembered(REMEMBERED)
-
 @dataclass
 class Walk:
     """Code files found under a directory or by a glob, and what was left out on the way."""
@@ -190,7 +189,8 @@ class Workspace:
     roots: tuple[Path, ...]
     _inside: TTLCache[object, Path | None] = field(default_factory=lambda: remembered(REMEMBERED),
                                                    compare=False, repr=False)
-    _files: TTLCache[object, bool] = field(default_factory=_remembered, compare=False, repr=False)
+    _files: TTLCache[object, bool] = field(default_factory=lambda: remembered(REMEMBERED),
+                                           compare=False, repr=False)
 
     @classmethod
     def of(cls, *roots: str | Path) -> Workspace:
