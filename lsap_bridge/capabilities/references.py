@@ -53,6 +53,9 @@ METHOD = "textDocument/references"
 class ReferencesRequest(LocateRequest):
     mode: Literal["references"] = "references"
     include_declaration: bool = True
+    # False: the uses in test files (`_TEST_FILE`) are counted, not listed, as an IDE's
+    # "production files" scope; for an agent asking who calls a function in the code itself.
+    include_tests: bool = True
     # Imports and annotation-only uses as `path:line` lists, long lines cut (see above);
     # None: compact for agents, the full form in Neovim's report window (`:Lsap
     # references`), where every printed line is a jump target.
@@ -91,6 +94,8 @@ class ReferencesReport(Anchored, Paged):
     name: str
     files: int
     external: int  # results outside the workspace: counted, not shown
+    tests_left_out: int | None = absent()  # `include_tests: false`: uses in test files, counted
+    test_files_left_out: int | None = absent()
     groups: list[Group]  # in compact form, a group's `lines` leave out its collapsed uses
     compact: bool | None = absent()  # True: imports, exports, annotations collapsed (the template's form)
     imports: list[Collapsed] | None = absent()
@@ -144,7 +149,10 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
         raw, growing = await settled(session, target, params)
         items = list(chain.from_iterable(zip(repeat(path), ranges) for path, ranges in location_files(raw)))
     inside, files, external = _confined(session.workspace, items)
-    pages = _Pages(session, resolved, compact, growing, files, external)
+    tests = _Tests()
+    if not request.include_tests:
+        inside, tests = _without_tests(session.workspace, inside)
+    pages = _Pages(session, resolved, compact, growing, files - tests.files, external, tests)
     return await paged(session, request, inside, pages.build)
 
 
@@ -168,6 +176,30 @@ def _confined(workspace: Workspace, items: list[tuple[Path, Units]]) -> tuple[li
 
 
 @dataclass(frozen=True)
+class _Tests:
+    """The uses left out by `include_tests: false`, and their files."""
+
+    uses: int = 0
+    files: int = 0
+
+
+def _without_tests(workspace: Workspace, items: list[tuple[Path, Units]]) -> tuple[list[tuple[Path, Units]], _Tests]:
+    """The uses outside test files, and what was left out. Told from the path only (a test
+    file's helpers are left out too): the scope an agent means by the code, not its tests.
+    Counted on the page that filters them; a later page of its `pagination_id` lists the
+    rest without the count, as with the uses outside the workspace."""
+    kept: list[tuple[Path, Units]] = []
+    uses = files = 0
+    for path, run in groupby(items, key=itemgetter(0)):
+        if _TEST_FILE.search(workspace.display(path)):
+            uses += sum(1 for _ in run)
+            files += 1
+        else:
+            kept += run
+    return kept, _Tests(uses, files)
+
+
+@dataclass(frozen=True)
 class _Pages:
     """What every page of one references answer shares; `build` makes one page's report."""
 
@@ -177,6 +209,7 @@ class _Pages:
     growing: bool  # the server's answer was still growing (an index being built)
     files: int
     external: int  # uses outside the workspace, counted only
+    tests: _Tests  # uses in test files left out (`include_tests: false`)
 
     async def build(self, request: ReferencesRequest, page_items: list[tuple[Path, Units]],
                     paging: PagingInfo) -> Answer:
@@ -197,6 +230,8 @@ class _Pages:
             name=word_at(resolved.line_text, resolved.column),
             files=self.files,
             external=self.external,
+            tests_left_out=self.tests.uses or None,
+            test_files_left_out=self.tests.files or None,
             groups=page.groups,
             compact=compact or None,
             imports=_listed(page.collapsed["import"]) if compact else None,
