@@ -62,6 +62,9 @@ def test_lines_read_from_each_answer() -> None:
     compact = "imported in 2 files: rich/a.py:1,7, rich/c.py:2\n\nas a type only in 1 file: rich/a.py:12\n" + bridge
     assert peers.bridge_lines(compact) == peers.bridge_lines(bridge) | {
         ("rich/a.py", 1), ("rich/a.py", 7), ("rich/c.py", 2), ("rich/a.py", 12)}
+    # One definition: its `path > Symbol` is the title, no `###` header under it.
+    assert peers.bridge_lines("# Definition: httpx/_models.py > Headers\n59| class Headers:\n+248 lines\n") == {
+        ("httpx/_models.py", 59)}
     serena = {
         "rich/a.py": {
             "Function": [{"name_path": "f", "content_around_reference": "...   1:\n  >   2:    Console()\n...   3:"}],

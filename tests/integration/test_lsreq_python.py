@@ -109,7 +109,7 @@ def test_extension_views_and_bare_caret(shop: tuple[Bridge, Path]) -> None:
     # The seed's compact form: the anchor's place in the title, its own line not printed again.
     assert refs.startswith("# References: `receipt` (shop/checkout.py:16) · 1 reference in 1 file")
     definition = text.split("/*<def:Order>\n", 1)[1].split("</def:Order>*/", 1)[0]
-    assert "### shop/models.py > Order" in definition and "19| class Order:" in definition
+    assert "# Definition: shop/models.py > Order\n" in definition and "19| class Order:" in definition
     assert "/*<calls:receipt>" in text
     # Bare `^`: every symbol on the line, each with its own hover.
     assert "/*<hover:order>```python\n(variable) order: Order\n```</hover:order>*/" in text

@@ -19,7 +19,7 @@ def test_outline_search_and_inspect_from_the_cli(shop: Path) -> None:
         outline = lsap(shop, "outline", "shop/models.py", "--idle-timeout", "120")
         assert outline.returncode == 0, outline.stderr
         assert outline.stdout.startswith("# Outline: shop/models.py")
-        assert "  method: add 24, total 27, validate 33\n" in outline.stdout
+        assert "  method: add, total, validate\n" in outline.stdout
 
         directory = lsap(shop, "outline", "shop", "--set", "recursive=true")
         assert directory.returncode == 0 and "(top level) in 4 files" in directory.stdout

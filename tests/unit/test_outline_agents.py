@@ -49,11 +49,11 @@ def test_members_and_runs_share_a_line_per_kind() -> None:
         "3| variable Shop.items\n"  # its parent is not on the page; a run needs two of a kind
         "5| method Shop.sell\n"
         "10| class Order\n"
-        "  variable: lines 11\n"
-        "  method: add 13, total 15\n"
+        "  variable: lines\n"  # by name: anchored as `m.py:Order.lines`
+        "  method: add, total\n"
         "  17| class Line\n"
-        "    variable: qty 18\n"
-        "constant: TAX 30, FEE 31\n"
+        "    variable: qty\n"
+        "constant: TAX, FEE\n"
         "33| function main\n")
 
 
