@@ -13,6 +13,9 @@ Each task has a question, the grep commands an agent without lsap runs (`grep -r
 written from the sources by hand: the lines that must be shown (`path:line`) and the words
 that must appear. Tokens are cl100k over each command and its output (what enters the
 agent's context); a side is complete when its output shows every line and word of the truth.
+The lsap calls use the defaults, as an agent sends them, but where the question is narrower
+than the whole workspace: the task whose grep searches the library only
+(`py-callers-build-request`) asks for the same scope (`include_tests: false`).
 Wall time is each side's own (lsap: requests to a warm embedded daemon's service; grep: the
 processes).
 """
@@ -59,8 +62,10 @@ class Task:
     words: tuple[str, ...] = ()
 
 
-def _refs(anchor: str) -> dict[str, Any]:
-    return {"mode": "references", "locate": anchor, "include_declaration": False}
+def _refs(anchor: str, **options: Any) -> dict[str, Any]:
+    """A references call as an agent sends it: the defaults (the declaration is the title's
+    place, not listed again), and the options of a narrower question."""
+    return {"mode": "references", "locate": anchor, **options}
 
 
 def _lines(path: str, *numbers: int) -> tuple[Line, ...]:
@@ -117,7 +122,7 @@ HTTPX_TASKS = (
          (), ("scheme", "host", "port", "path", "query", "fragment", "raw_path", "is_absolute_url")),
     Task("py-callers-build-request", "Who calls Client.build_request?",
          ("grep -rnw build_request httpx",),
-         (_refs("httpx/_client.py:BaseClient.build_request"),),
+         (_refs("httpx/_client.py:BaseClient.build_request", include_tests=False),),
          _lines(PY, 824, 867, 1572, 1615)),
 )
 
@@ -210,7 +215,7 @@ async def run_lsap(task: Task, service: Service) -> Side:
         answer = await service.handle(dict(payload))
         side.seconds += time.perf_counter() - started
         words = [payload["mode"], shlex.quote(str(payload.get("locate") or payload.get("file_path")))]
-        words += [f"--set {k}={v!r}" for k, v in payload.items() if k not in ("mode", "locate", "file_path")]
+        words += [f"--set {k}={json.dumps(v)}" for k, v in payload.items() if k not in ("mode", "locate", "file_path")]
         out.append(f"$ lsap {' '.join(words)}\n{answer.text}")
         side.calls += 1
     text = "\n".join(out)

@@ -170,8 +170,9 @@ class Baseline:
 
 
 def bridge_lines(report: str) -> set[tuple[str, int]]:
-    """The (file, line) pairs a bridge references report shows: `### file > symbol` headers,
-    then `N|` lines; the compact form's title (the anchor's own use) and lists of collapsed uses (`imported:
+    """The (file, line) pairs a bridge references report shows: `### file > symbol` headers
+    (or a definition's title, `# Definition: file > symbol`), then `N|` lines; the compact
+    form's title (the anchor's own use) and lists of collapsed uses (`imported:
     rich/a.py:1,7, rich/b.py:2`, `imported in rich/*.py: a:1,7, b:2`)."""
     shown: set[tuple[str, int]] = set()
     path = None
@@ -180,6 +181,8 @@ def bridge_lines(report: str) -> set[tuple[str, int]]:
             shown.add((title.group(1), int(title.group(2))))
         elif text.startswith("### "):
             path = text[4:].partition(" > ")[0].strip()
+        elif headed := HEADED.match(text):
+            path = headed.group(1)
         elif text.startswith(COLLAPSED):  # `… in rich/*.py: a:1,7, b:2`: one directory, extension
             head, _, rest = text.partition(": ")
             where, _, ext = head.rpartition(" in ")[2].partition("*") if "/" in head else ("", "", "")
@@ -192,6 +195,7 @@ def bridge_lines(report: str) -> set[tuple[str, int]]:
 
 COLLAPSED = ("imported", "exported", "as a type only")  # templates/references.md.j2
 TITLE = re.compile(r"# References: `[^`]*` \((\S+):(\d+)(?: in `[^`]*`)?\) · ")
+HEADED = re.compile(r"# \w+: ([^`\s]+) > ")  # one definition: its header is the title
 
 
 def serena_lines(text: str) -> set[tuple[str, int]] | None:
