@@ -298,7 +298,7 @@ def main(argv: list[str] | None = None) -> None:
              "`python -m benchmarks.agent_tasks`.", "", __doc__.split("\n\n", 2)[2].strip() if __doc__ else "", "",
              "Target: lsap's total tokens <= 0.7x grep's, every lsap answer complete: "
              + ("met." if met else "NOT met."), "", *table(rows), "",
-             *([f"Asked of the whole workspace instead (the defaults: the uses in tests listed too), "
+             *(["Asked of the whole workspace instead (the defaults: the uses in tests listed too), "
                 + ", ".join(f"{name} costs {wide[name]} tokens (scoped: {scoped[name]})" for name in wide)
                 + f": lsap's total {whole}, {whole / max(1, gt):.2f}x grep's.", ""] if wide else [])]
     if not args.print:
