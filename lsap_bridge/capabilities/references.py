@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain, groupby, repeat
 from operator import itemgetter
 from pathlib import Path
@@ -30,7 +30,7 @@ from ..jsonvalue import Params
 from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import Document, EditorLocation, line_at
-from ..report.paging import PagingInfo, paged
+from ..report.paging import PagingInfo, keep, paged
 from ..report.pieces import (
     anchor_fields,
     editor_location,
@@ -139,27 +139,40 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
     # unique, built at C speed; only the page shown is read, converted to code points and
     # given its enclosing symbols (doc/architecture.md, Costs).
     compact = request.compact if request.compact is not None else SURFACE.get() != "nvim"
-    items: list[tuple[Path, Units]] | None = session.kept.page(request)
+    kept: list[_Scope] | None = session.kept.page(request)
     resolved = await resolve(session, request.locate, METHOD)
     target = resolved.target
     growing = False
-    if items is None:
+    if kept:
+        scope = kept[0]
+    else:
         params = session.servers.position_params(target, resolved.doc, resolved.line, resolved.column)
         params["context"] = {"includeDeclaration": request.include_declaration}
         raw, growing = await settled(session, target, params)
         items = list(chain.from_iterable(zip(repeat(path), ranges) for path, ranges in location_files(raw)))
-    inside, files, external = _confined(session.workspace, items)
-    tests = _Tests()
-    if not request.include_tests:
-        inside, tests = _without_tests(session.workspace, inside)
-    pages = _Pages(session, resolved, compact, growing, files - tests.files, external, tests)
-    return await paged(session, request, inside, pages.build)
+        scope = _confined(session.workspace, items)
+        if not request.include_tests:
+            scope = _without_tests(session.workspace, scope)
+    pages = _Pages(session, resolved, compact, growing, scope)
+    return await paged(session, request, scope.items, pages.build)
 
 
-def _confined(workspace: Workspace, items: list[tuple[Path, Units]]) -> tuple[list[tuple[Path, Units]], int, int]:
+@dataclass(frozen=True)
+class _Scope:
+    """The uses an answer lists, in path order, and those it counts without listing; kept
+    whole for the later pages of its `pagination_id`, which say the same counts."""
+
+    items: list[tuple[Path, Units]]
+    files: int
+    external: int = 0  # outside the workspace
+    tests: int = 0  # in test files, left out by `include_tests: false`
+    test_files: int = 0
+
+
+def _confined(workspace: Workspace, items: list[tuple[Path, Units]]) -> _Scope:
     """The uses inside the workspace, each file by its real path (`Workspace.local`: a server
     rooted at a symlinked path names files by it), in path order, with the count of files and
-    of the uses outside (counted, never dropped silently). On every page: the list is in path order."""
+    of the uses outside (counted, never dropped silently)."""
     kept: dict[Path, list[tuple[Path, Units]]] = {}
     external, renamed = 0, False
     for path, run in groupby(items, key=itemgetter(0)):
@@ -172,31 +185,21 @@ def _confined(workspace: Workspace, items: list[tuple[Path, Units]]) -> tuple[li
             renamed = True
             kept[real] = sorted({*kept.get(real, []), *((real, units) for _, units in run)})
     ordered = sorted(kept) if renamed else kept  # real paths sort elsewhere than the names given
-    return list(chain.from_iterable(kept[path] for path in ordered)), len(kept), external
+    return _Scope(list(chain.from_iterable(kept[path] for path in ordered)), len(kept), external)
 
 
-@dataclass(frozen=True)
-class _Tests:
-    """The uses left out by `include_tests: false`, and their files."""
-
-    uses: int = 0
-    files: int = 0
-
-
-def _without_tests(workspace: Workspace, items: list[tuple[Path, Units]]) -> tuple[list[tuple[Path, Units]], _Tests]:
-    """The uses outside test files, and what was left out. Told from the path only (a test
-    file's helpers are left out too): the scope an agent means by the code, not its tests.
-    Counted on the page that filters them; a later page of its `pagination_id` lists the
-    rest without the count, as with the uses outside the workspace."""
+def _without_tests(workspace: Workspace, scope: _Scope) -> _Scope:
+    """The scope without the uses in test files, counted. Told from the path only (a test
+    file's helpers are left out too): the code an agent means, not its tests."""
     kept: list[tuple[Path, Units]] = []
     uses = files = 0
-    for path, run in groupby(items, key=itemgetter(0)):
+    for path, run in groupby(scope.items, key=itemgetter(0)):
         if _TEST_FILE.search(workspace.display(path)):
             uses += sum(1 for _ in run)
             files += 1
         else:
             kept += run
-    return kept, _Tests(uses, files)
+    return replace(scope, items=kept, files=scope.files - files, tests=uses, test_files=files)
 
 
 @dataclass(frozen=True)
@@ -207,14 +210,13 @@ class _Pages:
     resolved: Resolved
     compact: bool
     growing: bool  # the server's answer was still growing (an index being built)
-    files: int
-    external: int  # uses outside the workspace, counted only
-    tests: _Tests  # uses in test files left out (`include_tests: false`)
+    scope: _Scope
 
     async def build(self, request: ReferencesRequest, page_items: list[tuple[Path, Units]],
                     paging: PagingInfo) -> Answer:
         # Per-item work only for the page shown: one read and one symbol call per file.
-        session, resolved, target = self.session, self.resolved, self.resolved.target
+        session, resolved, target, scope = self.session, self.resolved, self.resolved.target, self.scope
+        keep(session, request, [scope])  # later pages say the same counts (the list is in it)
         paths = [path for path, _ in page_items]
         docs = await session.texts.documents(paths)
         shown = session.texts.located(page_items, target.client, docs)
@@ -228,10 +230,10 @@ class _Pages:
         report = ReferencesReport(
             **anchor_fields(resolved, session, partial=resolved.target.partial or self.growing),
             name=word_at(resolved.line_text, resolved.column),
-            files=self.files,
-            external=self.external,
-            tests_left_out=self.tests.uses or None,
-            test_files_left_out=self.tests.files or None,
+            files=scope.files,
+            external=scope.external,
+            tests_left_out=scope.tests or None,
+            test_files_left_out=scope.test_files or None,
             groups=page.groups,
             compact=compact or None,
             imports=_listed(page.collapsed["import"]) if compact else None,

@@ -10,6 +10,7 @@ from pathlib import Path
 from lsap_bridge.capabilities import REGISTRY
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.render import render_report
+from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import uri_of
 from tests.fakes import fake_session
 
@@ -26,7 +27,8 @@ USES = [("pkg/client.py", 0, 4), ("pkg/client.py", 5, 11), ("pkg/stream.py", 0, 
         ("pkg/test_helpers.py", 2, 8)]
 
 
-def references(root: Path, **options: object) -> tuple[str, dict[str, object]]:
+def shop(root: Path) -> Session:
+    """The files, and a session whose server answers `USES` for every references call."""
     for path, text in FILES.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
@@ -44,7 +46,11 @@ def references(root: Path, **options: object) -> tuple[str, dict[str, object]]:
             "start": {"line": line, "character": column}, "end": {"line": line, "character": column + 5}}}
             for path, line, column in USES])
 
-    session = fake_session(root, answer)
+    return fake_session(root, answer)
+
+
+def references(root: Path | Session, **options: object) -> tuple[str, dict[str, object]]:
+    session = root if isinstance(root, Session) else shop(root)
     capability = REGISTRY["references"]
     request = capability.model.model_validate({"mode": "references", "locate": {
         "file_path": "pkg/client.py", "find": "def <|>build"}, **options})
@@ -59,6 +65,17 @@ def test_the_uses_in_test_files_are_counted_not_listed(tmp_path: Path) -> None:
     assert "6| return build()" in text and "### pkg/stream.py > stream\n5| return build()" in text, text
     assert text.rstrip().endswith('+4 in 2 test files: `"include_tests": true`'), text
     assert (report["tests_left_out"], report["test_files_left_out"]) == (4, 2)
+
+
+def test_a_later_page_says_the_same_counts(tmp_path: Path) -> None:
+    """The page after the first lists the rest and still counts what it leaves out."""
+    session = shop(tmp_path)
+    first, report = references(session, include_tests=False, max_items=1)
+    later, _ = references(session, include_tests=False, max_items=1, start_index=1,
+                          pagination_id=report["pagination_id"])
+    for text in (first, later):
+        assert "· 4 references in 2 files" in text and '+4 in 2 test files: `"include_tests": true`' in text, text
+    assert "showing 2–2" in later, later
 
 
 def test_by_default_every_use_is_listed(tmp_path: Path) -> None:

@@ -50,9 +50,9 @@ def test_references_named_through_the_link_are_kept_once_and_outside_ones_counte
     through = linked / "pkg" / "a.py"
     secret = linked / "out" / "secret.py"
     items = [(through, (0, 0, 0, 1)), (through, (2, 0, 2, 1)), (real, (0, 0, 0, 1)), (secret, (0, 0, 0, 1))]
-    inside, files, external = _confined(workspace, sorted(items))
-    assert inside == [(real, (0, 0, 0, 1)), (real, (2, 0, 2, 1))]
-    assert (files, external) == (1, 1)
+    scope = _confined(workspace, sorted(items))
+    assert scope.items == [(real, (0, 0, 0, 1)), (real, (2, 0, 2, 1))]
+    assert (scope.files, scope.external) == (1, 1)
 
 
 def test_a_server_rooted_through_a_link_is_noted_one_rooted_at_the_real_path_is_not(linked: Path) -> None:
