@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from lsap_bridge.filestate import DiskStamp
 from lsap_bridge.lsp import FileEventData
+from lsap_bridge.server import CallTime
 from lsap_bridge.session import calls
 from lsap_bridge.session.warm import Session
 from lsap_bridge.workspace import Workspace, uri_of
@@ -68,3 +71,52 @@ def test_configuration_files_are_stamped_by_paths_made_once_and_each_change_is_t
         [{"uri": uri_of(pyproject.resolve()), "type": 2}],
         [{"uri": uri_of(tsconfig.resolve()), "type": 3}],
     ]
+
+
+def test_a_call_runs_its_work_in_its_own_task_and_still_times_out() -> None:
+    async def main() -> tuple[bool, list[str], int]:
+        ran_in: list[bool] = []
+
+        async def work(seconds: float) -> str:
+            ran_in.append(asyncio.current_task() is caller)
+            await asyncio.sleep(seconds)
+            return "answered"
+
+        caller = asyncio.current_task()
+        assert await CallTime(time.monotonic() + 30, explicit=True).bound(work(0)) == "answered"
+        seen = []
+        try:
+            await CallTime(time.monotonic() + 0.05, explicit=True).bound(work(30))
+        except asyncio.TimeoutError:
+            seen.append("timeout")
+        assert caller is not None
+        left = caller.cancelling() if sys.version_info >= (3, 11) else 0
+        return all(ran_in), seen, left
+
+    same_task, seen, cancelling = asyncio.run(main())
+    assert same_task  # no task of its own
+    assert seen == ["timeout"]
+    assert cancelling == 0  # the timeout's cancel taken back: the caller's next waits are its own
+
+
+def test_a_default_limit_stands_still_while_the_human_is_asked() -> None:
+    async def main() -> str:
+        limit = CallTime(time.monotonic() + 0.05, explicit=False)
+        answered = asyncio.Event()
+
+        async def work() -> str:
+            with limit.approval():
+                await answered.wait()
+            return "applied"
+
+        async def human() -> None:
+            await asyncio.sleep(0.3)  # well past the limit: only the approval holds it
+            answered.set()
+
+        asking = asyncio.ensure_future(human())
+        try:
+            return await limit.bound(work())
+        finally:
+            await asking
+
+    assert asyncio.run(main()) == "applied"
