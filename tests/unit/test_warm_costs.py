@@ -13,6 +13,7 @@ import pytest
 
 from lsap_bridge.filestate import DiskStamp
 from lsap_bridge.lsp import FileEventData
+from lsap_bridge.position import Document
 from lsap_bridge.server import CallTime
 from lsap_bridge.session import calls
 from lsap_bridge.session.warm import Session
@@ -120,3 +121,48 @@ def test_a_default_limit_stands_still_while_the_human_is_asked() -> None:
             await asking
 
     assert asyncio.run(main()) == "applied"
+
+
+class Buffers(FakeEditor):
+    """A fake editor whose files are loaded buffers: it holds the last text read of each,
+    and counts the reads."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda call: None)
+        self.texts: dict[Path, Document] = {}
+        self.reads: list[list[Path]] = []
+
+    async def read(self, paths: list[Path]) -> dict[Path, Document]:
+        self.reads.append(list(paths))
+        for path in paths:
+            self.texts[path] = Document(path, path.read_text().splitlines(), f"tick:{len(self.reads)}", bufnr=1)
+        return {path: self.texts[path] for path in paths}
+
+    def held(self, path: Path) -> Document | None:
+        return self.texts.get(path)
+
+
+def test_a_text_a_guarded_call_found_current_is_not_read_again_in_that_request(tmp_path: Path) -> None:
+    (tmp_path / "a.ts").write_text("export const a = 1;\n")
+    (tmp_path / "b.ts").write_text("export const b = 2;\n")
+    editor = Buffers()
+    texts = Session(editor, Workspace.of(tmp_path)).texts
+    a, b = (tmp_path / "a.ts").resolve(), (tmp_path / "b.ts").resolve()
+
+    async def main() -> list[Document]:
+        held = (await texts.documents([a]))[a]  # read by an earlier request
+        got = []
+        with texts.holding():
+            texts.hold(a, held)
+            texts.confirmed(held)  # as `Servers.lsp` does once its guarded call went through
+            got += (await texts.documents([a, b])).values()  # only b is read
+            texts.changed_by_bridge([a])  # an edit of the bridge's own: read again
+            got.append(await texts.document(a))
+        with texts.holding():  # the next request: a guard of its own first
+            got.append(await texts.document(a))
+        return got
+
+    same, other, edited, next_request = asyncio.run(main())
+    assert same.lines == ["export const a = 1;"] and other.lines == ["export const b = 2;"]
+    assert editor.reads == [[a], [b], [a], [a]]
+    assert edited.version != same.version and next_request.version != edited.version
