@@ -7,17 +7,18 @@ import asyncio
 import os
 import sys
 import time
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pytest
 
+from lsap_bridge import workspace as workspace_module
 from lsap_bridge.filestate import DiskStamp
 from lsap_bridge.lsp import FileEventData
 from lsap_bridge.position import Document
 from lsap_bridge.server import CallTime
 from lsap_bridge.session import calls
 from lsap_bridge.session.warm import Session
-from lsap_bridge.workspace import Workspace, uri_of
+from lsap_bridge.workspace import INSIDE_TTL, LANGUAGES, Workspace, language_of, uri_of
 from tests.fakes import FakeEditor
 
 
@@ -166,3 +167,35 @@ def test_a_text_a_guarded_call_found_current_is_not_read_again_in_that_request(t
     assert same.lines == ["export const a = 1;"] and other.lines == ["export const b = 2;"]
     assert editor.reads == [[a], [b], [a], [a]]
     assert edited.version != same.version and next_request.version != edited.version
+
+
+def test_a_files_path_is_resolved_once_while_the_file_systems_answers_are_trusted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [0.0]
+    monkeypatch.setattr(workspace_module, "clock", lambda: now[0])
+    root = tmp_path / "root"
+    (root / "real").mkdir(parents=True)
+    (root / "other").mkdir()
+    (root / "real" / "a.py").write_text("")
+    (root / "other" / "a.py").write_text("")
+    alias = root / "alias"
+    alias.symlink_to(root / "real", target_is_directory=True)
+    workspace = Workspace.of(root)
+    real, other = root.resolve() / "real", root.resolve() / "other"
+    assert workspace.resolve("alias/a.py") == real / "a.py"
+    alias.unlink()
+    alias.symlink_to(root / "other", target_is_directory=True)
+    assert workspace.resolve("alias/a.py") == real / "a.py"  # remembered, as `local`'s answers are
+    now[0] += INSIDE_TTL
+    assert workspace.resolve("alias/a.py") == other / "a.py"
+    # A file not there yet is resolved at every request: a link made there is followed at once.
+    assert workspace.resolve("alias/new.py") == other / "new.py"
+    alias.unlink()
+    alias.symlink_to(root / "real", target_is_directory=True)
+    assert workspace.resolve("alias/new.py") == real / "new.py"
+
+
+@pytest.mark.parametrize("name", ["a.py", "A.PY", ".py", "a.", "a.tar.gz", "x/y.ts", "x.y/z", "/a/b.TSX",
+                                  "noext", "..", ".", "a..py", "dir/.hidden.py", "a.py/", "", "/"])
+def test_a_files_language_is_its_suffixs_as_pathlib_reads_it(name: str) -> None:
+    assert language_of(name) == language_of(Path(name)) == LANGUAGES.get(PurePath(name).suffix.lower(), "text")
