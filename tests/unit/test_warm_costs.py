@@ -11,7 +11,9 @@ from pathlib import Path, PurePath
 
 import pytest
 
+from lsap_bridge import decode
 from lsap_bridge import workspace as workspace_module
+from lsap_bridge.decode import clean_markdown
 from lsap_bridge.filestate import DiskStamp
 from lsap_bridge.lsp import FileEventData
 from lsap_bridge.position import Document
@@ -199,3 +201,16 @@ def test_a_files_path_is_resolved_once_while_the_file_systems_answers_are_truste
                                   "noext", "..", ".", "a..py", "dir/.hidden.py", "a.py/", "", "/"])
 def test_a_files_language_is_its_suffixs_as_pathlib_reads_it(name: str) -> None:
     assert language_of(name) == language_of(Path(name)) == LANGUAGES.get(PurePath(name).suffix.lower(), "text")
+
+
+def test_docs_with_no_markup_to_clean_are_not_scanned(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Unused:
+        def split(self, text: str) -> list[str]:
+            raise AssertionError("scanned for markup it cannot hold")
+
+    docs = "```typescript\n(method) Observable<T>.lift<R>(operator?: Operator<T, R>): Observable<R>\n```\nCreates one."
+    with monkeypatch.context() as patched:
+        patched.setattr(decode, "_CODE", Unused())
+        assert clean_markdown(docs) == docs
+    # Any of the marks it cleans: scanned, and cleaned outside code as before.
+    assert clean_markdown("a&nbsp;b<br>c `x\\_y` x\\_y") == "a b\nc `x\\_y` x_y"
