@@ -16,6 +16,7 @@ from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
+from cachetools import LRUCache
 from pydantic import Field
 
 from ..errors import ErrorCode, LsapError
@@ -339,12 +340,29 @@ async def _walked(session: Session, files: list[Path], names: list[str],
             continue
         display = session.workspace.display(path)
         if compact:
-            walked = list(public(path, texts[path].lines, tree))
-            hidden += sum(1 for _ in structure(tree.roots)) - len(walked)
+            walked, left_out = _public_of(path, texts[path], tree)
+            hidden += left_out
         else:
             walked = list(_scope(tree, names, display) if names else structure(tree.roots, depth=1 if many else None))
         items += ((display, dotted, symbol) for dotted, symbol in walked)
     return items, lacking, hidden
+
+
+# One file's compact outline (`public`) and how many symbols it leaves out, by the text it
+# was read from, kept with the tree it walked: trees are kept per text version (`Symbols`),
+# so a warm outline of an unchanged file walks nothing again (doc/architecture.md, Costs).
+_PUBLIC: LRUCache[tuple[Path, str], tuple[SymbolTree, list[tuple[tuple[str, ...], Symbol]], int]] = LRUCache(64)
+
+
+def _public_of(path: Path, doc: Document, tree: SymbolTree) -> tuple[list[tuple[tuple[str, ...], Symbol]], int]:
+    """`public(path, doc.lines, tree)` and the symbols it leaves out, walked once per tree."""
+    kept = _PUBLIC.get((path, doc.version))
+    if kept is not None and kept[0] is tree:
+        return kept[1], kept[2]
+    walked = list(public(path, doc.lines, tree))
+    left_out = sum(1 for _ in structure(tree.roots)) - len(walked)
+    _PUBLIC[path, doc.version] = (tree, walked, left_out)
+    return walked, left_out
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,13 @@ import os
 import sys
 import time
 from pathlib import Path, PurePath
+from typing import Any
 
 import pytest
 
 from lsap_bridge import decode
 from lsap_bridge import workspace as workspace_module
+from lsap_bridge.capabilities import outline
 from lsap_bridge.decode import clean_markdown
 from lsap_bridge.filestate import DiskStamp
 from lsap_bridge.lsp import FileEventData
@@ -20,6 +22,7 @@ from lsap_bridge.position import Document
 from lsap_bridge.server import CallTime
 from lsap_bridge.session import calls
 from lsap_bridge.session.warm import Session
+from lsap_bridge.symbols import Span, Symbol, SymbolTree
 from lsap_bridge.workspace import INSIDE_TTL, LANGUAGES, Workspace, language_of, uri_of
 from tests.fakes import FakeEditor
 
@@ -214,3 +217,30 @@ def test_docs_with_no_markup_to_clean_are_not_scanned(monkeypatch: pytest.Monkey
         assert clean_markdown(docs) == docs
     # Any of the marks it cleans: scanned, and cleaned outside code as before.
     assert clean_markdown("a&nbsp;b<br>c `x\\_y` x\\_y") == "a b\nc `x\\_y` x_y"
+
+
+def test_a_files_compact_outline_is_walked_once_per_symbol_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = ["export class Shop {", "  sell() {}", "}", "const hidden = 1;"]
+    path = Path("/w/shop.ts")
+
+    def tree() -> SymbolTree:
+        sell = Symbol("sell", 6, Span(1, 2, 1, 11), Span(1, 2, 1, 6))
+        return SymbolTree([Symbol("Shop", 5, Span(0, 0, 2, 1), Span(0, 13, 0, 17), children=[sell]),
+                           Symbol("hidden", 14, Span(3, 0, 3, 17), Span(3, 6, 3, 12))])
+
+    walks: list[int] = []
+    real = outline.public
+
+    def public(*args: Any) -> Any:
+        walks.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(outline, "public", public)
+    first, same = tree(), Document(path, lines, "tick:3", bufnr=1)
+    walked, left_out = outline._public_of(path, same, first)
+    assert [dotted for dotted, _ in walked] == [("Shop",), ("Shop", "sell")] and left_out == 1
+    assert outline._public_of(path, Document(path, lines, "tick:3", bufnr=1), first) == (walked, left_out)
+    assert len(walks) == 1
+    outline._public_of(path, same, tree())  # another tree (read again): walked again
+    outline._public_of(path, Document(path, lines, "tick:4", bufnr=1), first)  # another text
+    assert len(walks) == 3
