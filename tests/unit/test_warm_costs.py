@@ -236,11 +236,13 @@ def test_a_files_compact_outline_is_walked_once_per_symbol_tree(monkeypatch: pyt
         return real(*args)
 
     monkeypatch.setattr(outline, "public", public)
+    kept = Session(FakeEditor(lambda call: None), Workspace.of(Path.cwd())).kept
     first, same = tree(), Document(path, lines, "tick:3", bufnr=1)
-    walked, left_out = outline._public_of(path, same, first)
+    walked, left_out = kept.owned(outline.CompactWalks).of(path, same, first)
     assert [dotted for dotted, _ in walked] == [("Shop",), ("Shop", "sell")] and left_out == 1
-    assert outline._public_of(path, Document(path, lines, "tick:3", bufnr=1), first) == (walked, left_out)
+    again = Document(path, lines, "tick:3", bufnr=1)
+    assert kept.owned(outline.CompactWalks).of(path, again, first) == (walked, left_out)
     assert len(walks) == 1
-    outline._public_of(path, same, tree())  # another tree (read again): walked again
-    outline._public_of(path, Document(path, lines, "tick:4", bufnr=1), first)  # another text
+    kept.owned(outline.CompactWalks).of(path, same, tree())  # another tree (read again): walked again
+    kept.owned(outline.CompactWalks).of(path, Document(path, lines, "tick:4", bufnr=1), first)  # another text
     assert len(walks) == 3
