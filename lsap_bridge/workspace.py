@@ -47,7 +47,11 @@ def uri_of(path: Path) -> str:
     return "file://" + quote(str(path))
 
 
+@lru_cache(maxsize=4096)
 def path_of(uri: str) -> Path:
+    """The path of a `file:` URI. Made once per URI (a pure function of it): servers name the
+    same few files in every answer, and one path object per file also makes the dicts keyed
+    by them compare by identity (doc/architecture.md, Costs)."""
     parsed = urlparse(uri)
     return Path(unquote(parsed.path))
 

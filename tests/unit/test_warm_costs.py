@@ -23,7 +23,7 @@ from lsap_bridge.server import CallTime
 from lsap_bridge.session import calls
 from lsap_bridge.session.warm import Session
 from lsap_bridge.symbols import Span, Symbol, SymbolTree
-from lsap_bridge.workspace import INSIDE_TTL, LANGUAGES, Workspace, language_of, uri_of
+from lsap_bridge.workspace import INSIDE_TTL, LANGUAGES, Workspace, language_of, path_of, uri_of
 from tests.fakes import FakeEditor
 
 
@@ -246,3 +246,9 @@ def test_a_files_compact_outline_is_walked_once_per_symbol_tree(monkeypatch: pyt
     kept.owned(outline.CompactWalks).of(path, same, tree())  # another tree (read again): walked again
     kept.owned(outline.CompactWalks).of(path, Document(path, lines, "tick:4", bufnr=1), first)  # another text
     assert len(walks) == 3
+
+
+def test_a_uri_names_one_path_object() -> None:
+    uri = "file:///w/src/internal/Observable%20two.ts"
+    assert path_of(uri) is path_of(uri)  # made once: the same object, whichever answer names it
+    assert path_of(uri) == Path("/w/src/internal/Observable two.ts")
