@@ -18,6 +18,7 @@ import ipaddress
 import json
 import os
 import secrets
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
@@ -90,20 +91,45 @@ class CallTime:
                 self.end += time.monotonic() - started
 
     async def bound(self, work: Awaitable[T]) -> T:
-        """`work`'s result, or asyncio.TimeoutError once the time is up (work cancelled)."""
-        task = asyncio.ensure_future(work)
-        try:
-            while True:
-                done, _ = await asyncio.wait({task}, timeout=1.0 if self._held() else max(0.0, self.left()))
-                if done:
-                    return task.result()
-                if not self._held() and self.left() <= 0:
-                    raise asyncio.TimeoutError
-        finally:
-            if not task.done():
+        """`work`'s result, or asyncio.TimeoutError once the time is up (work cancelled).
+
+        `work` runs in the calling task (the call's `Shared.task`), which one timer cancels
+        at the deadline, looking again every second while the limit stands still: no task
+        of its own and no `asyncio.wait`, which every call paid for (doc/architecture.md,
+        Costs)."""
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("CallTime.bound runs in a task")
+        loop = asyncio.get_running_loop()
+        expired = False
+        timer: asyncio.TimerHandle
+
+        def look() -> None:
+            nonlocal timer, expired
+            if self._held() or self.left() > 0:
+                timer = loop.call_later(1.0 if self._held() else self.left(), look)
+            else:
+                expired = True
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+
+        timer = loop.call_later(max(0.0, self.left()), look)
+        try:
+            return await work
+        except (Exception, asyncio.CancelledError):
+            if not expired:
+                raise
+        finally:
+            timer.cancel()
+            if expired:  # however the cancelled work ended
+                _uncancel(task)
+        raise asyncio.TimeoutError
+
+
+def _uncancel(task: asyncio.Task[object]) -> None:
+    """The timeout's cancel of `task` taken back once it is a TimeoutError (as
+    `asyncio.timeout` does), so that the task's later waits are not taken for cancelled."""
+    if sys.version_info >= (3, 11):
+        task.uncancel()
 
 
 call_time: ContextVar[CallTime | None] = ContextVar("lsap_call_time", default=None)

@@ -34,15 +34,24 @@ IGNORED_DIRS = frozenset({
 
 
 def language_of(path: Path | str) -> str:
-    """The code fence language for a file (doc/architecture.md, Reports and errors: every fence names its language)."""
-    return LANGUAGES.get(Path(path).suffix.lower(), "text")
+    """The code fence language for a file (doc/architecture.md, Reports and errors: every fence names its language).
+
+    The suffix as `PurePath.suffix` takes it, read off the name without making a path
+    (reports ask it of every file they show)."""
+    name = os.path.basename(os.fspath(path).rstrip("/"))
+    dot = name.rfind(".")
+    return LANGUAGES.get(name[dot:].lower() if 0 < dot < len(name) - 1 else "", "text")
 
 
 def uri_of(path: Path) -> str:
     return "file://" + quote(str(path))
 
 
+@lru_cache(maxsize=4096)
 def path_of(uri: str) -> Path:
+    """The path of a `file:` URI. Made once per URI (a pure function of it): servers name the
+    same few files in every answer, and one path object per file also makes the dicts keyed
+    by them compare by identity (doc/architecture.md, Costs)."""
     parsed = urlparse(uri)
     return Path(unquote(parsed.path))
 
@@ -191,6 +200,9 @@ class Workspace:
                                                    compare=False, repr=False)
     _files: TTLCache[object, bool] = field(default_factory=lambda: remembered(REMEMBERED),
                                            compare=False, repr=False)
+    # `resolve`'s answers for paths of existing files, as given (each costs an lstat per component).
+    _resolved: TTLCache[str, Path] = field(default_factory=lambda: remembered(REMEMBERED),
+                                           compare=False, repr=False)
 
     @classmethod
     def of(cls, *roots: str | Path) -> Workspace:
@@ -236,7 +248,14 @@ class Workspace:
 
         The one check every path a request names goes through: a `file:` URI is decoded
         first, and a path or name longer than the file system takes is an `invalid_request`
-        naming the limit (not an OSError deep in a capability)."""
+        naming the limit (not an OSError deep in a capability).
+
+        An existing file's answer is remembered as `local`'s are (`INSIDE_TTL`): every
+        request naming a file goes through here (doc/architecture.md, Costs)."""
+        try:
+            return self._resolved[file_path]
+        except KeyError:
+            pass
         path = local_path(file_path)
         if "\x00" in path:
             raise LsapError(ErrorCode.INVALID_REQUEST, "file_path contains a NUL character")
@@ -248,7 +267,7 @@ class Workspace:
             candidate = self.root / candidate
         self._check_length(file_path, candidate)
         try:
-            resolved = _link_free(candidate)
+            resolved, exists = _link_free(candidate)
         except (RuntimeError, OSError) as exc:  # a symlink loop
             raise LsapError(ErrorCode.INVALID_REQUEST, f"cannot resolve {shorten(file_path)}: {exc}",
                             hint="give the path of an existing file inside the workspace") from None
@@ -258,6 +277,8 @@ class Workspace:
                 f"{file_path} resolves to {resolved}, outside the workspace",
                 hint="use a path inside " + ", ".join(str(r) for r in self.roots),
             )
+        if exists:
+            self._resolved[file_path] = resolved
         return resolved
 
     def _check_length(self, given: str, candidate: Path) -> None:
@@ -419,11 +440,11 @@ class Workspace:
         return None
 
 
-def _link_free(path: Path) -> Path:
-    """The path with every symlink and `..` followed."""
+def _link_free(path: Path) -> tuple[Path, bool]:
+    """The path with every symlink and `..` followed, and whether it exists."""
     try:
         # An existing file (nearly always): one walk of lstat calls instead of two.
-        return Path(os.path.realpath(path, strict=True))
+        return Path(os.path.realpath(path, strict=True)), True
     except OSError:  # a file about to be created, a link loop: the slow way below
         pass
     resolved = path.resolve()
@@ -434,4 +455,4 @@ def _link_free(path: Path) -> Path:
         if again == resolved:
             break
         resolved = again
-    return resolved
+    return resolved, False

@@ -10,12 +10,13 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import groupby
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
+from cachetools import LRUCache
 from pydantic import Field
 
 from ..errors import ErrorCode, LsapError
@@ -339,12 +340,35 @@ async def _walked(session: Session, files: list[Path], names: list[str],
             continue
         display = session.workspace.display(path)
         if compact:
-            walked = list(public(path, texts[path].lines, tree))
-            hidden += sum(1 for _ in structure(tree.roots)) - len(walked)
+            walked, left_out = session.kept.owned(CompactWalks).of(path, texts[path], tree)
+            hidden += left_out
         else:
             walked = list(_scope(tree, names, display) if names else structure(tree.roots, depth=1 if many else None))
         items += ((display, dotted, symbol) for dotted, symbol in walked)
     return items, lacking, hidden
+
+
+_Walked = list[tuple[tuple[str, ...], Symbol]]
+
+
+@dataclass
+class CompactWalks:
+    """One file's compact outline (`public`) and how many symbols it leaves out, by the
+    text it was read from, kept with the tree it walked (`Kept.owned`): trees are kept per
+    text version (`Symbols`), so a warm outline of an unchanged file walks nothing again
+    (doc/architecture.md, Costs)."""
+
+    kept: LRUCache[tuple[Path, str], tuple[SymbolTree, _Walked, int]] = field(default_factory=lambda: LRUCache(64))
+
+    def of(self, path: Path, doc: Document, tree: SymbolTree) -> tuple[_Walked, int]:
+        """`public(path, doc.lines, tree)` and the symbols it leaves out, walked once per tree."""
+        found = self.kept.get((path, doc.version))
+        if found is not None and found[0] is tree:
+            return found[1], found[2]
+        walked = list(public(path, doc.lines, tree))
+        left_out = sum(1 for _ in structure(tree.roots)) - len(walked)
+        self.kept[path, doc.version] = (tree, walked, left_out)
+        return walked, left_out
 
 
 @dataclass(frozen=True)

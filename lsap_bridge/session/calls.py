@@ -61,29 +61,33 @@ class Servers:
     watch: DiskWatch = field(init=False)
     # The loaded file buffers at the last `sync_disk` call into Neovim (None: not known).
     _loaded: list[str] | None = field(default=None, init=False)
-    # The servers' configuration files at the roots as last seen (`reconfigure`).
-    _configs: dict[Path, DiskStamp | None] | None = None
+    # The servers' configuration files at the roots (`CONFIG_FILES`), and their stamps as
+    # last seen, in that order (`reconfigure`).
+    _config_paths: tuple[Path, ...] = field(init=False)
+    _configs: tuple[DiskStamp | None, ...] | None = None
 
     def __post_init__(self) -> None:
         self.watch = DiskWatch(self.workspace, lambda: self.gateway.max_file_size)
         self.watch.changes()  # the baseline: the files as the servers are reading them now
+        self._config_paths = tuple(root / name for root in self.workspace.roots for name in CONFIG_FILES)
 
     async def reconfigure(self) -> bool:
         """Before every answer: when a configuration file of the servers at a root changed
         on disk (`CONFIG_FILES`; a few stats), every server is told (`workspace/
         didChangeWatchedFiles` of it and `workspace/didChangeConfiguration`), and this
-        answer says so. The first call takes the baseline. Whether any had changed."""
-        now = {path: DiskStamp.of(path) for root in self.workspace.roots for path in
-               (root / name for name in CONFIG_FILES)}
+        answer says so. The first call takes the baseline. Whether any had changed.
+
+        Every request pays for it: the paths are made once, and the stamps compared as one
+        tuple (doc/architecture.md, Costs)."""
+        now = tuple(map(DiskStamp.of, self._config_paths))
         before, self._configs = self._configs, now
-        if before is None:
+        if before is None or now == before:
             return False
-        changed = {path: stamp for path, stamp in now.items() if stamp != before.get(path)}
-        if not changed:
-            return False
+        changed = {path: (was, stamp) for path, was, stamp in zip(self._config_paths, before, now, strict=True)
+                   if stamp != was}
         events: list[FileEventData] = [
-            {"uri": uri_of(path), "type": 3 if stamp is None else 1 if before.get(path) is None else 2}
-            for path, stamp in changed.items()]
+            {"uri": uri_of(path), "type": 3 if stamp is None else 1 if was is None else 2}
+            for path, (was, stamp) in changed.items()]
         told = await self.gateway.reconfigure(events)
         self._targets.clear()  # a server restarted for it would be another client
         servers = ", ".join(told) or "no server"

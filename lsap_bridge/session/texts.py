@@ -28,6 +28,9 @@ _NOTES: ContextVar[dict[Path, str] | None] = ContextVar("lsap_disk_notes", defau
 # Inside `Session.run`: the held texts a warm request answered from that no guarded LSP
 # call has confirmed yet, by path (None outside a run: nothing is taken on trust).
 _HELD: ContextVar[dict[Path, Document] | None] = ContextVar("lsap_held_texts", default=None)
+# Inside `Session.run`: the held texts a guarded LSP call of this request found current, by
+# path: read again by nobody while the gateway holds them still (`documents`).
+_CURRENT: ContextVar[dict[Path, Document] | None] = ContextVar("lsap_current_texts", default=None)
 # Inside `Session.run`: what the files on disk were when the request began (edits/files.py proves
 # the files a server's edit touches against it).
 _BASIS: ContextVar[Basis | None] = ContextVar("lsap_basis", default=None)
@@ -64,8 +67,19 @@ class Texts:
 
     async def documents(self, paths: Sequence[Path],
                         have: dict[Path, Document] | None = None) -> dict[Path, Document]:
-        """Texts of files in one round trip; `have`: ones this request already read (kept)."""
-        have = have or {}
+        """Texts of files in one round trip; `have`: ones this request already read (kept).
+
+        Inside a warm run, a text a guarded call of this run found current, which the
+        gateway still holds, is not read again: the file the anchor is in, whose text the
+        request's LSP answers were computed from (inspect's definition, a definition in the
+        same file), costs no round trip (doc/architecture.md, Costs)."""
+        have = {**have} if have else {}
+        current = _CURRENT.get() or {}
+        for path in dict.fromkeys(paths):
+            doc = current.get(path)
+            if path not in have and doc is not None and self.gateway.held(path) is doc:
+                have[path] = doc
+                self.noted(doc)
         unique = [p for p in dict.fromkeys(paths) if p not in have]
         read = await self.gateway.read(unique) if unique else {}
         for doc in read.values():
@@ -99,20 +113,24 @@ class Texts:
     def changed_by_bridge(self, paths: Sequence[Path]) -> None:
         """The bridge itself just changed these texts (an edit applied, or rolled back): a held
         text of them is no reason to run the capability again, which would repeat the edit."""
-        held = _HELD.get()
-        if held is not None:
-            for path in paths:
+        held, current = _HELD.get(), _CURRENT.get()
+        for path in paths:
+            if held is not None:
                 held.pop(path, None)
+            if current is not None:
+                current.pop(path, None)
 
     @property
     def warm(self) -> bool:
         """Whether held texts may be answered from (inside `run`, where they are checked)."""
         return _HELD.get() is not None
 
-    def holding(self) -> AbstractContextManager[dict[Path, Document]]:
+    @contextmanager
+    def holding(self) -> Iterator[dict[Path, Document]]:
         """Run a warm request: the held texts it answers from (`hold`) that no guarded call
         confirmed (`confirmed`) are left in the dict for its caller to check."""
-        return _set(_HELD, {})
+        with _set(_CURRENT, {}), _set(_HELD, {}) as held:
+            yield held
 
     def hold(self, path: Path, doc: Document) -> None:
         """A held text the request being run answers from, without a round trip."""
@@ -122,9 +140,11 @@ class Texts:
 
     def confirmed(self, doc: Document) -> None:
         """A guarded call found the held text `doc` current: it needs no check at the end."""
-        held = _HELD.get()
+        held, current = _HELD.get(), _CURRENT.get()
         if held is not None and held.get(doc.path) == doc:
             del held[doc.path]
+        if current is not None:
+            current[doc.path] = doc
 
     async def locations(self, answer: Locations, client: Client,
                         texts: dict[Path, Document] | None = None) -> list[Location]:
