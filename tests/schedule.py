@@ -1,7 +1,8 @@
 """How `make test`'s xdist workers share the suite: a module whose tests share a module- or
-class-scoped fixture (a warm bridge) is one unit of work, run on one worker, so the fixture
-starts once; any other test is a unit of its own. The units go out longest first (LPT), so
-that no worker starts a test of minutes while the others run out of work.
+class-scoped fixture (a warm bridge), or take bridges from the run's pool, is one unit of
+work, run on one worker, so the fixture (or the pool's bridge) starts once; any other test
+is a unit of its own. The units go out longest first (LPT), so that no worker starts a
+test of minutes while the others run out of work.
 
 The grouping is ours, not `--dist loadgroup`'s: xdist 3.8 names a group by rewriting a
 test's `_nodeid`, which pytest 9 no longer reads (its node ids are structured), so every
@@ -31,13 +32,18 @@ UNKNOWN, UNKNOWN_INTEGRATION = 0.1, 1.0
 KEPT = 0.1  # seconds: a shorter test is left out of the file (a guess is near enough)
 RECORD = "LSAP_RECORD_DURATIONS"
 GROUPS = "lsap_groups"  # the key of the groups file's path in a worker's `workerinput`
+# The run's pool of warm bridges (tests/conftest.py), one per worker, keyed by servers and
+# project: a module whose tests take one is a unit too, so that its bridges start once, on
+# one worker, instead of on each worker that happened to run one of its tests.
+POOL = "bridges"
 
 
 def group(item: pytest.Item) -> str | None:
-    """The module of a test that shares a module-, class- or package-scoped fixture."""
+    """The module of a test that shares a module-, class- or package-scoped fixture, or
+    takes a bridge from the run's pool (`POOL`)."""
     fixtures = getattr(item, "_fixtureinfo", None)
-    shared = fixtures is not None and any(
-        d.scope in ("module", "class", "package") for defs in fixtures.name2fixturedefs.values() for d in defs)
+    shared = fixtures is not None and (POOL in fixtures.names_closure or any(
+        d.scope in ("module", "class", "package") for defs in fixtures.name2fixturedefs.values() for d in defs))
     return item.nodeid.split("::", 1)[0] if shared else None
 
 

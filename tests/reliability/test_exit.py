@@ -11,12 +11,14 @@ import socket
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from lsap_bridge.client import ClientError, Connection
 from lsap_bridge.discovery import SessionInfo, session_for, sessions
+from lsap_bridge.jsonvalue import Params
 from tests import stress
 from tests.integration.human import HumanNvim, register_remote_plugin
 
@@ -126,6 +128,19 @@ def big_module(path: Path, functions: int = 6000) -> None:
     path.write_text("\n".join(lines))
 
 
+def at_once(info: SessionInfo, *calls: Params) -> None:
+    """The `request` calls sent together, each on a connection of its own, and each given up
+    (a `ClientError`) when its `timeout` runs out: the servers are set to work side by side,
+    not each after the last one's timeout. Any other failure is raised here."""
+
+    def send(call: Params) -> None:
+        with Connection(info.socket) as conn, contextlib.suppress(ClientError):
+            conn.call("request", call)
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        list(pool.map(send, calls))
+
+
 def busy(*pids: int, within: float = 30.0) -> bool:
     """Whether one of the processes spends half a second on the CPU within the next
     `within`: one that computes gets that much however many others share the two cores
@@ -153,16 +168,11 @@ def test_busy_servers_ignoring_shutdown_are_gone_when_the_daemon_stops(
     big_module(shop / "shop" / "big.py")
     pid_file = shop.parent / "fault.pid"
     process, info = start_daemon(shop, reap, launcher=[str(HERE / "fault_daemon.py"), str(pid_file)])
-    with Connection(info.socket) as conn:
-        # the fault server, sent into its endless computation (the answer never comes)
-        pid_file.with_suffix(".mode").write_text("busy")
-        hover = {"request": {"mode": "hover", "locate": "notes.fault@beta"}, "timeout": 3}
-        with contextlib.suppress(ClientError):
-            conn.call("request", hover)
-        # basedpyright, checking the big file (the request stops waiting after two seconds)
-        check = {"request": {"mode": "diagnostics", "file_path": "shop/big.py"}, "timeout": 2}
-        with contextlib.suppress(ClientError):
-            conn.call("request", check)
+    # The fault server, sent into its endless computation (the answer never comes), and
+    # basedpyright, checking the big file (the request stops waiting after two seconds).
+    pid_file.with_suffix(".mode").write_text("busy")
+    at_once(info, {"request": {"mode": "hover", "locate": "notes.fault@beta"}, "timeout": 3},
+            {"request": {"mode": "diagnostics", "file_path": "shop/big.py"}, "timeout": 2})
     fault = int(pid_file.read_text())
     procs = tree(process.pid)
     reap.update(procs)
@@ -217,15 +227,14 @@ def test_servers_die_with_a_sigkilled_daemon_while_basedpyright_indexes(
     (shop / "notes.fault").write_text("alpha beta gamma\n")
     pid_file = shop.parent / "fault.pid"
     process, info = start_daemon(shop, reap, launcher=[str(HERE / "fault_daemon.py"), str(pid_file)])
-    with Connection(info.socket) as conn:
-        pid_file.with_suffix(".mode").write_text("busy")
-        # the fault server sent into its endless computation; references over the whole
-        # tree and the diagnostics of a package: basedpyright checks module after module
-        for call in ({"mode": "hover", "locate": "notes.fault@beta"},
-                     {"mode": "references", "locate": "gen00/m00.py:Node0"},
-                     {"mode": "diagnostics", "file_path": "gen01"}):
-            with contextlib.suppress(ClientError):
-                conn.call("request", {"request": call, "timeout": 2})
+    pid_file.with_suffix(".mode").write_text("busy")
+    # the fault server sent into its endless computation; references over the whole tree
+    # and the diagnostics of a package: basedpyright checks module after module
+    calls: list[Params] = [{"request": call, "timeout": 2} for call in (
+        {"mode": "hover", "locate": "notes.fault@beta"},
+        {"mode": "references", "locate": "gen00/m00.py:Node0"},
+        {"mode": "diagnostics", "file_path": "gen01"})]
+    at_once(info, *calls)
     procs = tree(process.pid)
     reap.update(procs)
     servers = groups(procs) - groups({process.pid})
