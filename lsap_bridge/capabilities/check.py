@@ -458,8 +458,9 @@ async def check(session: Session, request: CheckRequest) -> Answer:
 
     async def build(request: CheckRequest, shown: Finds, paging: PagingInfo) -> Answer:
         # Kept whole under this check's page key (its id: a later check, of anyone, does not
-        # replace it), after `page` kept the bare list there: a later page shows this check's
-        # findings, at any severity; it never runs a new check, which would compare with this one.
+        # replace it), as `page` keeps it, and here even for one page: its listings name it. A
+        # later page shows this check's findings, at any severity; it never runs a new check,
+        # which would compare with this one.
         page_id = keep(session, request, [facts], answer=facts["id"])
         groups, locations = await _groups(session, shown, request.context_lines)
         counts, unlisted = tallies(items, request.min_severity)
@@ -481,5 +482,5 @@ async def check(session: Session, request: CheckRequest) -> Answer:
         )
         return Answer(report, locations)
 
-    answer = await paged(session, request, listed, build, answer=facts["id"])
+    answer = await paged(session, request, listed, build, answer=facts["id"], whole=[facts])
     return replace(answer, commit=commit) if commit is not None else answer

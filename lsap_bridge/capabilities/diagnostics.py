@@ -15,7 +15,7 @@ from ..models import Line, Paged, Request, Row
 from ..modes import Answer, Offer, mode
 from ..position import EditorLocation
 from ..report.files import expand
-from ..report.paging import PagingInfo, keep, paged
+from ..report.paging import PagingInfo, paged
 from ..report.pieces import DiagnosticRow, diagnostic_row, editor_location, excerpt, fence_language
 from ..session.warm import Session
 
@@ -120,9 +120,6 @@ async def diagnostics(session: Session, request: DiagnosticsRequest) -> Answer:
 
     async def build(request: DiagnosticsRequest, shown: list[tuple[Path, Diagnostic]],
                     paging: PagingInfo) -> Answer:
-        if items:
-            # Later pages reuse this analysis and its notes, not only the items (same page key).
-            keep(session, request, [facts])
         docs = await session.texts.documents([p for p, _ in shown])
         groups = []
         locations: list[EditorLocation] = []
@@ -157,4 +154,5 @@ async def diagnostics(session: Session, request: DiagnosticsRequest) -> Answer:
         )
         return Answer(report, locations)
 
-    return await paged(session, request, items, build)
+    # Later pages reuse this analysis and its notes, not only the items.
+    return await paged(session, request, items, build, whole=[facts])

@@ -30,7 +30,7 @@ from ..jsonvalue import Params
 from ..models import Anchored, Line, LocateRequest, Paged, Row, absent
 from ..modes import Answer, Offer, mode
 from ..position import Document, EditorLocation, line_at
-from ..report.paging import PagingInfo, keep, paged
+from ..report.paging import PagingInfo, paged
 from ..report.pieces import (
     anchor_fields,
     editor_location,
@@ -154,7 +154,7 @@ async def references(session: Session, request: ReferencesRequest) -> Answer:
         if not request.include_tests:
             scope = _without_tests(session.workspace, scope)
     pages = _Pages(session, resolved, compact, growing, scope)
-    return await paged(session, request, scope.items, pages.build)
+    return await paged(session, request, scope.items, pages.build, whole=[scope])  # later pages: same counts
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,6 @@ class _Pages:
                     paging: PagingInfo) -> Answer:
         # Per-item work only for the page shown: one read and one symbol call per file.
         session, resolved, target, scope = self.session, self.resolved, self.resolved.target, self.scope
-        keep(session, request, [scope])  # later pages say the same counts (the list is in it)
         paths = [path for path, _ in page_items]
         docs = await session.texts.documents(paths)
         shown = session.texts.located(page_items, target.client, docs)

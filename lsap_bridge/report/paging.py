@@ -57,30 +57,32 @@ def keep(session: Session, request: Request, items: Sequence[object], answer: st
     return page_id
 
 
-def page(session: Session, request: Request, items: Sequence[T],
-         answer: str | None = None) -> tuple[list[T], PagingInfo]:
+def page(session: Session, request: Request, items: Sequence[T], answer: str | None = None,
+         whole: Sequence[object] | None = None) -> tuple[list[T], PagingInfo]:
     """The slice to show and the paging facts (`models.Paged`); `next` is the exact request
-    for the next page.
+    for the next page. What is kept for later pages is `items`, or `whole` when a mode keeps
+    the analysis that holds them (`Kept.page` gives it back), on every path that keeps.
 
     A `start_index` at or past the end is an `invalid_request` that says how many items
     there are and gives the exact request for the last page, in every paged mode. The list
     is kept even when it all fits: the budget may ask for a shorter page of it."""
     start = request.start_index
+    kept = items if whole is None else whole
     if start and start >= len(items):
-        raise _past_the_end(session, request, items)
+        raise _past_the_end(session, request, len(items), kept, answer)
     shown = list(items[start:start + request.max_items])
     end = start + len(shown)
     info: PagingInfo = {"total": len(items), "start": start + 1 if shown else start, "end": end}
     if end < len(items):
-        info["pagination_id"], info["next"] = _page_request(session, request, items, end, answer)
+        info["pagination_id"], info["next"] = _page_request(session, request, kept, end, answer)
     elif len(shown) > 1:
-        keep(session, request, items, answer)
+        keep(session, request, kept, answer)
     return shown, info
 
 
 async def paged(session: Session, request: RequestT, items: Sequence[T],
                 build: Callable[[RequestT, list[T], PagingInfo], Awaitable[Answer]],
-                answer: str | None = None) -> Answer:
+                answer: str | None = None, whole: Sequence[object] | None = None) -> Answer:
     """A paged mode's answer: `build(request, shown, paging)` makes it from one page of
     `items` (see `page`), and the answer can show a shorter page of the same items
     (`Answer.repage`), which is how the budget shortens it (`report/budget.fit`) without
@@ -88,7 +90,7 @@ async def paged(session: Session, request: RequestT, items: Sequence[T],
     for it: its `max_items`, and the `pagination_id` its whole list is kept under."""
 
     async def at(asked: RequestT) -> Answer:
-        shown, info = page(session, asked, items, answer)
+        shown, info = page(session, asked, items, answer, whole)
         return replace(await build(asked, shown, info), repage=shorter)
 
     async def shorter(max_items: int) -> Answer:
@@ -97,10 +99,10 @@ async def paged(session: Session, request: RequestT, items: Sequence[T],
     return await at(request)
 
 
-def _page_request(session: Session, request: Request, items: Sequence[object], start: int,
+def _page_request(session: Session, request: Request, kept: Sequence[object], start: int,
                   answer: str | None = None) -> tuple[str, str]:
-    """The id under which the whole list is kept, and the request for the page at `start`."""
-    page_id = keep(session, request, items, answer)
+    """The id under which the whole list (`kept`) is kept, and the request for the page at `start`."""
+    page_id = keep(session, request, kept, answer)
     return page_id, suggest(type(request), {**_unpaged(request), "start_index": start, "pagination_id": page_id})
 
 
@@ -115,8 +117,8 @@ def _unpaged(request: Request) -> JsonObject:
     return as_sent(request, frozenset({"start_index", "pagination_id"}))
 
 
-def _past_the_end(session: Session, request: Request, items: Sequence[object]) -> LsapError:
-    total = len(items)
+def _past_the_end(session: Session, request: Request, total: int, kept: Sequence[object],
+                  answer: str | None) -> LsapError:
     if not total:
         return LsapError(
             ErrorCode.INVALID_REQUEST,
@@ -129,5 +131,5 @@ def _past_the_end(session: Session, request: Request, items: Sequence[object]) -
         ErrorCode.INVALID_REQUEST,
         f"nothing at start_index {request.start_index}: the {request.mode} answer has {total} "
         f"item{'s' if total != 1 else ''} (start_index 0–{total - 1})",
-        hint=f"the last page ({shown}): `{_page_request(session, request, items, last)[1]}`",
+        hint=f"the last page ({shown}): `{_page_request(session, request, kept, last, answer)[1]}`",
     )

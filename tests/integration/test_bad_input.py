@@ -171,6 +171,7 @@ PAGED: list[dict[str, Any]] = [
     {"mode": "completion", "locate": "shop/checkout.py@order.<|>add", "max_items": 3},
     {"mode": "rename_preview", "locate": "shop/models.py:Product", "new_name": "Item", "max_items": 3},
     {"mode": "implementations", "locate": "web/src/pricing.ts:Priced", "max_items": 3},
+    {"mode": "diagnostics", "file_path": "shop", "min_severity": "hint", "max_items": 1},  # keeps its analysis
 ]
 
 

@@ -5,9 +5,13 @@ library's directory only. The default lists them all."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
+import pytest
+
 from lsap_bridge.capabilities import REGISTRY
+from lsap_bridge.errors import LsapError
 from lsap_bridge.gateway import LspAnswer, LspCall
 from lsap_bridge.render import render_report
 from lsap_bridge.session.warm import Session
@@ -76,6 +80,18 @@ def test_a_later_page_says_the_same_counts(tmp_path: Path) -> None:
     for text in (first, later):
         assert "· 4 references in 2 files" in text and '+4 in 2 test files: `"include_tests": true`' in text, text
     assert "showing 2–2" in later, later
+
+
+def test_the_last_page_a_page_past_the_end_names_is_answered(tmp_path: Path) -> None:
+    """The error for a page past the end keeps the answer for the last page it names, as
+    every page does (a later page once got the bare list and failed on it)."""
+    session = shop(tmp_path)
+    with pytest.raises(LsapError) as past:
+        references(session, include_tests=False, max_items=3, start_index=9)
+    last = json.loads((past.value.hint or "").split("`")[-2])
+    assert last["start_index"] == 3 and last["pagination_id"], last
+    text, _ = references(session, **{k: v for k, v in last.items() if k not in ("mode", "locate")})
+    assert "showing 4–4" in text and '+4 in 2 test files: `"include_tests": true`' in text, text
 
 
 def test_by_default_every_use_is_listed(tmp_path: Path) -> None:
