@@ -3,6 +3,14 @@
 local presence = require('lsap.presence')
 local T = {}
 
+-- A Python file of `lines` on disk, edited in the current window: its path and buffer.
+local function edited(lines)
+  local path = vim.fn.tempname() .. '.py'
+  vim.fn.writefile(lines, path)
+  vim.cmd.edit(vim.fn.fnameescape(path))
+  return path, vim.api.nvim_get_current_buf()
+end
+
 T['agents get their own highlight groups in order of arrival'] = function()
   expect.equality(presence.highlight('agent-a'), 'LsapAgent1')
   expect.equality(presence.highlight('agent-b'), 'LsapAgent2')
@@ -11,10 +19,7 @@ T['agents get their own highlight groups in order of arrival'] = function()
 end
 
 T['a change set signs its lines in a loaded buffer; reviewed, the signs go'] = function()
-  local path = vim.fn.tempname() .. '.py'
-  vim.fn.writefile({ 'a = 1', 'b = 2', 'c = 3', 'd = 4' }, path)
-  vim.cmd.edit(vim.fn.fnameescape(path))
-  local bufnr = vim.api.nvim_get_current_buf()
+  local path, bufnr = edited({ 'a = 1', 'b = 2', 'c = 3', 'd = 4' })
   presence.changed({ id = '7', who = 'agent-a', label = 'edit', files = { { path = path, lines = { 1, 3, 9 } } } })
   expect.equality(presence.signed(bufnr), { 1, 3 }) -- line 9 is past the end: no sign
   presence.reviewed('7')
@@ -28,10 +33,7 @@ T['a change set signs its lines in a loaded buffer; reviewed, the signs go'] = f
 end
 
 T['a line written again carries the later change\'s sign alone: sets that sign nothing go'] = function()
-  local path = vim.fn.tempname() .. '.py'
-  vim.fn.writefile({ 'def helper(x):', '    return x', '', 'VALUE = helper(1)' }, path)
-  vim.cmd.edit(vim.fn.fnameescape(path))
-  local bufnr = vim.api.nvim_get_current_buf()
+  local path, bufnr = edited({ 'def helper(x):', '    return x', '', 'VALUE = helper(1)' })
   presence.changed({ id = 'kept', who = 'agent-a', label = 'edit', files = { { path = path, lines = { 1 } } } })
   -- A rename back and forth, 200 times: each writes lines 0 and 3 again.
   local names = { 'helper', 'helper_b' }
@@ -56,11 +58,9 @@ end
 
 T['the signs can be turned off in the setup'] = function()
   require('lsap').config.presence = vim.tbl_extend('force', require('lsap').config.presence or {}, { signs = false })
-  local path = vim.fn.tempname() .. '.py'
-  vim.fn.writefile({ 'a = 1', 'b = 2' }, path)
-  vim.cmd.edit(vim.fn.fnameescape(path))
+  local path, bufnr = edited({ 'a = 1', 'b = 2' })
   presence.changed({ id = '8', who = 'agent-b', label = 'edit', files = { { path = path, lines = { 0 } } } })
-  expect.equality(presence.signed(vim.api.nvim_get_current_buf()), {})
+  expect.equality(presence.signed(bufnr), {})
 end
 
 return T
