@@ -195,7 +195,7 @@ def bridge_lines(report: str) -> set[tuple[str, int]]:
 
 COLLAPSED = ("imported", "exported", "as a type only")  # templates/references.md.j2
 TITLE = re.compile(r"# References: `[^`]*` \((\S+):(\d+)(?: in `[^`]*`)?\) · ")
-HEADED = re.compile(r"# \w+: ([^`\s]+) > ")  # one definition: its header is the title
+HEADED = re.compile(r"# \w[\w ]*: ([^`\s]+) > ")  # one definition (or type definition): its header is the title
 
 
 def serena_lines(text: str) -> set[tuple[str, int]] | None:
